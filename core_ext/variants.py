@@ -1,0 +1,440 @@
+"""Rule sets ("variants") declared as data (RULES.md §3–§6, §8, §10, §11).
+
+A :class:`Variant` is a frozen record of every rule that differs between house rule sets.
+The seven built-ins live in :data:`BUILTIN`; a house variant is a built-in with fields
+replaced, either in code (:meth:`Variant.replace`) or from a TOML/JSON file that names the
+built-in it ``extends`` (:func:`load_variant`). Every field is validated on construction
+and errors name the field.
+
+Tables are tuples of rows so they stay hashable and printable:
+
+* ``multiplier``: ``((star, M), ...)`` ascending; below the first row M = 1, the last row
+  applies to all higher stars.
+* ``contribution``: ``((star, a, b), ...)`` ascending: the player gets +a, each payer −b.
+* ``base``: ``{"double": (1st, 2nd, 3rd, 4th), "single": ..., "flat": ...}`` by place.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from dataclasses import asdict, dataclass, field, fields, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from .errors import VariantError
+
+__all__ = [
+    "Variant",
+    "VariantError",
+    "BUILTIN",
+    "BOMB_ORDERS",
+    "get_variant",
+    "list_variants",
+    "load_variant",
+    "variant_from_mapping",
+]
+
+RANK_CHARS = "3456789TJQKA2"
+
+
+
+
+# Bomb-order families (§8). Each lists the fields of a bomb's sort key, compared
+# lexicographically, and the tier of each bomb kind (higher tier wins at equal star).
+#   star       the bomb's star (uncapped)       tier       kind tier from `tiers`
+#   top        last rank in chain order         neg_cards  fewer cards wins
+#   cards      more cards wins                  neg_y      fewer links wins
+#   y          more links wins                  wrap_class 0 = A23.., 1 = ..KA2, 2 = other
+#   rank_list  chain ranks by count desc, then rank desc (huopin)
+BOMB_ORDERS: Mapping[str, Mapping[str, Any]] = MappingProxyType({
+    "baibian": {
+        "key": ("star", "tier", "top"),
+        "tiers": {"joker_bomb_3": 0, "bomb": 1, "chain_bomb": 1, "joker_bomb_4": 2},
+    },
+    "bianfeng": {
+        "key": ("star", "tier", "neg_cards", "wrap_class", "top"),
+        "tiers": {"joker_bomb_3": 0, "bomb": 1, "chain_bomb": 1, "joker_bomb_4": 2},
+    },
+    "fengkuang": {
+        "key": ("star", "tier", "neg_y", "top", "cards"),
+        "tiers": {"joker_bomb_3": 0, "bomb": 1, "chain_bomb": 1, "joker_bomb_4": 2},
+    },
+    "qianbian": {
+        "key": ("star", "tier", "neg_cards", "top"),
+        "tiers": {"joker_bomb_3": 0, "chain_bomb": 1, "joker_bomb_4": 2, "bomb": 3},
+    },
+    "huopin": {
+        "key": ("star", "tier", "y", "cards", "rank_list"),
+        "tiers": {"joker_bomb_3": 0, "joker_bomb_4": 0, "chain_bomb": 1, "bomb": 2},
+    },
+})
+
+CHAIN_COUNTS = ("equal", "any")            # per-rank counts of a chain bomb
+CHAIN_PHASES = ("common", "largest", "smallest")  # which count is the chain's X
+CHAIN_WRAPS = ("none", "through_ace", "natural_two")  # may a chain run through 2?
+STAR_SOURCES = ("winning_team", "all", "winner")    # whose star sets the multiplier
+CONTRIBUTION_MODES = ("per_bomb", "round_star")
+CONTRIBUTION_RECIPIENTS = ("player", "team")
+ROUND_ENDS = ("finishing_order", "first_out")
+ESCAPE_RULES = ("none", "bianfeng", "fengkuang", "qianbian", "huopin")
+KINDS_OF_WIN = ("double", "single", "flat")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One rule set. Build house variants with :meth:`replace` or :func:`load_variant`."""
+
+    id: str
+    name: str
+    source: str = ""
+    # --- deck (§3) ---
+    decks: int = 2
+    lowest_rank: int = 0          # rank position of the lowest natural rank (3 = 0, 7 = 4)
+    hand_size: int = 27
+    joker_copies: int = 2         # copies of each joker in the deck
+    # --- wilds (§4) ---
+    wild_jokers: tuple[str, ...] = ("BJ",)
+    # --- chain bombs (§6) ---
+    chain_min_links: int = 3
+    chain_counts: str = "equal"
+    chain_phase: str = "common"
+    chain_wrap: str = "none"
+    # --- bomb order (§8) ---
+    bomb_order: str = "baibian"
+    # --- round stars (§10.2) ---
+    # multi_bomb: minimum k for N = 4 and for N >= 5 ((4, k4), (5, k5)); empty = no table.
+    multi_bomb: tuple[tuple[int, int], ...] = ()
+    chain_bonus: bool = False
+    # --- settlement (§9, §10) ---
+    round_end: str = "finishing_order"
+    base: Mapping[str, tuple[int, int, int, int]] = field(default_factory=lambda: MappingProxyType({
+        "double": (4, 4, -4, -4), "single": (2, -2, 2, -2), "flat": (1, 0, 0, 1)}))
+    # huopin: k per kind of win, and the losing team's card thresholds for double/single.
+    kou: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}))
+    kou_thresholds: tuple[int, int] = (12, 7)
+    multiplier: tuple[tuple[int, int], ...] = ((5, 2), (6, 4), (7, 8), (8, 16))
+    multiplier_star: str = "winning_team"
+    contribution: tuple[tuple[int, int, int], ...] = ((6, 6, 2), (7, 12, 4), (8, 18, 6))
+    contribution_mode: str = "per_bomb"
+    contribution_recipients: str = "player"
+    settlement_star_cap: int | None = None
+    escape: str = "none"
+    escape_fee: int = 0           # huopin: the escaper pays escape_fee × stake + table fee
+    extends: str | None = None    # the built-in this variant was derived from, if any
+
+    # ------------------------------------------------------------------ derived data
+    @property
+    def copies_per_rank(self) -> int:
+        return 4 * self.decks
+
+    @property
+    def deck_size(self) -> int:
+        return (13 - self.lowest_rank) * 4 * self.decks + 2 * self.joker_copies
+
+    @property
+    def ranks(self) -> str:
+        """The natural ranks of the deck, low to high."""
+        return RANK_CHARS[self.lowest_rank:]
+
+    @property
+    def bomb_key_fields(self) -> tuple[str, ...]:
+        return tuple(BOMB_ORDERS[self.bomb_order]["key"])
+
+    @property
+    def bomb_tiers(self) -> Mapping[str, int]:
+        return BOMB_ORDERS[self.bomb_order]["tiers"]
+
+    def multiplier_for(self, star: int) -> int:
+        """M for a star (§10.3): 1 below the first row, the last row for all higher stars."""
+        m = 1
+        for s, mult in self.multiplier:
+            if star >= s:
+                m = mult
+        return m
+
+    def contribution_for(self, star: int) -> tuple[int, int]:
+        """(+a, −b) for a star (§10.4); (0, 0) below the first row."""
+        ab = (0, 0)
+        for s, a, b in self.contribution:
+            if star >= s:
+                ab = (a, b)
+        return ab
+
+    def multi_bomb_star(self, n: int, k: int) -> int:
+        """Round star for k or more bombs of at least n cards (§10.2 pattern), 0 if none."""
+        need = dict(self.multi_bomb)
+        if not need:
+            return 0
+        if n == 4:
+            return k + 2 if k >= need.get(4, 99) else 0
+        return n + k - 1 if k >= need.get(5, 99) else 0
+
+    # ------------------------------------------------------------------ validation
+    def __post_init__(self) -> None:
+        def fail(name: str, why: str) -> None:
+            raise VariantError(f"variant {self.id!r}: field {name!r} {why}", name)
+
+        def one_of(name: str, allowed: tuple[str, ...]) -> None:
+            if getattr(self, name) not in allowed:
+                fail(name, f"must be one of {', '.join(allowed)}; got {getattr(self, name)!r}")
+
+        if not isinstance(self.id, str) or not self.id or not self.id.replace("_", "").isalnum():
+            fail("id", "must be a non-empty identifier (letters, digits, _)")
+        if self.decks not in (1, 2, 3, 4):
+            fail("decks", f"must be 1–4; got {self.decks!r}")
+        if not isinstance(self.lowest_rank, int) or not 0 <= self.lowest_rank <= 8:
+            fail("lowest_rank", f"must be a rank position 0–8 (3…J); got {self.lowest_rank!r}")
+        if not isinstance(self.hand_size, int) or not 1 <= self.hand_size <= 40:
+            fail("hand_size", f"must be 1–40; got {self.hand_size!r}")
+        if self.hand_size * 4 > self.deck_size:
+            fail("hand_size", f"{self.hand_size} × 4 seats exceeds the {self.deck_size}-card deck")
+        if self.joker_copies not in (0, 1, 2, 3, 4):
+            fail("joker_copies", f"must be 0–4; got {self.joker_copies!r}")
+        if not set(self.wild_jokers) <= {"SJ", "BJ"} or len(set(self.wild_jokers)) != len(self.wild_jokers):
+            fail("wild_jokers", f"must be a subset of ['SJ', 'BJ']; got {list(self.wild_jokers)!r}")
+        if self.chain_min_links not in range(2, 13):
+            fail("chain_min_links", f"must be 2–12; got {self.chain_min_links!r}")
+        one_of("chain_counts", CHAIN_COUNTS)
+        one_of("chain_phase", CHAIN_PHASES)
+        one_of("chain_wrap", CHAIN_WRAPS)
+        if self.chain_counts == "equal" and self.chain_phase != "common":
+            fail("chain_phase", "must be 'common' when chain_counts is 'equal'")
+        if self.chain_counts == "any" and self.chain_phase == "common":
+            fail("chain_phase", "must be 'largest' or 'smallest' when chain_counts is 'any'")
+        if self.chain_wrap != "none" and self.lowest_rank != 0:
+            fail("chain_wrap", "wrap-around chains need the full deck (lowest_rank 0)")
+        one_of("bomb_order", tuple(BOMB_ORDERS))
+        for row in self.multi_bomb:
+            if len(row) != 2 or row[0] not in (4, 5) or not 1 <= row[1] <= 12:
+                fail("multi_bomb", f"rows are [N, min_k] with N 4 or 5; got {list(row)!r}")
+        if self.round_end not in ROUND_ENDS:
+            one_of("round_end", ROUND_ENDS)
+        if self.round_end == "finishing_order":
+            if set(self.base) != set(KINDS_OF_WIN):
+                fail("base", f"needs exactly the rows {', '.join(KINDS_OF_WIN)}")
+            for kind, row in self.base.items():
+                if len(row) != 4 or not all(isinstance(v, int) for v in row):
+                    fail("base", f"row {kind!r} needs four integers (1st..4th place)")
+        else:
+            if set(self.kou) != set(KINDS_OF_WIN) or not all(isinstance(v, int) for v in self.kou.values()):
+                fail("kou", f"needs an integer for each of {', '.join(KINDS_OF_WIN)}")
+            hi, lo = self.kou_thresholds
+            if not 1 <= lo <= hi:
+                fail("kou_thresholds", "must be [double_from, single_from] with 1 <= single_from <= double_from")
+        _check_star_table(self, "multiplier", self.multiplier, 2, fail)
+        _check_star_table(self, "contribution", self.contribution, 3, fail)
+        one_of("multiplier_star", STAR_SOURCES)
+        one_of("contribution_mode", CONTRIBUTION_MODES)
+        one_of("contribution_recipients", CONTRIBUTION_RECIPIENTS)
+        if self.settlement_star_cap is not None and not 4 <= self.settlement_star_cap <= 40:
+            fail("settlement_star_cap", "must be null or 4–40")
+        one_of("escape", ESCAPE_RULES)
+        if not isinstance(self.escape_fee, int) or self.escape_fee < 0:
+            fail("escape_fee", "must be a non-negative integer")
+
+    # ------------------------------------------------------------------ conversion
+    def replace(self, **changes: Any) -> Variant:
+        """A copy with fields replaced (validated). Unknown names raise VariantError."""
+        return variant_from_mapping({"extends": self.id, **changes}, base=self)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-able data (tuples become lists, mappings dicts)."""
+        d = asdict(self)
+        d["base"] = {k: list(v) for k, v in self.base.items()}
+        d["kou"] = dict(self.kou)
+        return json.loads(json.dumps(d))
+
+
+def _check_star_table(v: Variant, name: str, table: Any, width: int, fail: Any) -> None:
+    if not table:
+        fail(name, "must have at least one row")
+    last = 0
+    for row in table:
+        if len(row) != width or not all(isinstance(x, int) and not isinstance(x, bool) for x in row):
+            fail(name, f"rows need {width} integers; got {list(row)!r}")
+        if row[0] <= last or row[0] > 64 or any(x < 0 or x > 10**6 for x in row):
+            fail(name, "stars must ascend (1–64) and amounts be 0–1,000,000")
+        last = row[0]
+
+
+_BAIBIAN = Variant(
+    id="baibian", name="百变双扣", source="seeds/000_f1dd99c373b18bde.txt",
+    escape="none",
+)
+_FENGKUANG = Variant(
+    id="fengkuang", name="疯狂双扣（平常场）", source="seeds/001_59d6c8a7f796e91e.txt",
+    wild_jokers=("SJ", "BJ"),
+    chain_counts="any", chain_phase="largest",
+    bomb_order="fengkuang",
+    base=MappingProxyType({"double": (4, 4, -4, -4), "single": (2, -2, 2, -2), "flat": (0, 0, 0, 0)}),
+    multiplier=((5, 2), (6, 4), (7, 6), (8, 8), (9, 16), (10, 24), (11, 32), (12, 64),
+                (13, 96), (14, 128), (15, 256), (16, 512)),
+    contribution=((5, 6, 2), (6, 9, 3), (7, 12, 4), (8, 18, 6), (9, 36, 12), (10, 72, 24),
+                  (11, 144, 48), (12, 192, 64), (13, 288, 96), (14, 384, 128),
+                  (15, 768, 256), (16, 1152, 384)),
+    escape="fengkuang",
+)
+_FENGKUANG_CRAZY = replace(
+    _FENGKUANG, id="fengkuang_crazy", name="疯狂双扣（疯狂场）",
+    decks=3, lowest_rank=4, hand_size=28,
+    multiplier=((8, 4), (9, 6), (10, 8), (11, 16), (12, 32), (13, 48), (14, 64), (15, 128),
+                (16, 256), (17, 384), (18, 512), (19, 768), (20, 1024)),
+    contribution=_FENGKUANG.contribution + ((17, 1536, 512), (18, 1920, 640),
+                                            (19, 2304, 768), (20, 3000, 1000)),
+)
+_BIANFENG = Variant(
+    id="bianfeng", name="边锋百变双扣", source="seeds/002_7d650771cb65ddd5.txt",
+    chain_wrap="through_ace", bomb_order="bianfeng",
+    base=MappingProxyType({"double": (4, 4, -4, -4), "single": (2, -2, 2, -2), "flat": (1, -1, -1, 1)}),
+    contribution=((6, 6, 2), (7, 18, 6), (8, 30, 10)),
+    escape="bianfeng",
+)
+_BIANFENG_LISHUI = replace(
+    _BIANFENG, id="bianfeng_lishui", name="边锋百变双扣（丽水规则房间）",
+    multi_bomb=((4, 3), (5, 2)),
+    multiplier=((5, 2), (6, 4), (7, 8), (8, 16), (9, 32), (10, 64)),
+    contribution_mode="round_star",
+)
+_QIANBIAN = Variant(
+    id="qianbian", name="千变双扣", source="seeds/003_0365516d8eb7a6c4.txt",
+    wild_jokers=("SJ", "BJ"),
+    chain_counts="any", chain_phase="smallest",
+    bomb_order="qianbian",
+    multi_bomb=((4, 4), (5, 2)), chain_bonus=True,
+    multiplier_star="all",
+    contribution_mode="round_star", contribution_recipients="team",
+    escape="qianbian",
+)
+_HUOPIN = Variant(
+    id="huopin", name="火拼双扣", source="seeds/004_ad6aaeb065c829c9.txt",
+    wild_jokers=("SJ", "BJ"),
+    chain_min_links=2, chain_counts="any", chain_phase="smallest", chain_wrap="natural_two",
+    bomb_order="huopin",
+    round_end="first_out",
+    kou=MappingProxyType({"double": 3, "single": 2, "flat": 1}),
+    multiplier=((5, 2), (6, 4), (7, 8), (8, 16), (9, 32)),
+    multiplier_star="winner",
+    contribution=((6, 6, 2), (7, 18, 6), (8, 30, 10)),
+    settlement_star_cap=9,
+    escape="huopin", escape_fee=128,
+)
+
+#: The seven built-in rule sets by id, in RULES.md order.
+BUILTIN: Mapping[str, Variant] = MappingProxyType({
+    v.id: v for v in (_BAIBIAN, _FENGKUANG, _FENGKUANG_CRAZY, _BIANFENG, _BIANFENG_LISHUI,
+                      _QIANBIAN, _HUOPIN)
+})
+
+
+def get_variant(variant: str | Variant) -> Variant:
+    """The built-in variant with this id (or the Variant itself). Unknown ids raise VariantError."""
+    if isinstance(variant, Variant):
+        return variant
+    try:
+        return BUILTIN[variant]
+    except (KeyError, TypeError):
+        raise VariantError(
+            f"unknown variant {variant!r}; built-in variants are {', '.join(BUILTIN)}", "variant"
+        ) from None
+
+
+def list_variants() -> list[Variant]:
+    """The built-in variants, in RULES.md order."""
+    return list(BUILTIN.values())
+
+
+_TUPLE_FIELDS = {"wild_jokers", "multi_bomb", "kou_thresholds", "multiplier", "contribution"}
+MAX_EXTENDS_DEPTH = 8
+
+
+def variant_from_mapping(data: Mapping[str, Any], base: Variant | None = None,
+                         _known: Mapping[str, Mapping[str, Any]] | None = None) -> Variant:
+    """Build a variant from plain data: ``{"id": ..., "extends": "baibian", <overrides>}``.
+
+    ``extends`` names a built-in (or, with ``_known``, another custom variant); the result
+    is that variant with the given fields replaced. Field names and values are validated.
+    """
+    if not isinstance(data, Mapping):
+        raise VariantError("a custom variant must be a mapping of fields", None)
+    data = dict(data)
+    parent_id = data.pop("extends", None)
+    if base is None:
+        if parent_id is None:
+            raise VariantError("a custom variant must name the built-in it 'extends'", "extends")
+        base = _resolve_parent(parent_id, _known or {}, depth=0)
+    names = {f.name for f in fields(Variant)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise VariantError(f"unknown field {unknown[0]!r}", unknown[0])
+    changes: dict[str, Any] = {}
+    for key, value in data.items():
+        try:
+            if key in _TUPLE_FIELDS and value is not None:
+                value = tuple(tuple(v) if isinstance(v, list) else v for v in value)
+            elif key in ("base", "kou"):
+                if not isinstance(value, Mapping):
+                    raise TypeError
+                value = MappingProxyType({k: tuple(v) if isinstance(v, list) else v
+                                          for k, v in value.items()})
+        except TypeError:
+            raise VariantError(f"field {key!r} has the wrong shape", key) from None
+        changes[key] = value
+    changes.setdefault("extends", base.id if base.extends is None else base.extends)
+    try:
+        return replace(base, **changes)
+    except VariantError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise VariantError(f"invalid custom variant: {exc}", None) from None
+
+
+def _resolve_parent(parent_id: Any, known: Mapping[str, Mapping[str, Any]], depth: int) -> Variant:
+    if not isinstance(parent_id, str):
+        raise VariantError("'extends' must be a variant id", "extends")
+    if parent_id in BUILTIN:
+        return BUILTIN[parent_id]
+    if parent_id in known:
+        if depth >= MAX_EXTENDS_DEPTH:
+            raise VariantError(f"'extends' chain through {parent_id!r} is cyclic or too deep", "extends")
+        spec = dict(known[parent_id])
+        grand = _resolve_parent(spec.pop("extends", None), known, depth + 1)
+        return variant_from_mapping(spec, base=grand)
+    raise VariantError(f"'extends' names unknown variant {parent_id!r}", "extends")
+
+
+def load_variant(source: str | Path | Mapping[str, Any]) -> Variant:
+    """Load a custom variant from a ``.toml`` or ``.json`` file (or an already-parsed mapping).
+
+    A file may hold one variant, or several under ``[variants.<id>]`` / ``{"variants": {...}}``
+    that extend each other; then the last one listed is returned (use :func:`load_variants`).
+    """
+    variants = load_variants(source)
+    return variants[-1]
+
+
+def load_variants(source: str | Path | Mapping[str, Any]) -> list[Variant]:
+    """All custom variants defined in a TOML/JSON file or mapping (see :func:`load_variant`)."""
+    if isinstance(source, Mapping):
+        data: Any = source
+    else:
+        path = Path(source)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise VariantError(f"cannot read variant file {str(path)!r}: {exc.strerror}", None) from None
+        try:
+            data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+        except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+            raise VariantError(f"variant file {str(path)!r} is not valid {path.suffix[1:] or 'JSON'}: {exc}", None) from None
+    if not isinstance(data, Mapping):
+        raise VariantError("a variant file must hold a table/object", None)
+    if "variants" in data:
+        specs = data["variants"]
+        if not isinstance(specs, Mapping) or not specs:
+            raise VariantError("'variants' must be a non-empty table of id -> fields", "variants")
+        specs = {k: {"id": k, **v} if isinstance(v, Mapping) else v for k, v in specs.items()}
+        return [variant_from_mapping(spec, _known=specs) if isinstance(spec, Mapping)
+                else variant_from_mapping(spec) for spec in specs.values()]
+    return [variant_from_mapping(data)]

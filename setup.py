@@ -1,0 +1,67 @@
+"""Build the Cython rules core and generate the gRPC stubs from protos/.
+
+Everything static lives in pyproject.toml; this file only adds the two build steps
+that need code: cythonize core_ext/*.pyx and run protoc over protos/ (stubs are
+generated at build time, never committed, never edited by hand).
+"""
+
+import os
+from pathlib import Path
+
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
+
+ROOT = Path(__file__).parent
+DEBUG = os.environ.get("SHUANGKOU_DEBUG_BUILD") == "1"
+
+
+def generate_protos() -> None:
+    """protoc protos/**/*.proto -> service/gen (messages, services, type stubs)."""
+    from grpc_tools import protoc  # build requirement
+    import grpc_tools
+
+    protos = sorted(str(p.relative_to(ROOT / "protos")) for p in (ROOT / "protos").rglob("*.proto"))
+    if not protos:
+        return
+    out = ROOT / "service" / "gen"
+    out.mkdir(parents=True, exist_ok=True)
+    include = str(Path(grpc_tools.__file__).parent / "_proto")
+    args = ["protoc", f"-I{ROOT / 'protos'}", f"-I{include}",
+            f"--python_out={out}", f"--pyi_out={out}", f"--grpc_python_out={out}", *protos]
+    if protoc.main(args) != 0:
+        raise RuntimeError("protoc failed on " + " ".join(protos))
+    # Generated modules import each other as top-level `shuangkou.v1...`; make them
+    # packages under service.gen and rewrite those imports to be package-relative.
+    for d in [out, *[p for p in out.rglob("*") if p.is_dir()]]:
+        (d / "__init__.py").touch()
+    for f in out.rglob("*_pb2*.py"):
+        text = f.read_text()
+        text = text.replace("from shuangkou.v1 import", "from service.gen.shuangkou.v1 import")
+        f.write_text(text)
+
+
+class BuildPyWithProtos(build_py):
+    def run(self) -> None:
+        generate_protos()
+        super().run()
+
+
+compile_args = ["-O0", "-g"] if DEBUG else ["-O3"]
+extensions = [
+    Extension(f"core_ext.{p.stem}", [str(p.relative_to(ROOT))], extra_compile_args=compile_args)
+    for p in sorted((ROOT / "core_ext").glob("*.pyx"))
+]
+
+if __name__ == "__main__":
+    generate_protos()  # also for `setup.py build_ext --inplace` and editable installs
+    setup(
+        ext_modules=cythonize(
+            extensions,
+            language_level=3,
+            compiler_directives={"boundscheck": False, "wraparound": False, "cdivision": True,
+                                 "initializedcheck": False},
+            annotate=DEBUG,
+        ),
+        cmdclass={"build_py": BuildPyWithProtos},
+    )
