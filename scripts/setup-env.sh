@@ -11,6 +11,6 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
   .venv/bin/python -m pip install -q --upgrade pip
 fi
-.venv/bin/python -m pip install -q -e ".[test]" --config-settings editable_mode=compat
+.venv/bin/python -m pip install -q -e ".[test]"
 # setuptools' editable build may leave the compiled modules in build/; make sure they are in-tree.
 .venv/bin/python setup.py -q build_ext --inplace >/dev/null

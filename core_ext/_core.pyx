@@ -1,0 +1,1093 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The compiled rules core: cards, readings (classification) and bomb order.
+
+Everything works on a *count vector*: 15 small integers, the number of cards of each
+natural rank (positions 0..12 = 3..A, 2) plus the small and the big joker. Suits never
+matter for reading or comparing plays, so they are dropped as soon as a card is parsed.
+
+Wild jokers are never tried rank by rank. For each pattern the core reasons over the
+count vector instead: a window of consecutive ranks either covers every natural rank of
+the play or not, and the wilds a window needs are its gaps (``width - count`` per rank);
+a chain bomb's spare wilds (those not needed to lift every link to four cards) are the
+only thing ever distributed, and there are at most four of them.
+"""
+
+from libc.string cimport memcpy, memset
+from libc.stdlib cimport malloc, free
+
+import re
+from array import array
+
+from core_ext.errors import CardError, IllegalPlay, InvalidPlay, VariantError
+from core_ext import variants as _variants
+
+# ----------------------------------------------------------------------------- constants
+
+RANK_CHARS = "3456789TJQKA2"
+SUIT_CHARS = "SHDC"
+KINDS = ("single", "pair", "triple", "straight", "pair_chain", "triple_chain",
+         "bomb", "joker_bomb_3", "joker_bomb_4", "chain_bomb")
+_KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
+BOMB_KINDS = frozenset(("bomb", "joker_bomb_3", "joker_bomb_4", "chain_bomb"))
+CARD_SJ = 1 + 13 * 5 + 4      # 70
+CARD_BJ = 1 + 14 * 5 + 4      # 75
+MAX_CODE = CARD_BJ
+
+# Bomb-key field ids (names as in variants.BOMB_ORDERS).
+cdef enum Field:
+    F_STAR, F_TIER, F_TOP, F_NEG_CARDS, F_CARDS, F_NEG_Y, F_Y, F_WRAP, F_RANKLIST
+_FIELD_IDS = {"star": F_STAR, "tier": F_TIER, "top": F_TOP, "neg_cards": F_NEG_CARDS,
+              "cards": F_CARDS, "neg_y": F_NEG_Y, "y": F_Y, "wrap_class": F_WRAP,
+              "rank_list": F_RANKLIST}
+_PHASES = {"common": 0, "largest": 1, "smallest": 2}
+_WRAPS = {"none": 0, "through_ace": 1, "natural_two": 2}
+
+
+# ----------------------------------------------------------------------------- cards
+
+cdef inline int code_rank(int code) noexcept nogil:
+    return (code - 1) // 5
+
+cdef inline int code_suit(int code) noexcept nogil:
+    return (code - 1) % 5
+
+
+def card_code(int rank, int suit=4):
+    """The code of a card: ``1 + rank * 5 + suit`` (suit 4 = none; jokers have no suit)."""
+    if not 0 <= rank <= 14 or not 0 <= suit <= 4 or (rank >= 13 and suit != 4):
+        raise CardError(f"no card has rank {rank} and suit {suit}", "cards")
+    return 1 + rank * 5 + suit
+
+
+def card_rank(int code):
+    """Rank position of a card code (0 = 3 … 12 = 2, 13 = SJ, 14 = BJ)."""
+    return code_rank(code)
+
+
+def card_suit(int code):
+    """Suit index of a card code (0–3 = S H D C, 4 = no suit)."""
+    return code_suit(code)
+
+
+def _build_tokens():
+    names = {}
+    table = {}
+    for r, ch in enumerate(RANK_CHARS):
+        for spelled in ((ch, "10") if ch == "T" else (ch,)):
+            for s, sc in enumerate(SUIT_CHARS):
+                code = 1 + r * 5 + s
+                for tok in (spelled + sc, (spelled + sc).lower(), spelled + sc.lower(),
+                            spelled.lower() + sc):
+                    table[tok] = code
+            table[spelled] = 1 + r * 5 + 4
+            table[spelled.lower()] = 1 + r * 5 + 4
+        for s in range(5):
+            names[1 + r * 5 + s] = ch + (SUIT_CHARS[s] if s < 4 else "")
+    for tok in ("SJ", "sj", "Sj", "sJ", "小王"):
+        table[tok] = CARD_SJ
+    for tok in ("BJ", "bj", "Bj", "bJ", "大王"):
+        table[tok] = CARD_BJ
+    names[CARD_SJ] = "SJ"
+    names[CARD_BJ] = "BJ"
+    return table, names
+
+_TOKENS, _NAMES = _build_tokens()
+_SPLIT = re.compile(r"[\s,+]+")
+_RUN_CHARS = set(RANK_CHARS + RANK_CHARS.lower() + "10")
+
+
+def _parse_token(tok):
+    """Slow path: a rank run such as ``7777`` or ``10JQKA`` (rank-only cards)."""
+    if not tok:
+        raise CardError("empty card token", "cards")
+    out = []
+    i = 0
+    while i < len(tok):
+        if tok.startswith("10", i):
+            out.append(_TOKENS["10"])
+            i += 2
+            continue
+        ch = tok[i]
+        code = _TOKENS.get(ch) if ch in _RUN_CHARS else None
+        if code is None:
+            up = tok.upper()
+            if "SJ" in up or "BJ" in up:
+                why = "jokers must be tokens of their own (write '7 SJ', not '7SJ')"
+            else:
+                why = f"{ch!r} is not a rank (3-9, T/10, J, Q, K, A, 2), suit (S H D C) or joker (SJ, BJ)"
+            raise CardError(f"invalid card {tok!r}: {why}", "cards")
+        out.append(code)
+        i += 1
+    return out
+
+
+cdef int parse_into(object cards, int* codes, int cap) except -1:
+    """Parse text, tokens or codes into ``codes``; returns the count. Raises CardError."""
+    cdef int n = 0
+    cdef object tok, code
+    cdef const unsigned char[:] buf
+    cdef Py_ssize_t i
+    if isinstance(cards, str):
+        cards = [t for t in _SPLIT.split(cards) if t]
+    elif isinstance(cards, (bytes, bytearray, memoryview)):
+        buf = cards
+        if buf.shape[0] > cap:
+            raise CardError(f"too many cards: {buf.shape[0]} (at most {cap})", "cards")
+        for i in range(buf.shape[0]):
+            if buf[i] < 1 or buf[i] > MAX_CODE or (buf[i] > 65 and buf[i] != CARD_SJ and buf[i] != CARD_BJ):
+                raise CardError(f"invalid card code {buf[i]} at position {i}", "cards")
+            codes[i] = buf[i]
+        return <int>buf.shape[0]
+    for tok in cards:
+        code = _TOKENS.get(tok) if type(tok) is str else None
+        if code is not None:
+            if n >= cap:
+                raise CardError(f"too many cards (at most {cap})", "cards")
+            codes[n] = code
+            n += 1
+        elif isinstance(tok, int) and not isinstance(tok, bool):
+            if tok < 1 or tok > MAX_CODE or (tok > 65 and tok != CARD_SJ and tok != CARD_BJ):
+                raise CardError(f"invalid card code {tok}", "cards")
+            if n >= cap:
+                raise CardError(f"too many cards (at most {cap})", "cards")
+            codes[n] = tok
+            n += 1
+        elif isinstance(tok, str):
+            for code in _parse_token(tok.strip()):
+                if n >= cap:
+                    raise CardError(f"too many cards (at most {cap})", "cards")
+                codes[n] = code
+                n += 1
+        else:
+            raise CardError(f"a card must be a string or an int code, not {type(tok).__name__}", "cards")
+    return n
+
+
+cdef int count_codes(RuleSet rs, const int* codes, int n, u8* counts) except -1:
+    """Fill a count vector and check the hand/play is possible in the variant's deck."""
+    cdef const Rules* R = &rs.r
+    cdef int i, r, s
+    cdef u8 faces[76]
+    memset(counts, 0, NFACES)
+    memset(faces, 0, 76)
+    if n > R.hand_size:
+        raise CardError(f"{n} cards: a hand holds at most {R.hand_size} in {rs.id}", "cards")
+    for i in range(n):
+        r = code_rank(codes[i])
+        counts[r] += 1
+        faces[codes[i]] += 1
+    for i in range(n):
+        r = code_rank(codes[i])
+        s = code_suit(codes[i])
+        if r < R.lo:
+            raise CardError(f"card {_NAMES[codes[i]]!r}: {rs.id} has no {RANK_CHARS[r]}s "
+                            f"(its deck runs {RANK_CHARS[R.lo]}…2)", "cards")
+        if r >= 13:
+            if counts[r] > R.max_joker:
+                raise CardError(f"card {_NAMES[codes[i]]!r}: {counts[r]} copies, the deck has "
+                                f"{R.max_joker}", "cards")
+        elif counts[r] > R.max_rank:
+            raise CardError(f"card {RANK_CHARS[r]!r}: {counts[r]} copies of rank {RANK_CHARS[r]}, "
+                            f"the deck has {R.max_rank}", "cards")
+        elif s < 4 and faces[codes[i]] > R.max_face:
+            raise CardError(f"card {_NAMES[codes[i]]!r}: {faces[codes[i]]} copies, the deck has "
+                            f"{R.max_face}", "cards")
+    return 0
+
+
+def parse_cards(cards, variant=None):
+    """Parse cards into a list of codes.
+
+    ``cards`` is text (``"7S 7H BJ"``, ``"7777+BJ"``), an iterable of tokens or codes, or a
+    bytes-like buffer of codes. With a ``variant`` the cards are also checked against its
+    deck. Raises :class:`~core_ext.errors.CardError` naming the offending card.
+    """
+    cdef int codes[MAXCARDS * 4]
+    cdef u8 counts[NFACES]
+    cdef int n = parse_into(cards, codes, MAXCARDS * 4)
+    if variant is not None:
+        count_codes(get_rules(variant), codes, n, counts)
+    return [codes[i] for i in range(n)]
+
+
+def validate_hand(cards, variant):
+    """Parse and check a hand against the variant's deck; returns its codes."""
+    return parse_cards(cards, variant)
+
+
+def format_cards(codes):
+    """Card codes (or tokens) as text tokens, e.g. ``["7S", "7", "BJ"]``."""
+    out = []
+    for c in codes:
+        if isinstance(c, str):
+            out.extend(format_cards(parse_cards(c)))
+            continue
+        name = _NAMES.get(c)
+        if name is None:
+            raise CardError(f"invalid card code {c!r}", "cards")
+        out.append(name)
+    return out
+
+
+# ----------------------------------------------------------------------------- rules
+
+cdef class RuleSet:
+    """A variant compiled to the C form the core reads. Obtain with ``get_rules``."""
+
+    def __init__(self, variant):
+        cdef Rules* R = &self.r
+        v = _variants.get_variant(variant)
+        self.variant = v
+        self.id = v.id
+        memset(R, 0, sizeof(Rules))
+        R.lo = v.lowest_rank
+        R.wild_sj = "SJ" in v.wild_jokers
+        R.wild_bj = "BJ" in v.wild_jokers
+        R.min_y = v.chain_min_links
+        R.equal = v.chain_counts == "equal"
+        R.phase = _PHASES[v.chain_phase]
+        R.wrap = _WRAPS[v.chain_wrap]
+        key = v.bomb_key_fields
+        R.nkey = len(key)
+        for i, f in enumerate(key):
+            R.keyfield[i] = _FIELD_IDS[f]
+        for kind, tier in v.bomb_tiers.items():
+            R.tier[_KIND_INDEX[kind]] = tier
+        R.max_rank = v.copies_per_rank
+        R.max_face = v.decks
+        R.max_joker = v.joker_copies
+        R.hand_size = min(v.hand_size, MAXCARDS)
+
+    def __repr__(self):
+        return f"RuleSet({self.id!r})"
+
+
+_BUILTIN_RULES = {vid: RuleSet(v) for vid, v in _variants.BUILTIN.items()}
+
+
+cdef RuleSet get_rules(object variant):
+    cdef RuleSet rs
+    if type(variant) is str:
+        rs = _BUILTIN_RULES.get(variant)
+        if rs is None:
+            _variants.get_variant(variant)  # raises VariantError naming the built-ins
+        return rs
+    if isinstance(variant, RuleSet):
+        return variant
+    if isinstance(variant, _variants.Variant):
+        rs = getattr(variant, "_ruleset", None)
+        if rs is None:
+            rs = RuleSet(variant)
+            object.__setattr__(variant, "_ruleset", rs)
+        return rs
+    raise VariantError(f"variant must be a variant id or Variant, not {type(variant).__name__}",
+                       "variant")
+
+
+def rules_for(variant):
+    """The compiled :class:`RuleSet` of a variant id or Variant (cached)."""
+    return get_rules(variant)
+
+
+# ----------------------------------------------------------------------------- classification
+
+# Window masks: WMASK[s][y] = bit set of the ranks of the cyclic window starting at s, y long.
+cdef int WMASK[13][14]
+for _s in range(13):
+    for _y in range(14):
+        WMASK[_s][_y] = sum(1 << ((_s + _i) % 13) for _i in range(_y))
+
+
+cdef inline void set_key(const Rules* R, RD* rd) noexcept nogil:
+    """Fill rd.key from the variant's bomb-key fields (§8)."""
+    cdef int i, j, f, pos = 0, n
+    cdef int rk[13]
+    cdef int rc[13]
+    cdef int t, tc, k
+    for i in range(KEYLEN):
+        rd.key[i] = -1
+    for i in range(R.nkey):
+        f = R.keyfield[i]
+        if f == F_STAR:
+            rd.key[pos] = rd.star
+        elif f == F_TIER:
+            rd.key[pos] = R.tier[rd.kind]
+        elif f == F_TOP:
+            rd.key[pos] = rd.top
+        elif f == F_NEG_CARDS:
+            rd.key[pos] = -rd.ncards
+        elif f == F_CARDS:
+            rd.key[pos] = rd.ncards
+        elif f == F_NEG_Y:
+            rd.key[pos] = -rd.length
+        elif f == F_Y:
+            rd.key[pos] = rd.length
+        elif f == F_WRAP:
+            rd.key[pos] = rd.wrap_class
+        elif f == F_RANKLIST:
+            # the chain's ranks by count desc, then natural rank desc; joker bombs have none
+            n = 0
+            if rd.kind == K_BOMB or rd.kind == K_CHAIN_BOMB:
+                n = rd.length
+                for j in range(n):
+                    rk[j] = (rd.first + j) % 13
+                    rc[j] = rd.cnt[j]
+                for j in range(1, n):          # insertion sort, n <= 13
+                    t = rk[j]
+                    tc = rc[j]
+                    k = j - 1
+                    while k >= 0 and (rc[k] < tc or (rc[k] == tc and rk[k] < t)):
+                        rk[k + 1] = rk[k]
+                        rc[k + 1] = rc[k]
+                        k -= 1
+                    rk[k + 1] = t
+                    rc[k + 1] = tc
+            for j in range(KEYLEN - pos):
+                rd.key[pos + j] = rk[j] if j < n else -1
+            return
+        pos += 1
+
+
+cdef inline int key_cmp(const RD* x, const RD* y) noexcept nogil:
+    cdef int i
+    for i in range(KEYLEN):
+        if x.key[i] != y.key[i]:
+            return 1 if x.key[i] > y.key[i] else -1
+    return 0
+
+
+cdef inline int is_bomb_kind(int kind) noexcept nogil:
+    return kind >= K_BOMB
+
+
+cdef int rd_beats(const RD* b, const RD* a) noexcept nogil:
+    """§8: does reading b, played on top of a, beat it?"""
+    if is_bomb_kind(a.kind):
+        return is_bomb_kind(b.kind) and key_cmp(b, a) > 0
+    if is_bomb_kind(b.kind):
+        return 1
+    return b.kind == a.kind and b.ncards == a.ncards and b.top > a.top
+
+
+cdef inline int order_cmp(const RD* x, const RD* y) noexcept nogil:
+    """§7 rule 2 order: >0 when x comes first (bombs strongest first, then by type, top)."""
+    cdef int c
+    cdef int bx = is_bomb_kind(x.kind), by = is_bomb_kind(y.kind)
+    if bx != by:
+        return 1 if bx else -1
+    if bx:
+        c = key_cmp(x, y)
+        if c:
+            return c
+        # equal strength, different kinds: N-bomb before chain bomb
+        return (y.kind > x.kind) - (y.kind < x.kind)
+    if x.kind != y.kind:    # kinds are numbered single < pair < … < triple chain
+        return 1 if x.kind > y.kind else -1
+    return (x.top > y.top) - (x.top < y.top)
+
+
+cdef inline void init_rd(RD* rd, int kind, int ncards) noexcept nogil:
+    memset(rd, 0, sizeof(RD))
+    rd.kind = kind
+    rd.ncards = ncards
+    rd.wrap_class = 2
+    rd.length = 1
+
+
+cdef int add_window_reading(const Rules* R, const u8* c, RD* out, int n, int cap,
+                            int kind, int width, int s, int L, int total) noexcept nogil:
+    """Ordinary chain (straight/pair chain/triple chain) on window s..s+L-1."""
+    cdef RD* rd
+    cdef int i, r, k
+    if n >= cap:
+        return n
+    rd = &out[n]
+    init_rd(rd, kind, total)
+    rd.first = s
+    rd.top = s + L - 1
+    rd.length = L
+    for i in range(L):
+        r = s + i
+        rd.cnt[i] = width
+        for k in range(width - c[r]):
+            rd.wild[rd.nwild] = r
+            rd.nwild += 1
+    return n + 1
+
+
+cdef int add_chain_bomb(const Rules* R, RD* out, int n, int cap, int nchain_start,
+                        int s, int Y, const int* k, const u8* c, int total) noexcept nogil:
+    """Chain bomb on cyclic window s (Y links) with per-link counts k; dedup by key."""
+    cdef RD* rd
+    cdef int i, j, r, mx = 0, mn = 99, last
+    if n >= cap:
+        return n
+    rd = &out[n]
+    init_rd(rd, K_CHAIN_BOMB, total)
+    rd.first = s
+    rd.length = Y
+    last = s + Y - 1
+    rd.top = last % 13
+    rd.wrap_class = 0 if last >= 13 else (1 if last == 12 else 2)
+    rd.regular = 1
+    for i in range(Y):
+        r = (s + i) % 13
+        rd.cnt[i] = k[i]
+        if k[i] > mx:
+            mx = k[i]
+        if k[i] < mn:
+            mn = k[i]
+        if k[i] != k[0]:
+            rd.regular = 0
+        for j in range(k[i] - c[r]):
+            rd.wild[rd.nwild] = r
+            rd.nwild += 1
+    rd.phase = mx if R.phase == 1 else mn
+    rd.star = rd.phase + Y
+    set_key(R, rd)
+    for i in range(nchain_start, n):
+        if key_cmp(&out[i], rd) == 0:
+            return n          # same (kind, strength) found earlier: keep the lower placement
+    return n + 1
+
+
+cdef int chain_bombs(const Rules* R, const u8* c, int nat_mask, int w, int total,
+                     RD* out, int n, int cap) noexcept nogil:
+    """Every chain-bomb reading (§6): windows covering all naturals, links ≥ 4 cards."""
+    cdef int s, Y, i, r, need, spare, maxc, maxY, smax, start = n
+    cdef int base[13]
+    cdef int k[13]
+    cdef int idx[8]
+    cdef int K, j, pos
+    maxY = total // 4
+    if maxY > 13:
+        maxY = 13
+    smax = 11
+    for s in range(R.lo, smax + 1):
+        for Y in range(R.min_y, maxY + 1):
+            if R.wrap == 0 and s + Y - 1 > 11:
+                break
+            if Y > 12:
+                break
+            if nat_mask & ~WMASK[s][Y]:
+                continue
+            need = 0
+            maxc = 0
+            for i in range(Y):
+                r = (s + i) % 13
+                base[i] = c[r] if c[r] > 4 else 4
+                need += base[i] - c[r]
+                if c[r] > maxc:
+                    maxc = c[r]
+            if need > w:
+                continue
+            spare = w - need
+            if R.equal:
+                if total % Y:
+                    continue
+                K = total // Y
+                if K < 4 or K < maxc:
+                    continue
+                for i in range(Y):
+                    k[i] = K
+                n = add_chain_bomb(R, out, n, cap, start, s, Y, k, c, total)
+                continue
+            # Distribute the spare wilds (≤ 4) over the links: multisets in lexicographic
+            # order, so the first placement found for a strength is the lowest one.
+            for i in range(spare):
+                idx[i] = 0
+            while True:
+                for i in range(Y):
+                    k[i] = base[i]
+                for i in range(spare):
+                    k[idx[i]] += 1
+                n = add_chain_bomb(R, out, n, cap, start, s, Y, k, c, total)
+                # next multiset (non-decreasing idx)
+                pos = spare - 1
+                while pos >= 0 and idx[pos] == Y - 1:
+                    pos -= 1
+                if pos < 0:
+                    break
+                idx[pos] += 1
+                for j in range(pos + 1, spare):
+                    idx[j] = idx[pos]
+    return n
+
+
+cdef int classify_counts(const Rules* R, const u8* c, RD* out, int cap) noexcept nogil:
+    """All readings of a count vector, sorted in §7 rule-2 order. 0 = no reading."""
+    cdef int nat = 0, w, total, minr = 99, maxr = -1, maxc = 0, nd = 0, mask = 0
+    cdef int r, n = 0, width, L, s, smin, smax, kind, i, j
+    cdef int sj = c[SJ], bj = c[BJ]
+    cdef RD tmp
+    for r in range(NRANKS):
+        if c[r]:
+            nat += c[r]
+            nd += 1
+            mask |= 1 << r
+            if r < minr:
+                minr = r
+            maxr = r
+            if c[r] > maxc:
+                maxc = c[r]
+    total = nat + sj + bj
+    if total == 0:
+        return 0
+    if nat == 0:
+        # all jokers: read naturally (§4)
+        if total == 1:
+            init_rd(&out[0], K_SINGLE, 1)
+            out[0].top = SJ if sj else BJ
+            out[0].first = out[0].top
+        elif total == 2:
+            if sj == 1:
+                return 0            # SJ BJ is not a pair
+            init_rd(&out[0], K_PAIR, 2)
+            out[0].top = SJ if sj else BJ
+            out[0].first = out[0].top
+        elif total == 3 or total == 4:
+            init_rd(&out[0], K_JOKER_BOMB_3 if total == 3 else K_JOKER_BOMB_4, total)
+            out[0].star = 6 if total == 3 else 7
+            out[0].top = BJ
+            out[0].first = BJ
+            out[0].regular = 1
+            set_key(R, &out[0])
+        else:
+            return 0
+        return 1
+    if (sj and not R.wild_sj) or (bj and not R.wild_bj):
+        return 0                    # a non-wild joker cannot join naturals
+    w = sj + bj
+    # one natural rank: single, pair, triple, N-bomb
+    if nd == 1:
+        kind = -1
+        if total == 1:
+            kind = K_SINGLE
+        elif total == 2:
+            kind = K_PAIR
+        elif total == 3:
+            kind = K_TRIPLE
+        else:
+            kind = K_BOMB
+        init_rd(&out[n], kind, total)
+        out[n].top = minr
+        out[n].first = minr
+        out[n].cnt[0] = total
+        for i in range(w):
+            out[n].wild[i] = minr
+        out[n].nwild = w
+        if kind == K_BOMB:
+            out[n].star = total
+            out[n].phase = total
+            out[n].regular = 1
+            set_key(R, &out[n])
+        n += 1
+    # ordinary chains (§5): never hold a 2, never wrap
+    if c[12] == 0:
+        for width in range(1, 4):
+            if total % width or maxc > width:
+                continue
+            L = total // width
+            if L < (5 if width == 1 else 3):
+                continue
+            smin = maxr - L + 1
+            if smin < R.lo:
+                smin = R.lo
+            smax = 11 - L + 1
+            if smax > minr:
+                smax = minr
+            kind = K_STRAIGHT if width == 1 else (K_PAIR_CHAIN if width == 2 else K_TRIPLE_CHAIN)
+            for s in range(smin, smax + 1):
+                n = add_window_reading(R, c, out, n, cap, kind, width, s, L, total)
+    # chain bombs
+    if total >= 4 * R.min_y:
+        n = chain_bombs(R, c, mask, w, total, out, n, cap)
+    # sort in §7 rule-2 order (insertion sort: few readings)
+    for i in range(1, n):
+        tmp = out[i]
+        j = i - 1
+        while j >= 0 and order_cmp(&tmp, &out[j]) > 0:
+            out[j + 1] = out[j]
+            j -= 1
+        out[j + 1] = tmp
+    return n
+
+
+# ----------------------------------------------------------------------------- Python objects
+
+cdef class Reading:
+    """One reading of a play (§7): its type, strength and what the wilds stand for.
+
+    Readings compare only within one variant; use :func:`beats` to compare them.
+    """
+    cdef RD rd
+    cdef readonly RuleSet rules
+
+    @property
+    def kind(self):
+        """Type name: single, pair, triple, straight, pair_chain, triple_chain, bomb,
+        joker_bomb_3, joker_bomb_4 or chain_bomb."""
+        return KINDS[self.rd.kind]
+
+    @property
+    def variant(self):
+        return self.rules.id
+
+    @property
+    def cards(self):
+        """Number of cards."""
+        return self.rd.ncards
+
+    @property
+    def top(self):
+        """Top rank position (last rank in chain order; 13 = SJ, 14 = BJ)."""
+        return self.rd.top
+
+    @property
+    def top_rank(self):
+        """Top rank as a character (``"9"``, ``"A"``, ``"SJ"``)."""
+        return _rank_name(self.rd.top)
+
+    @property
+    def length(self):
+        """Ranks in the pattern: links of a chain, 1 for sets of one rank."""
+        return self.rd.length
+
+    @property
+    def star(self):
+        """Bomb star (0 for ordinary plays)."""
+        return self.rd.star
+
+    @property
+    def phase(self):
+        """X of a bomb: N for an N-bomb, the chain's X for a chain bomb; 0 otherwise."""
+        return self.rd.phase
+
+    @property
+    def links(self):
+        """Y of a chain bomb (1 for an N-bomb, 0 for ordinary plays and joker bombs)."""
+        if self.rd.kind == K_CHAIN_BOMB or self.rd.kind == K_BOMB:
+            return self.rd.length
+        return 0
+
+    @property
+    def regular(self):
+        """True for bombs with equal counts per rank (every bomb but an irregular chain)."""
+        return bool(self.rd.regular)
+
+    @property
+    def wrap_class(self):
+        """0: chain through 2 into 3 (A23…); 1: chain ending at 2 (…KA2); 2: no wrap."""
+        return self.rd.wrap_class
+
+    @property
+    def is_bomb(self):
+        return self.rd.kind >= K_BOMB
+
+    @property
+    def ranks(self):
+        """The pattern as ``((rank, count), ...)`` in chain order (empty for joker bombs)."""
+        cdef int i
+        if self.rd.kind in (K_JOKER_BOMB_3, K_JOKER_BOMB_4) or self.rd.top >= 13:
+            return ()
+        return tuple(((self.rd.first + i) % 13, self.rd.cnt[i]) for i in range(self.rd.length))
+
+    @property
+    def wilds(self):
+        """Rank positions the wild jokers stand for (lowest placement, chain order)."""
+        return tuple(self.rd.wild[i] for i in range(self.rd.nwild))
+
+    @property
+    def key(self):
+        """The §8 bomb key (empty for ordinary plays); larger beats smaller."""
+        cdef int i, n = self.rules.r.nkey
+        if self.rd.kind < K_BOMB:
+            return ()
+        if self.rules.r.keyfield[n - 1] == F_RANKLIST:   # variable length, padded with -1
+            while n < KEYLEN and self.rd.key[n] != -1:
+                n += 1
+            if self.rd.key[n - 1] == -1:
+                n -= 1
+        return tuple(self.rd.key[i] for i in range(n))
+
+    def beats(self, other):
+        """Does this reading, played on top of ``other`` (a Reading), beat it (§8)?"""
+        cdef Reading o = other
+        _same_variant(self.rules, o.rules)
+        return bool(rd_beats(&self.rd, &o.rd))
+
+    def describe(self):
+        """Human-readable form, e.g. ``straight 4-9 (wild as 9)``."""
+        kind = KINDS[self.rd.kind]
+        if self.rd.kind in (K_JOKER_BOMB_3, K_JOKER_BOMB_4):
+            text = f"{kind} ({self.rd.star} stars)"
+        elif self.rd.top >= 13:
+            text = f"{kind} " + " ".join([_rank_name(self.rd.top)] * self.rd.ncards)
+        else:
+            parts = "".join(_rank_name(r) * cnt if self.rd.kind < K_BOMB else
+                            f" {_rank_name(r) * cnt}" for r, cnt in self.ranks).strip()
+            text = f"{kind} {parts}"
+            if self.rd.kind >= K_BOMB:
+                text += f" ({self.rd.star} stars)"
+        if self.rd.nwild:
+            text += " (wild as " + " ".join(_rank_name(r) for r in self.wilds) + ")"
+        return text
+
+    def to_dict(self):
+        """Plain data (JSON-able)."""
+        return {"kind": self.kind, "cards": self.cards, "top": self.top,
+                "top_rank": self.top_rank, "length": self.length, "star": self.star,
+                "phase": self.phase, "links": self.links, "regular": self.regular,
+                "wrap_class": self.wrap_class, "is_bomb": self.is_bomb,
+                "ranks": [[r, k] for r, k in self.ranks], "wilds": list(self.wilds),
+                "key": list(self.key), "text": self.describe()}
+
+    def __eq__(self, other):
+        if not isinstance(other, Reading):
+            return NotImplemented
+        return self._ident() == (<Reading>other)._ident()
+
+    def __hash__(self):
+        return hash(self._ident())
+
+    def _ident(self):
+        return (self.rules.id, self.rd.kind, self.rd.ncards, self.rd.top, self.key,
+                self.ranks)
+
+    def __repr__(self):
+        return f"<Reading {self.describe()}>"
+
+
+def _rank_name(int r):
+    return RANK_CHARS[r] if r < 13 else ("SJ" if r == 13 else "BJ")
+
+
+cdef object make_reading(const RD* rd, RuleSet rs):
+    cdef Reading x = Reading.__new__(Reading)
+    x.rd = rd[0]
+    x.rules = rs
+    return x
+
+
+cdef _same_variant(RuleSet a, RuleSet b):
+    if a is not b and a.id != b.id:
+        raise VariantError(f"cannot compare a {a.id} reading with a {b.id} reading", "variant")
+
+
+cdef class Classification:
+    """Every reading of a play (§7), in rule-2 order; ``primary`` is the first."""
+    cdef RD* rd
+    cdef int n
+    cdef readonly RuleSet rules
+    cdef readonly tuple cards
+    cdef tuple _readings
+
+    def __dealloc__(self):
+        free(self.rd)
+
+    @property
+    def readings(self):
+        """All readings, bombs strongest first, then triple chain … single, highest top first."""
+        cdef int i
+        if self._readings is None:
+            self._readings = tuple(make_reading(&self.rd[i], self.rules) for i in range(self.n))
+        return self._readings
+
+    @property
+    def primary(self):
+        """The reading used when nothing is declared (§7 rule 2)."""
+        return make_reading(&self.rd[0], self.rules)
+
+    @property
+    def kind(self):
+        """The primary reading's type."""
+        return KINDS[self.rd[0].kind]
+
+    @property
+    def star(self):
+        """The primary reading's star (0 when it is not a bomb)."""
+        return self.rd[0].star
+
+    @property
+    def variant(self):
+        return self.rules.id
+
+    def __len__(self):
+        return self.n
+
+    def __iter__(self):
+        return iter(self.readings)
+
+    def reading(self, kind=None, top=None):
+        """The strongest reading of a kind (and top rank), or None."""
+        for rd in self.readings:
+            if (kind is None or rd.kind == kind) and (top is None or rd.top == _top_pos(top)):
+                return rd
+        return None
+
+    def to_dict(self):
+        return {"variant": self.rules.id, "cards": format_cards(self.cards),
+                "primary": self.primary.to_dict(),
+                "readings": [r.to_dict() for r in self.readings]}
+
+    def __repr__(self):
+        return f"<Classification {' '.join(format_cards(self.cards))}: {self.primary.describe()}" + \
+            (f" (+{self.n - 1} more)>" if self.n > 1 else ">")
+
+
+def _top_pos(top):
+    if isinstance(top, str):
+        t = top.upper()
+        if t == "10":
+            t = "T"
+        if t in ("SJ", "BJ"):
+            return 13 if t == "SJ" else 14
+        if len(t) != 1 or t not in RANK_CHARS:
+            raise InvalidPlay(f"unknown rank {top!r}", "declare")
+        return RANK_CHARS.index(t)
+    return int(top)
+
+
+# Scratch buffer for one classification (the GIL serialises callers).
+cdef RD _scratch[MAXREAD]
+
+
+cdef Classification _classify(object cards, RuleSet rs):
+    cdef int codes[MAXCARDS]
+    cdef u8 counts[NFACES]
+    cdef int n = parse_into(cards, codes, MAXCARDS)
+    cdef int nr
+    cdef Classification res
+    count_codes(rs, codes, n, counts)
+    nr = classify_counts(&rs.r, counts, _scratch, MAXREAD)
+    if nr <= 0:
+        raise InvalidPlay(explain_invalid([counts[i] for i in range(NFACES)], rs, n), "cards")
+    res = Classification.__new__(Classification)
+    res.rd = <RD*>malloc(nr * sizeof(RD))
+    if res.rd == NULL:
+        raise MemoryError()
+    memcpy(res.rd, _scratch, nr * sizeof(RD))
+    res.n = nr
+    res.rules = rs
+    res.cards = tuple([codes[i] for i in range(n)])
+    return res
+
+
+def classify(cards, variant="baibian", declare=None):
+    """Every reading of a set of cards under a variant (§7).
+
+    ``cards``: text, tokens or codes (see :func:`parse_cards`). Returns a
+    :class:`Classification` whose ``primary`` is the rule-2 reading. With ``declare`` (a
+    kind name), only the readings of that kind are returned, strongest first.
+    Raises :class:`~core_ext.errors.CardError` for malformed or impossible cards and
+    :class:`~core_ext.errors.InvalidPlay` (with a reason) when no reading exists.
+    """
+    cdef Classification res = _classify(cards, get_rules(variant))
+    cdef int i, m = 0
+    if declare is not None:
+        if declare not in _KIND_INDEX:
+            raise InvalidPlay(f"unknown play type {declare!r}; types are {', '.join(KINDS)}",
+                              "declare")
+        for i in range(res.n):
+            if res.rd[i].kind == _KIND_INDEX[declare]:
+                res.rd[m] = res.rd[i]
+                m += 1
+        if m == 0:
+            raise IllegalPlay(f"{' '.join(format_cards(res.cards))} cannot be read as {declare}; "
+                              f"it reads as {res.primary.describe()}", "declare")
+        res.n = m
+    return res
+
+
+cdef int _primary_of(object x, RuleSet rs, RD* out) except -1:
+    """Standing reading of a play given as Reading, Classification or cards."""
+    cdef Classification c
+    if isinstance(x, Reading):
+        _same_variant((<Reading>x).rules, rs)
+        out[0] = (<Reading>x).rd
+    elif isinstance(x, Classification):
+        c = x
+        _same_variant(c.rules, rs)
+        out[0] = c.rd[0]
+    else:
+        c = _classify(x, rs)
+        out[0] = c.rd[0]
+    return 0
+
+
+def beats(b, a, variant="baibian"):
+    """Does play ``b``, played on top of ``a``, beat it (§8, §7 rule 5)?
+
+    ``a`` is the play standing on the table: a :class:`Reading`, or cards/a Classification
+    (then its primary reading stands). ``b`` may be a Reading (that reading only) or
+    cards/a Classification: it beats when **any** of its readings beats ``a``.
+    """
+    cdef RuleSet rs = get_rules(variant)
+    cdef RD ra
+    cdef Classification cb
+    cdef int i
+    _primary_of(a, rs, &ra)
+    if isinstance(b, Reading):
+        _same_variant((<Reading>b).rules, rs)
+        return bool(rd_beats(&(<Reading>b).rd, &ra))
+    cb = b if isinstance(b, Classification) else _classify(b, rs)
+    _same_variant(cb.rules, rs)
+    for i in range(cb.n):
+        if rd_beats(&cb.rd[i], &ra):
+            return True
+    return False
+
+
+def play_reading(cards, variant="baibian", to_beat=None, declare=None, declare_top=None):
+    """The reading that stands on the table after playing ``cards`` (§7 rules 4–6).
+
+    Leading (``to_beat`` None): the declared reading (strongest of that kind, or of that
+    kind and top), else the primary. Following: the declared reading if it beats; without a
+    declaration the primary if it beats, else the first reading in rule-2 order that beats.
+    Raises :class:`~core_ext.errors.IllegalPlay` when nothing qualifies.
+    """
+    cdef RuleSet rs = get_rules(variant)
+    cdef Classification c = _classify(cards, rs)
+    cdef RD ra
+    cdef int i, kind = -1, top = -1
+    if declare is not None:
+        if declare not in _KIND_INDEX:
+            raise InvalidPlay(f"unknown play type {declare!r}; types are {', '.join(KINDS)}",
+                              "declare")
+        kind = _KIND_INDEX[declare]
+        if declare_top is not None:
+            top = _top_pos(declare_top)
+    if to_beat is not None:
+        _primary_of(to_beat, rs, &ra)
+    for i in range(c.n):
+        if kind >= 0 and (c.rd[i].kind != kind or (top >= 0 and c.rd[i].top != top)):
+            continue
+        if to_beat is None or rd_beats(&c.rd[i], &ra):
+            return make_reading(&c.rd[i], rs)
+    text = " ".join(format_cards(c.cards))
+    if kind >= 0 and all(c.rd[i].kind != kind or (top >= 0 and c.rd[i].top != top)
+                         for i in range(c.n)):
+        want = declare + (f" with top {_rank_name(top)}" if top >= 0 else "")
+        raise IllegalPlay(f"{text} cannot be read as {want}; it reads as "
+                          f"{c.primary.describe()}", "declare")
+    raise IllegalPlay(f"{text} ({c.primary.describe()}) does not beat "
+                      f"{make_reading(&ra, rs).describe()}", "cards")
+
+
+def best_reading_beating(cards, to_beat, variant="baibian"):
+    """Alias of ``play_reading(cards, variant, to_beat)`` returning None instead of raising."""
+    try:
+        return play_reading(cards, variant, to_beat)
+    except IllegalPlay:
+        return None
+
+
+# ----------------------------------------------------------------------------- batch
+
+def classify_batch(codes, lengths, variant="baibian"):
+    """Classify many plays in one call.
+
+    ``codes``: a bytes-like buffer of card codes (uint8), the plays back to back;
+    ``lengths``: the number of cards of each play (any integer sequence or buffer).
+    Returns a dict of ``array`` columns, one entry per play: ``kind`` (index into
+    :data:`KINDS`, 255 = invalid or impossible cards), ``top``, ``star``, ``cards``,
+    ``readings`` (how many readings). Invalid plays do not stop the batch.
+    """
+    cdef RuleSet rs = get_rules(variant)
+    cdef const unsigned char[:] buf = codes
+    cdef Py_ssize_t nplays = len(lengths), i, off = 0, total = 0
+    cdef int j, n, nr, bad, r, s
+    cdef u8 counts[NFACES]
+    cdef u8 faces[76]
+    cdef const Rules* R = &rs.r
+    lens = array("i", lengths)
+    cdef int[:] lv = lens
+    for i in range(nplays):
+        if lv[i] < 0:
+            raise CardError(f"lengths[{i}] is negative", "lengths")
+        total += lv[i]
+    if total != buf.shape[0]:
+        raise CardError(f"lengths add up to {total} cards but the buffer holds {buf.shape[0]}",
+                        "lengths")
+    kind = array("B", bytes(nplays))
+    top = array("B", bytes(nplays))
+    star = array("B", bytes(nplays))
+    ncards = array("B", bytes(nplays))
+    nread = array("H", bytes(2 * nplays))
+    cdef unsigned char[:] kv = kind, tv = top, sv = star, cv = ncards
+    cdef unsigned short[:] rv = nread
+    with nogil:
+        for i in range(nplays):
+            n = lv[i]
+            bad = n == 0 or n > R.hand_size
+            memset(counts, 0, NFACES)
+            memset(faces, 0, 76)
+            for j in range(n if not bad else 0):
+                s = buf[off + j]
+                if s < 1 or s > 75 or (s > 65 and s != 70 and s != 75):
+                    bad = 1
+                    break
+                r = (s - 1) // 5
+                counts[r] += 1
+                faces[s] += 1
+                if r < R.lo or (r >= 13 and counts[r] > R.max_joker) or \
+                        (r < 13 and counts[r] > R.max_rank) or \
+                        (r < 13 and (s - 1) % 5 < 4 and faces[s] > R.max_face):
+                    bad = 1
+                    break
+            off += n
+            nr = 0 if bad else classify_counts(R, counts, _scratch, MAXREAD)
+            if nr <= 0:
+                kv[i] = 255
+                continue
+            kv[i] = _scratch[0].kind
+            tv[i] = _scratch[0].top
+            sv[i] = _scratch[0].star
+            cv[i] = _scratch[0].ncards
+            rv[i] = nr
+    return {"kind": kind, "top": top, "star": star, "cards": ncards, "readings": nread}
+
+
+# ----------------------------------------------------------------------------- explanations
+
+def explain_invalid(counts, RuleSet rs, int n):
+    """A reason a player would understand for cards that form no play."""
+    v = rs.variant
+    c = list(counts)
+    nat = sum(c[:13])
+    sj, bj = c[13], c[14]
+    ranks = [r for r in range(13) if c[r]]
+    if n == 0:
+        return "no cards"
+    if nat == 0:
+        if n == 2:
+            return "SJ and BJ are not a pair (a pair of jokers is SJ SJ or BJ BJ)"
+        return f"{n} jokers are not a play (three jokers and four jokers are the joker bombs)"
+    for name, cnt in (("SJ", sj), ("BJ", bj)):
+        if cnt and name not in v.wild_jokers:
+            return (f"{name} is not wild in {v.id} and cannot be played together with other "
+                    f"cards (only alone, as SJ SJ, or in a joker bomb)")
+    w = sj + bj
+    if n == 2:
+        return "two cards of different ranks are not a pair" + ("" if w else " and there is no wild")
+    if n == 3:
+        return "three cards must be of one rank to make a triple" + (
+            "" if w else " (three distinct ranks and no wild)")
+    if n == 4:
+        return "four cards must be of one rank to make a bomb"
+    if c[12] and len(ranks) > 1:
+        if v.chain_wrap == "none":
+            return "2 cannot be in a straight, pair chain, triple chain or chain bomb"
+        if max(c[:13]) < 4 or not c[11]:
+            return ("2 cannot be in a straight, pair chain or triple chain, and a chain bomb "
+                    "runs through 2 only together with A")
+        return "2 cannot be in a straight, pair chain or triple chain"
+    span = max(ranks) - min(ranks) + 1
+    if max(c[:13]) > 3 and len(ranks) > 1:
+        return (f"cards of several ranks with 4 or more of one rank must form a chain bomb "
+                f"(at least {v.chain_min_links} consecutive ranks of 4+ cards each"
+                + (", all of the same count" if v.chain_counts == "equal" else "") + ")")
+    if span > n:
+        return "the ranks are too far apart to form a straight or chain"
+    return ("the cards form no straight (5+ consecutive single ranks), pair chain (3+ "
+            "consecutive pairs), triple chain (3+ consecutive triples) or bomb")
