@@ -1,0 +1,181 @@
+"""The Node.js example client (examples/node) against a real server on a loopback port.
+
+`npm ci` installs the locked @grpc/grpc-js and @grpc/proto-loader; the client loads the
+protos from ../../protos, so these tests also prove the .proto files work outside Python
+(proto-loader resolves the imports, enum values and oneofs on its own).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "node"
+NODE, NPM = shutil.which("node"), shutil.which("npm")
+
+pytestmark = pytest.mark.skipif(
+    NODE is None or NPM is None, reason="node and npm are needed for the Node.js client example")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_serving(address: str, process: subprocess.Popen[str], timeout: float = 30) -> None:
+    """Poll grpc.health.v1 until the server says SERVING (or died, or time ran out)."""
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    deadline = time.monotonic() + timeout
+    with grpc.insecure_channel(address) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                pytest.fail(f"server exited with {process.returncode}:\n{process.stdout.read()}")
+            try:
+                reply = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=1)
+                if reply.status == health_pb2.HealthCheckResponse.SERVING:
+                    return
+            except grpc.RpcError:
+                pass
+            time.sleep(0.1)
+    pytest.fail(f"server on {address} not SERVING after {timeout} s")
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    """`shuangkou serve` on a free loopback port, no metrics endpoint; SIGTERM at the end."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "service", "serve", "--host", "127.0.0.1", "--port", str(port),
+         "--metrics-port", "0", "--workers", "1", "--grace", "2"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    address = f"127.0.0.1:{port}"
+    try:
+        wait_serving(address, process)
+        yield address
+    finally:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture(scope="module")
+def installed() -> Path:
+    """`npm ci`: exactly the versions in the committed package-lock.json."""
+    done = subprocess.run(
+        [NPM, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+        cwd=EXAMPLE, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return EXAMPLE / "node_modules"
+
+
+def run_client(*args: str, expect: int = 0) -> dict[str, Any]:
+    done = subprocess.run(
+        [NODE, "client.mjs", *args], cwd=EXAMPLE, capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == expect, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+    return json.loads(done.stdout)
+
+
+def card_text(card: str) -> str:
+    return card.removeprefix("CARD_")
+
+
+def test_lock_file_pins_the_grpc_packages(installed: Path) -> None:
+    lock = json.loads((EXAMPLE / "package-lock.json").read_text())
+    packages = lock["packages"]
+    for name in ("@grpc/grpc-js", "@grpc/proto-loader"):
+        locked = packages[f"node_modules/{name}"]["version"]
+        actual = json.loads((installed / name / "package.json").read_text())["version"]
+        assert actual == locked
+
+
+def test_classify_enumerate_and_score(installed: Path, server: str) -> None:
+    out = run_client(server, "--play", "7777 BJ", "--hand", "7 7 8", "--to-beat", "6 6")
+    assert out["address"] == server and out["variant"] == "baibian"
+
+    # §7 seed example: 7777+BJ reads as 77777, a 5-bomb (star 5) of sevens (rank position 4).
+    classify = out["classify"]
+    reading = classify["reading"]
+    assert (reading["kind"], reading["cardCount"], reading["star"], reading["top"]) == (
+        "KIND_BOMB", 5, 5, 4)
+    assert reading["isBomb"] and reading["pattern"].replace(" ", "") == "77777"
+    assert classify["readings"][0] == reading
+    assert sorted(map(card_text, classify["cards"])) == sorted(["7", "7", "7", "7", "BJ"])
+
+    # Following a pair of sixes with 7 7 8: the pair of sevens is the only legal play.
+    enumerate_ = out["enumerate"]
+    assert [p["text"] for p in enumerate_["plays"]] == ["7 7"]
+    (play,) = enumerate_["plays"]
+    assert (play["reading"]["kind"], play["reading"]["top"]) == ("KIND_PAIR", 4)
+    assert not enumerate_["truncated"]
+    assert enumerate_["total"] == 1
+    assert {c["kind"]: int(c["count"]) for c in enumerate_["counts"] if int(c["count"])} == {
+        "KIND_PAIR": 1}
+    assert enumerate_["bestBomb"] is None
+
+    # Default summary: seats 0 and 2 finish 1st and 2nd (双扣), seat 0 played 7777777.
+    # §10: M = 8 for the winners' 7 stars; base 4 4 -4 -4; contribution 7 -> (+12, -4).
+    result = out["score"]["result"]
+    assert result["kindOfWin"] == "WIN_KIND_DOUBLE"
+    assert (result["winningTeam"], result["star"], result["multiplier"]) == (0, 7, 8)
+    assert [int(s["score"]) for s in result["seats"]] == [4 * 8 + 12, -4 * 8 - 4,
+                                                         4 * 8 - 4, -4 * 8 - 4]
+
+
+def test_leading_enumeration_is_capped_and_drawn_from_the_hand(
+    installed: Path, server: str
+) -> None:
+    hand = "3 4 5 6 7 7 7 7 8 9 BJ"
+    out = run_client(f"dns:///{server}", "--hand", hand, "--limit", "5")
+    enumerate_ = out["enumerate"]
+    plays = enumerate_["plays"]
+    assert len(plays) == 5 and enumerate_["truncated"]
+    assert enumerate_["total"] == sum(int(c["count"]) for c in enumerate_["counts"]) > 5
+    held = Counter(hand.split())
+    for play in plays:
+        used = Counter(play["text"].split())
+        assert not used - held, f"{play['text']} is not drawn from {hand}"
+        assert play["reading"]["cardCount"] == sum(used.values())
+    # The strongest bomb in the hand: 7777 with the wild BJ, a 5-bomb.
+    best = enumerate_["bestBomb"]
+    assert (best["kind"], best["cardCount"], best["top"]) == ("KIND_BOMB", 5, 4)
+
+
+def test_bad_play_reports_invalid_argument_and_goes_on(installed: Path, server: str) -> None:
+    out = run_client(server, "--play", "7 8", expect=1)
+    error = out["classify"]["error"]
+    assert error["code"] == "INVALID_ARGUMENT" and error["message"]
+    assert "error" not in out["enumerate"] and "error" not in out["score"]
+
+
+def test_unreachable_server_is_unavailable(installed: Path) -> None:
+    out = run_client(f"127.0.0.1:{free_port()}", "--deadline-ms", "2000", expect=1)
+    assert {out[step]["error"]["code"] for step in ("classify", "enumerate", "score")} <= {
+        "UNAVAILABLE", "DEADLINE_EXCEEDED"}
+
+
+def test_bad_arguments_exit_2(installed: Path) -> None:
+    done = subprocess.run([NODE, "client.mjs", "--limit", "-3"], cwd=EXAMPLE,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "--limit" in done.stderr
