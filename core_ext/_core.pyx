@@ -447,8 +447,38 @@ cdef int add_chain_bomb(const Rules* R, RD* out, int n, int cap, int nchain_star
     set_key(R, rd)
     for i in range(nchain_start, n):
         if key_cmp(&out[i], rd) == 0:
-            return n          # same (kind, strength) found earlier: keep the lower placement
+            # same (kind, strength): report the lowest placement (§7 rule 2)
+            if wilds_cmp(rd, &out[i]) < 0:
+                out[i] = rd[0]
+            return n
     return n + 1
+
+
+cdef int wilds_cmp(const RD* x, const RD* y) noexcept nogil:
+    """Compare two placements of the same wilds: their natural ranks, sorted ascending."""
+    cdef int a[8]
+    cdef int b[8]
+    cdef int i, j, t
+    for i in range(x.nwild):
+        a[i] = x.wild[i]
+        b[i] = y.wild[i]
+    for i in range(1, x.nwild):
+        t = a[i]
+        j = i - 1
+        while j >= 0 and a[j] > t:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = t
+        t = b[i]
+        j = i - 1
+        while j >= 0 and b[j] > t:
+            b[j + 1] = b[j]
+            j -= 1
+        b[j + 1] = t
+    for i in range(x.nwild):
+        if a[i] != b[i]:
+            return -1 if a[i] < b[i] else 1
+    return 0
 
 
 cdef int chain_bombs(const Rules* R, const u8* c, int nat_mask, int w, int total,
@@ -492,8 +522,7 @@ cdef int chain_bombs(const Rules* R, const u8* c, int nat_mask, int w, int total
                     k[i] = K
                 n = add_chain_bomb(R, out, n, cap, start, s, Y, k, c, total)
                 continue
-            # Distribute the spare wilds (≤ 4) over the links: multisets in lexicographic
-            # order, so the first placement found for a strength is the lowest one.
+            # Distribute the spare wilds (≤ 4) over the links, every multiset of links once.
             for i in range(spare):
                 idx[i] = 0
             while True:

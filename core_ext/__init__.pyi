@@ -1,0 +1,35 @@
+from ._core import (
+    BOMB_KINDS as BOMB_KINDS,
+    KINDS as KINDS,
+    RANK_CHARS as RANK_CHARS,
+    SUIT_CHARS as SUIT_CHARS,
+    Classification as Classification,
+    Reading as Reading,
+    RuleSet as RuleSet,
+    beats as beats,
+    card_code as card_code,
+    card_rank as card_rank,
+    card_suit as card_suit,
+    classify as classify,
+    classify_batch as classify_batch,
+    format_cards as format_cards,
+    parse_cards as parse_cards,
+    play_reading as play_reading,
+    rules_for as rules_for,
+    validate_hand as validate_hand,
+)
+from .errors import (
+    CardError as CardError,
+    IllegalPlay as IllegalPlay,
+    InvalidPlay as InvalidPlay,
+    ShuangkouError as ShuangkouError,
+    VariantError as VariantError,
+)
+from .variants import (
+    BUILTIN as BUILTIN,
+    Variant as Variant,
+    get_variant as get_variant,
+    list_variants as list_variants,
+    load_variant as load_variant,
+    load_variants as load_variants,
+)

@@ -1,0 +1,146 @@
+"""Typed stubs of the compiled rules core (core_ext/_core.pyx)."""
+
+from array import array
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any, Literal
+
+from .variants import Variant
+
+KindName = Literal["single", "pair", "triple", "straight", "pair_chain", "triple_chain",
+                   "bomb", "joker_bomb_3", "joker_bomb_4", "chain_bomb"]
+CardsLike = str | Iterable[str | int] | bytes | bytearray | memoryview
+VariantLike = str | Variant | RuleSet
+PlayLike = CardsLike | Reading | Classification
+
+RANK_CHARS: str
+SUIT_CHARS: str
+KINDS: tuple[KindName, ...]
+BOMB_KINDS: frozenset[str]
+CARD_SJ: int
+CARD_BJ: int
+MAX_CODE: int
+
+def card_code(rank: int, suit: int = 4) -> int:
+    """The code of a card: ``1 + rank * 5 + suit`` (suit 4 = none; jokers have no suit)."""
+
+def card_rank(code: int) -> int:
+    """Rank position of a card code (0 = 3 … 12 = 2, 13 = SJ, 14 = BJ)."""
+
+def card_suit(code: int) -> int:
+    """Suit index of a card code (0–3 = S H D C, 4 = no suit)."""
+
+def parse_cards(cards: CardsLike, variant: VariantLike | None = None) -> list[int]:
+    """Parse text, tokens or codes into card codes; with a variant, check its deck.
+
+    :raises CardError: naming the offending card and why.
+    """
+
+def validate_hand(cards: CardsLike, variant: VariantLike) -> list[int]:
+    """Parse a hand and check it is possible in the variant's deck."""
+
+def format_cards(codes: Iterable[int | str]) -> list[str]:
+    """Card codes as text tokens (``["7S", "7", "BJ"]``)."""
+
+class RuleSet:
+    """A variant compiled to the form the C core reads (cached per variant)."""
+    variant: Variant
+    id: str
+    def __init__(self, variant: str | Variant) -> None: ...
+
+def rules_for(variant: VariantLike) -> RuleSet:
+    """The compiled RuleSet of a variant id or Variant (cached)."""
+
+class Reading:
+    """One reading of a play (§7): type, strength and what the wilds stand for."""
+    rules: RuleSet
+    @property
+    def kind(self) -> KindName: ...
+    @property
+    def variant(self) -> str: ...
+    @property
+    def cards(self) -> int:
+        """Number of cards."""
+    @property
+    def top(self) -> int:
+        """Top rank position (last rank in chain order; 13 = SJ, 14 = BJ)."""
+    @property
+    def top_rank(self) -> str: ...
+    @property
+    def length(self) -> int:
+        """Ranks in the pattern (links of a chain; 1 for sets of one rank)."""
+    @property
+    def star(self) -> int:
+        """Bomb star (0 for ordinary plays)."""
+    @property
+    def phase(self) -> int:
+        """X of a bomb (N for an N-bomb); 0 otherwise."""
+    @property
+    def links(self) -> int:
+        """Y of a chain bomb (1 for an N-bomb; 0 otherwise)."""
+    @property
+    def regular(self) -> bool: ...
+    @property
+    def wrap_class(self) -> int:
+        """0: A23…, 1: …KA2, 2: no wrap."""
+    @property
+    def is_bomb(self) -> bool: ...
+    @property
+    def ranks(self) -> tuple[tuple[int, int], ...]:
+        """``((rank, count), ...)`` in chain order."""
+    @property
+    def wilds(self) -> tuple[int, ...]:
+        """Rank positions the wild jokers stand for."""
+    @property
+    def key(self) -> tuple[int, ...]:
+        """The §8 bomb key (empty for ordinary plays)."""
+    def beats(self, other: Reading) -> bool: ...
+    def describe(self) -> str: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+class Classification:
+    """Every reading of a play (§7), in rule-2 order; ``primary`` is the first."""
+    rules: RuleSet
+    cards: tuple[int, ...]
+    @property
+    def readings(self) -> tuple[Reading, ...]: ...
+    @property
+    def primary(self) -> Reading: ...
+    @property
+    def kind(self) -> KindName: ...
+    @property
+    def star(self) -> int: ...
+    @property
+    def variant(self) -> str: ...
+    def __len__(self) -> int: ...
+    def __iter__(self) -> Iterator[Reading]: ...
+    def reading(self, kind: str | None = None, top: int | str | None = None) -> Reading | None: ...
+    def to_dict(self) -> dict[str, Any]: ...
+
+def classify(cards: CardsLike, variant: VariantLike = "baibian",
+             declare: str | None = None) -> Classification:
+    """Every reading of a set of cards under a variant (§7).
+
+    :raises CardError: malformed or impossible cards.
+    :raises InvalidPlay: no reading exists (the message says why).
+    :raises IllegalPlay: ``declare`` names a type the cards cannot be read as.
+    """
+
+def beats(b: PlayLike, a: PlayLike, variant: VariantLike = "baibian") -> bool:
+    """Does ``b`` played on top of ``a`` beat it (any reading of b; a's standing reading)?"""
+
+def play_reading(cards: CardsLike, variant: VariantLike = "baibian",
+                 to_beat: PlayLike | None = None, declare: str | None = None,
+                 declare_top: int | str | None = None) -> Reading:
+    """The reading that stands on the table after playing ``cards`` (§7 rules 4–6).
+
+    :raises IllegalPlay: it does not beat ``to_beat`` or the declared reading is absent.
+    """
+
+def best_reading_beating(cards: CardsLike, to_beat: PlayLike,
+                         variant: VariantLike = "baibian") -> Reading | None: ...
+
+def classify_batch(codes: bytes | bytearray | memoryview, lengths: Sequence[int] | array,
+                   variant: VariantLike = "baibian") -> dict[str, array]:
+    """Classify plays packed back to back; columns kind/top/star/cards/readings (255 = invalid)."""
+
+def explain_invalid(counts: Sequence[int], rs: RuleSet, n: int) -> str: ...
