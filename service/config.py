@@ -1,0 +1,181 @@
+"""Server settings: embedded defaults < ``--config`` TOML file < ``SHUANGKOU_*`` env < flags.
+
+:class:`Config` is a frozen record; :func:`load_config` merges the layers and validates every
+value, naming the setting and its source in the error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields, replace
+from importlib import resources
+from typing import Any
+
+__all__ = ["Config", "ConfigError", "load_config", "add_arguments", "ENV_PREFIX"]
+
+ENV_PREFIX = "SHUANGKOU_"
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+class ConfigError(ValueError):
+    """A setting has a bad value or a config file cannot be read."""
+
+
+@dataclass(frozen=True)
+class Config:
+    host: str = "0.0.0.0"
+    port: int = 50051
+    metrics_port: int = 9090
+    workers: int = 1
+    threads: int = 16
+    reuse_port: bool = False
+    grace: float = 10.0
+    max_message_bytes: int = 4 * 1024 * 1024
+    max_cards: int = 64
+    max_batch: int = 100_000
+    enumeration_cap: int = 10_000
+    log_level: str = "INFO"
+
+    def __post_init__(self) -> None:
+        ranges: dict[str, tuple[float, float]] = {
+            "port": (0, 65535), "metrics_port": (0, 65535), "workers": (1, 256),
+            "threads": (1, 1024), "grace": (0, 3600), "max_message_bytes": (1024, 2**31 - 1),
+            "max_cards": (1, 4096), "max_batch": (1, 10**7), "enumeration_cap": (1, 10**7),
+        }
+        for name, (lo, hi) in ranges.items():
+            value = getattr(self, name)
+            if not lo <= value <= hi:
+                raise ConfigError(f"setting {name!r} must be in {lo:g}..{hi:g}; got {value!r}")
+        if self.log_level not in LOG_LEVELS:
+            raise ConfigError(f"setting 'log_level' must be one of {', '.join(LOG_LEVELS)}; "
+                              f"got {self.log_level!r}")
+        if not self.host:
+            raise ConfigError("setting 'host' must not be empty")
+
+    @property
+    def address(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host and not self.host.startswith("[") else self.host
+        return f"{host}:{self.port}"
+
+    def with_(self, **changes: Any) -> Config:
+        return replace(self, **changes)
+
+
+_TYPES = {f.name: f.type for f in fields(Config)}
+_HELP = {
+    "host": "gRPC listen address",
+    "port": "gRPC port (0: any free port)",
+    "metrics_port": "Prometheus metrics HTTP port (0 disables)",
+    "workers": "server processes sharing the port (SO_REUSEPORT)",
+    "threads": "RPC handler threads per process",
+    "reuse_port": "single-process mode: allow another process on the same port",
+    "grace": "seconds in-flight RPCs get to finish on SIGTERM",
+    "max_message_bytes": "largest request/response message in bytes",
+    "max_cards": "most cards in one play or hand",
+    "max_batch": "most plays in one BatchClassify request",
+    "enumeration_cap": "most plays one EnumerateLegalPlays response lists",
+    "log_level": "DEBUG, INFO, WARNING, ERROR or CRITICAL",
+}
+
+
+def _coerce(name: str, value: Any, source: str) -> Any:
+    """Convert a raw value (TOML scalar or string) to the setting's type."""
+    kind = _TYPES[name]
+    try:
+        if kind == "bool":
+            if isinstance(value, bool):
+                return value
+            text = str(value).strip().lower()
+            if text in ("1", "true", "yes", "on"):
+                return True
+            if text in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(value)
+        if kind == "int":
+            if isinstance(value, bool) or isinstance(value, float):
+                raise ValueError(value)
+            return int(value)
+        if kind == "float":
+            if isinstance(value, bool):
+                raise ValueError(value)
+            return float(value)
+        if name == "log_level":
+            return str(value).upper()
+        return str(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"setting {name!r} from {source} must be a{'n' if kind == 'int' else ''} "
+                          f"{kind}; got {value!r}") from None
+
+
+def _from_mapping(data: Mapping[str, Any], source: str) -> dict[str, Any]:
+    unknown = sorted(set(data) - set(_TYPES))
+    if unknown:
+        raise ConfigError(f"unknown setting {unknown[0]!r} in {source}; "
+                          f"known: {', '.join(_TYPES)}")
+    return {k: _coerce(k, v, source) for k, v in data.items()}
+
+
+def _read_toml(text: str, source: str) -> dict[str, Any]:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source} is not valid TOML: {exc}") from None
+
+
+def defaults() -> dict[str, Any]:
+    """The embedded defaults (service/defaults.toml)."""
+    text = resources.files("service").joinpath("defaults.toml").read_text(encoding="utf-8")
+    return _from_mapping(_read_toml(text, "defaults.toml"), "defaults.toml")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """One flag per setting (default None = not given), plus --config."""
+    parser.add_argument("--config", metavar="FILE", help="TOML file of settings")
+    for name, kind in _TYPES.items():
+        flag = "--" + name.replace("_", "-")
+        env = ENV_PREFIX + name.upper()
+        if kind == "bool":
+            parser.add_argument(flag, dest=name, default=None,
+                                action=argparse.BooleanOptionalAction,
+                                help=f"{_HELP[name]} (env {env})")
+        else:
+            parser.add_argument(flag, dest=name, default=None, metavar=name.split("_")[-1].upper(),
+                                help=f"{_HELP[name]} (env {env})")
+
+
+def load_config(args: argparse.Namespace | None = None,
+                environ: Mapping[str, str] | None = None,
+                overrides: Mapping[str, Any] | None = None) -> Config:
+    """Merge defaults, the --config file, SHUANGKOU_* variables, flags and ``overrides``."""
+    environ = os.environ if environ is None else environ
+    merged = defaults()
+    config_file = getattr(args, "config", None) or environ.get(ENV_PREFIX + "CONFIG")
+    if config_file:
+        try:
+            with open(config_file, encoding="utf-8") as fh:
+                text = fh.read()
+        except OSError as exc:
+            raise ConfigError(f"cannot read config file {config_file!r}: {exc.strerror}") from None
+        merged.update(_from_mapping(_read_toml(text, config_file), config_file))
+    for name in _TYPES:
+        env = ENV_PREFIX + name.upper()
+        if env in environ:
+            merged[name] = _coerce(name, environ[env], f"${env}")
+    if args is not None:
+        for name in _TYPES:
+            value = getattr(args, name, None)
+            if value is not None:
+                merged[name] = _coerce(name, value, "--" + name.replace("_", "-"))
+    if overrides:
+        merged.update(_from_mapping(overrides, "overrides"))
+    return Config(**merged)
+
+
+def parse_flags(argv: Sequence[str]) -> argparse.Namespace:
+    """Parse only the settings flags (for tests and embedding)."""
+    parser = argparse.ArgumentParser()
+    add_arguments(parser)
+    return parser.parse_args(list(argv))

@@ -1,0 +1,162 @@
+"""Translate between the wire messages and the core: rule sets, cards, readings, variants.
+
+Every function that reads request data raises core_ext errors tagged with the request field
+(see :func:`service.errors.field_scope`), so :mod:`service.errors` can map them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import fields
+from functools import lru_cache
+from typing import Any
+
+import core_ext
+from core_ext.errors import CardError
+from core_ext.variants import BUILTIN, Variant, variant_from_mapping
+
+from .errors import BadInput, UnknownVariant, field_scope
+from .gen.shuangkou.v1 import cards_pb2, readings_pb2, variants_pb2
+from .limits import Limits
+
+__all__ = ["resolve_variant", "variant_label", "cards_of", "reading_to_proto", "reading_or_none",
+           "declaration", "variant_to_proto", "KIND_BY_NAME", "KIND_NAMES", "DEFAULT_VARIANT"]
+
+DEFAULT_VARIANT = "baibian"
+# core kind name <-> proto Kind value (the proto enum is the core's order shifted by one).
+KIND_BY_NAME: dict[str, int] = {name: readings_pb2.Kind.Value("KIND_" + name.upper())
+                                for name in core_ext.KINDS}
+KIND_NAMES: dict[int, str] = {v: k for k, v in KIND_BY_NAME.items()}
+MAX_CUSTOM_VARIANT_CACHE = 256
+CARD_CODES = frozenset(cards_pb2.Card.values()) - {cards_pb2.CARD_UNSPECIFIED}
+
+
+@lru_cache(maxsize=MAX_CUSTOM_VARIANT_CACHE)
+def _custom_variant(text: str) -> Variant:
+    """Parse and validate a custom variant once per distinct JSON document."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise BadInput(f"custom variant is not valid JSON: {exc}", "custom_variant_json") from None
+    if not isinstance(data, dict):
+        raise BadInput("custom variant JSON must be an object of fields", "custom_variant_json")
+    with field_scope("custom_variant_json", nested=True):
+        return variant_from_mapping(data)
+
+
+def resolve_variant(request: Any) -> str | Variant:
+    """The rule set a request names: a built-in id (str) or a validated custom Variant."""
+    which = request.WhichOneof("rule_set")
+    if which == "custom_variant_json":
+        return _custom_variant(request.custom_variant_json)
+    vid = request.variant if which == "variant" else ""
+    if not vid:
+        return DEFAULT_VARIANT
+    if vid not in BUILTIN:
+        raise UnknownVariant(f"unknown variant {vid!r}; built-in variants are "
+                             f"{', '.join(BUILTIN)}", "variant")
+    return vid
+
+
+def variant_label(variant: str | Variant) -> str:
+    """Metric label of a rule set: the built-in id, or "custom" (bounded cardinality)."""
+    return variant if isinstance(variant, str) else "custom"
+
+
+def cards_of(msg: cards_pb2.Cards, where: str, limits: Limits, *,
+             allow_empty: bool = False) -> tuple[list[int], str]:
+    """The card codes of a ``Cards`` message (codes or text, not both), size-checked, and the
+    path of the field they came from (for errors found later by the core)."""
+    if msg.cards and msg.cards_text:
+        raise BadInput("give the cards either as codes or as text, not both", where)
+    if msg.cards_text:
+        field = f"{where}.cards_text"
+        if len(msg.cards_text) > 16 * limits.max_cards:
+            raise BadInput(f"card text of {len(msg.cards_text)} characters is too long", field)
+        with field_scope(field):
+            codes = core_ext.parse_cards(msg.cards_text)
+    else:
+        field = f"{where}.cards"
+        codes = list(msg.cards)
+        for i, code in enumerate(codes):
+            if code not in CARD_CODES:
+                raise CardError(f"invalid card code {code} at position {i}", f"{field}[{i}]")
+    if not codes and not allow_empty:
+        raise BadInput("no cards given", where)
+    limits.check_cards(len(codes), field)
+    return codes, field
+
+
+def reading_to_proto(r: core_ext.Reading) -> readings_pb2.Reading:
+    return readings_pb2.Reading(
+        kind=KIND_BY_NAME[r.kind], card_count=r.cards, top=r.top, length=r.length,
+        star=r.star, phase=r.phase, regular=r.regular, wrap_class=r.wrap_class,
+        ranks=[readings_pb2.RankCount(rank=rank, count=count) for rank, count in r.ranks],
+        wilds=list(r.wilds), key=list(_flatten(r.key)), is_bomb=r.is_bomb,
+        text=r.describe(), links=r.links, top_rank=r.top_rank)
+
+
+def reading_or_none(r: core_ext.Reading | None) -> readings_pb2.Reading | None:
+    return None if r is None else reading_to_proto(r)
+
+
+def _flatten(values: Iterable[Any]) -> Iterable[int]:
+    for v in values:
+        if isinstance(v, (tuple, list)):
+            yield from _flatten(v)
+        else:
+            yield int(v)
+
+
+def declaration(msg: readings_pb2.Declaration, where: str,
+                present: bool) -> tuple[str | None, int | None]:
+    """(kind name, top) of a Declaration field, or (None, None) when not given."""
+    if not present:
+        return None, None
+    kind = KIND_NAMES.get(msg.kind)
+    if kind is None:
+        raise BadInput("a declaration needs a kind", f"{where}.kind")
+    top = msg.top if msg.HasField("top") else None
+    if top is not None and top > 14:
+        raise BadInput(f"top {top} is not a rank position (0-14)", f"{where}.top")
+    return kind, top
+
+
+def variant_data(v: Variant) -> dict[str, Any]:
+    """Every field of a variant as plain JSON-able data (tuples -> lists, mappings -> dicts);
+    accepted back by ``variant_from_mapping``."""
+    def plain(value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return {k: plain(x) for k, x in value.items()}
+        if isinstance(value, (tuple, list)):
+            return [plain(x) for x in value]
+        return value
+    return {f.name: plain(getattr(v, f.name)) for f in fields(v)}
+
+
+def variant_to_proto(v: Variant) -> variants_pb2.Variant:
+    data = variant_data(v)
+    msg = variants_pb2.Variant(
+        id=v.id, name=v.name, source=v.source, decks=v.decks, lowest_rank=v.lowest_rank,
+        hand_size=v.hand_size, joker_copies=v.joker_copies, deck_size=v.deck_size,
+        ranks=v.ranks, wild_jokers=list(v.wild_jokers), chain_min_links=v.chain_min_links,
+        chain_counts=v.chain_counts, chain_phase=v.chain_phase, chain_wrap=v.chain_wrap,
+        bomb_order=v.bomb_order, bomb_key_fields=list(v.bomb_key_fields),
+        multi_bomb=[variants_pb2.MultiBombRow(n=n, min_k=k) for n, k in v.multi_bomb],
+        chain_bonus=v.chain_bonus, round_end=v.round_end,
+        kou=dict(v.kou), kou_thresholds=list(v.kou_thresholds),
+        multiplier=[variants_pb2.MultiplierRow(star=s, multiplier=m) for s, m in v.multiplier],
+        multiplier_star=v.multiplier_star,
+        contribution=[variants_pb2.ContributionRow(star=s, gain=a, pay=b)
+                      for s, a, b in v.contribution],
+        contribution_mode=v.contribution_mode,
+        contribution_recipients=v.contribution_recipients,
+        escape=v.escape, escape_fee=v.escape_fee, extends=v.extends or "",
+        builtin=BUILTIN.get(v.id) is v,
+        variant_json=json.dumps(data, ensure_ascii=False, sort_keys=True))
+    for kind, row in v.base.items():
+        msg.base[kind].by_place.extend(row)
+    if v.settlement_star_cap is not None:
+        msg.settlement_star_cap = v.settlement_star_cap
+    return msg

@@ -1,0 +1,166 @@
+"""Round settlement on the wire: summaries and replays in, RoundResult messages out.
+
+Mirrors :class:`core_ext.scoring.RoundResult` field for field, both ways:
+:func:`result_to_proto` (server) and :func:`result_to_dict` (clients such as
+:mod:`service.remote`, which must yield the same dicts as the local scorer).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from typing import Any
+
+import core_ext
+from core_ext.errors import InvalidPlay
+from core_ext.variants import Variant
+
+from .convert import cards_of, declaration
+from .errors import BadInput, Unimplemented, field_scope
+from .gen.shuangkou.v1 import scoring_pb2
+from .limits import Limits
+
+__all__ = ["score_summary", "score_replay_request", "result_to_proto", "result_to_dict"]
+
+SEATS = 4
+_WIN_KINDS = {"double": scoring_pb2.WIN_KIND_DOUBLE, "single": scoring_pb2.WIN_KIND_SINGLE,
+              "flat": scoring_pb2.WIN_KIND_FLAT, "escape": scoring_pb2.WIN_KIND_ESCAPE}
+_WIN_NAMES = {v: k for k, v in _WIN_KINDS.items()}
+
+
+def _core_function(module: str, name: str, rpc: str) -> Any:
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):
+        raise Unimplemented(f"{rpc} is not available: this build of the rules core has no "
+                            f"{module}.{name}") from None
+
+
+def _seat(value: int, field: str) -> int:
+    if value >= SEATS:
+        raise BadInput(f"{value} is not a seat (0-3)", field)
+    return value
+
+
+def score_summary(summary: scoring_pb2.RoundSummary, variant: str | Variant,
+                  limits: Limits) -> scoring_pb2.RoundResult:
+    """Settle a round from a RoundSummary message (core_ext.scoring.score_round)."""
+    score_round = _core_function("core_ext.scoring", "score_round", "ScoreRound")
+    bombs: list[list[core_ext.Reading]] = [[] for _ in range(SEATS)]
+    for i, bomb in enumerate(summary.bombs):
+        where = f"summary.bombs[{i}]"
+        seat = _seat(bomb.seat, f"{where}.seat")
+        codes, where_cards = cards_of(bomb.cards, f"{where}.cards", limits)
+        kind, top = declaration(bomb.declare, f"{where}.declare", bomb.HasField("declare"))
+        with field_scope(where_cards):
+            reading = core_ext.play_reading(codes, variant, None, kind, top)
+        if not reading.is_bomb:
+            raise InvalidPlay(f"{' '.join(core_ext.format_cards(codes))} is not a bomb: it "
+                              f"reads as {reading.describe()}", where)
+        bombs[seat].append(reading)
+    hands = None
+    if summary.hands:
+        if len(summary.hands) != SEATS:
+            raise BadInput(f"hands lists {len(summary.hands)} seats; give all 4 or none",
+                           "summary.hands")
+        hands = [cards_of(h, f"summary.hands[{s}]", limits, allow_empty=True)[0]
+                 for s, h in enumerate(summary.hands)]
+    cards_left = list(summary.cards_left) if summary.cards_left else None
+    with field_scope("summary", nested=True):
+        result = score_round(
+            variant, list(summary.finish_order), bombs,
+            stake=summary.stake if summary.HasField("stake") else 1,
+            cards_left=cards_left,
+            escape=summary.escape if summary.HasField("escape") else None,
+            hands=hands, table_fee=summary.table_fee)
+    return result_to_proto(result)
+
+
+def score_replay_request(request: Any, variant: str | Variant,
+                         limits: Limits) -> scoring_pb2.RoundResult:
+    """Validate and settle the replay of a ScoreRound/ScoreReplays request."""
+    score_replay = _core_function("core_ext.replay", "score_replay", "Scoring a replay")
+    which = request.WhichOneof("round")
+    if which == "replay_json":
+        where = "replay_json"
+        try:
+            document = json.loads(request.replay_json)
+        except json.JSONDecodeError as exc:
+            raise BadInput(f"replay is not valid JSON: {exc}", where) from None
+        if not isinstance(document, dict):
+            raise BadInput("a replay must be a JSON object", where)
+    else:
+        where = "replay"
+        document = replay_to_dict(request.replay, limits)
+    named = request.WhichOneof("rule_set") is not None
+    if "variant" in document and named and document["variant"] != _variant_id(variant):
+        raise BadInput(f"the replay names variant {document['variant']!r} but the request "
+                       f"names {_variant_id(variant)!r}", f"{where}.variant")
+    if named or "variant" not in document:
+        document["variant"] = variant
+    with field_scope(where, nested=True):
+        result = score_replay(document)
+    return result_to_proto(result)
+
+
+def _variant_id(variant: str | Variant) -> str:
+    return variant if isinstance(variant, str) else variant.id
+
+
+def replay_to_dict(replay: scoring_pb2.Replay, limits: Limits) -> dict[str, Any]:
+    """A Replay message as the replay document core_ext.replay reads."""
+    raise Unimplemented("structured replays are not available yet: send replay_json")
+
+
+# ----------------------------------------------------------------------------- results
+
+def _opt(msg: Any, name: str) -> Any:
+    return getattr(msg, name) if msg.HasField(name) else None
+
+
+def result_to_proto(r: Any) -> scoring_pb2.RoundResult:
+    """core_ext.scoring.RoundResult -> RoundResult message."""
+    msg = scoring_pb2.RoundResult(
+        variant=r.variant, kind=_WIN_KINDS[r.kind], winning_team=r.winning_team,
+        finish_order=list(r.finish_order), star=r.star, star_seat=r.star_seat,
+        multiplier=r.multiplier, stake=r.stake, escaper=r.escaper, table_fee=r.table_fee,
+        total=r.total)
+    for s in r.seats:
+        src = s.star_source
+        msg.seats.add(
+            seat=s.seat, team=s.team, place=s.place, base=s.base, star=s.star,
+            star_source=scoring_pb2.StarSource(rule=src.rule, bomb=src.bomb, n=src.n, k=src.k,
+                                               bonus=src.bonus, text=src.describe()),
+            multiplier=s.multiplier, contribution=s.contribution, escape=s.escape,
+            final=s.final)
+    for e in r.contributions:
+        msg.contributions.add(seat=e.seat, star=e.star, gain=e.gain, pay=e.pay, to=list(e.to),
+                              bomb=e.bomb)
+    return msg
+
+
+def result_to_dict(msg: scoring_pb2.RoundResult) -> dict[str, Any]:
+    """RoundResult message -> the dict core_ext.scoring.RoundResult.to_dict() gives."""
+    seats = []
+    for s in msg.seats:
+        src = s.star_source
+        source = {k: _opt(src, k) for k in ("rule", "bomb", "n", "k", "bonus")}
+        source = {k: v for k, v in source.items() if v is not None}
+        source["rule"] = src.rule
+        source["text"] = src.text
+        seats.append({
+            "seat": s.seat, "team": s.team, "place": _opt(s, "place"), "base": s.base,
+            "star": s.star, "star_source": source, "multiplier": s.multiplier,
+            "contribution": s.contribution, "escape": s.escape, "final": s.final})
+    return {
+        "variant": msg.variant, "kind": _WIN_NAMES[msg.kind],
+        "winning_team": _opt(msg, "winning_team"),
+        "finish_order": list(msg.finish_order), "star": msg.star,
+        "star_seat": _opt(msg, "star_seat"), "multiplier": msg.multiplier, "stake": msg.stake,
+        "escaper": _opt(msg, "escaper"), "table_fee": msg.table_fee,
+        "final": [s["final"] for s in seats], "total": msg.total,
+        "seats": seats,
+        "contributions": [{"seat": e.seat, "star": e.star, "gain": e.gain, "pay": e.pay,
+                           "to": list(e.to), "bomb": _opt(e, "bomb")}
+                          for e in msg.contributions],
+    }
