@@ -127,8 +127,8 @@ class RoundResult:
 
     variant: str
     kind: str
-    winning_team: tuple[int, int] | None
-    finish_order: tuple[int, ...]
+    winning_team: int | None  # 0 = seats 0 and 2, 1 = seats 1 and 3; None after an escape
+    finish_order: tuple[int, ...]  # seats that emptied their hands, in order
     star: int                 # settlement star that set the multiplier (capped)
     star_seat: int | None     # whose star that was (None: no bomb counted / escape rules)
     multiplier: int
@@ -143,6 +143,12 @@ class RoundResult:
         return tuple(s.final for s in self.seats)
 
     @property
+    def ranking(self) -> tuple[int, ...]:
+        """Seats by place (1st first); only the finishers after an escape."""
+        placed = [s for s in self.seats if s.place is not None]
+        return tuple(s.seat for s in sorted(placed, key=lambda s: s.place or 0))
+
+    @property
     def total(self) -> int:
         """Sum of the final amounts: 0 where the variant is zero-sum (docs/replays.md)."""
         return sum(s.final for s in self.seats)
@@ -150,7 +156,7 @@ class RoundResult:
     def to_dict(self) -> dict[str, Any]:
         return {
             "variant": self.variant, "kind": self.kind,
-            "winning_team": list(self.winning_team) if self.winning_team else None,
+            "winning_team": self.winning_team,
             "finish_order": list(self.finish_order), "star": self.star,
             "star_seat": self.star_seat, "multiplier": self.multiplier, "stake": self.stake,
             "escaper": self.escaper, "table_fee": self.table_fee,
@@ -583,9 +589,8 @@ def score_round(
                    contribution=contrib[s], escape=0,
                    final=(outcome.base[s] * m + contrib[s]) * stake)
         for s in range(SEATS))
-    w = outcome.winner
     return RoundResult(
-        variant=v.id, kind=outcome.kind, winning_team=(min(w, partner(w)), max(w, partner(w))),
+        variant=v.id, kind=outcome.kind, winning_team=outcome.winner % 2,
         finish_order=order, star=star, star_seat=star_seat if star else None, multiplier=m,
         stake=stake, escaper=None, table_fee=table_fee, seats=seats,
         contributions=tuple(events))
