@@ -1,0 +1,189 @@
+"""Random replays for tests and benchmarks: deal a round and play it out with a simple bot.
+
+:func:`generate_replay` is seeded and reproducible (the same variant, seed and escape
+probability give the same replay). The bot picks among :func:`core_ext.legal_plays`: it
+leads low, follows with the cheapest play that beats, rarely beats its partner, throws
+bombs often enough that every star rule gets exercised, and sometimes declares a
+non-primary reading. The round is simulated here independently of :mod:`core_ext.replay`
+(turn order, 接风, round end), so generated replays cross-check the validator.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from typing import Any
+
+from ._core import RANK_CHARS, format_cards, play_reading
+from .variants import BUILTIN, Variant, get_variant
+
+__all__ = ["generate_replay", "deal"]
+
+SEATS = 4
+_STAKES = (1, 1, 1, 2, 5)     # stakes drawn for generated replays
+_TABLE_FEES = (0, 0, 3)       # table fees drawn for escaped replays
+
+
+def deal(variant: str | Variant, rng: random.Random) -> list[list[int]]:
+    """Shuffle the variant's deck and deal ``hand_size`` cards to each seat (codes)."""
+    v = get_variant(variant)
+    deck = [1 + r * 5 + s for r in range(v.lowest_rank, 13) for s in range(4)
+            for _ in range(v.decks)]
+    deck += [1 + 13 * 5 + 4] * v.joker_copies + [1 + 14 * 5 + 4] * v.joker_copies
+    rng.shuffle(deck)
+    return [sorted(deck[i * v.hand_size:(i + 1) * v.hand_size]) for i in range(SEATS)]
+
+
+class _Bot:
+    """Chooses moves. Probabilities are tuned for variety, not for strength."""
+
+    BOMB_ON_LEAD = 0.08      # lead a bomb when ordinary plays remain
+    FOLLOW = 0.85            # follow an opponent when an ordinary play beats
+    FOLLOW_PARTNER = 0.15    # beat the partner's play
+    BOMB_FOLLOW = 0.45       # bomb an opponent's play when only bombs beat
+    DECLARE = 0.5            # declare a non-primary reading when the enumeration offers one
+
+    def __init__(self, v: Variant, rng: random.Random) -> None:
+        from . import legal_plays  # the enumeration engine (compiled separately)
+
+        self.v = v
+        self.rng = rng
+        self.legal_plays = legal_plays
+
+    def lead(self, hand: list[int]) -> Any:
+        plays = list(self.legal_plays(hand, self.v))
+        return self._pick(plays, hand, self.BOMB_ON_LEAD)
+
+    def follow(self, hand: list[int], standing: Any, partner_played: bool) -> Any | None:
+        plays = list(self.legal_plays(hand, self.v, standing))
+        if not plays:
+            return None
+        if any(len(p.cards) == len(hand) for p in plays):
+            return next(p for p in plays if len(p.cards) == len(hand))
+        ordinary = [p for p in plays if not p.reading.is_bomb]
+        chance = self.FOLLOW_PARTNER if partner_played else (
+            self.FOLLOW if ordinary else self.BOMB_FOLLOW)
+        if self.rng.random() >= chance:
+            return None
+        return self._cheapest(ordinary or plays)
+
+    def _pick(self, plays: list[Any], hand: list[int], bomb_chance: float) -> Any:
+        for p in plays:
+            if len(p.cards) == len(hand):
+                return p   # going out beats everything else
+        ordinary = [p for p in plays if not p.reading.is_bomb]
+        if not ordinary or self.rng.random() < bomb_chance:
+            return self._cheapest([p for p in plays if p.reading.is_bomb] or plays)
+        # low plays first; longer plays among the lowest get rid of more cards
+        lowest = min(p.reading.top for p in ordinary)
+        options = [p for p in ordinary if p.reading.top <= lowest + 1]
+        return self.rng.choice(options)
+
+    def _cheapest(self, plays: Sequence[Any]) -> Any:
+        if plays[0].reading.is_bomb:
+            best = min(p.reading.key for p in plays if p.reading.is_bomb)
+            options = [p for p in plays if p.reading.is_bomb and p.reading.key == best]
+        else:
+            best = min((p.reading.top, len(p.cards)) for p in plays)
+            options = [p for p in plays if (p.reading.top, len(p.cards)) == best]
+        return self.rng.choice(options)
+
+
+def _declaration(play: Any, v: Variant, standing: Any, rng: random.Random) -> tuple[dict, Any]:
+    """The action fields for a play and the reading that then stands (§7 rules 4–6)."""
+    undeclared = play_reading(play.cards, v, standing)
+    wanted = play.reading
+    if (wanted.kind, wanted.top) != (undeclared.kind, undeclared.top) and \
+            rng.random() < _Bot.DECLARE:
+        top = RANK_CHARS[wanted.top] if wanted.top < 13 else ("SJ" if wanted.top == 13 else "BJ")
+        reading = play_reading(play.cards, v, standing, wanted.kind, top)
+        return {"declare": wanted.kind, "declare_top": top}, reading
+    return {}, undeclared
+
+
+def _seating(hands: list[list[int]], v: Variant, rng: random.Random) -> tuple[dict, int, list[int]]:
+    """Pick the revealed card and leader; return the replay's team fields, the leader and
+    the dealt seat sitting at each table seat."""
+    leader = rng.randrange(SEATS)
+    card = rng.choice(hands[leader])
+    copies = v.joker_copies if card > 65 else v.decks
+    fields: dict[str, Any] = {"leader": leader, "revealed": format_cards([card])[0]}
+    holders = [d for d in range(SEATS) for _ in range(hands[d].count(card))]
+    if hands[leader].count(card) >= 2:
+        partner = (leader + 2) % SEATS
+    else:
+        partner = next((d for d in holders if d != leader), (leader + 2) % SEATS)
+    if copies != 2:
+        others = [d for d in range(SEATS) if d not in (leader, partner)]
+        fields["teams"] = [sorted((leader, partner)), others]
+    hand_at = list(range(SEATS))
+    opposite = (leader + 2) % SEATS
+    if partner != opposite:
+        hand_at[opposite], hand_at[partner] = partner, opposite
+    return fields, leader, hand_at
+
+
+def generate_replay(variant: str | Variant, seed: int, escape_prob: float = 0.0) -> dict:
+    """A random, complete replay of one round under ``variant`` (a JSON-able dict).
+
+    With probability ``escape_prob`` the round is cut at a random move and a random seat
+    still holding cards escapes (in ``baibian``, which has no escape rule, such replays are
+    refused by :func:`~core_ext.replay.score_replay`).
+    """
+    v = get_variant(variant)
+    rng = random.Random(f"{v.id}/{seed}")
+    dealt = deal(v, rng)
+    fields, leader, hand_at = _seating(dealt, v, rng)
+    hands = [list(dealt[d]) for d in hand_at]
+    bot = _Bot(v, rng)
+    actions: list[dict] = []
+    holding: list[list[int]] = []      # seats holding cards before each action
+    finished: list[int] = []
+    standing, last, passes, turn = None, -1, 0, leader
+    while True:
+        holding.append([s for s in range(SEATS) if hands[s]])
+        seat = turn
+        if standing is None:
+            play = bot.lead(hands[seat])
+        else:
+            play = bot.follow(hands[seat], standing, last == (seat + 2) % SEATS)
+        if play is None:
+            actions.append({"seat": seat, "pass": True})
+            passes += 1
+            if passes == sum(1 for s in range(SEATS) if hands[s] and s != last):
+                standing = None
+                mate = (last + 2) % SEATS
+                turn = last if hands[last] else mate if hands[mate] else _next(hands, last)
+            else:
+                turn = _next(hands, seat)
+            continue
+        extra, standing = _declaration(play, v, standing, rng)
+        actions.append({"seat": seat, "play": format_cards(play.cards), **extra})
+        for c in play.cards:
+            hands[seat].remove(c)
+        last, passes = seat, 0
+        if not hands[seat]:
+            finished.append(seat)
+            if v.round_end == "first_out" or (seat + 2) % SEATS in finished:
+                break
+        turn = _next(hands, seat)
+    extra: dict[str, Any] = {"stake": rng.choice(_STAKES)}
+    if escape_prob and rng.random() < escape_prob:
+        cut = rng.randrange(len(actions))
+        actions = actions[:cut] + [{"seat": rng.choice(holding[cut]), "escape": True}]
+        extra["table_fee"] = rng.choice(_TABLE_FEES)
+    return {
+        "variant": v.id if BUILTIN.get(v.id) is v else v.to_dict(),
+        "hands": [format_cards(h) for h in dealt],
+        **fields,
+        "actions": actions,
+        **extra,
+    }
+
+
+def _next(hands: list[list[int]], seat: int) -> int:
+    for step in (1, 2, 3):
+        s = (seat + step) % SEATS
+        if hands[s]:
+            return s
+    return seat
