@@ -1,0 +1,185 @@
+"""Card parsing, formatting and deck validation (RULES.md §2, §3; docs/design.md card codes).
+
+Every CardError is checked for what it says: the offending card (or count) and why.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from randomplays import PlayMaker, deal, full_deck
+from reference import VARIANTS, Card, as_cards, deck_problems, parse
+
+import core_ext
+from core_ext import CardError, VariantError
+
+ALL_CODES = [1 + r * 5 + s for r in range(13) for s in range(5)] + [70, 75]
+
+
+# ----------------------------------------------------------------------------- codes
+
+def test_card_codes() -> None:
+    assert core_ext.card_code(4, 0) == 21                # 7S
+    assert core_ext.card_code(4) == 25                   # 7 (no suit)
+    assert (core_ext.card_rank(64), core_ext.card_suit(64)) == (12, 3)   # 2C
+    assert (core_ext.card_rank(75), core_ext.card_suit(75)) == (14, 4)   # BJ
+    assert core_ext.RANK_CHARS == "3456789TJQKA2"
+    assert core_ext.SUIT_CHARS == "SHDC"
+    for code in ALL_CODES:
+        assert Card.from_code(code).code == code
+        assert core_ext.card_code(core_ext.card_rank(code), core_ext.card_suit(code)) == code
+
+
+def test_card_code_of_a_suited_joker_is_refused() -> None:
+    with pytest.raises(CardError, match="rank 13 and suit 0"):
+        core_ext.card_code(13, 0)
+
+
+# ----------------------------------------------------------------------------- formatting
+
+def test_format_cards() -> None:
+    assert core_ext.format_cards([1, 5, 21, 64, 70, 75, 36, 40]) == [
+        "3S", "3", "7S", "2C", "SJ", "BJ", "TS", "T"]
+
+
+def test_every_card_round_trips() -> None:
+    texts = core_ext.format_cards(ALL_CODES)
+    assert texts == [Card.from_code(c).text for c in ALL_CODES]
+    assert core_ext.parse_cards(" ".join(texts)) == ALL_CODES
+    assert core_ext.parse_cards(texts) == ALL_CODES          # a list of tokens
+    assert core_ext.parse_cards(ALL_CODES) == ALL_CODES      # codes pass through
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_random_plays_round_trip(variant: str) -> None:
+    maker = PlayMaker(variant, random.Random(f"cards/{variant}"))
+    for cards in maker.plays(300):
+        text = " ".join(core_ext.format_cards(cards))
+        assert core_ext.parse_cards(text) == cards
+        assert [c.code for c in parse(text)] == cards
+        assert core_ext.parse_cards(text.lower().replace(" ", ",")) == cards
+
+
+# ----------------------------------------------------------------------------- parsing
+
+@pytest.mark.parametrize("text, codes", [
+    ("7S 7H BJ", [21, 22, 75]),
+    ("7s,7h+bj", [21, 22, 75]),
+    ("  BJ  ,+ SJ\t\n", [75, 70]),
+    ("10JQKA", [40, 45, 50, 55, 60]),
+    ("1010", [40, 40]),
+    ("10h TH", [37, 37]),
+    ("", []),
+    ("   ", []),
+])
+def test_parse_text(text: str, codes: list[int]) -> None:
+    assert core_ext.parse_cards(text) == codes
+    assert [c.code for c in parse(text)] == codes
+
+
+def test_parse_token_lists() -> None:
+    assert core_ext.parse_cards(["7S", "bj"]) == [21, 75]
+    assert core_ext.parse_cards(("7S",)) == [21]
+    assert core_ext.parse_cards(["7777"]) == [25] * 4
+    assert core_ext.parse_cards([21, "7S"]) == [21, 21]
+
+
+@pytest.mark.parametrize("cards, says", [
+    ("7SJ", ["'7SJ'", "own"]),
+    ("1", ["'1'", "not a rank"]),
+    ("7X", ["'7X'", "'X'"]),
+    ("XYZ", ["'XYZ'"]),
+    ("7 8 Q7S", ["'Q7S'"]),
+    ("BJ7", ["'BJ7'"]),
+    ([0], ["code 0"]),
+    ([76], ["code 76"]),
+    ([66], ["code 66"]),               # SJ with a suit
+    ([None], ["string or an int", "NoneType"]),
+    ([True], ["string or an int", "bool"]),
+    ([""], ["empty"]),
+    (["77 88"], ["'77 88'"]),          # one list item is one token
+])
+def test_parse_errors_name_the_card_and_why(cards: object, says: list[str]) -> None:
+    with pytest.raises(CardError) as info:
+        core_ext.parse_cards(cards)
+    assert isinstance(info.value, ValueError)
+    assert info.value.field == "cards"
+    for part in says:
+        assert part in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("text", ["7SJ", "1", "7X", "XYZ", "BJ7", "77S", "S7", "SJBJ"])
+def test_reference_rejects_the_same_tokens(text: str) -> None:
+    with pytest.raises(ValueError, match="not a card"):
+        parse(text)
+    with pytest.raises(CardError):
+        core_ext.parse_cards(text)
+
+
+# ----------------------------------------------------------------------------- deck limits
+
+@pytest.mark.parametrize("variant, cards, says", [
+    ("baibian", "777777777", ["'7'", "9 copies", "8"]),
+    ("baibian", "7S 7S 7S", ["'7S'", "3 copies", "2"]),
+    ("baibian", "7S 7S 7 7 7 7 7 7 7", ["'7'", "9 copies"]),
+    ("baibian", "SJ SJ SJ", ["'SJ'", "3 copies", "2"]),
+    ("qianbian", "BJ BJ BJ", ["'BJ'", "3 copies"]),
+    ("fengkuang_crazy", "7777777777777", ["'7'", "13 copies", "12"]),
+    ("fengkuang_crazy", "7S 7S 7S 7S", ["'7S'", "4 copies", "3"]),
+    ("fengkuang_crazy", "3", ["'3'", "no 3s"]),
+    ("fengkuang_crazy", "7777 6S", ["'6S'", "no 6s"]),
+    ("baibian", "3333 4444 5555 6666 7777 8888 9999", ["28 cards", "27"]),
+    ("fengkuang_crazy", "7777 8888 9999 TTTT JJJJ QQQQ KKKK A", ["29 cards", "28"]),
+])
+def test_deck_errors_name_the_card_and_why(variant: str, cards: str, says: list[str]) -> None:
+    assert deck_problems(cards, variant)
+    for call in (core_ext.validate_hand, core_ext.classify):
+        with pytest.raises(CardError) as info:
+            call(cards, variant)
+        for part in says:
+            assert part in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_dealt_hands_are_valid(variant: str) -> None:
+    v = core_ext.get_variant(variant)
+    assert len(full_deck(variant)) == v.deck_size
+    for hand in deal(variant, random.Random(variant)):
+        assert len(hand) == v.hand_size
+        assert core_ext.validate_hand(hand, variant) == hand
+        assert core_ext.validate_hand(" ".join(core_ext.format_cards(hand)), v) == hand
+        assert not deck_problems(hand, variant)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_validate_hand_agrees_with_reference(variant: str) -> None:
+    """Dealt hands cut down and padded with random cards: CardError exactly when the
+    reference finds a deck problem."""
+    rng = random.Random(f"validate/{variant}")
+    v = core_ext.get_variant(variant)
+    any_card = [c for c in range(1, 76) if c <= 65 or c in (70, 75)]
+    errors = 0
+    for _ in range(400):
+        hand = rng.sample(deal(variant, rng)[0], rng.randint(0, v.hand_size))
+        hand += rng.choices(any_card, k=rng.randint(0, 4))
+        problems = deck_problems(hand, variant)
+        try:
+            core_ext.validate_hand(hand, variant)
+        except CardError:
+            errors += 1
+            assert problems, core_ext.format_cards(hand)
+        else:
+            assert not problems, (problems, core_ext.format_cards(hand))
+    assert 20 < errors < 380   # both outcomes well exercised
+
+
+def test_validate_hand_unknown_variant() -> None:
+    with pytest.raises(VariantError, match="unknown variant 'nope'") as info:
+        core_ext.validate_hand("7777", "nope")
+    assert info.value.field == "variant"
+
+
+def test_reference_parser_basics() -> None:
+    assert as_cards([21, 75]) == [Card(4, "S"), Card(14)]
+    assert [c.text for c in parse("10h tjq sj")] == ["TH", "T", "J", "Q", "SJ"]
