@@ -11,6 +11,5 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
   .venv/bin/python -m pip install -q --upgrade pip
 fi
+# The editable build compiles core_ext/*.pyx in place and generates service/gen/ from protos/.
 .venv/bin/python -m pip install -q -e ".[test]"
-# setuptools' editable build may leave the compiled modules in build/; make sure they are in-tree.
-.venv/bin/python setup.py -q build_ext --inplace >/dev/null
