@@ -1,0 +1,183 @@
+"""Properties of reading and comparing plays that must hold for any cards (hypothesis).
+
+* card order and suits never change the readings (§2);
+* ``beats`` is irreflexive, asymmetric and transitive over readings of one comparable class
+  (all bombs; or ordinary plays of one type and card count) (§5, §8);
+* every bomb beats every ordinary play, and no ordinary play beats a bomb (§6, §8);
+* a play beats exactly when one of its readings does, and the standing reading beats (§7).
+
+Examples are bounded (``max_examples``) so the file stays fast; plays come from the seeded
+generators in ``randomplays`` driven by hypothesis' random source.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from randomplays import NO_SUIT, PlayMaker
+from reference import VARIANTS, view
+
+import core_ext
+
+FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SAMPLES = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+variants = st.sampled_from(VARIANTS)
+seeds = st.integers(0, 2**32 - 1)   # one seed drives a whole sample of plays
+
+
+def _readings(cards: list[int], variant: str) -> list[Any] | None:
+    try:
+        return list(core_ext.classify(cards, variant).readings)
+    except core_ext.InvalidPlay:
+        return None
+
+
+def _resuit(cards: list[int], variant: str, rng: random.Random) -> list[int]:
+    """The same ranks with other suits (or none), still within the deck's copy limits."""
+    decks = core_ext.get_variant(variant).decks
+    used: dict[int, int] = defaultdict(int)
+    out = []
+    for code in cards:
+        rank = (code - 1) // 5
+        suit = NO_SUIT if rank >= 13 else rng.randrange(5)
+        if suit != NO_SUIT and used[rank * 5 + suit] >= decks:
+            suit = NO_SUIT
+        used[rank * 5 + suit] += 1
+        out.append(1 + rank * 5 + suit)
+    return out
+
+
+@FAST
+@given(variant=variants, rng=st.randoms(use_true_random=False))
+def test_card_order_and_suits_never_change_the_result(variant: str, rng: random.Random) -> None:
+    cards = PlayMaker(variant, rng).play()
+    try:
+        core_ext.validate_hand(cards, variant)
+    except core_ext.CardError:
+        return
+    before = _readings(cards, variant)
+    other = _resuit(cards, variant, rng)
+    rng.shuffle(other)
+    after = _readings(other, variant)
+    assert (before is None) == (after is None)
+    if before is not None and after is not None:
+        assert [view(r) for r in before] == [view(r) for r in after]
+        assert [r.key for r in before] == [r.key for r in after]
+
+
+def _sample(variant: str, rng: random.Random, n: int = 160) -> list[Any]:
+    """Readings of n random plays (every reading of every valid play), deck-valid only."""
+    maker = PlayMaker(variant, rng)
+    out = []
+    for cards in maker.plays(n):
+        try:
+            out += core_ext.classify(cards, variant).readings
+        except (core_ext.InvalidPlay, core_ext.CardError):
+            continue
+    return out
+
+
+def _classes(readings: list[Any]) -> dict[Any, list[Any]]:
+    """Comparable classes: all bombs together; ordinary plays by (type, card count)."""
+    classes: dict[Any, list[Any]] = defaultdict(list)
+    for r in readings:
+        classes["bomb" if r.is_bomb else (r.kind, r.cards)].append(r)
+    return classes
+
+
+@SAMPLES
+@given(variant=variants, seed=seeds)
+def test_beats_is_a_strict_order_within_a_class(variant: str, seed: int) -> None:
+    for cls, members in _classes(_sample(variant, random.Random(seed))).items():
+        members = members[:45]
+        m = [[core_ext.beats(x, y, variant) for y in members] for x in members]
+        n = len(members)
+        for i in range(n):
+            assert not m[i][i], ("irreflexive", cls, view(members[i]))
+            for j in range(n):
+                if m[i][j]:
+                    assert not m[j][i], ("asymmetric", view(members[i]), view(members[j]))
+                    for k in range(n):
+                        if m[j][k]:
+                            assert m[i][k], ("transitive", view(members[i]),
+                                             view(members[j]), view(members[k]))
+
+
+@SAMPLES
+@given(variant=variants, seed=seeds)
+def test_every_bomb_beats_every_ordinary_play(variant: str, seed: int) -> None:
+    readings = _sample(variant, random.Random(seed), 120)
+    bombs = [r for r in readings if r.is_bomb][:30]
+    plain = [r for r in readings if not r.is_bomb][:30]
+    for b in bombs:
+        for o in plain:
+            assert core_ext.beats(b, o, variant), (view(b), view(o))
+            assert not core_ext.beats(o, b, variant), (view(o), view(b))
+
+
+@SAMPLES
+@given(variant=variants, seed=seeds)
+def test_ordinary_plays_of_other_shapes_never_beat(variant: str, seed: int) -> None:
+    plain = [r for r in _sample(variant, random.Random(seed), 120) if not r.is_bomb][:40]
+    for x in plain:
+        for y in plain:
+            if (x.kind, x.cards) != (y.kind, y.cards):
+                assert not core_ext.beats(x, y, variant), (view(x), view(y))
+            else:
+                assert core_ext.beats(x, y, variant) == (x.top > y.top), (view(x), view(y))
+
+
+@FAST
+@given(variant=variants, rng=st.randoms(use_true_random=False))
+def test_play_beats_iff_a_reading_beats_and_standing_reading_beats(
+        variant: str, rng: random.Random) -> None:
+    maker = PlayMaker(variant, rng)
+    b, a = maker.play(), maker.play()
+    rb, ra = _safe(b, variant), _safe(a, variant)
+    if not rb or not ra:
+        return
+    standing_a = ra[0]
+    any_beats = any(core_ext.beats(r, standing_a, variant) for r in rb)
+    assert core_ext.beats(b, standing_a, variant) == any_beats
+    assert core_ext.beats(b, a, variant) == any_beats     # cards: a's primary stands
+    try:
+        standing = core_ext.play_reading(b, variant, to_beat=standing_a)
+    except core_ext.IllegalPlay:
+        assert not any_beats
+    else:
+        assert any_beats and core_ext.beats(standing, standing_a, variant)
+        first = next(r for r in rb if core_ext.beats(r, standing_a, variant))
+        assert view(standing) == view(first)
+
+
+def _safe(cards: list[int], variant: str) -> list[Any] | None:
+    try:
+        return list(core_ext.classify(cards, variant).readings)
+    except (core_ext.InvalidPlay, core_ext.CardError):
+        return None
+
+
+@FAST
+@given(variant=variants, rng=st.randoms(use_true_random=False))
+def test_readings_are_well_formed(variant: str, rng: random.Random) -> None:
+    cards = PlayMaker(variant, rng).play()
+    readings = _safe(cards, variant)
+    if not readings:
+        return
+    c = core_ext.classify(cards, variant)
+    assert view(c.primary) == view(readings[0])
+    seen = set()
+    for r in readings:
+        assert r.cards == len(cards)
+        assert r.is_bomb == (r.kind in core_ext.BOMB_KINDS)
+        assert (r.star > 0) == r.is_bomb and bool(r.key) == r.is_bomb
+        assert sum(n for _, n in r.ranks) + (0 if r.ranks else len(cards)) == len(cards)
+        assert len(r.wilds) <= 4
+        strength = r.key if r.is_bomb else (r.cards, r.top)
+        assert (r.kind, strength) not in seen, "one reading per (kind, strength)"
+        seen.add((r.kind, strength))
