@@ -137,6 +137,7 @@ def variant_data(v: Variant) -> dict[str, Any]:
 
 def variant_to_proto(v: Variant) -> variants_pb2.Variant:
     data = variant_data(v)
+    data["extends"] = v.extends or v.id   # so the JSON can be edited and sent back as is
     msg = variants_pb2.Variant(
         id=v.id, name=v.name, source=v.source, decks=v.decks, lowest_rank=v.lowest_rank,
         hand_size=v.hand_size, joker_copies=v.joker_copies, deck_size=v.deck_size,
@@ -154,7 +155,7 @@ def variant_to_proto(v: Variant) -> variants_pb2.Variant:
         contribution_recipients=v.contribution_recipients,
         escape=v.escape, escape_fee=v.escape_fee, extends=v.extends or "",
         builtin=BUILTIN.get(v.id) is v,
-        variant_json=json.dumps(data, ensure_ascii=False, sort_keys=True))
+        variant_json=json.dumps(data, ensure_ascii=False))
     for kind, row in v.base.items():
         msg.base[kind].by_place.extend(row)
     if v.settlement_star_cap is not None:

@@ -69,13 +69,22 @@ def _lookup(exc: BaseException) -> tuple[grpc.StatusCode, str] | None:
     return None
 
 
+def core_field(exc: BaseException) -> str | None:
+    """The field an exception names; a replay error's action index refines ``actions``."""
+    field = getattr(exc, "field", None)
+    action = getattr(exc, "action", None)
+    if action is not None and field in (None, "actions"):
+        return f"actions[{action}]"
+    return field
+
+
 def failure_for(exc: BaseException) -> Failure | None:
     """The mapped failure for an exception, or None when it is not a known input error."""
     found = _lookup(exc)
     if found is None:
         return None
     code, reason = found
-    field = getattr(exc, "field", None) or ""
+    field = core_field(exc) or ""
     return Failure(code, reason, str(exc), field, type(exc).__name__)
 
 
@@ -121,7 +130,8 @@ def field_scope(where: str, nested: bool = False) -> Iterator[None]:
     except ShuangkouError as exc:
         if getattr(exc, "_scoped", False):
             raise
-        field = _join(where, exc.field) if nested else where
+        field = _join(where, core_field(exc)) if nested else where
         exc.field = field
+        exc.action = None  # type: ignore[attr-defined]  # now part of the path
         exc._scoped = True  # type: ignore[attr-defined]  # outer scopes keep the inner path
         raise

@@ -107,9 +107,43 @@ def _variant_id(variant: str | Variant) -> str:
     return variant if isinstance(variant, str) else variant.id
 
 
+_ACTIONS = {scoring_pb2.ACTION_TYPE_PASS: "pass", scoring_pb2.ACTION_TYPE_ESCAPE: "escape"}
+
+
 def replay_to_dict(replay: scoring_pb2.Replay, limits: Limits) -> dict[str, Any]:
-    """A Replay message as the replay document core_ext.replay reads."""
-    raise Unimplemented("structured replays are not available yet: send replay_json")
+    """A Replay message as the replay document core_ext.replay reads (docs/replays.md)."""
+    doc: dict[str, Any] = {
+        "hands": [cards_of(h, f"replay.hands[{d}]", limits)[0]
+                  for d, h in enumerate(replay.hands)],
+        "leader": replay.leader, "table_fee": replay.table_fee,
+        "partial_deal": replay.partial_deal, "actions": []}
+    if replay.revealed:
+        doc["revealed"] = [replay.revealed]
+    if replay.HasField("partner"):
+        doc["partner"] = replay.partner
+    if replay.teams:
+        doc["teams"] = [list(team.seats) for team in replay.teams]
+    if replay.HasField("stake"):
+        doc["stake"] = replay.stake
+    for i, action in enumerate(replay.actions):
+        where = f"replay.actions[{i}]"
+        move: dict[str, Any] = {"seat": action.seat}
+        if action.type == scoring_pb2.ACTION_TYPE_PLAY:
+            move["play"] = cards_of(action.cards, f"{where}.cards", limits)[0]
+            kind, top = declaration(action.declare, f"{where}.declare",
+                                    action.HasField("declare"))
+            if kind is not None:
+                move["declare"] = kind
+                if top is not None:
+                    move["declare_top"] = top
+        elif action.type in _ACTIONS:
+            if action.cards.cards or action.cards.cards_text or action.HasField("declare"):
+                raise BadInput("only a play carries cards or a declaration", where)
+            move[_ACTIONS[action.type]] = True
+        else:
+            raise BadInput("an action's type must be PLAY, PASS or ESCAPE", f"{where}.type")
+        doc["actions"].append(move)
+    return doc
 
 
 # ----------------------------------------------------------------------------- results
@@ -124,7 +158,8 @@ def result_to_proto(r: Any) -> scoring_pb2.RoundResult:
         variant=r.variant, kind=_WIN_KINDS[r.kind], winning_team=r.winning_team,
         finish_order=list(r.finish_order), star=r.star, star_seat=r.star_seat,
         multiplier=r.multiplier, stake=r.stake, escaper=r.escaper, table_fee=r.table_fee,
-        total=r.total)
+        total=r.total, hand_at=list(getattr(r, "hand_at", ())), actions=getattr(r, "actions", None))
+    hand_at = getattr(r, "hand_at", None)
     for s in r.seats:
         src = s.star_source
         msg.seats.add(
@@ -132,7 +167,7 @@ def result_to_proto(r: Any) -> scoring_pb2.RoundResult:
             star_source=scoring_pb2.StarSource(rule=src.rule, bomb=src.bomb, n=src.n, k=src.k,
                                                bonus=src.bonus, text=src.describe()),
             multiplier=s.multiplier, contribution=s.contribution, escape=s.escape,
-            final=s.final)
+            final=s.final, dealt_seat=hand_at[s.seat] if hand_at else None)
     for e in r.contributions:
         msg.contributions.add(seat=e.seat, star=e.star, gain=e.gain, pay=e.pay, to=list(e.to),
                               bomb=e.bomb)
@@ -144,15 +179,16 @@ def result_to_dict(msg: scoring_pb2.RoundResult) -> dict[str, Any]:
     seats = []
     for s in msg.seats:
         src = s.star_source
-        source = {k: _opt(src, k) for k in ("rule", "bomb", "n", "k", "bonus")}
-        source = {k: v for k, v in source.items() if v is not None}
-        source["rule"] = src.rule
-        source["text"] = src.text
+        source = {k: _opt(src, k) for k in ("bomb", "n", "k", "bonus")}
+        source = {"rule": src.rule, **{k: v for k, v in source.items() if v is not None},
+                  "text": src.text}
         seats.append({
             "seat": s.seat, "team": s.team, "place": _opt(s, "place"), "base": s.base,
             "star": s.star, "star_source": source, "multiplier": s.multiplier,
             "contribution": s.contribution, "escape": s.escape, "final": s.final})
-    return {
+        if s.HasField("dealt_seat"):
+            seats[-1]["dealt_seat"] = s.dealt_seat
+    result = {
         "variant": msg.variant, "kind": _WIN_NAMES[msg.kind],
         "winning_team": _opt(msg, "winning_team"),
         "finish_order": list(msg.finish_order), "star": msg.star,
@@ -164,3 +200,7 @@ def result_to_dict(msg: scoring_pb2.RoundResult) -> dict[str, Any]:
                            "to": list(e.to), "bomb": _opt(e, "bomb")}
                           for e in msg.contributions],
     }
+    if msg.hand_at:   # a replay's result (core_ext.replay.ReplayResult.to_dict)
+        result["hand_at"] = list(msg.hand_at)
+        result["actions"] = msg.actions
+    return result

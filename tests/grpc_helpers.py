@@ -1,0 +1,182 @@
+"""Helpers for the service tests: in-process servers on 127.0.0.1:0, rich-error decoding, and
+``shuangkou serve`` subprocesses whose bound port is read from their log."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+from google.rpc import error_details_pb2
+from grpc_health.v1 import health
+from grpc_status import rpc_status
+from prometheus_client import CollectorRegistry, generate_latest
+
+from service.config import Config
+from service.gen.shuangkou.v1 import cards_pb2, service_pb2_grpc
+from service.metrics import Metrics
+from service.server import create_server, set_serving
+
+ROOT = Path(__file__).resolve().parents[1]
+TIMEOUT = 10.0   # seconds: every RPC in the tests carries this deadline
+
+
+@dataclass
+class Running:
+    port: int
+    channel: grpc.Channel
+    stub: service_pb2_grpc.ShuangkouServiceStub
+    registry: CollectorRegistry
+    health: health.HealthServicer
+    server: grpc.Server = field(repr=False)
+
+    def scrape(self) -> str:
+        return generate_latest(self.registry).decode()
+
+
+@contextlib.contextmanager
+def running_server(**settings: object) -> Iterator[Running]:
+    """An in-process server on 127.0.0.1 (any free port) with its own metrics registry."""
+    config = Config(**{"host": "127.0.0.1", "port": 0, "metrics_port": 0, "threads": 4,
+                       **settings})
+    registry = CollectorRegistry()
+    health_servicer = health.HealthServicer()
+    server, port = create_server(config, health_servicer=health_servicer,
+                                 metrics=Metrics(registry))
+    server.start()
+    set_serving(health_servicer)
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    try:
+        yield Running(port, channel, service_pb2_grpc.ShuangkouServiceStub(channel), registry,
+                      health_servicer, server)
+    finally:
+        channel.close()
+        server.stop(None)
+
+
+def cards(text: str) -> cards_pb2.Cards:
+    return cards_pb2.Cards(cards_text=text)
+
+
+@dataclass
+class RichError:
+    code: grpc.StatusCode
+    message: str
+    violations: list[error_details_pb2.BadRequest.FieldViolation]
+    reason: str
+
+    @property
+    def fields(self) -> list[str]:
+        return [v.field for v in self.violations]
+
+
+def rich_error(exc: grpc.RpcError) -> RichError:
+    """Decode the google.rpc.Status details of a failed call."""
+    status = rpc_status.from_call(exc)  # type: ignore[arg-type]
+    violations: list[error_details_pb2.BadRequest.FieldViolation] = []
+    reason = ""
+    if status is not None:
+        for detail in status.details:
+            if detail.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+                bad = error_details_pb2.BadRequest()
+                detail.Unpack(bad)
+                violations.extend(bad.field_violations)
+            elif detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+                info = error_details_pb2.ErrorInfo()
+                detail.Unpack(info)
+                reason = info.reason
+    return RichError(exc.code(), exc.details() or "", violations, reason)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def scrape(port: int) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=TIMEOUT) as resp:
+        return resp.read().decode()
+
+
+def metric_value(text: str, name: str, **labels: str) -> float:
+    """Sum of the samples of ``name`` whose labels include ``labels``."""
+    total = 0.0
+    for line in text.splitlines():
+        if not line.startswith(name + "{") and not line.startswith(name + " "):
+            continue
+        head, _, value = line.rpartition(" ")
+        if all(f'{k}="{v}"' in head for k, v in labels.items()):
+            total += float(value)
+    return total
+
+
+class ServerProcess:
+    """``python -m service serve ...`` in a subprocess; ``port`` read from its log."""
+
+    LISTEN = re.compile(r"serving shuangkou\.v1 on [^ ]+:(\d+)")
+
+    def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "service", "serve", "--host", "127.0.0.1", *args],
+            cwd=ROOT, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE, text=True)
+        self.log: list[str] = []
+        self._port: int | None = None
+        self._ready = threading.Event()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.log.append(line)
+            m = self.LISTEN.search(line)
+            if m and self._port is None:
+                self._port = int(m.group(1))
+                self._ready.set()
+        self._ready.set()
+
+    @property
+    def port(self) -> int:
+        if not self._ready.wait(60) or self._port is None:
+            raise AssertionError("server did not start:\n" + "".join(self.log))
+        return self._port
+
+    def wait_serving(self, timeout: float = 30.0) -> None:
+        """Until the health service answers SERVING (the workers may still be starting)."""
+        from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+        deadline = time.monotonic() + timeout
+        with grpc.insecure_channel(f"127.0.0.1:{self.port}") as channel:
+            stub = health_pb2_grpc.HealthStub(channel)
+            while True:
+                try:
+                    reply = stub.Check(health_pb2.HealthCheckRequest(), timeout=2)
+                    if reply.status == health_pb2.HealthCheckResponse.SERVING:
+                        return
+                except grpc.RpcError:
+                    pass
+                if time.monotonic() > deadline:
+                    raise AssertionError("server never became SERVING:\n" + "".join(self.log))
+                time.sleep(0.1)
+
+    def stop(self, timeout: float = 30.0) -> int:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError("server did not exit after SIGTERM:\n"
+                                 + "".join(self.log)) from None

@@ -1,0 +1,429 @@
+"""End-to-end tests of every ShuangkouService RPC over loopback gRPC, errors included."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import grpc
+import pytest
+from grpc_helpers import TIMEOUT, Running, cards, rich_error, running_server
+
+import core_ext
+from core_ext.replay import score_replay
+from core_ext.scoring import score_round
+from service.gen.shuangkou.v1 import (
+    cards_pb2,
+    readings_pb2,
+    scoring_pb2,
+    service_pb2,
+)
+from service.rounds import result_to_dict
+
+K = readings_pb2
+
+
+@pytest.fixture(scope="module")
+def srv() -> Iterator[Running]:
+    with running_server() as running:
+        yield running
+
+
+def classify(srv: Running, text: str, variant: str = "baibian", **kw: object
+             ) -> service_pb2.ClassifyPlayResponse:
+    return srv.stub.ClassifyPlay(service_pb2.ClassifyPlayRequest(
+        variant=variant, play=cards(text), **kw), timeout=TIMEOUT)
+
+
+def fails(call, *args: object, **kw: object):
+    with pytest.raises(grpc.RpcError) as info:
+        call(*args, timeout=TIMEOUT, **kw)
+    return rich_error(info.value)
+
+
+# ----------------------------------------------------------------------------- ClassifyPlay
+
+@pytest.mark.parametrize("variant, text, kind, pattern", [
+    # RULES.md §7 seed examples (baibian and bianfeng, then huopin).
+    ("baibian", "7777+BJ", K.KIND_BOMB, [(4, 5)]),
+    ("bianfeng", "7777+BJ", K.KIND_BOMB, [(4, 5)]),
+    ("baibian", "45678+BJ", K.KIND_STRAIGHT, [(r, 1) for r in range(1, 7)]),
+    ("baibian", "77899+BJ", K.KIND_PAIR_CHAIN, [(4, 2), (5, 2), (6, 2)]),
+    ("bianfeng", "77+8+9+BJ+BJ", K.KIND_PAIR_CHAIN, [(4, 2), (5, 2), (6, 2)]),
+    ("huopin", "33445+BJ", K.KIND_PAIR_CHAIN, [(0, 2), (1, 2), (2, 2)]),
+    ("huopin", "5679+BJ", K.KIND_STRAIGHT, [(r, 1) for r in range(2, 7)]),
+    ("huopin", "5678+BJ", K.KIND_STRAIGHT, [(r, 1) for r in range(2, 7)]),
+    ("huopin", "444+BJ", K.KIND_BOMB, [(1, 4)]),
+    ("huopin", "44444444+BJ", K.KIND_BOMB, [(1, 9)]),
+    ("huopin", "33334444555+BJ", K.KIND_CHAIN_BOMB, [(0, 4), (1, 4), (2, 4)]),
+])
+def test_classify_rules_examples(srv: Running, variant: str, text: str, kind: int,
+                                 pattern: list[tuple[int, int]]) -> None:
+    reply = classify(srv, text, variant)
+    assert reply.reading.kind == kind
+    assert [(rc.rank, rc.count) for rc in reply.reading.ranks] == pattern
+    assert reply.readings[0] == reply.reading          # primary first
+
+
+@pytest.mark.parametrize("variant, text", [
+    ("fengkuang", "3333 4444 5555 BJ"), ("baibian", "45678 BJ"), ("qianbian", "5 6 7 8 SJ BJ"),
+    ("bianfeng", "KKKK AAAA 2222 3333"), ("huopin", "AAAA 2222 BJ"), ("baibian", "SJ BJ BJ"),
+])
+def test_classify_mirrors_core_reading(srv: Running, variant: str, text: str) -> None:
+    reply = classify(srv, text, variant)
+    core = core_ext.classify(text, variant)
+    assert len(reply.readings) == len(core.readings)
+    for got, want in zip(reply.readings, core.readings, strict=True):
+        assert K.Kind.Name(got.kind) == "KIND_" + want.kind.upper()
+        assert (got.card_count, got.top, got.length, got.star, got.phase, got.regular,
+                got.wrap_class, got.is_bomb, got.links, got.top_rank, got.text) == (
+            want.cards, want.top, want.length, want.star, want.phase, want.regular,
+            want.wrap_class, want.is_bomb, want.links, want.top_rank, want.describe())
+        assert [(r.rank, r.count) for r in got.ranks] == list(want.ranks)
+        assert list(got.wilds) == list(want.wilds)
+        assert list(got.key) == list(want.key)
+
+
+def test_classify_codes_and_text_agree(srv: Running) -> None:
+    by_text = classify(srv, "7S 7H 7 BJ")
+    codes = [cards_pb2.CARD_7S, cards_pb2.CARD_7H, cards_pb2.CARD_7, cards_pb2.CARD_BJ]
+    by_code = srv.stub.ClassifyPlay(service_pb2.ClassifyPlayRequest(
+        variant="baibian", play=cards_pb2.Cards(cards=codes)), timeout=TIMEOUT)
+    assert by_code.reading == by_text.reading
+    assert list(by_code.cards) == codes == [21, 22, 25, 75]
+
+
+def test_classify_defaults_to_baibian(srv: Running) -> None:
+    # SJ is not wild in baibian: "7777 SJ" has no reading there, but does in fengkuang.
+    err = fails(srv.stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(play=cards("7777 SJ")))
+    assert err.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert classify(srv, "7777 SJ", "fengkuang").reading.kind == K.KIND_BOMB
+
+
+def test_classify_declare(srv: Running) -> None:
+    # §7 rule 2/4: 4 5 6 7 8 BJ reads 456789 by default; 345678 when declared so.
+    assert classify(srv, "45678 BJ").reading.top == 6
+    declared = classify(srv, "45678 BJ", declare=readings_pb2.Declaration(
+        kind=K.KIND_STRAIGHT, top=5))
+    assert declared.reading.top == 5 and list(declared.reading.wilds) == [0]
+    # Bomb-capable cards may be declared as a non-bomb reading... if one exists.
+    err = fails(srv.stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(
+        variant="baibian", play=cards("7777"), declare=readings_pb2.Declaration(kind=K.KIND_PAIR)))
+    assert err.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert err.fields == ["declare"] and err.reason == "ILLEGAL_PLAY"
+    err = fails(srv.stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(
+        play=cards("7777"), declare=readings_pb2.Declaration()))
+    assert err.fields == ["declare.kind"]
+
+
+@pytest.mark.parametrize("play, field, reason, words", [
+    (cards_pb2.Cards(cards_text="3 4"), "play.cards_text", "INVALID_PLAY", "pair"),
+    (cards_pb2.Cards(cards_text="7SJ"), "play.cards_text", "INVALID_CARDS", "joker"),
+    (cards_pb2.Cards(cards_text="777777777"), "play.cards_text", "INVALID_CARDS", "copies"),
+    (cards_pb2.Cards(cards_text="7S 7S 7S"), "play.cards_text", "INVALID_CARDS", "copies"),
+    (cards_pb2.Cards(cards=[21, 66]), "play.cards[1]", "INVALID_CARDS", "66"),
+    (cards_pb2.Cards(cards=[0]), "play.cards[0]", "INVALID_CARDS", "0"),
+    (cards_pb2.Cards(cards=[21], cards_text="7S"), "play", "BAD_REQUEST", "not both"),
+    (cards_pb2.Cards(), "play", "BAD_REQUEST", "no cards"),
+])
+def test_classify_bad_cards(srv: Running, play: cards_pb2.Cards, field: str, reason: str,
+                            words: str) -> None:
+    err = fails(srv.stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(variant="baibian",
+                                                                       play=play))
+    assert err.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert err.fields == [field] and err.reason == reason
+    assert words in err.violations[0].description and err.message
+
+
+def test_three_deck_card_limits(srv: Running) -> None:
+    # fengkuang_crazy has no 3-6 and three copies of each suited face (§3).
+    err = fails(srv.stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(
+        variant="fengkuang_crazy", play=cards("3333")))
+    assert err.reason == "INVALID_CARDS"
+    assert classify(srv, "7S 7S 7S 7", "fengkuang_crazy").reading.kind == K.KIND_BOMB
+
+
+def test_unknown_variant_is_not_found(srv: Running) -> None:
+    err = fails(srv.stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(variant="poker",
+                                                                       play=cards("7")))
+    assert err.code == grpc.StatusCode.NOT_FOUND
+    assert err.fields == ["variant"] and err.reason == "UNKNOWN_VARIANT"
+    assert "baibian" in err.message
+
+
+def test_custom_variant(srv: Running) -> None:
+    house = json.dumps({"id": "house", "extends": "baibian", "chain_min_links": 2})
+    reply = srv.stub.ClassifyPlay(service_pb2.ClassifyPlayRequest(
+        custom_variant_json=house, play=cards("3333 4444")), timeout=TIMEOUT)
+    assert reply.reading.kind == K.KIND_CHAIN_BOMB
+    assert fails(srv.stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(
+        variant="baibian", play=cards("3333 4444"))).reason == "INVALID_PLAY"
+    for doc, field in [("{", "custom_variant_json"), ("[1]", "custom_variant_json"),
+                       ('{"extends": "baibian", "chain_min_links": 1}',
+                        "custom_variant_json.chain_min_links"),
+                       ('{"extends": "nope"}', "custom_variant_json.extends"),
+                       ('{"extends": "baibian", "colour": 1}', "custom_variant_json.colour")]:
+        err = fails(srv.stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(
+            custom_variant_json=doc, play=cards("7")))
+        assert err.code == grpc.StatusCode.INVALID_ARGUMENT, doc
+        assert err.fields == [field], doc
+
+
+# ----------------------------------------------------------------------------- ComparePlays
+
+@pytest.mark.parametrize("variant, current, play, beats", [
+    ("baibian", "45678", "5678 BJ", True),
+    ("baibian", "45678", "456789", False),            # same type, different card count
+    ("baibian", "KK", "2 2", True),
+    ("baibian", "KK", "3333", True),                  # any bomb beats an ordinary play
+    ("baibian", "66666666", "3333 4444 5555 6666", False),   # §8: equal keys tie
+    ("baibian", "3333 4444 5555 6666", "66666666", False),
+    ("fengkuang", "4444 5555 6666", "3333333", True),        # §8 seed examples
+    ("fengkuang_crazy", "7777 8888 99999", "77777 8888 99999", True),
+    ("qianbian", "3333 4444444 5555", "6666 7777 8888", True),
+    ("huopin", "77777 88888 99999", "3333 4444 5555 6666", True),
+    ("huopin", "66666 77777 888888", "3333 44444 555555 6666", True),
+    ("huopin", "6666 77777 8888", "4444 55555 66666", True),
+    ("huopin", "4444 55555 6666", "JJJJJJJ", True),
+    ("huopin", "QQQQ KKKK AAAA", "KKKK AAAA 2222", True),
+])
+def test_compare_rules_examples(srv: Running, variant: str, current: str, play: str,
+                                beats: bool) -> None:
+    reply = srv.stub.ComparePlays(service_pb2.ComparePlaysRequest(
+        variant=variant, current=cards(current), play=cards(play)), timeout=TIMEOUT)
+    assert reply.beats is beats
+    assert reply.beats == core_ext.beats(play, current, variant)
+
+
+def test_compare_reports_standing_reading(srv: Running) -> None:
+    # §7 rule 6: 4 5 6 7 8 BJ on 3 4 5 6 7 8 stands as 456789 (the primary beats).
+    reply = srv.stub.ComparePlays(service_pb2.ComparePlaysRequest(
+        variant="baibian", current=cards("345678"), play=cards("45678 BJ")), timeout=TIMEOUT)
+    assert reply.beats and reply.play.top == 6 and reply.current.top == 5
+    # Declared as 345678 it does not beat 345678 (equal top).
+    reply = srv.stub.ComparePlays(service_pb2.ComparePlaysRequest(
+        variant="baibian", current=cards("345678"), play=cards("45678 BJ"),
+        declare=readings_pb2.Declaration(kind=K.KIND_STRAIGHT, top=5)), timeout=TIMEOUT)
+    assert not reply.beats and reply.play.top == 5
+
+
+def test_compare_errors_name_the_side(srv: Running) -> None:
+    err = fails(srv.stub.ComparePlays, service_pb2.ComparePlaysRequest(
+        current=cards("3 4"), play=cards("55")))
+    assert err.fields == ["current.cards_text"]
+    err = fails(srv.stub.ComparePlays, service_pb2.ComparePlaysRequest(
+        current=cards("33"), play=cards("5 6")))
+    assert err.fields == ["play.cards_text"]
+
+
+# ----------------------------------------------------------------------------- BatchClassify
+
+def test_batch_codes(srv: Running) -> None:
+    plays = ["7777 BJ", "3 4", "45678", "SJ BJ", "BJ BJ SJ"]
+    codes = [core_ext.parse_cards(p) for p in plays]
+    reply = srv.stub.BatchClassify(service_pb2.BatchClassifyRequest(
+        variant="baibian", codes=bytes(c for p in codes for c in p),
+        lengths=[len(p) for p in codes], include_readings=True), timeout=TIMEOUT)
+    assert list(reply.kind) == [K.KIND_BOMB, K.KIND_UNSPECIFIED, K.KIND_STRAIGHT,
+                                K.KIND_UNSPECIFIED, K.KIND_JOKER_BOMB_3]
+    assert list(reply.star) == [5, 0, 0, 0, 6]
+    assert list(reply.card_count) == [5, 0, 5, 0, 3]
+    assert reply.valid == 3
+    assert [e.index for e in reply.errors] == [1, 3]
+    assert all(e.problem.code == "INVALID_ARGUMENT" and e.problem.type == "InvalidPlay"
+               for e in reply.errors)
+    assert reply.readings[2].text == core_ext.classify("45678").primary.describe()
+    assert reply.readings[1] == readings_pb2.Reading()
+
+
+def test_batch_text_with_bad_entries(srv: Running) -> None:
+    reply = srv.stub.BatchClassify(service_pb2.BatchClassifyRequest(
+        variant="huopin", plays_text=["33445 BJ", "xyz", "", "3344 BJ"]), timeout=TIMEOUT)
+    assert list(reply.kind) == [K.KIND_PAIR_CHAIN, 0, 0, 0]
+    problems = {e.index: e.problem for e in reply.errors}
+    assert problems[1].type == "CardError" and problems[1].field == "plays_text[1]"
+    assert problems[2].field == "plays_text[2]"
+    assert problems[3].type == "InvalidPlay"
+
+
+def test_batch_bad_requests() -> None:
+    with running_server(max_batch=3, max_cards=6) as srv:
+        err = fails(srv.stub.BatchClassify, service_pb2.BatchClassifyRequest(
+            codes=bytes([5] * 4), lengths=[1, 1, 1, 1]))
+        assert err.code == grpc.StatusCode.INVALID_ARGUMENT and err.fields == ["lengths"]
+        assert "limit of 3" in err.message
+        err = fails(srv.stub.BatchClassify, service_pb2.BatchClassifyRequest(
+            plays_text=["7"] * 4))
+        assert err.fields == ["plays_text"]
+        err = fails(srv.stub.BatchClassify, service_pb2.BatchClassifyRequest(
+            codes=bytes([5, 5]), lengths=[1]))
+        assert err.fields == ["lengths"] and err.reason == "INVALID_CARDS"
+        err = fails(srv.stub.BatchClassify, service_pb2.BatchClassifyRequest(
+            codes=bytes([5]), lengths=[1], plays_text=["7"]))
+        assert err.fields == ["plays_text"]
+        reply = srv.stub.BatchClassify(service_pb2.BatchClassifyRequest(
+            plays_text=["7777777"]), timeout=TIMEOUT)      # 7 cards > max_cards 6
+        assert reply.errors[0].problem.field == "plays_text[0]"
+        err = fails(srv.stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(
+            play=cards("7777777")))
+        assert err.fields == ["play.cards_text"] and "limit of 6" in err.message
+
+
+# ----------------------------------------------------------------------------- EnumerateLegalPlays
+
+def test_enumerate(srv: Running) -> None:
+    request = service_pb2.EnumerateLegalPlaysRequest(
+        variant="baibian", hand=cards("3 3 4 5 6 7 BJ"), to_beat=cards("33"),
+        include_counts=True, include_best_bomb=True)
+    if not hasattr(core_ext, "legal_plays"):
+        err = fails(srv.stub.EnumerateLegalPlays, request)
+        assert err.code == grpc.StatusCode.UNIMPLEMENTED and "legal_plays" in err.message
+        return
+    reply = srv.stub.EnumerateLegalPlays(request, timeout=TIMEOUT)
+    assert reply.plays and not reply.truncated
+    for play in reply.plays:
+        assert core_ext.beats(list(play.cards), "33", "baibian")
+
+
+# ----------------------------------------------------------------------------- ScoreRound
+
+# A small hand-made round (partial deal): seat 0 bombs, then everyone sheds one card.
+REPLAY = {
+    "variant": "baibian", "partial_deal": True, "leader": 0, "stake": 2,
+    "hands": ["3S 7777", "4S", "5S 8", "6S"],
+    "actions": [{"seat": 0, "play": "7777"}, {"seat": 1, "pass": True},
+                {"seat": 2, "pass": True}, {"seat": 3, "pass": True},
+                {"seat": 0, "play": "3S"}, {"seat": 1, "play": "4S"},
+                {"seat": 2, "play": "5S"}, {"seat": 3, "play": "6S"}],
+}
+
+
+def structured(replay: dict) -> scoring_pb2.Replay:
+    msg = scoring_pb2.Replay(hands=[cards(h) for h in replay["hands"]], leader=replay["leader"],
+                             stake=replay["stake"], partial_deal=replay["partial_deal"])
+    for a in replay["actions"]:
+        if "play" in a:
+            msg.actions.add(seat=a["seat"], type=scoring_pb2.ACTION_TYPE_PLAY,
+                            cards=cards(a["play"]))
+        else:
+            msg.actions.add(seat=a["seat"], type=scoring_pb2.ACTION_TYPE_PASS)
+    return msg
+
+
+def test_score_replay_json_and_structured(srv: Running) -> None:
+    want = score_replay(REPLAY).to_dict()
+    by_json = srv.stub.ScoreRound(service_pb2.ScoreRoundRequest(
+        replay_json=json.dumps(REPLAY)), timeout=TIMEOUT)
+    assert result_to_dict(by_json.result) == want
+    assert by_json.result.kind == scoring_pb2.WIN_KIND_FLAT
+    assert list(by_json.result.hand_at) == [0, 1, 2, 3]
+    by_msg = srv.stub.ScoreRound(service_pb2.ScoreRoundRequest(
+        variant="baibian", replay=structured(REPLAY)), timeout=TIMEOUT)
+    assert by_msg.result == by_json.result
+
+
+def test_score_replay_errors(srv: Running) -> None:
+    bad = {**REPLAY, "actions": REPLAY["actions"][:5] + [{"seat": 2, "play": "5S"}]}
+    err = fails(srv.stub.ScoreRound, service_pb2.ScoreRoundRequest(replay_json=json.dumps(bad)))
+    assert err.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert err.fields == ["replay_json.actions[5]"] and "seat 1" in err.message
+    err = fails(srv.stub.ScoreRound, service_pb2.ScoreRoundRequest(
+        variant="huopin", replay_json=json.dumps(REPLAY)))
+    assert err.fields == ["replay_json.variant"]
+    for doc in ["{", "[]", json.dumps({**REPLAY, "hands": ["3S"]}),
+                json.dumps({k: v for k, v in REPLAY.items() if k != "actions"})]:
+        err = fails(srv.stub.ScoreRound, service_pb2.ScoreRoundRequest(replay_json=doc))
+        assert err.code == grpc.StatusCode.INVALID_ARGUMENT, doc
+        assert err.fields[0].startswith("replay_json"), doc
+    msg = structured(REPLAY)
+    msg.actions[1].type = scoring_pb2.ACTION_TYPE_UNSPECIFIED
+    err = fails(srv.stub.ScoreRound, service_pb2.ScoreRoundRequest(replay=msg))
+    assert err.fields == ["replay.actions[1].type"]
+    err = fails(srv.stub.ScoreRound, service_pb2.ScoreRoundRequest(variant="baibian"))
+    assert err.fields == ["round"]
+
+
+def test_score_summary(srv: Running) -> None:
+    summary = scoring_pb2.RoundSummary(
+        finish_order=[0, 2], stake=3,
+        bombs=[scoring_pb2.BombPlay(seat=1, cards=cards("333333")),
+               scoring_pb2.BombPlay(seat=0, cards=cards("4444 5555 6666"))])
+    reply = srv.stub.ScoreRound(service_pb2.ScoreRoundRequest(variant="baibian",
+                                                              summary=summary), timeout=TIMEOUT)
+    want = score_round("baibian", [0, 2], [["4444 5555 6666"], ["333333"], [], []], stake=3)
+    assert result_to_dict(reply.result) == want.to_dict()
+    assert reply.result.kind == scoring_pb2.WIN_KIND_DOUBLE
+
+
+@pytest.mark.parametrize("summary, field", [
+    (scoring_pb2.RoundSummary(finish_order=[0]), "summary.finish_order"),
+    (scoring_pb2.RoundSummary(finish_order=[0, 7]), "summary.finish_order[1]"),
+    (scoring_pb2.RoundSummary(finish_order=[0, 2], bombs=[
+        scoring_pb2.BombPlay(seat=1, cards=cards("33"))]), "summary.bombs[0]"),
+    (scoring_pb2.RoundSummary(finish_order=[0, 2], bombs=[
+        scoring_pb2.BombPlay(seat=5, cards=cards("3333"))]), "summary.bombs[0].seat"),
+    (scoring_pb2.RoundSummary(finish_order=[0, 2], stake=0), "summary.stake"),
+    (scoring_pb2.RoundSummary(escape=1), "summary.escape"),   # baibian has no escape rule
+])
+def test_score_summary_errors(srv: Running, summary: scoring_pb2.RoundSummary,
+                              field: str) -> None:
+    err = fails(srv.stub.ScoreRound, service_pb2.ScoreRoundRequest(variant="baibian",
+                                                                   summary=summary))
+    assert err.code == grpc.StatusCode.INVALID_ARGUMENT
+    assert err.fields == [field]
+
+
+# ----------------------------------------------------------------------------- ScoreReplays
+
+def test_score_replays_stream_in_order(srv: Running) -> None:
+    bad = {**REPLAY, "actions": REPLAY["actions"][:3]}
+    docs = [REPLAY, bad, "{", {**REPLAY, "stake": 5}, REPLAY]
+    requests = [service_pb2.ScoreReplaysRequest(
+        replay_json=d if isinstance(d, str) else json.dumps(d)) for d in docs]
+    requests.append(service_pb2.ScoreReplaysRequest(replay=structured(REPLAY)))
+    replies = list(srv.stub.ScoreReplays(iter(requests), timeout=TIMEOUT))
+    assert [r.index for r in replies] == list(range(len(requests)))
+    assert [r.WhichOneof("outcome") for r in replies] == [
+        "result", "error", "error", "result", "result", "result"]
+    assert replies[1].error.code == "INVALID_ARGUMENT"
+    assert "before the round is over" in replies[1].error.message
+    assert replies[3].result.stake == 5
+    assert result_to_dict(replies[5].result) == score_replay(REPLAY).to_dict()
+
+
+def test_score_replays_empty_stream(srv: Running) -> None:
+    assert list(srv.stub.ScoreReplays(iter([]), timeout=TIMEOUT)) == []
+
+
+# ----------------------------------------------------------------------------- variants
+
+def test_list_and_get_variants(srv: Running) -> None:
+    listed = srv.stub.ListVariants(service_pb2.ListVariantsRequest(), timeout=TIMEOUT)
+    assert [v.id for v in listed.variants] == list(core_ext.BUILTIN)
+    assert all(v.builtin for v in listed.variants)
+    huopin = srv.stub.GetVariant(service_pb2.GetVariantRequest(variant="huopin"),
+                                 timeout=TIMEOUT)
+    assert (huopin.chain_min_links, huopin.chain_wrap, huopin.settlement_star_cap) == (
+        2, "natural_two", 9)
+    assert dict(huopin.kou) == {"double": 3, "single": 2, "flat": 1}
+    crazy = srv.stub.GetVariant(service_pb2.GetVariantRequest(variant="fengkuang_crazy"),
+                                timeout=TIMEOUT)
+    assert (crazy.decks, crazy.deck_size, crazy.ranks) == (3, 112, "789TJQKA2")
+    assert not crazy.HasField("settlement_star_cap")
+    assert list(crazy.base["flat"].by_place) == [0, 0, 0, 0]
+    # The JSON form round-trips as a custom variant.
+    data = json.loads(huopin.variant_json)
+    data.update(id="house", chain_min_links=3)
+    house = srv.stub.GetVariant(service_pb2.GetVariantRequest(
+        custom_variant_json=json.dumps(data)), timeout=TIMEOUT)
+    assert (house.id, house.chain_min_links, house.builtin) == ("house", 3, False)
+    assert house.bomb_order == "huopin" and house.extends == "huopin"
+    err = fails(srv.stub.GetVariant, service_pb2.GetVariantRequest(variant="nope"))
+    assert err.code == grpc.StatusCode.NOT_FOUND
+
+
+def test_deadline_exceeded_is_reported(srv: Running) -> None:
+    with pytest.raises(grpc.RpcError) as info:
+        srv.stub.BatchClassify(service_pb2.BatchClassifyRequest(
+            plays_text=["7777 BJ"] * 20000), timeout=0.000001)
+    assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
