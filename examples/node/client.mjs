@@ -87,8 +87,8 @@ function loadService() {
     keepCase: false, // camelCase fields: finishOrder, cardsText, ...
     longs: Number, // int64/uint64 (scores, counts) as numbers: far below 2**53 here
     enums: String, // "KIND_BOMB", "CARD_7S"
-    defaults: true,
-    oneofs: true,
+    defaults: true, // unset scalars as 0/""/false; unset `optional` fields stay absent
+    oneofs: false, // no virtual oneof-name fields (e.g. "_winningTeam") in the output
   });
   return grpc.loadPackageDefinition(definition).shuangkou.v1.ShuangkouService;
 }
