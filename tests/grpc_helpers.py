@@ -50,11 +50,12 @@ def running_server(**settings: object) -> Iterator[Running]:
     config = Config(**{"host": "127.0.0.1", "port": 0, "metrics_port": 0, "threads": 4,
                        **settings})
     registry = CollectorRegistry()
+    metrics = Metrics(registry)
     health_servicer = health.HealthServicer()
-    server, port = create_server(config, health_servicer=health_servicer,
-                                 metrics=Metrics(registry))
+    server, port = create_server(config, health_servicer=health_servicer, metrics=metrics)
     server.start()
     set_serving(health_servicer)
+    metrics.mark_up()
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
     try:
         yield Running(port, channel, service_pb2_grpc.ShuangkouServiceStub(channel), registry,
