@@ -453,7 +453,8 @@ def _run(actions: Any, state: _Round) -> None:
                 reading = play_reading(codes, v, state.standing, a.get("declare"),
                                        a.get("declare_top"))
             except ShuangkouError as exc:
-                raise ReplayError(f"seat {seat}: {exc}", i) from None
+                raise ReplayError(f"seat {seat} plays {' '.join(format_cards(codes))}: {exc}",
+                                  i) from None
             state.play(i, seat, codes, reading)
         elif a.get("pass") is True:
             if "escape" in a or "declare" in a:
