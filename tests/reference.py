@@ -473,10 +473,22 @@ VIEW_FIELDS = ("kind", "cards", "top", "length", "star", "phase", "regular", "wr
 
 
 def view(reading: Any) -> tuple[Any, ...]:
-    """A reading's comparable attributes; works for RefReading and the core's Reading."""
-    return tuple(tuple(map(tuple, getattr(reading, f))) if f == "ranks"
-                 else tuple(sorted(getattr(reading, f))) if f == "wilds"
-                 else getattr(reading, f) for f in VIEW_FIELDS)
+    """A reading's comparable attributes; works for RefReading and the core's Reading.
+
+    docs/design.md defines ``top`` for joker singles and pairs only, so a joker bomb's top is
+    left out (the core reports 14 even for ``SJ SJ SJ`` in a three-SJ house deck).
+    """
+    values = []
+    for f in VIEW_FIELDS:
+        value = getattr(reading, f)
+        if f == "ranks":
+            value = tuple(map(tuple, value))
+        elif f == "wilds":
+            value = tuple(sorted(value))
+        elif f == "top" and reading.kind in ("joker_bomb_3", "joker_bomb_4"):
+            value = None
+        values.append(value)
+    return tuple(values)
 
 
 def show(readings: Iterable[Any]) -> str:

@@ -31,41 +31,56 @@ from reference import (
 )
 
 import core_ext
+from core_ext.variants import Variant
 
 PLAYS = 10_000
 MAX_REPORTED = 12
 
 
 class Table:
-    """Earlier valid plays to beat, grouped by card count so most comparisons are meaningful."""
+    """Earlier valid plays to beat: ordinary plays by card count, bomb readings by star, so
+    most comparisons are between plays the rules actually compare."""
 
     def __init__(self, rng: random.Random) -> None:
         self.rng = rng
         self.by_size: dict[int, list[tuple[list[int], Any, Any]]] = defaultdict(list)
-        self.bombs: list[tuple[list[int], Any, Any]] = []
+        self.bombs_by_star: dict[int, list[tuple[Any, Any]]] = defaultdict(list)
 
-    def add(self, cards: list[int], core: Any, ref: Any) -> None:
-        entry = (cards, core, ref)
-        group = self.bombs if ref.is_bomb else self.by_size[len(cards)]
+    def _keep(self, group: list[Any], entry: Any) -> None:
         group.append(entry)
-        if len(group) > 64:
+        if len(group) > 48:
             group.pop(self.rng.randrange(len(group)))
 
+    def add(self, cards: list[int], core: list[Any], ref: list[Any]) -> None:
+        """A valid play: its primary stands for plays to beat; all its bomb readings are kept."""
+        self._keep(self.by_size[len(cards)], (cards, core[0], ref[0]))
+        for c, r in zip(core, ref, strict=True):
+            if r.is_bomb:
+                self._keep(self.bombs_by_star[r.star], (c, r))
+
     def pick(self, size: int) -> tuple[list[int], Any, Any] | None:
-        roll = self.rng.random()
-        group = (self.by_size.get(size) if roll < 0.55 else
-                 self.bombs if roll < 0.85 else
-                 self.by_size.get(self.rng.choice(list(self.by_size) or [size])))
+        """A play to beat: mostly one of the same size, else any."""
+        groups = [g for g in self.by_size.values() if g]
+        same = self.by_size.get(size)
+        group = same if same and self.rng.random() < 0.7 else (
+            self.rng.choice(groups) if groups else None)
         return self.rng.choice(group) if group else None
+
+    def bombs_near(self, star: int, k: int) -> list[tuple[Any, Any]]:
+        """Up to k earlier bomb readings with this star or one off (where orders decide)."""
+        pool = [e for s in (star - 1, star, star + 1) for e in self.bombs_by_star.get(s, ())]
+        return self.rng.sample(pool, min(k, len(pool)))
 
 
 def _text(cards: list[int]) -> str:
     return " ".join(core_ext.format_cards(cards))
 
 
-def check_play(cards: list[int], variant: str, table: Table) -> tuple[list[str], str]:
+def check_play(cards: list[int], variant: str | Variant,
+               table: Table) -> tuple[list[str], str]:
     """Compare core and reference on one play: (mismatch reports, the reference's verdict:
     its primary kind, "invalid" or "card_error")."""
+    name = variant if isinstance(variant, str) else f"{variant.id} (custom)"
     problems = deck_problems(cards, variant)
     if problems:
         try:
@@ -73,9 +88,9 @@ def check_play(cards: list[int], variant: str, table: Table) -> tuple[list[str],
         except core_ext.CardError:
             return [], "card_error"
         except core_ext.InvalidPlay as exc:
-            return [f"{variant}: {_text(cards)}: expected CardError ({problems}), "
+            return [f"{name}: {_text(cards)}: expected CardError ({problems}), "
                     f"got InvalidPlay: {exc}"], "card_error"
-        return [f"{variant}: {_text(cards)}: expected CardError ({problems}), "
+        return [f"{name}: {_text(cards)}: expected CardError ({problems}), "
                 "core accepted it"], "card_error"
     ref = classify_ref(cards, variant)
     try:
@@ -83,17 +98,28 @@ def check_play(cards: list[int], variant: str, table: Table) -> tuple[list[str],
     except core_ext.InvalidPlay:
         core = []
     if [view(r) for r in ref] != [view(r) for r in core]:
-        return [f"{variant}: {_text(cards)}\n  reference:\n{show(ref)}\n  core:\n{show(core)}"], "?"
+        return [f"{name}: {_text(cards)}\n  reference:\n{show(ref)}\n  core:\n{show(core)}"], "?"
     if not ref:
         return [], "invalid"
     reports = []
+    # §8 bomb order: every bomb reading against earlier bombs of about the same star, both ways.
+    for rb, cb in zip(ref, core, strict=True):
+        if not rb.is_bomb:
+            continue
+        for ca, ra in table.bombs_near(rb.star, 6):
+            for (x_ref, x_core), (y_ref, y_core) in (((rb, cb), (ra, ca)), ((ra, ca), (rb, cb))):
+                want = reading_beats(x_ref, y_ref)
+                got = core_ext.beats(x_core, y_core, variant)
+                if want != got:
+                    reports.append(f"{name}: bomb order: beats expected {want}, got {got}\n"
+                                   f"  b:\n{show([x_ref])}\n  a:\n{show([y_ref])}")
     earlier = table.pick(len(cards))
     if earlier is not None:
         a_cards, a_core, a_ref = earlier
         want = any(reading_beats(r, a_ref) for r in ref)
         got = core_ext.beats(cards, a_core, variant)
         if want != got:
-            reports.append(f"{variant}: beats({_text(cards)}, {_text(a_cards)}) "
+            reports.append(f"{name}: beats({_text(cards)}, {_text(a_cards)}) "
                            f"expected {want}, got {got}\n  b readings:\n{show(ref)}\n"
                            f"  a standing:\n{show([a_ref])}")
         for rb, cb in zip(ref, core, strict=True):
@@ -102,7 +128,7 @@ def check_play(cards: list[int], variant: str, table: Table) -> tuple[list[str],
                 want = reading_beats(x_ref, y_ref)
                 got = core_ext.beats(x_core, y_core, variant)
                 if want != got:
-                    reports.append(f"{variant}: reading beats expected {want}, got {got}\n"
+                    reports.append(f"{name}: reading beats expected {want}, got {got}\n"
                                    f"  b:\n{show([x_ref])}\n  a:\n{show([y_ref])}")
         standing = play_reading_ref(cards, variant, to_beat=a_ref)
         try:
@@ -111,10 +137,10 @@ def check_play(cards: list[int], variant: str, table: Table) -> tuple[list[str],
             got_standing = None
         if (standing is None) != (got_standing is None) or (
                 standing is not None and view(standing) != view(got_standing)):
-            reports.append(f"{variant}: play_reading({_text(cards)}, to_beat={_text(a_cards)})\n"
+            reports.append(f"{name}: play_reading({_text(cards)}, to_beat={_text(a_cards)})\n"
                            f"  expected:\n{show([standing] if standing else [])}\n"
                            f"  got:\n{show([got_standing] if got_standing else [])}")
-    table.add(cards, core[0], ref[0])
+    table.add(cards, core, ref)
     return reports, ref[0].kind
 
 
@@ -137,3 +163,31 @@ def test_random_plays_match_reference(variant: str) -> None:
     # The generator must keep exercising what matters: bombs, chain bombs and ordinary plays.
     for kind in ("single", "pair", "straight", "bomb", "chain_bomb", "invalid"):
         assert kinds[kind] >= 50, dict(kinds)
+
+
+#: House variants (§11) that move every rule the reference reads off a Variant.
+CUSTOM = {
+    "short_chains": {"extends": "baibian", "wild_jokers": ["SJ", "BJ"], "chain_min_links": 2,
+                     "chain_counts": "any", "chain_phase": "largest", "bomb_order": "qianbian"},
+    "wrap_fengkuang": {"extends": "fengkuang", "chain_wrap": "through_ace",
+                       "bomb_order": "huopin"},
+    "small_deck": {"extends": "bianfeng", "decks": 3, "lowest_rank": 2, "hand_size": 30,
+                   "chain_wrap": "none", "bomb_order": "fengkuang"},
+    "many_jokers": {"extends": "huopin", "joker_copies": 3, "wild_jokers": ["BJ"],
+                    "bomb_order": "baibian"},
+}
+
+
+@pytest.mark.parametrize("name", CUSTOM)
+def test_custom_variants_match_reference(name: str) -> None:
+    variant = core_ext.load_variant({"id": name, **CUSTOM[name]})
+    rng = random.Random(f"crosscheck/{name}")
+    maker = PlayMaker(variant, rng)
+    table = Table(rng)
+    reports: list[str] = []
+    for cards in maker.plays(2_000):
+        reports += check_play(cards, variant, table)[0]
+        if len(reports) >= MAX_REPORTED:
+            break
+    assert not reports, f"{len(reports)} mismatches (first {MAX_REPORTED}):\n\n" + "\n\n".join(
+        reports[:MAX_REPORTED])

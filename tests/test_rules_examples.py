@@ -247,6 +247,27 @@ def test_s4_non_wild_small_joker_mixed_is_invalid(variant: str) -> None:
     expect_invalid("4567 SJ", variant, "SJ")
 
 
+@pytest.mark.parametrize("variant", FULL_DECK)
+def test_s4_every_joker_in_a_mixed_play_is_wild(variant: str) -> None:
+    expect_reading("7 BJ BJ", variant, "triple", "777")
+    expect_reading("77 BJ BJ", variant, "bomb", "7777", star=4)
+    if variant in BOTH_WILD:
+        expect_reading("7 SJ BJ", variant, "triple", "777")
+        expect_reading("7 SJ SJ BJ", variant, "bomb", "7777", star=4)
+
+
+def test_s4_wilds_stand_only_for_ranks_of_the_deck() -> None:
+    """In fengkuang_crazy a wild is 7…2, never 3…6."""
+    readings = core_ext.classify("789T BJ", "fengkuang_crazy").readings
+    assert [tuple(map(tuple, r.ranks)) for r in readings] == [pattern("789TJ")]
+    assert reading_diff("789T BJ", "fengkuang_crazy") is None
+    expect_reading("7 BJ", "fengkuang_crazy", "pair", "77")
+    chains = core_ext.classify("8888 9999 SJ SJ BJ BJ", "fengkuang_crazy").readings
+    assert [tuple(map(tuple, r.ranks)) for r in chains] == [pattern("8888 9999 TTTT"),
+                                                            pattern("7777 8888 9999")]
+    assert reading_diff("8888 9999 SJ SJ BJ BJ", "fengkuang_crazy") is None
+
+
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_s4_wilds_exceed_deck_copies(variant: str) -> None:
     """Eight 4s + a wild = a nine-card bomb (§4, §12.2)."""
@@ -389,6 +410,14 @@ def test_s6_chain_bomb_table(variant: str) -> None:
         expect_reading("KKKK AAAA 2222", variant, "chain_bomb", "KKKK AAAA 2222", star=7)
     else:
         expect_invalid("KKKK AAAA 2222", variant, "2")
+
+
+def test_s6_irregular_chain_stars() -> None:
+    """§12.6: huopin/qianbian take the smallest count, fengkuang the largest."""
+    expect_reading("4444 55555 66666", "huopin", "chain_bomb", star=7)     # seed 004
+    expect_reading("3333 4444444 5555", "qianbian", "chain_bomb", star=7)  # seed 003
+    expect_reading("3333 4444444 5555", "fengkuang", "chain_bomb", star=10)
+    expect_reading("7777 8888 99999", "fengkuang_crazy", "chain_bomb", star=8)
 
 
 def test_s6_crazy_chains_within_7_to_a() -> None:
