@@ -70,3 +70,4 @@ cdef int key_cmp(const RD* x, const RD* y) noexcept nogil
 cdef int parse_into(object cards, int* codes, int cap) except -1
 cdef int count_codes(RuleSet rs, const int* codes, int n, u8* counts) except -1
 cdef object make_reading(const RD* rd, RuleSet rs)
+cdef int reading_rd(object reading, RuleSet rs, RD* out) except -1

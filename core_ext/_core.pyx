@@ -1120,3 +1120,18 @@ def explain_invalid(counts, RuleSet rs, int n):
         return "the ranks are too far apart to form a straight or chain"
     return ("the cards form no straight (5+ consecutive single ranks), pair chain (3+ "
             "consecutive pairs), triple chain (3+ consecutive triples) or bomb")
+
+
+# ----------------------------------------------------------------------------- C access for other modules
+
+cdef int reading_rd(object reading, RuleSet rs, RD* out) except -1:
+    """Copy a Reading's C form into ``out`` (for compiled modules such as _enumerate).
+
+    Raises TypeError when ``reading`` is not a Reading and VariantError when it belongs to
+    another variant than ``rs``.
+    """
+    if not isinstance(reading, Reading):
+        raise TypeError(f"expected a Reading, not {type(reading).__name__}")
+    _same_variant((<Reading>reading).rules, rs)
+    out[0] = (<Reading>reading).rd
+    return 0
