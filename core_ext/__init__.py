@@ -43,3 +43,8 @@ __all__ = [
     "format_cards", "get_variant", "list_variants", "load_variant", "load_variants",
     "parse_cards", "play_reading", "rules_for", "validate_hand",
 ]
+
+# Legal-play enumeration (compiled separately in _enumerate.pyx).
+from ._enumerate import LegalPlays, Play, best_bomb, count_plays, legal_plays  # noqa: E402
+
+__all__ += ["LegalPlays", "Play", "best_bomb", "count_plays", "legal_plays"]

@@ -1,0 +1,811 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""Legal plays from a hand: every distinct play exactly once (docs/enumeration.md).
+
+A *play* is a sub-multiset of the hand's card faces (suits ignored; SJ and BJ are different
+faces). Plays are never found by trying every sub-multiset of a hand (a 27-card hand has
+millions); instead one generator per pattern walks the hand's count vector and proposes
+exactly the multisets that could read as that pattern:
+
+* singles, pairs, triples: one rank, its missing cards filled by wild jokers;
+* straights, pair chains, triple chains: a *support* (the natural ranks used, first and
+  last rank present, holes allowed) plus wilds that fill the holes and may extend the run
+  at either end — each (support counts, wilds) pair is proposed once;
+* N-bombs: one rank, k naturals, any number of wilds reaching 4 cards;
+* chain bombs: every window the classifier accepts, per-link natural counts within the
+  wild budget (equal-count variants: per common count K), two or more natural ranks;
+* joker bombs: any three or four jokers.
+
+Wherever a wild fills a slot, the generator also chooses how many of the wilds are SJ and
+how many BJ (only jokers the variant makes wild; never a play of wilds alone). Each
+proposed multiset is classified once by the core (``classify_counts``) and emitted per
+*class*: one entry per ordinary type among its readings and one entry for all its bomb
+readings. Plays are generated class by class in output order, so ``limit`` stops the work
+early; only chain-bomb proposals can repeat (a window with an all-wild end link equals a
+shorter window), and those are de-duplicated with a small hash set of packed count
+vectors.
+
+All of that runs in C without the GIL; Python objects (:class:`Play`) are built only when
+a caller indexes or iterates the :class:`LegalPlays` view.
+"""
+
+from libc.stdlib cimport free, malloc, qsort, realloc
+from libc.string cimport memcpy, memset
+from libc.stdint cimport uint64_t
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from cpython.ref cimport Py_INCREF
+
+from core_ext._core cimport (
+    BJ, K_BOMB, K_CHAIN_BOMB, K_JOKER_BOMB_3, K_JOKER_BOMB_4, K_PAIR, K_PAIR_CHAIN,
+    K_SINGLE, K_STRAIGHT, K_TRIPLE, K_TRIPLE_CHAIN, MAXCARDS, MAXREAD, NFACES, NKINDS, RD,
+    SJ, Rules, RuleSet, classify_counts, count_codes, get_rules, key_cmp, make_reading,
+    parse_into, rd_beats, reading_rd, u8,
+)
+
+from collections import namedtuple
+
+from core_ext._core import KINDS, Classification, Reading, classify, format_cards
+from core_ext.errors import InvalidPlay, ShuangkouError
+
+__all__ = ["LegalPlays", "Play", "best_bomb", "count_plays", "legal_plays"]
+
+cdef enum:
+    CLS_BOMB = 6          # the class of every bomb reading; classes 0..5 are the ordinary kinds
+    NCLASSES = 7
+    MIN_STRAIGHT = 5      # links of the shortest straight (§5)
+    MIN_CHAIN = 3         # links of the shortest pair/triple chain (§5)
+    MIN_BOMB = 4          # cards of the smallest N-bomb / chain-bomb link (§6)
+    TOP_CHAIN = 11        # ordinary chains run up to A (§5)
+
+_KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
+_ALL_KINDS = (1 << NKINDS) - 1
+_BOMB_MASK = (1 << K_BOMB) | (1 << K_JOKER_BOMB_3) | (1 << K_JOKER_BOMB_4) | (1 << K_CHAIN_BOMB)
+
+
+# ----------------------------------------------------------------------------- C state
+
+cdef struct Entry:
+    u8 c[16]              # the play's count vector (15 faces + a zero pad): also its identity
+    RD rd                 # the reading it is listed with
+
+
+cdef struct Enum:
+    const Rules* R
+    int lo                # lowest natural rank of the deck
+    u8 h[16]              # the hand's count vector
+    int ws, wb, w         # SJ / BJ usable as wilds, and their sum
+    int cls               # class being generated
+    int follow            # 1 when following ``target``
+    RD target
+    int tstar             # following a bomb: smaller stars cannot beat (star is key field 1)
+    int max_cards
+    unsigned kinds        # bit per kind accepted
+    int count_only        # count per kind instead of storing entries
+    long long counts[NKINDS]
+    int exists_only       # stop at the first play found
+    int found
+    int stop
+    int oom
+    # chain-bomb de-duplication: open addressing over 16-byte keys (all-zero = empty slot)
+    u8* hkeys
+    Py_ssize_t hcap, hused
+    # output
+    Entry* out
+    Py_ssize_t n, cap
+    Py_ssize_t class_start
+    Py_ssize_t keep       # entries of this class that can still be returned (-1: no limit)
+    int cut               # entries were dropped because of ``keep``
+    RD* scratch           # readings of one multiset
+
+
+cdef inline int class_of(int kind) noexcept nogil:
+    return kind if kind < K_BOMB else CLS_BOMB
+
+
+# ----------------------------------------------------------------------------- order
+
+cdef int entry_cmp(const void* pa, const void* pb) noexcept nogil:
+    """Output order within a class: weakest first, then by cards (docs/enumeration.md)."""
+    cdef const Entry* a = <const Entry*>pa
+    cdef const Entry* b = <const Entry*>pb
+    cdef int c, r
+    if a.rd.kind >= K_BOMB:
+        c = key_cmp(&a.rd, &b.rd)
+        if c:
+            return c
+        if a.rd.kind != b.rd.kind:
+            return -1 if a.rd.kind < b.rd.kind else 1
+    if a.rd.ncards != b.rd.ncards:
+        return -1 if a.rd.ncards < b.rd.ncards else 1
+    if a.rd.top != b.rd.top:
+        return -1 if a.rd.top < b.rd.top else 1
+    # same strength: more cards of the lower ranks first (the sorted rank lists, lexicographic)
+    for r in range(NFACES):
+        if a.c[r] != b.c[r]:
+            return -1 if a.c[r] > b.c[r] else 1
+    return 0
+
+
+cdef void sort_class(Enum* E) noexcept nogil:
+    qsort(&E.out[E.class_start], E.n - E.class_start, sizeof(Entry), entry_cmp)
+
+
+# ----------------------------------------------------------------------------- emission
+
+cdef inline uint64_t hash16(const u8* c) noexcept nogil:
+    cdef uint64_t a, b, h
+    memcpy(&a, c, 8)
+    memcpy(&b, c + 8, 8)
+    h = a * <uint64_t>0x9E3779B97F4A7C15 ^ b * <uint64_t>0xC2B2AE3D27D4EB4F
+    return h ^ (h >> 29)
+
+
+cdef int seen_before(Enum* E, const u8* c) noexcept nogil:
+    """1 if the multiset was proposed before in this call; else remember it and return 0."""
+    cdef Py_ssize_t i, mask, newcap, j
+    cdef u8* old
+    cdef u8* slot
+    if E.hused * 2 >= E.hcap:
+        newcap = E.hcap * 2 if E.hcap else 1024
+        old = E.hkeys
+        E.hkeys = <u8*>malloc(newcap * 16)
+        if E.hkeys == NULL:
+            E.hkeys = old
+            E.oom = 1
+            E.stop = 1
+            return 1
+        memset(E.hkeys, 0, newcap * 16)
+        for j in range(E.hcap):
+            slot = old + j * 16
+            if not _is_empty(slot):
+                i = hash16(slot) & (newcap - 1)
+                while not _is_empty(E.hkeys + i * 16):
+                    i = (i + 1) & (newcap - 1)
+                memcpy(E.hkeys + i * 16, slot, 16)
+        free(old)
+        E.hcap = newcap
+    mask = E.hcap - 1
+    i = hash16(c) & mask
+    while True:
+        slot = E.hkeys + i * 16
+        if _is_empty(slot):
+            memcpy(slot, c, 16)
+            E.hused += 1
+            return 0
+        if _same16(slot, c):
+            return 1
+        i = (i + 1) & mask
+
+
+cdef inline int _is_empty(const u8* s) noexcept nogil:
+    cdef uint64_t a, b
+    memcpy(&a, s, 8)
+    memcpy(&b, s + 8, 8)
+    return (a | b) == 0
+
+
+cdef inline int _same16(const u8* s, const u8* c) noexcept nogil:
+    cdef uint64_t a, b, x, y
+    memcpy(&a, s, 8)
+    memcpy(&b, s + 8, 8)
+    memcpy(&x, c, 8)
+    memcpy(&y, c + 8, 8)
+    return a == x and b == y
+
+
+cdef void add_entry(Enum* E, const u8* c, const RD* rd) noexcept nogil:
+    cdef Entry* grown
+    cdef Py_ssize_t newcap
+    if E.n == E.cap:
+        newcap = E.cap * 2 if E.cap else 256
+        grown = <Entry*>realloc(E.out, newcap * sizeof(Entry))
+        if grown == NULL:
+            E.oom = 1
+            E.stop = 1
+            return
+        E.out = grown
+        E.cap = newcap
+    memcpy(E.out[E.n].c, c, 16)
+    E.out[E.n].rd = rd[0]
+    E.n += 1
+    # ``limit``: never hold more than about twice what can still be returned
+    if E.keep >= 0 and E.n - E.class_start >= 2 * E.keep + 64:
+        sort_class(E)
+        E.n = E.class_start + E.keep
+        E.cut = 1
+
+
+cdef void visit(Enum* E, u8* c, int dedupe) noexcept nogil:
+    """Classify one proposed multiset and emit its entry of the current class, if any."""
+    cdef int nr, i
+    cdef RD* rd = NULL
+    if E.stop:
+        return
+    if dedupe and seen_before(E, c):
+        return
+    nr = classify_counts(E.R, c, E.scratch, MAXREAD)
+    # readings come in §7 rule-2 order: the first of a class is its strongest
+    for i in range(nr):
+        if class_of(E.scratch[i].kind) == E.cls:
+            rd = &E.scratch[i]
+            break
+    if rd == NULL:
+        return
+    if E.follow and not rd_beats(rd, &E.target):
+        return              # the strongest reading of the class does not beat: none does
+    if not (E.kinds >> rd.kind) & 1:
+        return
+    if E.exists_only:
+        E.found = 1
+        E.stop = 1
+    elif E.count_only:
+        E.counts[rd.kind] += 1
+    else:
+        add_entry(E, c, rd)
+
+
+cdef void with_wilds(Enum* E, u8* c, int g, int dedupe) noexcept nogil:
+    """Visit c plus g wild jokers, once per split of g into wild SJs and wild BJs."""
+    cdef int s, s_lo = g - E.wb, s_hi = g if g < E.ws else E.ws
+    if s_lo < 0:
+        s_lo = 0
+    for s in range(s_lo, s_hi + 1):
+        c[SJ] = s
+        c[BJ] = g - s
+        visit(E, c, dedupe)
+    c[SJ] = 0
+    c[BJ] = 0
+
+
+# ----------------------------------------------------------------------------- generators
+
+cdef void gen_singles(Enum* E, u8* c, int t) noexcept nogil:
+    """One card; ``t``: only tops above it (following)."""
+    cdef int r
+    for r in range(E.lo, NFACES):
+        if E.h[r] and r > t:
+            c[r] = 1
+            visit(E, c, 0)
+            c[r] = 0
+
+
+cdef void gen_sets(Enum* E, u8* c, int width, int t) noexcept nogil:
+    """Pairs (width 2) and triples (3) of one natural rank above t; pairs of jokers."""
+    cdef int r, k, g
+    for r in range(E.lo, 13):
+        if r <= t:
+            continue
+        for k in range(1, min(width, E.h[r]) + 1):
+            g = width - k
+            if g <= E.w and width <= E.max_cards:
+                c[r] = k
+                with_wilds(E, c, g, 0)
+        c[r] = 0
+    if width == 2 and width <= E.max_cards:
+        for r in range(SJ, BJ + 1):
+            if E.h[r] >= 2 and r > t:
+                c[r] = 2
+                visit(E, c, 0)
+                c[r] = 0
+
+
+cdef void chain_dfs(Enum* E, u8* c, int width, int min_l, int want_l, int t,
+                    int m, int pos, int sumk, int deficit) noexcept nogil:
+    """Ordinary chains whose support runs from rank m to rank pos (both present).
+
+    ``deficit``: wilds needed to complete every link of m..pos to ``width`` cards. The
+    multiset then takes e ≥ 0 further all-wild links (at either end: the classifier places
+    them) — one proposal per (support counts, e).
+    """
+    cdef int span = pos - m + 1, e = 0, links, g, nxt, k, hole, top
+    cdef int max_l = TOP_CHAIN - E.lo + 1
+    if E.stop:
+        return
+    while True:
+        links = span + e
+        g = deficit + width * e
+        if g > E.w or links > max_l or (want_l and links > want_l):
+            break
+        if links >= min_l and (not want_l or links == want_l) and sumk + g <= E.max_cards:
+            top = m + links - 1
+            if top > TOP_CHAIN:
+                top = TOP_CHAIN
+            if top > t:
+                with_wilds(E, c, g, 0)
+        e += 1
+    if want_l and span >= want_l:
+        return
+    for nxt in range(pos + 1, TOP_CHAIN + 1):
+        hole = deficit + width * (nxt - pos - 1)
+        if hole > E.w or (want_l and nxt - m + 1 > want_l):
+            break
+        for k in range(1, min(width, E.h[nxt]) + 1):
+            if hole + width - k <= E.w and sumk + k <= E.max_cards:
+                c[nxt] = k
+                chain_dfs(E, c, width, min_l, want_l, t, m, nxt, sumk + k, hole + width - k)
+        c[nxt] = 0
+
+
+cdef void gen_chains(Enum* E, u8* c, int width, int min_l, int want_l, int t) noexcept nogil:
+    """Straights (width 1), pair chains (2), triple chains (3); want_l: only that many links."""
+    cdef int m, k, lo_m = E.lo
+    if want_l and t - want_l + 2 > lo_m:
+        lo_m = t - want_l + 2          # a lower first rank cannot reach a top above t
+    for m in range(lo_m, TOP_CHAIN + 1):
+        for k in range(1, min(width, E.h[m]) + 1):
+            if k <= E.max_cards:
+                c[m] = k
+                chain_dfs(E, c, width, min_l, want_l, t, m, m, k, width - k)
+        c[m] = 0
+
+
+cdef void gen_nbombs(Enum* E, u8* c) noexcept nogil:
+    """k naturals of one rank plus g wilds, k + g ≥ 4."""
+    cdef int r, k, g
+    for r in range(E.lo, 13):
+        for k in range(1, E.h[r] + 1):
+            g = MIN_BOMB - k if k < MIN_BOMB else 0
+            while g <= E.w and k + g <= E.max_cards:
+                if k + g >= E.tstar:
+                    c[r] = k
+                    with_wilds(E, c, g, 0)
+                g += 1
+        c[r] = 0
+
+
+cdef void gen_joker_bombs(Enum* E, u8* c) noexcept nogil:
+    """Any three or four jokers (read naturally, wild or not)."""
+    cdef int s, b
+    for s in range(min(E.h[SJ], 4) + 1):
+        for b in range(min(E.h[BJ], 4) + 1):
+            if (s + b == 3 or s + b == 4) and s + b <= E.max_cards:
+                c[SJ] = s
+                c[BJ] = b
+                visit(E, c, 0)
+    c[SJ] = 0
+    c[BJ] = 0
+
+
+cdef void chain_bomb_dfs(Enum* E, u8* c, int s, int i, int big_k, int deficit, int nd,
+                         int sumk) noexcept nogil:
+    """Link i of the window starting at rank s: choose its natural count.
+
+    ``big_k`` > 0 (equal-count variants): every link has exactly big_k cards. Otherwise a
+    link needs max(4 - k, 0) wilds and spare wilds may go anywhere (the classifier places
+    them). Proposals need two natural ranks: one-rank multisets are the N-bomb generator's.
+    """
+    cdef const Rules* R = E.R
+    cdef int r = (s + i) % 13, k, k_lo, k_hi, need, g, links = i + 1, total
+    if E.stop or links > 12 or (R.wrap == 0 and s + i > TOP_CHAIN):
+        return
+    if big_k:
+        k_lo = big_k - (E.w - deficit)
+        if k_lo < 0:
+            k_lo = 0
+        k_hi = min(E.h[r], big_k)
+    else:
+        k_lo = 0
+        k_hi = E.h[r]
+    for k in range(k_lo, k_hi + 1):
+        need = (big_k - k) if big_k else (MIN_BOMB - k if k < MIN_BOMB else 0)
+        if deficit + need > E.w or sumk + k > E.max_cards:
+            continue
+        c[r] = k
+        if links >= R.min_y and nd + (k > 0) >= 2:
+            if big_k:
+                g = deficit + need
+                total = sumk + k + g
+                if total <= E.max_cards and total >= E.tstar:
+                    with_wilds(E, c, g, 1)
+            else:
+                for g in range(deficit + need, E.w + 1):
+                    total = sumk + k + g
+                    if total > E.max_cards:
+                        break
+                    if total >= E.tstar:
+                        with_wilds(E, c, g, 1)
+        chain_bomb_dfs(E, c, s, i + 1, big_k, deficit + need, nd + (k > 0), sumk + k)
+    c[r] = 0
+
+
+cdef void gen_chain_bombs(Enum* E, u8* c) noexcept nogil:
+    """Every window the classifier accepts (§6: ≥ min links, wrap rule), per start rank."""
+    cdef const Rules* R = E.R
+    cdef int s, big_k, nat = 0, top_k = 0, r
+    for r in range(13):
+        nat += E.h[r]
+        if E.h[r] > top_k:
+            top_k = E.h[r]
+    if nat + E.w < MIN_BOMB * R.min_y or nat + E.w < E.tstar:
+        return
+    for s in range(E.lo, TOP_CHAIN + 1):
+        if R.equal:
+            for big_k in range(MIN_BOMB, top_k + E.w + 1):
+                chain_bomb_dfs(E, c, s, 0, big_k, 0, 0, 0)
+        else:
+            chain_bomb_dfs(E, c, s, 0, 0, 0, 0, 0)
+
+
+cdef void generate(Enum* E) noexcept nogil:
+    """Every play of class E.cls (E.follow: only those that beat E.target)."""
+    cdef u8 c[16]
+    cdef int t = E.target.top if E.follow else -1
+    cdef int want = E.target.length if E.follow else 0
+    memset(c, 0, 16)
+    if E.cls == K_SINGLE:
+        gen_singles(E, c, t)
+    elif E.cls == K_PAIR:
+        gen_sets(E, c, 2, t)
+    elif E.cls == K_TRIPLE:
+        gen_sets(E, c, 3, t)
+    elif E.cls == K_STRAIGHT:
+        gen_chains(E, c, 1, MIN_STRAIGHT, want, t)
+    elif E.cls == K_PAIR_CHAIN:
+        gen_chains(E, c, 2, MIN_CHAIN, want, t)
+    elif E.cls == K_TRIPLE_CHAIN:
+        gen_chains(E, c, 3, MIN_CHAIN, want, t)
+    else:
+        if E.kinds & (1 << K_BOMB):
+            gen_nbombs(E, c)
+        if E.kinds & ((1 << K_JOKER_BOMB_3) | (1 << K_JOKER_BOMB_4)) and E.tstar <= 7:
+            gen_joker_bombs(E, c)
+        if E.kinds & (1 << K_CHAIN_BOMB):
+            gen_chain_bombs(E, c)
+
+
+cdef int any_play(Enum* E, const int* classes, int nclasses) noexcept nogil:
+    """Is there at least one play in these classes? (stops at the first one)"""
+    cdef int i, saved_count = E.count_only
+    E.exists_only = 1
+    E.found = 0
+    for i in range(nclasses):
+        E.cls = classes[i]
+        generate(E)
+        if E.found:
+            break
+    E.exists_only = 0
+    E.stop = E.oom
+    E.count_only = saved_count
+    return E.found
+
+
+cdef void run(Enum* E, const int* classes, int nclasses, Py_ssize_t limit,
+              int* truncated) noexcept nogil:
+    """Generate the classes in output order, each sorted; stop once ``limit`` is reached."""
+    cdef int i
+    truncated[0] = 0
+    for i in range(nclasses):
+        if limit >= 0 and E.n >= limit:
+            truncated[0] = any_play(E, classes + i, nclasses - i)
+            return
+        E.cls = classes[i]
+        E.class_start = E.n
+        E.keep = limit - E.n if limit >= 0 else -1
+        generate(E)
+        if E.oom:
+            return
+        if not E.count_only:
+            sort_class(E)
+        if E.cut or (limit >= 0 and E.n > limit):
+            E.n = limit
+            truncated[0] = 1
+            return
+
+
+# ----------------------------------------------------------------------------- Python face
+
+_PlayBase = namedtuple("_PlayBase", ("cards", "reading"))
+
+
+class Play(_PlayBase):
+    """One legal play: the card codes to play (taken from the hand) and its reading.
+
+    A ``(cards, reading)`` named tuple: ``cards`` is a tuple of card codes (lowest codes of
+    each rank first, in rank order), ``reading`` the :class:`~core_ext.Reading` the play is
+    listed with (when following: the reading that beats).
+    """
+
+    __slots__ = ()
+
+    @property
+    def kind(self):
+        """The reading's type name."""
+        return self.reading.kind
+
+    @property
+    def text(self):
+        """The cards as text tokens, e.g. ``("7S", "7H", "BJ")``."""
+        return tuple(format_cards(self.cards))
+
+    def __str__(self):
+        return " ".join(format_cards(self.cards))
+
+    def __repr__(self):
+        return f"<Play {self}: {self.reading.describe()}>"
+
+
+cdef class LegalPlays:
+    """The legal plays of a hand, in order (a read-only sequence of :class:`Play`).
+
+    Plays are stored in C form and become :class:`Play` objects only when indexed or
+    iterated. ``truncated``: ``limit`` cut the list. ``can_pass``: following (passing is
+    always allowed then; it is not listed as a play).
+    """
+    cdef Entry* entries
+    cdef Py_ssize_t n
+    cdef RuleSet rs
+    cdef int codes[MAXCARDS]
+    cdef int start[16]
+    cdef readonly bint truncated
+    cdef readonly bint can_pass
+    cdef readonly object to_beat
+    cdef readonly tuple hand
+
+    def __dealloc__(self):
+        free(self.entries)
+
+    @property
+    def variant(self):
+        """The variant id."""
+        return self.rs.id
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, index):
+        cdef Py_ssize_t i
+        if isinstance(index, slice):
+            return [self._play(i) for i in range(*index.indices(self.n))]
+        i = index
+        if i < 0:
+            i += self.n
+        if i < 0 or i >= self.n:
+            raise IndexError("legal play index out of range")
+        return self._play(i)
+
+    def __iter__(self):
+        cdef Py_ssize_t i
+        for i in range(self.n):
+            yield self._play(i)
+
+    cdef object _play(self, Py_ssize_t i):
+        cdef Entry* e = &self.entries[i]
+        cdef int r, j, k = 0, total = e.rd.ncards
+        cdef object code
+        cards = PyTuple_New(total)
+        for r in range(NFACES):
+            for j in range(e.c[r]):
+                code = self.codes[self.start[r] + j]
+                Py_INCREF(code)
+                PyTuple_SET_ITEM(cards, k, code)
+                k += 1
+        return Play(cards, make_reading(&e.rd, self.rs))
+
+    def count(self, kind=None):
+        """Number of plays listed (of one type when ``kind`` is given)."""
+        cdef Py_ssize_t i, m = 0
+        cdef int want
+        if kind is None:
+            return self.n
+        want = _kind_index(kind, "kind")
+        for i in range(self.n):
+            m += self.entries[i].rd.kind == want
+        return m
+
+    def by_kind(self):
+        """Plays listed per type: ``{kind: count}`` for every kind, in :data:`KINDS` order."""
+        cdef Py_ssize_t i
+        cdef long long counts[NKINDS]
+        memset(counts, 0, sizeof(counts))
+        for i in range(self.n):
+            counts[self.entries[i].rd.kind] += 1
+        return {KINDS[i]: counts[i] for i in range(NKINDS)}
+
+    def __repr__(self):
+        kinds = ", ".join(f"{k} {v}" for k, v in self.by_kind().items() if v)
+        mode = "following" if self.can_pass else "leading"
+        more = ", truncated" if self.truncated else ""
+        return f"<LegalPlays {self.rs.id} {mode}: {self.n} plays ({kinds or 'none'}){more}>"
+
+
+cdef int _kind_index(object kind, str field) except -1:
+    index = _KIND_INDEX.get(kind)
+    if index is None:
+        raise InvalidPlay(f"unknown play type {kind!r} in {field}; types are "
+                          f"{', '.join(KINDS)}", field)
+    return index
+
+
+cdef int _hand_counts(object hand, RuleSet rs, int* codes, u8* counts) except -1:
+    """Parse and check the hand; fill its codes (sorted) and count vector; return the size."""
+    cdef int n
+    try:
+        n = parse_into(hand, codes, MAXCARDS)
+        count_codes(rs, codes, n, counts)
+    except ShuangkouError as exc:
+        raise type(exc)(f"hand: {exc}", "hand") from None
+    _sort_ints(codes, n)
+    return n
+
+
+cdef void _sort_ints(int* a, int n) noexcept nogil:
+    cdef int i, j, x
+    for i in range(1, n):
+        x = a[i]
+        j = i - 1
+        while j >= 0 and a[j] > x:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = x
+
+
+cdef object _target(object to_beat, RuleSet rs, RD* out):
+    """The reading standing on the table (§7 rule 6): a Reading, or the primary of cards."""
+    if isinstance(to_beat, Reading):
+        reading_rd(to_beat, rs, out)
+        return to_beat
+    try:
+        reading = to_beat.primary if isinstance(to_beat, Classification) else \
+            classify(to_beat, rs.variant).primary
+    except ShuangkouError as exc:
+        raise type(exc)(f"to_beat: {exc}", "to_beat") from None
+    reading_rd(reading, rs, out)
+    return reading
+
+
+cdef object _setup(Enum* E, RuleSet rs, object to_beat, const u8* counts):
+    """Fill E for a hand and a target; return the standing reading (or None)."""
+    cdef const Rules* R = &rs.r
+    cdef object standing = None
+    memset(E, 0, sizeof(Enum))
+    E.R = R
+    E.lo = R.lo
+    memcpy(E.h, counts, NFACES)
+    E.ws = counts[SJ] if R.wild_sj else 0
+    E.wb = counts[BJ] if R.wild_bj else 0
+    E.w = E.ws + E.wb
+    E.max_cards = MAXCARDS
+    E.kinds = _ALL_KINDS
+    if to_beat is not None:
+        standing = _target(to_beat, rs, &E.target)
+        E.follow = 1
+        if E.target.kind >= K_BOMB:
+            E.tstar = E.target.star
+    return standing
+
+
+cdef int _classes(Enum* E, int* out, int bombs_only) noexcept:
+    """The classes to generate, in output order: ordinary types (KINDS order), then bombs."""
+    cdef int n = 0, k
+    if E.follow and E.target.kind >= K_BOMB:
+        out[n] = CLS_BOMB
+        return 1
+    for k in range(K_BOMB):
+        if bombs_only or not (E.kinds >> k) & 1 or (E.follow and k != E.target.kind):
+            continue
+        out[n] = k
+        n += 1
+    if E.kinds & _BOMB_MASK:
+        out[n] = CLS_BOMB
+        n += 1
+    return n
+
+
+cdef int _enumerate(Enum* E, const int* classes, int nclasses, Py_ssize_t limit) except -1:
+    cdef int truncated = 0
+    E.scratch = <RD*>malloc(MAXREAD * sizeof(RD))
+    if E.scratch == NULL:
+        raise MemoryError()
+    try:
+        with nogil:
+            run(E, classes, nclasses, limit, &truncated)
+    finally:
+        free(E.scratch)
+        E.scratch = NULL
+        free(E.hkeys)
+        E.hkeys = NULL
+    if E.oom:
+        free(E.out)
+        E.out = NULL
+        raise MemoryError("out of memory while enumerating legal plays")
+    return truncated
+
+
+def legal_plays(hand, variant, to_beat=None, *, kinds=None, bombs_only=False,
+                max_cards=None, limit=None):
+    """Every legal play from ``hand`` under ``variant`` (§7, §8), each exactly once.
+
+    Leading (``to_beat`` None): every distinct play; a multiset of cards with readings of
+    several ordinary types is listed once per type (its strongest reading of that type), all
+    its bomb readings as one entry (its strongest bomb reading). Following: exactly the plays
+    that beat ``to_beat`` (cards, whose primary reading stands, or a Reading), each with the
+    strongest reading of its type that beats. Order: ordinary types in :data:`KINDS` order,
+    then bombs; weakest first; ties by cards. Filters: ``kinds`` (type names; a play's type
+    is its listed reading's), ``bombs_only``, ``max_cards``; ``limit`` caps the number
+    returned (``truncated`` says when it cut). Returns a :class:`LegalPlays` view.
+    """
+    cdef RuleSet rs = get_rules(variant)
+    cdef LegalPlays res = LegalPlays.__new__(LegalPlays)
+    cdef Enum E
+    cdef u8 counts[NFACES]
+    cdef int classes[NCLASSES]
+    cdef int nclasses, n, r, i
+    cdef Py_ssize_t lim = -1
+    n = _hand_counts(hand, rs, res.codes, counts)
+    res.rs = rs
+    res.hand = tuple([res.codes[i] for i in range(n)])
+    i = 0
+    for r in range(NFACES):
+        res.start[r] = i
+        i += counts[r]
+    res.to_beat = _setup(&E, rs, to_beat, counts)
+    res.can_pass = to_beat is not None
+    if kinds is not None:
+        if isinstance(kinds, str):
+            kinds = (kinds,)
+        E.kinds = 0
+        for k in kinds:
+            E.kinds |= 1 << _kind_index(k, "kinds")
+    if bombs_only:
+        E.kinds &= _BOMB_MASK
+    if max_cards is not None:
+        if max_cards < 0:
+            raise ShuangkouError(f"max_cards must be 0 or more, not {max_cards}", "max_cards")
+        E.max_cards = min(max_cards, MAXCARDS)
+    if limit is not None:
+        if limit < 0:
+            raise ShuangkouError(f"limit must be 0 or more, not {limit}", "limit")
+        lim = limit
+    nclasses = _classes(&E, classes, bombs_only)
+    res.truncated = _enumerate(&E, classes, nclasses, lim)
+    res.entries = E.out
+    res.n = E.n
+    return res
+
+
+def count_plays(hand, variant, to_beat=None):
+    """Number of legal plays per type, ``{kind: count}`` for every kind in :data:`KINDS` order.
+
+    Counts exactly what :func:`legal_plays` would list (same arguments), without building
+    the plays.
+    """
+    cdef RuleSet rs = get_rules(variant)
+    cdef Enum E
+    cdef u8 counts[NFACES]
+    cdef int codes[MAXCARDS]
+    cdef int classes[NCLASSES]
+    cdef int nclasses, i
+    _hand_counts(hand, rs, codes, counts)
+    _setup(&E, rs, to_beat, counts)
+    E.count_only = 1
+    nclasses = _classes(&E, classes, 0)
+    _enumerate(&E, classes, nclasses, -1)
+    return {KINDS[i]: E.counts[i] for i in range(NKINDS)}
+
+
+def best_bomb(hand, variant):
+    """The strongest bomb the hand can play (by the variant's §8 key), or None.
+
+    Among equally strong bombs, the one :func:`legal_plays` lists first (an N-bomb before a
+    chain bomb, natural cards before wild jokers).
+    """
+    cdef RuleSet rs = get_rules(variant)
+    cdef Enum E
+    cdef u8 counts[NFACES]
+    cdef int codes[MAXCARDS]
+    cdef int classes[1]
+    cdef Py_ssize_t i, best = 0
+    cdef int c
+    _hand_counts(hand, rs, codes, counts)
+    _setup(&E, rs, None, counts)
+    classes[0] = CLS_BOMB
+    try:
+        _enumerate(&E, classes, 1, -1)
+        if E.n == 0:
+            return None
+        for i in range(1, E.n):
+            c = key_cmp(&E.out[i].rd, &E.out[best].rd)
+            if c > 0 or (c == 0 and entry_cmp(&E.out[i], &E.out[best]) < 0):
+                best = i
+        return make_reading(&E.out[best].rd, rs)
+    finally:
+        free(E.out)
