@@ -616,3 +616,32 @@ def test_metrics_used_by_alerts_are_exported_and_sigterm_exits_0(
     # The shutdown the Deployment's timing relies on: SIGTERM -> drain -> exit status 0.
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=2 + 10) == 0, process.stdout.read()
+
+
+# ------------------------------------------------------------------ docs/operations.md
+
+
+def test_operations_doc_lists_every_setting_with_its_default() -> None:
+    doc = (ROOT / "docs" / "operations.md").read_text()
+    rows = {line.split("|")[1].strip().strip("`"): line
+            for line in doc.splitlines() if line.startswith("| `")}
+    for key, default in server_defaults().items():
+        assert key in rows, f"docs/operations.md has no configuration row for {key!r}"
+        row = rows[key]
+        rendered = (str(default).lower() if isinstance(default, bool)
+                    else json.dumps(default) if isinstance(default, str) else repr(default))
+        for text in (f"--{key.replace('_', '-')}", f"SHUANGKOU_{key.upper()}", f"`{rendered}`"):
+            assert text in row, f"{key}: {text} missing from its row: {row}"
+
+
+def test_operations_doc_lists_every_metric() -> None:
+    from prometheus_client import CollectorRegistry
+
+    from service.metrics import Metrics
+
+    registry = CollectorRegistry()
+    Metrics(registry)
+    doc = (ROOT / "docs" / "operations.md").read_text()
+    for family in registry.collect():
+        name = family.name + ("_total" if family.type == "counter" else "")
+        assert f"| `{name}` |" in doc, f"metric {name} is not documented"
