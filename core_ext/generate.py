@@ -14,7 +14,7 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from ._core import RANK_CHARS, format_cards, play_reading
+from ._core import RANK_CHARS, classify, format_cards, play_reading
 from .variants import BUILTIN, Variant, get_variant
 
 __all__ = ["generate_replay", "deal"]
@@ -22,6 +22,7 @@ __all__ = ["generate_replay", "deal"]
 SEATS = 4
 _STAKES = (1, 1, 1, 2, 5)     # stakes drawn for generated replays
 _TABLE_FEES = (0, 0, 3)       # table fees drawn for escaped replays
+_LAST_NATURAL = 65            # card codes above this are jokers
 
 
 def deal(variant: str | Variant, rng: random.Random) -> list[list[int]]:
@@ -35,16 +36,19 @@ def deal(variant: str | Variant, rng: random.Random) -> list[list[int]]:
 
 
 class _Bot:
-    """Chooses moves. Probabilities are tuned for variety, not for strength."""
+    """Chooses moves. Probabilities are tuned for variety (bombs, declarations), not strength."""
 
-    BOMB_ON_LEAD = 0.08      # lead a bomb when ordinary plays remain
+    BOMB_ON_LEAD = 0.15      # lead a bomb (any) while ordinary plays remain
     FOLLOW = 0.85            # follow an opponent when an ordinary play beats
-    FOLLOW_PARTNER = 0.15    # beat the partner's play
-    BOMB_FOLLOW = 0.45       # bomb an opponent's play when only bombs beat
-    DECLARE = 0.5            # declare a non-primary reading when the enumeration offers one
+    BOMB_INSTEAD = 0.08      # ... but bomb it instead
+    FOLLOW_PARTNER = 0.12    # beat the partner's play
+    BOMB_FOLLOW = 0.55       # bomb an opponent's play when only bombs beat
+    ANY_BOMB = 0.5           # when bombing, any bomb that beats rather than the cheapest
+    LEAD_WILD = 0.2          # lead a play that uses a wild joker (often several readings)
+    DECLARE = 0.3            # declare another reading when the cards have several
 
     def __init__(self, v: Variant, rng: random.Random) -> None:
-        from . import legal_plays  # the enumeration engine (compiled separately)
+        from ._enumerate import legal_plays  # the enumeration engine (compiled separately)
 
         self.v = v
         self.rng = rng
@@ -52,53 +56,68 @@ class _Bot:
 
     def lead(self, hand: list[int]) -> Any:
         plays = list(self.legal_plays(hand, self.v))
-        return self._pick(plays, hand, self.BOMB_ON_LEAD)
+        out = self._going_out(plays, hand)
+        if out is not None:
+            return out
+        ordinary = [p for p in plays if not p.reading.is_bomb]
+        if not ordinary or self.rng.random() < self.BOMB_ON_LEAD:
+            return self._bomb([p for p in plays if p.reading.is_bomb] or plays)
+        wild = [p for p in ordinary if len(p.cards) > 1 and max(p.cards) > _LAST_NATURAL]
+        if wild and self.rng.random() < self.LEAD_WILD:
+            several = [p for p in wild if len(classify(p.cards, self.v)) > 1]
+            return self.rng.choice(several or wild)
+        # low plays first; among the lowest, longer plays get rid of more cards
+        lowest = min(p.reading.top for p in ordinary)
+        return self.rng.choice([p for p in ordinary if p.reading.top <= lowest + 1])
 
     def follow(self, hand: list[int], standing: Any, partner_played: bool) -> Any | None:
         plays = list(self.legal_plays(hand, self.v, standing))
         if not plays:
             return None
-        if any(len(p.cards) == len(hand) for p in plays):
-            return next(p for p in plays if len(p.cards) == len(hand))
+        out = self._going_out(plays, hand)
+        if out is not None:
+            return out
         ordinary = [p for p in plays if not p.reading.is_bomb]
+        bombs = [p for p in plays if p.reading.is_bomb]
         chance = self.FOLLOW_PARTNER if partner_played else (
             self.FOLLOW if ordinary else self.BOMB_FOLLOW)
         if self.rng.random() >= chance:
             return None
-        return self._cheapest(ordinary or plays)
+        if ordinary and not (bombs and self.rng.random() < self.BOMB_INSTEAD):
+            best = min((p.reading.top, len(p.cards)) for p in ordinary)
+            return self.rng.choice([p for p in ordinary if (p.reading.top, len(p.cards)) == best])
+        return self._bomb(bombs)
 
-    def _pick(self, plays: list[Any], hand: list[int], bomb_chance: float) -> Any:
-        for p in plays:
-            if len(p.cards) == len(hand):
-                return p   # going out beats everything else
-        ordinary = [p for p in plays if not p.reading.is_bomb]
-        if not ordinary or self.rng.random() < bomb_chance:
-            return self._cheapest([p for p in plays if p.reading.is_bomb] or plays)
-        # low plays first; longer plays among the lowest get rid of more cards
-        lowest = min(p.reading.top for p in ordinary)
-        options = [p for p in ordinary if p.reading.top <= lowest + 1]
-        return self.rng.choice(options)
+    @staticmethod
+    def _going_out(plays: Sequence[Any], hand: list[int]) -> Any | None:
+        return next((p for p in plays if len(p.cards) == len(hand)), None)
 
-    def _cheapest(self, plays: Sequence[Any]) -> Any:
-        if plays[0].reading.is_bomb:
-            best = min(p.reading.key for p in plays if p.reading.is_bomb)
-            options = [p for p in plays if p.reading.is_bomb and p.reading.key == best]
-        else:
-            best = min((p.reading.top, len(p.cards)) for p in plays)
-            options = [p for p in plays if (p.reading.top, len(p.cards)) == best]
-        return self.rng.choice(options)
+    def _bomb(self, bombs: Sequence[Any]) -> Any:
+        if self.rng.random() < self.ANY_BOMB:
+            return self.rng.choice(bombs)
+        cheapest = min(p.reading.key for p in bombs)
+        return self.rng.choice([p for p in bombs if p.reading.key == cheapest])
 
 
 def _declaration(play: Any, v: Variant, standing: Any, rng: random.Random) -> tuple[dict, Any]:
-    """The action fields for a play and the reading that then stands (§7 rules 4–6)."""
+    """The action fields for a play and the reading that then stands (§7 rules 4–6):
+    sometimes a declaration of another reading that may stand (any when leading, one that
+    beats when following)."""
     undeclared = play_reading(play.cards, v, standing)
-    wanted = play.reading
-    if (wanted.kind, wanted.top) != (undeclared.kind, undeclared.top) and \
-            rng.random() < _Bot.DECLARE:
-        top = RANK_CHARS[wanted.top] if wanted.top < 13 else ("SJ" if wanted.top == 13 else "BJ")
-        reading = play_reading(play.cards, v, standing, wanted.kind, top)
-        return {"declare": wanted.kind, "declare_top": top}, reading
+    if rng.random() < _Bot.DECLARE:
+        options = [r for r in classify(play.cards, v).readings
+                   if (r.kind, r.top) != (undeclared.kind, undeclared.top)
+                   and (standing is None or r.beats(standing))]
+        if options:
+            wanted = rng.choice(options)
+            top = _rank_token(wanted.top)
+            reading = play_reading(play.cards, v, standing, wanted.kind, top)
+            return {"declare": wanted.kind, "declare_top": top}, reading
     return {}, undeclared
+
+
+def _rank_token(rank: int) -> str:
+    return RANK_CHARS[rank] if rank < 13 else ("SJ" if rank == 13 else "BJ")
 
 
 def _seating(hands: list[list[int]], v: Variant, rng: random.Random) -> tuple[dict, int, list[int]]:

@@ -374,7 +374,7 @@ def _need_hands(ctx: _EscapeContext) -> Sequence[Sequence[int]]:
 
 def _best_bomb_stars(ctx: _EscapeContext) -> list[int]:
     """Star of the best bomb each current hand could play (0 when it has none)."""
-    from . import best_bomb  # the enumeration engine; imported late (it is compiled apart)
+    from ._enumerate import best_bomb  # the enumeration engine (compiled separately)
 
     stars = []
     for hand in _need_hands(ctx):
