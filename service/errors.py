@@ -18,6 +18,7 @@ from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
 from core_ext.errors import CardError, IllegalPlay, InvalidPlay, ShuangkouError, VariantError
+from core_ext.replay import ReplayError
 
 __all__ = ["BadInput", "UnknownVariant", "Unimplemented", "Failure", "field_scope",
            "status_for", "failure_for", "DOMAIN"]
@@ -44,6 +45,7 @@ _TABLE: dict[type[BaseException], tuple[grpc.StatusCode, str]] = {
     VariantError: (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_VARIANT"),
     CardError: (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_CARDS"),
     InvalidPlay: (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_PLAY"),
+    ReplayError: (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REPLAY"),
     IllegalPlay: (grpc.StatusCode.INVALID_ARGUMENT, "ILLEGAL_PLAY"),
     BadInput: (grpc.StatusCode.INVALID_ARGUMENT, "BAD_REQUEST"),
     ShuangkouError: (grpc.StatusCode.INVALID_ARGUMENT, "BAD_REQUEST"),
@@ -132,6 +134,5 @@ def field_scope(where: str, nested: bool = False) -> Iterator[None]:
             raise
         field = _join(where, core_field(exc)) if nested else where
         exc.field = field
-        exc.action = None  # type: ignore[attr-defined]  # now part of the path
         exc._scoped = True  # type: ignore[attr-defined]  # outer scopes keep the inner path
         raise

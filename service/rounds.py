@@ -12,11 +12,11 @@ import json
 from typing import Any
 
 import core_ext
-from core_ext.errors import InvalidPlay
-from core_ext.variants import Variant
+from core_ext.errors import InvalidPlay, VariantError
+from core_ext.variants import BUILTIN, Variant, get_variant
 
 from .convert import cards_of, declaration
-from .errors import BadInput, Unimplemented, field_scope
+from .errors import BadInput, Unimplemented, UnknownVariant, field_scope
 from .gen.shuangkou.v1 import scoring_pb2
 from .limits import Limits
 
@@ -81,26 +81,38 @@ def score_replay_request(request: Any, variant: str | Variant,
     """Validate and settle the replay of a ScoreRound/ScoreReplays request."""
     score_replay = _core_function("core_ext.replay", "score_replay", "Scoring a replay")
     which = request.WhichOneof("round")
+    named = request.WhichOneof("rule_set") is not None
     if which == "replay_json":
         where = "replay_json"
         try:
-            document = json.loads(request.replay_json)
-        except json.JSONDecodeError as exc:
-            raise BadInput(f"replay is not valid JSON: {exc}", where) from None
-        if not isinstance(document, dict):
-            raise BadInput("a replay must be a JSON object", where)
+            document: Any = json.loads(request.replay_json)
+        except json.JSONDecodeError:
+            document = request.replay_json   # the core reports it, as `score-replays` does
     else:
         where = "replay"
         document = replay_to_dict(request.replay, limits)
-    named = request.WhichOneof("rule_set") is not None
-    if "variant" in document and named and document["variant"] != _variant_id(variant):
-        raise BadInput(f"the replay names variant {document['variant']!r} but the request "
-                       f"names {_variant_id(variant)!r}", f"{where}.variant")
-    if named or "variant" not in document:
-        document["variant"] = variant
+    if isinstance(document, dict):
+        _check_replay_variant(document, variant, named, where)
+        if named or "variant" not in document:
+            document["variant"] = variant
     with field_scope(where, nested=True):
         result = score_replay(document)
     return result_to_proto(result)
+
+
+def _check_replay_variant(document: dict[str, Any], variant: str | Variant, named: bool,
+                          where: str) -> None:
+    """An unknown built-in id is NOT_FOUND (the core would call it a malformed replay); a
+    replay may not contradict the rule set its request names."""
+    own = document.get("variant")
+    if isinstance(own, str) and own not in BUILTIN:
+        try:
+            get_variant(own)
+        except VariantError as exc:   # same text as the core's "variant: ..." reason
+            raise UnknownVariant(f"variant: {exc}", f"{where}.variant") from None
+    if own is not None and named and own != _variant_id(variant):
+        raise BadInput(f"the replay names variant {own!r} but the request names "
+                       f"{_variant_id(variant)!r}", f"{where}.variant")
 
 
 def _variant_id(variant: str | Variant) -> str:

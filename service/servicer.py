@@ -8,6 +8,7 @@ shares one scratch buffer between calls (classify_batch runs it without the GIL)
 from __future__ import annotations
 
 import functools
+import importlib
 import logging
 import threading
 from collections import Counter as Tally
@@ -70,19 +71,30 @@ def rpc(method: F) -> F:
 
 
 def problem(exc: BaseException) -> scoring_pb2.Problem:
-    """The per-item form of a failure (batch entries, stream results)."""
+    """The per-item form of a failure (batch entries, stream results); the same reason text
+    as the local ``score-replays`` records."""
     failure = failure_for(exc)
     if failure is None:
-        log.exception("unexpected error", exc_info=exc)
-        return scoring_pb2.Problem(code="INTERNAL", type="Error",
-                                   message="internal error; see the server log")
+        log.error("unexpected error", exc_info=exc)
+        text = f"internal error: {type(exc).__name__}: {exc}"
+        return scoring_pb2.Problem(code="INTERNAL", type=type(exc).__name__, message=text,
+                                   reason=text)
     return scoring_pb2.Problem(code=failure.code.name, type=failure.type,
-                               message=failure.message, field=failure.field)
+                               message=failure.message, field=failure.field,
+                               action=getattr(exc, "action", None),
+                               reason=getattr(exc, "reason", None) or failure.message)
 
 
 def _core(name: str, rpc_name: str) -> Callable[..., Any]:
-    """A core function, or Unimplemented when this build of the core lacks it."""
+    """A core function, or Unimplemented when this build of the core lacks it. The
+    enumeration functions are looked up in their compiled module too (core_ext._enumerate),
+    until core_ext re-exports them."""
     fn = getattr(core_ext, name, None)
+    if fn is None:
+        try:
+            fn = getattr(importlib.import_module("core_ext._enumerate"), name, None)
+        except ImportError:
+            fn = None
     if fn is None:
         raise Unimplemented(f"{rpc_name} is not available: this build of the rules core has no "
                             f"core_ext.{name}")
@@ -241,26 +253,24 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                 to_beat = core_ext.play_reading(beat_codes, variant, None, kind, top)
         limit = self.limits.plays_limit(request.limit)
         kinds = [_kind_name(k, f"kinds[{i}]") for i, k in enumerate(request.kinds)] or None
-        response = service_pb2.EnumerateLegalPlaysResponse()
-        with field_scope(where_hand), CORE_LOCK:
+        # No CORE_LOCK: enumeration has its own scratch space and runs without the GIL;
+        # `to_beat` is passed as a Reading so the core classifies nothing here.
+        with field_scope(where_hand):
             plays = legal_plays(hand, variant, to_beat, kinds=kinds,
                                 bombs_only=request.bombs_only,
-                                max_cards=request.max_cards or None, limit=limit + 1)
-            for i, play in enumerate(plays):
-                if i == limit:
-                    response.truncated = True
-                    break
-                response.plays.append(_legal_play(play))
+                                max_cards=request.max_cards or None, limit=limit)
+        response = service_pb2.EnumerateLegalPlaysResponse(
+            plays=[_legal_play(play) for play in plays], truncated=plays.truncated)
         if request.include_counts:
             count_plays = _core("count_plays", "EnumerateLegalPlays include_counts")
-            with field_scope(where_hand), CORE_LOCK:
+            with field_scope(where_hand):
                 counts = count_plays(hand, variant, to_beat)
             response.counts.extend(service_pb2.KindCount(kind=KIND_BY_NAME[k], count=n)
                                    for k, n in counts.items() if k in KIND_BY_NAME)
             response.total = sum(c.count for c in response.counts)
         if request.include_best_bomb:
             best_bomb = _core("best_bomb", "EnumerateLegalPlays include_best_bomb")
-            with field_scope(where_hand), CORE_LOCK:
+            with field_scope(where_hand):
                 best = best_bomb(hand, variant)
             if best is not None:
                 response.best_bomb.CopyFrom(reading_to_proto(best))

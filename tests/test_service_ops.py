@@ -94,7 +94,7 @@ def test_metrics_move_with_calls() -> None:
         assert metric_value(text, "shuangkou_plays_classified_total", variant="huopin",
                             kind="invalid") == 1
         assert metric_value(text, "shuangkou_replays_rejected_total",
-                            reason="BAD_REQUEST") == 2
+                            reason="INVALID_REPLAY") == 2
         assert metric_value(text, "shuangkou_worker_up") == 1
 
 
