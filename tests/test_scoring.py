@@ -403,6 +403,58 @@ def test_10_6_huopin_escape() -> None:
     assert res.seats[0].escape == -128
 
 
+def test_10_6_fengkuang_escape_reads_the_current_hands() -> None:
+    # seat 0 holds 777777+SJ (7 stars, M 6); seat 3 already played an 8-bomb, which does
+    # not count for M but its per-bomb contribution (+18 / −6) stands
+    hands = ["7777 77 SJ", "3 4", "5", "6"]
+    res = score_round("fengkuang", [], [[], [], [], ["88888888"]], escape=1, hands=hands,
+                      stake=2)
+    assert res.multiplier == 6 and res.star == 7 and res.star_seat == 0
+    assert tuple(s.escape for s in res.seats) == (6, -24, 6, 0)   # opponents get M each
+    assert res.final == ((6 - 6) * 2, (-24 - 6) * 2, (6 - 6) * 2, 18 * 2)
+
+
+def test_10_6_fengkuang_crazy_escape_below_the_first_row() -> None:
+    res = score_round("fengkuang_crazy", [], escape=2, hands=["8888888", "9", "T", "J"])
+    assert res.multiplier == 1 and res.star == 7
+    assert res.final == (0, 1, -4, 1)
+
+
+def test_10_6_escape_needs_the_hands() -> None:
+    with pytest.raises(ShuangkouError, match="current hands"):
+        score_round("fengkuang", [], escape=1)
+    with pytest.raises(ShuangkouError, match="hands\\[1\\] is empty"):
+        score_round("qianbian", [], escape=1, hands=["3", "", "5", "6"])
+
+
+def test_10_6_qianbian_escape() -> None:
+    # S = 7: seat 0 played a 7-bomb, seat 1 holds one; escaper seat 3 pays 12 × M(7) = 96,
+    # every other seat of a team that played or holds a 7-star bomb receives 4 × 8
+    res = score_round("qianbian", [], [["7777777"], [], [], []], escape=3,
+                      hands=["3", "99999 99", "4", "5 6"])
+    assert res.star == 7 and res.multiplier == 8
+    assert res.final == (32, 32, 32, -96)
+    assert res.contributions == ()                 # round-star contributions are void
+
+
+def test_10_6_qianbian_escape_partner_receives() -> None:
+    # only the escaper's own team holds the S bomb: the escaper's partner receives
+    res = score_round("qianbian", [], escape=3, hands=["3", "666666", "4", "5 6"])
+    assert res.star == 6 and res.final == (0, 16, 0, -48)
+
+
+def test_10_6_qianbian_escape_single_bombs_only() -> None:
+    # two 5-bombs give a round star of 6, but S reads single bombs: S = 5, M = 2
+    res = score_round("qianbian", [], [["77777", "88888"], [], [], []], escape=2,
+                      hands=["3", "4", "5", "6"])
+    assert res.star == 5 and res.final == (8, 0, -24, 0)
+
+
+def test_10_6_qianbian_escape_without_any_bomb() -> None:
+    res = score_round("qianbian", [], escape=0, hands=["3", "4", "5", "6"])
+    assert res.star == 0 and res.multiplier == 1 and res.final == (-12, 0, 0, 0)
+
+
 def test_escape_after_the_round_ended_is_refused() -> None:
     with pytest.raises(ShuangkouError, match="already over"):
         score_round("bianfeng", [0, 2], escape=1)
