@@ -15,19 +15,24 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
-from ._core import Reading, format_cards, parse_cards, play_reading
+from ._core import Reading, format_cards, parse_cards, play_reading, rules_for
 from .errors import IllegalPlay, ShuangkouError
-from .scoring import SEATS, RoundResult, score_round
+from .scoring import SEATS, RoundResult, settle
 from .variants import Variant, get_variant, variant_from_mapping
 
 __all__ = ["ReplayError", "ReplayResult", "ReplaySummary", "score_replay", "summarize_replay"]
 
 _RANK_OF = [(c - 1) // 5 if c else -1 for c in range(76)]
 _SUITED = [bool(c) and (c - 1) % 5 < 4 for c in range(76)]
+_SUITED_CODES = [c for c in range(76) if _SUITED[c]]
 _RANK_NAMES = "3456789TJQKA2"
+# Card tokens as written by format_cards (and "10" for "T"): the fast path of play parsing.
+_TOKEN_CODES = {name: c for c in range(1, 76) if _RANK_OF[c] < 13 or c in (70, 75)
+                for name in {format_cards([c])[0], format_cards([c])[0].replace("T", "10")}}
 _KEYS = frozenset({"variant", "hands", "leader", "revealed", "teams", "partner", "actions",
                    "stake", "table_fee", "partial_deal"})
 _ACTION_KEYS = frozenset({"seat", "play", "pass", "escape", "declare", "declare_top"})
@@ -72,17 +77,19 @@ class ReplaySummary:
     finish_order: tuple[int, ...]
     bombs: tuple[tuple[Reading, ...], ...]           # standing bomb readings per seat
     bomb_cards: tuple[tuple[tuple[int, ...], ...], ...]  # the same bombs as card codes
-    hands: tuple[tuple[int, ...], ...]               # cards each seat holds at the end
+    cards_left: tuple[int, ...]                      # cards each seat holds at the end
     escaper: int | None
     escape_action: int | None
     stake: int
     table_fee: int
     hand_at: tuple[int, ...]
     actions: int
+    _round: Any = field(default=None, repr=False, compare=False)
 
-    @property
-    def cards_left(self) -> tuple[int, ...]:
-        return tuple(len(h) for h in self.hands)
+    @cached_property
+    def hands(self) -> tuple[tuple[int, ...], ...]:
+        """The cards each seat holds at the end (suited where the deal said so)."""
+        return tuple(self._round.hand(s) for s in range(SEATS))
 
     def score_args(self, *, as_cards: bool = False) -> dict[str, Any]:
         """Keyword arguments of :func:`score_round` (bombs as cards with ``as_cards``)."""
@@ -157,29 +164,48 @@ def _dealt_hands(raw: Any, v: Variant) -> list[list[int]]:
     return hands
 
 
-def _check_deal(hands: list[list[int]], v: Variant, partial: bool) -> None:
-    """§9: the four hands together are exactly the deck (or a part of it if ``partial``)."""
-    ranks = [0] * 15
-    faces = [0] * 76
-    for d, hand in enumerate(hands):
-        if not partial and len(hand) != v.hand_size:
-            raise ReplayError(f"hands[{d}] has {len(hand)} cards; every seat is dealt "
-                              f"{v.hand_size} in {v.id}", field="hands")
+def _count(hands: list[list[int]]) -> list[tuple[list[int], list[int]]]:
+    """Each hand as count vectors: (copies of each card code, cards of each rank)."""
+    rank_of = _RANK_OF
+    out = []
+    for hand in hands:
+        faces, ranks = [0] * 76, [0] * 15
         for c in hand:
-            ranks[_RANK_OF[c]] += 1
             faces[c] += 1
-    for c in range(76):
-        if _SUITED[c] and faces[c] > v.decks:
-            raise ReplayError(f"the hands hold {faces[c]} copies of {format_cards([c])[0]}; "
-                              f"the {v.id} deck has {v.decks}", field="hands")
-    for r in range(15):
-        want = v.joker_copies if r >= 13 else v.copies_per_rank if r >= v.lowest_rank else 0
-        if ranks[r] > want or (not partial and ranks[r] != want):
-            raise ReplayError(f"the hands are not {'part of ' if partial else ''}the {v.id} "
-                              f"deck: {ranks[r]} cards of rank {_rank_name(r)} dealt, the deck "
-                              f"has {want}" + ("" if partial else
-                                               " (pass partial_deal to allow partial deals)"),
-                              field="hands")
+            ranks[rank_of[c]] += 1
+        out.append((faces, ranks))
+    return out
+
+
+def _check_deal(hands: list[list[int]], counts: list[tuple[list[int], list[int]]],
+                v: Variant, partial: bool) -> None:
+    """§9: the four hands together are exactly the deck (or a part of it if ``partial``)."""
+    if not partial:
+        for d, hand in enumerate(hands):
+            if len(hand) != v.hand_size:
+                raise ReplayError(f"hands[{d}] has {len(hand)} cards; every seat is dealt "
+                                  f"{v.hand_size} in {v.id}", field="hands")
+    faces = list(map(sum, zip(*(f for f, _ in counts), strict=True)))
+    ranks = list(map(sum, zip(*(r for _, r in counts), strict=True)))
+    if max(map(faces.__getitem__, _SUITED_CODES)) > v.decks:
+        c = next(c for c in _SUITED_CODES if faces[c] > v.decks)
+        raise ReplayError(f"the hands hold {faces[c]} copies of {format_cards([c])[0]}; "
+                          f"the {v.id} deck has {v.decks}", field="hands")
+    want = _deck_ranks(v)
+    if ranks != want:
+        for r in range(15):
+            if ranks[r] > want[r] or (not partial and ranks[r] != want[r]):
+                raise ReplayError(
+                    f"the hands are not {'part of ' if partial else ''}the {v.id} deck: "
+                    f"{ranks[r]} cards of rank {_rank_name(r)} dealt, the deck has {want[r]}"
+                    + ("" if partial else " (pass partial_deal to allow partial deals)"),
+                    field="hands")
+
+
+def _deck_ranks(v: Variant) -> list[int]:
+    """Cards of each rank position in the variant's deck."""
+    return [v.joker_copies if r >= 13 else v.copies_per_rank if r >= v.lowest_rank else 0
+            for r in range(15)]
 
 
 def _revealed_partner(replay: Mapping[str, Any], hands: list[list[int]], leader: int,
@@ -270,55 +296,171 @@ _ROUND_OVER: Mapping[str, Callable[[list[int], int], str]] = {
 
 
 class _Round:
-    """Mutable state of a round being replayed (table seats)."""
+    """A round being replayed, in table seats: the hands as count vectors and the moves' log.
 
-    __slots__ = ("v", "faces", "ranks", "left", "finished", "standing", "last", "passes",
-                 "turn", "prev", "lead_note", "over", "over_note", "escaper", "escape_action",
-                 "bombs", "bomb_cards", "round_over")
+    The move loop (:meth:`run`) keeps the trick state in locals; the lists here are shared
+    with it and describe the round when it stops (or fails).
+    """
 
-    def __init__(self, v: Variant, hands: list[list[int]], leader: int) -> None:
+    __slots__ = ("v", "rules", "faces", "ranks", "left", "finished", "bombs", "bomb_cards",
+                 "over", "over_note", "escaper", "escape_action", "leader")
+
+    def __init__(self, v: Variant, counts: list[tuple[list[int], list[int]]],
+                 leader: int) -> None:
         self.v = v
-        self.faces = [[0] * 76 for _ in range(SEATS)]
-        self.ranks = [[0] * 15 for _ in range(SEATS)]
-        for t, hand in enumerate(hands):
-            faces, ranks = self.faces[t], self.ranks[t]
-            for c in hand:
-                faces[c] += 1
-                ranks[_RANK_OF[c]] += 1
-        self.left = [len(h) for h in hands]
+        self.rules = rules_for(v)
+        self.faces = [f for f, _ in counts]   # per table seat: copies of each card code
+        self.ranks = [r for _, r in counts]   # per table seat: cards of each rank
+        self.left = [sum(r) for r in self.ranks]
         self.finished: list[int] = []
-        self.standing: Reading | None = None
-        self.last = -1
-        self.passes = 0
-        self.turn = leader
-        self.lead_note = f"seat {leader} leads the first trick (revealed card)"
+        self.bombs: list[list[Reading]] = [[] for _ in range(SEATS)]
+        self.bomb_cards: list[list[tuple[int, ...]]] = [[] for _ in range(SEATS)]
         self.over: int | None = None
         self.over_note = ""
         self.escaper: int | None = None
         self.escape_action: int | None = None
-        self.bombs: list[list[Reading]] = [[] for _ in range(SEATS)]
-        self.bomb_cards: list[list[tuple[int, ...]]] = [[] for _ in range(SEATS)]
-        self.round_over = _ROUND_OVER[v.round_end]
-        self.prev = -1
+        self.leader = leader
 
-    def next_holding(self, seat: int) -> int:
-        left = self.left
-        for step in (1, 2, 3):
-            s = (seat + step) % SEATS
-            if left[s]:
-                return s
-        return seat
-
-    def take(self, i: int, seat: int, codes: list[int]) -> None:
-        """Remove a play's cards from the seat's hand (suited cards need that face)."""
+    def hand(self, seat: int) -> tuple[int, ...]:
+        """The seat's remaining cards (suited where the hand says so)."""
+        out: list[int] = []
         faces, ranks = self.faces[seat], self.ranks[seat]
-        for c in codes:
-            r = _RANK_OF[c]
-            if not ranks[r] or (_SUITED[c] and not faces[c]):
-                self._not_held(i, seat, c)
-            ranks[r] -= 1
-            if _SUITED[c]:
-                faces[c] -= 1
+        for r in range(15):
+            n = ranks[r]
+            if n:
+                for f in range(1 + r * 5, 5 + r * 5) if r < 13 else ():
+                    k = min(faces[f], n)
+                    out += [f] * k
+                    n -= k
+                out += [5 + r * 5] * n
+        return tuple(out)
+
+    def run(self, actions: Any) -> None:
+        """Validate every move (§9); raises ReplayError at the first that cannot happen."""
+        if not isinstance(actions, list):
+            raise ReplayError("actions must be a list", field="actions")
+        rules, left, finished = self.rules, self.left, self.finished
+        faces, ranks = self.faces, self.ranks
+        round_over = _ROUND_OVER[self.v.round_end]
+        tokens, rank_of, suited = _TOKEN_CODES, _RANK_OF, _SUITED
+        after = _AFTER
+        holding = sum(1 for n in left if n)
+        over: int | None = None
+        standing: Reading | None = None
+        last = prev = -1
+        passes = 0
+        turn = self.leader
+        lead = (_FIRST_TRICK, turn)            # why `turn` leads (formatted only on errors)
+        for i, a in enumerate(actions):
+            if type(a) is not dict:
+                raise ReplayError("an action must be an object such as "
+                                  "{\"seat\": 0, \"pass\": true}", i)
+            seat = a.get("seat")
+            if type(seat) is not int or not 0 <= seat < SEATS:
+                raise ReplayError(f"seat must be a seat 0–3; got {seat!r}", i)
+            extra = len(a) > 2
+            if extra and not a.keys() <= _ACTION_KEYS:
+                raise ReplayError(f"unknown action field {sorted(set(a) - _ACTION_KEYS)[0]!r}", i)
+            raw = a.get("play")
+            if raw is not None:
+                if seat != turn or over is not None:
+                    self._turn_error(i, seat, turn, standing, prev, lead)
+                if extra and ("pass" in a or "escape" in a):
+                    raise ReplayError("an action is one of play, pass or escape", i)
+                try:
+                    codes = [tokens[t] for t in raw] if type(raw) is list else _cards(i, raw)
+                except (KeyError, TypeError):
+                    codes = _cards(i, raw)   # codes, runs like "7777", lower case, errors
+                if not codes:
+                    raise ReplayError("a play needs at least one card "
+                                      "(use {\"pass\": true} to pass)", i)
+                f, rk = faces[seat], ranks[seat]
+                for c in codes:
+                    r = rank_of[c]
+                    if not rk[r] or (suited[c] and not f[c]):
+                        self._not_held(i, seat, c)
+                    rk[r] -= 1
+                    if suited[c]:
+                        f[c] -= 1
+                try:
+                    if extra:
+                        reading = play_reading(codes, rules, standing, a.get("declare"),
+                                               a.get("declare_top"))
+                    else:
+                        reading = play_reading(codes, rules, standing)
+                except ShuangkouError as exc:
+                    raise ReplayError(f"seat {seat} plays {' '.join(format_cards(codes))}: "
+                                      f"{exc}", i) from None
+                standing, last, prev, passes = reading, seat, seat, 0
+                if reading.is_bomb:
+                    self.bombs[seat].append(reading)
+                    self.bomb_cards[seat].append(tuple(codes))
+                n = left[seat] - len(codes)
+                left[seat] = n
+                if not n:
+                    holding -= 1
+                    finished.append(seat)
+                    note = round_over(finished, seat)
+                    if note:
+                        over = self.over = i
+                        self.over_note = note
+                        continue
+                for turn in after[seat]:
+                    if left[turn]:
+                        break
+            elif a.get("pass") is True:
+                if seat != turn or over is not None:
+                    self._turn_error(i, seat, turn, standing, prev, lead)
+                if extra and ("escape" in a or "declare" in a or "play" in a):
+                    raise ReplayError("a pass takes no other field", i)
+                if standing is None:
+                    raise ReplayError(f"seat {seat} leads the trick and may not pass "
+                                      f"({_lead_note(lead)})", i)
+                passes += 1
+                prev = seat
+                if passes < holding - (1 if left[last] else 0):
+                    for turn in after[seat]:
+                        if left[turn]:
+                            break
+                    continue
+                standing = None           # everyone still holding cards passed: trick over
+                if left[last]:
+                    turn, lead = last, (_WON_TRICK, last)
+                else:                     # 接风: the partner of the player who went out leads
+                    mate = (last + 2) % SEATS
+                    turn = mate if left[mate] else _next_holding(left, last)
+                    lead = (_JIEFENG, turn, last)
+            elif a.get("escape") is True:
+                if extra and ("pass" in a or "declare" in a or "play" in a):
+                    raise ReplayError("an escape takes no other field", i)
+                if over is not None:
+                    self._turn_error(i, seat, turn, standing, prev, lead)
+                if not left[seat]:
+                    raise ReplayError(f"seat {seat} has no cards left and cannot escape", i)
+                self.escape_action = over = self.over = i
+                self.escaper = seat
+                self.over_note = f"seat {seat} escaped"
+            else:
+                raise ReplayError("an action needs \"play\": [cards], \"pass\": true or "
+                                  "\"escape\": true", i)
+        if over is None:
+            why = _lead_note(lead) if standing is None else "a trick is in progress"
+            raise ReplayError(f"the replay ends before the round is over: seat {turn} is to "
+                              f"act ({why})", field="actions")
+
+    # -- error messages (cold paths)
+    def _turn_error(self, i: int, seat: int, turn: int, standing: Reading | None, prev: int,
+                    lead: tuple[int, ...]) -> None:
+        if self.over is not None:
+            raise ReplayError(f"the round ended at action {self.over} ({self.over_note}); "
+                              "nothing may follow", i)
+        if not self.left[seat]:
+            place = self.finished.index(seat) + 1
+            raise ReplayError(f"seat {seat} has no cards left (it finished {place}"
+                              f"{_ordinal(place)}); it is seat {turn}'s turn", i)
+        note = _lead_note(lead) if standing is None else (
+            f"seat {turn} follows seat {prev} in turn order")
+        raise ReplayError(f"seat {seat} acted but it is seat {turn}'s turn ({note})", i)
 
     def _not_held(self, i: int, seat: int, c: int) -> None:
         name = format_cards([c])[0]
@@ -334,85 +476,28 @@ class _Round:
                     + (" (and cards without a suit)" if suited and len(suited) < n else ""))
         raise ReplayError(f"seat {seat} does not hold {name} ({have})", i)
 
-    def hand(self, seat: int) -> tuple[int, ...]:
-        """The seat's remaining cards (suited where the hand says so)."""
-        out: list[int] = []
-        faces, ranks = self.faces[seat], self.ranks[seat]
-        for r in range(15):
-            n = ranks[r]
-            if not n:
-                continue
-            for f in range(1 + r * 5, 5 + r * 5) if r < 13 else ():
-                k = min(faces[f], n)
-                out.extend([f] * k)
-                n -= k
-            out.extend([1 + r * 5 + 4] * n)
-        return tuple(out)
 
-    # -- moves
-    def check_turn(self, i: int, seat: int) -> None:
-        if self.over is not None:
-            raise ReplayError(f"the round ended at action {self.over} ({self.over_note}); "
-                              "nothing may follow", i)
-        if seat != self.turn:
-            if not self.left[seat]:
-                place = self.finished.index(seat) + 1
-                raise ReplayError(f"seat {seat} has no cards left (it finished {place}"
-                                  f"{_ordinal(place)}); it is seat {self.turn}'s turn", i)
-            note = self.lead_note if self.standing is None else (
-                f"seat {self.turn} follows seat {self.prev} in turn order")
-            raise ReplayError(f"seat {seat} acted but it is seat {self.turn}'s turn ({note})", i)
+_FIRST_TRICK, _WON_TRICK, _JIEFENG = range(3)
 
-    def play(self, i: int, seat: int, codes: list[int], reading: Reading) -> None:
-        self.standing = reading
-        self.last = seat
-        self.passes = 0
-        if reading.is_bomb:
-            self.bombs[seat].append(reading)
-            self.bomb_cards[seat].append(tuple(codes))
-        self.left[seat] -= len(codes)
-        self.prev = seat
-        if not self.left[seat]:
-            self.finished.append(seat)
-            note = self.round_over(self.finished, seat)
-            if note:
-                self.over = i
-                self.over_note = note
-                return
-        self.turn = self.next_holding(seat)
 
-    def pass_(self, i: int, seat: int) -> None:
-        if self.standing is None:
-            raise ReplayError(f"seat {seat} leads the trick and may not pass "
-                              f"({self.lead_note})", i)
-        self.passes += 1
-        self.prev = seat
-        last = self.last
-        left = self.left
-        others = sum(1 for s in range(SEATS) if left[s] and s != last)
-        if self.passes < others:
-            self.turn = self.next_holding(seat)
-            return
-        self.standing = None
-        if left[last]:
-            self.turn = last
-            self.lead_note = f"seat {last} leads: everyone passed on its play"
-        else:  # 接风: the partner of the player who went out takes the lead
-            mate = (last + 2) % SEATS
-            self.turn = mate if left[mate] else self.next_holding(last)
-            self.lead_note = (f"接风: seat {self.turn} leads after seat {last} went out and "
-                              "everyone passed")
+def _lead_note(lead: tuple[int, ...]) -> str:
+    """Why a seat leads, for error messages."""
+    if lead[0] == _FIRST_TRICK:
+        return f"seat {lead[1]} leads the first trick"
+    if lead[0] == _WON_TRICK:
+        return f"seat {lead[1]} leads: everyone passed on its play"
+    return f"接风: seat {lead[1]} leads after seat {lead[2]} went out and everyone passed"
 
-    def escape(self, i: int, seat: int) -> None:
-        if self.over is not None:
-            raise ReplayError(f"the round ended at action {self.over} ({self.over_note}); "
-                              "nothing may follow", i)
-        if not self.left[seat]:
-            raise ReplayError(f"seat {seat} has no cards left and cannot escape", i)
-        self.escaper = seat
-        self.escape_action = i
-        self.over = i
-        self.over_note = f"seat {seat} escaped"
+
+def _next_holding(left: list[int], seat: int) -> int:
+    """The next seat in turn order that still holds cards."""
+    for s in _AFTER[seat]:
+        if left[s]:
+            return s
+    return seat
+
+
+_AFTER = tuple(tuple((s + k) % SEATS for k in (1, 2, 3)) for s in range(SEATS))
 
 
 def _ordinal(n: int) -> str:
@@ -420,58 +505,11 @@ def _ordinal(n: int) -> str:
 
 
 def _cards(i: int, raw: Any) -> list[int]:
+    """Slow path of a play's cards: full parsing with a CardError turned into a ReplayError."""
     try:
-        codes = parse_cards(raw)
+        return parse_cards(raw)
     except ShuangkouError as exc:
         raise ReplayError(f"play: {exc}", i) from None
-    if not codes:
-        raise ReplayError("a play needs at least one card (use {\"pass\": true} to pass)", i)
-    return codes
-
-
-def _run(actions: Any, state: _Round) -> None:
-    if not isinstance(actions, list):
-        raise ReplayError("actions must be a list", field="actions")
-    v = state.v
-    for i, a in enumerate(actions):
-        if type(a) is not dict:
-            raise ReplayError("an action must be an object such as {\"seat\": 0, \"pass\": true}", i)
-        seat = a.get("seat")
-        if type(seat) is not int or not 0 <= seat < SEATS:
-            raise ReplayError(f"seat must be a seat 0–3; got {seat!r}", i)
-        if len(a) > 2 and not a.keys() <= _ACTION_KEYS:
-            bad = sorted(set(a) - _ACTION_KEYS)[0]
-            raise ReplayError(f"unknown action field {bad!r}", i)
-        raw = a.get("play")
-        if raw is not None:
-            if "pass" in a or "escape" in a:
-                raise ReplayError("an action is one of play, pass or escape", i)
-            state.check_turn(i, seat)
-            codes = _cards(i, raw)
-            state.take(i, seat, codes)
-            try:
-                reading = play_reading(codes, v, state.standing, a.get("declare"),
-                                       a.get("declare_top"))
-            except ShuangkouError as exc:
-                raise ReplayError(f"seat {seat} plays {' '.join(format_cards(codes))}: {exc}",
-                                  i) from None
-            state.play(i, seat, codes, reading)
-        elif a.get("pass") is True:
-            if "escape" in a or "declare" in a:
-                raise ReplayError("a pass takes no other field", i)
-            state.check_turn(i, seat)
-            state.pass_(i, seat)
-        elif a.get("escape") is True:
-            if "pass" in a or "declare" in a:
-                raise ReplayError("an escape takes no other field", i)
-            state.escape(i, seat)
-        else:
-            raise ReplayError("an action needs \"play\": [cards], \"pass\": true or "
-                              "\"escape\": true", i)
-    if state.over is None:
-        why = state.lead_note if state.standing is None else "a trick is in progress"
-        raise ReplayError(f"the replay ends before the round is over: seat {state.turn} is to "
-                          f"act ({why})", field="actions")
 
 
 # ----------------------------------------------------------------------------- entry points
@@ -495,17 +533,18 @@ def summarize_replay(replay: Mapping[str, Any] | str | bytes, *,
     stake = _int_field(r, "stake", 1, 1)
     table_fee = _int_field(r, "table_fee", 0, 0)
     dealt = _dealt_hands(r["hands"], v)
-    _check_deal(dealt, v, partial)
+    counts = _count(dealt)
+    _check_deal(dealt, counts, v, partial)
     hand_at = _seating(r, dealt, leader, v)
-    state = _Round(v, [dealt[d] for d in hand_at], leader)
-    _run(r["actions"], state)
+    state = _Round(v, [counts[d] for d in hand_at], leader)
+    state.run(r["actions"])
     return ReplaySummary(
         variant=v, finish_order=tuple(state.finished),
         bombs=tuple(tuple(b) for b in state.bombs),
         bomb_cards=tuple(tuple(b) for b in state.bomb_cards),
-        hands=tuple(state.hand(s) for s in range(SEATS)),
-        escaper=state.escaper, escape_action=state.escape_action,
-        stake=stake, table_fee=table_fee, hand_at=tuple(hand_at), actions=len(r["actions"]))
+        cards_left=tuple(state.left), escaper=state.escaper,
+        escape_action=state.escape_action, stake=stake, table_fee=table_fee,
+        hand_at=tuple(hand_at), actions=len(r["actions"]), _round=state)
 
 
 def score_replay(replay: Mapping[str, Any] | str | bytes, *,
@@ -513,11 +552,14 @@ def score_replay(replay: Mapping[str, Any] | str | bytes, *,
     """Validate a replay (§9) and settle it (§10): the :func:`score_round` breakdown plus
     the seat mapping. Raises :class:`ReplayError` for any replay that could not happen,
     including an escape in a variant without an escape rule (at the escape's index)."""
-    summary = summarize_replay(replay, partial_deal=partial_deal)
+    sm = summarize_replay(replay, partial_deal=partial_deal)
     try:
-        result = score_round(**summary.score_args())
-    except ShuangkouError as exc:
-        raise ReplayError(str(exc), summary.escape_action, exc.field) from None
-    return ReplayResult(**{f.name: getattr(result, f.name) for f in fields(RoundResult)},
-                        hand_at=summary.hand_at, actions=summary.actions)
+        result = settle(sm.variant, sm.finish_order, sm.bombs, stake=sm.stake,
+                        cards_left=sm.cards_left, escaper=sm.escaper,
+                        hands=sm.hands if sm.escaper is not None else None,
+                        table_fee=sm.table_fee, result_type=ReplayResult,
+                        hand_at=sm.hand_at, actions=sm.actions)
+    except ShuangkouError as exc:   # an escape the variant cannot settle (baibian)
+        raise ReplayError(str(exc), sm.escape_action, exc.field) from None
+    return result  # type: ignore[return-value]
 

@@ -30,6 +30,7 @@ __all__ = [
     "StarSource",
     "round_star",
     "score_round",
+    "settle",
 ]
 
 SEATS = 4
@@ -572,33 +573,44 @@ def score_round(
                                  "cards_left")
         cards_left = [_check_int(f"cards_left[{s}]", n, 0) for s, n in enumerate(cards_left)]
 
+    return settle(v, order, played, stake=stake, cards_left=cards_left, escaper=escape,
+                  hands=codes, table_fee=table_fee)
+
+
+def settle(v: Variant, order: tuple[int, ...], played: Sequence[Sequence[Reading]], *,
+           stake: int, cards_left: Sequence[int] | None, escaper: int | None,
+           hands: Sequence[Sequence[int]] | None, table_fee: int,
+           result_type: type[RoundResult] = RoundResult, **extra: Any) -> RoundResult:
+    """Settle inputs that are already consistent (the second half of :func:`score_round`;
+    replays, validated move by move, come straight here). ``result_type`` and ``extra``
+    let a caller return a richer record (core_ext.replay.ReplayResult)."""
     rounds = [round_star(played[s], v) for s in range(SEATS)]
     stars = [r[0] for r in rounds]
-    if escape is not None:
-        return _settle_escape(v, order, played, rounds, codes, escape, stake, table_fee)
-
+    if escaper is not None:
+        return _settle_escape(v, order, played, rounds, hands, escaper, stake, table_fee,
+                              result_type, extra)
     outcome = _ROUND_ENDS[v.round_end](v, order, cards_left)
     star, star_seat = _MULTIPLIER_STAR[v.multiplier_star]([_cap(s, v) for s in stars],
                                                           outcome.winner)
     m = v.multiplier_for(star)
     events = _CONTRIBUTION_MODES[v.contribution_mode](v, played, stars)
     contrib = _apply_events(events)
+    base, places = outcome.base, outcome.places
     seats = tuple(
-        SeatResult(seat=s, team=s % 2, place=outcome.places[s], base=outcome.base[s],
-                   star=stars[s], star_source=rounds[s][1], multiplier=m,
-                   contribution=contrib[s], escape=0,
-                   final=(outcome.base[s] * m + contrib[s]) * stake)
+        SeatResult(s, s % 2, places[s], base[s], stars[s], rounds[s][1], m, contrib[s], 0,
+                   (base[s] * m + contrib[s]) * stake)
         for s in range(SEATS))
-    return RoundResult(
+    return result_type(
         variant=v.id, kind=outcome.kind, winning_team=outcome.winner % 2,
         finish_order=order, star=star, star_seat=star_seat if star else None, multiplier=m,
         stake=stake, escaper=None, table_fee=table_fee, seats=seats,
-        contributions=tuple(events))
+        contributions=tuple(events), **extra)
 
 
-def _settle_escape(v: Variant, order: tuple[int, ...], played: list[list[Reading]],
-                   rounds: list[tuple[int, StarSource]], codes: list[list[int]] | None,
-                   escaper: int, stake: int, table_fee: int) -> RoundResult:
+def _settle_escape(v: Variant, order: tuple[int, ...], played: Sequence[Sequence[Reading]],
+                   rounds: list[tuple[int, StarSource]], codes: Sequence[Sequence[int]] | None,
+                   escaper: int, stake: int, table_fee: int, result_type: type[RoundResult],
+                   extra: dict[str, Any]) -> RoundResult:
     stars = [r[0] for r in rounds]
     if codes is not None and not codes[escaper]:
         raise ShuangkouError(f"seat {escaper} escaped but hands[{escaper}] is empty", "hands")
@@ -615,8 +627,8 @@ def _settle_escape(v: Variant, order: tuple[int, ...], played: list[list[Reading
                    final=(settled.amounts[s] + contrib[s]) * stake
                    - (settled.fee if s == escaper else 0))
         for s in range(SEATS))
-    return RoundResult(
+    return result_type(
         variant=v.id, kind="escape", winning_team=None, finish_order=order,
         star=settled.star, star_seat=settled.star_seat, multiplier=settled.multiplier,
         stake=stake, escaper=escaper, table_fee=table_fee, seats=seats,
-        contributions=tuple(events))
+        contributions=tuple(events), **extra)
