@@ -1,0 +1,167 @@
+"""``shuangkou score-replays`` (service/batch.py) end to end on small JSONL files."""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from core_ext.generate import generate_replay
+from core_ext.replay import score_replay
+from service import batch
+
+
+def _replays() -> list[str]:
+    """Valid replays of several variants, then bad ones of every kind."""
+    good = [generate_replay(v, seed) for v, seed in
+            (("baibian", 1), ("fengkuang_crazy", 2), ("huopin", 3), ("qianbian", 4))]
+    escaped = generate_replay("bianfeng", 5, escape_prob=1.0)
+    bad_card = copy.deepcopy(good[0])
+    i = next(i for i, a in enumerate(bad_card["actions"]) if "play" in a and i > 2)
+    bad_card["actions"][i]["play"] = ["ZZ"]
+    refused = generate_replay("baibian", 6, escape_prob=1.0)
+    return [json.dumps(r) for r in (*good, escaped)] + [
+        json.dumps(bad_card),                      # error at action i
+        "{not json",                               # malformed as a whole
+        "",                                        # empty line
+        json.dumps(refused),                       # baibian escape: refused at its index
+        json.dumps(good[1]),
+    ]
+
+
+@pytest.fixture(scope="module")
+def lines() -> list[str]:
+    return _replays()
+
+
+@pytest.fixture()
+def jsonl(tmp_path: Path, lines: list[str]) -> Path:
+    path = tmp_path / "replays.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _records(out: str) -> list[dict]:
+    return [json.loads(line) for line in out.splitlines()]
+
+
+def _expected(line: str) -> dict:
+    return {"ok": True, **score_replay(line).to_dict()}
+
+
+def check_records(records: list[dict], lines: list[str]) -> None:
+    assert len(records) == len(lines)
+    for k in (0, 1, 2, 3, 4, 9):
+        assert records[k] == _expected(lines[k])
+    assert records[4]["kind"] == "escape"
+    bad = records[5]["error"]
+    assert records[5]["ok"] is False and bad["action"] >= 3 and "ZZ" in bad["reason"]
+    assert records[6] == {"ok": False, "error": {"reason": records[6]["error"]["reason"]}}
+    assert "not valid JSON" in records[6]["error"]["reason"]
+    assert "empty line" in records[7]["error"]["reason"] and "action" not in records[7]["error"]
+    refused = json.loads(lines[8])
+    assert records[8]["error"]["action"] == len(refused["actions"]) - 1
+    assert "no escape" in records[8]["error"]["reason"]
+
+
+def test_one_worker(jsonl: Path, lines: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert batch.main([str(jsonl), "--jobs", "1"]) == 1      # some records are errors
+    out, err = capsys.readouterr()
+    check_records(_records(out), lines)
+    assert "10 replays, 6 scored" in err and "4 rejected" in err
+    assert "\r" not in err                                    # no progress bar off a terminal
+
+
+def test_pool_keeps_the_order(jsonl: Path, lines: list[str],
+                              capsys: pytest.CaptureFixture[str]) -> None:
+    assert batch.main([str(jsonl), "--jobs", "2", "--chunk-size", "3"]) == 1
+    out, err = capsys.readouterr()
+    check_records(_records(out), lines)
+    assert "2 workers" in err
+
+
+def test_stdin_and_several_files(jsonl: Path, lines: list[str], monkeypatch: pytest.MonkeyPatch,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO(lines[0] + "\n"))
+    assert batch.main(["-", str(jsonl), "--jobs", "1"]) == 1
+    records = _records(capsys.readouterr().out)
+    assert records[0] == _expected(lines[0])
+    check_records(records[1:], lines)
+
+
+def test_all_valid_exits_zero(tmp_path: Path, lines: list[str],
+                              capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "ok.jsonl"
+    path.write_text(lines[0] + "\n" + lines[1], encoding="utf-8")   # no final newline
+    assert batch.main([str(path), "-j", "1"]) == 0
+    assert len(_records(capsys.readouterr().out)) == 2
+
+
+def test_progress_bar_on_a_terminal(jsonl: Path, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    tty = Tty()
+    monkeypatch.setattr(sys, "stderr", tty)
+    monkeypatch.setattr(batch, "PROGRESS_INTERVAL", 0.0)
+    batch.main([str(jsonl), "--jobs", "1"])
+    text = tty.getvalue()
+    assert "\r[" in text and "ETA" in text and "/s" in text and "10/10" in text
+    assert text.rstrip().splitlines()[-1].startswith("score-replays: 10 replays")
+    tty2 = Tty()
+    monkeypatch.setattr(sys, "stderr", tty2)
+    batch.main([str(jsonl), "--jobs", "1", "--no-progress"])
+    assert "\r" not in tty2.getvalue()
+
+
+def test_unreadable_file_and_bad_usage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert batch.main([str(tmp_path / "missing.jsonl")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as info:
+        batch.main(["--jobs", "0", str(tmp_path)])
+    assert info.value.code == 2
+
+
+def test_shuangkou_cli_dispatch(jsonl: Path, lines: list[str],
+                                capsys: pytest.CaptureFixture[str]) -> None:
+    from service import cli
+
+    assert cli.main(["score-replays", str(jsonl), "--jobs", "1"]) == 1
+    check_records(_records(capsys.readouterr().out), lines)
+
+
+def test_server_delegates_to_remote(jsonl: Path, lines: list[str],
+                                    monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    calls = []
+
+    def score_remote(items, target, streams):   # a stand-in for service.remote
+        calls.append((target, streams))
+        for line in items:
+            yield json.loads(batch.score_line(line))
+
+    monkeypatch.setitem(sys.modules, "service.remote",
+                        types.SimpleNamespace(score_remote=score_remote))
+    assert batch.main([str(jsonl), "--server", "127.0.0.1:1", "--jobs", "3"]) == 1
+    out, err = capsys.readouterr()
+    check_records(_records(out), lines)
+    assert calls == [("127.0.0.1:1", 3)] and "server 127.0.0.1:1" in err
+
+
+def test_score_line_internal_errors_do_not_stop(monkeypatch: pytest.MonkeyPatch) -> None:
+    import core_ext.replay
+
+    def boom(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("kaputt")
+
+    monkeypatch.setattr(core_ext.replay, "score_replay", boom)
+    rec = json.loads(batch.score_line('{"variant": "baibian"}'))
+    assert rec == {"ok": False, "error": {"reason": "internal error: RuntimeError: kaputt",
+                                          "internal": True}}
