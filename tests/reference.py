@@ -7,7 +7,8 @@ of §5/§6 — and the five bomb orders of §8 are written out as plain tuple bu
 things taken from the project are the card-code scheme of docs/design.md (so results can be
 compared with the core) and the deck/wild/chain fields of a :class:`Variant` (so custom
 variants can be checked too; :data:`RULEBOOK` transcribes the RULES.md tables so tests can
-check the built-in variants' data against the rule book).
+check the built-in variants' data against the rule book). Only the comparison helpers at
+the end (``core_readings``, ``reading_diff``) call the core.
 
 Speed is not a goal; clarity is. A play with w wild jokers costs C(13 + w - 1, w) pattern
 tests (1820 for four wilds).
@@ -332,7 +333,7 @@ def _chain_order(ranks: list[int], rules: Rules) -> list[int] | None:
     return None
 
 
-def _concrete_readings(counts: Counter[int], wilds: tuple[int, ...],
+def _concrete_readings(counts: dict[int, int], wilds: tuple[int, ...],
                        rules: Rules) -> list[RefReading]:
     """Every §5/§6 pattern that this concrete multiset of natural ranks forms."""
     distinct = sorted(counts)
@@ -404,12 +405,12 @@ def placements_ref(cards: str | Iterable[int] | Iterable[Card],
     if any(j not in rules.wild for j in jokers):
         return {}  # §4: a non-wild joker mixed with naturals
     groups: dict[tuple[Any, ...], list[RefReading]] = {}
-    natural_counts = Counter(naturals)
+    natural_counts = dict(Counter(naturals))
     # combinations_with_replacement yields placements in ascending lexicographic order.
     for wilds in combinations_with_replacement(rules.naturals, len(jokers)):
-        counts = natural_counts.copy()
+        counts = dict(natural_counts)
         for w in wilds:
-            counts[w] += 1
+            counts[w] = counts.get(w, 0) + 1
         for reading in _concrete_readings(counts, wilds, rules):
             groups.setdefault((reading.kind, reading.strength), []).append(reading)
     return groups
