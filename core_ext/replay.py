@@ -355,14 +355,17 @@ class _Round:
             if type(a) is not dict:
                 raise ReplayError("an action must be an object such as "
                                   "{\"seat\": 0, \"pass\": true}", i)
-            seat = a.get("seat")
+            try:
+                seat = a["seat"]
+            except KeyError:
+                seat = None
             if type(seat) is not int or not 0 <= seat < SEATS:
                 raise ReplayError(f"seat must be a seat 0–3; got {seat!r}", i)
             extra = len(a) > 2
             if extra and not a.keys() <= _ACTION_KEYS:
                 raise ReplayError(f"unknown action field {sorted(set(a) - _ACTION_KEYS)[0]!r}", i)
-            raw = a.get("play")
-            if raw is not None:
+            if "play" in a:
+                raw = a["play"]
                 if seat != turn or over is not None:
                     self._turn_error(i, seat, turn, standing, prev, lead)
                 if extra and ("pass" in a or "escape" in a):
@@ -408,7 +411,7 @@ class _Round:
                 for turn in after[seat]:
                     if left[turn]:
                         break
-            elif a.get("pass") is True:
+            elif "pass" in a and a["pass"] is True:
                 if seat != turn or over is not None:
                     self._turn_error(i, seat, turn, standing, prev, lead)
                 if extra and ("escape" in a or "declare" in a or "play" in a):
@@ -430,7 +433,7 @@ class _Round:
                     mate = (last + 2) % SEATS
                     turn = mate if left[mate] else _next_holding(left, last)
                     lead = (_JIEFENG, turn, last)
-            elif a.get("escape") is True:
+            elif "escape" in a and a["escape"] is True:
                 if extra and ("pass" in a or "declare" in a or "play" in a):
                     raise ReplayError("an escape takes no other field", i)
                 if over is not None:
@@ -510,6 +513,8 @@ def _cards(i: int, raw: Any) -> list[int]:
         return parse_cards(raw)
     except ShuangkouError as exc:
         raise ReplayError(f"play: {exc}", i) from None
+    except TypeError:
+        raise ReplayError(f"play must be a list of cards or a text; got {raw!r}", i) from None
 
 
 # ----------------------------------------------------------------------------- entry points
