@@ -185,6 +185,8 @@ def _check_deal(hands: list[list[int]], counts: list[tuple[list[int], list[int]]
             if len(hand) != v.hand_size:
                 raise ReplayError(f"hands[{d}] has {len(hand)} cards; every seat is dealt "
                                   f"{v.hand_size} in {v.id}", field="hands")
+    if not partial and sorted([c for hand in hands for c in hand]) == _deck(v):
+        return                    # exactly the deck, card for card (the usual case)
     faces = list(map(sum, zip(*(f for f, _ in counts), strict=True)))
     ranks = list(map(sum, zip(*(r for _, r in counts), strict=True)))
     if max(map(faces.__getitem__, _SUITED_CODES)) > v.decks:
@@ -200,6 +202,20 @@ def _check_deal(hands: list[list[int]], counts: list[tuple[list[int], list[int]]
                     f"{ranks[r]} cards of rank {_rank_name(r)} dealt, the deck has {want[r]}"
                     + ("" if partial else " (pass partial_deal to allow partial deals)"),
                     field="hands")
+
+
+_DECKS: dict[tuple[int, int, int], list[int]] = {}
+
+
+def _deck(v: Variant) -> list[int]:
+    """The variant's deck as sorted card codes (cached by its shape)."""
+    shape = (v.decks, v.lowest_rank, v.joker_copies)
+    deck = _DECKS.get(shape)
+    if deck is None:
+        deck = _DECKS[shape] = sorted(
+            [1 + r * 5 + s for r in range(v.lowest_rank, 13) for s in range(4)] * v.decks
+            + [70, 75] * v.joker_copies)
+    return deck
 
 
 def _deck_ranks(v: Variant) -> list[int]:
