@@ -12,8 +12,8 @@ process pool (``--jobs``, default: every core) in chunks; a progress bar with ra
 goes to stderr when stderr is a terminal, and a summary always. ``--server`` sends the
 replays to a running service instead (service.remote), with the same output.
 
-Exit status: 0 when every replay scored, 1 when some records are errors, 2 on bad usage or
-an unreadable input file.
+Exit status: 0 when every replay scored, 1 when some records are errors, 2 on bad usage, an
+unreadable input file or a failed server.
 """
 
 from __future__ import annotations
@@ -269,6 +269,13 @@ def main(argv: list[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
+    except Exception as exc:      # the server failed (unreachable, deadline): say so
+        if not args.server:
+            raise
+        out.flush()
+        print(f"shuangkou score-replays: server {args.server} failed after "
+              f"{progress.done} records: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2
     finally:
         for s in streams:
             if s is not sys.stdin:

@@ -165,3 +165,17 @@ def test_score_line_internal_errors_do_not_stop(monkeypatch: pytest.MonkeyPatch)
     rec = json.loads(batch.score_line('{"variant": "baibian"}'))
     assert rec == {"ok": False, "error": {"reason": "internal error: RuntimeError: kaputt",
                                           "internal": True}}
+
+
+def test_server_failure_is_reported(jsonl: Path, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    def score_remote(items, target, streams):
+        yield json.loads(batch.score_line(next(iter(items))))
+        raise ConnectionError("server gone")
+
+    monkeypatch.setitem(sys.modules, "service.remote",
+                        types.SimpleNamespace(score_remote=score_remote))
+    assert batch.main([str(jsonl), "--server", "127.0.0.1:1"]) == 2
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 1
+    assert "server 127.0.0.1:1 failed after 1 records: ConnectionError: server gone" in err
