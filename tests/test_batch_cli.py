@@ -179,3 +179,16 @@ def test_server_failure_is_reported(jsonl: Path, monkeypatch: pytest.MonkeyPatch
     out, err = capsys.readouterr()
     assert len(out.splitlines()) == 1
     assert "server 127.0.0.1:1 failed after 1 records: ConnectionError: server gone" in err
+
+
+def test_server_records_equal_local_records(jsonl: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """End to end over loopback: the service scores the file into the same records."""
+    pytest.importorskip("service.remote")
+    from grpc_helpers import running_server
+
+    assert batch.main([str(jsonl), "--jobs", "1"]) == 1
+    local = capsys.readouterr().out
+    with running_server() as srv:
+        assert batch.main([str(jsonl), "--server", f"127.0.0.1:{srv.port}", "--jobs", "2"]) == 1
+    remote = capsys.readouterr().out
+    assert _records(remote) == _records(local)
