@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 from ._core import Reading, format_cards, parse_cards, play_reading, rules_for
@@ -136,10 +136,20 @@ def _load(replay: Mapping[str, Any] | str | bytes) -> Mapping[str, Any]:
 def _variant(spec: Any) -> Variant:
     try:
         if isinstance(spec, Mapping):
-            return variant_from_mapping(spec)
+            try:
+                key = json.dumps(spec, sort_keys=True)
+            except (TypeError, ValueError):
+                return variant_from_mapping(spec)
+            return _custom_variant(key)
         return get_variant(spec)
     except ShuangkouError as exc:
         raise ReplayError(f"variant: {exc}", field="variant") from None
+
+
+@lru_cache(maxsize=256)
+def _custom_variant(spec_json: str) -> Variant:
+    """An inline custom variant, validated once per distinct definition (batch files)."""
+    return variant_from_mapping(json.loads(spec_json))
 
 
 def _int_field(replay: Mapping[str, Any], name: str, default: int, low: int) -> int:

@@ -575,3 +575,20 @@ def test_corrupt_jiefeng(variant: str) -> None:
                     found += 1
                 break
     assert found
+
+
+def test_generated_replays_of_a_house_variant() -> None:
+    generate_or_skip("baibian", 0)
+    house = core_ext.get_variant("bianfeng").replace(
+        id="house", wild_jokers=["SJ", "BJ"], escape="fengkuang",
+        base={"double": [6, 6, -6, -6], "single": [3, -3, 3, -3], "flat": [1, -1, -1, 1]})
+    for seed in range(20):
+        rep = generate_replay(house, seed, escape_prob=0.3)
+        assert rep["variant"]["extends"] == "bianfeng" and rep["variant"]["id"] == "house"
+        res = score_replay(json.dumps(rep))
+        assert res.variant == "house"
+        summary = summarize_replay(rep)
+        assert score_round(**summary.score_args()).to_dict() == round_dict(res)
+        if res.kind != "escape":
+            assert res.total == 0
+            assert {abs(s.base) for s in res.seats} <= {1, 3, 6}
