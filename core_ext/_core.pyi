@@ -9,8 +9,8 @@ from .variants import Variant
 KindName = Literal["single", "pair", "triple", "straight", "pair_chain", "triple_chain",
                    "bomb", "joker_bomb_3", "joker_bomb_4", "chain_bomb"]
 CardsLike = str | Iterable[str | int] | bytes | bytearray | memoryview
-VariantLike = str | Variant | RuleSet
-PlayLike = CardsLike | Reading | Classification
+VariantLike = str | Variant | "RuleSet"
+PlayLike = CardsLike | "Reading" | "Classification"
 
 RANK_CHARS: str
 SUIT_CHARS: str

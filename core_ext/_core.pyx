@@ -138,6 +138,11 @@ cdef int parse_into(object cards, int* codes, int cap) except -1:
                 raise CardError(f"invalid card code {buf[i]} at position {i}", "cards")
             codes[i] = buf[i]
         return <int>buf.shape[0]
+    try:
+        cards = iter(cards)
+    except TypeError:
+        raise CardError(f"cards must be text, a list of cards or a buffer of codes, not "
+                        f"{type(cards).__name__}", "cards") from None
     for tok in cards:
         code = _TOKENS.get(tok) if type(tok) is str else None
         if code is not None:
@@ -1135,3 +1140,10 @@ cdef int reading_rd(object reading, RuleSet rs, RD* out) except -1:
     _same_variant((<Reading>reading).rules, rs)
     out[0] = (<Reading>reading).rd
     return 0
+
+
+cdef void window_reading(const Rules* R, const u8* c, int kind, int width, int first, int links,
+                         RD* out) noexcept nogil:
+    """The ordinary-chain reading ``classify_counts`` gives ``c`` on the window that starts at
+    rank ``first`` (for the enumerator, which already knows the window: no search, no sort)."""
+    add_window_reading(R, c, out, 0, 1, kind, width, first, links, width * links)

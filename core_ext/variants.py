@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import json
 import tomllib
-from dataclasses import asdict, dataclass, field, fields, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any
 
 from .errors import VariantError
 
@@ -236,12 +237,16 @@ class Variant:
 
     # ------------------------------------------------------------------ conversion
     def replace(self, **changes: Any) -> Variant:
-        """A copy with fields replaced (validated). Unknown names raise VariantError."""
-        return variant_from_mapping({"extends": self.id, **changes}, base=self)
+        """A copy with fields replaced (validated). Unknown names raise VariantError.
+
+        The copy records the built-in it derives from in ``extends`` unless told otherwise.
+        """
+        changes.setdefault("extends", self.extends or self.id)
+        return _replace_checked(self, changes)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able data (tuples become lists, mappings dicts)."""
-        d = asdict(self)
+        d = {f.name: getattr(self, f.name) for f in fields(self)}
         d["base"] = {k: list(v) for k, v in self.base.items()}
         d["kou"] = dict(self.kou)
         return json.loads(json.dumps(d))
@@ -364,6 +369,13 @@ def variant_from_mapping(data: Mapping[str, Any], base: Variant | None = None,
         if parent_id is None:
             raise VariantError("a custom variant must name the built-in it 'extends'", "extends")
         base = _resolve_parent(parent_id, _known or {}, depth=0)
+    changes = dict(data)
+    changes.setdefault("extends", base.extends or base.id)
+    return _replace_checked(base, changes)
+
+
+def _replace_checked(base: Variant, data: Mapping[str, Any]) -> Variant:
+    """``dataclasses.replace`` with field names checked and plain data shaped (lists→tuples)."""
     names = {f.name for f in fields(Variant)}
     unknown = sorted(set(data) - names)
     if unknown:
@@ -381,7 +393,6 @@ def variant_from_mapping(data: Mapping[str, Any], base: Variant | None = None,
         except TypeError:
             raise VariantError(f"field {key!r} has the wrong shape", key) from None
         changes[key] = value
-    changes.setdefault("extends", base.id if base.extends is None else base.extends)
     try:
         return replace(base, **changes)
     except VariantError:

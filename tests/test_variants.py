@@ -174,9 +174,6 @@ def test_missing_file(tmp_path: Path) -> None:
         load_variant(tmp_path / "absent.toml")
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason=(
-    "core_ext.variants.Variant.to_dict: dataclasses.asdict deep-copies the MappingProxyType "
-    "fields base/kou, which cannot be pickled (TypeError for every variant)"))
 def test_mapping_round_trip() -> None:
     for v in core_ext.list_variants():
         data = v.to_dict()
