@@ -71,3 +71,5 @@ cdef int parse_into(object cards, int* codes, int cap) except -1
 cdef int count_codes(RuleSet rs, const int* codes, int n, u8* counts) except -1
 cdef object make_reading(const RD* rd, RuleSet rs)
 cdef int reading_rd(object reading, RuleSet rs, RD* out) except -1
+cdef void window_reading(const Rules* R, const u8* c, int kind, int width, int first, int links,
+                         RD* out) noexcept nogil

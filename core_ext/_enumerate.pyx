@@ -29,16 +29,16 @@ a caller indexes or iterates the :class:`LegalPlays` view.
 """
 
 from libc.stdlib cimport free, malloc, qsort, realloc
-from libc.string cimport memcpy, memset
+from libc.string cimport memcmp, memcpy, memset
 from libc.stdint cimport uint64_t
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from cpython.ref cimport Py_INCREF
 
 from core_ext._core cimport (
-    BJ, K_BOMB, K_CHAIN_BOMB, K_JOKER_BOMB_3, K_JOKER_BOMB_4, K_PAIR, K_PAIR_CHAIN,
+    BJ, KEYLEN, K_BOMB, K_CHAIN_BOMB, K_JOKER_BOMB_3, K_JOKER_BOMB_4, K_PAIR, K_PAIR_CHAIN,
     K_SINGLE, K_STRAIGHT, K_TRIPLE, K_TRIPLE_CHAIN, MAXCARDS, MAXREAD, NFACES, NKINDS, RD,
     SJ, Rules, RuleSet, classify_counts, count_codes, get_rules, key_cmp, make_reading,
-    parse_into, rd_beats, reading_rd, u8,
+    parse_into, rd_beats, reading_rd, u8, window_reading,
 )
 
 from collections import namedtuple
@@ -55,6 +55,7 @@ cdef enum:
     MIN_CHAIN = 3         # links of the shortest pair/triple chain (§5)
     MIN_BOMB = 4          # cards of the smallest N-bomb / chain-bomb link (§6)
     TOP_CHAIN = 11        # ordinary chains run up to A (§5)
+    SORTKEY = KEYLEN + 3 + NFACES
 
 _KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
 _ALL_KINDS = (1 << NKINDS) - 1
@@ -125,8 +126,52 @@ cdef int entry_cmp(const void* pa, const void* pb) noexcept nogil:
     return 0
 
 
+cdef struct SortRec:
+    u8 k[SORTKEY]         # entry_cmp's order as bytes (memcmp order)
+    Py_ssize_t index
+
+
+cdef int rec_cmp(const void* pa, const void* pb) noexcept nogil:
+    return memcmp((<const SortRec*>pa).k, (<const SortRec*>pb).k, SORTKEY)
+
+
+cdef void sort_key(const Entry* e, u8* k) noexcept nogil:
+    """entry_cmp as a byte string: key fields (signed, offset by 128), kind, cards, top,
+    then the inverted count vector."""
+    cdef int i
+    for i in range(KEYLEN):
+        k[i] = <u8>(e.rd.key[i] + 128) if e.rd.kind >= K_BOMB else 0
+    k[KEYLEN] = e.rd.kind if e.rd.kind >= K_BOMB else 0
+    k[KEYLEN + 1] = e.rd.ncards
+    k[KEYLEN + 2] = e.rd.top
+    for i in range(NFACES):
+        k[KEYLEN + 3 + i] = 255 - e.c[i]
+
+
 cdef void sort_class(Enum* E) noexcept nogil:
-    qsort(&E.out[E.class_start], E.n - E.class_start, sizeof(Entry), entry_cmp)
+    """Sort the current class's entries (bombs: their order is the variant's key order)."""
+    cdef Py_ssize_t i, n = E.n - E.class_start
+    cdef Entry* base = &E.out[E.class_start]
+    cdef SortRec* recs
+    cdef Entry* tmp
+    if n < 2:
+        return
+    recs = <SortRec*>malloc(n * sizeof(SortRec))
+    tmp = <Entry*>malloc(n * sizeof(Entry))
+    if recs == NULL or tmp == NULL:        # no memory for the fast path: sort in place
+        free(recs)
+        free(tmp)
+        qsort(base, n, sizeof(Entry), entry_cmp)
+        return
+    for i in range(n):
+        sort_key(&base[i], recs[i].k)
+        recs[i].index = i
+    qsort(recs, n, sizeof(SortRec), rec_cmp)
+    for i in range(n):
+        tmp[i] = base[recs[i].index]
+    memcpy(base, tmp, n * sizeof(Entry))
+    free(recs)
+    free(tmp)
 
 
 # ----------------------------------------------------------------------------- emission
@@ -207,8 +252,16 @@ cdef void add_entry(Enum* E, const u8* c, const RD* rd) noexcept nogil:
     memcpy(E.out[E.n].c, c, 16)
     E.out[E.n].rd = rd[0]
     E.n += 1
-    # ``limit``: never hold more than about twice what can still be returned
-    if E.keep >= 0 and E.n - E.class_start >= 2 * E.keep + 64:
+    if E.keep < 0:
+        return
+    if E.cls != CLS_BOMB:
+        # ordinary classes are generated in output order: the first surplus play ends the work
+        if E.n - E.class_start > E.keep:
+            E.n -= 1
+            E.cut = 1
+            E.stop = 1
+    elif E.n - E.class_start >= 2 * E.keep + 64:
+        # bombs are sorted afterwards: never hold more than about twice what can be returned
         sort_class(E)
         E.n = E.class_start + E.keep
         E.cut = 1
@@ -228,11 +281,15 @@ cdef void visit(Enum* E, u8* c, int dedupe) noexcept nogil:
         if class_of(E.scratch[i].kind) == E.cls:
             rd = &E.scratch[i]
             break
-    if rd == NULL:
-        return
+    if rd != NULL:
+        emit(E, c, rd)
+
+
+cdef void emit(Enum* E, const u8* c, const RD* rd) noexcept nogil:
+    """List a multiset with the strongest reading of the current class, if it qualifies."""
     if E.follow and not rd_beats(rd, &E.target):
         return              # the strongest reading of the class does not beat: none does
-    if not (E.kinds >> rd.kind) & 1:
+    if not (E.kinds >> rd.kind) & 1 or rd.ncards > E.max_cards:
         return
     if E.exists_only:
         E.found = 1
@@ -244,11 +301,12 @@ cdef void visit(Enum* E, u8* c, int dedupe) noexcept nogil:
 
 
 cdef void with_wilds(Enum* E, u8* c, int g, int dedupe) noexcept nogil:
-    """Visit c plus g wild jokers, once per split of g into wild SJs and wild BJs."""
+    """Visit c plus g wild jokers, once per split of g into wild SJs and wild BJs (more SJs
+    first: the output order)."""
     cdef int s, s_lo = g - E.wb, s_hi = g if g < E.ws else E.ws
     if s_lo < 0:
         s_lo = 0
-    for s in range(s_lo, s_hi + 1):
+    for s in range(s_hi, s_lo - 1, -1):
         c[SJ] = s
         c[BJ] = g - s
         visit(E, c, dedupe)
@@ -256,7 +314,31 @@ cdef void with_wilds(Enum* E, u8* c, int g, int dedupe) noexcept nogil:
     c[BJ] = 0
 
 
+cdef void chain_with_wilds(Enum* E, u8* c, int g, int width, int first, int links) noexcept nogil:
+    """Like with_wilds, for an ordinary chain whose strongest window is known: its reading
+    comes from the core's window builder instead of a full classification."""
+    cdef int s, s_lo = g - E.wb, s_hi = g if g < E.ws else E.ws
+    cdef int kind = K_STRAIGHT if width == 1 else (K_PAIR_CHAIN if width == 2 else K_TRIPLE_CHAIN)
+    cdef RD rd
+    if s_lo < 0:
+        s_lo = 0
+    for s in range(s_hi, s_lo - 1, -1):
+        if E.stop:
+            break
+        c[SJ] = s
+        c[BJ] = g - s
+        window_reading(E.R, c, kind, width, first, links, &rd)
+        emit(E, c, &rd)
+    c[SJ] = 0
+    c[BJ] = 0
+
+
 # ----------------------------------------------------------------------------- generators
+
+# Ordinary classes are generated directly in output order (docs/enumeration.md): by card
+# count, then top, then count vector compared rank by rank from the 3 up, more cards first
+# (jokers last, SJ before BJ). Hence ranks ascending, counts descending, and a chain's longer
+# supports before its shorter ones.
 
 cdef void gen_singles(Enum* E, u8* c, int t) noexcept nogil:
     """One card; ``t``: only tops above it (following)."""
@@ -271,16 +353,18 @@ cdef void gen_singles(Enum* E, u8* c, int t) noexcept nogil:
 cdef void gen_sets(Enum* E, u8* c, int width, int t) noexcept nogil:
     """Pairs (width 2) and triples (3) of one natural rank above t; pairs of jokers."""
     cdef int r, k, g
+    if width > E.max_cards:
+        return
     for r in range(E.lo, 13):
-        if r <= t:
+        if r <= t or E.stop:
             continue
-        for k in range(1, min(width, E.h[r]) + 1):
+        for k in range(min(width, E.h[r]), 0, -1):
             g = width - k
-            if g <= E.w and width <= E.max_cards:
+            if g <= E.w:
                 c[r] = k
                 with_wilds(E, c, g, 0)
         c[r] = 0
-    if width == 2 and width <= E.max_cards:
+    if width == 2:
         for r in range(SJ, BJ + 1):
             if E.h[r] >= 2 and r > t:
                 c[r] = 2
@@ -288,54 +372,49 @@ cdef void gen_sets(Enum* E, u8* c, int width, int t) noexcept nogil:
                 c[r] = 0
 
 
-cdef void chain_dfs(Enum* E, u8* c, int width, int min_l, int want_l, int t,
-                    int m, int pos, int sumk, int deficit) noexcept nogil:
-    """Ordinary chains whose support runs from rank m to rank pos (both present).
+cdef void chain_dfs(Enum* E, u8* c, int width, int links, int m, int pos,
+                    int deficit) noexcept nogil:
+    """Chains of ``links`` links whose support runs from rank m to rank pos (both present).
 
-    ``deficit``: wilds needed to complete every link of m..pos to ``width`` cards. The
-    multiset then takes e ≥ 0 further all-wild links (at either end: the classifier places
-    them) — one proposal per (support counts, e).
+    ``deficit``: wilds needed to complete every link of m..pos to ``width`` cards; the
+    remaining links are all wild (the classifier places them at either end). Extensions of
+    the support come first, then the support itself: the output order.
     """
-    cdef int span = pos - m + 1, e = 0, links, g, nxt, k, hole, top
-    cdef int max_l = TOP_CHAIN - E.lo + 1
+    cdef int nxt, k, hole, last = m + links - 1
     if E.stop:
         return
-    while True:
-        links = span + e
-        g = deficit + width * e
-        if g > E.w or links > max_l or (want_l and links > want_l):
-            break
-        if links >= min_l and (not want_l or links == want_l) and sumk + g <= E.max_cards:
-            top = m + links - 1
-            if top > TOP_CHAIN:
-                top = TOP_CHAIN
-            if top > t:
-                with_wilds(E, c, g, 0)
-        e += 1
-    if want_l and span >= want_l:
-        return
-    for nxt in range(pos + 1, TOP_CHAIN + 1):
+    if last > TOP_CHAIN:
+        last = TOP_CHAIN
+    for nxt in range(pos + 1, last + 1):
         hole = deficit + width * (nxt - pos - 1)
-        if hole > E.w or (want_l and nxt - m + 1 > want_l):
+        if hole > E.w:
             break
-        for k in range(1, min(width, E.h[nxt]) + 1):
-            if hole + width - k <= E.w and sumk + k <= E.max_cards:
+        for k in range(min(width, E.h[nxt]), 0, -1):
+            if hole + width - k <= E.w:
                 c[nxt] = k
-                chain_dfs(E, c, width, min_l, want_l, t, m, nxt, sumk + k, hole + width - k)
+                chain_dfs(E, c, width, links, m, nxt, hole + width - k)
         c[nxt] = 0
+    hole = deficit + width * (links - (pos - m + 1))
+    if hole <= E.w:
+        # §7 rule 2.3: the highest window holding the support (wilds on top where they fit)
+        chain_with_wilds(E, c, hole, width, min(m, TOP_CHAIN - links + 1), links)
 
 
 cdef void gen_chains(Enum* E, u8* c, int width, int min_l, int want_l, int t) noexcept nogil:
-    """Straights (width 1), pair chains (2), triple chains (3); want_l: only that many links."""
-    cdef int m, k, lo_m = E.lo
-    if want_l and t - want_l + 2 > lo_m:
-        lo_m = t - want_l + 2          # a lower first rank cannot reach a top above t
-    for m in range(lo_m, TOP_CHAIN + 1):
-        for k in range(1, min(width, E.h[m]) + 1):
-            if k <= E.max_cards:
+    """Straights (width 1), pair chains (2), triple chains (3) with tops above t; want_l:
+    only that many links. One proposal per (support counts, wilds)."""
+    cdef int m, k, links, lo_m, max_l = TOP_CHAIN - E.lo + 1
+    for links in range(want_l or min_l, (want_l or max_l) + 1):
+        if width * links > E.max_cards or E.stop:
+            break
+        lo_m = E.lo
+        if t - links + 2 > lo_m:
+            lo_m = t - links + 2         # a lower first rank cannot reach a top above t
+        for m in range(lo_m, TOP_CHAIN + 1):
+            for k in range(min(width, E.h[m]), 0, -1):
                 c[m] = k
-                chain_dfs(E, c, width, min_l, want_l, t, m, m, k, width - k)
-        c[m] = 0
+                chain_dfs(E, c, width, links, m, m, width - k)
+            c[m] = 0
 
 
 cdef void gen_nbombs(Enum* E, u8* c) noexcept nogil:
@@ -470,7 +549,7 @@ cdef int any_play(Enum* E, const int* classes, int nclasses) noexcept nogil:
 
 cdef void run(Enum* E, const int* classes, int nclasses, Py_ssize_t limit,
               int* truncated) noexcept nogil:
-    """Generate the classes in output order, each sorted; stop once ``limit`` is reached."""
+    """Generate the classes in output order (bombs sorted afterwards); stop at ``limit``."""
     cdef int i
     truncated[0] = 0
     for i in range(nclasses):
@@ -483,7 +562,7 @@ cdef void run(Enum* E, const int* classes, int nclasses, Py_ssize_t limit,
         generate(E)
         if E.oom:
             return
-        if not E.count_only:
+        if not E.count_only and E.cls == CLS_BOMB:
             sort_class(E)
         if E.cut or (limit >= 0 and E.n > limit):
             E.n = limit
