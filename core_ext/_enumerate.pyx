@@ -180,8 +180,13 @@ cdef inline uint64_t hash16(const u8* c) noexcept nogil:
     cdef uint64_t a, b, h
     memcpy(&a, c, 8)
     memcpy(&b, c + 8, 8)
-    h = a * <uint64_t>0x9E3779B97F4A7C15 ^ b * <uint64_t>0xC2B2AE3D27D4EB4F
-    return h ^ (h >> 29)
+    h = a ^ (b * <uint64_t>0x9E3779B97F4A7C15)
+    # murmur3's finaliser: every input bit reaches the low bits used as the slot index
+    h ^= h >> 33
+    h *= <uint64_t>0xFF51AFD7ED558CCD
+    h ^= h >> 33
+    h *= <uint64_t>0xC4CEB9FE1A85EC53
+    return h ^ (h >> 33)
 
 
 cdef int seen_before(Enum* E, const u8* c) noexcept nogil:
@@ -645,6 +650,26 @@ cdef class LegalPlays:
         cdef Py_ssize_t i
         for i in range(self.n):
             yield self._play(i)
+
+    def __contains__(self, play):
+        cdef Py_ssize_t i
+        cdef int r
+        cdef u8 c[16]
+        if not isinstance(play, tuple) or len(play) != 2:
+            return False
+        memset(c, 0, 16)
+        for code in play[0]:
+            if not isinstance(code, int) or not 1 <= code <= 75:
+                return False
+            c[(code - 1) // 5] += 1
+        for i in range(self.n):
+            for r in range(NFACES):
+                if self.entries[i].c[r] != c[r]:
+                    break
+            else:
+                if self._play(i) == play:
+                    return True
+        return False
 
     cdef object _play(self, Py_ssize_t i):
         cdef Entry* e = &self.entries[i]

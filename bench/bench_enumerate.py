@@ -1,0 +1,141 @@
+"""Legal-play enumeration speed: full leading lists, following, and the brute-force ratio.
+
+    .venv/bin/python bench/bench_enumerate.py [--hands 200] [--small 40] [--repeats 5] [--seed 1]
+
+Per variant, in one run (so ratios compare like with like on a noisy machine):
+
+* ``lead``: ``legal_plays(hand, variant)`` on random 27-card deals (28 in fengkuang_crazy) —
+  the full enumeration, plays held in C (the lazy view); ``lead+objs`` also builds every
+  :class:`Play` (``list(...)``); ``count``: ``count_plays``;
+* ``follow <type>``: ``legal_plays(hand, variant, target)`` for a single, a pair, a
+  straight and a bomb (targets in the middle of the deck);
+* worst cases: four jokers (both-wild variants: four wilds), a run of pairs with jokers, a
+  run of bombs with jokers, three eight-card bombs with jokers (leading);
+* ``ratio``: brute force over every sub-multiset (tests/enum_reference.py, classification
+  by ``core_ext.classify``, fresh cache per hand) vs ``legal_plays`` on random 14-card hands
+  with 0-4 jokers.
+
+Every timing is the best of ``--repeats`` calls on the same hand (the least disturbed by
+other load); the figure printed is the median over hands (and the 90th percentile).
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+import core_ext  # noqa: E402
+from core_ext import count_plays, legal_plays  # noqa: E402
+from core_ext.variants import get_variant  # noqa: E402
+from enum_reference import Readings, brute_force, full_deck, random_hand  # noqa: E402
+
+RANKS = core_ext.RANK_CHARS
+# Targets to follow, relative to the deck's lowest rank: (name, offsets, copies each).
+TARGETS = (("single", (5,), 1), ("pair", (5,), 2), ("straight", (2, 3, 4, 5, 6), 1),
+           ("bomb", (5,), 5))
+
+
+def best_of(repeats: int, fn: Callable[[], object]) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def per_hand(hands: list[list[int]], repeats: int, fn: Callable[[list[int]], object]
+             ) -> tuple[float, float]:
+    """(median, 90th percentile) in µs of the best-of-repeats time per hand."""
+    times = sorted(best_of(repeats, lambda h=h: fn(h)) * 1e6 for h in hands)
+    return statistics.median(times), times[int(0.9 * (len(times) - 1))]
+
+
+def worst_hands(variant: str, rng: random.Random) -> dict[str, list[int]]:
+    """Hands that maximise the number of plays (all jokers; long runs of pairs/bombs)."""
+    v = get_variant(variant)
+    lo = v.lowest_rank
+
+    def shaped(counts: dict[int, int]) -> list[int]:
+        deck = full_deck(v)
+        hand = []
+        for rank, n in counts.items():
+            picked = [c for c in deck if (c - 1) // 5 == rank][:n]
+            hand += picked
+            for c in picked:
+                deck.remove(c)
+        rng.shuffle(deck)
+        return sorted(hand + deck[: v.hand_size - len(hand)])
+
+    jokers = {13: v.joker_copies, 14: v.joker_copies}
+    three = {13: 1, 14: 2} if lo == 0 else jokers
+    return {
+        "four jokers": shaped(jokers),
+        "run of pairs": shaped({**{r: 2 if lo == 0 else 3 for r in range(lo, 12)}, **three}),
+        "run of bombs": shaped({**{r: 4 for r in range(lo, lo + 6)}, **three}),
+        "8-card bombs": shaped({**{r: 8 for r in range(lo, lo + 3)}, **three}),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--hands", type=int, default=200, help="random full hands per variant")
+    ap.add_argument("--small", type=int, default=40, help="14-card hands for the ratio")
+    ap.add_argument("--repeats", type=int, default=5, help="timed calls per hand (best)")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    print(f"hands per variant: {args.hands} random deals, {args.small} 14-card hands for the "
+          f"brute-force ratio; best of {args.repeats} per hand; µs median (p90)\n")
+    head = (f"{'variant':16} {'plays':>6} {'lead':>12} {'lead+objs':>14} {'count':>12}  "
+            + "  ".join(f"{'follow ' + name:>15}" for name, _, _ in TARGETS))
+    print(head)
+    worst_rows = []
+    ratio_rows = []
+    for variant in core_ext.BUILTIN:
+        v = get_variant(variant)
+        rng = random.Random(f"{args.seed}/{variant}")
+        hands = [sorted(rng.sample(full_deck(v), v.hand_size)) for _ in range(args.hands)]
+        plays = statistics.median(len(legal_plays(h, v)) for h in hands)
+        lead = per_hand(hands, args.repeats, lambda h: legal_plays(h, v))
+        objs = per_hand(hands, args.repeats, lambda h: list(legal_plays(h, v)))
+        count = per_hand(hands, args.repeats, lambda h: count_plays(h, v))
+        follow = []
+        for _, offsets, n in TARGETS:
+            text = " ".join(RANKS[v.lowest_rank + o] * n for o in offsets)
+            target = core_ext.classify(text, v).primary
+            follow.append(per_hand(hands, args.repeats, lambda h, t=target: legal_plays(h, v, t)))
+        print(f"{variant:16} {plays:6.0f} {lead[0]:6.1f} ({lead[1]:4.0f}) "
+              f"{objs[0]:7.1f} ({objs[1]:4.0f}) {count[0]:6.1f} ({count[1]:4.0f})  "
+              + "  ".join(f"{m:8.1f} ({p:4.0f})" for m, p in follow))
+        for name, hand in worst_hands(variant, rng).items():
+            t = best_of(args.repeats, lambda h=hand: legal_plays(h, v)) * 1e6
+            worst_rows.append((variant, name, len(legal_plays(hand, v)), t))
+        small = [random_hand(v, rng, 14, jokers=rng.randint(0, 4)) for _ in range(args.small)]
+        t_core = sum(best_of(args.repeats, lambda h=h: legal_plays(h, v)) for h in small)
+        t0 = time.perf_counter()
+        for h in small:
+            brute_force(h, v, readings=Readings(v))
+        t_ref = time.perf_counter() - t0
+        ratio_rows.append((variant, t_core / len(small) * 1e6, t_ref / len(small) * 1e6,
+                           t_ref / t_core))
+
+    print(f"\nworst cases (leading, best of {args.repeats}):")
+    print(f"{'variant':16} {'hand':14} {'plays':>7} {'µs':>9} {'ns/play':>8}")
+    for variant, name, n, t in worst_rows:
+        print(f"{variant:16} {name:14} {n:7} {t:9.1f} {t * 1e3 / max(n, 1):8.0f}")
+    print("\nbrute force vs engine on 14-card hands (leading, per hand):")
+    print(f"{'variant':16} {'engine µs':>10} {'brute µs':>12} {'ratio':>9}")
+    for variant, core, ref, ratio in ratio_rows:
+        print(f"{variant:16} {core:10.1f} {ref:12.0f} {ratio:8.0f}x")
+
+
+if __name__ == "__main__":
+    main()
