@@ -32,10 +32,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+from enum_reference import Readings, brute_force, full_deck, random_hand  # noqa: E402
+
 import core_ext  # noqa: E402
 from core_ext import count_plays, legal_plays  # noqa: E402
 from core_ext.variants import get_variant  # noqa: E402
-from enum_reference import Readings, brute_force, full_deck, random_hand  # noqa: E402
 
 RANKS = core_ext.RANK_CHARS
 # Targets to follow, relative to the deck's lowest rank: (name, offsets, copies each).
@@ -85,6 +86,37 @@ def worst_hands(variant: str, rng: random.Random) -> dict[str, list[int]]:
     }
 
 
+def bench_variant(variant: str, args: argparse.Namespace) -> tuple[str, list, tuple]:
+    """One variant: the table row, its worst-case rows and its brute-force ratio row."""
+    v = get_variant(variant)
+    rng = random.Random(f"{args.seed}/{variant}")
+    hands = [sorted(rng.sample(full_deck(v), v.hand_size)) for _ in range(args.hands)]
+    plays = statistics.median(len(legal_plays(h, v)) for h in hands)
+    lead = per_hand(hands, args.repeats, lambda h: legal_plays(h, v))
+    objs = per_hand(hands, args.repeats, lambda h: list(legal_plays(h, v)))
+    count = per_hand(hands, args.repeats, lambda h: count_plays(h, v))
+    follow = []
+    for _, offsets, n in TARGETS:
+        text = " ".join(RANKS[v.lowest_rank + o] * n for o in offsets)
+        target = core_ext.classify(text, v).primary
+        follow.append(per_hand(hands, args.repeats, lambda h, t=target: legal_plays(h, v, t)))
+    row = (f"{variant:16} {plays:6.0f} {lead[0]:6.1f} ({lead[1]:4.0f}) "
+           f"{objs[0]:7.1f} ({objs[1]:4.0f}) {count[0]:6.1f} ({count[1]:4.0f})  "
+           + "  ".join(f"{m:8.1f} ({p:4.0f})" for m, p in follow))
+    worst = []
+    for name, hand in worst_hands(variant, rng).items():
+        t = best_of(args.repeats, lambda h=hand: legal_plays(h, v)) * 1e6
+        worst.append((variant, name, len(legal_plays(hand, v)), t))
+    small = [random_hand(v, rng, 14, jokers=rng.randint(0, 4)) for _ in range(args.small)]
+    t_core = sum(best_of(args.repeats, lambda h=h: legal_plays(h, v)) for h in small)
+    t0 = time.perf_counter()
+    for h in small:
+        brute_force(h, v, readings=Readings(v))
+    t_ref = time.perf_counter() - t0
+    ratio = (variant, t_core / len(small) * 1e6, t_ref / len(small) * 1e6, t_ref / t_core)
+    return row, worst, ratio
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hands", type=int, default=200, help="random full hands per variant")
@@ -94,38 +126,15 @@ def main() -> None:
     args = ap.parse_args()
     print(f"hands per variant: {args.hands} random deals, {args.small} 14-card hands for the "
           f"brute-force ratio; best of {args.repeats} per hand; µs median (p90)\n")
-    head = (f"{'variant':16} {'plays':>6} {'lead':>12} {'lead+objs':>14} {'count':>12}  "
-            + "  ".join(f"{'follow ' + name:>15}" for name, _, _ in TARGETS))
-    print(head)
+    print(f"{'variant':16} {'plays':>6} {'lead':>12} {'lead+objs':>14} {'count':>12}  "
+          + "  ".join(f"{'follow ' + name:>15}" for name, _, _ in TARGETS))
     worst_rows = []
     ratio_rows = []
     for variant in core_ext.BUILTIN:
-        v = get_variant(variant)
-        rng = random.Random(f"{args.seed}/{variant}")
-        hands = [sorted(rng.sample(full_deck(v), v.hand_size)) for _ in range(args.hands)]
-        plays = statistics.median(len(legal_plays(h, v)) for h in hands)
-        lead = per_hand(hands, args.repeats, lambda h: legal_plays(h, v))
-        objs = per_hand(hands, args.repeats, lambda h: list(legal_plays(h, v)))
-        count = per_hand(hands, args.repeats, lambda h: count_plays(h, v))
-        follow = []
-        for _, offsets, n in TARGETS:
-            text = " ".join(RANKS[v.lowest_rank + o] * n for o in offsets)
-            target = core_ext.classify(text, v).primary
-            follow.append(per_hand(hands, args.repeats, lambda h, t=target: legal_plays(h, v, t)))
-        print(f"{variant:16} {plays:6.0f} {lead[0]:6.1f} ({lead[1]:4.0f}) "
-              f"{objs[0]:7.1f} ({objs[1]:4.0f}) {count[0]:6.1f} ({count[1]:4.0f})  "
-              + "  ".join(f"{m:8.1f} ({p:4.0f})" for m, p in follow))
-        for name, hand in worst_hands(variant, rng).items():
-            t = best_of(args.repeats, lambda h=hand: legal_plays(h, v)) * 1e6
-            worst_rows.append((variant, name, len(legal_plays(hand, v)), t))
-        small = [random_hand(v, rng, 14, jokers=rng.randint(0, 4)) for _ in range(args.small)]
-        t_core = sum(best_of(args.repeats, lambda h=h: legal_plays(h, v)) for h in small)
-        t0 = time.perf_counter()
-        for h in small:
-            brute_force(h, v, readings=Readings(v))
-        t_ref = time.perf_counter() - t0
-        ratio_rows.append((variant, t_core / len(small) * 1e6, t_ref / len(small) * 1e6,
-                           t_ref / t_core))
+        row, worst, ratio = bench_variant(variant, args)
+        print(row)
+        worst_rows += worst
+        ratio_rows.append(ratio)
 
     print(f"\nworst cases (leading, best of {args.repeats}):")
     print(f"{'variant':16} {'hand':14} {'plays':>7} {'µs':>9} {'ns/play':>8}")
