@@ -67,6 +67,15 @@ def best_rate(fn, items: list, repeat: int) -> float:
     return len(items) / best
 
 
+def _rejected(doc: object) -> bool:
+    try:
+        score_replay(doc)  # type: ignore[arg-type]
+    except core_ext.ShuangkouError as exc:
+        print(f"  rejected: {exc}", file=sys.stderr)
+        return True
+    return False
+
+
 def _score_or_error(doc: object) -> None:
     try:
         score_replay(doc)  # type: ignore[arg-type]
@@ -77,16 +86,18 @@ def _score_or_error(doc: object) -> None:
 def in_process(n: int, repeat: int, workers: int) -> None:
     print(f"\nin-process: {n} generated replays per variant (no escapes), score_replay, "
           f"CPU time, best of {repeat}\n")
-    print(f"{'variant':17s} {'actions':>8s} {'dict/s':>9s} {'text/s':>9s} {'actions/s':>11s}")
+    print(f"{'variant':17s} {'actions':>8s} {'dict/s':>9s} {'text/s':>9s} {'actions/s':>11s} "
+          f"{'rejected':>9s}")
     for v in VARIANTS:
         path = cached_replays(f"inproc-{v}-{n}", [(v, s, 0.0) for s in range(n)], workers)
         texts = path.read_text(encoding="utf-8").splitlines()
         docs = [json.loads(t) for t in texts]
         actions = sum(len(d["actions"]) for d in docs) / len(docs)
+        rejected = sum(1 for d in docs if _rejected(d))   # a generated round must validate
         dict_rate = best_rate(_score_or_error, docs, repeat)
         text_rate = best_rate(_score_or_error, texts, repeat)
         print(f"{v:17s} {actions:8.1f} {dict_rate:9,.0f} {text_rate:9,.0f} "
-              f"{dict_rate * actions:11,.0f}")
+              f"{dict_rate * actions:11,.0f} {rejected:9d}")
 
 
 def batch_cli(n: int, workers: int) -> None:

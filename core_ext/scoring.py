@@ -15,7 +15,7 @@ of the variant field that names it (``multiplier_star``, ``contribution_mode``,
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from ._core import Reading, classify, parse_cards
@@ -78,7 +78,11 @@ class StarSource:
         return "no bomb"
 
     def to_dict(self) -> dict[str, Any]:
-        d = {k: v for k, v in asdict(self).items() if v is not None}
+        d: dict[str, Any] = {"rule": self.rule}
+        for name in ("bomb", "n", "k", "bonus"):
+            value = getattr(self, name)
+            if value is not None:
+                d[name] = value
         d["text"] = self.describe()
         return d
 
@@ -95,9 +99,8 @@ class ContributionEvent:
     bomb: int | None = None   # bomb number of the seat (per-bomb mode); None = round star
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["to"] = list(self.to)
-        return d
+        return {"seat": self.seat, "star": self.star, "gain": self.gain, "pay": self.pay,
+                "to": list(self.to), "bomb": self.bomb}
 
 
 @dataclass(frozen=True)
@@ -117,9 +120,10 @@ class SeatResult:
     final: int
 
     def to_dict(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["star_source"] = self.star_source.to_dict()
-        return d
+        return {"seat": self.seat, "team": self.team, "place": self.place, "base": self.base,
+                "star": self.star, "star_source": self.star_source.to_dict(),
+                "multiplier": self.multiplier, "contribution": self.contribution,
+                "escape": self.escape, "final": self.final}
 
 
 @dataclass(frozen=True)

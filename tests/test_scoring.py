@@ -515,3 +515,16 @@ def test_to_dict_is_plain_json() -> None:
     assert d["kind"] == "double" and d["final"] == list(res.final)
     assert d["seats"][0]["star_source"]["rule"] == "chain_bonus"
     assert d["contributions"][0]["to"] == [0, 2]
+
+
+def test_to_dict_names_every_field() -> None:
+    from dataclasses import fields
+
+    from core_ext.scoring import ContributionEvent, RoundResult, SeatResult, StarSource
+
+    res = score_round("qianbian", [0, 2], [["3333 4444 5555", "7777777"], [], [], []])
+    d = res.to_dict()
+    assert {f.name for f in fields(RoundResult)} | {"final", "total"} == set(d)
+    assert {f.name for f in fields(SeatResult)} == set(d["seats"][0])
+    assert {f.name for f in fields(ContributionEvent)} == set(d["contributions"][0])
+    assert {f.name for f in fields(StarSource)} | {"text"} == set(d["seats"][0]["star_source"])
