@@ -8,7 +8,6 @@ from typing import NamedTuple, overload
 
 from ._core import CardsLike, Classification, KindName, Reading, VariantLike
 
-PlayToBeat = CardsLike | Reading | Classification
 
 class Play(NamedTuple):
     """One legal play: the card codes to play (taken from the hand) and its reading.
@@ -29,6 +28,8 @@ class Play(NamedTuple):
     @property
     def text(self) -> tuple[str, ...]:
         """The cards as text tokens, e.g. ``("7S", "7H", "BJ")``."""
+
+PlayToBeat = CardsLike | Reading | Classification | Play
 
 class LegalPlays:
     """The legal plays of a hand in the documented order: a read-only sequence of Play.
@@ -77,7 +78,7 @@ def legal_plays(hand: CardsLike, variant: VariantLike, to_beat: PlayToBeat | Non
     Leading (``to_beat`` None): every distinct play — a multiset of the hand's card faces
     listed once per ordinary type among its readings and once for all its bomb readings.
     Following: exactly the plays that beat ``to_beat`` (cards, whose primary reading
-    stands; or a Reading), each with the strongest reading of its type that beats.
+    stands; or a Reading, or a Play: its reading), each with the strongest reading of its type that beats.
     Order: ordinary types in KINDS order, then bombs; weakest first; ties by cards.
     ``kinds``/``bombs_only``/``max_cards`` filter (a play's type is its listed reading's);
     ``limit`` caps the number returned and bounds the work (``truncated`` says it cut).

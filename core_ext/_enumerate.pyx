@@ -16,13 +16,16 @@ exactly the multisets that could read as that pattern:
 * joker bombs: any three or four jokers.
 
 Wherever a wild fills a slot, the generator also chooses how many of the wilds are SJ and
-how many BJ (only jokers the variant makes wild; never a play of wilds alone). Each
-proposed multiset is classified once by the core (``classify_counts``) and emitted per
-*class*: one entry per ordinary type among its readings and one entry for all its bomb
-readings. Plays are generated class by class in output order, so ``limit`` stops the work
-early; only chain-bomb proposals can repeat (a window with an all-wild end link equals a
-shorter window), and those are de-duplicated with a small hash set of packed count
-vectors.
+how many BJ (only jokers the variant makes wild; never a play of wilds alone). A multiset
+is listed per *class*: once per ordinary type among its readings and once for all its bomb
+readings. Classes are generated one at a time, in output order. Ordinary types come out
+already sorted (ranks ascending, longer supports first), each with the strongest reading
+of its type: the core's window reading for the highest window (chains) or the core's
+classification (singles, pairs, triples). Bomb proposals are classified once each by the
+core (``classify_counts``: the strongest bomb reading is the first), then sorted by the
+variant's key; only chain-bomb proposals can repeat (a window with an all-wild end link
+equals a shorter window with spare wilds) and those are de-duplicated with a small hash
+set of packed count vectors. ``limit`` stops the work early.
 
 All of that runs in C without the GIL; Python objects (:class:`Play`) are built only when
 a caller indexes or iterates the :class:`LegalPlays` view.
@@ -743,7 +746,9 @@ cdef void _sort_ints(int* a, int n) noexcept nogil:
 
 
 cdef object _target(object to_beat, RuleSet rs, RD* out):
-    """The reading standing on the table (§7 rule 6): a Reading, or the primary of cards."""
+    """The reading standing on the table: a Reading (a Play's), or the primary of cards."""
+    if isinstance(to_beat, Play):
+        to_beat = to_beat.reading
     if isinstance(to_beat, Reading):
         reading_rd(to_beat, rs, out)
         return to_beat
@@ -821,8 +826,8 @@ def legal_plays(hand, variant, to_beat=None, *, kinds=None, bombs_only=False,
     Leading (``to_beat`` None): every distinct play; a multiset of cards with readings of
     several ordinary types is listed once per type (its strongest reading of that type), all
     its bomb readings as one entry (its strongest bomb reading). Following: exactly the plays
-    that beat ``to_beat`` (cards, whose primary reading stands, or a Reading), each with the
-    strongest reading of its type that beats. Order: ordinary types in :data:`KINDS` order,
+    that beat ``to_beat`` (cards, whose primary reading stands, or a Reading or Play), each
+    with the strongest reading of its type that beats. Order: ordinary types in :data:`KINDS` order,
     then bombs; weakest first; ties by cards. Filters: ``kinds`` (type names; a play's type
     is its listed reading's), ``bombs_only``, ``max_cards``; ``limit`` caps the number
     returned (``truncated`` says when it cut). Returns a :class:`LegalPlays` view.

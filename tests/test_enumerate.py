@@ -94,7 +94,7 @@ def check_properties(hand: list[int], variant: Any, target: Any, plays: LegalPla
         used = Counter(face(c) for c in p.cards)
         assert list(p.cards) == [c for f in sorted(used) for c in by_face[f][:used[f]]], \
             f"{p!r}: not the lowest codes of each rank"
-        assert p.reading.cards == len(p.cards)
+        assert p.reading in classify(p.cards, variant).readings, f"{p!r} does not classify"
         if target is not None:
             assert p.reading.beats(target), f"{p!r} does not beat {target!r}"
             # §7 rule 6: the reading the play stands in is one of its listed entries
@@ -294,6 +294,8 @@ def test_pattern_reference_on_full_hands(variant: str) -> None:
         hand = random_hand(v, rng, v.hand_size, jokers=(None, 4, 2)[i % 3],
                            ranks=(None, 8, 6)[i % 3])
         plays = list(legal_plays(hand, v))
+        keys = [order_key(p) for p in plays]
+        assert keys == sorted(keys), "plays are not in the documented order"
         targets = [None] + [rng.choice(plays).reading for _ in range(2)]
         for target in targets:
             ref = by_patterns(hand, v, target, readings=read)
@@ -384,6 +386,10 @@ def test_to_beat_forms() -> None:
     assert list(legal_plays(hand, "qianbian", classify("334455", "qianbian"))) == by_text
     declared = play_reading("4 5 6 SJ SJ BJ", "qianbian", declare="pair_chain")
     assert list(legal_plays(hand, "qianbian", declared)) == \
+        list(legal_plays(hand, "qianbian", "445566"))
+    played = next(p for p in legal_plays("4 5 6 SJ SJ BJ", "qianbian")
+                  if len(p.cards) == 6 and p.kind == "pair_chain")
+    assert list(legal_plays(hand, "qianbian", played)) == \
         list(legal_plays(hand, "qianbian", "445566"))
 
 
