@@ -192,3 +192,21 @@ def test_server_records_equal_local_records(jsonl: Path, capsys: pytest.CaptureF
         assert batch.main([str(jsonl), "--server", f"127.0.0.1:{srv.port}", "--jobs", "2"]) == 1
     remote = capsys.readouterr().out
     assert _records(remote) == _records(local)
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 50])
+def test_file_ranges_cut_at_line_ends(jsonl: Path, chunk: int) -> None:
+    data = jsonl.read_bytes()
+    ranges = list(batch._ranges(str(jsonl), chunk))
+    assert ranges[0][0] == 0 and ranges[-1][1] == len(data)
+    assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:], strict=False))
+    assert all(data[end - 1:end] == b"\n" for _, end in ranges)
+
+
+def test_crlf_and_no_final_newline(tmp_path: Path, lines: list[str],
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "crlf.jsonl"
+    path.write_bytes("\r\n".join(lines[:3]).encode())
+    assert batch.main([str(path), "--jobs", "2", "--chunk-size", "1"]) == 0
+    records = _records(capsys.readouterr().out)
+    assert records == [_expected(line) for line in lines[:3]]
