@@ -85,9 +85,9 @@ def legal_plays(hand: CardsLike, variant: VariantLike, to_beat: PlayToBeat | Non
 
     :raises CardError: the hand is malformed or impossible in the deck (field ``hand``).
     :raises InvalidPlay: ``to_beat`` forms no play (field ``to_beat``), or an unknown type
-        in ``kinds``.
+        in ``kinds`` (or ``kinds`` is no collection of names).
     :raises VariantError: unknown variant, or a ``to_beat`` Reading of another variant.
-    :raises ShuangkouError: negative ``limit`` or ``max_cards``.
+    :raises ShuangkouError: ``limit`` or ``max_cards`` is not a non-negative integer.
     """
 
 def count_plays(hand: CardsLike, variant: VariantLike,

@@ -36,6 +36,7 @@ from libc.string cimport memcmp, memcpy, memset
 from libc.stdint cimport uint64_t
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from cpython.ref cimport Py_INCREF
+from cpython.pyport cimport PY_SSIZE_T_MAX
 
 from core_ext._core cimport (
     BJ, KEYLEN, K_BOMB, K_CHAIN_BOMB, K_JOKER_BOMB_3, K_JOKER_BOMB_4, K_PAIR, K_PAIR_CHAIN,
@@ -44,6 +45,7 @@ from core_ext._core cimport (
     parse_into, rd_beats, reading_rd, u8, window_reading,
 )
 
+import operator
 from collections import namedtuple
 
 from core_ext._core import KINDS, Classification, Reading, classify, format_cards
@@ -715,11 +717,23 @@ cdef class LegalPlays:
 
 
 cdef int _kind_index(object kind, str field) except -1:
-    index = _KIND_INDEX.get(kind)
+    index = _KIND_INDEX.get(kind) if isinstance(kind, str) else None
     if index is None:
         raise InvalidPlay(f"unknown play type {kind!r} in {field}; types are "
                           f"{', '.join(KINDS)}", field)
     return index
+
+
+cdef object _count_arg(object value, str field):
+    """A non-negative integer argument (``limit``, ``max_cards``)."""
+    try:
+        number = operator.index(value)
+    except TypeError:
+        raise ShuangkouError(f"{field} must be an integer, not {type(value).__name__}",
+                             field) from None
+    if number < 0:
+        raise ShuangkouError(f"{field} must be 0 or more, not {number}", field)
+    return number
 
 
 cdef int _hand_counts(object hand, RuleSet rs, int* codes, u8* counts) except -1:
@@ -851,19 +865,20 @@ def legal_plays(hand, variant, to_beat=None, *, kinds=None, bombs_only=False,
     if kinds is not None:
         if isinstance(kinds, str):
             kinds = (kinds,)
+        try:
+            kinds = list(kinds)
+        except TypeError:
+            raise InvalidPlay(f"kinds must be a type name or a collection of them, not "
+                              f"{type(kinds).__name__}", "kinds") from None
         E.kinds = 0
         for k in kinds:
             E.kinds |= 1 << _kind_index(k, "kinds")
     if bombs_only:
         E.kinds &= _BOMB_MASK
     if max_cards is not None:
-        if max_cards < 0:
-            raise ShuangkouError(f"max_cards must be 0 or more, not {max_cards}", "max_cards")
-        E.max_cards = min(max_cards, MAXCARDS)
+        E.max_cards = min(_count_arg(max_cards, "max_cards"), MAXCARDS)
     if limit is not None:
-        if limit < 0:
-            raise ShuangkouError(f"limit must be 0 or more, not {limit}", "limit")
-        lim = limit
+        lim = min(_count_arg(limit, "limit"), PY_SSIZE_T_MAX)
     nclasses = _classes(&E, classes, bombs_only)
     res.truncated = _enumerate(&E, classes, nclasses, lim)
     res.entries = E.out

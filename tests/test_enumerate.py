@@ -440,10 +440,14 @@ def test_errors() -> None:
         legal_plays("3 4 5", "baibian", classify("3", "huopin").primary)
     with pytest.raises(VariantError):
         count_plays("3 4 5", "nope")
-    with pytest.raises(ValueError):
-        legal_plays("3 4 5", "baibian", limit=-1)
-    with pytest.raises(ValueError):
-        legal_plays("3 4 5", "baibian", max_cards=-2)
+    for bad in ({"limit": -1}, {"limit": "3"}, {"max_cards": -2}, {"max_cards": 1.5}):
+        with pytest.raises(core_ext.ShuangkouError) as err:
+            legal_plays("3 4 5", "baibian", **bad)
+        assert err.value.field == next(iter(bad))
+    for bad_kinds in (5, [["pair"]]):
+        with pytest.raises(InvalidPlay):
+            legal_plays("3 4 5", "baibian", kinds=bad_kinds)
+    assert len(legal_plays("3 4 5", "baibian", limit=2**80, max_cards=2**80)) == 3
     assert not legal_plays("", "baibian")
 
 
