@@ -22,6 +22,7 @@ import multiprocessing
 import os
 import re
 import signal
+import statistics
 import subprocess
 import sys
 import threading
@@ -225,6 +226,7 @@ def main() -> None:
           f"processes; loopback\n")
     print(f"{'measurement':<44} {'calls/s':>10} {'plays/s':>12} {'p50 ms':>8} {'p99 ms':>8}")
     results: dict[str, dict] = {}
+    runs: dict[str, list[float]] = {"sync": [], "aio": []}
     for _ in range(args.repeat):        # alternate the two transports; keep each one's best
         for mode in ("sync", "aio"):
             server = Server.bare(mode, args.threads)
@@ -233,6 +235,7 @@ def main() -> None:
             finally:
                 server.close()
             print(_row(f"ClassifyPlay, bare {mode} server", r), flush=True)
+            runs[mode].append(r["calls/s"])
             if mode not in results or r["calls/s"] > results[mode]["calls/s"]:
                 results[mode] = r
     server = Server.shuangkou(1)
@@ -254,8 +257,9 @@ def main() -> None:
     finally:
         server.close()
     print()
-    print(f"aio / sync (bare ClassifyPlay, best of {args.repeat}): "
-          f"{results['aio']['calls/s'] / results['sync']['calls/s']:.2f}x")
+    print(f"aio / sync (bare ClassifyPlay, {args.repeat} rounds): best "
+          f"{results['aio']['calls/s'] / results['sync']['calls/s']:.2f}x, median "
+          f"{statistics.median(runs['aio']) / statistics.median(runs['sync']):.2f}x")
     print(f"ClassifyPlay / health Check (same server):  "
           f"{results['classify']['calls/s'] / results['check']['calls/s']:.2f}x")
     print(f"--workers 2 / --workers 1 (ClassifyPlay):   "

@@ -271,18 +271,54 @@ def test_batch_bad_requests() -> None:
 
 # ----------------------------------------------------------------------------- EnumerateLegalPlays
 
-def test_enumerate(srv: Running) -> None:
-    request = service_pb2.EnumerateLegalPlaysRequest(
+def _enumerate_core():
+    import importlib
+
+    return getattr(core_ext, "legal_plays", None) or importlib.import_module(
+        "core_ext._enumerate").legal_plays
+
+
+def test_enumerate_following(srv: Running) -> None:
+    reply = srv.stub.EnumerateLegalPlays(service_pb2.EnumerateLegalPlaysRequest(
         variant="baibian", hand=cards("3 3 4 5 6 7 BJ"), to_beat=cards("33"),
-        include_counts=True, include_best_bomb=True)
-    if not hasattr(core_ext, "legal_plays"):
-        err = fails(srv.stub.EnumerateLegalPlays, request)
-        assert err.code == grpc.StatusCode.UNIMPLEMENTED and "legal_plays" in err.message
-        return
-    reply = srv.stub.EnumerateLegalPlays(request, timeout=TIMEOUT)
-    assert reply.plays and not reply.truncated
+        include_counts=True, include_best_bomb=True), timeout=TIMEOUT)
+    want = _enumerate_core()("3 3 4 5 6 7 BJ", "baibian", core_ext.classify("33").primary)
+    assert [list(p.cards) for p in reply.plays] == [list(p.cards) for p in want]
+    assert [p.reading.text for p in reply.plays] == [p.reading.describe() for p in want]
+    assert not reply.truncated and len(reply.plays) == 4
     for play in reply.plays:
+        assert play.reading.kind == K.KIND_PAIR
         assert core_ext.beats(list(play.cards), "33", "baibian")
+    assert {c.kind: c.count for c in reply.counts if c.count} == {K.KIND_PAIR: 4}
+    assert reply.total == 4
+    assert not reply.HasField("best_bomb")
+
+
+def test_enumerate_leading_filters_and_cap() -> None:
+    with running_server(enumeration_cap=5) as srv:
+        hand = cards("3333 BJ 5 6 7 8 9")
+        reply = srv.stub.EnumerateLegalPlays(service_pb2.EnumerateLegalPlaysRequest(
+            variant="baibian", hand=hand, include_counts=True, include_best_bomb=True),
+            timeout=TIMEOUT)
+        assert len(reply.plays) == 5 and reply.truncated      # the server's cap
+        assert reply.total > 5 and reply.best_bomb.star == 5
+        bombs = srv.stub.EnumerateLegalPlays(service_pb2.EnumerateLegalPlaysRequest(
+            variant="baibian", hand=hand, bombs_only=True, limit=2), timeout=TIMEOUT)
+        assert len(bombs.plays) == 2 and all(p.reading.is_bomb for p in bombs.plays)
+        straights = srv.stub.EnumerateLegalPlays(service_pb2.EnumerateLegalPlaysRequest(
+            variant="baibian", hand=hand, kinds=[K.KIND_STRAIGHT], max_cards=5),
+            timeout=TIMEOUT)
+        assert straights.plays and all(p.reading.kind == K.KIND_STRAIGHT
+                                       and len(p.cards) == 5 for p in straights.plays)
+        err = fails(srv.stub.EnumerateLegalPlays, service_pb2.EnumerateLegalPlaysRequest(
+            hand=cards("3 3 3 3 3 3 3 3 3")))
+        assert err.fields == ["hand.cards_text"] and err.reason == "INVALID_CARDS"
+        err = fails(srv.stub.EnumerateLegalPlays, service_pb2.EnumerateLegalPlaysRequest(
+            hand=cards("3 4"), to_beat=cards("3 4")))
+        assert err.fields == ["to_beat.cards_text"]
+        err = fails(srv.stub.EnumerateLegalPlays, service_pb2.EnumerateLegalPlaysRequest(
+            hand=cards("3 4"), kinds=[99]))
+        assert err.fields == ["kinds[0]"]
 
 
 # ----------------------------------------------------------------------------- ScoreRound

@@ -4,6 +4,8 @@ and the wire Card enum against the core's card codes."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 import threading
 
 import grpc
@@ -208,3 +210,17 @@ def test_variant_json_matches_core_data() -> None:
             assert data["multiplier"] == [list(row) for row in core.multiplier]
             assert [(r.star, r.multiplier) for r in v.multiplier] == list(core.multiplier)
             assert [(r.star, r.gain, r.pay) for r in v.contribution] == list(core.contribution)
+
+
+@pytest.mark.skipif(not shutil.which("grpcurl"), reason="grpcurl is not installed")
+def test_grpcurl_through_reflection() -> None:
+    with running_server() as srv:
+        address = f"127.0.0.1:{srv.port}"
+        listed = subprocess.run(["grpcurl", "-plaintext", address, "list"], capture_output=True,
+                                text=True, timeout=60, check=True).stdout.split()
+        assert SERVICE_NAME in listed
+        reply = subprocess.run(
+            ["grpcurl", "-plaintext", "-d", '{"variant": "baibian", "play": {"cards_text": '
+             '"7777 BJ"}}', address, f"{SERVICE_NAME}/ClassifyPlay"],
+            capture_output=True, text=True, timeout=60, check=True).stdout
+        assert json.loads(reply)["reading"]["kind"] == "KIND_BOMB"

@@ -88,6 +88,7 @@ def test_second_server_on_a_busy_port_fails() -> None:
 @pytest.mark.parametrize("args, code, words", [
     (["--help"], 0, "serve"),
     (["serve", "--help"], 0, "SHUANGKOU_MAX_CARDS"),
+    (["score-replays", "--help"], 0, "--server"),
     (["serve", "--port", "http"], 2, "'port' from --port must be an int"),
     (["serve", "--workers", "0"], 2, "'workers'"),
     ([], 2, "serve"),
