@@ -1,12 +1,16 @@
 """Shuangkou (双扣) rules core: cards, readings, bomb order, legal plays and scoring.
 
+The layers, bottom up: :mod:`core_ext.variants` (rule sets as data) → ``_core`` (card codes,
+readings, bomb order; compiled) → ``_enumerate`` (legal plays; compiled) →
+:mod:`core_ext.scoring` (settlement, §10) → :mod:`core_ext.replay` (round validation, §9).
+
 Quick tour::
 
     >>> import core_ext
     >>> core_ext.classify("45678 BJ", "baibian").primary.describe()
     'straight 456789 (wild as 9)'
-    >>> core_ext.beats("3333 4444 5555", "JJJJJJJ", "baibian")
-    False
+    >>> core_ext.beats("3333333", "4444 5555 6666", "fengkuang")
+    True
 
 Everything takes a ``variant``: a built-in id (see :func:`list_variants`) or a
 :class:`Variant`. Errors are ``ValueError`` subclasses from :mod:`core_ext.errors`.
@@ -32,19 +36,19 @@ from ._core import (
     rules_for,
     validate_hand,
 )
+from ._enumerate import LegalPlays, Play, best_bomb, count_plays, legal_plays
 from .errors import CardError, IllegalPlay, InvalidPlay, ShuangkouError, VariantError
+from .replay import ReplayError, score_replay, summarize_replay
+from .scoring import RoundResult, score_round
 from .variants import BUILTIN, Variant, get_variant, list_variants, load_variant, load_variants
 
 __all__ = [
     "BOMB_KINDS", "BUILTIN", "KINDS", "RANK_CHARS", "SUIT_CHARS",
-    "CardError", "Classification", "IllegalPlay", "InvalidPlay", "Reading", "RuleSet",
-    "ShuangkouError", "Variant", "VariantError",
-    "beats", "card_code", "card_rank", "card_suit", "classify", "classify_batch",
-    "format_cards", "get_variant", "list_variants", "load_variant", "load_variants",
-    "parse_cards", "play_reading", "rules_for", "validate_hand",
+    "CardError", "Classification", "IllegalPlay", "InvalidPlay", "LegalPlays", "Play",
+    "Reading", "ReplayError", "RoundResult", "RuleSet", "ShuangkouError", "Variant",
+    "VariantError",
+    "beats", "best_bomb", "card_code", "card_rank", "card_suit", "classify", "classify_batch",
+    "count_plays", "format_cards", "get_variant", "legal_plays", "list_variants",
+    "load_variant", "load_variants", "parse_cards", "play_reading", "rules_for",
+    "score_replay", "score_round", "summarize_replay", "validate_hand",
 ]
-
-# Legal-play enumeration (compiled separately in _enumerate.pyx).
-from ._enumerate import LegalPlays, Play, best_bomb, count_plays, legal_plays  # noqa: E402
-
-__all__ += ["LegalPlays", "Play", "best_bomb", "count_plays", "legal_plays"]

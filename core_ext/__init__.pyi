@@ -52,6 +52,21 @@ from ._core import (
 from ._core import (
     validate_hand as validate_hand,
 )
+from ._enumerate import (
+    LegalPlays as LegalPlays,
+)
+from ._enumerate import (
+    Play as Play,
+)
+from ._enumerate import (
+    best_bomb as best_bomb,
+)
+from ._enumerate import (
+    count_plays as count_plays,
+)
+from ._enumerate import (
+    legal_plays as legal_plays,
+)
 from .errors import (
     CardError as CardError,
 )
@@ -67,6 +82,17 @@ from .errors import (
 from .errors import (
     VariantError as VariantError,
 )
+from .replay import (
+    ReplayError as ReplayError,
+)
+from .replay import (
+    score_replay as score_replay,
+)
+from .replay import (
+    summarize_replay as summarize_replay,
+)
+from .scoring import RoundResult as RoundResult
+from .scoring import score_round as score_round
 from .variants import (
     BUILTIN as BUILTIN,
 )
