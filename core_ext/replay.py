@@ -21,7 +21,7 @@ from typing import Any
 
 from ._core import Reading, format_cards, parse_cards, play_reading, rules_for
 from .errors import IllegalPlay, ShuangkouError
-from .scoring import SEATS, RoundResult, settle
+from .scoring import MAX_STAKE, MAX_TABLE_FEE, SEATS, RoundResult, settle
 from .variants import Variant, get_variant, variant_from_mapping
 
 __all__ = ["ReplayError", "ReplayResult", "ReplaySummary", "score_replay", "summarize_replay"]
@@ -152,10 +152,10 @@ def _custom_variant(spec_json: str) -> Variant:
     return variant_from_mapping(json.loads(spec_json))
 
 
-def _int_field(replay: Mapping[str, Any], name: str, default: int, low: int) -> int:
+def _int_field(replay: Mapping[str, Any], name: str, default: int, low: int, high: int) -> int:
     value = replay.get(name, default)
-    if type(value) is not int or value < low:
-        raise ReplayError(f"{name} must be an integer >= {low}; got {value!r}", field=name)
+    if type(value) is not int or not low <= value <= high:
+        raise ReplayError(f"{name} must be an integer {low}–{high:,}; got {value!r}", field=name)
     return value
 
 
@@ -413,8 +413,7 @@ class _Round:
                         f[c] -= 1
                 try:
                     if extra:
-                        reading = play_reading(codes, rules, standing, a.get("declare"),
-                                               a.get("declare_top"))
+                        reading = play_reading(codes, rules, standing, *_declaration(i, a))
                     else:
                         reading = play_reading(codes, rules, standing)
                 except ShuangkouError as exc:
@@ -533,6 +532,21 @@ def _ordinal(n: int) -> str:
     return {1: "st", 2: "nd", 3: "rd"}.get(n, "th")
 
 
+def _declaration(i: int, a: dict[str, Any]) -> tuple[str | None, str | int | None]:
+    """An action's ``declare`` (a play type name) and ``declare_top`` (a rank), checked."""
+    kind, top = a.get("declare"), a.get("declare_top")
+    if kind is not None and type(kind) is not str:
+        raise ReplayError(f"declare must be a play type name such as \"straight\"; got "
+                          f"{kind!r}", i)
+    if top is not None:
+        if kind is None:
+            raise ReplayError("declare_top needs declare (the play type it is the top of)", i)
+        if not (type(top) is str and len(top) <= 2) and not (type(top) is int and 0 <= top <= 14):
+            raise ReplayError(f"declare_top must be a rank such as \"9\" or a rank position "
+                              f"0–14; got {top!r}", i)
+    return kind, top
+
+
 def _cards(i: int, raw: Any) -> list[int]:
     """Slow path of a play's cards: full parsing with a CardError turned into a ReplayError."""
     try:
@@ -561,8 +575,8 @@ def summarize_replay(replay: Mapping[str, Any] | str | bytes, *,
     v = _variant(r["variant"])
     partial = partial_deal or r.get("partial_deal") is True
     leader = _seat(r.get("leader"), "leader")
-    stake = _int_field(r, "stake", 1, 1)
-    table_fee = _int_field(r, "table_fee", 0, 0)
+    stake = _int_field(r, "stake", 1, 1, MAX_STAKE)
+    table_fee = _int_field(r, "table_fee", 0, 0, MAX_TABLE_FEE)
     dealt = _dealt_hands(r["hands"], v)
     counts = _count(dealt)
     _check_deal(dealt, counts, v, partial)

@@ -25,6 +25,8 @@ from .variants import Variant, get_variant
 __all__ = [
     "ContributionEvent",
     "ESCAPE_AMOUNTS",
+    "MAX_STAKE",
+    "MAX_TABLE_FEE",
     "RoundResult",
     "SeatResult",
     "StarSource",
@@ -34,6 +36,9 @@ __all__ = [
 ]
 
 SEATS = 4
+#: Largest stake and table fee accepted: every amount then stays far inside int64.
+MAX_STAKE = 10**9
+MAX_TABLE_FEE = 10**12
 KINDS_OF_WIN = ("double", "single", "flat")
 #: Place of the first finisher's partner -> kind of win (§9).
 _KIND_BY_PARTNER_PLACE = {2: "double", 3: "single", 4: "flat"}
@@ -455,9 +460,9 @@ _ESCAPES: Mapping[str, Callable[[_EscapeContext], _EscapeSettlement]] = {
 
 # ----------------------------------------------------------------------------- inputs
 
-def _check_int(name: str, value: Any, low: int) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < low:
-        raise ShuangkouError(f"{name} must be an integer >= {low}; got {value!r}", name)
+def _check_int(name: str, value: Any, low: int, high: int = 10**6) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise ShuangkouError(f"{name} must be an integer {low}–{high:,}; got {value!r}", name)
     return value
 
 
@@ -558,8 +563,8 @@ def score_round(
         :class:`InvalidPlay`/:class:`CardError` for a bomb that is not one.
     """
     v = get_variant(variant)
-    stake = _check_int("stake", stake, 1)
-    table_fee = _check_int("table_fee", table_fee, 0)
+    stake = _check_int("stake", stake, 1, MAX_STAKE)
+    table_fee = _check_int("table_fee", table_fee, 0, MAX_TABLE_FEE)
     if escape is not None:
         _check_seat("escape", escape)
     order = _check_finish_order(finish_order, v, escape)

@@ -339,6 +339,10 @@ def test_cards_outside_the_deck() -> None:
      "hands[2]"),
     ({"variant": "baibian", "hands": ["3S", "4S", "5S", "6S"], "leader": 0, "actions": [],
       "stake": 0}, "stake"),
+    ({"variant": "baibian", "hands": ["3S", "4S", "5S", "6S"], "leader": 0, "actions": [],
+      "stake": 10**30}, "stake must be an integer 1–1,000,000,000"),
+    ({"variant": "baibian", "hands": ["3S", "4S", "5S", "6S"], "leader": 0, "actions": [],
+      "table_fee": -1}, "table_fee"),
     ({"variant": "baibian", "hands": ["3S", "4S", "5S", "6S"], "leader": 1.0, "actions": []},
      "leader"),
 ])
@@ -361,6 +365,11 @@ def test_malformed_replays(doc: Any, match: str) -> None:
     ({"seat": 0, "play": ["9X"]}, "play:"),
     ({"seat": 0, "play": ["9C"], "declare": "flush"}, "unknown play type"),
     ({"seat": 0, "play": ["9C"], "declare": "pair"}, "cannot be read as pair"),
+    ({"seat": 0, "play": ["9C"], "declare": ["single"]}, "declare must be a play type"),
+    ({"seat": 0, "play": ["9C"], "declare": "single", "declare_top": 2**40}, "declare_top"),
+    ({"seat": 0, "play": ["9C"], "declare": "single", "declare_top": [9]}, "declare_top"),
+    ({"seat": 0, "play": ["9C"], "declare_top": "9"}, "declare_top needs declare"),
+    ({"seat": 0, "play": None}, "play"),
 ])
 def test_malformed_actions(action: Any, match: str) -> None:
     err = rejected(replay("baibian", HANDS, [action]))

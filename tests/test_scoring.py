@@ -501,7 +501,7 @@ def test_bombs_as_readings() -> None:
         score_round("fengkuang", [0, 2], [[reading], [], [], []])
 
 
-@pytest.mark.parametrize("stake", [0, -1, 1.5, True])
+@pytest.mark.parametrize("stake", [0, -1, 1.5, True, 10**9 + 1, 2**63])
 def test_bad_stake(stake: object) -> None:
     with pytest.raises(ShuangkouError, match="stake"):
         score_round("baibian", [0, 2], stake=stake)  # type: ignore[arg-type]
