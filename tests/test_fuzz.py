@@ -1,0 +1,135 @@
+"""Short fuzz runs as tests, and regressions for what fuzzing found.
+
+Each harness in ``fuzz/`` runs in a subprocess for a fixed number of inputs with a fixed
+seed (atheris when installed, else the hypothesis fallback with the same flags); a crash,
+an unexpected exception type or a hang fails the test with the harness's report. The long
+runs are ``scripts/fuzz.sh``. Findings reported to their owners are regression tests below,
+marked xfail until the fix lands (docs/reliability.md lists them).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from array import array
+from pathlib import Path
+
+import pytest
+
+import core_ext
+from core_ext.errors import ShuangkouError
+
+ROOT = Path(__file__).resolve().parents[1]
+FUZZ = ROOT / "fuzz"
+# Inputs per harness: a few seconds each on the 2-core machine.
+RUNS = {
+    "fuzz_cards": 30_000,
+    "fuzz_classify": 30_000,
+    "fuzz_batch": 20_000,
+    "fuzz_enumerate": 20_000,
+    "fuzz_variant": 10_000,
+    "fuzz_replay": 10_000,
+    "fuzz_grpc": 10_000,
+}
+OPEN = "open finding reported to the owner (docs/reliability.md)"
+
+
+@pytest.mark.parametrize("harness", sorted(RUNS))
+def test_short_fuzz_run(harness: str, tmp_path: Path) -> None:
+    cmd = [sys.executable, str(FUZZ / f"{harness}.py"), f"-atheris_runs={RUNS[harness]}",
+           "-seed=1", f"-artifact_prefix={tmp_path}/", "-print_final_stats=0"]
+    env = {**os.environ, "FUZZ_INPUT_TIMEOUT": "20", "PYTHONHASHSEED": "0"}
+    proc = subprocess.run(cmd, cwd=FUZZ, env=env, capture_output=True, text=True, timeout=240)
+    if proc.returncode == 0 and "FUZZ-SKIP:" in proc.stderr:
+        pytest.skip(proc.stderr.split("FUZZ-SKIP:", 1)[1].strip().splitlines()[0])
+    report = "\n".join(line for line in proc.stderr.splitlines() if not line.startswith("#"))
+    assert proc.returncode == 0, f"{harness} found a crash:\n{report[-6000:]}"
+
+
+# ----------------------------------------------------------------------------- regressions
+
+def _rejects(fn: object, *args: object, **kwargs: object) -> None:
+    """The call fails with a core_ext error (a ValueError with a message), nothing else."""
+    with pytest.raises(ShuangkouError) as info:
+        fn(*args, **kwargs)   # type: ignore[operator]
+    assert str(info.value).strip()
+
+
+@pytest.mark.parametrize("cards", [5, None, 1.5, True])
+def test_f1_cards_that_are_not_cards(cards: object) -> None:
+    _rejects(core_ext.parse_cards, cards)
+    _rejects(core_ext.classify, cards)
+    _rejects(core_ext.beats, cards, "77")
+
+
+@pytest.mark.xfail(reason=OPEN + ": F2", strict=False)
+@pytest.mark.parametrize("declare", [["bomb"], {"k": 1}])
+def test_f2_unhashable_declaration(declare: object) -> None:
+    _rejects(core_ext.classify, "77", "baibian", declare)
+    _rejects(core_ext.play_reading, "77", "baibian", None, declare)
+
+
+@pytest.mark.xfail(reason=OPEN + ": F3/F4", strict=False)
+@pytest.mark.parametrize("top", [2**40, -2**40, [3], 1e300])
+def test_f3_f4_declared_top_out_of_range(top: object) -> None:
+    _rejects(core_ext.play_reading, "77", "baibian", None, "pair", top)
+
+
+@pytest.mark.xfail(reason=OPEN + ": F3/F4/F6", strict=False)
+@pytest.mark.parametrize(("codes", "lengths"), [
+    (b"", [2**40]), (b"\x01", [2**31, 1]), (b"\x01", ["a"]), ("abc", [3]), ([1, 2], [2]),
+])
+def test_f3_f4_f6_batch_arguments(codes: object, lengths: object) -> None:
+    _rejects(core_ext.classify_batch, codes, lengths)
+
+
+@pytest.mark.xfail(reason=OPEN + ": F5", strict=False)
+def test_f5_buffer_of_wide_items() -> None:
+    _rejects(core_ext.parse_cards, memoryview(array("i", [21, 22])))
+    _rejects(core_ext.classify_batch, b"\x15", array("d", [1.0]))
+
+
+def test_batch_buffer_and_lengths_that_disagree() -> None:
+    _rejects(core_ext.classify_batch, b"\x15\x16", [1])
+    _rejects(core_ext.classify_batch, b"\x15", [-1, 2])
+    _rejects(core_ext.classify_batch, b"\x15", [2**31 - 1, 2**31 - 1, 3])
+    cols = core_ext.classify_batch(bytes([0, 76, 255, 66, 21]), [1, 1, 1, 1, 1])
+    assert list(cols["kind"]) == [255, 255, 255, 255, core_ext.KINDS.index("single")]
+
+
+@pytest.mark.xfail(reason=OPEN + ": F7", strict=False)
+def test_f7_enumeration_index_and_limit_past_ssize_t() -> None:
+    plays = core_ext.legal_plays("7777 BJ", "baibian")
+    with pytest.raises(IndexError):
+        plays[2**70]
+    core_ext.legal_plays("7777 BJ", "baibian", limit=2**70)   # no limit in practice
+
+
+@pytest.mark.xfail(reason=OPEN + ": F8", strict=False)
+@pytest.mark.parametrize("opts", [{"limit": 1.5}, {"limit": "3"}, {"max_cards": "3"},
+                                  {"kinds": 5}])
+def test_f8_enumeration_options_of_the_wrong_type(opts: dict[str, object]) -> None:
+    _rejects(core_ext.legal_plays, "7777 BJ", "baibian", **opts)
+
+
+@pytest.mark.xfail(reason=OPEN + ": F2/F3 through replays", strict=False)
+@pytest.mark.parametrize("action", [
+    {"seat": 0, "play": "7", "declare": "single", "declare_top": 2**40},
+    {"seat": 0, "play": "7", "declare": ["single"]},
+])
+def test_replay_with_hostile_declaration(action: dict[str, object]) -> None:
+    from core_ext.replay import score_replay
+
+    doc = {"variant": "baibian", "hands": ["7", "8", "9", "T"], "leader": 0,
+           "partial_deal": True, "actions": [action]}
+    _rejects(score_replay, doc)
+
+
+@pytest.mark.xfail(reason=OPEN + ": F10 (variants.py accepts non-integers)", strict=False)
+@pytest.mark.parametrize("override", [{"decks": 2.0}, {"chain_min_links": 3.0},
+                                      {"name": 5}, {"hand_size": 27.0}])
+def test_f10_custom_variant_field_types(override: dict[str, object]) -> None:
+    from core_ext.variants import variant_from_mapping
+
+    _rejects(variant_from_mapping, {"extends": "baibian", "id": "house", **override})
