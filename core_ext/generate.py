@@ -183,7 +183,7 @@ def generate_replay(variant: str | Variant, seed: int, escape_prob: float = 0.0)
         last, passes = seat, 0
         if not hands[seat]:
             finished.append(seat)
-            if v.round_end == "first_out" or (seat + 2) % SEATS in finished:
+            if _ROUND_ENDS[v.round_end](finished, seat):
                 break
         turn = _next(hands, seat)
     extra: dict[str, Any] = {"stake": rng.choice(_STAKES)}
@@ -198,6 +198,13 @@ def generate_replay(variant: str | Variant, seed: int, escape_prob: float = 0.0)
         "actions": actions,
         **extra,
     }
+
+
+#: Is the round over once ``seat`` has emptied its hand (§9)? By the variant's round_end.
+_ROUND_ENDS = {
+    "finishing_order": lambda finished, seat: (seat + 2) % SEATS in finished,
+    "first_out": lambda finished, seat: True,
+}
 
 
 def _next(hands: list[list[int]], seat: int) -> int:
