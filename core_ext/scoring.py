@@ -194,7 +194,7 @@ def round_star(bombs: Sequence[Reading], variant: Variant) -> tuple[int, StarSou
         for k in range(1, len(sizes) + 1):
             # k bombs have at least sizes[k-1] cards; the star grows with N (N + k − 1 for
             # N ≥ 5, k + 2 for N = 4), so only N = sizes[k-1] and N = 4 need checking.
-            for n in {sizes[k - 1], 4}:
+            for n in (sizes[k - 1], 4):
                 s = variant.multi_bomb_star(n, k)
                 if s > star:
                     star, source = s, StarSource("multi_bomb", n=n, k=k)
