@@ -41,8 +41,77 @@ def _custom_variant(text: str) -> Variant:
         raise BadInput(f"custom variant is not valid JSON: {exc}", "custom_variant_json") from None
     if not isinstance(data, dict):
         raise BadInput("custom variant JSON must be an object of fields", "custom_variant_json")
+    _check_variant_types(data)
     with field_scope("custom_variant_json", nested=True):
         return variant_from_mapping(data)
+
+
+# ----------------------------------------------------------------------------- JSON field types
+
+_VARIANT_TYPES = {f.name: str(f.type) for f in fields(Variant)}
+
+
+def _split_args(text: str) -> list[str]:
+    """Top-level comma-separated parts of a type's argument list."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += ch == "["
+        depth -= ch == "]"
+        if ch == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return parts
+
+
+def _type_error(value: Any, annotation: str, path: str) -> str | None:
+    """Where JSON ``value`` does not fit the dataclass ``annotation`` (None if it does)."""
+    annotation = annotation.strip()
+    if annotation.endswith("| None"):
+        return None if value is None else _type_error(value, annotation[:-6], path)
+    if annotation == "int":
+        return None if isinstance(value, int) and not isinstance(value, bool) else path
+    if annotation in ("str", "bool"):
+        return None if type(value).__name__ == annotation else path
+    head, _, rest = annotation.partition("[")
+    args = _split_args(rest[:-1])
+    if head == "Mapping":
+        if not isinstance(value, dict):
+            return path
+        for key, item in value.items():
+            bad = _type_error(key, args[0], path) or _type_error(item, args[1], f"{path}.{key}")
+            if bad:
+                return bad
+        return None
+    if head == "tuple":
+        if not isinstance(value, list):
+            return path
+        if args[-1] == "...":
+            items = [(item, args[0]) for item in value]
+        elif len(value) != len(args):
+            return path
+        else:
+            items = list(zip(value, args, strict=True))
+        for i, (item, arg) in enumerate(items):
+            bad = _type_error(item, arg, f"{path}[{i}]")
+            if bad:
+                return bad
+        return None
+    return None
+
+
+def _check_variant_types(data: dict[str, Any]) -> None:
+    """Reject JSON values of the wrong type (2.0 for an int, 5 for a name) with the field path,
+    before the core sees them (it validates ranges, not types)."""
+    for key, value in data.items():
+        annotation = _VARIANT_TYPES.get(key)
+        if annotation is None:
+            continue      # unknown fields: the core names them
+        bad = _type_error(value, annotation, key)
+        if bad:
+            want = annotation.replace("tuple", "list").replace("Mapping", "object")
+            raise BadInput(f"custom variant field {key!r} must be {want}; got {value!r}",
+                           f"custom_variant_json.{bad}")
 
 
 def resolve_variant(request: Any) -> str | Variant:

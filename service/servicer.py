@@ -169,6 +169,10 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
         else:
             codes, lengths = request.codes, request.lengths
             self.limits.check_batch(len(lengths), "lengths")
+            if lengths and max(lengths) > len(codes):
+                i = max(range(len(lengths)), key=lengths.__getitem__)
+                raise BadInput(f"lengths[{i}] = {lengths[i]} is more than the {len(codes)} "
+                               "bytes of codes", f"lengths[{i}]")
         with field_scope("lengths"), CORE_LOCK:
             columns = core_ext.classify_batch(codes, lengths, variant)
         kinds = columns["kind"].tobytes()

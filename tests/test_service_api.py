@@ -162,7 +162,14 @@ def test_custom_variant(srv: Running) -> None:
                        ('{"extends": "baibian", "chain_min_links": 1}',
                         "custom_variant_json.chain_min_links"),
                        ('{"extends": "nope"}', "custom_variant_json.extends"),
-                       ('{"extends": "baibian", "colour": 1}', "custom_variant_json.colour")]:
+                       ('{"extends": "baibian", "colour": 1}', "custom_variant_json.colour"),
+                       # wrong JSON types never reach the core (they used to be INTERNAL)
+                       ('{"extends": "baibian", "decks": 2.0}', "custom_variant_json.decks"),
+                       ('{"extends": "baibian", "name": 5}', "custom_variant_json.name"),
+                       ('{"extends": "huopin", "kou": {"double": "3"}}',
+                        "custom_variant_json.kou.double"),
+                       ('{"extends": "baibian", "multiplier": [[5, 2], [6, 4.5]]}',
+                        "custom_variant_json.multiplier[1][1]")]:
         err = fails(srv.stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(
             custom_variant_json=doc, play=cards("7")))
         assert err.code == grpc.StatusCode.INVALID_ARGUMENT, doc
@@ -258,6 +265,9 @@ def test_batch_bad_requests() -> None:
         err = fails(srv.stub.BatchClassify, service_pb2.BatchClassifyRequest(
             codes=bytes([5, 5]), lengths=[1]))
         assert err.fields == ["lengths"] and err.reason == "INVALID_CARDS"
+        err = fails(srv.stub.BatchClassify, service_pb2.BatchClassifyRequest(
+            codes=bytes([5, 5]), lengths=[1, 2**32 - 1]))
+        assert err.fields == ["lengths[1]"]
         err = fails(srv.stub.BatchClassify, service_pb2.BatchClassifyRequest(
             codes=bytes([5]), lengths=[1], plays_text=["7"]))
         assert err.fields == ["plays_text"]
