@@ -113,7 +113,6 @@ def test_f8_enumeration_options_of_the_wrong_type(opts: dict[str, object]) -> No
     _rejects(core_ext.legal_plays, "7777 BJ", "baibian", **opts)
 
 
-@pytest.mark.xfail(reason=OPEN + ": F2/F3 through replays", strict=False)
 @pytest.mark.parametrize("action", [
     {"seat": 0, "play": "7", "declare": "single", "declare_top": 2**40},
     {"seat": 0, "play": "7", "declare": ["single"]},

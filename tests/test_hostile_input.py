@@ -271,19 +271,19 @@ ROWS = [
             stake=10**30, actions=[{"seat": 0, "play": "7S"}, {"seat": 1, "pass": True},
                                    {"seat": 2, "pass": True}, {"seat": 3, "pass": True},
                                    {"seat": 2, "play": "9S"}])),
-        INVALID, "replay_json.stake", open=True),
+        INVALID, "replay_json.stake"),
     Row("replay-declared-top-past-int", "ScoreRound",
         lambda: S.ScoreRoundRequest(replay_json=replay_json(actions=[
             {"seat": 0, "play": "7S", "declare": "single", "declare_top": 2**40}])),
-        INVALID, "replay_json.actions[0]", open=True),
+        INVALID, "replay_json.actions[0]"),
     Row("replay-declare-not-text", "ScoreRound",
         lambda: S.ScoreRoundRequest(replay_json=replay_json(actions=[
             {"seat": 0, "play": "7S", "declare": ["single"]}])),
-        INVALID, "replay_json.actions[0]", open=True),
+        INVALID, "replay_json.actions[0]"),
     Row("summary-stake-past-int64", "ScoreRound",
         lambda: S.ScoreRoundRequest(summary=scoring_pb2.RoundSummary(
             finish_order=[0, 2], stake=2**63 - 1)),
-        INVALID, "summary.stake", open=True),
+        INVALID, "summary.stake"),
     Row("summary-seat-past-table", "ScoreRound",
         lambda: S.ScoreRoundRequest(summary=scoring_pb2.RoundSummary(finish_order=[0, 7])),
         INVALID, "summary.finish_order[1]"),
