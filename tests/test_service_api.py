@@ -8,6 +8,8 @@ from collections.abc import Iterator
 import grpc
 import pytest
 from grpc_helpers import TIMEOUT, Running, cards, rich_error, running_server
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import core_ext
 from core_ext.replay import score_replay
@@ -473,3 +475,45 @@ def test_deadline_exceeded_is_reported(srv: Running) -> None:
         srv.stub.BatchClassify(service_pb2.BatchClassifyRequest(
             plays_text=["7777 BJ"] * 20000), timeout=0.000001)
     assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+
+
+# ----------------------------------------------------------------------------- hostile input
+
+_CLIENT_CODES = {grpc.StatusCode.OK, grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND}
+_texts = st.text(alphabet="3456789TJQKA2SHDCBJ10 +,xs小王", max_size=40)
+_codes = st.lists(st.integers(-5, 300), max_size=30)
+
+
+def _status(call, request) -> grpc.StatusCode:
+    try:
+        call(request, timeout=TIMEOUT)
+        return grpc.StatusCode.OK
+    except grpc.RpcError as exc:
+        return exc.code()
+
+
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=_texts, codes=_codes, variant=st.sampled_from(list(core_ext.BUILTIN) + ["", "x"]),
+       kind=st.integers(0, 12), top=st.integers(0, 20))
+def test_bad_input_is_never_a_server_error(srv: Running, text: str, codes: list[int],
+                                           variant: str, kind: int, top: int) -> None:
+    declare = readings_pb2.Declaration(kind=kind, top=top)
+    play = cards_pb2.Cards(cards=[c for c in codes if 0 <= c < 2**31])
+    stub = srv.stub
+    requests = [
+        (stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(variant=variant, play=cards(text),
+                                                            declare=declare)),
+        (stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(variant=variant, play=play)),
+        (stub.ComparePlays, service_pb2.ComparePlaysRequest(variant=variant, current=play,
+                                                            play=cards(text), declare=declare)),
+        (stub.EnumerateLegalPlays, service_pb2.EnumerateLegalPlaysRequest(
+            variant=variant, hand=cards(text), to_beat=play, limit=top, kinds=[kind])),
+        (stub.BatchClassify, service_pb2.BatchClassifyRequest(
+            variant=variant, codes=bytes(c % 256 for c in codes),
+            lengths=[len(codes) // 2, len(codes) - len(codes) // 2])),
+        (stub.ScoreRound, service_pb2.ScoreRoundRequest(replay_json=json.dumps(
+            {**REPLAY, "hands": [text, text, text, text], "leader": top % 5}))),
+    ]
+    for call, request in requests:
+        assert _status(call, request) in _CLIENT_CODES, request
