@@ -1,8 +1,7 @@
 """ShuangkouService: each RPC translates the request, calls the core, translates back.
 
 Core exceptions are never handled here: :func:`rpc` maps them to a status in one place
-(:mod:`service.errors`). Core calls go through :data:`CORE_LOCK` because the compiled core
-shares one scratch buffer between calls (classify_batch runs it without the GIL).
+(:mod:`service.errors`). Classifying core calls hold :data:`service.convert.CORE_LOCK`.
 """
 
 from __future__ import annotations
@@ -10,7 +9,6 @@ from __future__ import annotations
 import functools
 import importlib
 import logging
-import threading
 from collections import Counter as Tally
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -23,6 +21,7 @@ from core_ext.variants import BUILTIN, Variant, list_variants
 
 from . import rounds
 from .convert import (
+    CORE_LOCK,
     KIND_BY_NAME,
     KIND_NAMES,
     cards_of,
@@ -43,7 +42,6 @@ __all__ = ["ShuangkouServicer", "CORE_LOCK", "SERVICE_NAME"]
 
 log = logging.getLogger(__name__)
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["ShuangkouService"].full_name
-CORE_LOCK = threading.Lock()
 F = TypeVar("F", bound=Callable[..., Any])
 # classify_batch's kind column: index into core_ext.KINDS, 255 = invalid -> proto Kind.
 _KIND_TABLE = bytes([i + 1 if i < len(core_ext.KINDS) else 0 for i in range(256)])

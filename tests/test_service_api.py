@@ -517,3 +517,31 @@ def test_bad_input_is_never_a_server_error(srv: Running, text: str, codes: list[
     ]
     for call, request in requests:
         assert _status(call, request) in _CLIENT_CODES, request
+
+
+def test_concurrent_batches_and_single_calls_agree(srv: Running) -> None:
+    """Batches run the classifier without the GIL: concurrent calls must not mix results."""
+    import threading
+
+    plays = core_ext.parse_cards("7777 BJ 45678") * 4000
+    batch = service_pb2.BatchClassifyRequest(variant="baibian", codes=bytes(plays),
+                                             lengths=[5, 5] * 4000)
+    want = list(srv.stub.BatchClassify(batch, timeout=TIMEOUT).kind)
+    wrong: list[str] = []
+
+    def batches() -> None:
+        for _ in range(15):
+            if list(srv.stub.BatchClassify(batch, timeout=TIMEOUT).kind) != want:
+                wrong.append("batch")
+
+    def singles() -> None:
+        for _ in range(150):
+            if classify(srv, "33 44 55").reading.kind != K.KIND_PAIR_CHAIN:
+                wrong.append("single")
+
+    threads = [threading.Thread(target=f) for f in (batches, batches, singles, singles)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert wrong == []
