@@ -523,19 +523,19 @@ def test_concurrent_batches_and_single_calls_agree(srv: Running) -> None:
     """Batches run the classifier without the GIL: concurrent calls must not mix results."""
     import threading
 
-    plays = core_ext.parse_cards("7777 BJ 45678") * 4000
+    plays = core_ext.parse_cards("7777 BJ 45678") * 25000
     batch = service_pb2.BatchClassifyRequest(variant="baibian", codes=bytes(plays),
-                                             lengths=[5, 5] * 4000)
+                                             lengths=[5, 5] * 25000)
     want = list(srv.stub.BatchClassify(batch, timeout=TIMEOUT).kind)
     wrong: list[str] = []
 
     def batches() -> None:
-        for _ in range(15):
+        for _ in range(12):
             if list(srv.stub.BatchClassify(batch, timeout=TIMEOUT).kind) != want:
                 wrong.append("batch")
 
     def singles() -> None:
-        for _ in range(150):
+        for _ in range(400):
             if classify(srv, "33 44 55").reading.kind != K.KIND_PAIR_CHAIN:
                 wrong.append("single")
 
