@@ -30,6 +30,16 @@ from service.server import create_server, set_serving
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 10.0   # seconds: every RPC in the tests carries this deadline
 
+# A small hand-made round (partial deal): seat 0 bombs, then everyone sheds one card.
+REPLAY = {
+    "variant": "baibian", "partial_deal": True, "leader": 0, "stake": 2,
+    "hands": ["3S 7777", "4S", "5S 8", "6S"],
+    "actions": [{"seat": 0, "play": "7777"}, {"seat": 1, "pass": True},
+                {"seat": 2, "pass": True}, {"seat": 3, "pass": True},
+                {"seat": 0, "play": "3S"}, {"seat": 1, "play": "4S"},
+                {"seat": 2, "play": "5S"}, {"seat": 3, "play": "6S"}],
+}
+
 
 @dataclass
 class Running:

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import grpc
 import pytest
-from grpc_helpers import TIMEOUT, Running, cards, rich_error, running_server
+from grpc_helpers import REPLAY, TIMEOUT, Running, cards, rich_error, running_server
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -334,17 +334,6 @@ def test_enumerate_leading_filters_and_cap() -> None:
 
 
 # ----------------------------------------------------------------------------- ScoreRound
-
-# A small hand-made round (partial deal): seat 0 bombs, then everyone sheds one card.
-REPLAY = {
-    "variant": "baibian", "partial_deal": True, "leader": 0, "stake": 2,
-    "hands": ["3S 7777", "4S", "5S 8", "6S"],
-    "actions": [{"seat": 0, "play": "7777"}, {"seat": 1, "pass": True},
-                {"seat": 2, "pass": True}, {"seat": 3, "pass": True},
-                {"seat": 0, "play": "3S"}, {"seat": 1, "play": "4S"},
-                {"seat": 2, "play": "5S"}, {"seat": 3, "play": "6S"}],
-}
-
 
 def structured(replay: dict) -> scoring_pb2.Replay:
     msg = scoring_pb2.Replay(hands=[cards(h) for h in replay["hands"]], leader=replay["leader"],

@@ -12,8 +12,16 @@ import sys
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from grpc_helpers import ROOT, TIMEOUT, ServerProcess, cards, free_port, metric_value, scrape
-from test_service_api import REPLAY
+from grpc_helpers import (
+    REPLAY,
+    ROOT,
+    TIMEOUT,
+    ServerProcess,
+    cards,
+    free_port,
+    metric_value,
+    scrape,
+)
 
 from service.gen.shuangkou.v1 import service_pb2, service_pb2_grpc
 from service.server import SERVICE_NAME
