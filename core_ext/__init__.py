@@ -38,17 +38,18 @@ from ._core import (
 )
 from ._enumerate import LegalPlays, Play, best_bomb, count_plays, legal_plays
 from .errors import CardError, IllegalPlay, InvalidPlay, ShuangkouError, VariantError
-from .replay import ReplayError, score_replay, summarize_replay
-from .scoring import RoundResult, score_round
+from .generate import generate_replay
+from .replay import ReplayError, ReplayResult, score_replay, summarize_replay
+from .scoring import RoundResult, SeatResult, StarSource, score_round, settle
 from .variants import BUILTIN, Variant, get_variant, list_variants, load_variant, load_variants
 
 __all__ = [
     "BOMB_KINDS", "BUILTIN", "KINDS", "RANK_CHARS", "SUIT_CHARS",
     "CardError", "Classification", "IllegalPlay", "InvalidPlay", "LegalPlays", "Play",
-    "Reading", "ReplayError", "RoundResult", "RuleSet", "ShuangkouError", "Variant",
-    "VariantError",
+    "Reading", "ReplayError", "ReplayResult", "RoundResult", "RuleSet", "SeatResult",
+    "ShuangkouError", "StarSource", "Variant", "VariantError",
     "beats", "best_bomb", "card_code", "card_rank", "card_suit", "classify", "classify_batch",
-    "count_plays", "format_cards", "get_variant", "legal_plays", "list_variants",
+    "count_plays", "format_cards", "generate_replay", "get_variant", "legal_plays", "list_variants",
     "load_variant", "load_variants", "parse_cards", "play_reading", "rules_for",
-    "score_replay", "score_round", "summarize_replay", "validate_hand",
+    "score_replay", "score_round", "settle", "summarize_replay", "validate_hand",
 ]

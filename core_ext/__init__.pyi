@@ -82,8 +82,12 @@ from .errors import (
 from .errors import (
     VariantError as VariantError,
 )
+from .generate import generate_replay as generate_replay
 from .replay import (
     ReplayError as ReplayError,
+)
+from .replay import (
+    ReplayResult as ReplayResult,
 )
 from .replay import (
     score_replay as score_replay,
