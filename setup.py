@@ -18,8 +18,8 @@ DEBUG = os.environ.get("SHUANGKOU_DEBUG_BUILD") == "1"
 
 def generate_protos() -> None:
     """protoc protos/**/*.proto -> service/gen (messages, services, type stubs)."""
-    from grpc_tools import protoc  # build requirement
     import grpc_tools
+    from grpc_tools import protoc  # build requirement
 
     protos = sorted(str(p.relative_to(ROOT / "protos")) for p in (ROOT / "protos").rglob("*.proto"))
     if not protos:

@@ -23,9 +23,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-import core_ext  # noqa: E402
 from randomplays import PlayMaker  # noqa: E402
 from reference import classify_ref  # noqa: E402
+
+import core_ext  # noqa: E402
 
 MAX_CARDS = 10
 

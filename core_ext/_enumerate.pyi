@@ -8,7 +8,6 @@ from typing import NamedTuple, overload
 
 from ._core import CardsLike, Classification, KindName, Reading, VariantLike
 
-
 class Play(NamedTuple):
     """One legal play: the card codes to play (taken from the hand) and its reading.
 
