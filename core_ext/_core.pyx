@@ -129,6 +129,8 @@ cdef int parse_into(object cards, int* codes, int cap) except -1:
     cdef Py_ssize_t i
     if isinstance(cards, str):
         cards = [t for t in _SPLIT.split(cards) if t]
+    elif isinstance(cards, memoryview) and (cards.itemsize != 1 or cards.ndim != 1):
+        raise CardError("a buffer of card codes must be flat with one byte per card", "cards")
     elif isinstance(cards, (bytes, bytearray, memoryview)):
         buf = cards
         if buf.shape[0] > cap:
@@ -870,37 +872,48 @@ cdef class Classification:
 
 
 def _top_pos(top):
+    """A declared top rank: a rank character (``"9"``, ``"10"``, ``"SJ"``) or position 0–14."""
     if isinstance(top, str):
-        t = top.upper()
+        t = top.strip().upper()
         if t == "10":
             t = "T"
         if t in ("SJ", "BJ"):
             return 13 if t == "SJ" else 14
-        if len(t) != 1 or t not in RANK_CHARS:
-            raise InvalidPlay(f"unknown rank {top!r}", "declare")
-        return RANK_CHARS.index(t)
-    return int(top)
+        if len(t) == 1 and t in RANK_CHARS:
+            return RANK_CHARS.index(t)
+    elif isinstance(top, int) and not isinstance(top, bool) and 0 <= top <= 14:
+        return top
+    raise InvalidPlay(f"declared top {top!r} is not a rank (3…A, 2, SJ, BJ or a position 0–14)",
+                      "declare_top")
 
 
-# Scratch buffer for one classification (the GIL serialises callers).
-cdef RD _scratch[MAXREAD]
+def _declared_kind(declare):
+    """Index of a declared play type; InvalidPlay naming the field otherwise."""
+    kind = _KIND_INDEX.get(declare) if isinstance(declare, str) else None
+    if kind is None:
+        raise InvalidPlay(f"unknown play type {declare!r}; types are {', '.join(KINDS)}",
+                          "declare")
+    return kind
 
 
 cdef Classification _classify(object cards, RuleSet rs):
+    # Readings are built on the stack (~35 KB): no shared buffer, so calls on several
+    # threads, with or without the GIL, never see each other's work.
+    cdef RD scratch[MAXREAD]
     cdef int codes[MAXCARDS]
     cdef u8 counts[NFACES]
     cdef int n = parse_into(cards, codes, MAXCARDS)
     cdef int nr
     cdef Classification res
     count_codes(rs, codes, n, counts)
-    nr = classify_counts(&rs.r, counts, _scratch, MAXREAD)
+    nr = classify_counts(&rs.r, counts, scratch, MAXREAD)
     if nr <= 0:
         raise InvalidPlay(explain_invalid([counts[i] for i in range(NFACES)], rs, n), "cards")
     res = Classification.__new__(Classification)
     res.rd = <RD*>malloc(nr * sizeof(RD))
     if res.rd == NULL:
         raise MemoryError()
-    memcpy(res.rd, _scratch, nr * sizeof(RD))
+    memcpy(res.rd, scratch, nr * sizeof(RD))
     res.n = nr
     res.rules = rs
     res.cards = tuple([codes[i] for i in range(n)])
@@ -917,13 +930,11 @@ def classify(cards, variant="baibian", declare=None):
     :class:`~core_ext.errors.InvalidPlay` (with a reason) when no reading exists.
     """
     cdef Classification res = _classify(cards, get_rules(variant))
-    cdef int i, m = 0
+    cdef int i, kind, m = 0
     if declare is not None:
-        if declare not in _KIND_INDEX:
-            raise InvalidPlay(f"unknown play type {declare!r}; types are {', '.join(KINDS)}",
-                              "declare")
+        kind = _declared_kind(declare)
         for i in range(res.n):
-            if res.rd[i].kind == _KIND_INDEX[declare]:
+            if res.rd[i].kind == kind:
                 res.rd[m] = res.rd[i]
                 m += 1
         if m == 0:
@@ -985,10 +996,7 @@ def play_reading(cards, variant="baibian", to_beat=None, declare=None, declare_t
     cdef RD ra
     cdef int i, kind = -1, top = -1
     if declare is not None:
-        if declare not in _KIND_INDEX:
-            raise InvalidPlay(f"unknown play type {declare!r}; types are {', '.join(KINDS)}",
-                              "declare")
-        kind = _KIND_INDEX[declare]
+        kind = _declared_kind(declare)
         if declare_top is not None:
             top = _top_pos(declare_top)
     if to_beat is not None:
@@ -1028,13 +1036,24 @@ def classify_batch(codes, lengths, variant="baibian"):
     ``readings`` (how many readings). Invalid plays do not stop the batch.
     """
     cdef RuleSet rs = get_rules(variant)
-    cdef const unsigned char[:] buf = codes
-    cdef Py_ssize_t nplays = len(lengths), i, off = 0, total = 0
+    cdef const unsigned char[:] buf
+    cdef Py_ssize_t nplays, i, off = 0, total = 0
     cdef int j, n, nr, bad, r, s
     cdef u8 counts[NFACES]
     cdef u8 faces[76]
+    cdef RD scratch[MAXREAD]
     cdef const Rules* R = &rs.r
-    lens = array("i", lengths)
+    try:
+        buf = memoryview(codes).cast("B") if isinstance(codes, memoryview) else codes
+    except (TypeError, ValueError):
+        buf = None
+    if buf is None or not isinstance(codes, (bytes, bytearray, memoryview)) or buf.ndim != 1:
+        raise CardError("codes must be a flat bytes-like buffer of one-byte card codes", "codes")
+    try:
+        lens = array("i", lengths)
+    except (TypeError, OverflowError, ValueError):
+        raise CardError("lengths must be non-negative integers below 2**31", "lengths") from None
+    nplays = len(lens)
     cdef int[:] lv = lens
     for i in range(nplays):
         if lv[i] < 0:
@@ -1070,14 +1089,14 @@ def classify_batch(codes, lengths, variant="baibian"):
                     bad = 1
                     break
             off += n
-            nr = 0 if bad else classify_counts(R, counts, _scratch, MAXREAD)
+            nr = 0 if bad else classify_counts(R, counts, scratch, MAXREAD)
             if nr <= 0:
                 kv[i] = 255
                 continue
-            kv[i] = _scratch[0].kind
-            tv[i] = _scratch[0].top
-            sv[i] = _scratch[0].star
-            cv[i] = _scratch[0].ncards
+            kv[i] = scratch[0].kind
+            tv[i] = scratch[0].top
+            sv[i] = scratch[0].star
+            cv[i] = scratch[0].ncards
             rv[i] = nr
     return {"kind": kind, "top": top, "star": star, "cards": ncards, "readings": nread}
 

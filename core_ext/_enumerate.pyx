@@ -644,11 +644,12 @@ cdef class LegalPlays:
         cdef Py_ssize_t i
         if isinstance(index, slice):
             return [self._play(i) for i in range(*index.indices(self.n))]
-        i = index
-        if i < 0:
-            i += self.n
-        if i < 0 or i >= self.n:
+        index = operator.index(index)      # Python ints: no overflow on huge indexes
+        if index < 0:
+            index += self.n
+        if not 0 <= index < self.n:
             raise IndexError("legal play index out of range")
+        i = index
         return self._play(i)
 
     def __iter__(self):

@@ -181,7 +181,11 @@ class Variant:
             if getattr(self, name) not in allowed:
                 fail(name, f"must be one of {', '.join(allowed)}; got {getattr(self, name)!r}")
 
-        if not isinstance(self.id, str) or not self.id or not self.id.replace("_", "").isalnum():
+        for name, types in _FIELD_TYPES.items():
+            value = getattr(self, name)
+            if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+                fail(name, f"must be {_TYPE_NAMES[types]}; got {type(value).__name__} {value!r}")
+        if not self.id or not self.id.replace("_", "").isalnum():
             fail("id", "must be a non-empty identifier (letters, digits, _)")
         if self.decks not in (1, 2, 3, 4):
             fail("decks", f"must be 1–4; got {self.decks!r}")
@@ -208,7 +212,8 @@ class Variant:
             fail("chain_wrap", "wrap-around chains need the full deck (lowest_rank 0)")
         one_of("bomb_order", tuple(BOMB_ORDERS))
         for row in self.multi_bomb:
-            if len(row) != 2 or row[0] not in (4, 5) or not 1 <= row[1] <= 12:
+            if (len(row) != 2 or not all(type(x) is int for x in row) or row[0] not in (4, 5)
+                    or not 1 <= row[1] <= 12):
                 fail("multi_bomb", f"rows are [N, min_k] with N 4 or 5; got {list(row)!r}")
         if self.round_end not in ROUND_ENDS:
             one_of("round_end", ROUND_ENDS)
@@ -222,7 +227,7 @@ class Variant:
             if set(self.kou) != set(KINDS_OF_WIN) or not all(isinstance(v, int) for v in self.kou.values()):
                 fail("kou", f"needs an integer for each of {', '.join(KINDS_OF_WIN)}")
             hi, lo = self.kou_thresholds
-            if not 1 <= lo <= hi:
+            if type(hi) is not int or type(lo) is not int or not 1 <= lo <= hi:
                 fail("kou_thresholds", "must be [double_from, single_from] with 1 <= single_from <= double_from")
         _check_star_table(self, "multiplier", self.multiplier, 2, fail)
         _check_star_table(self, "contribution", self.contribution, 3, fail)
@@ -263,6 +268,27 @@ def _check_star_table(v: Variant, name: str, table: Any, width: int, fail: Any) 
             fail(name, "stars must ascend (1–64) and amounts be 0–1,000,000")
         last = row[0]
 
+
+_FIELD_TYPES: Mapping[str, tuple[type, ...]] = MappingProxyType({
+    **{n: (str,) for n in ("id", "name", "source", "chain_counts", "chain_phase", "chain_wrap",
+                           "bomb_order", "round_end", "multiplier_star", "contribution_mode",
+                           "contribution_recipients", "escape")},
+    **{n: (int,) for n in ("decks", "lowest_rank", "hand_size", "joker_copies",
+                           "chain_min_links", "escape_fee")},
+    "chain_bonus": (bool,),
+    "settlement_star_cap": (int, type(None)),
+    "extends": (str, type(None)),
+    "wild_jokers": (tuple,),
+    "multi_bomb": (tuple,),
+    "kou_thresholds": (tuple,),
+    "multiplier": (tuple,),
+    "contribution": (tuple,),
+    "base": (Mapping,),
+    "kou": (Mapping,),
+})
+_TYPE_NAMES = {(str,): "text", (int,): "an integer", (bool,): "true or false",
+               (int, type(None)): "an integer or null", (str, type(None)): "text or null",
+               (tuple,): "a list", (Mapping,): "a table"}
 
 _BAIBIAN = Variant(
     id="baibian", name="百变双扣", source="seeds/000_f1dd99c373b18bde.txt",

@@ -7,7 +7,6 @@ Every function that reads request data raises core_ext errors tagged with the re
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import fields
 from functools import lru_cache
@@ -21,14 +20,9 @@ from .errors import BadInput, UnknownVariant, field_scope
 from .gen.shuangkou.v1 import cards_pb2, readings_pb2, variants_pb2
 from .limits import Limits
 
-__all__ = ["CORE_LOCK", "resolve_variant", "variant_label", "cards_of", "reading_to_proto", "reading_or_none",
+__all__ = ["resolve_variant", "variant_label", "cards_of", "reading_to_proto", "reading_or_none",
            "declaration", "variant_to_proto", "KIND_BY_NAME", "KIND_NAMES", "DEFAULT_VARIANT"]
 
-#: Held around every core call that classifies: the compiled classifier shares one scratch
-#: buffer between calls and classify_batch uses it without the GIL, so concurrent calls
-#: would corrupt each other's readings (reproduced: ~0.25% wrong readings under a parallel
-#: batch). Enumeration has its own buffers and does not need it.
-CORE_LOCK = threading.Lock()
 DEFAULT_VARIANT = "baibian"
 # core kind name <-> proto Kind value (the proto enum is the core's order shifted by one).
 KIND_BY_NAME: dict[str, int] = {name: readings_pb2.Kind.Value("KIND_" + name.upper())

@@ -15,7 +15,7 @@ import core_ext
 from core_ext.errors import InvalidPlay, VariantError
 from core_ext.variants import BUILTIN, Variant, get_variant
 
-from .convert import CORE_LOCK, cards_of, declaration
+from .convert import cards_of, declaration
 from .errors import BadInput, Unimplemented, UnknownVariant, field_scope
 from .gen.shuangkou.v1 import scoring_pb2
 from .limits import Limits
@@ -52,7 +52,7 @@ def score_summary(summary: scoring_pb2.RoundSummary, variant: str | Variant,
         seat = _seat(bomb.seat, f"{where}.seat")
         codes, where_cards = cards_of(bomb.cards, f"{where}.cards", limits)
         kind, top = declaration(bomb.declare, f"{where}.declare", bomb.HasField("declare"))
-        with field_scope(where_cards), CORE_LOCK:
+        with field_scope(where_cards):
             reading = core_ext.play_reading(codes, variant, None, kind, top)
         if not reading.is_bomb:
             raise InvalidPlay(f"{' '.join(core_ext.format_cards(codes))} is not a bomb: it "
@@ -66,7 +66,7 @@ def score_summary(summary: scoring_pb2.RoundSummary, variant: str | Variant,
         hands = [cards_of(h, f"summary.hands[{s}]", limits, allow_empty=True)[0]
                  for s, h in enumerate(summary.hands)]
     cards_left = list(summary.cards_left) if summary.cards_left else None
-    with field_scope("summary", nested=True), CORE_LOCK:
+    with field_scope("summary", nested=True):
         result = score_round(
             variant, list(summary.finish_order), bombs,
             stake=summary.stake if summary.HasField("stake") else 1,
@@ -95,7 +95,7 @@ def score_replay_request(request: Any, variant: str | Variant,
         _check_replay_variant(document, variant, named, where)
         if named or "variant" not in document:
             document["variant"] = variant
-    with field_scope(where, nested=True), CORE_LOCK:
+    with field_scope(where, nested=True):
         result = score_replay(document)
     return result_to_proto(result)
 

@@ -1,7 +1,7 @@
 """ShuangkouService: each RPC translates the request, calls the core, translates back.
 
 Core exceptions are never handled here: :func:`rpc` maps them to a status in one place
-(:mod:`service.errors`). Classifying core calls hold :data:`service.convert.CORE_LOCK`.
+(:mod:`service.errors`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from core_ext.variants import BUILTIN, Variant, list_variants
 
 from . import rounds
 from .convert import (
-    CORE_LOCK,
     KIND_BY_NAME,
     KIND_NAMES,
     cards_of,
@@ -38,7 +37,7 @@ from .limits import Limits
 if TYPE_CHECKING:   # prometheus_client must not be imported before the CLI sets it up
     from .metrics import Metrics
 
-__all__ = ["ShuangkouServicer", "CORE_LOCK", "SERVICE_NAME"]
+__all__ = ["ShuangkouServicer", "SERVICE_NAME"]
 
 log = logging.getLogger(__name__)
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["ShuangkouService"].full_name
@@ -111,11 +110,11 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
         variant = resolve_variant(request)
         codes, where = cards_of(request.play, "play", self.limits)
         kind, top = declaration(request.declare, "declare", request.HasField("declare"))
-        with field_scope(where), CORE_LOCK:
+        with field_scope(where):
             c = core_ext.classify(codes, variant)
         reading = c.primary
         if kind is not None:
-            with field_scope("declare"), CORE_LOCK:
+            with field_scope("declare"):
                 reading = core_ext.play_reading(codes, variant, None, kind, top)
         self.metrics.plays_classified.labels(variant_label(variant), c.kind).inc()
         return service_pb2.ClassifyPlayResponse(
@@ -131,22 +130,21 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
         ckind, ctop = declaration(request.current_declare, "current_declare",
                                   request.HasField("current_declare"))
         kind, top = declaration(request.declare, "declare", request.HasField("declare"))
-        with field_scope(where_current), CORE_LOCK:
+        with field_scope(where_current):
             standing = core_ext.classify(current, variant).primary
         if ckind is not None:
-            with field_scope("current_declare"), CORE_LOCK:
+            with field_scope("current_declare"):
                 standing = core_ext.play_reading(current, variant, None, ckind, ctop)
-        with field_scope(where_play), CORE_LOCK:
+        with field_scope(where_play):
             primary = core_ext.classify(play, variant).primary
         if kind is not None:
             # The declared reading must exist; it either beats or it does not.
-            with field_scope("declare"), CORE_LOCK:
+            with field_scope("declare"):
                 chosen = core_ext.play_reading(play, variant, None, kind, top)
                 beats = chosen.beats(standing)
         else:
             try:
-                with CORE_LOCK:
-                    chosen = core_ext.play_reading(play, variant, standing)
+                chosen = core_ext.play_reading(play, variant, standing)
                 beats = True
             except IllegalPlay:   # no reading beats: report the primary
                 chosen, beats = primary, False
@@ -171,7 +169,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                 i = max(range(len(lengths)), key=lengths.__getitem__)
                 raise BadInput(f"lengths[{i}] = {lengths[i]} is more than the {len(codes)} "
                                "bytes of codes", f"lengths[{i}]")
-        with field_scope("lengths"), CORE_LOCK:
+        with field_scope("lengths"):
             columns = core_ext.classify_batch(codes, lengths, variant)
         kinds = columns["kind"].tobytes()
         response = service_pb2.BatchClassifyResponse(
@@ -219,7 +217,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                 try:
                     if n == 0:
                         raise BadInput("empty play", field)
-                    with field_scope(field), CORE_LOCK:
+                    with field_scope(field):
                         core_ext.classify(codes[offset:offset + n], variant)
                     raise BadInput("play has no reading", field)
                 except ShuangkouError as exc:
@@ -233,9 +231,8 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
             if kinds[i] == 255:
                 yield readings_pb2.Reading()
             else:
-                with CORE_LOCK:
-                    yield reading_to_proto(core_ext.classify(codes[offset:offset + n],
-                                                             variant).primary)
+                yield reading_to_proto(core_ext.classify(codes[offset:offset + n],
+                                                         variant).primary)
             offset += n
 
     # ------------------------------------------------------------------ enumeration
@@ -251,11 +248,10 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
             beat_codes, where_beat = cards_of(request.to_beat, "to_beat", self.limits)
             kind, top = declaration(request.to_beat_declare, "to_beat_declare",
                                     request.HasField("to_beat_declare"))
-            with field_scope(where_beat), CORE_LOCK:
+            with field_scope(where_beat):
                 to_beat = core_ext.play_reading(beat_codes, variant, None, kind, top)
         limit = self.limits.plays_limit(request.limit)
         kinds = [_kind_name(k, f"kinds[{i}]") for i, k in enumerate(request.kinds)] or None
-        # No CORE_LOCK: enumeration has its own scratch space and runs without the GIL;
         # `to_beat` is passed as a Reading so the core classifies nothing here.
         with field_scope(where_hand):
             plays = legal_plays(hand, variant, to_beat, kinds=kinds,
