@@ -67,6 +67,7 @@ cdef RuleSet get_rules(object variant)
 cdef int classify_counts(const Rules* R, const u8* c, RD* out, int cap) noexcept nogil
 cdef int rd_beats(const RD* b, const RD* a) noexcept nogil
 cdef int key_cmp(const RD* x, const RD* y) noexcept nogil
+cdef void sort_ints(int* a, int n) noexcept nogil
 cdef int parse_into(object cards, int* codes, int cap) except -1
 cdef int count_codes(RuleSet rs, const int* codes, int n, u8* counts) except -1
 cdef object make_reading(const RD* rd, RuleSet rs)

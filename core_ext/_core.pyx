@@ -461,27 +461,28 @@ cdef int add_chain_bomb(const Rules* R, RD* out, int n, int cap, int nchain_star
     return n + 1
 
 
+cdef void sort_ints(int* a, int n) noexcept nogil:
+    """Insertion sort, ascending: the arrays sorted here hold a handful of items."""
+    cdef int i, j, x
+    for i in range(1, n):
+        x = a[i]
+        j = i - 1
+        while j >= 0 and a[j] > x:
+            a[j + 1] = a[j]
+            j -= 1
+        a[j + 1] = x
+
+
 cdef int wilds_cmp(const RD* x, const RD* y) noexcept nogil:
     """Compare two placements of the same wilds: their natural ranks, sorted ascending."""
     cdef int a[8]
     cdef int b[8]
-    cdef int i, j, t
+    cdef int i
     for i in range(x.nwild):
         a[i] = x.wild[i]
         b[i] = y.wild[i]
-    for i in range(1, x.nwild):
-        t = a[i]
-        j = i - 1
-        while j >= 0 and a[j] > t:
-            a[j + 1] = a[j]
-            j -= 1
-        a[j + 1] = t
-        t = b[i]
-        j = i - 1
-        while j >= 0 and b[j] > t:
-            b[j + 1] = b[j]
-            j -= 1
-        b[j + 1] = t
+    sort_ints(a, x.nwild)
+    sort_ints(b, x.nwild)
     for i in range(x.nwild):
         if a[i] != b[i]:
             return -1 if a[i] < b[i] else 1

@@ -42,7 +42,7 @@ from core_ext._core cimport (
     BJ, KEYLEN, K_BOMB, K_CHAIN_BOMB, K_JOKER_BOMB_3, K_JOKER_BOMB_4, K_PAIR, K_PAIR_CHAIN,
     K_SINGLE, K_STRAIGHT, K_TRIPLE, K_TRIPLE_CHAIN, MAXCARDS, MAXREAD, NFACES, NKINDS, RD,
     SJ, Rules, RuleSet, classify_counts, count_codes, get_rules, key_cmp, make_reading,
-    parse_into, rd_beats, reading_rd, u8, window_reading,
+    parse_into, rd_beats, reading_rd, sort_ints, u8, window_reading,
 )
 
 import operator
@@ -745,19 +745,8 @@ cdef int _hand_counts(object hand, RuleSet rs, int* codes, u8* counts) except -1
         count_codes(rs, codes, n, counts)
     except ShuangkouError as exc:
         raise type(exc)(f"hand: {exc}", "hand") from None
-    _sort_ints(codes, n)
+    sort_ints(codes, n)
     return n
-
-
-cdef void _sort_ints(int* a, int n) noexcept nogil:
-    cdef int i, j, x
-    for i in range(1, n):
-        x = a[i]
-        j = i - 1
-        while j >= 0 and a[j] > x:
-            a[j + 1] = a[j]
-            j -= 1
-        a[j + 1] = x
 
 
 cdef object _target(object to_beat, RuleSet rs, RD* out):

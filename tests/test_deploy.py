@@ -14,11 +14,8 @@ import json
 import os
 import re
 import shutil
-import signal
-import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from grpc_helpers import ServerProcess, free_port
 
 yaml = pytest.importorskip("yaml", reason="pyyaml is a test dependency (pip install -e .[test])")
 
@@ -532,59 +530,30 @@ def alert_selectors() -> list[tuple[str, set[str]]]:
     return found
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def metrics_server() -> Iterator[tuple[subprocess.Popen[str], str, int]]:
+def metrics_server() -> Iterator[ServerProcess]:
     """`python -m service serve` on free loopback ports, gRPC and metrics."""
-    port, metrics_port = free_port(), free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "service", "serve", "--host", "127.0.0.1", "--port", str(port),
-         "--metrics-port", str(metrics_port), "--workers", "1", "--grace", "2"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
+    process = ServerProcess("--port", "0", "--metrics-port", str(free_port()), "--workers", "1",
+                            "--grace", "2")
     try:
-        yield process, f"127.0.0.1:{port}", metrics_port
+        yield process
     finally:
-        if process.poll() is None:
-            process.kill()
-        process.wait(timeout=10)
-
-
-def wait_serving(address: str, process: subprocess.Popen[str], timeout: float = 30) -> None:
-    import grpc
-    from grpc_health.v1 import health_pb2, health_pb2_grpc
-
-    deadline = time.monotonic() + timeout
-    with grpc.insecure_channel(address) as channel:
-        stub = health_pb2_grpc.HealthStub(channel)
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                pytest.fail(f"server exited with {process.returncode}:\n{process.stdout.read()}")
-            try:
-                reply = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=1)
-                if reply.status == health_pb2.HealthCheckResponse.SERVING:
-                    return
-            except grpc.RpcError:
-                pass
-            time.sleep(0.1)
-    pytest.fail(f"server on {address} not SERVING after {timeout} s")
+        if process.proc.poll() is None:
+            process.proc.kill()
+        process.proc.wait(timeout=10)
 
 
 def test_metrics_used_by_alerts_are_exported_and_sigterm_exits_0(
-    metrics_server: tuple[subprocess.Popen[str], str, int],
+    metrics_server: ServerProcess,
 ) -> None:
     import grpc
     from prometheus_client.parser import text_string_to_metric_families
 
     from service.gen.shuangkou.v1 import cards_pb2, service_pb2, service_pb2_grpc
 
-    process, address, metrics_port = metrics_server
-    wait_serving(address, process)
+    metrics_server.wait_serving()
+    address = f"127.0.0.1:{metrics_server.port}"
+    metrics_port = int(metrics_server.proc.args[metrics_server.proc.args.index("--metrics-port") + 1])
     with grpc.insecure_channel(address) as channel:  # one good and one bad RPC
         stub = service_pb2_grpc.ShuangkouServiceStub(channel)
         stub.ClassifyPlay(service_pb2.ClassifyPlayRequest(
@@ -614,8 +583,7 @@ def test_metrics_used_by_alerts_are_exported_and_sigterm_exits_0(
         assert lint.returncode == 0, lint.stdout + lint.stderr
 
     # The shutdown the Deployment's timing relies on: SIGTERM -> drain -> exit status 0.
-    process.send_signal(signal.SIGTERM)
-    assert process.wait(timeout=2 + 10) == 0, process.stdout.read()
+    assert metrics_server.stop(timeout=2 + 10) == 0, "".join(metrics_server.log)
 
 
 # ------------------------------------------------------------------ docs/operations.md

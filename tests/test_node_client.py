@@ -9,17 +9,14 @@ from __future__ import annotations
 
 import json
 import shutil
-import signal
-import socket
 import subprocess
-import sys
-import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from grpc_helpers import ServerProcess, free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "node"
@@ -29,53 +26,16 @@ pytestmark = pytest.mark.skipif(
     NODE is None or NPM is None, reason="node and npm are needed for the Node.js client example")
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_serving(address: str, process: subprocess.Popen[str], timeout: float = 30) -> None:
-    """Poll grpc.health.v1 until the server says SERVING (or died, or time ran out)."""
-    import grpc
-    from grpc_health.v1 import health_pb2, health_pb2_grpc
-
-    deadline = time.monotonic() + timeout
-    with grpc.insecure_channel(address) as channel:
-        stub = health_pb2_grpc.HealthStub(channel)
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                pytest.fail(f"server exited with {process.returncode}:\n{process.stdout.read()}")
-            try:
-                reply = stub.Check(health_pb2.HealthCheckRequest(service=""), timeout=1)
-                if reply.status == health_pb2.HealthCheckResponse.SERVING:
-                    return
-            except grpc.RpcError:
-                pass
-            time.sleep(0.1)
-    pytest.fail(f"server on {address} not SERVING after {timeout} s")
-
-
 @pytest.fixture(scope="module")
 def server() -> Iterator[str]:
     """`shuangkou serve` on a free loopback port, no metrics endpoint; SIGTERM at the end."""
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "service", "serve", "--host", "127.0.0.1", "--port", str(port),
-         "--metrics-port", "0", "--workers", "1", "--grace", "2"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )
-    address = f"127.0.0.1:{port}"
+    process = ServerProcess("--port", "0", "--metrics-port", "0", "--workers", "1",
+                            "--grace", "2")
     try:
-        wait_serving(address, process)
-        yield address
+        process.wait_serving()
+        yield f"127.0.0.1:{process.port}"
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        process.stop(15)
 
 
 @pytest.fixture(scope="module")
