@@ -176,8 +176,8 @@ def generate_replay(variant: str | Variant, seed: int, escape_prob: float = 0.0)
             else:
                 turn = _next(hands, seat)
             continue
-        extra, standing = _declaration(play, v, standing, rng)
-        actions.append({"seat": seat, "play": format_cards(play.cards), **extra})
+        declared, standing = _declaration(play, v, standing, rng)
+        actions.append({"seat": seat, "play": format_cards(play.cards), **declared})
         for c in play.cards:
             hands[seat].remove(c)
         last, passes = seat, 0

@@ -376,7 +376,7 @@ class _Round:
         last = prev = -1
         passes = 0
         turn = self.leader
-        lead = (_FIRST_TRICK, turn)            # why `turn` leads (formatted only on errors)
+        lead: tuple[int, ...] = (_FIRST_TRICK, turn)            # why `turn` leads (formatted only on errors)
         for i, a in enumerate(actions):
             if type(a) is not dict:
                 raise ReplayError("an action must be an object such as "

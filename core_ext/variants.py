@@ -220,8 +220,8 @@ class Variant:
         if self.round_end == "finishing_order":
             if set(self.base) != set(KINDS_OF_WIN):
                 fail("base", f"needs exactly the rows {', '.join(KINDS_OF_WIN)}")
-            for kind, row in self.base.items():
-                if len(row) != 4 or not all(isinstance(v, int) for v in row):
+            for kind, places in self.base.items():
+                if len(places) != 4 or not all(isinstance(v, int) for v in places):
                     fail("base", f"row {kind!r} needs four integers (1st..4th place)")
         else:
             if set(self.kou) != set(KINDS_OF_WIN) or not all(isinstance(v, int) for v in self.kou.values()):
