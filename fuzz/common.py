@@ -157,24 +157,8 @@ _CORE = r"core_ext/_core\.pyx|MemoryView"
 #: Findings already reported (docs/reliability.md "Findings"; each has an xfail regression
 #: test in tests/test_fuzz.py). Remove a row when its fix lands.
 KNOWN: tuple[Known, ...] = (
-    Known("F2", "TypeError", r"unhashable type", _CORE, "lead (_core.pyx declare lookup)"),
-    Known("F3", "OverflowError", r"too large to convert|greater than maximum|less than minimum",
-          _CORE, "lead (_core.pyx declare_top / classify_batch lengths)"),
-    Known("F4", "TypeError", r"int\(\) argument must be|cannot be interpreted as an integer",
-          _CORE, "lead (_core.pyx declare_top / classify_batch lengths)"),
-    Known("F5", "ValueError", r"Buffer dtype mismatch|Buffer has wrong number of dimensions",
-          _CORE, "lead (_core.pyx buffers of another item type)"),
-    Known("F6", "TypeError", r"a bytes-like object is required", _CORE,
-          "lead (_core.pyx classify_batch codes)"),
-    Known("F7", "OverflowError", r"too large to convert|greater than maximum|less than minimum",
-          r"core_ext/_enumerate\.pyx", "enumeration (_enumerate.pyx index / limit / max_cards)"),
-    Known("F8", "TypeError", r"'<' not supported|cannot be interpreted|is not iterable",
-          r"core_ext/_enumerate\.pyx", "enumeration (_enumerate.pyx limit / max_cards types)"),
     Known("F9", "ValueError", r"Value out of range", r"service/(rounds|convert)\.py",
-          "scoring + service (amounts past int64/uint32 reach the proto)"),
-    Known("F10", "TypeError", r"cannot be interpreted as an integer|bad argument type|"
-          r"expected bytes|has type", r"service/convert\.py",
-          "lead (variants.py accepts floats/non-strings) + service (variant_to_proto)"),
+          "service + variants.py (escape_fee past int64/uint32 reaches the proto)"),
 )
 
 STRICT = os.environ.get("FUZZ_STRICT") == "1"

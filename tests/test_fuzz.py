@@ -68,20 +68,17 @@ def test_f1_cards_that_are_not_cards(cards: object) -> None:
     _rejects(core_ext.beats, cards, "77")
 
 
-@pytest.mark.xfail(reason=OPEN + ": F2", strict=False)
 @pytest.mark.parametrize("declare", [["bomb"], {"k": 1}])
 def test_f2_unhashable_declaration(declare: object) -> None:
     _rejects(core_ext.classify, "77", "baibian", declare)
     _rejects(core_ext.play_reading, "77", "baibian", None, declare)
 
 
-@pytest.mark.xfail(reason=OPEN + ": F3/F4", strict=False)
 @pytest.mark.parametrize("top", [2**40, -2**40, [3], 1e300])
 def test_f3_f4_declared_top_out_of_range(top: object) -> None:
     _rejects(core_ext.play_reading, "77", "baibian", None, "pair", top)
 
 
-@pytest.mark.xfail(reason=OPEN + ": F3/F4/F6", strict=False)
 @pytest.mark.parametrize(("codes", "lengths"), [
     (b"", [2**40]), (b"\x01", [2**31, 1]), (b"\x01", ["a"]), ("abc", [3]), ([1, 2], [2]),
 ])
@@ -89,7 +86,6 @@ def test_f3_f4_f6_batch_arguments(codes: object, lengths: object) -> None:
     _rejects(core_ext.classify_batch, codes, lengths)
 
 
-@pytest.mark.xfail(reason=OPEN + ": F5", strict=False)
 def test_f5_buffer_of_wide_items() -> None:
     _rejects(core_ext.parse_cards, memoryview(array("i", [21, 22])))
     _rejects(core_ext.classify_batch, b"\x15", array("d", [1.0]))
@@ -103,7 +99,6 @@ def test_batch_buffer_and_lengths_that_disagree() -> None:
     assert list(cols["kind"]) == [255, 255, 255, 255, core_ext.KINDS.index("single")]
 
 
-@pytest.mark.xfail(reason=OPEN + ": F7", strict=False)
 def test_f7_enumeration_index_and_limit_past_ssize_t() -> None:
     plays = core_ext.legal_plays("7777 BJ", "baibian")
     with pytest.raises(IndexError):
@@ -129,7 +124,6 @@ def test_replay_with_hostile_declaration(action: dict[str, object]) -> None:
     _rejects(score_replay, doc)
 
 
-@pytest.mark.xfail(reason=OPEN + ": F10 (variants.py accepts non-integers)", strict=False)
 @pytest.mark.parametrize("override", [{"decks": 2.0}, {"chain_min_links": 3.0},
                                       {"name": 5}])
 def test_f10_custom_variant_field_types(override: dict[str, object]) -> None:
