@@ -73,7 +73,7 @@ print("workload done")
 PYEOF
 
 echo "valgrind: $ROUNDS rounds of the workload (this takes a few minutes)"
-PYTHONMALLOC=malloc valgrind --leak-check=full --show-leak-kinds=definite \
+PYTHONMALLOC=malloc valgrind --leak-check=full --show-leak-kinds=definite,possible \
   --errors-for-leak-kinds=definite --num-callers=40 --log-file="$OUT/valgrind.log" \
   "$PY" "$OUT/workload.py" "$ROUNDS"
 
@@ -85,15 +85,20 @@ text = open(sys.argv[1]).read()
 records = re.split(r"\n==\d+== \n", text)
 kinds = ("definitely lost", "Invalid read", "Invalid write", "uninitialised", "Invalid free",
          "Mismatched free")
+core = re.compile(r"core_ext|_core\.|_enumerate\.|\b_core\b")
 ours, other = [], []
 for rec in records:
     if not any(k in rec for k in kinds):
         continue
-    (ours if re.search(r"core_ext|_core\.|_enumerate\.|\b_core\b", rec) else other).append(rec)
-summary = re.findall(r"definitely lost: [^\n]*|ERROR SUMMARY: [^\n]*", text)
-print("valgrind:", "; ".join(summary[-2:]))
-print(f"records through core_ext: {len(ours)}; elsewhere (Python, libraries): {len(other)}")
-for rec in ours:
+    (ours if core.search(rec) else other).append(rec)
+# "possibly lost": pointers into the middle of a block; Python's own allocator state shows up
+# here. Listed for a human to judge, not a failure.
+possible = [r for r in records if "possibly lost in loss record" in r and core.search(r)]
+summary = re.findall(r"(?:definitely|possibly) lost: [^\n]*|ERROR SUMMARY: [^\n]*", text)
+print("valgrind:", "; ".join(summary[-3:]))
+print(f"definite leaks and memory errors through core_ext: {len(ours)}; elsewhere (Python, "
+      f"libraries): {len(other)}; possibly-lost records through core_ext: {len(possible)}")
+for rec in ours + possible:
     print(rec)
 sys.exit(1 if ours else 0)
 PYEOF
