@@ -85,20 +85,21 @@ text = open(sys.argv[1]).read()
 records = re.split(r"\n==\d+== \n", text)
 kinds = ("definitely lost", "Invalid read", "Invalid write", "uninitialised", "Invalid free",
          "Mismatched free")
-core = re.compile(r"core_ext|_core\.|_enumerate\.|\b_core\b")
+core = re.compile(r"core_ext|\b_core\.c:|\b_enumerate\.c:|/_core\.cpython|/_enumerate\.cpython")
 ours, other = [], []
 for rec in records:
     if not any(k in rec for k in kinds):
         continue
     (ours if core.search(rec) else other).append(rec)
-# "possibly lost": pointers into the middle of a block; Python's own allocator state shows up
-# here. Listed for a human to judge, not a failure.
+# "possibly lost": only an interior pointer to the block remains. Every live object the
+# cyclic GC tracks looks like that under PYTHONMALLOC=malloc (the GC header comes first),
+# so these are counted, not listed and not a failure; the full log has them.
 possible = [r for r in records if "possibly lost in loss record" in r and core.search(r)]
 summary = re.findall(r"(?:definitely|possibly) lost: [^\n]*|ERROR SUMMARY: [^\n]*", text)
 print("valgrind:", "; ".join(summary[-3:]))
 print(f"definite leaks and memory errors through core_ext: {len(ours)}; elsewhere (Python, "
       f"libraries): {len(other)}; possibly-lost records through core_ext: {len(possible)}")
-for rec in ours + possible:
+for rec in ours:
     print(rec)
 sys.exit(1 if ours else 0)
 PYEOF
