@@ -35,9 +35,9 @@ RUNS = {
 OPEN = "open finding reported to the owner (docs/reliability.md)"
 try:   # without atheris the harnesses run under the (slower) hypothesis fallback
     import atheris  # noqa: F401
-    SCALE = 1
+    SCALE = 1 if os.environ.get("FUZZ_ENGINE", "atheris") == "atheris" else 3
 except ImportError:
-    SCALE = 10
+    SCALE = 3
 
 
 @pytest.mark.parametrize("harness", sorted(RUNS))
