@@ -28,7 +28,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+    sys.path.append(str(ROOT))   # after PYTHONPATH: an ASan build there wins
 
 VARIANTS = ("baibian", "fengkuang", "fengkuang_crazy", "bianfeng", "bianfeng_lishui",
             "qianbian", "huopin")
