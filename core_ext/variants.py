@@ -185,6 +185,9 @@ class Variant:
             value = getattr(self, name)
             if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
                 fail(name, f"must be {_TYPE_NAMES[types]}; got {type(value).__name__} {value!r}")
+        for name, longest in _TEXT_LIMITS.items():
+            if len(getattr(self, name) or "") > longest:
+                fail(name, f"is longer than {longest} characters")
         if not self.id or not self.id.replace("_", "").isalnum():
             fail("id", "must be a non-empty identifier (letters, digits, _)")
         if self.decks not in (1, 2, 3, 4):
@@ -211,6 +214,8 @@ class Variant:
         if self.chain_wrap != "none" and self.lowest_rank != 0:
             fail("chain_wrap", "wrap-around chains need the full deck (lowest_rank 0)")
         one_of("bomb_order", tuple(BOMB_ORDERS))
+        if len({row[0] for row in self.multi_bomb if row}) != len(self.multi_bomb):
+            fail("multi_bomb", "has at most one row for N = 4 and one for N >= 5")
         for row in self.multi_bomb:
             if (len(row) != 2 or not all(type(x) is int for x in row) or row[0] not in (4, 5)
                     or not 1 <= row[1] <= 12):
@@ -221,10 +226,12 @@ class Variant:
             if set(self.base) != set(KINDS_OF_WIN):
                 fail("base", f"needs exactly the rows {', '.join(KINDS_OF_WIN)}")
             for kind, places in self.base.items():
-                if len(places) != 4 or not all(isinstance(v, int) for v in places):
+                if len(places) != 4 or not all(type(v) is int and abs(v) <= MAX_AMOUNT
+                                               for v in places):
                     fail("base", f"row {kind!r} needs four integers (1st..4th place)")
         else:
-            if set(self.kou) != set(KINDS_OF_WIN) or not all(isinstance(v, int) for v in self.kou.values()):
+            if set(self.kou) != set(KINDS_OF_WIN) or not all(
+                    type(v) is int and 0 <= v <= MAX_AMOUNT for v in self.kou.values()):
                 fail("kou", f"needs an integer for each of {', '.join(KINDS_OF_WIN)}")
             hi, lo = self.kou_thresholds
             if type(hi) is not int or type(lo) is not int or not 1 <= lo <= hi:
@@ -237,8 +244,8 @@ class Variant:
         if self.settlement_star_cap is not None and not 4 <= self.settlement_star_cap <= 40:
             fail("settlement_star_cap", "must be null or 4–40")
         one_of("escape", ESCAPE_RULES)
-        if not isinstance(self.escape_fee, int) or self.escape_fee < 0:
-            fail("escape_fee", "must be a non-negative integer")
+        if not 0 <= self.escape_fee <= MAX_AMOUNT:
+            fail("escape_fee", f"must be 0–{MAX_AMOUNT:,}")
 
     # ------------------------------------------------------------------ conversion
     def replace(self, **changes: Any) -> Variant:
@@ -264,7 +271,7 @@ def _check_star_table(v: Variant, name: str, table: Any, width: int, fail: Any) 
     for row in table:
         if len(row) != width or not all(isinstance(x, int) and not isinstance(x, bool) for x in row):
             fail(name, f"rows need {width} integers; got {list(row)!r}")
-        if row[0] <= last or row[0] > 64 or any(x < 0 or x > 10**6 for x in row):
+        if row[0] <= last or row[0] > 64 or any(x < 0 or x > MAX_AMOUNT for x in row):
             fail(name, "stars must ascend (1–64) and amounts be 0–1,000,000")
         last = row[0]
 
@@ -286,6 +293,8 @@ _FIELD_TYPES: Mapping[str, tuple[type, ...]] = MappingProxyType({
     "base": (Mapping,),
     "kou": (Mapping,),
 })
+_TEXT_LIMITS = {"id": 64, "name": 200, "source": 200, "extends": 64}
+MAX_AMOUNT = 10**6      # largest table amount or fee: settlements stay far inside int64
 _TYPE_NAMES = {(str,): "text", (int,): "an integer", (bool,): "true or false",
                (int, type(None)): "an integer or null", (str, type(None)): "text or null",
                (tuple,): "a list", (Mapping,): "a table"}
