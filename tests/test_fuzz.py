@@ -106,6 +106,20 @@ def test_f7_enumeration_index_and_limit_past_ssize_t() -> None:
     core_ext.legal_plays("7777 BJ", "baibian", limit=2**70)   # no limit in practice
 
 
+@pytest.mark.xfail(reason=OPEN + ": F13 (heap overflow in _enumerate.add_entry)", strict=False)
+@pytest.mark.parametrize("limit", [2**63 - 1, 2**70])
+def test_f13_limit_near_ssize_t_max_does_not_crash(limit: int) -> None:
+    """``2 * keep + 64`` overflowed for a limit near PY_SSIZE_T_MAX: the bomb class then
+    wrote past the listing (AddressSanitizer: heap-buffer-overflow in add_entry). Run in a
+    subprocess: the failure mode is a segmentation fault."""
+    code = ("import core_ext; hand = [5]*3 + [10]*7 + [15]*7 + [20]*6; "
+            f"print(len(core_ext.legal_plays(hand, 'fengkuang', [5, 5], limit={limit})))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert int(proc.stdout) == 62
+
+
 @pytest.mark.parametrize("opts", [{"limit": 1.5}, {"limit": "3"}, {"max_cards": "3"},
                                   {"kinds": 5}])
 def test_f8_enumeration_options_of_the_wrong_type(opts: dict[str, object]) -> None:
@@ -201,3 +215,12 @@ def test_random_messages_over_loopback() -> None:
     finally:
         server.stop(None)
     assert not problems, "\n".join(problems[:5])
+
+
+@pytest.mark.xfail(reason=OPEN + ": F12 (KeyError on a mapping as a multi_bomb row)",
+                   strict=False)
+@pytest.mark.parametrize("rows", [[{"n": 4}], [{"x": 1, "y": 2}]])
+def test_f12_multi_bomb_rows_that_are_mappings(rows: list[object]) -> None:
+    from core_ext.variants import variant_from_mapping
+
+    _rejects(variant_from_mapping, {"extends": "baibian", "id": "house", "multi_bomb": rows})

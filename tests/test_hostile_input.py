@@ -222,7 +222,10 @@ ROWS = [
     Row("variant-absurd-multi-bomb", "GetVariant",
         lambda: S.GetVariantRequest(custom_variant_json=variant_json(
             multi_bomb=[[4, 3]] * 100_000)),
-        INVALID, "custom_variant_json.multi_bomb", open=True),
+        INVALID, "custom_variant_json.multi_bomb"),
+    Row("variant-row-not-a-list", "GetVariant",
+        lambda: S.GetVariantRequest(custom_variant_json=variant_json(multi_bomb=[{"n": 4}])),
+        INVALID, "custom_variant_json.multi_bomb"),
     Row("variant-wrong-shape", "GetVariant",
         lambda: S.GetVariantRequest(custom_variant_json=variant_json(base=[1, 2, 3])), INVALID,
         "custom_variant_json.base"),
@@ -234,13 +237,13 @@ ROWS = [
         "custom_variant_json.name"),
     Row("variant-huge-escape-fee", "GetVariant",
         lambda: S.GetVariantRequest(custom_variant_json=variant_json(escape_fee=10**30)),
-        INVALID, "custom_variant_json.escape_fee", open=True),
+        INVALID, "custom_variant_json.escape_fee"),
     Row("escape-with-huge-fee", "ScoreRound",
         lambda: S.ScoreRoundRequest(
             custom_variant_json=json.dumps({"id": "house", "extends": "huopin",
                                             "escape_fee": 10**30}),
             summary=scoring_pb2.RoundSummary(escape=1, cards_left=[5, 5, 5, 5])),
-        INVALID, "custom_variant_json.escape_fee", open=True),
+        INVALID, "custom_variant_json.escape_fee"),
     # --- malformed replays
     Row("replay-not-json", "ScoreRound", lambda: S.ScoreRoundRequest(replay_json="{]"),
         INVALID, "replay_json"),
