@@ -46,6 +46,8 @@ from core_ext._core cimport (
 )
 
 import operator
+
+NO_LIMIT_FROM = 2**31    # a limit this large cuts nothing; larger ones mean "no limit"
 from collections import namedtuple
 
 from core_ext._core import KINDS, Classification, Reading, classify, format_cards
@@ -868,7 +870,10 @@ def legal_plays(hand, variant, to_beat=None, *, kinds=None, bombs_only=False,
     if max_cards is not None:
         E.max_cards = min(_count_arg(max_cards, "max_cards"), MAXCARDS)
     if limit is not None:
-        lim = min(_count_arg(limit, "limit"), PY_SSIZE_T_MAX)
+        # a limit past any hand's play count cuts nothing: no limit (and no overflow)
+        lim = min(_count_arg(limit, "limit"), NO_LIMIT_FROM)
+        if lim == NO_LIMIT_FROM:
+            lim = -1
     nclasses = _classes(&E, classes, bombs_only)
     res.truncated = _enumerate(&E, classes, nclasses, lim)
     res.entries = E.out

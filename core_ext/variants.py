@@ -214,12 +214,12 @@ class Variant:
         if self.chain_wrap != "none" and self.lowest_rank != 0:
             fail("chain_wrap", "wrap-around chains need the full deck (lowest_rank 0)")
         one_of("bomb_order", tuple(BOMB_ORDERS))
-        if len({row[0] for row in self.multi_bomb if row}) != len(self.multi_bomb):
-            fail("multi_bomb", "has at most one row for N = 4 and one for N >= 5")
         for row in self.multi_bomb:
-            if (len(row) != 2 or not all(type(x) is int for x in row) or row[0] not in (4, 5)
-                    or not 1 <= row[1] <= 12):
-                fail("multi_bomb", f"rows are [N, min_k] with N 4 or 5; got {list(row)!r}")
+            if (type(row) is not tuple or len(row) != 2 or not all(type(x) is int for x in row)
+                    or row[0] not in (4, 5) or not 1 <= row[1] <= 12):
+                fail("multi_bomb", f"rows are [N, min_k] with N 4 or 5; got {row!r}")
+        if len({row[0] for row in self.multi_bomb}) != len(self.multi_bomb):
+            fail("multi_bomb", "has at most one row for N = 4 and one for N >= 5")
         if self.round_end not in ROUND_ENDS:
             one_of("round_end", ROUND_ENDS)
         if self.round_end == "finishing_order":
@@ -269,8 +269,8 @@ def _check_star_table(v: Variant, name: str, table: Any, width: int, fail: Any) 
         fail(name, "must have at least one row")
     last = 0
     for row in table:
-        if len(row) != width or not all(isinstance(x, int) and not isinstance(x, bool) for x in row):
-            fail(name, f"rows need {width} integers; got {list(row)!r}")
+        if type(row) is not tuple or len(row) != width or not all(type(x) is int for x in row):
+            fail(name, f"rows need {width} integers; got {row!r}")
         if row[0] <= last or row[0] > 64 or any(x < 0 or x > MAX_AMOUNT for x in row):
             fail(name, "stars must ascend (1–64) and amounts be 0–1,000,000")
         last = row[0]
