@@ -107,7 +107,7 @@ def test_f7_enumeration_index_and_limit_past_ssize_t() -> None:
 
 
 @pytest.mark.xfail(reason=OPEN + ": F13 (heap overflow in _enumerate.add_entry)", strict=False)
-@pytest.mark.parametrize("limit", [2**63 - 1, 2**70])
+@pytest.mark.parametrize("limit", [2**62, 2**63 - 1, 2**70])
 def test_f13_limit_near_ssize_t_max_does_not_crash(limit: int) -> None:
     """``2 * keep + 64`` overflowed for a limit near PY_SSIZE_T_MAX: the bomb class then
     wrote past the listing (AddressSanitizer: heap-buffer-overflow in add_entry). Run in a
@@ -224,3 +224,13 @@ def test_f12_multi_bomb_rows_that_are_mappings(rows: list[object]) -> None:
     from core_ext.variants import variant_from_mapping
 
     _rejects(variant_from_mapping, {"extends": "baibian", "id": "house", "multi_bomb": rows})
+
+
+@pytest.mark.xfail(reason=OPEN + ": F14 (kou_thresholds unchecked outside first_out)",
+                   strict=False)
+@pytest.mark.parametrize("thresholds", [[float("nan"), 12], [1, 2, 3], ["a", "b"], [1.5, 1]])
+def test_f14_kou_thresholds_are_checked_in_every_variant(thresholds: list[object]) -> None:
+    from core_ext.variants import variant_from_mapping
+
+    _rejects(variant_from_mapping, {"extends": "qianbian", "id": "house",
+                                    "kou_thresholds": thresholds})
