@@ -153,17 +153,9 @@ class Known:
         return re.search(self.where, last) is not None
 
 
-_CORE = r"core_ext/_core\.pyx|MemoryView"
 #: Findings already reported (docs/reliability.md "Findings"; each has an xfail regression
 #: test in tests/test_fuzz.py). Remove a row when its fix lands.
-KNOWN: tuple[Known, ...] = (
-    Known("F12", "KeyError", r".*", r"core_ext/variants\.py",
-          "lead (variants.py: a mapping as a multi_bomb row)"),
-)
-#: F13 (enumeration): a ``limit`` near PY_SSIZE_T_MAX overflows ``2 * keep + 64`` in
-#: ``add_entry`` and writes past the listing (a segfault, so it cannot be caught): harnesses
-#: keep limits at or below this while it is open, unless FUZZ_STRICT=1.
-SAFE_LIMIT = 2**61   # 2 * SAFE_LIMIT + 64 still fits in a signed 64-bit integer
+KNOWN: tuple[Known, ...] = ()
 
 STRICT = os.environ.get("FUZZ_STRICT") == "1"
 _seen: dict[str, int] = {}

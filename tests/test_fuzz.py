@@ -106,7 +106,6 @@ def test_f7_enumeration_index_and_limit_past_ssize_t() -> None:
     core_ext.legal_plays("7777 BJ", "baibian", limit=2**70)   # no limit in practice
 
 
-@pytest.mark.xfail(reason=OPEN + ": F13 (heap overflow in _enumerate.add_entry)", strict=False)
 @pytest.mark.parametrize("limit", [2**62, 2**63 - 1, 2**70])
 def test_f13_limit_near_ssize_t_max_does_not_crash(limit: int) -> None:
     """``2 * keep + 64`` overflowed for a limit near PY_SSIZE_T_MAX: the bomb class then
@@ -217,8 +216,6 @@ def test_random_messages_over_loopback() -> None:
     assert not problems, "\n".join(problems[:5])
 
 
-@pytest.mark.xfail(reason=OPEN + ": F12 (KeyError on a mapping as a multi_bomb row)",
-                   strict=False)
 @pytest.mark.parametrize("rows", [[{"n": 4}], [{"x": 1, "y": 2}]])
 def test_f12_multi_bomb_rows_that_are_mappings(rows: list[object]) -> None:
     from core_ext.variants import variant_from_mapping
