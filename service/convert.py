@@ -29,6 +29,7 @@ KIND_BY_NAME: dict[str, int] = {name: readings_pb2.Kind.Value("KIND_" + name.upp
                                 for name in core_ext.KINDS}
 KIND_NAMES: dict[int, str] = {v: k for k, v in KIND_BY_NAME.items()}
 MAX_CUSTOM_VARIANT_CACHE = 256
+MAX_CUSTOM_VARIANT_CHARS = 16 * 1024   # a full rule set is ~1.5 KB: the cache stays < 4 MiB
 CARD_CODES = frozenset(cards_pb2.Card.values()) - {cards_pb2.CARD_UNSPECIFIED}
 
 
@@ -118,7 +119,11 @@ def resolve_variant(request: Any) -> str | Variant:
     """The rule set a request names: a built-in id (str) or a validated custom Variant."""
     which = request.WhichOneof("rule_set")
     if which == "custom_variant_json":
-        return _custom_variant(request.custom_variant_json)
+        text = request.custom_variant_json
+        if len(text) > MAX_CUSTOM_VARIANT_CHARS:   # checked before the cache keeps the text
+            raise BadInput(f"custom variant JSON is {len(text):,} characters; at most "
+                           f"{MAX_CUSTOM_VARIANT_CHARS:,}", "custom_variant_json")
+        return _custom_variant(text)
     vid = request.variant if which == "variant" else ""
     if not vid:
         return DEFAULT_VARIANT

@@ -217,12 +217,16 @@ ROWS = [
         "custom_variant_json.decks"),
     Row("variant-absurd-multiplier", "GetVariant",
         lambda: S.GetVariantRequest(custom_variant_json=variant_json(
-            multiplier=[[s, 2] for s in range(1, 10_000)])),
+            multiplier=[[s, 2] for s in range(1, 1_000)])),
         INVALID, "custom_variant_json.multiplier"),
     Row("variant-absurd-multi-bomb", "GetVariant",
         lambda: S.GetVariantRequest(custom_variant_json=variant_json(
-            multi_bomb=[[4, 3]] * 100_000)),
+            multi_bomb=[[4, 3]] * 1_000)),
         INVALID, "custom_variant_json.multi_bomb"),
+    Row("variant-oversized-document", "GetVariant",
+        lambda: S.GetVariantRequest(custom_variant_json=variant_json(
+            multi_bomb=[[4, 3]] * 100_000)),
+        INVALID, "custom_variant_json"),
     Row("variant-row-not-a-list", "GetVariant",
         lambda: S.GetVariantRequest(custom_variant_json=variant_json(multi_bomb=[{"n": 4}])),
         INVALID, "custom_variant_json.multi_bomb"),
