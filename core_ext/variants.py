@@ -233,9 +233,12 @@ class Variant:
             if set(self.kou) != set(KINDS_OF_WIN) or not all(
                     type(v) is int and 0 <= v <= MAX_AMOUNT for v in self.kou.values()):
                 fail("kou", f"needs an integer for each of {', '.join(KINDS_OF_WIN)}")
-            hi, lo = self.kou_thresholds
-            if type(hi) is not int or type(lo) is not int or not 1 <= lo <= hi:
-                fail("kou_thresholds", "must be [double_from, single_from] with 1 <= single_from <= double_from")
+
+        thresholds = self.kou_thresholds   # checked in every variant: data must round-trip
+        if (len(thresholds) != 2 or not all(type(x) is int for x in thresholds)
+                or not 1 <= thresholds[1] <= thresholds[0] <= 1000):
+            fail("kou_thresholds", "must be [double_from, single_from] with "
+                 "1 <= single_from <= double_from")
         _check_star_table(self, "multiplier", self.multiplier, 2, fail)
         _check_star_table(self, "contribution", self.contribution, 3, fail)
         one_of("multiplier_star", STAR_SOURCES)

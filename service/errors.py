@@ -20,7 +20,7 @@ from grpc_status import rpc_status
 from core_ext.errors import CardError, IllegalPlay, InvalidPlay, ShuangkouError, VariantError
 from core_ext.replay import ReplayError
 
-__all__ = ["BadInput", "UnknownVariant", "Unimplemented", "Failure", "field_scope",
+__all__ = ["BadInput", "UnknownVariant", "Failure", "field_scope",
            "status_for", "failure_for", "DOMAIN"]
 
 DOMAIN = "shuangkou.v1"
@@ -34,10 +34,6 @@ class BadInput(ShuangkouError):
     """Bad input detected by the service itself (limits, malformed requests)."""
 
 
-class Unimplemented(Exception):
-    """The core function behind an RPC does not exist in this build."""
-
-
 # Exception class -> (status code, ErrorInfo reason). Looked up along the MRO, so the most
 # specific class wins; anything not listed is a server bug (INTERNAL).
 _TABLE: dict[type[BaseException], tuple[grpc.StatusCode, str]] = {
@@ -49,7 +45,6 @@ _TABLE: dict[type[BaseException], tuple[grpc.StatusCode, str]] = {
     IllegalPlay: (grpc.StatusCode.INVALID_ARGUMENT, "ILLEGAL_PLAY"),
     BadInput: (grpc.StatusCode.INVALID_ARGUMENT, "BAD_REQUEST"),
     ShuangkouError: (grpc.StatusCode.INVALID_ARGUMENT, "BAD_REQUEST"),
-    Unimplemented: (grpc.StatusCode.UNIMPLEMENTED, "UNIMPLEMENTED"),
 }
 
 

@@ -7,7 +7,6 @@ Mirrors :class:`core_ext.scoring.RoundResult` field for field, both ways:
 
 from __future__ import annotations
 
-import importlib
 import json
 from typing import Any
 
@@ -16,7 +15,7 @@ from core_ext.errors import InvalidPlay, VariantError
 from core_ext.variants import BUILTIN, Variant, get_variant
 
 from .convert import cards_of, declaration
-from .errors import BadInput, Unimplemented, UnknownVariant, field_scope
+from .errors import BadInput, UnknownVariant, field_scope
 from .gen.shuangkou.v1 import scoring_pb2
 from .limits import Limits
 
@@ -28,14 +27,6 @@ _WIN_KINDS = {"double": scoring_pb2.WIN_KIND_DOUBLE, "single": scoring_pb2.WIN_K
 _WIN_NAMES = {v: k for k, v in _WIN_KINDS.items()}
 
 
-def _core_function(module: str, name: str, rpc: str) -> Any:
-    try:
-        return getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):
-        raise Unimplemented(f"{rpc} is not available: this build of the rules core has no "
-                            f"{module}.{name}") from None
-
-
 def _seat(value: int, field: str) -> int:
     if value >= SEATS:
         raise BadInput(f"{value} is not a seat (0-3)", field)
@@ -45,7 +36,6 @@ def _seat(value: int, field: str) -> int:
 def score_summary(summary: scoring_pb2.RoundSummary, variant: str | Variant,
                   limits: Limits) -> scoring_pb2.RoundResult:
     """Settle a round from a RoundSummary message (core_ext.scoring.score_round)."""
-    score_round = _core_function("core_ext.scoring", "score_round", "ScoreRound")
     bombs: list[list[core_ext.Reading]] = [[] for _ in range(SEATS)]
     for i, bomb in enumerate(summary.bombs):
         where = f"summary.bombs[{i}]"
@@ -67,7 +57,7 @@ def score_summary(summary: scoring_pb2.RoundSummary, variant: str | Variant,
                  for s, h in enumerate(summary.hands)]
     cards_left = list(summary.cards_left) if summary.cards_left else None
     with field_scope("summary", nested=True):
-        result = score_round(
+        result = core_ext.score_round(
             variant, list(summary.finish_order), bombs,
             stake=summary.stake if summary.HasField("stake") else 1,
             cards_left=cards_left,
@@ -79,7 +69,6 @@ def score_summary(summary: scoring_pb2.RoundSummary, variant: str | Variant,
 def score_replay_request(request: Any, variant: str | Variant,
                          limits: Limits) -> scoring_pb2.RoundResult:
     """Validate and settle the replay of a ScoreRound/ScoreReplays request."""
-    score_replay = _core_function("core_ext.replay", "score_replay", "Scoring a replay")
     which = request.WhichOneof("round")
     named = request.WhichOneof("rule_set") is not None
     if which == "replay_json":
@@ -96,7 +85,7 @@ def score_replay_request(request: Any, variant: str | Variant,
         if named or "variant" not in document:
             document["variant"] = variant
     with field_scope(where, nested=True):
-        result = score_replay(document)
+        result = core_ext.score_replay(document)
     return result_to_proto(result)
 
 

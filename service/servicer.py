@@ -7,7 +7,6 @@ Core exceptions are never handled here: :func:`rpc` maps them to a status in one
 from __future__ import annotations
 
 import functools
-import importlib
 import logging
 from collections import Counter as Tally
 from collections.abc import Callable, Iterator
@@ -30,7 +29,7 @@ from .convert import (
     variant_label,
     variant_to_proto,
 )
-from .errors import BadInput, Unimplemented, failure_for, field_scope, status_for
+from .errors import BadInput, failure_for, field_scope, status_for
 from .gen.shuangkou.v1 import readings_pb2, scoring_pb2, service_pb2, service_pb2_grpc
 from .limits import Limits
 
@@ -80,22 +79,6 @@ def problem(exc: BaseException) -> scoring_pb2.Problem:
                                message=failure.message, field=failure.field,
                                action=getattr(exc, "action", None),
                                reason=getattr(exc, "reason", None) or failure.message)
-
-
-def _core(name: str, rpc_name: str) -> Callable[..., Any]:
-    """A core function, or Unimplemented when this build of the core lacks it. The
-    enumeration functions are looked up in their compiled module too (core_ext._enumerate),
-    until core_ext re-exports them."""
-    fn = getattr(core_ext, name, None)
-    if fn is None:
-        try:
-            fn = getattr(importlib.import_module("core_ext._enumerate"), name, None)
-        except ImportError:
-            fn = None
-    if fn is None:
-        raise Unimplemented(f"{rpc_name} is not available: this build of the rules core has no "
-                            f"core_ext.{name}")
-    return fn
 
 
 class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
@@ -240,7 +223,6 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
     def EnumerateLegalPlays(self, request: service_pb2.EnumerateLegalPlaysRequest,
                             context: grpc.ServicerContext
                             ) -> service_pb2.EnumerateLegalPlaysResponse:
-        legal_plays = _core("legal_plays", "EnumerateLegalPlays")
         variant = resolve_variant(request)
         hand, where_hand = cards_of(request.hand, "hand", self.limits)
         to_beat = None
@@ -254,22 +236,22 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
         kinds = [_kind_name(k, f"kinds[{i}]") for i, k in enumerate(request.kinds)] or None
         # `to_beat` is passed as a Reading so the core classifies nothing here.
         with field_scope(where_hand):
-            plays = legal_plays(hand, variant, to_beat, kinds=kinds,
+            plays = core_ext.legal_plays(hand, variant, to_beat, kinds=kinds,
                                 bombs_only=request.bombs_only,
                                 max_cards=request.max_cards or None, limit=limit)
         response = service_pb2.EnumerateLegalPlaysResponse(
             plays=[_legal_play(play) for play in plays], truncated=plays.truncated)
         if request.include_counts:
-            count_plays = _core("count_plays", "EnumerateLegalPlays include_counts")
+            _still_wanted(context)
             with field_scope(where_hand):
-                counts = count_plays(hand, variant, to_beat)
+                counts = core_ext.count_plays(hand, variant, to_beat)
             response.counts.extend(service_pb2.KindCount(kind=KIND_BY_NAME[k], count=n)
                                    for k, n in counts.items() if k in KIND_BY_NAME)
             response.total = sum(c.count for c in response.counts)
         if request.include_best_bomb:
-            best_bomb = _core("best_bomb", "EnumerateLegalPlays include_best_bomb")
+            _still_wanted(context)
             with field_scope(where_hand):
-                best = best_bomb(hand, variant)
+                best = core_ext.best_bomb(hand, variant)
             if best is not None:
                 response.best_bomb.CopyFrom(reading_to_proto(best))
         self.metrics.enumeration_size.labels(variant_label(variant)).observe(len(response.plays))
@@ -308,9 +290,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                 if request.WhichOneof("round") is None:
                     raise BadInput("give a replay or replay_json", "round")
                 result = rounds.score_replay_request(request, variant, self.limits)
-            except (ShuangkouError, Unimplemented) as exc:
-                if isinstance(exc, Unimplemented):
-                    abort(context, exc)
+            except ShuangkouError as exc:
                 self._rejected(label, exc)
                 yield service_pb2.ScoreReplaysResponse(index=index, error=problem(exc))
                 continue
@@ -349,6 +329,14 @@ def _kind_name(value: int, field: str) -> str:
     if name is None:
         raise BadInput(f"{value} is not a play type", field)
     return name
+
+
+def _still_wanted(context: grpc.ServicerContext) -> None:
+    """Stop between stages of a long request once the client gave up or the deadline passed."""
+    if not context.is_active():
+        context.abort(grpc.StatusCode.DEADLINE_EXCEEDED
+                      if (context.time_remaining() or 1) <= 0 else grpc.StatusCode.CANCELLED,
+                      "the request ended before the enumeration finished")
 
 
 def _legal_play(play: Any) -> service_pb2.LegalPlay:
