@@ -4,8 +4,9 @@ google.rpc.BadRequest details must name.
 
 The server runs in process on 127.0.0.1 (port 0) with the default limits
 (service/defaults.toml: 4 MiB messages, 64 cards, 100,000 plays per batch). After the table
-the server must still answer, so no row may wedge it. Rows marked ``OPEN`` are findings
-reported to their owners (docs/reliability.md): today they fail with INTERNAL.
+the server must still answer, so no row may wedge it. A row with ``open=True`` is a finding
+reported to its owner and not fixed yet (docs/reliability.md, "Findings"): it runs as an
+expected failure until the fix lands.
 """
 
 from __future__ import annotations
