@@ -3,8 +3,7 @@
 
 Each request must end in a response that serialises, or in a documented status
 (INVALID_ARGUMENT / NOT_FOUND with a google.rpc.BadRequest naming the field, or
-RESOURCE_EXHAUSTED / DEADLINE_EXCEEDED); UNIMPLEMENTED only while the core lacks the
-enumeration engine. INTERNAL, UNKNOWN or an escaping exception is a finding; the service's
+RESOURCE_EXHAUSTED / DEADLINE_EXCEEDED). INTERNAL, UNKNOWN or an escaping exception is a finding; the service's
 logged cause is re-raised so the report shows the real traceback. ScoreReplays streams must
 answer every request once, in order, and an item's error carries a documented code.
 """
@@ -18,14 +17,12 @@ from common import KNOWN, STRICT, Input, _seen, main
 from messages import STREAM, Aborted, Context, check_status, install_log_trap, random_rpc
 from prometheus_client import CollectorRegistry
 
-import core_ext
 from service.limits import Limits
 from service.metrics import Metrics
 from service.servicer import ShuangkouServicer
 
 SERVICER = ShuangkouServicer(Limits(), Metrics(CollectorRegistry()))
 TRAP = install_log_trap()
-HAS_ENUMERATION = hasattr(core_ext, "legal_plays")
 
 
 def _internal(what: str) -> None:
@@ -64,8 +61,6 @@ def one_input(data: bytes) -> None:
     except Aborted as exc:
         if exc.code is grpc.StatusCode.INTERNAL:
             _internal(what)
-            return
-        if exc.code is grpc.StatusCode.UNIMPLEMENTED and not HAS_ENUMERATION:
             return
         check_status(exc.code, exc.status, what)
         return

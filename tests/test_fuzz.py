@@ -223,8 +223,6 @@ def test_f12_multi_bomb_rows_that_are_mappings(rows: list[object]) -> None:
     _rejects(variant_from_mapping, {"extends": "baibian", "id": "house", "multi_bomb": rows})
 
 
-@pytest.mark.xfail(reason=OPEN + ": F14 (kou_thresholds unchecked outside first_out)",
-                   strict=False)
 @pytest.mark.parametrize("thresholds", [[float("nan"), 12], [1, 2, 3], ["a", "b"], [1.5, 1]])
 def test_f14_kou_thresholds_are_checked_in_every_variant(thresholds: list[object]) -> None:
     from core_ext.variants import variant_from_mapping
