@@ -37,7 +37,14 @@ from ._core import (
     validate_hand,
 )
 from ._enumerate import LegalPlays, Play, best_bomb, count_plays, legal_plays
-from .errors import CardError, IllegalPlay, InvalidPlay, ShuangkouError, VariantError
+from .errors import (
+    CardError,
+    DeadlineExceeded,
+    IllegalPlay,
+    InvalidPlay,
+    ShuangkouError,
+    VariantError,
+)
 from .generate import generate_replay
 from .replay import ReplayError, ReplayResult, score_replay, summarize_replay
 from .scoring import RoundResult, SeatResult, StarSource, score_round, settle
@@ -45,7 +52,7 @@ from .variants import BUILTIN, Variant, get_variant, list_variants, load_variant
 
 __all__ = [
     "BOMB_KINDS", "BUILTIN", "KINDS", "RANK_CHARS", "SUIT_CHARS",
-    "CardError", "Classification", "IllegalPlay", "InvalidPlay", "LegalPlays", "Play",
+    "CardError", "Classification", "DeadlineExceeded", "IllegalPlay", "InvalidPlay", "LegalPlays", "Play",
     "Reading", "ReplayError", "ReplayResult", "RoundResult", "RuleSet", "SeatResult",
     "ShuangkouError", "StarSource", "Variant", "VariantError",
     "beats", "best_bomb", "card_code", "card_rank", "card_suit", "classify", "classify_batch",

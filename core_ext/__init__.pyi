@@ -22,6 +22,7 @@ from ._enumerate import best_bomb as best_bomb
 from ._enumerate import count_plays as count_plays
 from ._enumerate import legal_plays as legal_plays
 from .errors import CardError as CardError
+from .errors import DeadlineExceeded as DeadlineExceeded
 from .errors import IllegalPlay as IllegalPlay
 from .errors import InvalidPlay as InvalidPlay
 from .errors import ShuangkouError as ShuangkouError

@@ -71,7 +71,8 @@ class LegalPlays:
 
 def legal_plays(hand: CardsLike, variant: VariantLike, to_beat: PlayToBeat | None = None, *,
                 kinds: Iterable[KindName] | KindName | None = None, bombs_only: bool = False,
-                max_cards: int | None = None, limit: int | None = None) -> LegalPlays:
+                max_cards: int | None = None, limit: int | None = None,
+                timeout: float | None = None) -> LegalPlays:
     """Every legal play from ``hand`` under ``variant`` (§7, §8), each exactly once.
 
     Leading (``to_beat`` None): every distinct play — a multiset of the hand's card faces
@@ -81,19 +82,23 @@ def legal_plays(hand: CardsLike, variant: VariantLike, to_beat: PlayToBeat | Non
     Order: ordinary types in KINDS order, then bombs; weakest first; ties by cards.
     ``kinds``/``bombs_only``/``max_cards`` filter (a play's type is its listed reading's);
     ``limit`` caps the number returned and bounds the work (``truncated`` says it cut).
+    ``timeout`` (seconds) bounds the time: past it the work stops and nothing is returned.
 
     :raises CardError: the hand is malformed or impossible in the deck (field ``hand``).
     :raises InvalidPlay: ``to_beat`` forms no play (field ``to_beat``), or an unknown type
         in ``kinds`` (or ``kinds`` is no collection of names).
     :raises VariantError: unknown variant, or a ``to_beat`` Reading of another variant.
     :raises ShuangkouError: ``limit`` or ``max_cards`` is not a non-negative integer.
+    :raises DeadlineExceeded: the ``timeout`` ran out.
     """
 
 def count_plays(hand: CardsLike, variant: VariantLike,
-                to_beat: PlayToBeat | None = None) -> dict[str, int]:
+                to_beat: PlayToBeat | None = None, *,
+                timeout: float | None = None) -> dict[str, int]:
     """Legal plays per type, ``{kind: count}`` for every kind in KINDS order — what
     :func:`legal_plays` would list, without building the plays."""
 
-def best_bomb(hand: CardsLike, variant: VariantLike) -> Reading | None:
+def best_bomb(hand: CardsLike, variant: VariantLike, *,
+              timeout: float | None = None) -> Reading | None:
     """The strongest bomb the hand can play by the variant's §8 key, or None; among equally
     strong bombs the one :func:`legal_plays` lists first."""

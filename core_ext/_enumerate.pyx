@@ -34,6 +34,7 @@ a caller indexes or iterates the :class:`LegalPlays` view.
 from libc.stdlib cimport free, malloc, qsort, realloc
 from libc.string cimport memcmp, memcpy, memset
 from libc.stdint cimport uint64_t
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from cpython.ref cimport Py_INCREF
 from cpython.pyport cimport PY_SSIZE_T_MAX
@@ -51,7 +52,7 @@ NO_LIMIT_FROM = 2**31    # a limit this large cuts nothing; larger ones mean "no
 from collections import namedtuple
 
 from core_ext._core import KINDS, Classification, Reading, classify, format_cards
-from core_ext.errors import InvalidPlay, ShuangkouError
+from core_ext.errors import DeadlineExceeded, InvalidPlay, ShuangkouError
 
 __all__ = ["LegalPlays", "Play", "best_bomb", "count_plays", "legal_plays"]
 
@@ -93,6 +94,9 @@ cdef struct Enum:
     int found
     int stop
     int oom
+    double deadline       # CLOCK_MONOTONIC seconds after which the work stops (0: none)
+    unsigned visits
+    int timed_out
     # chain-bomb de-duplication: open addressing over 16-byte keys (all-zero = empty slot)
     u8* hkeys
     Py_ssize_t hcap, hused
@@ -284,6 +288,11 @@ cdef void visit(Enum* E, u8* c, int dedupe) noexcept nogil:
     cdef int nr, i
     cdef RD* rd = NULL
     if E.stop:
+        return
+    E.visits += 1
+    if E.deadline > 0 and (E.visits & 63) == 0 and monotonic() > E.deadline:
+        E.stop = 1          # out of time: the caller raises DeadlineExceeded
+        E.timed_out = 1
         return
     if dedupe and seen_before(E, c):
         return
@@ -805,6 +814,27 @@ cdef int _classes(Enum* E, int* out, int bombs_only) noexcept:
     return n
 
 
+cdef inline double monotonic() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + ts.tv_nsec * 1e-9
+
+
+cdef int _set_deadline(Enum* E, object timeout) except -1:
+    """``timeout`` seconds from now (None: no deadline); <= 0 means already out of time."""
+    if timeout is None:
+        return 0
+    try:
+        seconds = float(timeout)
+    except (TypeError, ValueError):
+        raise InvalidPlay(f"timeout must be a number of seconds, not {timeout!r}",
+                          "timeout") from None
+    if seconds != seconds:
+        raise InvalidPlay("timeout must be a number of seconds, not NaN", "timeout")
+    E.deadline = monotonic() + max(seconds, 1e-9) if seconds < 1e9 else 0
+    return 0
+
+
 cdef int _enumerate(Enum* E, const int* classes, int nclasses, Py_ssize_t limit) except -1:
     cdef int truncated = 0
     E.scratch = <RD*>malloc(MAXREAD * sizeof(RD))
@@ -822,11 +852,15 @@ cdef int _enumerate(Enum* E, const int* classes, int nclasses, Py_ssize_t limit)
         free(E.out)
         E.out = NULL
         raise MemoryError("out of memory while enumerating legal plays")
+    if E.timed_out:
+        free(E.out)
+        E.out = NULL
+        raise DeadlineExceeded("the enumeration ran out of its time budget")
     return truncated
 
 
 def legal_plays(hand, variant, to_beat=None, *, kinds=None, bombs_only=False,
-                max_cards=None, limit=None):
+                max_cards=None, limit=None, timeout=None):
     """Every legal play from ``hand`` under ``variant`` (§7, §8), each exactly once.
 
     Leading (``to_beat`` None): every distinct play; a multiset of cards with readings of
@@ -874,6 +908,7 @@ def legal_plays(hand, variant, to_beat=None, *, kinds=None, bombs_only=False,
         lim = min(_count_arg(limit, "limit"), NO_LIMIT_FROM)
         if lim == NO_LIMIT_FROM:
             lim = -1
+    _set_deadline(&E, timeout)
     nclasses = _classes(&E, classes, bombs_only)
     res.truncated = _enumerate(&E, classes, nclasses, lim)
     res.entries = E.out
@@ -881,7 +916,7 @@ def legal_plays(hand, variant, to_beat=None, *, kinds=None, bombs_only=False,
     return res
 
 
-def count_plays(hand, variant, to_beat=None):
+def count_plays(hand, variant, to_beat=None, *, timeout=None):
     """Number of legal plays per type, ``{kind: count}`` for every kind in :data:`KINDS` order.
 
     Counts exactly what :func:`legal_plays` would list (same arguments), without building
@@ -896,12 +931,13 @@ def count_plays(hand, variant, to_beat=None):
     _hand_counts(hand, rs, codes, counts)
     _setup(&E, rs, to_beat, counts)
     E.count_only = 1
+    _set_deadline(&E, timeout)
     nclasses = _classes(&E, classes, 0)
     _enumerate(&E, classes, nclasses, -1)
     return {KINDS[i]: E.counts[i] for i in range(NKINDS)}
 
 
-def best_bomb(hand, variant):
+def best_bomb(hand, variant, *, timeout=None):
     """The strongest bomb the hand can play (by the variant's §8 key), or None.
 
     Among equally strong bombs, the one :func:`legal_plays` lists first (an N-bomb before a
@@ -916,6 +952,7 @@ def best_bomb(hand, variant):
     cdef int c
     _hand_counts(hand, rs, codes, counts)
     _setup(&E, rs, None, counts)
+    _set_deadline(&E, timeout)
     classes[0] = CLS_BOMB
     try:
         _enumerate(&E, classes, 1, -1)

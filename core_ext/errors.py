@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-__all__ = ["ShuangkouError", "CardError", "InvalidPlay", "IllegalPlay", "VariantError"]
+__all__ = ["ShuangkouError", "CardError", "InvalidPlay", "IllegalPlay", "VariantError",
+           "DeadlineExceeded"]
 
 
 class ShuangkouError(ValueError):
@@ -27,3 +28,7 @@ class IllegalPlay(ShuangkouError):
 
 class VariantError(ShuangkouError):
     """A variant is unknown, or a custom variant is malformed."""
+
+
+class DeadlineExceeded(ShuangkouError, TimeoutError):
+    """Work given a time budget (``timeout=``) ran out of it; nothing partial is returned."""

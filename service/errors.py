@@ -17,7 +17,14 @@ from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from core_ext.errors import CardError, IllegalPlay, InvalidPlay, ShuangkouError, VariantError
+from core_ext.errors import (
+    CardError,
+    DeadlineExceeded,
+    IllegalPlay,
+    InvalidPlay,
+    ShuangkouError,
+    VariantError,
+)
 from core_ext.replay import ReplayError
 
 __all__ = ["BadInput", "UnknownVariant", "Failure", "field_scope",
@@ -38,6 +45,7 @@ class BadInput(ShuangkouError):
 # specific class wins; anything not listed is a server bug (INTERNAL).
 _TABLE: dict[type[BaseException], tuple[grpc.StatusCode, str]] = {
     UnknownVariant: (grpc.StatusCode.NOT_FOUND, "UNKNOWN_VARIANT"),
+    DeadlineExceeded: (grpc.StatusCode.DEADLINE_EXCEEDED, "DEADLINE_EXCEEDED"),
     VariantError: (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_VARIANT"),
     CardError: (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_CARDS"),
     InvalidPlay: (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_PLAY"),

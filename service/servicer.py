@@ -237,21 +237,23 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
         # `to_beat` is passed as a Reading so the core classifies nothing here.
         with field_scope(where_hand):
             plays = core_ext.legal_plays(hand, variant, to_beat, kinds=kinds,
-                                bombs_only=request.bombs_only,
-                                max_cards=request.max_cards or None, limit=limit)
+                                         bombs_only=request.bombs_only,
+                                         max_cards=request.max_cards or None, limit=limit,
+                                         timeout=context.time_remaining())
         response = service_pb2.EnumerateLegalPlaysResponse(
             plays=[_legal_play(play) for play in plays], truncated=plays.truncated)
         if request.include_counts:
             _still_wanted(context)
             with field_scope(where_hand):
-                counts = core_ext.count_plays(hand, variant, to_beat)
+                counts = core_ext.count_plays(hand, variant, to_beat,
+                                              timeout=context.time_remaining())
             response.counts.extend(service_pb2.KindCount(kind=KIND_BY_NAME[k], count=n)
                                    for k, n in counts.items() if k in KIND_BY_NAME)
             response.total = sum(c.count for c in response.counts)
         if request.include_best_bomb:
             _still_wanted(context)
             with field_scope(where_hand):
-                best = core_ext.best_bomb(hand, variant)
+                best = core_ext.best_bomb(hand, variant, timeout=context.time_remaining())
             if best is not None:
                 response.best_bomb.CopyFrom(reading_to_proto(best))
         self.metrics.enumeration_size.labels(variant_label(variant)).observe(len(response.plays))

@@ -1,0 +1,67 @@
+"""Enumeration honours a time budget: a request past its deadline stops working (issue 6, R1).
+
+The edge house variant (4 decks, 4 copies of each joker, 40-card hands, two-link chains)
+makes a hand with over 250,000 legal plays that takes seconds to enumerate; with a budget
+the engine stops within it and returns nothing partial. Bounds here are generous sanity
+bounds, not performance targets.
+"""
+
+import json
+import time
+
+import grpc
+import pytest
+from grpc_helpers import running_server
+
+import core_ext
+from core_ext.errors import DeadlineExceeded, InvalidPlay
+from core_ext.variants import variant_from_mapping
+from service.gen.shuangkou.v1 import cards_pb2, service_pb2
+
+EDGE_VARIANT = {"id": "edge", "extends": "huopin", "decks": 4, "joker_copies": 4,
+                "hand_size": 40, "chain_min_links": 2}
+EDGE_HAND = "3333 4444 5555 6666 7777 8888 9999 TTTT SJ SJ SJ SJ BJ BJ BJ BJ"
+
+
+@pytest.mark.parametrize("work", [
+    lambda v: core_ext.legal_plays(EDGE_HAND, v, timeout=0.05),
+    lambda v: core_ext.count_plays(EDGE_HAND, v, timeout=0.05),
+    lambda v: core_ext.best_bomb(EDGE_HAND, v, timeout=0.05),
+], ids=["legal_plays", "count_plays", "best_bomb"])
+def test_enumeration_stops_at_its_budget(work) -> None:
+    v = variant_from_mapping(EDGE_VARIANT)
+    t0 = time.perf_counter()
+    with pytest.raises(DeadlineExceeded):
+        work(v)
+    assert time.perf_counter() - t0 < 1.0
+
+
+def test_a_budget_that_suffices_changes_nothing() -> None:
+    hand = "33 44 55 66 77 88 99 TT JJ BJ BJ"
+    assert list(core_ext.legal_plays(hand, "baibian", timeout=60)) == list(
+        core_ext.legal_plays(hand, "baibian"))
+    assert core_ext.count_plays(hand, "baibian", timeout=60) == core_ext.count_plays(
+        hand, "baibian")
+
+
+@pytest.mark.parametrize("timeout", ["soon", float("nan"), [1]])
+def test_a_malformed_budget_is_a_clear_error(timeout: object) -> None:
+    with pytest.raises(InvalidPlay, match="timeout"):
+        core_ext.legal_plays("7777 BJ", "baibian", timeout=timeout)
+
+
+def test_server_stops_enumerating_at_the_deadline() -> None:
+    """The client's deadline reaches the engine: DEADLINE_EXCEEDED, and the handler thread is
+    free again at once for the next request (one thread, so a stuck one would block it)."""
+    request = service_pb2.EnumerateLegalPlaysRequest(
+        hand=cards_pb2.Cards(cards_text=EDGE_HAND), custom_variant_json=json.dumps(EDGE_VARIANT),
+        include_counts=True, include_best_bomb=True)
+    small = service_pb2.EnumerateLegalPlaysRequest(
+        variant="baibian", hand=cards_pb2.Cards(cards_text="7777 BJ"))
+    with running_server(threads=1) as srv:
+        with pytest.raises(grpc.RpcError) as info:
+            srv.stub.EnumerateLegalPlays(request, timeout=0.1)
+        assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+        t0 = time.perf_counter()
+        assert len(srv.stub.EnumerateLegalPlays(small, timeout=30).plays) == 9
+        assert time.perf_counter() - t0 < 1.5
