@@ -90,7 +90,7 @@ def main() -> None:
 
         t_single = best_of(args.repeats, single)
         t_batch = best_of(args.repeats, batch)
-        t_ref = best_of(1, reference)
+        t_ref = best_of(args.repeats, reference)
         rate_single = len(plays) / t_single
         rate_batch = len(plays) / t_batch
         rate_ref = len(ref_plays) / t_ref

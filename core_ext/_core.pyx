@@ -14,6 +14,8 @@ only thing ever distributed, and there are at most four of them.
 
 from libc.string cimport memcpy, memset
 from libc.stdlib cimport malloc, free
+from cpython.dict cimport PyDict_GetItem
+from cpython.ref cimport PyObject
 
 import re
 from array import array
@@ -92,6 +94,7 @@ def _build_tokens():
     return table, names
 
 _TOKENS, _NAMES = _build_tokens()
+cdef dict _TOKEN_CODES = _TOKENS     # typed: looked up with the C API on the hot path
 _SPLIT = re.compile(r"[\s,+]+")
 _RUN_CHARS = set(RANK_CHARS + RANK_CHARS.lower() + "10")
 
@@ -145,12 +148,13 @@ cdef int parse_into(object cards, int* codes, int cap) except -1:
     except TypeError:
         raise CardError(f"cards must be text, a list of cards or a buffer of codes, not "
                         f"{type(cards).__name__}", "cards") from None
+    cdef PyObject* hit
     for tok in cards:
-        code = _TOKENS.get(tok) if type(tok) is str else None
-        if code is not None:
+        hit = PyDict_GetItem(_TOKEN_CODES, tok) if type(tok) is str else NULL
+        if hit != NULL:
             if n >= cap:
                 raise CardError(f"too many cards (at most {cap})", "cards")
-            codes[n] = code
+            codes[n] = <int><object>hit
             n += 1
         elif isinstance(tok, int) and not isinstance(tok, bool):
             if tok < 1 or tok > MAX_CODE or (tok > 65 and tok != CARD_SJ and tok != CARD_BJ):
@@ -816,11 +820,21 @@ cdef class Classification:
     cdef RD* rd
     cdef int n
     cdef readonly RuleSet rules
-    cdef readonly tuple cards
+    cdef u8 codes[MAXCARDS]
+    cdef int ncodes
+    cdef tuple _cards
     cdef tuple _readings
 
     def __dealloc__(self):
         free(self.rd)
+
+    @property
+    def cards(self):
+        """The card codes of the play, as given (built on first access)."""
+        cdef int i
+        if self._cards is None:
+            self._cards = tuple([self.codes[i] for i in range(self.ncodes)])
+        return self._cards
 
     @property
     def readings(self):
@@ -904,7 +918,7 @@ cdef Classification _classify(object cards, RuleSet rs):
     cdef int codes[MAXCARDS]
     cdef u8 counts[NFACES]
     cdef int n = parse_into(cards, codes, MAXCARDS)
-    cdef int nr
+    cdef int nr, i
     cdef Classification res
     count_codes(rs, codes, n, counts)
     nr = classify_counts(&rs.r, counts, scratch, MAXREAD)
@@ -917,7 +931,9 @@ cdef Classification _classify(object cards, RuleSet rs):
     memcpy(res.rd, scratch, nr * sizeof(RD))
     res.n = nr
     res.rules = rs
-    res.cards = tuple([codes[i] for i in range(n)])
+    for i in range(n):
+        res.codes[i] = codes[i]
+    res.ncodes = n
     return res
 
 
