@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import Any
 
+import orjson
+
 from ._core import Reading, format_cards, parse_cards, play_reading, rules_for
 from .errors import IllegalPlay, ShuangkouError
 from .scoring import MAX_STAKE, MAX_TABLE_FEE, SEATS, RoundResult, settle
@@ -121,7 +123,7 @@ class ReplayResult(RoundResult):
 def _load(replay: Mapping[str, Any] | str | bytes) -> Mapping[str, Any]:
     if isinstance(replay, (str, bytes, bytearray)):
         try:
-            replay = json.loads(replay)
+            replay = orjson.loads(replay)   # ~2x json.loads on replay-sized documents
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ReplayError(f"not valid JSON: {exc}") from None
     if not isinstance(replay, Mapping):
