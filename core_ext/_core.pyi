@@ -136,9 +136,6 @@ def play_reading(cards: CardsLike, variant: VariantLike = "baibian",
     :raises IllegalPlay: it does not beat ``to_beat`` or the declared reading is absent.
     """
 
-def best_reading_beating(cards: CardsLike, to_beat: PlayLike,
-                         variant: VariantLike = "baibian") -> Reading | None: ...
-
 def classify_batch(codes: bytes | bytearray | memoryview, lengths: Sequence[int] | array,
                    variant: VariantLike = "baibian") -> dict[str, array]:
     """Classify plays packed back to back; columns kind/top/star/cards/readings (255 = invalid)."""

@@ -965,8 +965,7 @@ cdef int _primary_of(object x, RuleSet rs, RD* out) except -1:
     """Standing reading of a play given as Reading, Classification or cards."""
     cdef Classification c
     if isinstance(x, Reading):
-        _same_variant((<Reading>x).rules, rs)
-        out[0] = (<Reading>x).rd
+        reading_rd(x, rs, out)
     elif isinstance(x, Classification):
         c = x
         _same_variant(c.rules, rs)
@@ -1031,14 +1030,6 @@ def play_reading(cards, variant="baibian", to_beat=None, declare=None, declare_t
                           f"{c.primary.describe()}", "declare")
     raise IllegalPlay(f"{text} ({c.primary.describe()}) does not beat "
                       f"{make_reading(&ra, rs).describe()}", "cards")
-
-
-def best_reading_beating(cards, to_beat, variant="baibian"):
-    """Alias of ``play_reading(cards, variant, to_beat)`` returning None instead of raising."""
-    try:
-        return play_reading(cards, variant, to_beat)
-    except IllegalPlay:
-        return None
 
 
 # ----------------------------------------------------------------------------- batch
