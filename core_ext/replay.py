@@ -44,15 +44,18 @@ class ReplayError(IllegalPlay):
     """A replay that cannot have happened under the rules.
 
     ``action`` is the 0-based index of the offending action in ``actions`` (None when the
-    replay is malformed as a whole); ``reason`` says why, naming the seat and cards.
+    replay is malformed as a whole); ``detail`` says why, naming the seat and cards (the
+    message without the action prefix).
     """
 
-    def __init__(self, reason: str, action: int | None = None, field: str | None = None) -> None:
+    reason = "INVALID_REPLAY"
+
+    def __init__(self, detail: str, action: int | None = None, field: str | None = None) -> None:
         where = f"action {action}: " if action is not None else ""
-        super().__init__(where + reason,
+        super().__init__(where + detail,
                          field or (f"actions[{action}]" if action is not None else None))
         self.action = action
-        self.reason = reason
+        self.detail = detail
 
 
 def _rank_name(rank: int) -> str:
@@ -568,7 +571,7 @@ def summarize_replay(replay: Mapping[str, Any] | str | bytes, *,
     :param replay: the replay document (a mapping, or JSON text).
     :param partial_deal: accept hands that are only part of the deck (puzzles, tests);
         a replay may also say ``"partial_deal": true``.
-    :raises ReplayError: with ``.action`` (index into ``actions``, or None) and ``.reason``.
+    :raises ReplayError: with ``.action`` (index into ``actions``, or None) and ``.detail``.
     """
     r = _load(replay)
     if "variant" not in r or "hands" not in r or "actions" not in r:

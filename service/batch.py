@@ -63,7 +63,7 @@ def _record(line: str, partial_deal: bool) -> dict[str, Any]:
     try:
         return result_record(score_replay(text, partial_deal=partial_deal).to_dict())
     except ReplayError as exc:
-        return error_record(exc.reason, exc.action)
+        return error_record(exc.detail, exc.action)
     except ShuangkouError as exc:
         return error_record(str(exc))
     except Exception as exc:  # noqa: BLE001 - a bug must not stop a batch of 100k

@@ -78,7 +78,7 @@ def problem(exc: BaseException) -> scoring_pb2.Problem:
     return scoring_pb2.Problem(code=failure.code.name, type=failure.type,
                                message=failure.message, field=failure.field,
                                action=getattr(exc, "action", None),
-                               reason=getattr(exc, "reason", None) or failure.message)
+                               reason=getattr(exc, "detail", None) or failure.message)
 
 
 class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):

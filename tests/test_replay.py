@@ -72,7 +72,7 @@ def test_jiefeng_lead_goes_to_the_partner() -> None:
     # seat 0 went out and everyone passed: seat 2 (partner) leads, not seat 1
     err = rejected(replay("baibian", ["3S 3H", "4S 9S", "5S 5H TD", "6S 9H"],
                           [*base, play(1, "4S")]))
-    assert err.action == 4 and "接风" in err.reason and "seat 2" in err.reason
+    assert err.action == 4 and "接风" in err.detail and "seat 2" in err.detail
     res = score_replay(replay("baibian", ["3S 3H", "4S 9S", "5S 5H TD", "6S 9H"],
                               [*base, play(2, "5S 5H"), pas(3), pas(1), play(2, "TD")]))
     assert res.finish_order == (0, 2) and res.kind == "double"
@@ -82,7 +82,7 @@ def test_trick_won_by_a_player_still_holding_cards() -> None:
     rep = replay("baibian", HANDS, [play(0, "9C"), pas(1), pas(2), pas(3), play(0, "3S 3H"),
                                      pas(1), play(2, "5S 5H"), pas(3), pas(0)])
     err = rejected(rep)    # seat 2 leads after everyone passed: seat 0 is out, so seat 1
-    assert err.action == 8 and "seat 0 has no cards left" in err.reason
+    assert err.action == 8 and "seat 0 has no cards left" in err.detail
     rep["actions"][8:] = [pas(1), play(2, "TD")]
     res = score_replay(rep)
     assert res.finish_order == (0, 2)
@@ -90,25 +90,25 @@ def test_trick_won_by_a_player_still_holding_cards() -> None:
 
 def test_leader_may_not_pass() -> None:
     err = rejected(replay("baibian", HANDS, [pas(0)]))
-    assert err.action == 0 and "may not pass" in err.reason
+    assert err.action == 0 and "may not pass" in err.detail
     err = rejected(replay("baibian", HANDS, [play(0, "9C"), pas(1), pas(2), pas(3), pas(0)]))
-    assert err.action == 4 and "leads the trick and may not pass" in err.reason
+    assert err.action == 4 and "leads the trick and may not pass" in err.detail
 
 
 def test_turn_order() -> None:
     err = rejected(replay("baibian", HANDS, [play(0, "9C"), play(2, "TD")]))
-    assert err.action == 1 and "seat 1's turn" in err.reason
+    assert err.action == 1 and "seat 1's turn" in err.detail
     err = rejected(replay("baibian", HANDS, [play(1, "4S")]))
-    assert err.action == 0 and "seat 0's turn" in err.reason
+    assert err.action == 0 and "seat 0's turn" in err.detail
 
 
 def test_cards_must_come_from_the_hand() -> None:
     err = rejected(replay("baibian", HANDS, [play(0, "7S")]))
-    assert err.action == 0 and "does not hold 7S" in err.reason and "no 7" in err.reason
+    assert err.action == 0 and "does not hold 7S" in err.detail and "no 7" in err.detail
     err = rejected(replay("baibian", HANDS, [play(0, "3D")]))   # holds 3S 3H, not 3D
-    assert err.action == 0 and "3S 3H" in err.reason
+    assert err.action == 0 and "3S 3H" in err.detail
     err = rejected(replay("baibian", HANDS, [play(0, "3 3 3")]))  # three 3s, holds two
-    assert err.action == 0 and "does not hold 3" in err.reason
+    assert err.action == 0 and "does not hold 3" in err.detail
 
 
 def test_rank_only_tokens_take_any_suit() -> None:
@@ -117,32 +117,32 @@ def test_rank_only_tokens_take_any_suit() -> None:
     res = score_replay(rep)
     assert res.finish_order == (0, 2)
     err = rejected(replay("baibian", HANDS, [play(0, "3 3 3H")]))
-    assert err.action == 0 and "does not hold 3H" in err.reason
+    assert err.action == 0 and "does not hold 3H" in err.detail
     err = rejected(replay("baibian", HANDS, [play(0, "3H 3H")]))
-    assert err.action == 0 and "does not hold 3H" in err.reason
+    assert err.action == 0 and "does not hold 3H" in err.detail
     # a rank-only card in a hand can only be played by a rank-only token
     err = rejected(replay("baibian", ["3 3H 9C", *HANDS[1:]], [play(0, "3S 3H")]))
-    assert err.action == 0 and "does not hold 3S" in err.reason and "without a suit" in err.reason
+    assert err.action == 0 and "does not hold 3S" in err.detail and "without a suit" in err.detail
 
 
 def test_follow_must_beat() -> None:
     err = rejected(replay("baibian", HANDS, [play(0, "9C"), play(1, "4S")]))
-    assert err.action == 1 and "does not beat" in err.reason
+    assert err.action == 1 and "does not beat" in err.detail
     err = rejected(replay("baibian", HANDS, [play(0, "3S 3H"), play(1, "4S 9S")]))
-    assert err.action == 1 and "4S 9S" in err.reason     # not a play at all
+    assert err.action == 1 and "4S 9S" in err.detail     # not a play at all
 
 
 def test_nothing_after_the_round_ends() -> None:
     rep = replay("baibian", ["3S 3H", "4S 9S", "5S 5H", "6S 9H"],
                  [play(0, "3S 3H"), pas(1), play(2, "5 5"), pas(3)])
     err = rejected(rep)
-    assert err.action == 3 and "round ended at action 2" in err.reason
+    assert err.action == 3 and "round ended at action 2" in err.detail
 
 
 def test_incomplete_replay_is_malformed_as_a_whole() -> None:
     err = rejected(replay("baibian", HANDS, [play(0, "9C"), pas(1)]))
-    assert err.action is None and "before the round is over" in err.reason
-    assert "seat 2" in err.reason
+    assert err.action is None and "before the round is over" in err.detail
+    assert "seat 2" in err.detail
 
 
 def test_declared_reading_stands() -> None:
@@ -155,11 +155,11 @@ def test_declared_reading_stands() -> None:
     assert err.action == 8   # 3C does not beat 4C
     rep["actions"][8] = pas(0)
     err = rejected(rep)       # seat 1 went out and the others passed: 接风 to seat 3
-    assert err.action is None and "接风" in err.reason
+    assert err.action is None and "接风" in err.detail
     undeclared = replay("baibian", hands, [play(0, "5S 6S 7S 8S BJ"),
                                            play(1, "5H 6H 7H 8H 9H")])
     err = rejected(undeclared)
-    assert err.action == 1 and "does not beat" in err.reason
+    assert err.action == 1 and "does not beat" in err.detail
 
 
 def test_bombs_are_scored_from_the_standing_readings() -> None:
@@ -168,7 +168,7 @@ def test_bombs_are_scored_from_the_standing_readings() -> None:
         play(0, "3S"), play(1, "8S 8H 8D 8C 8S 8H"),     # a 6-bomb (6 stars)
         pas(2), pas(3), play(0, "7S 7H 7D 7C BJ")])        # a 5-bomb does not beat it
     err = rejected(rep)
-    assert err.action == 4 and "does not beat" in err.reason
+    assert err.action == 4 and "does not beat" in err.detail
     rep["actions"][4:] = [pas(0), play(1, "4D")]         # seat 1 out, then 接风 to seat 3
     rep["actions"] += [pas(2), pas(3), pas(0), play(3, "4S")]
     res = score_replay(rep)
@@ -184,7 +184,7 @@ def test_huopin_ends_at_the_first_finisher() -> None:
     assert res.kind == "flat" and res.finish_order == (0,)        # losers hold 3 + 3 = 6
     assert res.final == (1, -1, 1, -1)
     err = rejected(replay("huopin", hands, [play(0, "3S"), pas(1)]))
-    assert err.action == 1 and "went out first" in err.reason
+    assert err.action == 1 and "went out first" in err.detail
 
 
 def test_huopin_kind_by_losers_cards() -> None:
@@ -203,12 +203,12 @@ def test_escape() -> None:
     assert res.final == (0, 0, -8 * 3, 0)
     err = rejected(replay("bianfeng", HANDS, [play(0, "9C"), {"seat": 2, "escape": True},
                                                pas(1)]))
-    assert err.action == 2 and "nothing may follow" in err.reason
+    assert err.action == 2 and "nothing may follow" in err.detail
 
 
 def test_escape_refused_in_baibian_at_its_index() -> None:
     err = rejected(replay("baibian", HANDS, [play(0, "9C"), pas(1), {"seat": 3, "escape": True}]))
-    assert err.action == 2 and "no escape" in err.reason
+    assert err.action == 2 and "no escape" in err.detail
     assert isinstance(err, IllegalPlay)
 
 
@@ -216,7 +216,7 @@ def test_escape_by_a_finished_seat() -> None:
     rep = replay("bianfeng", ["3S", "4S 9S", "5S 5H", "6S 9H"],
                  [play(0, "3S"), pas(1), pas(2), pas(3), {"seat": 0, "escape": True}])
     err = rejected(rep)
-    assert err.action == 4 and "no cards left" in err.reason
+    assert err.action == 4 and "no cards left" in err.detail
 
 
 # ----------------------------------------------------------------------------- seating
@@ -236,7 +236,7 @@ def test_revealed_card_swaps_the_partner_opposite() -> None:
     assert res.kind == "double" and res.finish_order == (0, 2)
     # without the revealed card the seats are the teams as dealt: seat 2 holds 5S 9S
     err = rejected(replay("baibian", hands, actions))
-    assert err.action == 2 and "does not hold 4S" in err.reason
+    assert err.action == 2 and "does not hold 4S" in err.detail
 
 
 def test_leader_holding_both_copies_moves_nobody() -> None:
@@ -256,17 +256,17 @@ def test_leader_holding_both_copies_moves_nobody() -> None:
 def test_seating_errors() -> None:
     hands = ["3S 3H 9C", "4S 9S", "5S 5H TD", "6S 9H"]
     err = rejected(replay("baibian", hands, [], revealed="4S"))
-    assert "does not hold the revealed card 4S" in err.reason
+    assert "does not hold the revealed card 4S" in err.detail
     err = rejected(replay("baibian", hands, [], revealed="3"))
-    assert "suited card or a joker" in err.reason
+    assert "suited card or a joker" in err.detail
     err = rejected(replay("baibian", ["3S 3H", "3S", "5S", "6S"], [], revealed="3S",
                           teams=[[0, 2], [1, 3]]))
     assert "revealed card makes dealt seat 1 the leader's partner but the replay states 2" \
-        in err.reason
+        in err.detail
     err = rejected(replay("baibian", hands, [], teams=[[0, 1], [1, 3]]))
-    assert "two pairs" in err.reason
+    assert "two pairs" in err.detail
     err = rejected(replay("baibian", hands, [], partner=0))
-    assert "partner 0" in err.reason
+    assert "partner 0" in err.detail
 
 
 def test_three_decks_need_the_teams() -> None:
@@ -274,7 +274,7 @@ def test_three_decks_need_the_teams() -> None:
     assert "teams" in rep
     bare = {k: v for k, v in rep.items() if k != "teams"}
     err = rejected(bare)
-    assert err.action is None and "'teams'" in err.reason
+    assert err.action is None and "'teams'" in err.detail
 
 
 def test_three_decks_teams_swap() -> None:
@@ -298,20 +298,20 @@ def complete(variant: str) -> dict:
 @pytest.mark.parametrize("variant", ["baibian", "fengkuang_crazy"])
 def test_complete_deal_is_accepted(variant: str) -> None:
     err = rejected(complete(variant))        # valid deal: fails only because nothing is played
-    assert "before the round is over" in err.reason
+    assert "before the round is over" in err.detail
 
 
 def test_incomplete_deals_are_rejected() -> None:
     rep = complete("baibian")
     rep["hands"][1] = rep["hands"][1][:-1]
     err = rejected(rep)
-    assert "hands[1] has 26 cards" in err.reason
+    assert "hands[1] has 26 cards" in err.detail
     assert "before the round is over" in rejected(rep, partial_deal=True).reason
     rep = complete("baibian")
     other = next(c for c in rep["hands"][2] if c[0] != rep["hands"][1][0][0])
     rep["hands"][1][0] = other                      # one card of a rank too many, one too few
     err = rejected(rep)
-    assert "not the baibian deck" in err.reason or "copies of" in err.reason
+    assert "not the baibian deck" in err.detail or "copies of" in err.detail
     rep = complete("baibian")
     rep["hands"][3][0] = "3" if not rep["hands"][3][0].startswith("3") else "4"
     assert "not the baibian deck" in rejected(rep).reason
@@ -320,7 +320,7 @@ def test_incomplete_deals_are_rejected() -> None:
 def test_cards_outside_the_deck() -> None:
     rep = replay("fengkuang_crazy", ["3S", "8S", "9S", "TS"], [], teams=[[0, 2], [1, 3]])
     err = rejected(rep)
-    assert "hands[0]" in err.reason and "no 3s" in err.reason
+    assert "hands[0]" in err.detail and "no 3s" in err.detail
 
 
 # ----------------------------------------------------------------------------- the format
@@ -373,7 +373,7 @@ def test_malformed_replays(doc: Any, match: str) -> None:
 ])
 def test_malformed_actions(action: Any, match: str) -> None:
     err = rejected(replay("baibian", HANDS, [action]))
-    assert err.action == 0 and match in err.reason
+    assert err.action == 0 and match in err.detail
     assert err.field == "actions[0]"
 
 
@@ -495,7 +495,7 @@ def test_corrupt_card_not_in_hand(variant: str) -> None:
         bad = copy.deepcopy(rep)
         bad["actions"][i]["play"] = [*a["play"][:-1], core_ext.format_cards([foreign])[0]]
         err = rejected(bad)
-        assert err.action == i and "does not hold" in err.reason
+        assert err.action == i and "does not hold" in err.detail
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -505,7 +505,7 @@ def test_corrupt_pass_on_the_lead(variant: str) -> None:
             bad = copy.deepcopy(rep)
             bad["actions"][i] = {"seat": rep["actions"][i]["seat"], "pass": True}
             err = rejected(bad)
-            assert err.action == i and "may not pass" in err.reason
+            assert err.action == i and "may not pass" in err.detail
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -515,7 +515,7 @@ def test_corrupt_wrong_seat(variant: str) -> None:
         bad = copy.deepcopy(rep)
         bad["actions"][i]["seat"] = (rep["actions"][i]["seat"] + 1) % 4
         err = rejected(bad)
-        assert err.action == i and ("turn" in err.reason or "no cards left" in err.reason)
+        assert err.action == i and ("turn" in err.detail or "no cards left" in err.detail)
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -527,7 +527,7 @@ def test_corrupt_action_after_the_end(variant: str) -> None:
             bad = copy.deepcopy(rep)
             bad["actions"].append(extra)
             err = rejected(bad)
-            assert err.action == len(rep["actions"]) and "nothing may follow" in err.reason
+            assert err.action == len(rep["actions"]) and "nothing may follow" in err.detail
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -550,7 +550,7 @@ def test_corrupt_play_that_does_not_beat(variant: str) -> None:
             bad = copy.deepcopy(rep)
             bad["actions"][i] = {"seat": a["seat"], "play": core_ext.format_cards(low[:1])}
             err = rejected(bad)
-            assert err.action == i and "does not beat" in err.reason
+            assert err.action == i and "does not beat" in err.detail
             found += 1
             break
         if found >= 3:
@@ -580,7 +580,7 @@ def test_corrupt_jiefeng(variant: str) -> None:
                     bad = copy.deepcopy(rep)
                     bad["actions"][j]["seat"] = (first + 1) % 4
                     err = rejected(bad)
-                    assert err.action == j and "接风" in err.reason
+                    assert err.action == j and "接风" in err.detail
                     found += 1
                 break
     assert found
