@@ -22,6 +22,7 @@ from core_ext.errors import (
     DeadlineExceeded,
     IllegalPlay,
     InvalidPlay,
+    RuleViolation,
     ShuangkouError,
     VariantError,
 )
@@ -45,6 +46,7 @@ class BadInput(ShuangkouError):
 # specific class wins; anything not listed is a server bug (INTERNAL).
 _TABLE: dict[type[BaseException], tuple[grpc.StatusCode, str]] = {
     UnknownVariant: (grpc.StatusCode.NOT_FOUND, "UNKNOWN_VARIANT"),
+    RuleViolation: (grpc.StatusCode.FAILED_PRECONDITION, "RULE_VIOLATION"),
     DeadlineExceeded: (grpc.StatusCode.DEADLINE_EXCEEDED, "DEADLINE_EXCEEDED"),
     VariantError: (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_VARIANT"),
     CardError: (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_CARDS"),
@@ -89,6 +91,8 @@ def failure_for(exc: BaseException) -> Failure | None:
     if found is None:
         return None
     code, reason = found
+    if isinstance(exc, RuleViolation):   # the precise rule: NOT_YOUR_TURN, DOES_NOT_BEAT ...
+        reason = exc.reason
     field = core_field(exc) or ""
     return Failure(code, reason, str(exc), field, type(exc).__name__)
 
