@@ -37,11 +37,13 @@ from ._core import (
     validate_hand,
 )
 from ._enumerate import LegalPlays, Play, best_bomb, count_plays, legal_plays
+from .declaration import Declaration
 from .errors import (
     CardError,
     DeadlineExceeded,
     IllegalPlay,
     InvalidPlay,
+    RuleViolation,
     ShuangkouError,
     VariantError,
 )
@@ -52,8 +54,8 @@ from .variants import BUILTIN, Variant, get_variant, list_variants, load_variant
 
 __all__ = [
     "BOMB_KINDS", "BUILTIN", "KINDS", "RANK_CHARS", "SUIT_CHARS",
-    "CardError", "Classification", "DeadlineExceeded", "IllegalPlay", "InvalidPlay", "LegalPlays", "Play",
-    "Reading", "ReplayError", "ReplayResult", "RoundResult", "RuleSet", "SeatResult",
+    "CardError", "Classification", "DeadlineExceeded", "Declaration", "IllegalPlay", "InvalidPlay", "LegalPlays", "Play",
+    "Reading", "ReplayError", "ReplayResult", "RoundResult", "RuleSet", "RuleViolation", "SeatResult",
     "ShuangkouError", "StarSource", "Variant", "VariantError",
     "beats", "best_bomb", "card_code", "card_rank", "card_suit", "classify", "classify_batch",
     "count_plays", "format_cards", "generate_replay", "get_variant", "legal_plays", "list_variants",

@@ -21,10 +21,12 @@ from ._enumerate import Play as Play
 from ._enumerate import best_bomb as best_bomb
 from ._enumerate import count_plays as count_plays
 from ._enumerate import legal_plays as legal_plays
+from .declaration import Declaration as Declaration
 from .errors import CardError as CardError
 from .errors import DeadlineExceeded as DeadlineExceeded
 from .errors import IllegalPlay as IllegalPlay
 from .errors import InvalidPlay as InvalidPlay
+from .errors import RuleViolation as RuleViolation
 from .errors import ShuangkouError as ShuangkouError
 from .errors import VariantError as VariantError
 from .generate import generate_replay as generate_replay
