@@ -50,15 +50,16 @@ from .errors import (
 from .generate import generate_replay
 from .replay import ReplayError, ReplayResult, score_replay, summarize_replay
 from .scoring import RoundResult, SeatResult, StarSource, score_round, settle
+from .suggest import Suggestion, suggest
 from .variants import BUILTIN, Variant, get_variant, list_variants, load_variant, load_variants
 
 __all__ = [
     "BOMB_KINDS", "BUILTIN", "KINDS", "RANK_CHARS", "SUIT_CHARS",
     "CardError", "Classification", "DeadlineExceeded", "Declaration", "IllegalPlay", "InvalidPlay", "LegalPlays", "Play",
     "Reading", "ReplayError", "ReplayResult", "RoundResult", "RuleSet", "RuleViolation", "SeatResult",
-    "ShuangkouError", "StarSource", "Variant", "VariantError",
+    "ShuangkouError", "StarSource", "Suggestion", "Variant", "VariantError",
     "beats", "best_bomb", "card_code", "card_rank", "card_suit", "classify", "classify_batch",
     "count_plays", "format_cards", "generate_replay", "get_variant", "legal_plays", "list_variants",
     "load_variant", "load_variants", "parse_cards", "play_reading", "rules_for",
-    "score_replay", "score_round", "settle", "summarize_replay", "validate_hand",
+    "score_replay", "score_round", "settle", "suggest", "summarize_replay", "validate_hand",
 ]

@@ -39,6 +39,8 @@ from .scoring import SeatResult as SeatResult
 from .scoring import StarSource as StarSource
 from .scoring import score_round as score_round
 from .scoring import settle as settle
+from .suggest import Suggestion as Suggestion
+from .suggest import suggest as suggest
 from .variants import BUILTIN as BUILTIN
 from .variants import Variant as Variant
 from .variants import get_variant as get_variant

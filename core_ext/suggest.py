@@ -274,5 +274,5 @@ def suggest(round: Any, *, seed: int | None = None) -> Suggestion:
     seat = round.turn
     sizes = tuple(len(round.hand(s)) for s in range(SEATS))
     standing = round.standing
-    table = None if standing is None else (standing[0], standing[2])
+    table = None if standing is None else (standing.seat, standing.reading)
     return decide(round.variant, seat, round.hand(seat), sizes, table, seed=seed)

@@ -32,6 +32,7 @@ from grpc_reflection.v1alpha import reflection
 from .config import Config
 from .gen.shuangkou.v1 import service_pb2, service_pb2_grpc
 from .limits import Limits
+from .round_servicer import register_round_service
 from .servicer import SERVICE_NAME, ShuangkouServicer
 
 __all__ = ["create_server", "serve", "serve_workers", "run", "SERVICE_NAME"]
@@ -68,6 +69,7 @@ def create_server(config: Config, *, health_servicer: health.HealthServicer | No
                     enumeration_cap=config.enumeration_cap)
     service_pb2_grpc.add_ShuangkouServiceServicer_to_server(ShuangkouServicer(limits, metrics),
                                                             server)
+    register_round_service(server, limits)
     health_servicer = health_servicer or health.HealthServicer()
     for name in ("", SERVICE_NAME):
         health_servicer.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)

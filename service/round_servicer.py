@@ -1,0 +1,182 @@
+"""RoundService: live rounds for game servers, one action per call (protos/shuangkou/v1/rounds.proto).
+
+Stateless: each call rebuilds the round from the state bytes the caller sends back
+(:meth:`core_ext.Round.from_bytes` validates them), acts, and returns the new bytes, so any
+replica answers any call. Each RPC is translate → core → translate; core exceptions go to
+the wire through :func:`service.servicer.rpc` (RuleViolation → FAILED_PRECONDITION with the
+rule's reason, a forged state → INVALID_ARGUMENT).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import grpc
+
+import core_ext
+from core_ext.variants import BUILTIN, Variant
+
+from .convert import (
+    DEFAULT_VARIANT,
+    KIND_BY_NAME,
+    MAX_CUSTOM_VARIANT_CHARS,
+    _custom_variant,
+    cards_of,
+    declaration,
+    reading_to_proto,
+)
+from .errors import BadInput, UnknownVariant, field_scope
+from .gen.shuangkou.v1 import cards_pb2, readings_pb2, rounds_pb2, rounds_pb2_grpc, scoring_pb2
+from .limits import Limits
+from .rounds import result_to_proto
+from .servicer import rpc
+
+__all__ = ["RoundServicer", "ROUND_SERVICE_NAME", "register_round_service"]
+
+ROUND_SERVICE_NAME = rounds_pb2.DESCRIPTOR.services_by_name["RoundService"].full_name
+SEATS = 4
+MAX_STATE_BYTES = 1024   # a state is ~120 bytes; anything far larger is not one
+_KIND_OF_ACTION = {"play": scoring_pb2.ACTION_TYPE_PLAY, "pass": scoring_pb2.ACTION_TYPE_PASS,
+                   "escape": scoring_pb2.ACTION_TYPE_ESCAPE}
+
+
+def rule_set_variant(msg: Any, present: bool) -> str | Variant:
+    """The variant a ``RuleSet`` field names (unset: the default built-in)."""
+    which = msg.WhichOneof("source") if present else None
+    if which == "custom_json":
+        if len(msg.custom_json) > MAX_CUSTOM_VARIANT_CHARS:
+            raise BadInput(f"custom variant JSON is {len(msg.custom_json):,} characters; at "
+                           f"most {MAX_CUSTOM_VARIANT_CHARS:,}", "rule_set.custom_json")
+        with field_scope("rule_set.custom_json", nested=True):
+            return _custom_variant(msg.custom_json)
+    vid = msg.id if which == "id" else ""
+    if not vid:
+        return DEFAULT_VARIANT
+    if vid not in BUILTIN:
+        raise UnknownVariant(f"unknown variant {vid!r}; built-in variants are "
+                             f"{', '.join(BUILTIN)}", "rule_set.id")
+    return vid
+
+
+def _variant(request: Any) -> str | Variant:
+    return rule_set_variant(request.rule_set, request.HasField("rule_set"))
+
+
+def _seat(value: int, field: str) -> int:
+    if value >= SEATS:
+        raise BadInput(f"seat {value} is not a table seat (0-3)", field)
+    return value
+
+
+def _load(request: Any, variant: str | Variant) -> core_ext.Round:
+    """The round a request's state bytes hold, validated against the variant."""
+    data = request.state
+    if not data:
+        raise BadInput("no state given: send the state.data of the last response", "state")
+    if len(data) > MAX_STATE_BYTES:
+        raise BadInput(f"a state of {len(data):,} bytes is not a round state", "state")
+    with field_scope("state"):
+        return core_ext.Round.from_bytes(data, variant)
+
+
+def state_to_proto(r: core_ext.Round) -> rounds_pb2.RoundState:
+    """The state bytes plus the readable view."""
+    hands = [r.hand(s) for s in range(SEATS)]
+    view = rounds_pb2.RoundView(
+        turn=r.turn, hand_sizes=[len(h) for h in hands],
+        hands=[cards_pb2.Cards(cards=h) for h in hands], passes=r.passes,
+        finish_order=r.finish_order, over=r.is_over, hand_at=r.hand_at,
+        actions_applied=r.actions_applied)
+    standing = r.standing
+    if standing is not None:
+        view.standing.seat = standing.seat
+        view.standing.cards[:] = standing.cards
+        view.standing.reading.CopyFrom(reading_to_proto(standing.reading))
+    return rounds_pb2.RoundState(data=r.to_bytes(), view=view)
+
+
+def record_to_proto(rec: Any) -> rounds_pb2.ActionRecord:
+    """A core ActionRecord as its message."""
+    msg = rounds_pb2.ActionRecord(
+        seat=rec.seat, type=_KIND_OF_ACTION[rec.kind], cards=rec.cards or (),
+        trick_won_by=rec.trick_won_by, finished=rec.finished, wind_to=rec.wind_to,
+        next_turn=rec.next_turn, round_over=rec.round_over)
+    if rec.reading is not None:
+        msg.reading.CopyFrom(reading_to_proto(rec.reading))
+    return msg
+
+
+class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+
+    @rpc
+    def StartRound(self, request: rounds_pb2.StartRoundRequest,
+                   context: grpc.ServicerContext) -> rounds_pb2.StartRoundResponse:
+        variant = _variant(request)
+        if len(request.hands) != SEATS:
+            raise BadInput(f"a deal has {SEATS} hands; got {len(request.hands)}", "hands")
+        hands = [cards_of(h, f"hands[{i}]", self.limits, allow_empty=True)[0]
+                 for i, h in enumerate(request.hands)]
+        leader = _seat(request.leader, "leader")
+        partner = (_seat(request.partner, "partner") if request.HasField("partner")
+                   else None)
+        teams = [list(t.seats) for t in request.teams] or None
+        revealed = request.revealed or None
+        with field_scope("deal"):
+            r = core_ext.Round.deal(
+                variant, hands, leader, revealed=revealed, partner=partner, teams=teams,
+                stake=request.stake if request.HasField("stake") else 1,
+                table_fee=request.table_fee, partial_deal=request.partial_deal)
+        return rounds_pb2.StartRoundResponse(state=state_to_proto(r))
+
+    @rpc
+    def ApplyAction(self, request: rounds_pb2.ApplyActionRequest,
+                    context: grpc.ServicerContext) -> rounds_pb2.ApplyActionResponse:
+        variant = _variant(request)
+        r = _load(request, variant)
+        action = request.action
+        seat = _seat(action.seat, "action.seat")
+        if action.type == scoring_pb2.ACTION_TYPE_PLAY:
+            cards, _ = cards_of(action.cards, "action.cards", self.limits)
+            kind, top = declaration(action.declaration, "action.declaration",
+                                    action.HasField("declaration"))
+            star = (action.declaration.star
+                    if kind is not None and action.declaration.HasField("star") else None)
+            declare = None if kind is None else core_ext.Declaration(kind, top, star)
+            rec = r.play(seat, cards, declare)
+        elif action.type == scoring_pb2.ACTION_TYPE_PASS:
+            rec = r.pass_turn(seat)
+        elif action.type == scoring_pb2.ACTION_TYPE_ESCAPE:
+            rec = r.escape(seat)
+        else:
+            raise BadInput("action.type must be ACTION_TYPE_PLAY, _PASS or _ESCAPE",
+                           "action.type")
+        response = rounds_pb2.ApplyActionResponse(state=state_to_proto(r),
+                                                  record=record_to_proto(rec))
+        if r.is_over:
+            response.result.CopyFrom(result_to_proto(r.result()))
+        return response
+
+    @rpc
+    def SuggestAction(self, request: rounds_pb2.SuggestActionRequest,
+                      context: grpc.ServicerContext) -> rounds_pb2.SuggestActionResponse:
+        r = _load(request, _variant(request))
+        s = core_ext.suggest(r, seed=request.seed if request.HasField("seed") else None)
+        response = rounds_pb2.SuggestActionResponse(reason=s.reason)
+        action = response.action
+        action.seat, action.type = s.seat, _KIND_OF_ACTION[s.kind]
+        if s.kind == "play":
+            action.cards.cards[:] = s.cards
+            if s.declaration is not None:
+                d = s.declaration
+                action.declaration.CopyFrom(readings_pb2.Declaration(
+                    kind=KIND_BY_NAME[d.kind], top=d.top, star=d.star))
+            response.reading.CopyFrom(reading_to_proto(s.reading))
+        return response
+
+
+def register_round_service(server: grpc.Server, limits: Limits) -> str:
+    """Add the RoundService to ``server``; returns its full name (for reflection, health)."""
+    rounds_pb2_grpc.add_RoundServiceServicer_to_server(RoundServicer(limits), server)
+    return ROUND_SERVICE_NAME

@@ -1,0 +1,241 @@
+"""RoundService (protos/shuangkou/v1/rounds.proto) against a real server on a loopback port:
+whole rounds through start / suggest / apply in every variant, each rule error's reason,
+forged states, and statelessness (two servers answer one round in turns)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from typing import Any
+
+import grpc
+import pytest
+from grpc_helpers import TIMEOUT, Running, rich_error, running_server
+
+import core_ext
+from core_ext.generate import deal
+from service.gen.shuangkou.v1 import (
+    cards_pb2,
+    rounds_pb2,
+    rounds_pb2_grpc,
+    scoring_pb2,
+    variants_pb2,
+)
+
+VARIANTS = [v.id for v in core_ext.list_variants()]
+PLAY, PASS, ESCAPE = (scoring_pb2.ACTION_TYPE_PLAY, scoring_pb2.ACTION_TYPE_PASS,
+                      scoring_pb2.ACTION_TYPE_ESCAPE)
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[Running]:
+    with running_server() as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def stub(server: Running) -> rounds_pb2_grpc.RoundServiceStub:
+    return rounds_pb2_grpc.RoundServiceStub(server.channel)
+
+
+def rule_set(variant: str) -> variants_pb2.RuleSet:
+    return variants_pb2.RuleSet(id=variant)
+
+
+def full_deal(variant: str, seed: int) -> rounds_pb2.StartRoundRequest:
+    """A shuffled complete deal; the leader reveals its first card."""
+    hands = deal(variant, random.Random(seed))
+    leader = seed % 4
+    request = rounds_pb2.StartRoundRequest(
+        rule_set=rule_set(variant), leader=leader, revealed=hands[leader][0], stake=2,
+        hands=[cards_pb2.Cards(cards=h) for h in hands])
+    if core_ext.get_variant(variant).decks == 3:      # three decks: teams stated (§9)
+        request.ClearField("revealed")
+        request.teams.add(seats=[leader, (leader + 2) % 4])
+        request.teams.add(seats=[(leader + 1) % 4, (leader + 3) % 4])
+    return request
+
+
+def small_deal(variant: str = "baibian", **extra: Any) -> rounds_pb2.StartRoundRequest:
+    """A partial deal: seat 0 leads 3S; 7777 is seat 0's bomb."""
+    hands = ["3S 7777 9", "4S 5", "5S 8", "6S 6"]
+    return rounds_pb2.StartRoundRequest(
+        rule_set=rule_set(variant), leader=0, partial_deal=True,
+        hands=[cards_pb2.Cards(cards_text=h) for h in hands], **extra)
+
+
+def act(seat: int, kind: int = PASS, text: str = "") -> rounds_pb2.RoundAction:
+    action = rounds_pb2.RoundAction(seat=seat, type=kind)
+    if text:
+        action.cards.cards_text = text
+    return action
+
+
+def apply(stub: Any, variant: str, state: bytes, action: rounds_pb2.RoundAction
+          ) -> rounds_pb2.ApplyActionResponse:
+    return stub.ApplyAction(rounds_pb2.ApplyActionRequest(
+        rule_set=rule_set(variant), state=state, action=action), timeout=TIMEOUT)
+
+
+def play_out(stubs: list[Any], request: rounds_pb2.StartRoundRequest
+             ) -> tuple[rounds_pb2.ApplyActionResponse, int]:
+    """Start the round and play it to the end with suggestions, alternating servers."""
+    variant = request.rule_set.id
+    state = stubs[0].StartRound(request, timeout=TIMEOUT).state
+    for n in range(1000):
+        stub = stubs[n % len(stubs)]
+        hint = stub.SuggestAction(rounds_pb2.SuggestActionRequest(
+            rule_set=rule_set(variant), state=state.data), timeout=TIMEOUT)
+        assert hint.action.seat == state.view.turn and hint.reason
+        done = apply(stub, variant, state.data, hint.action)
+        assert done.record.seat == hint.action.seat
+        if hint.action.type == PLAY:
+            assert list(done.record.cards) == list(hint.action.cards.cards)
+            assert done.record.reading.text == hint.reading.text
+        state = done.state
+        assert state.view.actions_applied == n + 1
+        if state.view.over:
+            return done, n + 1
+    raise AssertionError("the round did not end")
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_whole_round_through_start_suggest_apply(stub: Any, variant: str) -> None:
+    done, actions = play_out([stub], full_deal(variant, 7))
+    view, result = done.state.view, done.result
+    assert done.record.round_over and not view.HasField("turn")
+    assert done.HasField("result") and result.variant == variant
+    assert list(result.finish_order) == list(view.finish_order)
+    assert result.stake == 2 and sum(s.final for s in result.seats) == result.total
+    assert sorted(view.hand_at) == [0, 1, 2, 3] and actions >= 4
+    first = view.finish_order[0]
+    assert view.hand_sizes[first] == 0 and len(view.hands[first].cards) == 0
+
+
+def test_any_replica_answers_any_call() -> None:
+    """Nothing is kept between calls: two servers play one round in turns."""
+    with running_server() as a, running_server() as b:
+        stubs = [rounds_pb2_grpc.RoundServiceStub(r.channel) for r in (a, b)]
+        done, _ = play_out(stubs, full_deal("bianfeng", 3))
+        alone, _ = play_out(stubs[:1], full_deal("bianfeng", 3))
+    assert done.result == alone.result
+
+
+def test_start_view(stub: Any) -> None:
+    state = stub.StartRound(small_deal(), timeout=TIMEOUT).state
+    view = state.view
+    assert view.turn == 0 and not view.HasField("standing") and not view.over
+    assert list(view.hand_sizes) == [6, 2, 2, 2] and list(view.hand_at) == [0, 1, 2, 3]
+    assert state.data and len(state.data) < 200
+
+
+def test_record_of_a_trick(stub: Any) -> None:
+    state = stub.StartRound(small_deal(), timeout=TIMEOUT).state.data
+    done = apply(stub, "baibian", state, act(0, PLAY, "7777"))
+    assert done.record.reading.is_bomb and done.record.next_turn == 1
+    assert done.state.view.standing.seat == 0 and done.state.view.standing.reading.star == 4
+    for seat in (1, 2):
+        done = apply(stub, "baibian", done.state.data, act(seat))
+        assert not done.record.HasField("trick_won_by")
+    done = apply(stub, "baibian", done.state.data, act(3))
+    assert done.record.trick_won_by == 0 and done.record.next_turn == 0
+    assert not done.state.view.HasField("standing")
+
+
+def rule_error(stub: Any, state: bytes, action: rounds_pb2.RoundAction,
+               variant: str = "baibian") -> str:
+    with pytest.raises(grpc.RpcError) as caught:
+        apply(stub, variant, state, action)
+    err = rich_error(caught.value)
+    assert err.code == grpc.StatusCode.FAILED_PRECONDITION, err
+    assert err.message
+    return err.reason
+
+
+def test_rule_errors_carry_their_reason(stub: Any) -> None:
+    start = stub.StartRound(small_deal(), timeout=TIMEOUT).state.data
+    assert rule_error(stub, start, act(1, PLAY, "4S")) == "NOT_YOUR_TURN"
+    assert rule_error(stub, start, act(0, PLAY, "8")) == "CARDS_NOT_HELD"
+    assert rule_error(stub, start, act(0)) == "LEADER_MUST_PLAY"
+    led = apply(stub, "baibian", start, act(0, PLAY, "9")).state.data
+    assert rule_error(stub, led, act(1, PLAY, "5")) == "DOES_NOT_BEAT"
+    declared = act(0, PLAY, "3S")
+    declared.declaration.kind = 2       # KIND_PAIR: 3S has no pair reading
+    assert rule_error(stub, start, declared) == "NO_SUCH_READING"
+    assert rule_error(stub, start, act(0, ESCAPE)) == "ESCAPE_NOT_ALLOWED"
+
+
+def test_round_over_and_finished_seat(stub: Any) -> None:
+    """huopin ends at the first finisher; then every action is ROUND_OVER."""
+    request = rounds_pb2.StartRoundRequest(
+        rule_set=rule_set("huopin"), leader=0, partial_deal=True,
+        hands=[cards_pb2.Cards(cards_text=h) for h in ("7", "3 4", "5 6", "8 9")])
+    state = stub.StartRound(request, timeout=TIMEOUT).state.data
+    done = apply(stub, "huopin", state, act(0, PLAY, "7"))
+    assert done.record.round_over and done.record.finished == 0
+    assert done.result.winning_team == 0
+    assert rule_error(stub, done.state.data, act(1), "huopin") == "ROUND_OVER"
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.SuggestAction(rounds_pb2.SuggestActionRequest(
+            rule_set=rule_set("huopin"), state=done.state.data), timeout=TIMEOUT)
+    assert rich_error(caught.value).reason == "ROUND_OVER"
+
+
+def test_seat_finished_cannot_escape(stub: Any) -> None:
+    request = rounds_pb2.StartRoundRequest(
+        rule_set=rule_set("bianfeng"), leader=0, partial_deal=True,
+        hands=[cards_pb2.Cards(cards_text=h) for h in ("7", "3 4", "5 6", "8 9")])
+    state = stub.StartRound(request, timeout=TIMEOUT).state.data
+    done = apply(stub, "bianfeng", state, act(0, PLAY, "7"))
+    assert done.record.finished == 0 and not done.record.round_over
+    assert rule_error(stub, done.state.data, act(0, ESCAPE), "bianfeng") == "SEAT_FINISHED"
+    escaped = apply(stub, "bianfeng", done.state.data, act(2, ESCAPE))
+    assert escaped.record.round_over and escaped.result.escaper == 2
+
+
+def bad_argument(stub: Any, state: bytes, variant: str = "baibian") -> Any:
+    with pytest.raises(grpc.RpcError) as caught:
+        apply(stub, variant, state, act(0, PLAY, "3S"))
+    err = rich_error(caught.value)
+    assert err.code == grpc.StatusCode.INVALID_ARGUMENT, err
+    return err
+
+
+def test_forged_states_are_invalid_argument(stub: Any) -> None:
+    state = stub.StartRound(small_deal(), timeout=TIMEOUT).state.data
+    assert bad_argument(stub, b"").fields == ["state"]
+    assert bad_argument(stub, b"\x00garbage")
+    assert bad_argument(stub, state[: len(state) // 2])
+    assert bad_argument(stub, bytes(b ^ 0x5A for b in state))
+    assert bad_argument(stub, b"x" * 5000).fields == ["state"]
+
+
+def test_a_state_read_under_another_variant_is_checked(stub: Any) -> None:
+    """fengkuang_crazy has no 3s: the baibian state's cards are not its deck."""
+    state = stub.StartRound(small_deal(), timeout=TIMEOUT).state.data
+    bad_argument(stub, state, "fengkuang_crazy")
+
+
+def test_unknown_variant_and_bad_deal(stub: Any) -> None:
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.StartRound(small_deal("nope"), timeout=TIMEOUT)
+    assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.StartRound(rounds_pb2.StartRoundRequest(
+            rule_set=rule_set("baibian"), leader=0,
+            hands=[cards_pb2.Cards(cards_text="3 4")] * 4), timeout=TIMEOUT)
+    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT   # not a complete deal
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.StartRound(rounds_pb2.StartRoundRequest(
+            rule_set=rule_set("baibian"), leader=7, partial_deal=True,
+            hands=[cards_pb2.Cards(cards_text="3")] * 4), timeout=TIMEOUT)
+    assert rich_error(caught.value).fields == ["leader"]
+
+
+def test_suggest_with_a_seed_is_legal_and_reproducible(stub: Any) -> None:
+    state = stub.StartRound(full_deal("qianbian", 11), timeout=TIMEOUT).state.data
+    request = rounds_pb2.SuggestActionRequest(rule_set=rule_set("qianbian"), state=state,
+                                              seed=5)
+    first = stub.SuggestAction(request, timeout=TIMEOUT)
+    assert stub.SuggestAction(request, timeout=TIMEOUT) == first
+    assert apply(stub, "qianbian", state, first.action).record.seat == first.action.seat
