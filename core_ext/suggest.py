@@ -18,8 +18,9 @@ applied (the ``reason`` sentence of the :class:`Suggestion` names the step that 
 4. **Following an opponent** — the cheapest ordinary play that beats (fewest splits, no wild,
    no bomb broken, lowest top). A bomb only when it matters: an opponent is about to go out
    (``DANGER`` cards or fewer), the bomb leaves a hand that goes out in one more play or is
-   small, or its star pays on its own (a per-bomb contribution, §10.4); then the cheapest
-   bomb that beats, or the cheapest one that pays when paying is the reason.
+   small, or its star pays on its own (a per-bomb contribution, §10.4, from natural cards
+   only: wilds are worth more kept); then the cheapest bomb that beats, or the cheapest one
+   that pays when paying is the reason.
 5. Otherwise pass.
 
 Deterministic: equal candidates keep the enumerator's order and the first is taken; a
@@ -44,7 +45,7 @@ SEATS = 4
 DANGER = 5            # an opponent with this many cards or fewer may go out soon
 _SMALL_AFTER_BOMB = 4  # a bomb that leaves this many cards or fewer clears the way out
 _SPLIT = 6            # the cost of splitting a group of equal ranks (pair, triple)
-_ENDGAME = 10         # hands this small are searched for a two-play finish
+_ENDGAME = 10         # hands (or what a bomb leaves) this small are tried as two-play finishes
 _JOKER_CODES = {"SJ": 70, "BJ": 75}
 # How much a card of each rank position is worth getting rid of when leading (§2 ranks:
 # 3=0 … A=11, 2=12, SJ=13, BJ=14): low cards are liabilities, high ones regain the lead.
@@ -234,9 +235,10 @@ def _follow(v: Variant, seat: int, shape: _Hand, to_beat: Any, danger: int,
                             f"bombs: an opponent has {danger} card(s) left")
     for p in sorted(bombs, key=lambda p: p.reading.key):
         rest = _remainder(hand, p.cards)
-        if len(rest) <= _SMALL_AFTER_BOMB or _reading(rest, v) is not None:
+        if len(rest) <= _SMALL_AFTER_BOMB or (len(rest) <= _ENDGAME
+                                              and _reading(rest, v) is not None):
             return _follow_play(v, seat, p, to_beat, "bombs to take the lead and go out")
-    paying = [p for p in bombs if _pays(p.reading, v)]
+    paying = [p for p in bombs if _pays(p.reading, v) and not shape.wild.intersection(p.cards)]
     if paying:
         return _follow_play(v, seat, _smallest(paying, rng), to_beat,
                             "bombs with a star that pays")
