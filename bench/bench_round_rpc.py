@@ -1,0 +1,145 @@
+"""RoundService over gRPC: ApplyAction late in a long round vs a health Check, same server.
+
+    .venv/bin/python bench/bench_round_rpc.py [--seconds 3] [--concurrency 8] [--clients 2]
+                                              [--actions 130]
+
+One ``shuangkou serve`` process (``--workers 1``, metrics interceptor on); load from client
+processes on loopback, bounded (``--concurrency`` blocking calls in flight), for a fixed
+time per measurement. Measured in one run, in this order: health ``Check``; ``ApplyAction``
+on the state after ``--actions - 1`` actions of a round (its ``--actions``-th action); the
+same RPC on the state of the round's first action; ``Check`` again. The issue's target:
+ApplyAction at the end of a 130-action round >= 0.8x the Check rate (the mean of the two
+Check runs). The request is the same each call: the server keeps nothing between calls, so
+applying one action to one state any number of times is the honest repeated work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import random
+import sys
+import threading
+import time
+from pathlib import Path
+
+import grpc
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+
+from bench_grpc import Server  # noqa: E402
+from grpc_health.v1 import health_pb2, health_pb2_grpc  # noqa: E402
+
+import core_ext  # noqa: E402
+from core_ext.generate import deal  # noqa: E402
+from service.gen.shuangkou.v1 import (  # noqa: E402
+    rounds_pb2,
+    rounds_pb2_grpc,
+    scoring_pb2,
+    variants_pb2,
+)
+
+VARIANT = "baibian"
+
+
+def long_round(actions: int) -> tuple[bytes, bytes]:
+    """Serialized ApplyActionRequests: the first action of a round and its ``actions``-th,
+    from the first seeded round (random legal actions) that lasts that long."""
+    for seed in range(1000):
+        rng = random.Random(seed)
+        hands = deal(VARIANT, rng)
+        r = core_ext.Round.deal(VARIANT, hands, 0, revealed=hands[0][0])
+        requests = []
+        while not r.is_over and len(requests) < actions:
+            plays = r.legal_plays()
+            pick = rng.randrange(len(plays) + (r.standing is not None))
+            action = rounds_pb2.RoundAction(seat=r.turn)
+            state = r.to_bytes()
+            if pick == len(plays):
+                action.type = scoring_pb2.ACTION_TYPE_PASS
+                r.pass_turn(r.turn)
+            else:
+                action.type = scoring_pb2.ACTION_TYPE_PLAY
+                action.cards.cards[:] = plays[pick].cards
+                r.play(r.turn, plays[pick].cards)
+            requests.append(rounds_pb2.ApplyActionRequest(
+                rule_set=variants_pb2.RuleSet(id=VARIANT), state=state, action=action))
+        if len(requests) == actions:
+            return requests[0].SerializeToString(), requests[-1].SerializeToString()
+    raise RuntimeError(f"no round of {actions} actions in 1000 seeds")
+
+
+def _client(port: int, payload: bytes | None, seconds: float, threads: int, out) -> None:
+    """One client process: ``threads`` blocking callers for ``seconds``; sends the count."""
+    channels = [grpc.insecure_channel(f"127.0.0.1:{port}",
+                                      options=[("grpc.use_local_subchannel_pool", 1)])
+                for _ in range(threads)]
+    calls = [0] * threads
+    stop = time.perf_counter() + seconds
+
+    def run(i: int) -> None:
+        if payload is None:
+            call, request = (health_pb2_grpc.HealthStub(channels[i]).Check,
+                             health_pb2.HealthCheckRequest())
+        else:
+            call = rounds_pb2_grpc.RoundServiceStub(channels[i]).ApplyAction
+            request = rounds_pb2.ApplyActionRequest.FromString(payload)
+        call(request, timeout=30)                     # warm up (and fail early if refused)
+        while time.perf_counter() < stop:
+            call(request, timeout=30)
+            calls[i] += 1
+
+    pool = [threading.Thread(target=run, args=(i,)) for i in range(threads)]
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    out.send(sum(calls))
+
+
+def rate(port: int, payload: bytes | None, args: argparse.Namespace) -> float:
+    ctx = multiprocessing.get_context("spawn")
+    per = max(1, args.concurrency // args.clients)
+    pipes, procs = [], []
+    for _ in range(args.clients):
+        recv, send = ctx.Pipe(duplex=False)
+        p = ctx.Process(target=_client, args=(port, payload, args.seconds, per, send))
+        p.start()
+        pipes.append(recv)
+        procs.append(p)
+    total = sum(recv.recv() for recv in pipes)
+    for p in procs:
+        p.join()
+    return total / args.seconds
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=float, default=3.0)
+    ap.add_argument("--concurrency", type=int, default=8, help="calls in flight")
+    ap.add_argument("--clients", type=int, default=2, help="client processes")
+    ap.add_argument("--actions", type=int, default=130, help="the action measured late")
+    args = ap.parse_args()
+    first, late = long_round(args.actions)
+    print(f"state bytes: first action {len(rounds_pb2.ApplyActionRequest.FromString(first).state)}"
+          f", action {args.actions}: {len(rounds_pb2.ApplyActionRequest.FromString(late).state)}")
+    server = Server.shuangkou(1)
+    try:
+        check1 = rate(server.port, None, args)
+        print(f"health Check                     {check1:>9,.0f} calls/s", flush=True)
+        end = rate(server.port, late, args)
+        print(f"ApplyAction, action {args.actions:<4}         {end:>9,.0f} calls/s", flush=True)
+        start = rate(server.port, first, args)
+        print(f"ApplyAction, action 1            {start:>9,.0f} calls/s", flush=True)
+        check2 = rate(server.port, None, args)
+        print(f"health Check (again)             {check2:>9,.0f} calls/s", flush=True)
+    finally:
+        server.close()
+    check = (check1 + check2) / 2
+    print(f"ApplyAction (action {args.actions}) / Check: {end / check:.2f}x (target >= 0.8x); "
+          f"action {args.actions} / action 1: {end / start:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
