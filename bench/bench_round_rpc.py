@@ -49,7 +49,7 @@ def long_round(actions: int) -> tuple[bytes, bytes]:
     for seed in range(1000):
         rng = random.Random(seed)
         hands = deal(VARIANT, rng)
-        r = core_ext.Round.deal(VARIANT, hands, 0, revealed=hands[0][0])
+        r = core_ext.Round.deal(VARIANT, hands, 0, revealed=hands[0][:1])
         requests = []
         while not r.is_over and len(requests) < actions:
             plays = r.legal_plays()

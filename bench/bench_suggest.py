@@ -49,7 +49,7 @@ def start(v: Variant, rng: random.Random) -> Round:
     hands = deal(v, rng)
     leader = rng.randrange(SEATS)
     if v.decks == 2:
-        return Round.deal(v, hands, leader, revealed=rng.choice(hands[leader]))
+        return Round.deal(v, hands, leader, revealed=[rng.choice(hands[leader])])
     return Round.deal(v, hands, leader, partner=(leader + 2) % SEATS)
 
 

@@ -35,7 +35,7 @@ __all__ = ["RoundServicer", "ROUND_SERVICE_NAME", "register_round_service"]
 
 ROUND_SERVICE_NAME = rounds_pb2.DESCRIPTOR.services_by_name["RoundService"].full_name
 SEATS = 4
-MAX_STATE_BYTES = 1024   # a state is ~120 bytes; anything far larger is not one
+MAX_STATE_BYTES = 4096   # a state is ~650 bytes (fixed per variant); far larger is not one
 _KIND_OF_ACTION = {"play": scoring_pb2.ACTION_TYPE_PLAY, "pass": scoring_pb2.ACTION_TYPE_PASS,
                    "escape": scoring_pb2.ACTION_TYPE_ESCAPE}
 
@@ -122,7 +122,7 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
         partner = (_seat(request.partner, "partner") if request.HasField("partner")
                    else None)
         teams = [list(t.seats) for t in request.teams] or None
-        revealed = request.revealed or None
+        revealed = [request.revealed] if request.revealed else None   # one card code
         with field_scope("deal"):
             r = core_ext.Round.deal(
                 variant, hands, leader, revealed=revealed, partner=partner, teams=teams,

@@ -82,6 +82,7 @@ def play_out(stubs: list[Any], request: rounds_pb2.StartRoundRequest
     """Start the round and play it to the end with suggestions, alternating servers."""
     variant = request.rule_set.id
     state = stubs[0].StartRound(request, timeout=TIMEOUT).state
+    size = len(state.data)
     for n in range(1000):
         stub = stubs[n % len(stubs)]
         hint = stub.SuggestAction(rounds_pb2.SuggestActionRequest(
@@ -94,6 +95,7 @@ def play_out(stubs: list[Any], request: rounds_pb2.StartRoundRequest
             assert done.record.reading.text == hint.reading.text
         state = done.state
         assert state.view.actions_applied == n + 1
+        assert len(state.data) == size        # no history: the state never grows
         if state.view.over:
             return done, n + 1
     raise AssertionError("the round did not end")
@@ -126,7 +128,7 @@ def test_start_view(stub: Any) -> None:
     view = state.view
     assert view.turn == 0 and not view.HasField("standing") and not view.over
     assert list(view.hand_sizes) == [6, 2, 2, 2] and list(view.hand_at) == [0, 1, 2, 3]
-    assert state.data and len(state.data) < 200
+    assert 0 < len(state.data) < 1024
 
 
 def test_record_of_a_trick(stub: Any) -> None:
@@ -208,6 +210,7 @@ def test_forged_states_are_invalid_argument(stub: Any) -> None:
     assert bad_argument(stub, state[: len(state) // 2])
     assert bad_argument(stub, bytes(b ^ 0x5A for b in state))
     assert bad_argument(stub, b"x" * 5000).fields == ["state"]
+    assert bad_argument(stub, state[:-1] + bytes([state[-1] ^ 1]))
 
 
 def test_a_state_read_under_another_variant_is_checked(stub: Any) -> None:

@@ -140,7 +140,7 @@ def start(variant: str, seed: int) -> Round:
     rng = random.Random(seed)
     hands = deal(v, rng)
     if v.decks == 2:
-        return Round.deal(v, hands, seed % 4, revealed=hands[seed % 4][0])
+        return Round.deal(v, hands, seed % 4, revealed=hands[seed % 4][:1])
     return Round.deal(v, hands, seed % 4, partner=(seed % 4 + 2) % 4)
 
 
