@@ -1,0 +1,121 @@
+"""The Node.js table runner (examples/node/table.mjs) against a real server on a loopback
+port: four 托管 seats play a whole round through StartRound / SuggestAction / ApplyAction,
+and the settlement it prints equals ScoreRound on the same deal and actions as a replay."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import grpc
+import pytest
+from grpc_helpers import TIMEOUT, ServerProcess
+
+import core_ext
+from service.gen.shuangkou.v1 import (
+    cards_pb2,
+    readings_pb2,
+    scoring_pb2,
+    service_pb2,
+    service_pb2_grpc,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "node"
+NODE, NPM = shutil.which("node"), shutil.which("npm")
+
+pytestmark = pytest.mark.skipif(
+    NODE is None or NPM is None, reason="node and npm are needed for the Node.js examples")
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    """`shuangkou serve` on a free loopback port, no metrics endpoint; SIGTERM at the end."""
+    process = ServerProcess("--port", "0", "--metrics-port", "0", "--workers", "1",
+                            "--grace", "2")
+    try:
+        process.wait_serving()
+        yield f"127.0.0.1:{process.port}"
+    finally:
+        process.stop(15)
+
+
+@pytest.fixture(scope="module")
+def installed() -> Path:
+    """`npm ci`: exactly the versions in the committed package-lock.json."""
+    done = subprocess.run(
+        [NPM, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+        cwd=EXAMPLE, capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return EXAMPLE / "node_modules"
+
+
+def run_table(address: str, *args: str) -> dict[str, Any]:
+    done = subprocess.run([NODE, "table.mjs", address, *args], cwd=EXAMPLE,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def as_replay(table: dict[str, Any]) -> scoring_pb2.Replay:
+    """The table's deal and actions as a replay message for ScoreRound."""
+    replay = scoring_pb2.Replay(
+        hands=[cards_pb2.Cards(cards_text=" ".join(h)) for h in table["hands"]],
+        leader=table["leader"], stake=table["stake"])
+    if "revealed" in table:
+        replay.revealed = core_ext.parse_cards(table["revealed"])[0]
+    for team in table.get("teams", []):
+        replay.teams.add(seats=team)
+    for a in table["actions"]:
+        action = replay.actions.add(seat=a["seat"], type=scoring_pb2.ActionType.Value(a["type"]))
+        if "cards" in a:
+            action.cards.cards_text = " ".join(a["cards"])
+        if "declaration" in a:
+            d = a["declaration"]
+            action.declare.CopyFrom(readings_pb2.Declaration(
+                kind=readings_pb2.Kind.Value(d["kind"]), top=d.get("top"), star=d.get("star")))
+    return replay
+
+
+def score(address: str, variant: str, replay: scoring_pb2.Replay) -> scoring_pb2.RoundResult:
+    with grpc.insecure_channel(address) as channel:
+        stub = service_pb2_grpc.ShuangkouServiceStub(channel)
+        return stub.ScoreRound(service_pb2.ScoreRoundRequest(variant=variant, replay=replay),
+                               timeout=TIMEOUT).result
+
+
+@pytest.mark.parametrize(("variant", "seed", "stake"), [
+    ("baibian", 1, 1), ("fengkuang", 2, 5), ("fengkuang_crazy", 5, 3), ("bianfeng", 3, 1),
+    ("bianfeng_lishui", 4, 2), ("qianbian", 6, 1), ("huopin", 7, 1),
+])
+def test_table_settlement_equals_score_round(installed: Path, server: str, variant: str,
+                                             seed: int, stake: int) -> None:
+    table = run_table(server, "--variant", variant, "--seed", str(seed), "--stake", str(stake))
+    got = table["result"]
+    assert table["actions"] and all(a["reason"] for a in table["actions"])
+    want = score(server, variant, as_replay(table))
+    assert list(want.hand_at) == table["handAt"]
+    assert got["kind"] == scoring_pb2.WinKind.Name(want.kind)
+    assert got["finishOrder"] == list(want.finish_order)
+    assert got["winningTeam"] == want.winning_team
+    assert (got["star"], got["multiplier"], got["stake"]) == (want.star, want.multiplier, stake)
+    assert [s["final"] for s in got["seats"]] == [s.final for s in want.seats]
+    assert [s["contribution"] for s in got["seats"]] == [s.contribution for s in want.seats]
+    assert got["total"] == want.total
+
+
+def test_same_seed_same_round(installed: Path, server: str) -> None:
+    first = run_table(server, "--variant", "bianfeng", "--seed", "9")
+    again = run_table(server, "--variant", "bianfeng", "--seed", "9")
+    assert first["actions"] == again["actions"] and first["result"] == again["result"]
+
+
+def test_bad_arguments_exit_2(installed: Path) -> None:
+    done = subprocess.run([NODE, "table.mjs", "--variant", "nope"], cwd=EXAMPLE,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "usage" in done.stderr
