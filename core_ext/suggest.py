@@ -229,7 +229,8 @@ def _follow(v: Variant, seat: int, shape: _Hand, to_beat: Any, danger: int,
         return _follow_play(v, seat, best, to_beat, "beats with its cheapest play")
     bombs = list(legal_plays(hand, v, to_beat, bombs_only=True))
     if not bombs:
-        return Suggestion("pass", seat, reason="nothing cheap beats the play")
+        return Suggestion("pass", seat,
+                          reason="nothing beats it without spending a wild or breaking a bomb")
     if threatened:
         return _follow_play(v, seat, _smallest(bombs, rng), to_beat,
                             f"bombs: an opponent has {danger} card(s) left")
