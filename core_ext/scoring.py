@@ -36,9 +36,12 @@ __all__ = [
 ]
 
 SEATS = 4
-#: Largest stake and table fee accepted: every amount then stays far inside int64.
+#: Largest stake and table fee accepted. With a house variant's table amounts (each up to
+#: variants.MAX_AMOUNT) a settlement can still pass int64; :func:`settle` refuses those.
 MAX_STAKE = 10**9
 MAX_TABLE_FEE = 10**12
+#: The wire carries amounts as int64 (protos/shuangkou/v1/scoring.proto).
+INT64_MAX = 2**63 - 1
 KINDS_OF_WIN = ("double", "single", "flat")
 #: Place of the first finisher's partner -> kind of win (§9).
 _KIND_BY_PARTNER_PLACE = {2: "double", 3: "single", 4: "flat"}
@@ -605,6 +608,7 @@ def settle(v: Variant, order: tuple[int, ...], played: Sequence[Sequence[Reading
     events = _CONTRIBUTION_MODES[v.contribution_mode](v, played, stars)
     contrib = _apply_events(events)
     base, places = outcome.base, outcome.places
+    _check_fits(v, [(base[s] * m + contrib[s]) * stake for s in range(SEATS)], stake)
     seats = tuple(
         SeatResult(s, s % 2, places[s], base[s], stars[s], rounds[s][1], m, contrib[s], 0,
                    (base[s] * m + contrib[s]) * stake)
@@ -614,6 +618,17 @@ def settle(v: Variant, order: tuple[int, ...], played: Sequence[Sequence[Reading
         finish_order=order, star=star, star_seat=star_seat if star else None, multiplier=m,
         stake=stake, escaper=None, table_fee=table_fee, seats=seats,
         contributions=tuple(events), **extra)
+
+
+def _check_fits(v: Variant, finals: Sequence[int], stake: int) -> None:
+    """Refuse a settlement the wire cannot carry exactly: every final amount and their sum
+    must fit int64 (only house variants with huge tables reach this; docs/decisions.md)."""
+    worst = max((*finals, sum(finals)), key=abs)
+    if abs(worst) > INT64_MAX:
+        raise ShuangkouError(
+            f"the settlement does not fit the 64-bit amounts results carry: an amount of "
+            f"{worst:.3e} (base × multiplier + contributions in {v.id}, × stake {stake:,}); "
+            f"lower the stake or the variant's table amounts", "stake")
 
 
 def _settle_escape(v: Variant, order: tuple[int, ...], played: Sequence[Sequence[Reading]],
@@ -629,6 +644,8 @@ def _settle_escape(v: Variant, order: tuple[int, ...], played: Sequence[Sequence
               if v.contribution_mode in _KEPT_ON_ESCAPE else [])
     contrib = _apply_events(events)
     places = {s: i + 1 for i, s in enumerate(order)}
+    _check_fits(v, [(settled.amounts[s] + contrib[s]) * stake
+                    - (settled.fee if s == escaper else 0) for s in range(SEATS)], stake)
     seats = tuple(
         SeatResult(seat=s, team=s % 2, place=places.get(s), base=0, star=stars[s],
                    star_source=rounds[s][1], multiplier=settled.multiplier,
