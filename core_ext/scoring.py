@@ -188,7 +188,9 @@ def round_star(bombs: Sequence[Reading], variant: Variant) -> tuple[int, StarSou
     over the N-bombs and joker bombs (N = their star), and the chain bonus (``chain_bonus``).
     On equal stars the simplest source is reported: a bomb, then the table, then the bonus.
     """
-    star, source = 0, StarSource()
+    if not bombs:
+        return 0, _NO_BOMB
+    star, source = 0, _NO_BOMB
     for i, b in enumerate(bombs):
         if b.star > star:
             star, source = b.star, StarSource("bomb", bomb=i)
@@ -208,6 +210,9 @@ def round_star(bombs: Sequence[Reading], variant: Variant) -> tuple[int, StarSou
                 if b.star + bonus > star:
                     star, source = b.star + bonus, StarSource("chain_bonus", bomb=i, bonus=bonus)
     return star, source
+
+
+_NO_BOMB = StarSource()   # shared: the records are frozen
 
 
 def _cap(star: int, variant: Variant) -> int:
@@ -259,8 +264,10 @@ def _contribution_event(variant: Variant, seat: int, star: int,
 # When contributions are paid (§10.4): bombs per seat, round stars -> events.
 def _per_bomb_events(variant: Variant, bombs: Sequence[Sequence[Reading]],
                      stars: Sequence[int]) -> list[ContributionEvent]:
+    first = variant.contribution[0][0] if variant.contribution else None
     events = (_contribution_event(variant, seat, b.star, i)
-              for seat in range(SEATS) for i, b in enumerate(bombs[seat]))
+              for seat in range(SEATS) for i, b in enumerate(bombs[seat])
+              if first is not None and b.star >= first)   # below the first row pays nothing
     return [e for e in events if e is not None]
 
 
