@@ -21,6 +21,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -31,23 +32,27 @@ import replay_v1  # noqa: E402  (the pre-Round validator, tests/replay_v1.py)
 import core_ext  # noqa: E402
 from core_ext import Declaration, Round, ShuangkouError  # noqa: E402
 from core_ext.generate import generate_replay  # noqa: E402
-from core_ext.replay import parse_replay, score_replay  # noqa: E402
+from core_ext.replay import parse_replay, replay_round, score_replay  # noqa: E402
 
 ESCAPE_PROB = 0.05
 
 
-def best_rate(fn, items: list, repeat: int) -> float:
-    """Items per CPU-second of ``fn`` over ``items``, best of ``repeat`` passes."""
-    best = float("inf")
+def best_rates(fns: dict[str, Any], items: list, repeat: int) -> dict[str, float]:
+    """Items per CPU-second of each function over ``items``, best of ``repeat`` passes.
+
+    The passes are interleaved (one pass of each function in turn, ``repeat`` times), so a
+    busy spell on a shared machine slows all of them alike rather than one."""
+    best = dict.fromkeys(fns, float("inf"))
     for _ in range(repeat):
-        t = time.process_time()
-        for x in items:
-            try:
-                fn(x)
-            except ShuangkouError:
-                pass
-        best = min(best, time.process_time() - t)
-    return len(items) / best
+        for name, fn in fns.items():
+            t = time.process_time()
+            for x in items:
+                try:
+                    fn(x)
+                except ShuangkouError:
+                    pass
+            best[name] = min(best[name], time.process_time() - t)
+    return {name: len(items) / b for name, b in best.items()}
 
 
 def action_times(docs: list[dict]) -> list[int]:
@@ -102,23 +107,30 @@ def main() -> None:
         assert new == old, d
     print(f"{len(docs)} generated replays ({args.replays} per variant, {ESCAPE_PROB:.0%} "
           f"escapes), {actions / len(docs):.0f} actions on average")
-    old = best_rate(replay_v1.score_replay, docs, args.repeat)
-    new = best_rate(score_replay, docs, args.repeat)
-    old_json = best_rate(replay_v1.score_replay, texts, args.repeat)
-    new_json = best_rate(score_replay, texts, args.repeat)
-    typed = best_rate(lambda d: score_replay(parse_replay(d)), docs, args.repeat)
-    print("validate + score, replays per CPU-second (one core):")
-    print(f"  dicts: old {old:9,.0f}   Round {new:9,.0f}   ratio {new / old:5.2f}x")
-    print(f"  JSON:  old {old_json:9,.0f}   Round {new_json:9,.0f}   ratio "
-          f"{new_json / old_json:5.2f}x")
-    print(f"  typed Replay (parse_replay + fold through the public actions): {typed:,.0f}")
+    r = best_rates({
+        "old": replay_v1.score_replay, "new": score_replay,
+        "old_json": replay_v1.score_replay, "new_json": score_replay,
+        "old_validate": replay_v1.summarize_replay, "new_validate": replay_round,
+        "typed": lambda d: score_replay(parse_replay(d)),
+    }, docs, args.repeat)
+    rj = best_rates({"old_json": replay_v1.score_replay, "new_json": score_replay}, texts,
+                    args.repeat)
+    print("replays per CPU-second (one core), old = the pre-Round validator (tests/replay_v1.py;"
+          " it settles through today's scoring.settle):")
+    print(f"  validate + score, dicts: old {r['old']:8,.0f}   Round {r['new']:8,.0f}   "
+          f"ratio {r['new'] / r['old']:5.2f}x")
+    print(f"  validate + score, JSON:  old {rj['old_json']:8,.0f}   Round {rj['new_json']:8,.0f}"
+          f"   ratio {rj['new_json'] / rj['old_json']:5.2f}x")
+    print(f"  validate only, dicts:    old {r['old_validate']:8,.0f}   Round "
+          f"{r['new_validate']:8,.0f}   ratio {r['new_validate'] / r['old_validate']:5.2f}x")
+    print(f"  typed Replay (parse_replay + fold through the public actions): {r['typed']:,.0f}")
     times = sorted(action_times(docs))
     print(f"one applied action (Round.play / pass_turn / escape, ActionRecord built): "
           f"median {statistics.median(times) / 1000:.2f} µs, "
           f"p99 {times[int(len(times) * 0.99)] / 1000:.2f} µs over {len(times):,} actions")
     sizes = {}
     for v in core_ext.BUILTIN:
-        rnd = core_ext.replay.replay_round(next(d for d in docs if d["variant"] == v
+        rnd = replay_round(next(d for d in docs if d["variant"] == v
                                                 and not d["actions"][-1].get("escape")))
         sizes[v] = len(rnd.to_bytes())
         blob = rnd.to_bytes()

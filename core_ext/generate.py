@@ -161,6 +161,7 @@ def generate_replay(variant: str | Variant, seed: int, escape_prob: float = 0.0)
         left = rnd.cards_left
         holding.append([s for s in range(SEATS) if left[s]])
         seat = rnd.turn
+        assert seat is not None           # the round is not over
         hand = list(rnd.hand(seat))
         standing = rnd.standing
         if standing is None:

@@ -91,7 +91,7 @@ def check_deal(hands: Sequence[Sequence[int]], v: Variant, partial: bool) -> Non
             if len(hand) != v.hand_size:
                 raise ShuangkouError(f"hands[{d}] has {len(hand)} cards; every seat is dealt "
                                      f"{v.hand_size} in {v.id}", "hands")
-        if deck_exact(hands, v.decks, v.lowest_rank, v.joker_copies):
+        if deck_exact(list(hands), v.decks, v.lowest_rank, v.joker_copies):
             return                    # exactly the deck, card for card (the usual case)
     faces, ranks = [0] * 76, [0] * 15
     for hand in hands:
