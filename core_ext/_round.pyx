@@ -736,3 +736,21 @@ def _declared(declare):
         raise InvalidPlay(f"declared star must be an integer 0–64; got {star!r}", "declare")
     return (_declared_kind(kind), -1 if top is None else _top_pos(top),
             -1 if star is None else star)
+
+
+def deck_exact(list hands, int decks, int lowest, int jokers):
+    """Are the hands together exactly the deck, card for card (the usual deal)?"""
+    cdef int counts[NCODES]
+    cdef int c, want
+    memset(counts, 0, sizeof(counts))
+    for hand in hands:
+        for c in hand:
+            if not 0 < c < NCODES:
+                return False
+            counts[c] += 1
+    for c in range(1, NCODES):
+        want = (decks if SUITED[c] and RANK[c] >= lowest
+                else jokers if c == 70 or c == 75 else 0)
+        if counts[c] != want:
+            return False
+    return True

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._core import format_cards, parse_cards
-from ._round import ROUND_END_RULES, TURN_AFTER, WIND_ORDER, RoundCore
+from ._round import ROUND_END_RULES, TURN_AFTER, WIND_ORDER, RoundCore, deck_exact
 from .errors import RuleViolation, ShuangkouError
 from .round_records import ActionRecord, Standing
 from .scoring import MAX_STAKE, MAX_TABLE_FEE, SEATS, RoundResult, settle
@@ -91,7 +91,7 @@ def check_deal(hands: Sequence[Sequence[int]], v: Variant, partial: bool) -> Non
             if len(hand) != v.hand_size:
                 raise ShuangkouError(f"hands[{d}] has {len(hand)} cards; every seat is dealt "
                                      f"{v.hand_size} in {v.id}", "hands")
-        if sorted([c for hand in hands for c in hand]) == deck(v):
+        if deck_exact(list(hands), v.decks, v.lowest_rank, v.joker_copies):
             return                    # exactly the deck, card for card (the usual case)
     faces, ranks = [0] * 76, [0] * 15
     for hand in hands:
@@ -126,7 +126,7 @@ def _revealed_partner(revealed: Any, hands: Sequence[Sequence[int]], leader: int
                              "revealed")
     card = codes[0]
     copies = v.joker_copies if _rank(card) >= 13 else v.decks
-    held = [list(hand).count(card) for hand in hands]
+    held = [hand.count(card) for hand in hands]
     name = format_cards([card])[0]
     if not held[leader]:
         raise ShuangkouError(f"the leader (dealt seat {leader}) does not hold the revealed "
