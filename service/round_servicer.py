@@ -95,14 +95,19 @@ def state_to_proto(r: core_ext.Round) -> rounds_pb2.RoundState:
     return rounds_pb2.RoundState(data=r.to_bytes(), view=view)
 
 
-def record_to_proto(rec: Any) -> rounds_pb2.ActionRecord:
-    """A core ActionRecord as its message."""
+def record_to_proto(rec: Any, view: rounds_pb2.RoundView | None = None
+                    ) -> rounds_pb2.ActionRecord:
+    """A core ActionRecord as its message. ``view``: the state after the action, whose
+    standing reading is the play's when the play still stands (converted once)."""
     msg = rounds_pb2.ActionRecord(
         seat=rec.seat, type=_KIND_OF_ACTION[rec.kind], cards=rec.cards or (),
         trick_won_by=rec.trick_won_by, finished=rec.finished, wind_to=rec.wind_to,
         next_turn=rec.next_turn, round_over=rec.round_over)
     if rec.reading is not None:
-        msg.reading.CopyFrom(reading_to_proto(rec.reading))
+        if view is not None and view.HasField("standing") and view.standing.seat == rec.seat:
+            msg.reading.CopyFrom(view.standing.reading)
+        else:
+            msg.reading.CopyFrom(reading_to_proto(rec.reading))
     return msg
 
 
@@ -152,8 +157,8 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
         else:
             raise BadInput("action.type must be ACTION_TYPE_PLAY, _PASS or _ESCAPE",
                            "action.type")
-        response = rounds_pb2.ApplyActionResponse(state=state_to_proto(r),
-                                                  record=record_to_proto(rec))
+        response = rounds_pb2.ApplyActionResponse(state=state_to_proto(r))
+        response.record.CopyFrom(record_to_proto(rec, response.state.view))
         if r.is_over:
             response.result.CopyFrom(result_to_proto(r.result()))
         return response
