@@ -30,7 +30,7 @@ Deterministic: equal candidates keep the enumerator's order and the first is tak
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ._core import format_cards, play_reading
@@ -278,4 +278,11 @@ def suggest(round: Any, *, seed: int | None = None) -> Suggestion:
     sizes = tuple(len(round.hand(s)) for s in range(SEATS))
     standing = round.standing
     table = None if standing is None else (standing.seat, standing.reading)
-    return decide(round.variant, seat, round.hand(seat), sizes, table, seed=seed)
+    s = decide(round.variant, seat, round.hand(seat), sizes, table, seed=seed)
+    if s.declaration is not None:
+        # The reading that will stand is the Round's to say: play it on a copy (µs).
+        stands = round.copy().play(s.seat, s.cards, s.declaration).reading
+        if stands.key != s.reading.key or (stands.kind, stands.top) != (s.reading.kind,
+                                                                       s.reading.top):
+            s = replace(s, reading=stands)
+    return s

@@ -123,15 +123,20 @@ def test_passes_when_nothing_beats() -> None:
 
 # --------------------------------------------------------------------- declarations
 def test_declares_the_reading_it_means_when_another_would_stand() -> None:
-    """Following a straight, 45678+BJ stands as 456789 anyway; leading 3 BJ (pair 33) is
-    its only reading: no declaration is needed in either case."""
-    s = decide("baibian", 0, parse_cards("4 5 6 7 8 BJ"), (6, 27, 27, 27))
-    assert s.declaration is None and s.reading.kind == "straight"
-    for st in (s,):
-        stands = core_ext.play_reading(st.cards, "baibian", None,
-                                       *(() if st.declaration is None
-                                         else (st.declaration.kind, st.declaration.top)))
-        assert (stands.kind, stands.top) == (st.reading.kind, st.reading.top)
+    """qianbian 3 4 5 SJ SJ BJ: undeclared it stands as the pair chain 334455 (§7 rule 6);
+    meant as the straight 345678 it carries a declaration, and the Round agrees."""
+    from core_ext.suggest import _play
+    cards = tuple(parse_cards("3S 4H 5H SJ SJ BJ"))
+    straight = next(r for r in core_ext.classify(cards, "qianbian").readings
+                    if r.kind == "straight")
+    s = _play(core_ext.get_variant("qianbian"), 0, cards, straight, None, "leads")
+    assert s.declaration is not None and s.declaration.kind == "straight"
+    r = Round.deal("qianbian", ["3S 4H 5H SJ SJ BJ 9", "4S", "5S", "6S"], 0,
+                   partial_deal=True, partner=2)
+    rec = r.play(0, s.cards, s.declaration)
+    assert (rec.reading.kind, rec.reading.top) == ("straight", straight.top)
+    assert _play(core_ext.get_variant("qianbian"), 0, cards,
+                 core_ext.play_reading(cards, "qianbian"), None, "x").declaration is None
 
 
 # --------------------------------------------------------------------- whole rounds
