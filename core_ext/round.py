@@ -35,7 +35,7 @@ from ._round import ROUND_END_RULES, TURN_AFTER, WIND_ORDER, RoundCore, deck_exa
 from .errors import RuleViolation, ShuangkouError
 from .round_records import ActionRecord, Standing
 from .scoring import MAX_STAKE, MAX_TABLE_FEE, SEATS, RoundResult, settle
-from .variants import Variant, get_variant
+from .variants import BUILTIN, Variant, get_variant, variant_from_mapping
 
 __all__ = ["ActionRecord", "Round", "Standing", "ROUND_END_RULES", "TURN_AFTER", "WIND_ORDER",
            "check_deal", "seating"]
@@ -301,6 +301,15 @@ class Round(RoundCore):
     def __copy__(self) -> Round:
         return self.copy()
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Round:
+        return self.copy()             # the records it shares (readings) are immutable
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle as the serialised form (worker processes, caches)."""
+        v = self.variant
+        spec = v.id if BUILTIN.get(v.id) is v else v.to_dict()   # Variant holds mappingproxies
+        return _unpickle, (type(self), self.to_bytes(), spec)
+
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Round):
             return NotImplemented
@@ -361,6 +370,10 @@ class Round(RoundCore):
         r._restore(v, st)
         _validate_live(r, st)
         return r
+
+
+def _unpickle(cls: type[Round], data: bytes, spec: str | dict[str, Any]) -> Round:
+    return cls.from_bytes(data, spec if isinstance(spec, str) else variant_from_mapping(spec))
 
 
 def _unpack(data: bytes, v: Variant) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import pickle
 import random
 from typing import Any
 
@@ -312,6 +313,16 @@ def test_random_byte_flips_never_crash() -> None:
             except ShuangkouError:
                 continue
             assert back.to_bytes() == data
+
+
+def test_copies_and_pickles() -> None:
+    r = _mid_round()
+    for twin in (copy.copy(r), copy.deepcopy(r), pickle.loads(pickle.dumps(r))):
+        assert twin == r and twin is not r and type(twin) is Round
+        assert twin.standing == r.standing and twin.bombs == r.bombs
+    house = core_ext.get_variant("bianfeng").replace(id="house", wild_jokers=["SJ", "BJ"])
+    rnd = replay_round(generate_replay(house, 1))
+    assert pickle.loads(pickle.dumps(rnd)).result() == rnd.result()
 
 
 def test_state_of_a_finished_round_still_refuses_actions() -> None:
