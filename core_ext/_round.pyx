@@ -39,6 +39,7 @@ from core_ext.round_records import ActionRecord, Standing
 cdef enum:
     SEATS = 4
     NCODES = 76
+    BODY = SEATS * (52 + NFACES) + NCODES   # bytes of _body()
 
 # ----------------------------------------------------------------------------- rule data
 
@@ -629,11 +630,9 @@ cdef class RoundCore:
         other.partial_deal = self.partial_deal
 
     def _state(self):
-        """Everything the serialised form holds, as plain data (core_ext/round.py packs it)."""
+        """The small fields of the serialised form, as plain data (core_ext/round.py packs
+        them; the hands and played cards travel as :meth:`_body`)."""
         return {
-            "faces": [bytes([self.faces[s][c] for c in range(NCODES)]) for s in range(SEATS)],
-            "ranks": [bytes([self.nranks[s][r] for r in range(NFACES)]) for s in range(SEATS)],
-            "played": bytes([self.nplayed[c] for c in range(NCODES)]),
             "finish": self.finish_order,
             "turn": self.cturn, "leader": self.cleader, "last": self.last, "prev": self.prev,
             "passes": self.npasses, "over": self.over_kind, "over_seat": self.over_seat,
@@ -646,25 +645,97 @@ cdef class RoundCore:
             "hand_at": self.hand_at, "partial": self.partial_deal,
         }
 
+    def _body(self):
+        """The hands and played cards as the serialised form lays them out: per seat the
+        copies of the 52 suited faces then the cards of the 15 ranks; then the cards played
+        as each of the 76 codes."""
+        cdef bytearray out = bytearray(BODY)
+        cdef unsigned char[:] b = out
+        cdef int s, c, r, k = 0
+        for s in range(SEATS):
+            for c in range(NCODES):
+                if SUITED[c]:
+                    b[k] = self.faces[s][c]
+                    k += 1
+            for r in range(NFACES):
+                b[k] = self.nranks[s][r]
+                k += 1
+        for c in range(NCODES):
+            b[k] = self.nplayed[c]
+            k += 1
+        return bytes(out)
+
+    def _load_body(self, const unsigned char[:] data, Py_ssize_t pos):
+        """Load :meth:`_body`'s layout from ``data[pos:]`` (the caller checked the length)."""
+        cdef int s, c, r
+        memset(self.faces, 0, sizeof(self.faces))
+        self.holding = 0
+        for s in range(SEATS):
+            for c in range(NCODES):
+                if SUITED[c]:
+                    self.faces[s][c] = data[pos]
+                    pos += 1
+            self.nleft[s] = 0
+            for r in range(NFACES):
+                self.nranks[s][r] = data[pos]
+                self.nleft[s] += data[pos]
+                pos += 1
+            if self.nleft[s]:
+                self.holding += 1
+        for c in range(NCODES):
+            self.nplayed[c] = data[pos]
+            pos += 1
+
+    def _check_cards(self, int decks, int lowest, int jokers, bint partial):
+        """Why the held and played cards cannot come from the deck (a sentence), or None:
+        per rank held + played = the deck (at most, for a partial deal), per suited face
+        at most ``decks`` copies."""
+        cdef int want[NFACES]
+        cdef int total[NFACES]
+        cdef int s, c, r, held
+        for c in range(NCODES):
+            if self.nplayed[c] and (c == 0 or (c > 65 and c != 70 and c != 75)):
+                return "played cards include codes that are no card"
+        for r in range(NFACES):
+            want[r] = jokers if r >= 13 else (4 * decks if r >= lowest else 0)
+            total[r] = 0
+            for s in range(SEATS):
+                total[r] += self.nranks[s][r]
+        for c in range(1, NCODES):
+            total[RANK[c]] += self.nplayed[c]
+        for r in range(NFACES):
+            if total[r] > want[r] or (not partial and total[r] != want[r]):
+                return (f"{total[r]} cards of rank {_rank_name(r)} held and played; the deck "
+                        f"has {want[r]}")
+        for c in range(NCODES):
+            if SUITED[c]:
+                held = self.nplayed[c]
+                for s in range(SEATS):
+                    held += self.faces[s][c]
+                if held > decks:
+                    return (f"{held} copies of {format_cards([c])[0]} held and played; the "
+                            f"deck has {decks}")
+        return None
+
+    def _played_ranks(self):
+        """Cards played so far, per rank position."""
+        cdef int c
+        out = [0] * NFACES
+        for c in range(1, NCODES):
+            out[RANK[c]] += self.nplayed[c]
+        return out
+
     def _restore(self, variant, dict st):
-        """Load a state from :meth:`_state`'s form. The caller has checked it is consistent
-        (cards, seats, turn); here every reading is re-derived from its cards."""
+        """Load a state from :meth:`_state`'s form (after :meth:`_load_body`). The caller has
+        checked it is consistent (cards, seats, turn); every reading is re-derived from its
+        cards here."""
         cdef int s, c, r, i, idx
         cdef RD rd
         cdef RD buf[MAXREAD]
         self._bind(variant)
-        for s in range(SEATS):
-            for c in range(NCODES):
-                self.faces[s][c] = st["faces"][s][c]
-            for r in range(NFACES):
-                self.nranks[s][r] = st["ranks"][s][r]
-            self.nleft[s] = sum(st["ranks"][s])
-        for c in range(NCODES):
-            self.nplayed[c] = st["played"][c]
         self.nfin = len(st["finish"])
         for i in range(self.nfin):
             self.fin[i] = st["finish"][i]
-        self.holding = sum(1 for s in range(SEATS) if self.nleft[s])
         self.cturn, self.cleader, self.last, self.prev = (st["turn"], st["leader"], st["last"],
                                                           st["prev"])
         self.npasses = st["passes"]
