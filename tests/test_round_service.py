@@ -242,3 +242,18 @@ def test_suggest_with_a_seed_is_legal_and_reproducible(stub: Any) -> None:
     first = stub.SuggestAction(request, timeout=TIMEOUT)
     assert stub.SuggestAction(request, timeout=TIMEOUT) == first
     assert apply(stub, "qianbian", state, first.action).record.seat == first.action.seat
+
+
+def test_wind_passes_to_the_partner(stub: Any) -> None:
+    """接风 (§9): seat 0 goes out, everyone passes, the partner (seat 2) leads."""
+    request = rounds_pb2.StartRoundRequest(
+        rule_set=rule_set("baibian"), leader=0, partial_deal=True,
+        hands=[cards_pb2.Cards(cards_text=h) for h in ("7", "3 4", "5 6", "8 9")])
+    state = stub.StartRound(request, timeout=TIMEOUT).state.data
+    done = apply(stub, "baibian", state, act(0, PLAY, "7"))
+    assert done.record.finished == 0 and list(done.state.view.finish_order) == [0]
+    for seat in (1, 2, 3):
+        done = apply(stub, "baibian", done.state.data, act(seat))
+    assert done.record.trick_won_by == 0 and done.record.wind_to == 2
+    assert done.record.next_turn == 2 and done.state.view.turn == 2
+    assert not done.HasField("result")
