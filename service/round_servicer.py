@@ -128,11 +128,11 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
                    else None)
         teams = [list(t.seats) for t in request.teams] or None
         revealed = [request.revealed] if request.revealed else None   # one card code
-        with field_scope("deal"):
-            r = core_ext.Round.deal(
-                variant, hands, leader, revealed=revealed, partner=partner, teams=teams,
-                stake=request.stake if request.HasField("stake") else 1,
-                table_fee=request.table_fee, partial_deal=request.partial_deal)
+        # The core names the offending field as the request does (hands, revealed, teams …).
+        r = core_ext.Round.deal(
+            variant, hands, leader, revealed=revealed, partner=partner, teams=teams,
+            stake=request.stake if request.HasField("stake") else 1,
+            table_fee=request.table_fee, partial_deal=request.partial_deal)
         return rounds_pb2.StartRoundResponse(state=state_to_proto(r))
 
     @rpc

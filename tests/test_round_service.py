@@ -227,7 +227,13 @@ def test_unknown_variant_and_bad_deal(stub: Any) -> None:
         stub.StartRound(rounds_pb2.StartRoundRequest(
             rule_set=rule_set("baibian"), leader=0,
             hands=[cards_pb2.Cards(cards_text="3 4")] * 4), timeout=TIMEOUT)
-    assert caught.value.code() == grpc.StatusCode.INVALID_ARGUMENT   # not a complete deal
+    assert rich_error(caught.value).fields == ["hands"]   # not a complete deal
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.StartRound(small_deal(revealed=cards_pb2.CARD_9S), timeout=TIMEOUT)
+    assert rich_error(caught.value).fields == ["revealed"]   # the leader does not hold it
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.StartRound(small_deal(stake=0), timeout=TIMEOUT)
+    assert rich_error(caught.value).fields == ["stake"]
     with pytest.raises(grpc.RpcError) as caught:
         stub.StartRound(rounds_pb2.StartRoundRequest(
             rule_set=rule_set("baibian"), leader=7, partial_deal=True,
