@@ -18,9 +18,11 @@ applied (the ``reason`` sentence of the :class:`Suggestion` names the step that 
 4. **Following an opponent** — the cheapest ordinary play that beats (fewest splits, no wild,
    no bomb broken, lowest top). A bomb only when it matters: an opponent is about to go out
    (``DANGER`` cards or fewer), the bomb leaves a hand that goes out in one more play or is
-   small, or its star pays on its own (a per-bomb contribution, §10.4, from natural cards
-   only: wilds are worth more kept); then the cheapest bomb that beats, or the cheapest one
-   that pays when paying is the reason.
+   small, or its star pays on its own (from natural cards only: wilds are worth more kept):
+   it reaches the variant's contribution table (§10.4: every such bomb in the per-bomb
+   mode, one above the seat's round star so far in the round-star mode), or, once the
+   seat's team holds 1st place, the multiplier table above the seat's star (§10.3); then
+   the cheapest bomb that beats, or the cheapest one that pays when paying is the reason.
 5. Otherwise pass.
 
 Deterministic: equal candidates keep the enumerator's order and the first is taken; a
@@ -130,10 +132,26 @@ def _reading(cards: Any, v: Variant, to_beat: Any = None) -> Any:
         return None
 
 
-def _pays(reading: Any, v: Variant) -> bool:
-    """Does this bomb's star earn points on its own (§10.4 per-bomb contribution)?"""
-    return (v.contribution_mode == "per_bomb" and bool(v.contribution)
-            and reading.star >= v.contribution[0][0])
+@dataclass(frozen=True, slots=True)
+class _Stakes:
+    """What a bomb's star can still earn the seat: its round star so far (§10.2, the
+    highest bomb it played) and whether its team holds 1st place (its stars then set the
+    multiplier, §10.3)."""
+
+    star: int = 0
+    winning: bool = False
+
+    def pays(self, reading: Any, v: Variant) -> bool:
+        """Does this bomb's star earn points by itself? A per-bomb contribution (§10.4); a
+        round-star contribution above the star already reached; or a higher multiplier
+        for a team that already holds 1st place."""
+        star = reading.star
+        first = v.contribution[0][0] if v.contribution else None
+        if first is not None and star >= first and (v.contribution_mode == "per_bomb"
+                                                     or star > self.star):
+            return True
+        return (self.winning and bool(v.multiplier) and v.multiplier_star != "winner"
+                and star >= v.multiplier[0][0] and star > self.star)
 
 
 def _pick(candidates: list[tuple[Any, Any]], rng: random.Random | None) -> Any:
@@ -149,9 +167,11 @@ def _smallest(bombs: list[Any], rng: random.Random | None) -> Any:
 
 def decide(variant: str | Variant, seat: int, hand: tuple[int, ...] | list[int],
            sizes: tuple[int, ...] | list[int], standing: tuple[int, Any] | None = None,
-           *, seed: int | None = None) -> Suggestion:
+           *, seed: int | None = None, star: int = 0, winning: bool = False) -> Suggestion:
     """The policy on plain table facts: ``sizes`` = cards held per seat, ``standing`` =
-    (seat, reading) of the play to beat or None when ``seat`` leads. See the module doc.
+    (seat, reading) of the play to beat or None when ``seat`` leads; ``star`` = the
+    highest star the seat has played, ``winning`` = its team holds 1st place. See the
+    module doc.
 
     Only what the policy may choose is enumerated: weak plays from the plain cards, bombs
     when one is wanted, everything only for small hands; so a full hand with four wild
@@ -172,7 +192,7 @@ def decide(variant: str | Variant, seat: int, hand: tuple[int, ...] | list[int],
         return _lead(v, seat, shape, sizes[partner], danger, rng)
     if standing[0] == partner:
         return Suggestion("pass", seat, reason="lets the partner's winning play stand")
-    return _follow(v, seat, shape, to_beat, danger, rng)
+    return _follow(v, seat, shape, to_beat, danger, _Stakes(star, winning), rng)
 
 
 def _lead(v: Variant, seat: int, shape: _Hand, partner_size: int, danger: int,
@@ -215,7 +235,7 @@ def _lead(v: Variant, seat: int, shape: _Hand, partner_size: int, danger: int,
     return _lead_play(v, seat, _smallest(bombs, rng), "only bombs left: leads the smallest")
 
 
-def _follow(v: Variant, seat: int, shape: _Hand, to_beat: Any, danger: int,
+def _follow(v: Variant, seat: int, shape: _Hand, to_beat: Any, danger: int, stakes: _Stakes,
             rng: random.Random | None) -> Suggestion:
     hand = shape.cards
     threatened = danger <= DANGER
@@ -239,7 +259,7 @@ def _follow(v: Variant, seat: int, shape: _Hand, to_beat: Any, danger: int,
         if len(rest) <= _SMALL_AFTER_BOMB or (len(rest) <= _ENDGAME
                                               and _reading(rest, v) is not None):
             return _follow_play(v, seat, p, to_beat, "bombs to take the lead and go out")
-    paying = [p for p in bombs if _pays(p.reading, v) and not shape.wild.intersection(p.cards)]
+    paying = [p for p in bombs if stakes.pays(p.reading, v) and not shape.wild.intersection(p.cards)]
     if paying:
         return _follow_play(v, seat, _smallest(paying, rng), to_beat,
                             "bombs with a star that pays")
@@ -278,7 +298,10 @@ def suggest(round: Any, *, seed: int | None = None) -> Suggestion:
     sizes = tuple(len(round.hand(s)) for s in range(SEATS))
     standing = round.standing
     table = None if standing is None else (standing.seat, standing.reading)
-    s = decide(round.variant, seat, round.hand(seat), sizes, table, seed=seed)
+    star = max((b.star for b in round.bombs[seat]), default=0)
+    first = round.finish_order[0] if round.finish_order else None
+    s = decide(round.variant, seat, round.hand(seat), sizes, table, seed=seed, star=star,
+               winning=first is not None and first % 2 == seat % 2)
     if s.declaration is not None:
         # The reading that will stand is the Round's to say: play it on a copy (µs).
         stands = round.copy().play(s.seat, s.cards, s.declaration).reading

@@ -116,6 +116,23 @@ def test_bombs_with_a_star_that_pays() -> None:
     assert text(s) == "9 9 9 9 9 9" and "pays" in s.reason
 
 
+def test_round_star_contribution_pays_once() -> None:
+    """bianfeng_lishui pays contributions once, at the round star (§10.4): a 6-bomb pays
+    until the seat has reached 6 stars."""
+    hand = parse_cards("3 4 6 9 9 9 9 9 9 J Q K A 2 5")
+    table = ("bianfeng_lishui", 0, hand, (15, 20, 27, 20), (1, reading("2", "bianfeng_lishui")))
+    assert "pays" in decide(*table).reason
+    assert decide(*table, star=6).kind == "pass"
+
+
+def test_a_higher_multiplier_pays_once_the_team_holds_first_place() -> None:
+    """baibian multiplies from 5 stars (§10.3): a 5-bomb pays once the team holds 1st."""
+    hand = parse_cards("3 4 6 9 9 9 9 9 J Q K A 2 5")
+    table = ("baibian", 0, hand, (14, 20, 0, 20), (1, reading("2")))
+    assert decide(*table).kind == "pass"
+    assert "pays" in decide(*table, winning=True).reason
+
+
 def test_passes_when_nothing_beats() -> None:
     s = decide("baibian", 0, parse_cards("3 4 5"), (3, 20, 27, 20), (1, reading("2 2")))
     assert s.kind == "pass" and s.cards == ()
