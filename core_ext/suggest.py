@@ -2,8 +2,9 @@
 
 :func:`suggest` looks at a round the way the player in the seat would: its own hand and the
 public table (whose turn, the play standing and who made it, every seat's card count,
-finishing order). It never looks at another seat's cards. The policy, in the order it is
-applied (the ``reason`` sentence of the :class:`Suggestion` names the step that decided):
+finishing order, the bombs it played). It never looks at another seat's cards. The policy,
+in the order it is applied (the ``reason`` sentence of the :class:`Suggestion` names the
+step that decided):
 
 1. **Go out when it can**: a legal play that empties the hand is taken.
 2. **Partner winning**: when the partner made the standing play, pass (unless step 1).
