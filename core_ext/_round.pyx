@@ -33,7 +33,9 @@ from core_ext._core cimport (
 
 from core_ext._core import KINDS as _KINDS
 from core_ext._core import _declared_kind, _rank_name, _top_pos, format_cards, play_reading
+from core_ext._settle import settle as _settle_inputs
 from core_ext.errors import InvalidPlay, RuleViolation, ShuangkouError
+from core_ext.scoring import _settle_escape
 from core_ext.round_records import ActionRecord, Standing
 
 cdef enum:
@@ -179,7 +181,7 @@ cdef class RoundCore:
     @property
     def finish_order(self):
         """Seats that emptied their hands, in order."""
-        return tuple(self.fin[i] for i in range(self.nfin))
+        return tuple([self.fin[i] for i in range(self.nfin)])
 
     @property
     def is_over(self):
@@ -197,25 +199,34 @@ cdef class RoundCore:
 
     @property
     def cards_left(self):
-        return tuple(self.nleft[s] for s in range(SEATS))
+        return (self.nleft[0], self.nleft[1], self.nleft[2], self.nleft[3])
 
     @property
     def standing(self):
         """The play standing on the table (:class:`Standing`), or None when a seat leads."""
         if not self.has_st:
             return None
-        return Standing(self.st_seat, tuple(self.st_cards[i] for i in range(self.st_n)),
+        return Standing(self.st_seat, tuple([self.st_cards[i] for i in range(self.st_n)]),
                         self._standing_reading())
 
     @property
     def bombs(self):
         """Per seat, the bombs that stood (the readings :func:`score_round` settles)."""
-        return tuple(tuple(b) for b in self.bomb_readings)
+        return tuple([tuple(b) for b in self.bomb_readings])
 
     @property
     def bomb_cards(self):
         """The same bombs as card codes."""
-        return tuple(tuple(b) for b in self.bomb_codes)
+        return tuple([tuple(b) for b in self.bomb_codes])
+
+    def _settle(self, result_type, dict extra=None):
+        """The settlement (core_ext.scoring.settle, compiled) of the state as it stands,
+        as ``result_type`` with the ``extra`` fields (the caller checked it is over)."""
+        escaper = _opt(self.cescaper)
+        return _settle_inputs(
+            self.variant, self.finish_order, self.bomb_readings, self.stake, self.cards_left,
+            escaper, [self.hand(s) for s in range(SEATS)] if escaper is not None else None,
+            self.table_fee, result_type, _settle_escape, extra or {})
 
     cdef object _standing_reading(self):
         if self.st_reading is None and self.has_st:
@@ -638,7 +649,7 @@ cdef class RoundCore:
             "passes": self.npasses, "over": self.over_kind, "over_seat": self.over_seat,
             "over_action": self.over_action, "escaper": self.cescaper,
             "lead": (self.lead_why, self.lead_a, self.lead_b),
-            "standing": ((self.st_seat, tuple(self.st_cards[i] for i in range(self.st_n)),
+            "standing": ((self.st_seat, tuple([self.st_cards[i] for i in range(self.st_n)]),
                           self.st_index) if self.has_st else None),
             "bombs": [list(zip(self.bomb_codes[s], self.bomb_index[s])) for s in range(SEATS)],
             "actions": self.actions_applied, "stake": self.stake, "table_fee": self.table_fee,

@@ -407,7 +407,8 @@ def score_replay(replay: Replay | Mapping[str, Any] | str | bytes, *,
     including an escape in a variant without an escape rule (at the escape's index)."""
     rnd = replay_round(replay, partial_deal=partial_deal)
     try:
-        result = rnd._settle(ReplayResult, hand_at=rnd.hand_at, actions=rnd.actions_applied)
+        result = rnd._settle(ReplayResult, {"hand_at": rnd.hand_at,
+                                                 "actions": rnd.actions_applied})
     except ShuangkouError as exc:   # an amount beyond the wire's 64 bits
         raise ReplayError(str(exc), rnd.escape_action, exc.field) from None
     return result  # type: ignore[return-value]

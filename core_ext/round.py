@@ -34,7 +34,7 @@ from ._core import format_cards, parse_cards
 from ._round import ROUND_END_RULES, TURN_AFTER, WIND_ORDER, RoundCore, deck_exact
 from .errors import RuleViolation, ShuangkouError
 from .round_records import ActionRecord, Standing
-from .scoring import MAX_STAKE, MAX_TABLE_FEE, SEATS, RoundResult, settle
+from .scoring import MAX_STAKE, MAX_TABLE_FEE, SEATS, RoundResult
 from .variants import BUILTIN, Variant, get_variant, variant_from_mapping
 
 __all__ = ["ActionRecord", "Round", "Standing", "ROUND_END_RULES", "TURN_AFTER", "WIND_ORDER",
@@ -284,14 +284,6 @@ class Round(RoundCore):
             raise ShuangkouError(f"the round is not over: seat {self.turn} is to act",
                                  "round")
         return self._settle(RoundResult)
-
-    def _settle(self, result_type: type[RoundResult], **extra: Any) -> RoundResult:
-        escaper = self.escaper
-        return settle(self.variant, self.finish_order, self.bombs, stake=self.stake,
-                      cards_left=self.cards_left, escaper=escaper,
-                      hands=([self.hand(s) for s in range(SEATS)]
-                             if escaper is not None else None),
-                      table_fee=self.table_fee, result_type=result_type, **extra)
 
     def copy(self) -> Round:
         other = type(self).__new__(type(self))
