@@ -41,7 +41,9 @@ _KIND_OF_ACTION = {"play": scoring_pb2.ACTION_TYPE_PLAY, "pass": scoring_pb2.ACT
 
 
 def rule_set_variant(msg: Any, present: bool) -> str | Variant:
-    """The variant a ``RuleSet`` field names (unset: the default built-in)."""
+    """The variant a ``RuleSet`` field names (unset: the default built-in). The same rules
+    as :func:`service.convert.resolve_variant`, which here still reads the older oneof of
+    ShuangkouService requests; once every request carries ``rule_set`` that one serves."""
     which = msg.WhichOneof("source") if present else None
     if which == "custom_json":
         if len(msg.custom_json) > MAX_CUSTOM_VARIANT_CHARS:

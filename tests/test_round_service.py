@@ -16,6 +16,7 @@ import core_ext
 from core_ext.generate import deal
 from service.gen.shuangkou.v1 import (
     cards_pb2,
+    readings_pb2,
     rounds_pb2,
     rounds_pb2_grpc,
     scoring_pb2,
@@ -263,3 +264,20 @@ def test_wind_passes_to_the_partner(stub: Any) -> None:
     assert done.record.trick_won_by == 0 and done.record.wind_to == 2
     assert done.record.next_turn == 2 and done.state.view.turn == 2
     assert not done.HasField("result")
+
+
+def test_a_house_variant_travels_as_custom_json(stub: Any) -> None:
+    """Two-link chain bombs (a house rule): 4444 5555 is one bomb of 6 stars."""
+    house = variants_pb2.RuleSet(
+        custom_json='{"id": "house", "extends": "baibian", "chain_min_links": 2}')
+    request = small_deal()
+    request.rule_set.CopyFrom(house)
+    request.hands[0].cards_text = "4444 5555 3S"
+    state = stub.StartRound(request, timeout=TIMEOUT).state.data
+    done = stub.ApplyAction(rounds_pb2.ApplyActionRequest(
+        rule_set=house, state=state, action=act(0, PLAY, "4444 5555")), timeout=TIMEOUT)
+    assert done.record.reading.kind == readings_pb2.KIND_CHAIN_BOMB
+    assert done.record.reading.star == 6
+    hint = stub.SuggestAction(rounds_pb2.SuggestActionRequest(
+        rule_set=house, state=done.state.data), timeout=TIMEOUT)
+    assert hint.action.seat == 1 and hint.action.type == PASS
