@@ -13,6 +13,7 @@ Every sentence of a rule error here is the one replay validation reports (docs/r
 so a replay and a live round fail alike.
 """
 
+from cpython.unicode cimport PyUnicode_1BYTE_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND
 from libc.string cimport memcpy, memset
 
 from core_ext._core cimport (
@@ -76,6 +77,86 @@ for _s in range(SEATS):
 for _c in range(NCODES):
     RANK[_c] = (_c - 1) // 5 if _c else 0
     SUITED[_c] = 1 if _c and (_c - 1) // 5 < 13 and (_c - 1) % 5 < 4 else 0
+
+# Card tokens of replays ("3S", "TH", "10H", "SJ", "5" …) decoded from the string's bytes:
+# the C form of the token table core_ext/replay.py passes in (built from it, once).
+cdef u8 TOK1[128]
+cdef u8 TOK2[128][128]
+cdef u8 TOK10[128]          # "10" followed by one character
+cdef object _tok_source = None
+
+
+cdef int _use_tokens(dict tokens) except -1:
+    global _tok_source
+    if tokens is _tok_source:
+        return 0
+    memset(TOK1, 0, sizeof(TOK1))
+    memset(TOK2, 0, sizeof(TOK2))
+    memset(TOK10, 0, sizeof(TOK10))
+    for name, code in tokens.items():
+        b = name.encode("ascii")
+        if not 0 < code < NCODES:
+            raise ValueError(f"token {name!r}: {code} is no card code")
+        if len(b) == 1:
+            TOK1[b[0]] = code
+        elif len(b) == 2:
+            TOK2[b[0]][b[1]] = code
+        elif len(b) == 3 and b[:2] == b"10":
+            TOK10[b[2]] = code
+        else:
+            raise ValueError(f"token {name!r} has no place in the compiled token table")
+    _tok_source = tokens
+    return 0
+
+
+cdef inline int _tok(object t) noexcept:
+    """The code of a card token as the token table has it; 0 when it is not in the table."""
+    cdef Py_ssize_t n
+    cdef const unsigned char* d
+    if type(t) is not str or PyUnicode_KIND(t) != PyUnicode_1BYTE_KIND:
+        return 0
+    n = PyUnicode_GET_LENGTH(t)
+    d = <const unsigned char*>PyUnicode_DATA(t)
+    if n == 2:
+        return TOK2[d[0]][d[1]] if d[0] < 128 and d[1] < 128 else 0
+    if n == 1:
+        return TOK1[d[0]] if d[0] < 128 else 0
+    if n == 3 and d[0] == 49 and d[1] == 48:        # "10"
+        return TOK10[d[2]] if d[2] < 128 else 0
+    return 0
+
+
+def deal_codes(raw, dict tokens, int hand_size, int decks, int lowest, int jokers):
+    """The fast path of reading a replay's dealt hands: 4 lists of card tokens from the
+    table that hold ``hand_size`` cards each and together exactly the deck -> their codes;
+    anything else -> None (the caller parses and checks in full, for its error sentences)."""
+    cdef int counts[NCODES]
+    cdef int s, j, c, n, want
+    if type(raw) is not list or len(<list>raw) != SEATS:
+        return None
+    _use_tokens(tokens)
+    memset(counts, 0, sizeof(counts))
+    out = []
+    for s in range(SEATS):
+        hand = (<list>raw)[s]
+        if type(hand) is not list or len(<list>hand) != hand_size:
+            return None
+        n = hand_size
+        codes = [0] * n
+        for j in range(n):
+            c = _tok((<list>hand)[j])
+            if not c:
+                return None
+            counts[c] += 1
+            codes[j] = c
+        out.append(codes)
+    for c in range(1, NCODES):
+        want = (decks if SUITED[c] and RANK[c] >= lowest
+                else jokers if c == 70 or c == 75 else 0)
+        if counts[c] != want:
+            return None
+    return out
+
 
 _ORDINALS = {1: "st", 2: "nd", 3: "rd"}
 _NO_ESCAPE = ("{} defines no escape settlement (its rules say nothing about a player leaving "
@@ -540,6 +621,7 @@ cdef class RoundCore:
         cdef u8 counts[NFACES]
         cdef RD rd
         cdef Py_ssize_t count = len(actions)
+        _use_tokens(tokens)
         for i in range(count):
             a = actions[i]
             if type(a) is not dict:
@@ -561,12 +643,10 @@ cdef class RoundCore:
                     if type(raw) is list and len(<list>raw) <= MAXCARDS:
                         n = len(<list>raw)
                         for j in range(n):
-                            t = raw[j]
-                            code = tokens.get(t) if type(t) is str else None
-                            if code is None:
+                            codes[j] = _tok((<list>raw)[j])
+                            if not codes[j]:
                                 n = -1
                                 break
-                            codes[j] = code
                     if n < 0:
                         lst = cards_of(i, raw)
                         if len(lst) > MAXCARDS:
@@ -818,6 +898,23 @@ def _declared(declare):
         raise InvalidPlay(f"declared star must be an integer 0–64; got {star!r}", "declare")
     return (_declared_kind(kind), -1 if top is None else _top_pos(top),
             -1 if star is None else star)
+
+
+def copies_held(hands, int card):
+    """Copies of ``card`` in each hand (lists of codes)."""
+    cdef int s, n, c
+    out = [0, 0, 0, 0]
+    for s in range(SEATS):
+        n = 0
+        hand = hands[s]
+        if type(hand) is list:
+            for c in <list>hand:
+                if c == card:
+                    n += 1
+        else:
+            n = hand.count(card)
+        out[s] = n
+    return out
 
 
 def deck_exact(list hands, int decks, int lowest, int jokers):
