@@ -25,9 +25,9 @@ from typing import Any
 import orjson
 
 from ._core import Reading, format_cards, parse_cards
+from ._round import deal_codes
 from .declaration import Declaration
 from .errors import IllegalPlay, ShuangkouError
-from ._round import deal_codes
 from .round import Round, seating
 from .scoring import MAX_STAKE, MAX_TABLE_FEE, SEATS, RoundResult
 from .variants import Variant, get_variant, variant_from_mapping
