@@ -14,7 +14,9 @@ so a replay and a live round fail alike.
 """
 
 from cpython.unicode cimport PyUnicode_1BYTE_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND
-from libc.string cimport memcpy, memset
+from cpython.dict cimport PyDict_Next
+from cpython.object cimport PyObject
+from libc.string cimport memcmp, memcpy, memset
 
 from core_ext._core cimport (
     K_BOMB,
@@ -124,6 +126,34 @@ cdef inline int _tok(object t) noexcept:
     if n == 3 and d[0] == 49 and d[1] == 48:        # "10"
         return TOK10[d[2]] if d[2] < 128 else 0
     return 0
+
+
+cdef enum:
+    KEY_OTHER = 0
+    KEY_SEAT = 1
+    KEY_PLAY = 2
+    KEY_PASS = 3
+    KEY_ESCAPE = 4
+
+
+cdef inline int _action_key(object k) noexcept:
+    """Which of an action's usual fields the key names exactly (KEY_OTHER for any other)."""
+    cdef Py_ssize_t n
+    cdef const char* d
+    if type(k) is not str or PyUnicode_KIND(k) != PyUnicode_1BYTE_KIND:
+        return KEY_OTHER
+    n = PyUnicode_GET_LENGTH(k)
+    d = <const char*>PyUnicode_DATA(k)
+    if n == 4:
+        if memcmp(d, b"seat", 4) == 0:
+            return KEY_SEAT
+        if memcmp(d, b"play", 4) == 0:
+            return KEY_PLAY
+        if memcmp(d, b"pass", 4) == 0:
+            return KEY_PASS
+    elif n == 6 and memcmp(d, b"escape", 6) == 0:
+        return KEY_ESCAPE
+    return KEY_OTHER
 
 
 def deal_codes(raw, dict tokens, int hand_size, int decks, int lowest, int jokers):
@@ -621,12 +651,41 @@ cdef class RoundCore:
         cdef u8 counts[NFACES]
         cdef RD rd
         cdef Py_ssize_t count = len(actions)
+        cdef Py_ssize_t pos
+        cdef PyObject* k
+        cdef PyObject* v
+        cdef int has_play, is_pass, is_escape, field
+        cdef bint fast
         _use_tokens(tokens)
         for i in range(count):
             a = actions[i]
             if type(a) is not dict:
                 raise err("an action must be an object such as {\"seat\": 0, \"pass\": true}", i)
-            seat_o = (<dict>a).get("seat")
+            # the fields: one scan of a small action's items (no hashing), else lookups
+            seat_o = play_o = None
+            has_play = is_pass = is_escape = 0
+            fast = len(<dict>a) <= 2
+            if fast:
+                pos = 0
+                while PyDict_Next(a, &pos, &k, &v):
+                    field = _action_key(<object>k)
+                    if field == KEY_SEAT:
+                        seat_o = <object>v
+                    elif field == KEY_PLAY:
+                        has_play, play_o = 1, <object>v
+                    elif field == KEY_PASS:
+                        is_pass = <object>v is True
+                    elif field == KEY_ESCAPE:
+                        is_escape = <object>v is True
+                    else:
+                        fast = 0
+                        break
+            if not fast:
+                seat_o = (<dict>a).get("seat")
+                has_play = "play" in a
+                play_o = (<dict>a).get("play")
+                is_pass = (<dict>a).get("pass", None) is True
+                is_escape = (<dict>a).get("escape", None) is True
             if type(seat_o) is not int or not 0 <= seat_o < SEATS:
                 raise err(f"seat must be a seat 0–3; got {seat_o!r}", i)
             seat = seat_o
@@ -634,11 +693,11 @@ cdef class RoundCore:
             if extra and not a.keys() <= keys:
                 raise err(f"unknown action field {sorted(set(a) - keys)[0]!r}", i)
             try:
-                if "play" in a:
+                if has_play:
                     self._turn_check(seat)
                     if extra and ("pass" in a or "escape" in a):
                         raise err("an action is one of play, pass or escape", i)
-                    raw = (<dict>a)["play"]
+                    raw = play_o
                     n = -1
                     if type(raw) is list and len(<list>raw) <= MAXCARDS:
                         n = len(<list>raw)
@@ -670,12 +729,12 @@ cdef class RoundCore:
                                 raise err(f"seat {seat} plays "
                                           f"{_text([codes[j] for j in range(n)])}: {exc}", i)
                     self._play(seat, codes, n, kind, top, -1, 1, &rd)
-                elif "pass" in a and (<dict>a)["pass"] is True:
+                elif is_pass:
                     self._turn_check(seat)
                     if extra and ("escape" in a or "declare" in a or "play" in a):
                         raise err("a pass takes no other field", i)
                     self._pass(seat)
-                elif "escape" in a and (<dict>a)["escape"] is True:
+                elif is_escape:
                     if extra and ("pass" in a or "declare" in a or "play" in a):
                         raise err("an escape takes no other field", i)
                     self._escape(seat)
