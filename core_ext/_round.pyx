@@ -188,6 +188,27 @@ def deal_codes(raw, dict tokens, int hand_size, int decks, int lowest, int joker
     return out
 
 
+cdef extern from "Python.h":
+    int PyObject_GenericSetAttr(object o, object name, object value) except -1
+
+cdef object _new = object.__new__
+cdef tuple _RECORD_FIELDS = ("seat", "kind", "cards", "reading", "trick_won_by", "finished",
+                             "wind_to", "next_turn", "round_over")
+
+
+cdef object _action_record(seat, kind, cards, reading, trick_won_by, finished, wind_to,
+                           next_turn, round_over):
+    """An :class:`ActionRecord`, its fields set in declared order (its frozen ``__init__``
+    without the Python frame: the hot path of every action)."""
+    rec = _new(ActionRecord)
+    values = (seat, kind, cards, reading, trick_won_by, finished, wind_to, next_turn,
+              round_over)
+    cdef Py_ssize_t i
+    for i in range(9):
+        PyObject_GenericSetAttr(rec, (<tuple>_RECORD_FIELDS)[i], (<tuple>values)[i])
+    return rec
+
+
 _ORDINALS = {1: "st", 2: "nd", 3: "rd"}
 _NO_ESCAPE = ("{} defines no escape settlement (its rules say nothing about a player leaving "
               "mid-round), so an escaped round cannot be scored")
@@ -602,7 +623,7 @@ cdef class RoundCore:
         self._play(seat, codes, n, kind, top, star, 1, &rd)
         reading = self._standing_reading()
         over = self.over_kind != OVER_NONE
-        return ActionRecord(seat, "play", tuple([codes[i] for i in range(n)]), reading, None,
+        return _action_record(seat, "play", tuple([codes[i] for i in range(n)]), reading, None,
                             None if self.nleft[seat] else seat, None,
                             None if over else self.cturn, over)
 
@@ -620,7 +641,7 @@ cdef class RoundCore:
         """Pass; returns the :class:`ActionRecord` (the trick's winner when it ends)."""
         cdef int last = self.last
         cdef int how = self._pass(seat)
-        return ActionRecord(seat, "pass", (), None, last if how else None, None,
+        return _action_record(seat, "pass", (), None, last if how else None, None,
                             self.cturn if how == 2 else None, self.cturn, False)
 
     def verify_escape(self, int seat):
@@ -636,7 +657,7 @@ cdef class RoundCore:
     def escape(self, int seat):
         """Abandon the round (逃跑, §9): it ends at once."""
         self._escape(seat)
-        return ActionRecord(seat, "escape", (), None, None, None, None, None, True)
+        return _action_record(seat, "escape", (), None, None, None, None, None, True)
 
     # -- replays
     def _fold(self, list actions, err, dict tokens, declaration_of, cards_of, frozenset keys):
