@@ -263,6 +263,11 @@ class Replay:
             raise ReplayError(str(exc), field=exc.field) from None
 
 
+#: The pass and escape of each seat: records are frozen, so parsed replays share them.
+_PASSES = tuple(Action(s, "pass") for s in range(SEATS))
+_ESCAPES = tuple(Action(s, "escape") for s in range(SEATS))
+
+
 def _header(r: Mapping[str, Any], partial_deal: bool) -> dict[str, Any]:
     """The checked deal fields of a loaded document (everything but the actions)."""
     if "variant" not in r or "hands" not in r or "actions" not in r:
@@ -325,11 +330,11 @@ def _parse_action(i: int, a: Any) -> Action:
     if a.get("pass") is True:
         if len(a) > 2:
             raise ReplayError("a pass takes no other field", i)
-        return Action(seat, "pass")
+        return _PASSES[seat]
     if a.get("escape") is True:
         if len(a) > 2:
             raise ReplayError("an escape takes no other field", i)
-        return Action(seat, "escape")
+        return _ESCAPES[seat]
     raise ReplayError("an action needs \"play\": [cards], \"pass\": true or \"escape\": true", i)
 
 
