@@ -1,10 +1,14 @@
 """The round flow through core_ext.Round against the replay validator it replaced.
 
 1. Replay validation + scoring per second per core (CPU time, best of ``--repeat`` passes):
-   ``core_ext.score_replay`` (a document folded over a Round in compiled code) and the old
-   path kept as tests/replay_v1.py, on the same generated replays (every variant, 5 %
-   escapes; baibian escapes are refused by both), in the same run; the ratio is printed.
-   Also from JSON text, and through the typed record (``parse_replay`` then fold).
+   ``core_ext.score_replay`` (a document folded over a Round in compiled code, settled by
+   the compiled settlement core_ext/_settle.pyx) against ``score_replay`` of commit
+   :data:`BASE` (the last one before Round: its Python validator and Python settlement,
+   loaded from git history) — the issue-11 ratio — and against the old validator kept as
+   tests/replay_v1.py (which settles through today's compiled settlement, so that ratio
+   is the validation's), on the same generated replays (every variant, 5 % escapes;
+   baibian escapes are refused by all), in the same run. Also from JSON text, and through
+   the typed record (``parse_replay`` then fold).
 2. One applied action in-process: each ``Round.play`` / ``pass_turn`` / ``escape`` of the
    same replays timed on its own (``perf_counter_ns`` around the call); median and p99.
 3. The serialised state: ``to_bytes`` size per variant, and ``from_bytes`` + ``to_bytes``
@@ -145,7 +149,7 @@ def main() -> None:
     rj = best_rates({"old_json": replay_v1.score_replay, "new_json": score_replay}, texts,
                     args.repeat)
     print("replays per CPU-second (one core), old = the pre-Round validator (tests/replay_v1.py;"
-          " it settles through today's scoring.settle):")
+          " it settles through today's compiled scoring.settle):")
     print(f"  validate + score, dicts: old {r['old']:8,.0f}   Round {r['new']:8,.0f}   "
           f"ratio {r['new'] / r['old']:5.2f}x")
     print(f"  validate + score, JSON:  old {rj['old_json']:8,.0f}   Round {rj['new_json']:8,.0f}"

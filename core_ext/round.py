@@ -31,7 +31,14 @@ from operator import gt
 from typing import Any
 
 from ._core import format_cards, parse_cards
-from ._round import ROUND_END_RULES, TURN_AFTER, WIND_ORDER, RoundCore, deck_exact
+from ._round import (
+    ROUND_END_RULES,
+    TURN_AFTER,
+    WIND_ORDER,
+    RoundCore,
+    copies_held,
+    deck_exact,
+)
 from .errors import RuleViolation, ShuangkouError
 from .round_records import ActionRecord, Standing
 from .scoring import MAX_STAKE, MAX_TABLE_FEE, SEATS, RoundResult
@@ -128,21 +135,23 @@ def _revealed_partner(revealed: Any, hands: Sequence[Sequence[int]], leader: int
                              "revealed")
     card = codes[0]
     copies = v.joker_copies if _rank(card) >= 13 else v.decks
-    held = [hand.count(card) for hand in hands]
-    name = format_cards([card])[0]
+    held = copies_held(hands, card)
     if not held[leader]:
         raise ShuangkouError(f"the leader (dealt seat {leader}) does not hold the revealed "
-                             f"card {name}", "revealed")
+                             f"card {format_cards([card])[0]}", "revealed")
     if copies != 2:
         if not stated:
+            name = format_cards([card])[0]
             raise ShuangkouError(f"the {v.id} deck has {copies} copies of {name}, so the "
                                  "revealed card cannot form the teams: give 'teams' (or "
                                  "'partner')", "teams")
         return None
     if held[leader] >= 2:
         return (leader + 2) % SEATS          # the leader holds both copies: nothing moves
-    others = [d for d in range(SEATS) if d != leader and held[d]]
-    return others[0] if others else None     # partial deal without the other copy: no swap
+    for d in range(SEATS):
+        if d != leader and held[d]:
+            return d
+    return None                              # partial deal without the other copy: no swap
 
 
 def _stated_partner(partner: Any, teams: Any, leader: int) -> int | None:
@@ -253,12 +262,14 @@ class Round(RoundCore):
     @classmethod
     def _from_deal(cls, v: Variant, dealt: list[list[int]], leader: Any, *, revealed: Any,
                    partner: Any, teams: Any, stake: Any, table_fee: Any,
-                   partial: bool) -> Round:
-        """:meth:`deal` from parsed hands (the replay validator enters here)."""
+                   partial: bool, checked: bool = False) -> Round:
+        """:meth:`deal` from parsed hands (the replay validator enters here; ``checked``:
+        it has found them exactly the deck, hand by hand, already)."""
         leader = _seat(leader, "leader", "leader")
         stake = _int(stake, "stake", 1, MAX_STAKE)
         table_fee = _int(table_fee, "table_fee", 0, MAX_TABLE_FEE)
-        check_deal(dealt, v, partial)
+        if not checked:
+            check_deal(dealt, v, partial)
         hand_at = seating(v, dealt, leader, revealed=revealed, partner=partner, teams=teams)
         r = cls.__new__(cls)
         r._start(v, [dealt[d] for d in hand_at], leader, tuple(hand_at), stake, table_fee,
