@@ -175,7 +175,7 @@ def test_server_failure_is_reported(jsonl: Path, monkeypatch: pytest.MonkeyPatch
 
     monkeypatch.setitem(sys.modules, "service.remote",
                         types.SimpleNamespace(score_remote=score_remote))
-    assert batch.main([str(jsonl), "--server", "127.0.0.1:1"]) == 2
+    assert batch.main([str(jsonl), "--server", "127.0.0.1:1"]) == 3   # distinct from usage (2)
     out, err = capsys.readouterr()
     assert len(out.splitlines()) == 1
     assert "server 127.0.0.1:1 failed after 1 records: ConnectionError: server gone" in err
