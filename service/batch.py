@@ -252,6 +252,8 @@ def _local(tasks: Iterator[Task], jobs: int) -> Iterator[Block]:
         return
     import multiprocessing
 
+    import core_ext.replay  # noqa: F401 - imported once here, inherited by the forked workers
+
     with multiprocessing.Pool(jobs) as pool:
         pending: collections.deque[Any] = collections.deque()
         for fn, args in tasks:
