@@ -31,10 +31,18 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from .partitions import InputFile, Partition, expand, plan, plan_digest, read_partition
+from .partitions import (
+    InputFile,
+    Partition,
+    expand,
+    plan,
+    plan_digest,
+    read_partition,
+    read_sequential,
+)
 from .records import dumps, record_of
 
-__all__ = ["ArchiveError", "Run", "prepare", "score_partition", "run_local", "run_dask",
+__all__ = ["ArchiveError", "Run", "prepare", "score_partition", "score_task", "tasks_of", "run_local", "run_dask",
            "summarize", "merge", "format_summary", "DEFAULT_PARTITION_LINES"]
 
 # 10,000 lines are ~2 s of scoring per core; a Dask task's round trip costs a few ms, so the
@@ -211,19 +219,17 @@ class Stats:
                    {r: list(e) for r, e in d["reasons"].items()})
 
 
-def score_partition(file: InputFile, part: Partition, outdir: str,
-                    partial_deal: bool = False) -> dict[str, Any]:
-    """Score one partition into ``outdir/parts`` (a worker's task); returns its counts.
+def _done_path(outdir: str, part: Partition) -> str:
+    return os.path.join(outdir, PARTS, f"{part.id}.done")
 
-    Idempotent: a partition already complete is not scored again (a retried task, a second
-    shard claiming it), and a rerun writes the same bytes under the same name.
-    """
-    done = os.path.join(outdir, PARTS, f"{part.id}.done")
-    if os.path.exists(done):
-        with open(done, encoding="utf-8") as f:
-            return json.load(f)
-    start = time.perf_counter()
-    lines = read_partition(file, part)
+
+def _load_done(path: str) -> dict[str, Any]:
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _score_lines(file: InputFile, part: Partition, lines: list[str], outdir: str,
+                 partial_deal: bool, start: float) -> dict[str, Any]:
     stats = Stats()
     texts: list[str] = []
     for k, line in enumerate(lines):
@@ -235,29 +241,79 @@ def score_partition(file: InputFile, part: Partition, outdir: str,
                   lambda out: out.write("".join(t + "\n" for t in texts)))
     stats.seconds = time.perf_counter() - start
     result = stats.to_dict()
-    _write_atomic(done, lambda out: json.dump(result, out))
+    _write_atomic(_done_path(outdir, part), lambda out: json.dump(result, out))
     return result
 
 
-def _score_task(args: tuple[InputFile, Partition, str, bool]) -> dict[str, Any]:
-    return score_partition(*args)
+def score_partition(file: InputFile, part: Partition, outdir: str,
+                    partial_deal: bool = False) -> dict[str, Any]:
+    """Score one partition into ``outdir/parts``; returns its counts.
+
+    Idempotent: a partition already complete is not scored again (a retried task, a second
+    shard claiming it), and a rerun writes the same bytes under the same name.
+    """
+    done = _done_path(outdir, part)
+    if os.path.exists(done):
+        return _load_done(done)
+    start = time.perf_counter()
+    return _score_lines(file, part, read_partition(file, part), outdir, partial_deal, start)
+
+
+def score_task(file: InputFile, parts: list[Partition], outdir: str,
+               partial_deal: bool = False) -> list[dict[str, Any]]:
+    """A worker's task: one partition of a plain file, or the pending partitions of a
+    gzipped file scored in one pass over it (each still written, and complete, on its own).
+    Returns the counts of each partition."""
+    if len(parts) == 1 and not file.gz:
+        return [score_partition(file, parts[0], outdir, partial_deal)]
+    out = []
+    start = time.perf_counter()
+    for part, lines in read_sequential(file, parts):
+        done = _done_path(outdir, part)
+        out.append(_load_done(done) if os.path.exists(done) else
+                   _score_lines(file, part, lines, outdir, partial_deal, start))
+        start = time.perf_counter()
+    return out
+
+
+Task = tuple[InputFile, list[Partition], str, bool]
+
+
+def tasks_of(run: Run, parts: Sequence[Partition]) -> list[Task]:
+    """One task per plain-file partition; one per gzipped file (its partitions in order)."""
+    tasks: list[Task] = []
+    gz: dict[int, list[Partition]] = {}
+    for p in parts:
+        if run.files[p.file].gz:
+            if p.file not in gz:
+                gz[p.file] = []
+                tasks.append((run.files[p.file], gz[p.file], run.outdir, run.partial_deal))
+            gz[p.file].append(p)
+        else:
+            tasks.append((run.files[p.file], [p], run.outdir, run.partial_deal))
+    return tasks
+
+
+def _score_task(task: Task) -> list[dict[str, Any]]:
+    return score_task(*task)
 
 
 # ----------------------------------------------------------------------------- backends
 
 def run_local(run: Run, parts: Sequence[Partition], jobs: int) -> Iterator[dict[str, Any]]:
     """Score ``parts`` on a local process pool; yields each partition's counts as it ends."""
-    tasks = [(run.files[p.file], p, run.outdir, run.partial_deal) for p in parts]
+    tasks = tasks_of(run, parts)
     if jobs <= 1 or len(tasks) <= 1:
         for t in tasks:
-            yield _score_task(t)
+            yield from _score_task(t)
         return
     import multiprocessing
 
     import core_ext.replay  # noqa: F401 - imported once here, inherited by the forked workers
 
     with multiprocessing.Pool(min(jobs, len(tasks))) as pool:
-        yield from pool.imap_unordered(_score_task, tasks)
+        for result in pool.imap_unordered(_score_task, tasks):
+            yield from result
 
 
 def dask_client(address: str, timeout: float = 30.0) -> Any:
@@ -282,19 +338,19 @@ def run_dask(run: Run, parts: Sequence[Partition], client: Any,
              retries: int = 2) -> Iterator[dict[str, Any]]:
     """Score ``parts`` as Dask tasks; yields each partition's counts as it ends.
 
-    A task's key names the run and the partition, so one partition is one task in the
-    scheduler; a worker lost mid-task has its task rescheduled by Dask (up to
+    A task (a plain file's partition, or a gzipped file's pending partitions: tasks_of) is
+    keyed by the run and its first partition, so it is one task in the scheduler; a worker lost mid-task has its task rescheduled by Dask (up to
     ``distributed.scheduler.allowed-failures`` times), a task that raised is retried
     ``retries`` times, and either way the partition's files are written once, atomically.
     """
     from dask.distributed import as_completed
 
-    futures = [client.submit(score_partition, run.files[p.file], p, run.outdir,
-                             run.partial_deal, key=f"score-replays-{run.digest}-{p.id}",
-                             pure=False, retries=retries) for p in parts]
+    futures = [client.submit(score_task, *task,
+                             key=f"score-replays-{run.digest}-{task[1][0].id}",
+                             pure=False, retries=retries) for task in tasks_of(run, parts)]
     try:
         for future in as_completed(futures):
-            yield future.result()
+            yield from future.result()
     finally:
         for future in futures:
             future.release()
