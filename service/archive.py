@@ -153,6 +153,8 @@ def reason_template(reason: str) -> str:
 def _variant_of(line: str, record: dict[str, Any]) -> str:
     if record["ok"]:
         return str(record.get("variant", "?"))
+    if not line.strip():
+        return "(empty line)"
     try:
         doc = json.loads(line)
     except ValueError:

@@ -412,6 +412,12 @@ def main(argv: list[str] | None = None) -> int:
             parse_shard(args.shard)
         except ValueError as exc:
             parser.error(str(exc))
+    if args.server:
+        from .remote import parse_targets
+        try:
+            parse_targets(args.server)
+        except ValueError as exc:
+            parser.error(str(exc))
     if args.resume and not args.output:
         parser.error("--resume needs --output FILE (the records to resume from)")
     if args.output_dir and not args.merge and (not args.files or "-" in args.files):
@@ -453,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         out.flush()
         if isinstance(exc, RemoteFailure):   # the servers failed (unreachable, gone): say so
-            return _fail(f"server {args.server}: {exc} (after {progress.done} records"
+            return _fail(f"server {exc} (after {progress.done} records"
                          + ("; rerun with --output FILE --resume to continue)" if args.output
                             else ")"), EXIT_UNREACHABLE)
         if args.server:

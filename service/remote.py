@@ -187,7 +187,7 @@ def _score_chunk(servers: _Servers, lines: list[str], first: int, timeout: float
                 continue
             if code in _RETRYABLE:
                 where = ",".join(servers.targets)
-                raise RemoteFailure(f"no server answers at {where}: {code.name}: "
+                raise RemoteFailure(f"{where}: no server answers: {code.name}: "
                                     f"{_one_line(details)}") from exc
             # The servers keep refusing the stream at this line: record it, go on.
             records[send[done]] = error_record(

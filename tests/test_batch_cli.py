@@ -148,7 +148,8 @@ def test_server_delegates_to_remote(jsonl: Path, lines: list[str],
             yield json.loads(batch.score_line(line))
 
     monkeypatch.setitem(sys.modules, "service.remote",
-                        types.SimpleNamespace(score_remote=score_remote))
+                        types.SimpleNamespace(score_remote=score_remote,
+                                                  parse_targets=lambda t: [t]))
     assert batch.main([str(jsonl), "--server", "127.0.0.1:1", "--jobs", "3"]) == 1
     out, err = capsys.readouterr()
     check_records(_records(out), lines)
@@ -174,7 +175,8 @@ def test_server_failure_is_reported(jsonl: Path, monkeypatch: pytest.MonkeyPatch
         raise ConnectionError("server gone")
 
     monkeypatch.setitem(sys.modules, "service.remote",
-                        types.SimpleNamespace(score_remote=score_remote))
+                        types.SimpleNamespace(score_remote=score_remote,
+                                                  parse_targets=lambda t: [t]))
     assert batch.main([str(jsonl), "--server", "127.0.0.1:1"]) == 3   # distinct from usage (2)
     out, err = capsys.readouterr()
     assert len(out.splitlines()) == 1

@@ -98,7 +98,10 @@ def test_unreachable_target_is_one_line_naming_it(tmp_path: Path,
     path.write_text(_lines()[0] + "\n")
     assert batch.main([str(path), "--server", f"127.0.0.1:{port}"]) == 3
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and f"127.0.0.1:{port}" in err[0] and "no server answers" in err[0]
+    assert len(err) == 1 and f"server 127.0.0.1:{port}: no server answers" in err[0]
+    with pytest.raises(SystemExit) as info:                  # malformed: a usage error
+        batch.main([str(path), "--server", "nohost"])
+    assert info.value.code == 2 and "bad server target 'nohost'" in capsys.readouterr().err
 
 
 def test_target_forms() -> None:
