@@ -352,7 +352,8 @@ def _archive_main(args: argparse.Namespace, draw: bool) -> int:
     try:
         if args.dask:
             client = archive.dask_client(args.dask)
-            backend = f"dask {args.dask}, {len(client.scheduler_info()['workers'])} workers"
+            n = len(client.scheduler_info()["workers"])
+            backend = f"dask {args.dask}, {n} worker{'s' if n != 1 else ''}"
             results = archive.run_dask(run, pending, client)
         else:
             backend = f"{args.jobs} local process{'es' if args.jobs > 1 else ''}"
