@@ -281,3 +281,16 @@ def test_dask_worker_killed_mid_job(tmp_path: Path, unique: list[str], cluster: 
     check_exactly_once(out, lines, sorted(sources(tmp_path / "in", counts)))
     summary = json.loads((out / "summary.json").read_text())
     assert summary["lines"] == len(lines) and summary["this_run"]["partitions"] == 80
+
+
+def test_unreachable_scheduler_is_one_line_exit_3(tmp_path: Path, unique: list[str],
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    make_archive(tmp_path / "in", unique, (3,))
+    address = f"tcp://127.0.0.1:{free_port()}"
+    real = archive.dask_client
+    monkeypatch.setattr(archive, "dask_client", lambda a: real(a, timeout=2))
+    assert batch.main([str(tmp_path / "in"), "-o", str(tmp_path / "out"),
+                       "--dask", address]) == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"cannot reach the Dask scheduler {address}" in err[0]
