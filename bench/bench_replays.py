@@ -152,6 +152,44 @@ def in_process_file_rate(path: Path, n: int, repeat: int) -> float:
     return best_rate(_score_or_error, texts, repeat)
 
 
+def cli_path_ratio(path: Path, n: int, repeat: int) -> None:
+    """The CLI's code path (``batch.main FILE --jobs 1``, in this process, output to
+    /dev/null) against bare ``score_replay`` on the same lines, alternating, CPU time: the
+    per-line cost the CLI adds, free of process start-up and of other load."""
+    import tempfile
+
+    from service import batch
+
+    with open(path, encoding="utf-8") as f:
+        texts = [next(f).rstrip("\n") for _ in range(n)]
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as tmp:
+        tmp.write("\n".join(texts) + "\n")
+
+    def cli() -> None:
+        saved, sys.stdout = sys.stdout, open(os.devnull, "w")  # noqa: SIM115
+        saved_err, sys.stderr = sys.stderr, open(os.devnull, "w")  # noqa: SIM115
+        try:
+            batch.main([tmp.name, "--jobs", "1", "--no-progress"])
+        finally:
+            sys.stdout.close()
+            sys.stderr.close()
+            sys.stdout, sys.stderr = saved, saved_err
+
+    bare, path_cpu = [], []
+    for _ in range(repeat):
+        t = time.process_time()
+        for x in texts:
+            _score_or_error(x)
+        bare.append(time.process_time() - t)
+        t = time.process_time()
+        cli()
+        path_cpu.append(time.process_time() - t)
+    os.unlink(tmp.name)
+    print(f"CLI code path in-process on {n} lines, alternating with bare score_replay, best of "
+          f"{repeat}: {n / min(path_cpu):,.0f} vs {n / min(bare):,.0f} replays per CPU-second "
+          f"= {min(bare) / min(path_cpu):.2f}x")
+
+
 def batch_cli(n: int, workers: int, repeat: int) -> None:
     path = archive_file(n, workers)
     size = path.stat().st_size
@@ -160,6 +198,8 @@ def batch_cli(n: int, workers: int, repeat: int) -> None:
           f"{FILE_ESCAPE_PROB:.0%} escapes): shuangkou score-replays FILE --jobs J > /dev/null")
     print(f"in-process score_replay on the file's first {min(n, 2000)} lines, same run: "
           f"{base:,.0f} replays per CPU-second\n")
+    cli_path_ratio(path, min(n, 3000), max(repeat, 3))
+    print()
     print(f"{'jobs':>4s} {'wall s':>8s} {'replays/s':>10s} {'per core':>9s} {'CPU s':>7s} "
           f"{'per CPU-s':>10s} {'vs in-process':>13s}")
     for jobs_n in (1, 2):
@@ -223,6 +263,8 @@ def main() -> None:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--skip-in-process", action="store_true")
     p.add_argument("--skip-batch", action="store_true")
+    p.add_argument("--cli-path-only", action="store_true",
+                   help="only the in-process CLI code path vs score_replay ratio")
     p.add_argument("--dask", action="store_true",
                    help="also Dask (local:2) vs the single-process CLI on --file-replays lines")
     p.add_argument("--partition-lines", type=int, default=10_000)
@@ -232,6 +274,9 @@ def main() -> None:
     args = p.parse_args()
     workers = os.cpu_count() or 1
     print(f"python {sys.version.split()[0]}, {workers} cores, load {os.getloadavg()[0]:.1f}")
+    if args.cli_path_only:
+        cli_path_ratio(archive_file(args.file_replays, workers), 3000, max(args.repeat, 3))
+        return
     if not args.skip_in_process:
         in_process(args.replays, args.repeat, workers)
     if not args.skip_batch:
