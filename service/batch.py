@@ -365,9 +365,11 @@ def _archive_main(args: argparse.Namespace, draw: bool) -> int:
         return _fail(str(exc), EXIT_UNREACHABLE)
     except archive.ArchiveError as exc:
         return _fail(str(exc), EXIT_USAGE)
-    except OSError as exc:
-        return _fail(f"{exc} (rerun the same command to finish the remaining partitions)",
-                     EXIT_USAGE)
+    except Exception as exc:  # noqa: BLE001 - e.g. OSError, Dask's KilledWorker: one line
+        if not (args.dask or isinstance(exc, OSError)):
+            raise
+        return _fail(f"{type(exc).__name__}: {exc} (rerun the same command to finish the "
+                     "remaining partitions)", EXIT_USAGE)
     finally:
         if client is not None:
             cluster = client.cluster
