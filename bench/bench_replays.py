@@ -231,17 +231,19 @@ def dask_vs_cli(n: int, workers: int, partition_lines: int) -> None:
     path = archive_file(n, workers)
     print(f"\nDask vs the single-process CLI on {n} lines (--partition-lines "
           f"{partition_lines}); wall time of the whole command\n")
-    single, _, _ = _run([sys.executable, "-m", "service.cli", "score-replays", str(path),
-                         "--jobs", "1", "--no-progress"])
-    print(f"  single process (--jobs 1, stdout):      {single:7.1f} s  {n / single:8,.0f}/s")
-    wall, _, s = _archive_run(path, ["--dask", "local:2", "--partition-lines",
+    single, single_cpu, _ = _run([sys.executable, "-m", "service.cli", "score-replays",
+                                  str(path), "--jobs", "1", "--no-progress"])
+    print(f"  single process (--jobs 1, stdout):      {single:7.1f} s  {n / single:8,.0f}/s  "
+          f"CPU {single_cpu:.1f} s")
+    wall, cpu, s = _archive_run(path, ["--dask", "local:2", "--partition-lines",
                                      str(partition_lines)])
     run = s["this_run"]
     parts = run["partitions"]
     work = s["scoring_seconds"]
     overhead = max(run["seconds"] * 2 - work, 0.0) / parts
     print(f"  dask local:2 (--output-dir):            {wall:7.1f} s  {n / wall:8,.0f}/s  "
-          f"ratio {single / wall:.2f}x the single process")
+          f"ratio {single / wall:.2f}x the single process; CPU {cpu:.1f} s = "
+          f"{cpu / single_cpu:.2f}x the single process's (load {os.getloadavg()[0]:.1f})")
     print(f"    scoring phase {run['seconds']:.1f} s, {parts} partitions, work "
           f"{work / parts:.2f} s each; overhead per partition {overhead:.3f} s = "
           f"{overhead / (work / parts):.1%} of its work (2 workers x phase - work)")
