@@ -45,8 +45,8 @@ from .records import dumps, record_of
 __all__ = ["ArchiveError", "Run", "prepare", "score_partition", "score_task", "tasks_of", "run_local", "run_dask",
            "summarize", "merge", "format_summary", "DEFAULT_PARTITION_LINES"]
 
-# 10,000 lines are ~2 s of scoring per core; a Dask task's round trip costs a few ms, so the
-# overhead stays well under 1 % (bench/bench_replays.py --dask measures it).
+# 10,000 lines are ~4 s of scoring per core (~2,800 replays/s); the overhead per partition
+# (a Dask round trip, reading, writing) stays under 5 % of that: bench/bench_replays.py --dask.
 DEFAULT_PARTITION_LINES = 10_000
 MANIFEST = "manifest.json"
 SUMMARY = "summary.json"
