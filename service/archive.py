@@ -81,9 +81,6 @@ class Run:
     def complete(self, part: Partition) -> bool:
         return os.path.exists(self.part_path(part, "done"))
 
-    def pending(self) -> list[Partition]:
-        return [p for p in self.parts if not self.complete(p)]
-
 
 # ----------------------------------------------------------------------------- files
 
