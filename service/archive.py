@@ -502,9 +502,9 @@ def merge(outdir: str) -> tuple[dict[str, Any] | None, list[str]]:
 
 
 def execute(parts: Sequence[Partition], results: Iterator[dict[str, Any]], backend: str,
-            already_complete: int, draw: bool, stream: IO[str] = sys.stderr) -> dict[str, Any]:
+            already_complete: int, draw: bool, stream: IO[str] | None = None) -> dict[str, Any]:
     """Consume a backend's results with progress; returns the ``this_run`` counts."""
-    progress = Progress(stream, len(parts), sum(p.lines for p in parts), draw)
+    progress = Progress(stream or sys.stderr, len(parts), sum(p.lines for p in parts), draw)
     for stats in results:
         progress.add(stats)
     seconds = progress.finish()

@@ -245,7 +245,7 @@ def test_archive_progress_on_a_terminal_and_local_dask(jsonl: Path, tmp_path: Pa
     assert batch.main([str(jsonl), "-o", str(out), "--partition-lines", "3",
                        "--dask", "local:1"]) == 1
     text = tty.getvalue()
-    assert "\r[" in text and "4/4 partitions" in text and "10/10 lines" in text
+    assert "\r[" in text and "4/4 partitions" in text and "10/10 lines" in text, text
     assert "dask local:1, 1 worker" in text
     records = [json.loads(x) for p in sorted((out / "parts").glob("*.jsonl"))
                for x in p.read_text().splitlines()]
