@@ -40,7 +40,7 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
         *sorted(ROOT.glob("examples/*/README.md"))]
 FENCE = re.compile(r"^(?P<tick>```+)(?P<lang>[\w+-]*)[^\n]*\n(?P<body>.*?)^(?P=tick)[ \t]*$",
                    re.M | re.S)
-SH_TIMEOUT = 300   # seconds per block (npm ci in the Node example is the slowest)
+SH_TIMEOUT = 120   # seconds per block (npm ci in the Node example is the slowest)
 
 
 @dataclass(frozen=True)
