@@ -10,7 +10,8 @@ Collected from README.md, docs/*.md and examples/*/README.md, one test per block
 * a ```output block right after a ```sh block is that block's expected stdout, compared
   with whitespace normalised (runs of blanks collapsed, blank lines ignored); a line ``...``
   matches any number of lines;
-* a ```python block with ``>>>`` examples is a doctest (NORMALIZE_WHITESPACE, ELLIPSIS);
+* a ```python block is a doctest (NORMALIZE_WHITESPACE, ELLIPSIS) and must hold ``>>>``
+  examples (a signature listing is ```text);
 * any other fence (```console, ```text, ```toml, ```json, ```proto ...) is illustration.
 
 Blocks of one file run in document order, so a block may use a file an earlier one wrote
@@ -80,7 +81,7 @@ def blocks(path: Path) -> list[Block]:
 
 ALL = [b for path in DOCS for b in blocks(path)]
 SH = [b for b in ALL if b.lang in ("sh", "bash", "shell")]
-PYTHON = [b for b in ALL if b.lang in ("python", "py", "pycon") and ">>>" in b.text]
+PYTHON = [b for b in ALL if b.lang in ("python", "py", "pycon")]
 
 
 # ----------------------------------------------------------------------------- output matching
@@ -173,6 +174,8 @@ def test_sh_block(block: Block, live: Live, scratch: dict[Path, Path]) -> None:
 
 @pytest.mark.parametrize("block", PYTHON, ids=[b.id for b in PYTHON])
 def test_python_block(block: Block, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert ">>>" in block.text, (f"{block.id}: a ```python block is run as a doctest and has "
+                                 "no >>> example; write it as one, or fence it as ```text")
     monkeypatch.chdir(ROOT)
     parser = doctest.DocTestParser()
     test = parser.get_doctest(block.text, {}, block.id, str(block.path), block.line)
