@@ -130,11 +130,21 @@ class Live:
     metrics: str
 
 
+HOUSE_FILE = "examples/variants/my_house.toml"   # registered on the docs server as `my_house`
+
+
+def _server_args() -> list[str]:
+    """The docs server registers the example house variant where ``serve`` can (--variants)."""
+    usage = subprocess.run([sys.executable, "-m", "service", "serve", "--help"], cwd=ROOT,
+                           capture_output=True, text=True, timeout=60).stdout
+    return ["--variants", HOUSE_FILE] if "--variants" in usage else []
+
+
 @pytest.fixture(scope="module")
 def live() -> Iterator[Live]:
     port, metrics = free_port(), free_port()
     process = ServerProcess("--port", str(port), "--metrics-port", str(metrics),
-                            "--workers", "1", "--grace", "2")
+                            "--workers", "1", "--grace", "2", *_server_args())
     try:
         process.wait_serving()
         yield Live(f"127.0.0.1:{port}", f"127.0.0.1:{metrics}")
@@ -188,3 +198,20 @@ def test_python_block(block: Block, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_package_doctests() -> None:
     result = doctest.testmod(core_ext)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_readme_quick_start_and_commands() -> None:
+    """The quick start names scripts that exist (CI runs the second), and the command table
+    lists exactly the one-off commands ``shuangkou`` has."""
+    from service.commands import COMMANDS
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    quick = next(b for b in ALL if b.path == ROOT / "README.md" and b.lang == "console")
+    assert [line.split("#")[0].split() for line in quick.text.splitlines()] == [
+        ["bash", "scripts/serve.sh"], ["bash", "scripts/test.sh"]]
+    assert (ROOT / "scripts" / "serve.sh").is_file()
+    assert "scripts/test.sh" in (ROOT / ".ci" / "run").read_text()
+    table = re.findall(r"^\| `(\w+)[ `]", readme.split("## The command line")[1]
+                       .split("\n## ")[0], re.M)
+    assert table == list(COMMANDS)
+    assert (ROOT / HOUSE_FILE).is_file() and HOUSE_FILE in readme
