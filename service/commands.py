@@ -406,13 +406,15 @@ def _custom_json(variant: Any) -> str:
 # ----------------------------------------------------------------------------- parser
 
 def _common(p: argparse.ArgumentParser, *, server: bool = True) -> None:
+    """--variant/--variants everywhere; --json and --server where the answer is a result
+    (``generate`` prints JSON lines and needs no server)."""
     p.add_argument("-v", "--variant", metavar="ID|FILE",
                    help=f"rule set: a built-in id (default {DEFAULT_VARIANT}), a house id from "
                         "--variants, or a house variant file (.toml/.json)")
     p.add_argument("--variants", metavar="FILE", action="append", default=[],
                    help="load house variants from a TOML/JSON file (repeatable)")
-    p.add_argument("--json", action="store_true", help="print one JSON document")
     if server:
+        p.add_argument("--json", action="store_true", help="print one JSON document")
         p.add_argument("--server", metavar="HOST:PORT",
                        help="ask a running service instead of the local core")
 
