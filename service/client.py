@@ -54,13 +54,25 @@ def _card_texts(codes: Sequence[int]) -> list[str]:
     return core_ext.format_cards(list(codes))
 
 
-def _rule_set(variant: str | Variant) -> dict[str, Any]:
-    """Request fields naming the rule set: a built-in/registered id, or a house variant inline."""
+def _rule_set(variant: str | Variant, request: type[Any]) -> dict[str, Any]:
+    """Request fields naming the rule set: a built-in/registered id, or a house variant inline.
+
+    Requests name it with a ``RuleSet rule_set`` message field (``id`` | ``custom_json``,
+    the shared convention), or, in protos that predate it, with a ``rule_set`` oneof of
+    ``variant`` | ``custom_variant_json``.
+    """
     if isinstance(variant, str):
-        return {"variant": variant}
-    data = variant_data(variant)
-    data["extends"] = variant.extends or variant.id
-    return {"custom_variant_json": json.dumps(data)}
+        by_id, inline = {"id": variant}, None
+    else:
+        data = variant_data(variant)
+        data["extends"] = variant.extends or variant.id
+        by_id, inline = None, json.dumps(data)
+    if "rule_set" in request.DESCRIPTOR.fields_by_name:
+        from .gen.shuangkou.v1 import variants_pb2
+
+        rule_set = variants_pb2.RuleSet(**(by_id or {"custom_json": inline}))  # type: ignore[attr-defined]
+        return {"rule_set": rule_set}
+    return {"variant": variant} if by_id else {"custom_variant_json": inline}
 
 
 def _declare(kind: str | None, top: int | None) -> readings_pb2.Declaration | None:
@@ -102,7 +114,8 @@ class RemoteRules:
     def classify(self, cards: str, variant: str | Variant, declare: tuple[str | None, int | None]
                  ) -> dict[str, Any]:
         reply = self._call("ClassifyPlay", service_pb2.ClassifyPlayRequest(
-            play=_cards(cards), declare=_declare(*declare), **_rule_set(variant)))
+            play=_cards(cards), declare=_declare(*declare),
+            **_rule_set(variant, service_pb2.ClassifyPlayRequest)))
         return {"cards": _card_texts(reply.cards), "reading": _reading(reply.reading),
                 "readings": [_reading(r) for r in reply.readings]}
 
@@ -112,7 +125,7 @@ class RemoteRules:
         reply = self._call("ComparePlays", service_pb2.ComparePlaysRequest(
             current=_cards(current), play=_cards(play),
             current_declare=_declare(*current_declare), declare=_declare(*declare),
-            **_rule_set(variant)))
+            **_rule_set(variant, service_pb2.ComparePlaysRequest)))
         return {"beats": reply.beats, "current": _reading(reply.current),
                 "play": _reading(reply.play)}
 
@@ -123,7 +136,7 @@ class RemoteRules:
             hand=_cards(hand), to_beat=_cards(to_beat) if to_beat else None,
             kinds=[KIND_BY_NAME[k] for k in kinds], bombs_only=bombs_only,
             max_cards=max_cards or 0, limit=limit, include_counts=counts,
-            **_rule_set(variant)))
+            **_rule_set(variant, service_pb2.EnumerateLegalPlaysRequest)))
         result: dict[str, Any] = {
             "plays": [{"cards": _card_texts(p.cards), "reading": _reading(p.reading)}
                       for p in reply.plays],
@@ -134,12 +147,13 @@ class RemoteRules:
 
     def score_replay(self, document: str, variant: str | Variant | None) -> dict[str, Any]:
         request = service_pb2.ScoreRoundRequest(
-            replay_json=document, **(_rule_set(variant) if variant is not None else {}))
+            replay_json=document,
+            **(_rule_set(variant, service_pb2.ScoreRoundRequest) if variant is not None else {}))
         return result_to_dict(self._call("ScoreRound", request).result)
 
     def score_summary(self, summary: dict[str, Any], variant: str | Variant) -> dict[str, Any]:
         request = service_pb2.ScoreRoundRequest(summary=summary_message(summary),
-                                                **_rule_set(variant))
+                                                **_rule_set(variant, service_pb2.ScoreRoundRequest))
         return result_to_dict(self._call("ScoreRound", request).result)
 
     def variants(self) -> list[dict[str, Any]]:
@@ -148,7 +162,8 @@ class RemoteRules:
 
     def variant(self, variant: str | Variant) -> dict[str, Any]:
         return _variant(self._call("GetVariant",
-                                   service_pb2.GetVariantRequest(**_rule_set(variant))))
+                                   service_pb2.GetVariantRequest(
+                                       **_rule_set(variant, service_pb2.GetVariantRequest))))
 
 
 def summary_message(summary: dict[str, Any]) -> scoring_pb2.RoundSummary:

@@ -244,3 +244,23 @@ def test_shuangkou_command_line() -> None:
     done = subprocess.run([sys.executable, "-m", "service", "classify", "45678 BJ", "--json"],
                           capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 0 and json.loads(done.stdout)["reading"]["kind"] == "straight"
+
+
+def test_rule_set_adapter_speaks_both_request_shapes(files: dict[str, Path]) -> None:
+    """service.client names the rule set as a ``RuleSet rule_set`` message field where the
+    request has one, else with the older ``variant``/``custom_variant_json`` oneof."""
+    from types import SimpleNamespace
+
+    from service.client import _rule_set
+    from service.gen.shuangkou.v1 import service_pb2
+
+    class WithRuleSet:
+        DESCRIPTOR = SimpleNamespace(fields_by_name={"rule_set": None})
+
+    assert _rule_set("huopin", WithRuleSet)["rule_set"].id == "huopin"
+    house = core_ext.load_variant(files["house"])
+    inline = json.loads(_rule_set(house, WithRuleSet)["rule_set"].custom_json)
+    assert inline["id"] == "my_house" and inline["extends"] == "bianfeng"
+    for request in (service_pb2.ClassifyPlayRequest, service_pb2.GetVariantRequest):
+        request(**_rule_set("huopin", request))       # the protos of this build accept both
+        request(**_rule_set(house, request))
