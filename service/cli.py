@@ -10,6 +10,7 @@ import logging
 import sys
 from collections.abc import Sequence
 
+from .commands import COMMANDS
 from .config import Config, ConfigError, add_arguments, load_config
 
 __all__ = ["main", "worker_main"]
@@ -40,6 +41,8 @@ def _parser() -> argparse.ArgumentParser:
     add_arguments(serve)
     commands.add_parser("score-replays", add_help=False,
                         help="score replay files locally (see score-replays --help)")
+    for name, summary in COMMANDS.items():   # service/commands.py
+        commands.add_parser(name, add_help=False, help=summary)
     return parser
 
 
@@ -49,6 +52,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .batch import main as score_replays  # owned by the scoring module
 
         return int(score_replays(argv[1:]) or 0)
+    if argv and argv[0] in COMMANDS:   # one-off questions: classify, compare, plays, ...
+        from .commands import main as run_command
+
+        return run_command(argv)
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command != "serve":
