@@ -1,20 +1,20 @@
 """Round settlement on the wire: summaries and replays in, RoundResult messages out.
 
-Mirrors :class:`core_ext.scoring.RoundResult` field for field, both ways:
-:func:`result_to_proto` (server) and :func:`result_to_dict` (clients such as
-:mod:`service.remote`, which must yield the same dicts as the local scorer).
+One result shape: :class:`core_ext.scoring.RoundResult` (and the replay's subclass), rendered
+to JSON by its own ``to_dict`` and to the wire by :func:`result_to_proto`, the one function
+that does; :func:`result_to_dict` reads a message back into exactly ``to_dict()``'s shape
+(clients such as :mod:`service.remote`, which must yield the same dicts as the local scorer).
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import core_ext
 from core_ext.errors import InvalidPlay, VariantError
 from core_ext.variants import BUILTIN, Variant, get_variant
 
-from .convert import cards_of, declaration
+from .convert import cards_of, declaration, declared_reading, load_json
 from .errors import BadInput, UnknownVariant, field_scope
 from .gen.shuangkou.v1 import scoring_pb2
 from .limits import Limits
@@ -41,9 +41,10 @@ def score_summary(summary: scoring_pb2.RoundSummary, variant: str | Variant,
         where = f"summary.bombs[{i}]"
         seat = _seat(bomb.seat, f"{where}.seat")
         codes, where_cards = cards_of(bomb.cards, f"{where}.cards", limits)
-        kind, top = declaration(bomb.declare, f"{where}.declare", bomb.HasField("declare"))
+        declared = declaration(bomb, "declaration", f"{where}.declaration")
         with field_scope(where_cards):
-            reading = core_ext.play_reading(codes, variant, None, kind, top)
+            reading = (core_ext.play_reading(codes, variant) if declared is None
+                       else declared_reading(codes, variant, declared))
         if not reading.is_bomb:
             raise InvalidPlay(f"{' '.join(core_ext.format_cards(codes))} is not a bomb: it "
                               f"reads as {reading.describe()}", where)
@@ -70,12 +71,12 @@ def score_replay_request(request: Any, variant: str | Variant,
                          limits: Limits) -> scoring_pb2.RoundResult:
     """Validate and settle the replay of a ScoreRound/ScoreReplays request."""
     which = request.WhichOneof("round")
-    named = request.WhichOneof("rule_set") is not None
+    named = request.rule_set.WhichOneof("source") is not None
     if which == "replay_json":
         where = "replay_json"
         try:
-            document: Any = json.loads(request.replay_json)
-        except json.JSONDecodeError:
+            document: Any = load_json(request.replay_json, where, invalid=_Malformed)
+        except _Malformed:
             document = request.replay_json   # the core reports it, as `score-replays` does
     else:
         where = "replay"
@@ -102,6 +103,10 @@ def _check_replay_variant(document: dict[str, Any], variant: str | Variant, name
     if own is not None and named and own != _variant_id(variant):
         raise BadInput(f"the replay names variant {own!r} but the request names "
                        f"{_variant_id(variant)!r}", f"{where}.variant")
+
+
+class _Malformed(ValueError):
+    """Not JSON at all: left to the core, whose message the local scorer prints too."""
 
 
 def _variant_id(variant: str | Variant) -> str:
@@ -131,14 +136,17 @@ def replay_to_dict(replay: scoring_pb2.Replay, limits: Limits) -> dict[str, Any]
         move: dict[str, Any] = {"seat": action.seat}
         if action.type == scoring_pb2.ACTION_TYPE_PLAY:
             move["play"] = cards_of(action.cards, f"{where}.cards", limits)[0]
-            kind, top = declaration(action.declare, f"{where}.declare",
-                                    action.HasField("declare"))
-            if kind is not None:
-                move["declare"] = kind
-                if top is not None:
-                    move["declare_top"] = top
+            declared = declaration(action, "declaration", f"{where}.declaration")
+            if declared is not None:
+                if declared.star is not None:
+                    # The replay document format has no key for a star (docs/replays.md).
+                    raise BadInput("a replay action's declaration cannot name a star yet",
+                                   f"{where}.declaration.star")
+                move["declare"] = declared.kind
+                if declared.top is not None:
+                    move["declare_top"] = declared.top
         elif action.type in _ACTIONS:
-            if action.cards.cards or action.cards.cards_text or action.HasField("declare"):
+            if action.cards.cards or action.cards.cards_text or action.HasField("declaration"):
                 raise BadInput("only a play carries cards or a declaration", where)
             move[_ACTIONS[action.type]] = True
         else:
@@ -159,7 +167,8 @@ def result_to_proto(r: Any) -> scoring_pb2.RoundResult:
         variant=r.variant, kind=_WIN_KINDS[r.kind], winning_team=r.winning_team,
         finish_order=list(r.finish_order), star=r.star, star_seat=r.star_seat,
         multiplier=r.multiplier, stake=r.stake, escaper=r.escaper, table_fee=r.table_fee,
-        total=r.total, hand_at=list(getattr(r, "hand_at", ())), actions=getattr(r, "actions", None))
+        total=r.total, hand_at=list(getattr(r, "hand_at", ())),
+        action_count=getattr(r, "actions", None))
     hand_at = getattr(r, "hand_at", None)
     for s in r.seats:
         src = s.star_source
@@ -170,7 +179,7 @@ def result_to_proto(r: Any) -> scoring_pb2.RoundResult:
             multiplier=s.multiplier, contribution=s.contribution, escape=s.escape,
             final=s.final, dealt_seat=hand_at[s.seat] if hand_at else None)
     for e in r.contributions:
-        msg.contributions.add(seat=e.seat, star=e.star, gain=e.gain, pay=e.pay, to=list(e.to),
+        msg.contributions.add(seat=e.seat, star=e.star, gain=e.gain, pay=e.pay, to_seats=list(e.to),
                               bomb=e.bomb)
     return msg
 
@@ -198,10 +207,10 @@ def result_to_dict(msg: scoring_pb2.RoundResult) -> dict[str, Any]:
         "final": [s["final"] for s in seats], "total": msg.total,
         "seats": seats,
         "contributions": [{"seat": e.seat, "star": e.star, "gain": e.gain, "pay": e.pay,
-                           "to": list(e.to), "bomb": _opt(e, "bomb")}
+                           "to": list(e.to_seats), "bomb": _opt(e, "bomb")}
                           for e in msg.contributions],
     }
     if msg.hand_at:   # a replay's result (core_ext.replay.ReplayResult.to_dict)
         result["hand_at"] = list(msg.hand_at)
-        result["actions"] = msg.actions
+        result["actions"] = msg.action_count
     return result
