@@ -118,6 +118,10 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
         else:
             codes, lengths = request.codes, list(request.lengths)
             self.limits.check_batch(len(lengths), "lengths")
+            if lengths and max(lengths) > len(codes):
+                i = max(range(len(lengths)), key=lengths.__getitem__)
+                raise BadInput(f"lengths[{i}] = {lengths[i]} is more than the {len(codes)} "
+                               "bytes of codes", f"lengths[{i}]")
             total = sum(lengths)
             if total != len(codes):
                 raise CardError(f"lengths add up to {total} cards but codes holds "
