@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import core_ext
 from core_ext.replay import score_replay
 from core_ext.scoring import score_round
+from service.errors import decode_status
 from service.gen.shuangkou.v1 import (
     cards_pb2,
     readings_pb2,
@@ -21,7 +22,6 @@ from service.gen.shuangkou.v1 import (
     service_pb2,
     variants_pb2,
 )
-from service.errors import decode_status
 from service.rounds import result_to_dict
 
 K = readings_pb2
