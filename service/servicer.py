@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import grpc
+from google.rpc import status_pb2
 
 import core_ext
 from core_ext.errors import CardError, IllegalPlay, ShuangkouError
@@ -107,7 +108,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
     def BatchClassify(self, request: service_pb2.BatchClassifyRequest,
                       context: grpc.ServicerContext) -> service_pb2.BatchClassifyResponse:
         variant = resolve_variant(request)
-        errors: dict[int, Exception] = {}
+        errors: dict[int, status_pb2.Status] = {}
         text_mode = bool(request.plays_text)
         if text_mode:
             if request.codes or request.lengths:
@@ -147,16 +148,15 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
             if request.include_readings:
                 response.readings.extend(self._primary_readings(kinds, part, chunk, variant))
             offset += size
-        response.errors.extend(service_pb2.BatchError(index=i, status=status_proto(exc,
-                                                                                   compact=True))
-                               for i, exc in sorted(errors.items()))
+        response.errors.extend(service_pb2.BatchError(index=i, status=status)
+                               for i, status in sorted(errors.items()))
         response.valid_count = len(lengths) - len(errors)
         label = variant_label(variant)
         for k, n in tally.items():
             self.metrics.plays_classified.labels(label, _KIND_LABEL.get(k, "invalid")).inc(n)
         return response
 
-    def _parse_texts(self, texts: Any, errors: dict[int, Exception],
+    def _parse_texts(self, texts: Any, errors: dict[int, status_pb2.Status],
                      context: grpc.ServicerContext) -> tuple[bytes, list[int]]:
         """Codes and lengths of text plays; unparsable ones become empty (invalid) plays."""
         buf = bytearray()
@@ -170,8 +170,8 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                         raise BadInput(f"card text of {len(text)} characters is too long")
                     play = core_ext.parse_cards(text)
                     self.limits.check_cards(len(play), f"plays_text[{i}]")
-            except ShuangkouError as exc:
-                errors[i] = exc
+            except ShuangkouError as exc:   # kept as its status: no traceback held per play
+                errors[i] = status_proto(exc, compact=True)
                 play = []
             buf.extend(play)
             lengths.append(len(play))
@@ -180,7 +180,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
     @staticmethod
     def _explain_invalid(kinds: bytes, codes: bytes, lengths: list[int], first: int,
                          text_mode: bool, variant: str | Variant,
-                         errors: dict[int, Exception]) -> None:
+                         errors: dict[int, status_pb2.Status]) -> None:
         """Why each invalid play of a chunk has no reading (the batch only marks it)."""
         offset = 0
         for j, n in enumerate(lengths):
@@ -194,7 +194,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                         core_ext.classify(codes[offset:offset + n], variant)
                     raise BadInput("play has no reading", field)
                 except ShuangkouError as exc:
-                    errors[i] = exc
+                    errors[i] = status_proto(exc, compact=True)
             offset += n
 
     @staticmethod
