@@ -541,3 +541,163 @@ def test_concurrent_batches_and_single_calls_agree(srv: Running) -> None:
     for t in threads:
         t.join()
     assert wrong == []
+
+
+# ----------------------------------------------------------------------------- v1 additions
+
+def test_declaration_star_selects_every_reading(srv: Running) -> None:
+    """fengkuang 4444 5555 6666 SJ BJ: a 9-star and an 8-star chain bomb, same kind and top;
+    kind + top selects the 9-star (first in §7 rule-2 order), the star selects either."""
+    play = cards("4444 5555 6666 SJ BJ")
+    both = srv.stub.ClassifyPlay(service_pb2.ClassifyPlayRequest(
+        rule_set=rule_set("fengkuang"), play=play), timeout=TIMEOUT)
+    assert [(r.kind, r.top, r.star) for r in both.readings] == [
+        (K.KIND_CHAIN_BOMB, 3, 9), (K.KIND_CHAIN_BOMB, 3, 8)]
+    for star in (9, 8):
+        reply = srv.stub.ClassifyPlay(service_pb2.ClassifyPlayRequest(
+            rule_set=rule_set("fengkuang"), play=play, declaration=readings_pb2.Declaration(
+                kind=K.KIND_CHAIN_BOMB, top=3, star=star)), timeout=TIMEOUT)
+        assert reply.reading.star == star
+    err = fails(srv.stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(
+        rule_set=rule_set("fengkuang"), play=play,
+        declaration=readings_pb2.Declaration(kind=K.KIND_CHAIN_BOMB, star=7)))
+    assert err.fields == ["declaration"] and err.reason == "ILLEGAL_PLAY"
+    # Following: the 8-star reading is declared; it beats a 7-star bomb, not a 9-star one.
+    for current, beats in (("7777777", True), ("3333 4444 5555 BJ BJ SJ", False)):
+        reply = srv.stub.ComparePlays(service_pb2.ComparePlaysRequest(
+            rule_set=rule_set("fengkuang"), current=cards(current), play=play,
+            declaration=readings_pb2.Declaration(kind=K.KIND_CHAIN_BOMB, star=8)),
+            timeout=TIMEOUT)
+        assert reply.play.star == 8
+        assert reply.beats == core_ext.beats(
+            core_ext.classify("4444 5555 6666 SJ BJ", "fengkuang").readings[1],
+            reply_reading(current), "fengkuang")
+
+
+def reply_reading(text: str) -> core_ext.Reading:
+    return core_ext.classify(text, "fengkuang").primary
+
+
+def _pages(srv: Running, request: service_pb2.EnumerateLegalPlaysRequest
+           ) -> list[service_pb2.EnumerateLegalPlaysResponse]:
+    pages = []
+    while True:
+        reply = srv.stub.EnumerateLegalPlays(request, timeout=TIMEOUT)
+        pages.append(reply)
+        if not reply.next_page_token:
+            return pages
+        request.page_token = reply.next_page_token
+
+
+def test_paging_reads_every_play_past_the_cap() -> None:
+    """AIP-158: pages of the server cap (or of page_size) concatenate to the full list,
+    which a single response cannot hold; any replica continues another's page."""
+    hand = "3 4 5 6 7 7 7 7 8 9 BJ"
+    want = [list(p.cards) for p in core_ext.legal_plays(hand, "baibian")]
+    assert len(want) > 10
+    with running_server(enumeration_cap=10) as a, running_server(enumeration_cap=10) as b:
+        request = service_pb2.EnumerateLegalPlaysRequest(hand=cards(hand))
+        pages = _pages(a, request)
+        assert [len(p.plays) for p in pages[:-1]] == [10] * (len(pages) - 1)
+        assert [list(p.cards) for page in pages for p in page.plays] == want
+        request = service_pb2.EnumerateLegalPlaysRequest(hand=cards(hand), page_size=7)
+        first = a.stub.EnumerateLegalPlays(request, timeout=TIMEOUT)
+        request.page_token = first.next_page_token
+        second = b.stub.EnumerateLegalPlays(request, timeout=TIMEOUT)   # another replica
+        assert [list(p.cards) for p in [*first.plays, *second.plays]] == want[:14]
+        # page_size may change between pages; the token names an offset, not a size.
+        request.page_size = 3
+        third = a.stub.EnumerateLegalPlays(request, timeout=TIMEOUT)
+        assert [list(p.cards) for p in third.plays] == want[7:10]
+
+
+def test_page_tokens_are_checked(srv: Running) -> None:
+    request = service_pb2.EnumerateLegalPlaysRequest(hand=cards("3 4 5 6 7 7 7 7 8 9 BJ"),
+                                                     page_size=5)
+    token = srv.stub.EnumerateLegalPlays(request, timeout=TIMEOUT).next_page_token
+    assert token
+    altered = token[:-2] + ("AA" if token[-2:] != "AA" else "BB")
+    other_hand = service_pb2.EnumerateLegalPlaysRequest(hand=cards("3 4 5 6 7 7 7 7 8 9"),
+                                                        page_size=5, page_token=token)
+    other_variant = service_pb2.EnumerateLegalPlaysRequest(
+        rule_set=rule_set("huopin"), hand=cards("3 4 5 6 7 7 7 7 8 9 BJ"), page_size=5,
+        page_token=token)
+    for bad in (service_pb2.EnumerateLegalPlaysRequest(hand=request.hand, page_token=altered),
+                service_pb2.EnumerateLegalPlaysRequest(hand=request.hand, page_token="x" * 500),
+                service_pb2.EnumerateLegalPlaysRequest(hand=request.hand, page_token="%%%"),
+                other_hand, other_variant):
+        err = fails(srv.stub.EnumerateLegalPlays, bad)
+        assert err.code == grpc.StatusCode.INVALID_ARGUMENT and err.fields == ["page_token"]
+    err = fails(srv.stub.EnumerateLegalPlays, service_pb2.EnumerateLegalPlaysRequest(
+        hand=request.hand, page_size=-1))
+    assert err.fields == ["page_size"]
+    # The extras (counts, best bomb) do not change the list: the token stays valid.
+    same = service_pb2.EnumerateLegalPlaysRequest(hand=request.hand, page_size=5,
+                                                  page_token=token, include_counts=True)
+    assert srv.stub.EnumerateLegalPlays(same, timeout=TIMEOUT).plays
+
+
+def test_server_info(srv: Running) -> None:
+    from service.version import build_info
+
+    info = srv.stub.GetServerInfo(service_pb2.GetServerInfoRequest(), timeout=TIMEOUT)
+    want = build_info()
+    assert (info.version, info.python_version, info.grpcio_version, info.core_build) == (
+        want["version"], want["python"], want["grpcio"], want["core"])
+    assert list(info.variant_ids) == list(core_ext.BUILTIN)
+
+
+def test_in_band_errors_are_google_rpc_status(srv: Running) -> None:
+    """A replay's bad action: ErrorInfo reason INVALID_REPLAY with the action index as
+    metadata, a field violation whose description drops the "action N: " prefix."""
+    from google.rpc import error_details_pb2
+
+    bad = {**REPLAY, "actions": [REPLAY["actions"][0], {"seat": 3, "pass": True}]}
+    (reply,) = srv.stub.ScoreReplays(iter([service_pb2.ScoreReplaysRequest(
+        replay_json=json.dumps(bad))]), timeout=TIMEOUT)
+    status = reply.error
+    assert status.code == grpc.StatusCode.FAILED_PRECONDITION.value[0] or \
+        status.code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
+    info = error_details_pb2.ErrorInfo()
+    assert status.details[0].Unpack(info)
+    assert info.reason == "INVALID_REPLAY" and info.domain == "shuangkou.v1"
+    assert dict(info.metadata) == {"action": "1"}
+    decoded = decode_status(status)
+    assert decoded.field == "replay_json.actions[1]" and decoded.action == 1
+    assert status.message == f"action 1: {decoded.detail}"
+    assert "Error" not in status.message    # no Python class names on the wire
+
+
+def test_client_cancellation_is_not_a_server_error() -> None:
+    """A call the client gives up on is counted CANCELLED or DEADLINE_EXCEEDED, never
+    INTERNAL (an abort raised inside the error wrapper used to become INTERNAL)."""
+    import time
+
+    from grpc_helpers import metric_value
+
+    slow = json.dumps({"extends": "huopin", "id": "big", "decks": 4, "joker_copies": 4,
+                       "hand_size": 40, "chain_min_links": 2})
+    plays = ["3333 4444 5555 6666 SJ SJ SJ SJ BJ BJ BJ BJ"] * 9000
+    with running_server() as srv:
+        batch = service_pb2.BatchClassifyRequest(
+            rule_set=variants_pb2.RuleSet(custom_json=slow), plays_text=plays)
+        future = srv.stub.BatchClassify.future(batch, timeout=TIMEOUT)
+        time.sleep(0.2)
+        future.cancel()
+        with pytest.raises(grpc.RpcError) as info:
+            srv.stub.BatchClassify(batch, timeout=0.3)
+        assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+        srv.stub.ClassifyPlay(service_pb2.ClassifyPlayRequest(play=cards("77")),
+                              timeout=TIMEOUT)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            text = srv.scrape()
+            done = metric_value(text, "grpc_server_handled_total", grpc_method="BatchClassify")
+            if done >= 2:
+                break
+            time.sleep(0.1)
+        assert done >= 2, text
+        assert metric_value(text, "grpc_server_handled_total", grpc_method="BatchClassify",
+                            grpc_code="INTERNAL") == 0
+        assert metric_value(text, "grpc_server_handled_total", grpc_method="BatchClassify",
+                            grpc_code="OK") == 0
