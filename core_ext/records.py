@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from array import array
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -33,13 +33,16 @@ BATCH_COLUMNS = ("kind", "top", "star", "cards", "readings")
 
 
 @dataclass(frozen=True, eq=False)
-class BatchResult:
+class BatchResult(Mapping[str, "array[int]"]):
     """What :func:`core_ext.classify_batch` found, one entry per play, as columns.
 
     ``kind`` is an index into :data:`core_ext.KINDS` (255 = no reading or impossible
     cards); ``top``, ``star`` and ``cards`` describe the primary reading; ``readings``
     counts the readings. ``errors`` maps the index of every invalid play to the exception
-    :func:`core_ext.classify` would raise for it, found in the same pass.
+    :func:`core_ext.classify` raises for it, found in the same pass.
+
+    It is also a read-only mapping of column name to column (``result["kind"]``), the
+    shape ``classify_batch`` returned before it reported errors.
     """
 
     kind: array[int]
@@ -50,13 +53,20 @@ class BatchResult:
     errors: Mapping[int, ShuangkouError]
 
     def __getitem__(self, column: str) -> array[int]:
-        """A column by name (``result["kind"]``), as the earlier dict of columns offered."""
         if column not in BATCH_COLUMNS:
             raise KeyError(column)
         value: array[int] = getattr(self, column)
         return value
 
+    def __iter__(self) -> Iterator[str]:
+        return iter(BATCH_COLUMNS)
+
     def __len__(self) -> int:
+        return len(BATCH_COLUMNS)
+
+    @property
+    def plays(self) -> int:
+        """How many plays the batch held."""
         return len(self.kind)
 
     @property
