@@ -13,7 +13,7 @@ from functools import lru_cache
 from typing import Any
 
 import core_ext
-from core_ext.errors import CardError, IllegalPlay
+from core_ext.errors import CardError
 from core_ext.variants import BUILTIN, Variant, variant_from_mapping
 
 from .errors import BadInput, UnknownVariant, bounded, field_scope
@@ -34,6 +34,8 @@ MAX_CUSTOM_VARIANT_CHARS = 16 * 1024   # a full rule set is ~1.5 KB: the cache s
 CARD_CODES = frozenset(cards_pb2.Card.values()) - {cards_pb2.CARD_UNSPECIFIED}
 
 
+MAX_RANK = 14        # rank positions 3=0 ... BJ=14
+MAX_WILDS = 64       # wild jokers one play can hold: bounded by --max-cards anyway
 MAX_JSON_DEPTH = 32   # replays and variants nest 3 deep; deeper documents are hostile
 CUSTOM_FIELD = "rule_set.custom_json"
 
@@ -243,28 +245,26 @@ def declaration(owner: Any, name: str, where: str) -> core_ext.Declaration | Non
     if kind is None:
         raise BadInput("a declaration needs a kind", f"{where}.kind")
     top = msg.top if msg.HasField("top") else None
-    if top is not None and top > 14:
-        raise BadInput(f"top {top} is not a rank position (0-14)", f"{where}.top")
-    return core_ext.Declaration(kind, top, msg.star if msg.HasField("star") else None)
+    if top is not None and top > MAX_RANK:
+        raise BadInput(f"top {top} is not a rank position (0-{MAX_RANK})", f"{where}.top")
+    wilds = None
+    if msg.HasField("wilds"):
+        wilds = tuple(msg.wilds.ranks)
+        if len(wilds) > MAX_WILDS:
+            raise BadInput(f"{len(wilds)} wild jokers; a play holds at most {MAX_WILDS}",
+                           f"{where}.wilds.ranks")
+        for i, rank in enumerate(wilds):
+            if rank > MAX_RANK:
+                raise BadInput(f"{rank} is not a rank position (0-{MAX_RANK})",
+                               f"{where}.wilds.ranks[{i}]")
+    return core_ext.Declaration(kind, top, msg.star if msg.HasField("star") else None, wilds)
 
 
-def declared_reading(codes: list[int], variant: str | Variant, declared: core_ext.Declaration,
+def declared_reading(codes: Any, variant: str | Variant, declared: core_ext.Declaration | None,
                      to_beat: Any = None) -> core_ext.Reading:
-    """The reading ``declared`` selects (§7 rule 4), beating ``to_beat`` when given.
-
-    The core's play_reading selects by kind and top; a star narrows the candidates among
-    the readings of that kind (Classification order is §7 rule-2 order)."""
-    if declared.star is None:
-        return core_ext.play_reading(codes, variant, to_beat, declared.kind, declared.top)
-    readings = [r for r in core_ext.classify(codes, variant, declare=declared.kind).readings
-                if (declared.top is None or r.top == declared.top) and r.star == declared.star]
-    if not readings:
-        raise IllegalPlay(f"{' '.join(core_ext.format_cards(codes))} cannot be read as "
-                          f"{declared.kind} with {declared.star} stars", "declaration")
-    for reading in readings:
-        if to_beat is None or core_ext.beats(reading, to_beat, variant):
-            return reading
-    raise IllegalPlay(f"{readings[0].describe()} does not beat the play to beat", "cards")
+    """The reading that stands for ``codes`` (§7 rules 4-6): the declared one (beating
+    ``to_beat`` when given), else the primary (or the first that beats)."""
+    return core_ext.play_reading(codes, variant, to_beat, declared)
 
 
 def variant_data(v: Variant) -> dict[str, Any]:

@@ -43,8 +43,7 @@ def score_summary(summary: scoring_pb2.RoundSummary, variant: str | Variant,
         codes, where_cards = cards_of(bomb.cards, f"{where}.cards", limits)
         declared = declaration(bomb, "declaration", f"{where}.declaration")
         with field_scope(where_cards):
-            reading = (core_ext.play_reading(codes, variant) if declared is None
-                       else declared_reading(codes, variant, declared))
+            reading = declared_reading(codes, variant, declared)
         if not reading.is_bomb:
             raise InvalidPlay(f"{' '.join(core_ext.format_cards(codes))} is not a bomb: it "
                               f"reads as {reading.describe()}", where)
@@ -138,10 +137,11 @@ def replay_to_dict(replay: scoring_pb2.Replay, limits: Limits) -> dict[str, Any]
             move["play"] = cards_of(action.cards, f"{where}.cards", limits)[0]
             declared = declaration(action, "declaration", f"{where}.declaration")
             if declared is not None:
-                if declared.star is not None:
-                    # The replay document format has no key for a star (docs/replays.md).
-                    raise BadInput("a replay action's declaration cannot name a star yet",
-                                   f"{where}.declaration.star")
+                for part in ("star", "wilds"):
+                    if getattr(declared, part) is not None:
+                        # The replay document has no key for them (docs/replays.md).
+                        raise BadInput(f"a replay action's declaration cannot name {part} "
+                                       "yet", f"{where}.declaration.{part}")
                 move["declare"] = declared.kind
                 if declared.top is not None:
                     move["declare_top"] = declared.top

@@ -16,7 +16,7 @@ import grpc
 from google.rpc import status_pb2
 
 import core_ext
-from core_ext.errors import CardError, IllegalPlay, ShuangkouError
+from core_ext.errors import CardError, ShuangkouError
 from core_ext.variants import BUILTIN, Variant, list_variants
 
 from . import rounds
@@ -83,26 +83,22 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
         play, where_play = cards_of(request.play, "play", self.limits)
         current_declared = declaration(request, "current_declaration", "current_declaration")
         declared = declaration(request, "declaration", "declaration")
+        # Classified one by one so that an error names its own field; the comparison
+        # (§7 rules 4-6, §8) is the core's.
         with field_scope(where_current):
-            standing = core_ext.classify(current, variant).primary
-        if current_declared is not None:
-            with field_scope("current_declaration"):
-                standing = declared_reading(current, variant, current_declared)
+            standing = core_ext.classify(current, variant)
         with field_scope(where_play):
-            primary = core_ext.classify(play, variant).primary
-        if declared is not None:
-            # The declared reading must exist; it either beats or it does not.
-            with field_scope("declaration"):
-                chosen = declared_reading(play, variant, declared)
-                beats = chosen.beats(standing)
-        else:
-            try:
-                chosen = core_ext.play_reading(play, variant, standing)
-                beats = True
-            except IllegalPlay:   # no reading beats: report the primary
-                chosen, beats = primary, False
-        return service_pb2.ComparePlaysResponse(beats=beats, current=reading_to_proto(standing),
-                                                play=reading_to_proto(chosen))
+            played = core_ext.classify(play, variant)
+        try:
+            result = core_ext.compare(played, standing, variant, declare=declared,
+                                      current_declare=current_declared)
+        except ShuangkouError as exc:
+            exc.field = ("current_declaration" if exc.field == "current_declare"
+                         else "declaration")
+            raise
+        return service_pb2.ComparePlaysResponse(beats=result.beats,
+                                                current=reading_to_proto(result.current),
+                                                play=reading_to_proto(result.play))
 
     @rpc
     def BatchClassify(self, request: service_pb2.BatchClassifyRequest,
@@ -144,7 +140,10 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
             response.stars.extend(columns["star"])
             response.card_counts.extend(columns["cards"])
             response.reading_counts.extend(columns["readings"])
-            self._explain_invalid(kinds, part, chunk, first, text_mode, variant, errors)
+            for j, exc in columns.errors.items():   # why, found in the same pass
+                if first + j not in errors:
+                    exc.field = f"plays_text[{first + j}]" if text_mode else "codes"
+                    errors[first + j] = status_proto(exc, compact=True)
             if request.include_readings:
                 response.readings.extend(self._primary_readings(kinds, part, chunk, variant))
             offset += size
@@ -178,26 +177,6 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
         return bytes(buf), lengths
 
     @staticmethod
-    def _explain_invalid(kinds: bytes, codes: bytes, lengths: list[int], first: int,
-                         text_mode: bool, variant: str | Variant,
-                         errors: dict[int, status_pb2.Status]) -> None:
-        """Why each invalid play of a chunk has no reading (the batch only marks it)."""
-        offset = 0
-        for j, n in enumerate(lengths):
-            i = first + j
-            if kinds[j] == 255 and i not in errors:
-                field = f"plays_text[{i}]" if text_mode else "codes"
-                try:
-                    if n == 0:
-                        raise BadInput("empty play", field)
-                    with field_scope(field):
-                        core_ext.classify(codes[offset:offset + n], variant)
-                    raise BadInput("play has no reading", field)
-                except ShuangkouError as exc:
-                    errors[i] = status_proto(exc, compact=True)
-            offset += n
-
-    @staticmethod
     def _primary_readings(kinds: bytes, codes: bytes, lengths: list[int],
                           variant: str | Variant) -> Iterator[readings_pb2.Reading]:
         offset = 0
@@ -224,8 +203,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
             beat_codes, where_beat = cards_of(request.to_beat, "to_beat", self.limits)
             declared = declaration(request, "to_beat_declaration", "to_beat_declaration")
             with field_scope(where_beat):
-                to_beat = (core_ext.play_reading(beat_codes, variant) if declared is None
-                           else declared_reading(beat_codes, variant, declared))
+                to_beat = declared_reading(beat_codes, variant, declared)
         size = self.limits.plays_limit(request.page_size)
         kinds = [_kind_name(k, f"kinds[{i}]") for i, k in enumerate(request.kinds)] or None
         # `to_beat` is passed as a Reading so the core classifies nothing here. The page is

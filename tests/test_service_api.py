@@ -563,7 +563,7 @@ def test_declaration_star_selects_every_reading(srv: Running) -> None:
         declaration=readings_pb2.Declaration(kind=K.KIND_CHAIN_BOMB, star=7)))
     assert err.fields == ["declaration"] and err.reason == "ILLEGAL_PLAY"
     # Following: the 8-star reading is declared; it beats a 7-star bomb, not a 9-star one.
-    for current, beats in (("7777777", True), ("3333 4444 5555 BJ BJ SJ", False)):
+    for current, beats in (("7777777", True), ("77777777 BJ", False)):
         reply = srv.stub.ComparePlays(service_pb2.ComparePlaysRequest(
             rule_set=rule_set("fengkuang"), current=cards(current), play=play,
             declaration=readings_pb2.Declaration(kind=K.KIND_CHAIN_BOMB, star=8)),
@@ -571,7 +571,7 @@ def test_declaration_star_selects_every_reading(srv: Running) -> None:
         assert reply.play.star == 8
         assert reply.beats == core_ext.beats(
             core_ext.classify("4444 5555 6666 SJ BJ", "fengkuang").readings[1],
-            reply_reading(current), "fengkuang")
+            reply_reading(current), "fengkuang") == beats
 
 
 def reply_reading(text: str) -> core_ext.Reading:
@@ -701,3 +701,49 @@ def test_client_cancellation_is_not_a_server_error() -> None:
                             grpc_code="INTERNAL") == 0
         assert metric_value(text, "grpc_server_handled_total", grpc_method="BatchClassify",
                             grpc_code="OK") == 0
+
+
+def test_declaration_wilds_select_readings_that_share_kind_top_and_star(srv: Running) -> None:
+    """huopin 9999 TTTTT JJJJJ QQQQQ KKKKKK BJ: three 9-star chain bombs with top K; the
+    wild joker's rank tells them apart (in any order; set and empty = no wilds)."""
+    play = cards("9999 TTTTT JJJJJ QQQQQ KKKKKK BJ")
+    readings = srv.stub.ClassifyPlay(service_pb2.ClassifyPlayRequest(
+        rule_set=rule_set("huopin"), play=play), timeout=TIMEOUT).readings
+    nine = [r for r in readings if r.star == 9]
+    assert len(nine) == 3 and len({(r.kind, r.top) for r in nine}) == 1
+    for want in nine:
+        reply = srv.stub.ClassifyPlay(service_pb2.ClassifyPlayRequest(
+            rule_set=rule_set("huopin"), play=play, declaration=readings_pb2.Declaration(
+                kind=K.KIND_CHAIN_BOMB, star=9,
+                wilds=readings_pb2.WildPlacement(ranks=list(want.wilds)))), timeout=TIMEOUT)
+        assert reply.reading == want
+    err = fails(srv.stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(
+        rule_set=rule_set("huopin"), play=play, declaration=readings_pb2.Declaration(
+            kind=K.KIND_CHAIN_BOMB, wilds=readings_pb2.WildPlacement())))
+    assert err.fields == ["declaration"] and err.code == grpc.StatusCode.INVALID_ARGUMENT
+    err = fails(srv.stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(
+        rule_set=rule_set("huopin"), play=play, declaration=readings_pb2.Declaration(
+            kind=K.KIND_CHAIN_BOMB, wilds=readings_pb2.WildPlacement(ranks=[99]))))
+    assert err.fields == ["declaration.wilds.ranks[0]"]
+
+
+def test_compare_with_a_declared_current_play(srv: Running) -> None:
+    """The play on the table stands in its declared reading: fengkuang 4444 5555 6666 SJ BJ
+    as its 8-star chain bomb is beaten by an 8-bomb that its 9-star reading beats."""
+    eight_bomb = "77777777"
+    for star, beats in ((9, False), (8, True)):
+        reply = srv.stub.ComparePlays(service_pb2.ComparePlaysRequest(
+            rule_set=rule_set("fengkuang"), current=cards("4444 5555 6666 SJ BJ"),
+            current_declaration=readings_pb2.Declaration(kind=K.KIND_CHAIN_BOMB, star=star),
+            play=cards(eight_bomb)), timeout=TIMEOUT)
+        assert reply.current.star == star
+        assert reply.beats == core_ext.beats(eight_bomb, reply_reading_of(
+            "4444 5555 6666 SJ BJ", star), "fengkuang") == beats
+    err = fails(srv.stub.ComparePlays, service_pb2.ComparePlaysRequest(
+        current=cards("33"), play=cards("44"),
+        current_declaration=readings_pb2.Declaration(kind=K.KIND_STRAIGHT)))
+    assert err.fields == ["current_declaration"]
+
+
+def reply_reading_of(text: str, star: int) -> core_ext.Reading:
+    return next(r for r in core_ext.classify(text, "fengkuang").readings if r.star == star)
