@@ -47,7 +47,16 @@ from .errors import (
 )
 from .generate import generate_replay
 from .records import BatchResult, Comparison
-from .replay import ReplayError, ReplayResult, score_replay, summarize_replay
+from .replay import (
+    Action,
+    Replay,
+    ReplayError,
+    ReplayResult,
+    parse_replay,
+    score_replay,
+    summarize_replay,
+)
+from .round import ActionRecord, Round, Standing
 from .scoring import RoundResult, SeatResult, StarSource, score_round, settle
 from .variants import BUILTIN, Variant, get_variant, list_variants, load_variant, load_variants
 
@@ -60,4 +69,5 @@ __all__ = [
     "count_plays", "format_cards", "generate_replay", "get_variant", "legal_plays", "list_variants",
     "load_variant", "load_variants", "parse_cards", "play_reading", "rules_for",
     "score_replay", "score_round", "settle", "summarize_replay", "validate_hand",
+    "Action", "ActionRecord", "Replay", "Round", "Standing", "parse_replay",
 ]

@@ -34,10 +34,16 @@ from .errors import VariantError as VariantError
 from .generate import generate_replay as generate_replay
 from .records import BatchResult as BatchResult
 from .records import Comparison as Comparison
+from .replay import Action as Action
+from .replay import Replay as Replay
 from .replay import ReplayError as ReplayError
 from .replay import ReplayResult as ReplayResult
+from .replay import parse_replay as parse_replay
 from .replay import score_replay as score_replay
 from .replay import summarize_replay as summarize_replay
+from .round import ActionRecord as ActionRecord
+from .round import Round as Round
+from .round import Standing as Standing
 from .scoring import RoundResult as RoundResult
 from .scoring import SeatResult as SeatResult
 from .scoring import StarSource as StarSource
