@@ -32,7 +32,8 @@ from core_ext._core cimport (
 )
 
 from core_ext._core import KINDS as _KINDS
-from core_ext._core import _declared_kind, _rank_name, _top_pos, format_cards, play_reading
+from core_ext._core import _declared_kind, _top_pos, format_cards, play_reading
+from core_ext.cards import rank_name as _rank_name
 from core_ext.errors import InvalidPlay, RuleViolation, ShuangkouError
 from core_ext.round_records import ActionRecord, Standing
 

@@ -19,7 +19,8 @@ from .errors import BadInput, UnknownVariant, field_scope
 from .gen.shuangkou.v1 import scoring_pb2
 from .limits import Limits
 
-__all__ = ["score_summary", "score_replay_request", "result_to_proto", "result_to_dict"]
+__all__ = ["score_summary", "score_replay_request", "replay_record", "result_to_proto",
+           "result_to_dict"]
 
 SEATS = 4
 _WIN_KINDS = {"double": scoring_pb2.WIN_KIND_DOUBLE, "single": scoring_pb2.WIN_KIND_SINGLE,
@@ -77,9 +78,10 @@ def score_replay_request(request: Any, variant: str | Variant,
             document: Any = load_json(request.replay_json, where, invalid=_Malformed)
         except _Malformed:
             document = request.replay_json   # the core reports it, as `score-replays` does
-    else:
-        where = "replay"
-        document = replay_to_dict(request.replay, limits)
+    else:   # a typed message becomes the core's typed record: nothing to parse again
+        with field_scope("replay", nested=True):
+            return result_to_proto(core_ext.score_replay(
+                replay_record(request.replay, variant, limits)))
     if isinstance(document, dict):
         _check_replay_variant(document, variant, named, where)
         if named or "variant" not in document:
@@ -112,47 +114,47 @@ def _variant_id(variant: str | Variant) -> str:
     return variant if isinstance(variant, str) else variant.id
 
 
-_ACTIONS = {scoring_pb2.ACTION_TYPE_PASS: "pass", scoring_pb2.ACTION_TYPE_ESCAPE: "escape"}
+_ACTIONS = {scoring_pb2.ACTION_TYPE_PLAY: "play", scoring_pb2.ACTION_TYPE_PASS: "pass",
+            scoring_pb2.ACTION_TYPE_ESCAPE: "escape"}
 
 
-def replay_to_dict(replay: scoring_pb2.Replay, limits: Limits) -> dict[str, Any]:
-    """A Replay message as the replay document core_ext.replay reads (docs/replays.md)."""
-    doc: dict[str, Any] = {
-        "hands": [cards_of(h, f"replay.hands[{d}]", limits)[0]
-                  for d, h in enumerate(replay.hands)],
-        "leader": replay.leader, "table_fee": replay.table_fee,
-        "partial_deal": replay.partial_deal, "actions": []}
-    if replay.revealed:
-        doc["revealed"] = [replay.revealed]
-    if replay.HasField("partner"):
-        doc["partner"] = replay.partner
-    if replay.teams:
-        doc["teams"] = [list(team.seats) for team in replay.teams]
-    if replay.HasField("stake"):
-        doc["stake"] = replay.stake
+def replay_record(replay: scoring_pb2.Replay, variant: str | Variant,
+                  limits: Limits) -> core_ext.Replay:
+    """A Replay message as the core's typed record (its form checked here, field by field;
+    the rules when the core folds it over a Round)."""
+    if len(replay.hands) != SEATS:
+        raise BadInput(f"hands lists {len(replay.hands)} dealt hands; give all 4",
+                       "replay.hands")
+    hands = tuple(tuple(cards_of(h, f"replay.hands[{d}]", limits)[0])
+                  for d, h in enumerate(replay.hands))
+    actions = []
     for i, action in enumerate(replay.actions):
         where = f"replay.actions[{i}]"
-        move: dict[str, Any] = {"seat": action.seat}
-        if action.type == scoring_pb2.ACTION_TYPE_PLAY:
-            move["play"] = cards_of(action.cards, f"{where}.cards", limits)[0]
-            declared = declaration(action, "declaration", f"{where}.declaration")
-            if declared is not None:
-                for part in ("star", "wilds"):
-                    if getattr(declared, part) is not None:
-                        # The replay document has no key for them (docs/replays.md).
-                        raise BadInput(f"a replay action's declaration cannot name {part} "
-                                       "yet", f"{where}.declaration.{part}")
-                move["declare"] = declared.kind
-                if declared.top is not None:
-                    move["declare_top"] = declared.top
-        elif action.type in _ACTIONS:
-            if action.cards.cards or action.cards.cards_text or action.HasField("declaration"):
-                raise BadInput("only a play carries cards or a declaration", where)
-            move[_ACTIONS[action.type]] = True
-        else:
+        seat = _seat(action.seat, f"{where}.seat")
+        kind = _ACTIONS.get(action.type)
+        if kind is None:
             raise BadInput("an action's type must be PLAY, PASS or ESCAPE", f"{where}.type")
-        doc["actions"].append(move)
-    return doc
+        if kind == "play":
+            declared = declaration(action, "declaration", f"{where}.declaration")
+            if declared is not None and declared.wilds is not None:
+                # core_ext.Round selects a declared reading by kind, top and star only.
+                raise BadInput("a replay action's declaration cannot name wilds yet",
+                               f"{where}.declaration.wilds")
+            actions.append(core_ext.Action(
+                seat, kind, tuple(cards_of(action.cards, f"{where}.cards", limits)[0]),
+                declared))
+        elif action.cards.cards or action.cards.cards_text or action.HasField("declaration"):
+            raise BadInput("only a play carries cards or a declaration", where)
+        else:
+            actions.append(core_ext.Action(seat, kind))
+    return core_ext.Replay(
+        variant=get_variant(variant) if isinstance(variant, str) else variant, hands=hands,
+        leader=_seat(replay.leader, "replay.leader"),
+        revealed=[replay.revealed] if replay.revealed else None,
+        partner=replay.partner if replay.HasField("partner") else None,
+        teams=[list(team.seats) for team in replay.teams] or None,
+        stake=replay.stake if replay.HasField("stake") else 1, table_fee=replay.table_fee,
+        partial_deal=replay.partial_deal, actions=tuple(actions))
 
 
 # ----------------------------------------------------------------------------- results
