@@ -79,9 +79,9 @@ def score_replay_request(request: Any, variant: str | Variant,
         except _Malformed:
             document = request.replay_json   # the core reports it, as `score-replays` does
     else:   # a typed message becomes the core's typed record: nothing to parse again
+        record = replay_record(request.replay, variant, limits)   # names full paths itself
         with field_scope("replay", nested=True):
-            return result_to_proto(core_ext.score_replay(
-                replay_record(request.replay, variant, limits)))
+            return result_to_proto(core_ext.score_replay(record))
     if isinstance(document, dict):
         _check_replay_variant(document, variant, named, where)
         if named or "variant" not in document:
