@@ -27,7 +27,7 @@ from prometheus_client import CollectorRegistry
 from core_ext.errors import VariantError
 from core_ext.variants import load_variants
 from service.config import Config
-from service.errors import decode_status
+from service.errors import MAX_MESSAGE_CHARS, decode_status
 from service.gen.shuangkou.v1 import (
     cards_pb2,
     readings_pb2,
@@ -323,6 +323,10 @@ ROWS = [
         lambda: S.ScoreRoundRequest(summary=scoring_pb2.RoundSummary(
             finish_order=[0, 2], stake=2**63 - 1)),
         INVALID, "summary.stake"),
+    Row("summary-million-finish-order", "ScoreRound",
+        lambda: S.ScoreRoundRequest(summary=scoring_pb2.RoundSummary(
+            finish_order=[7] * 1_000_000)),
+        INVALID, "summary.finish_order"),
     Row("summary-seat-past-table", "ScoreRound",
         lambda: S.ScoreRoundRequest(summary=scoring_pb2.RoundSummary(finish_order=[0, 7])),
         INVALID, "summary.finish_order[1]"),
@@ -352,6 +356,9 @@ def test_hostile_request(srv: Server, row: Row) -> None:
     exc = info.value
     assert exc.code() == row.code, f"{exc.code().name}: {exc.details()}"
     assert exc.details(), "the status carries no message"
+    if row.code != grpc.StatusCode.RESOURCE_EXHAUSTED:   # ours, not gRPC's transport text
+        assert len(exc.details().encode()) <= MAX_MESSAGE_CHARS, "an unbounded message"
+        assert "Traceback" not in exc.details() and "Error:" not in exc.details()
     if row.field:   # the field, or a more precise path inside it (lengths[3], hand.cards[0])
         (got,) = fields_of(exc)
         assert got == row.field or got.startswith((row.field + "[", row.field + ".")), \

@@ -747,3 +747,20 @@ def test_compare_with_a_declared_current_play(srv: Running) -> None:
 
 def reply_reading_of(text: str, star: int) -> core_ext.Reading:
     return next(r for r in core_ext.classify(text, "fengkuang").readings if r.star == star)
+
+
+def test_structured_replay_declarations(srv: Running) -> None:
+    """A Replay message's action may declare kind, top and star (the core's typed record
+    carries them); a wild placement is refused until the round engine selects by it."""
+    replay = structured(REPLAY)
+    replay.actions[0].declaration.CopyFrom(readings_pb2.Declaration(
+        kind=K.KIND_BOMB, top=4, star=4))
+    reply = srv.stub.ScoreRound(service_pb2.ScoreRoundRequest(replay=replay), timeout=TIMEOUT)
+    assert result_to_dict(reply.result) == score_replay(REPLAY).to_dict()
+    replay.actions[0].declaration.star = 5
+    err = fails(srv.stub.ScoreRound, service_pb2.ScoreRoundRequest(replay=replay))
+    assert err.fields == ["replay.actions[0]"] and "action 0" in err.message
+    replay.actions[0].declaration.ClearField("star")
+    replay.actions[0].declaration.wilds.SetInParent()
+    err = fails(srv.stub.ScoreRound, service_pb2.ScoreRoundRequest(replay=replay))
+    assert err.fields == ["replay.actions[0].declaration.wilds"]
