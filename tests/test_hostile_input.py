@@ -224,6 +224,9 @@ ROWS = [
         lambda: S.ScoreRoundRequest(summary=scoring_pb2.RoundSummary()), INVALID,
         "summary.finish_order"),
     # --- malformed custom variants
+    Row("variant-claims-builtin-id", "GetVariant",
+        lambda: S.GetVariantRequest(rule_set=RS(custom_json=variant_json(id="baibian"))),
+        INVALID, "rule_set.custom_json.id"),
     Row("variant-not-json", "GetVariant",
         lambda: S.GetVariantRequest(rule_set=RS(custom_json="{extends: baibian")), INVALID,
         "rule_set.custom_json"),
