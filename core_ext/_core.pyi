@@ -4,6 +4,8 @@ from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Literal
 
+from .declaration import Declaration
+from .records import BatchResult, Comparison
 from .variants import Variant
 
 KindName = Literal["single", "pair", "triple", "straight", "pair_chain", "triple_chain",
@@ -11,23 +13,12 @@ KindName = Literal["single", "pair", "triple", "straight", "pair_chain", "triple
 CardsLike = str | Iterable[str | int] | bytes | bytearray | memoryview
 VariantLike = str | Variant | "RuleSet"
 PlayLike = CardsLike | "Reading" | "Classification"
+DeclarationLike = str | Declaration | tuple[Any, ...]
 
-RANK_CHARS: str
-SUIT_CHARS: str
+RANK_CHARS: str          # re-exported from core_ext.cards, the vocabulary's home
 KINDS: tuple[KindName, ...]
 BOMB_KINDS: frozenset[str]
-CARD_SJ: int
-CARD_BJ: int
-MAX_CODE: int
-
-def card_code(rank: int, suit: int = 4) -> int:
-    """The code of a card: ``1 + rank * 5 + suit`` (suit 4 = none; jokers have no suit)."""
-
-def card_rank(code: int) -> int:
-    """Rank position of a card code (0 = 3 … 12 = 2, 13 = SJ, 14 = BJ)."""
-
-def card_suit(code: int) -> int:
-    """Suit index of a card code (0–3 = S H D C, 4 = no suit)."""
+RULES_CACHE_SIZE: int
 
 def parse_cards(cards: CardsLike, variant: VariantLike | None = None) -> list[int]:
     """Parse text, tokens or codes into card codes; with a variant, check its deck.
@@ -113,31 +104,43 @@ class Classification:
     def variant(self) -> str: ...
     def __len__(self) -> int: ...
     def __iter__(self) -> Iterator[Reading]: ...
-    def reading(self, kind: str | None = None, top: int | str | None = None) -> Reading | None: ...
+    def reading(self, kind: str | Declaration | None = None, top: int | str | None = None,
+                star: int | None = None,
+                wilds: tuple[int | str, ...] | None = None) -> Reading | None:
+        """The strongest reading that matches (unset parts match any), or None."""
     def to_dict(self) -> dict[str, Any]: ...
 
 def classify(cards: CardsLike, variant: VariantLike = "baibian",
-             declare: str | None = None) -> Classification:
+             declare: DeclarationLike | None = None) -> Classification:
     """Every reading of a set of cards under a variant (§7).
 
     :raises CardError: malformed or impossible cards.
     :raises InvalidPlay: no reading exists (the message says why).
-    :raises IllegalPlay: ``declare`` names a type the cards cannot be read as.
+    :raises IllegalPlay: ``declare`` names no reading of the cards.
     """
 
 def beats(b: PlayLike, a: PlayLike, variant: VariantLike = "baibian") -> bool:
     """Does ``b`` played on top of ``a`` beat it (any reading of b; a's standing reading)?"""
 
 def play_reading(cards: CardsLike, variant: VariantLike = "baibian",
-                 to_beat: PlayLike | None = None, declare: str | None = None,
+                 to_beat: PlayLike | None = None, declare: DeclarationLike | None = None,
                  declare_top: int | str | None = None) -> Reading:
     """The reading that stands on the table after playing ``cards`` (§7 rules 4–6).
 
     :raises IllegalPlay: it does not beat ``to_beat`` or the declared reading is absent.
     """
 
-def classify_batch(codes: bytes | bytearray | memoryview, lengths: Sequence[int] | array,
-                   variant: VariantLike = "baibian") -> dict[str, array]:
-    """Classify plays packed back to back; columns kind/top/star/cards/readings (255 = invalid)."""
+def compare(play: CardsLike | Classification, current: PlayLike,
+            variant: VariantLike = "baibian", *, declare: DeclarationLike | None = None,
+            current_declare: DeclarationLike | None = None) -> Comparison:
+    """Does ``play`` beat ``current`` (§7 rules 4–6, §8), and in which reading?
+
+    :raises IllegalPlay: a declared reading does not exist.
+    """
+
+def classify_batch(codes: bytes | bytearray | memoryview, lengths: Sequence[int] | array[int],
+                   variant: VariantLike = "baibian") -> BatchResult:
+    """Classify plays packed back to back; columns kind/top/star/cards/readings (255 = invalid)
+    and, per invalid play, the exception saying why."""
 
 def explain_invalid(counts: Sequence[int], rs: RuleSet, n: int) -> str: ...

@@ -4,8 +4,9 @@
 probability give the same replay). The bot picks among :func:`core_ext.legal_plays`: it
 leads low, follows with the cheapest play that beats, rarely beats its partner, throws
 bombs often enough that every star rule gets exercised, and sometimes declares a
-non-primary reading. The round is simulated here independently of :mod:`core_ext.replay`
-(turn order, 接风, round end), so generated replays cross-check the validator.
+non-primary reading. The round itself (seating, turn order, 接风, round end) is a
+:class:`~core_ext.Round`, the one model of round flow; the independent check of that flow is
+the slow reference in tests/reference.py.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._core import RANK_CHARS, classify, format_cards, play_reading
+from .declaration import Declaration
+from .round import Round
 from .variants import BUILTIN, Variant, get_variant
 
 __all__ = ["generate_replay", "deal"]
@@ -120,26 +123,22 @@ def _rank_token(rank: int) -> str:
     return RANK_CHARS[rank] if rank < 13 else ("SJ" if rank == 13 else "BJ")
 
 
-def _seating(hands: list[list[int]], v: Variant, rng: random.Random) -> tuple[dict, int, list[int]]:
-    """Pick the revealed card and leader; return the replay's team fields, the leader and
-    the dealt seat sitting at each table seat."""
+def _team_fields(hands: list[list[int]], v: Variant, rng: random.Random) -> dict[str, Any]:
+    """Pick the leader and the revealed card; return the replay's team fields (``teams``
+    when the deck does not hold exactly two copies of the card: three decks)."""
     leader = rng.randrange(SEATS)
     card = rng.choice(hands[leader])
-    copies = v.joker_copies if card > 65 else v.decks
+    copies = v.joker_copies if card > _LAST_NATURAL else v.decks
     fields: dict[str, Any] = {"leader": leader, "revealed": format_cards([card])[0]}
-    holders = [d for d in range(SEATS) for _ in range(hands[d].count(card))]
-    if hands[leader].count(card) >= 2:
-        partner = (leader + 2) % SEATS
-    else:
-        partner = next((d for d in holders if d != leader), (leader + 2) % SEATS)
     if copies != 2:
+        holders = [d for d in range(SEATS) for _ in range(hands[d].count(card))]
+        if hands[leader].count(card) >= 2:
+            partner = (leader + 2) % SEATS
+        else:
+            partner = next((d for d in holders if d != leader), (leader + 2) % SEATS)
         others = [d for d in range(SEATS) if d not in (leader, partner)]
         fields["teams"] = [sorted((leader, partner)), others]
-    hand_at = list(range(SEATS))
-    opposite = (leader + 2) % SEATS
-    if partner != opposite:
-        hand_at[opposite], hand_at[partner] = partner, opposite
-    return fields, leader, hand_at
+    return fields
 
 
 def generate_replay(variant: str | Variant, seed: int, escape_prob: float = 0.0) -> dict:
@@ -152,40 +151,31 @@ def generate_replay(variant: str | Variant, seed: int, escape_prob: float = 0.0)
     v = get_variant(variant)
     rng = random.Random(f"{v.id}/{seed}")
     dealt = deal(v, rng)
-    fields, leader, hand_at = _seating(dealt, v, rng)
-    hands = [list(dealt[d]) for d in hand_at]
+    fields = _team_fields(dealt, v, rng)
+    rnd = Round.deal(v, dealt, fields["leader"], revealed=fields["revealed"],
+                     teams=fields.get("teams"))
     bot = _Bot(v, rng)
     actions: list[dict] = []
     holding: list[list[int]] = []      # seats holding cards before each action
-    finished: list[int] = []
-    standing, last, passes, turn = None, -1, 0, leader
-    while True:
-        holding.append([s for s in range(SEATS) if hands[s]])
-        seat = turn
+    while not rnd.is_over:
+        left = rnd.cards_left
+        holding.append([s for s in range(SEATS) if left[s]])
+        seat = rnd.turn
+        assert seat is not None           # the round is not over
+        hand = list(rnd.hand(seat))
+        standing = rnd.standing
         if standing is None:
-            play = bot.lead(hands[seat])
+            play = bot.lead(hand)
         else:
-            play = bot.follow(hands[seat], standing, last == (seat + 2) % SEATS)
+            play = bot.follow(hand, standing.reading, standing.seat == (seat + 2) % SEATS)
         if play is None:
             actions.append({"seat": seat, "pass": True})
-            passes += 1
-            if passes == sum(1 for s in range(SEATS) if hands[s] and s != last):
-                standing = None
-                mate = (last + 2) % SEATS
-                turn = last if hands[last] else mate if hands[mate] else _next(hands, last)
-            else:
-                turn = _next(hands, seat)
+            rnd.pass_turn(seat)
             continue
-        declared, standing = _declaration(play, v, standing, rng)
+        declared, _ = _declaration(play, v, standing.reading if standing else None, rng)
         actions.append({"seat": seat, "play": format_cards(play.cards), **declared})
-        for c in play.cards:
-            hands[seat].remove(c)
-        last, passes = seat, 0
-        if not hands[seat]:
-            finished.append(seat)
-            if _ROUND_ENDS[v.round_end](finished, seat):
-                break
-        turn = _next(hands, seat)
+        rnd.play(seat, play.cards,
+                 Declaration(declared["declare"], declared["declare_top"]) if declared else None)
     extra: dict[str, Any] = {"stake": rng.choice(_STAKES)}
     if escape_prob and rng.random() < escape_prob:
         cut = rng.randrange(len(actions))
@@ -198,18 +188,3 @@ def generate_replay(variant: str | Variant, seed: int, escape_prob: float = 0.0)
         "actions": actions,
         **extra,
     }
-
-
-#: Is the round over once ``seat`` has emptied its hand (§9)? By the variant's round_end.
-_ROUND_ENDS = {
-    "finishing_order": lambda finished, seat: (seat + 2) % SEATS in finished,
-    "first_out": lambda finished, seat: True,
-}
-
-
-def _next(hands: list[list[int]], seat: int) -> int:
-    for step in (1, 2, 3):
-        s = (seat + step) % SEATS
-        if hands[s]:
-            return s
-    return seat

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ._core import Reading, classify, parse_cards
 from .errors import IllegalPlay, InvalidPlay, ShuangkouError
@@ -36,9 +36,12 @@ __all__ = [
 ]
 
 SEATS = 4
-#: Largest stake and table fee accepted: every amount then stays far inside int64.
+#: Largest stake and table fee accepted. With a house variant's table amounts (each up to
+#: variants.MAX_AMOUNT) a settlement can still pass int64; :func:`settle` refuses those.
 MAX_STAKE = 10**9
 MAX_TABLE_FEE = 10**12
+#: The wire carries amounts as int64 (protos/shuangkou/v1/scoring.proto).
+INT64_MAX = 2**63 - 1
 KINDS_OF_WIN = ("double", "single", "flat")
 #: Place of the first finisher's partner -> kind of win (§9).
 _KIND_BY_PARTNER_PLACE = {2: "double", 3: "single", 4: "flat"}
@@ -185,10 +188,13 @@ def round_star(bombs: Sequence[Reading], variant: Variant) -> tuple[int, StarSou
     over the N-bombs and joker bombs (N = their star), and the chain bonus (``chain_bonus``).
     On equal stars the simplest source is reported: a bomb, then the table, then the bonus.
     """
-    star, source = 0, StarSource()
+    if not bombs:
+        return 0, _NO_BOMB
+    star = 0
+    source: tuple[Any, ...] = ()  # the source's fields; the record is built once at the end
     for i, b in enumerate(bombs):
         if b.star > star:
-            star, source = b.star, StarSource("bomb", bomb=i)
+            star, source = b.star, ("bomb", i)
     if variant.multi_bomb:
         sizes = sorted((b.star for b in bombs if b.kind != "chain_bomb"), reverse=True)
         for k in range(1, len(sizes) + 1):
@@ -197,14 +203,23 @@ def round_star(bombs: Sequence[Reading], variant: Variant) -> tuple[int, StarSou
             for n in (sizes[k - 1], 4):
                 s = variant.multi_bomb_star(n, k)
                 if s > star:
-                    star, source = s, StarSource("multi_bomb", n=n, k=k)
+                    star, source = s, ("multi_bomb", n, k)
     if variant.chain_bonus:
         for i, b in enumerate(bombs):
             if b.kind == "chain_bomb":
                 bonus = sum(1 for j, o in enumerate(bombs) if j != i and o.star == b.star)
                 if b.star + bonus > star:
-                    star, source = b.star + bonus, StarSource("chain_bonus", bomb=i, bonus=bonus)
-    return star, source
+                    star, source = b.star + bonus, ("chain_bonus", i, bonus)
+    if not source:
+        return star, _NO_BOMB
+    if source[0] == "bomb":
+        return star, StarSource("bomb", bomb=source[1])
+    if source[0] == "multi_bomb":
+        return star, StarSource("multi_bomb", n=source[1], k=source[2])
+    return star, StarSource("chain_bonus", bomb=source[1], bonus=source[2])
+
+
+_NO_BOMB = StarSource()   # shared: the records are frozen
 
 
 def _cap(star: int, variant: Variant) -> int:
@@ -256,8 +271,10 @@ def _contribution_event(variant: Variant, seat: int, star: int,
 # When contributions are paid (§10.4): bombs per seat, round stars -> events.
 def _per_bomb_events(variant: Variant, bombs: Sequence[Sequence[Reading]],
                      stars: Sequence[int]) -> list[ContributionEvent]:
+    first = variant.contribution[0][0] if variant.contribution else None
     events = (_contribution_event(variant, seat, b.star, i)
-              for seat in range(SEATS) for i, b in enumerate(bombs[seat]))
+              for seat in range(SEATS) for i, b in enumerate(bombs[seat])
+              if first is not None and b.star >= first)   # below the first row pays nothing
     return [e for e in events if e is not None]
 
 
@@ -285,8 +302,7 @@ def _apply_events(events: Iterable[ContributionEvent]) -> list[int]:
 
 # ----------------------------------------------------------------------------- round end (§9)
 
-@dataclass(frozen=True)
-class _Outcome:
+class _Outcome(NamedTuple):
     kind: str
     winner: int
     places: tuple[int, ...]       # place of each seat, 1..4
@@ -599,21 +615,38 @@ def settle(v: Variant, order: tuple[int, ...], played: Sequence[Sequence[Reading
         return _settle_escape(v, order, played, rounds, hands, escaper, stake, table_fee,
                               result_type, extra)
     outcome = _ROUND_ENDS[v.round_end](v, order, cards_left)
-    star, star_seat = _MULTIPLIER_STAR[v.multiplier_star]([_cap(s, v) for s in stars],
-                                                          outcome.winner)
+    cap = v.settlement_star_cap
+    star, star_seat = _MULTIPLIER_STAR[v.multiplier_star](
+        stars if cap is None or max(stars) <= cap else [min(s, cap) for s in stars],
+        outcome.winner)
     m = v.multiplier_for(star)
     events = _CONTRIBUTION_MODES[v.contribution_mode](v, played, stars)
     contrib = _apply_events(events)
     base, places = outcome.base, outcome.places
-    seats = tuple(
+    _check_fits(v, [(base[s] * m + contrib[s]) * stake for s in range(SEATS)], stake)
+    seats = tuple([
         SeatResult(s, s % 2, places[s], base[s], stars[s], rounds[s][1], m, contrib[s], 0,
                    (base[s] * m + contrib[s]) * stake)
-        for s in range(SEATS))
+        for s in range(SEATS)])
     return result_type(
         variant=v.id, kind=outcome.kind, winning_team=outcome.winner % 2,
         finish_order=order, star=star, star_seat=star_seat if star else None, multiplier=m,
         stake=stake, escaper=None, table_fee=table_fee, seats=seats,
         contributions=tuple(events), **extra)
+
+
+def _check_fits(v: Variant, finals: Sequence[int], stake: int) -> None:
+    """Refuse a settlement the wire cannot carry exactly: every final amount and their sum
+    must fit int64 (only house variants with huge tables reach this; docs/decisions.md)."""
+    total = sum(finals)
+    if -INT64_MAX <= min(finals) and max(finals) <= INT64_MAX and -INT64_MAX <= total <= INT64_MAX:
+        return
+    worst = max((*finals, total), key=abs)
+    if abs(worst) > INT64_MAX:
+        raise ShuangkouError(
+            f"the settlement does not fit the 64-bit amounts results carry: an amount of "
+            f"{worst:.3e} (base × multiplier + contributions in {v.id}, × stake {stake:,}); "
+            f"lower the stake or the variant's table amounts", "stake")
 
 
 def _settle_escape(v: Variant, order: tuple[int, ...], played: Sequence[Sequence[Reading]],
@@ -629,6 +662,8 @@ def _settle_escape(v: Variant, order: tuple[int, ...], played: Sequence[Sequence
               if v.contribution_mode in _KEPT_ON_ESCAPE else [])
     contrib = _apply_events(events)
     places = {s: i + 1 for i, s in enumerate(order)}
+    _check_fits(v, [(settled.amounts[s] + contrib[s]) * stake
+                    - (settled.fee if s == escaper else 0) for s in range(SEATS)], stake)
     seats = tuple(
         SeatResult(seat=s, team=s % 2, place=places.get(s), base=0, star=stars[s],
                    star_source=rounds[s][1], multiplier=settled.multiplier,

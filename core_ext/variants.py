@@ -24,6 +24,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from .cards import RANK_CHARS
 from .errors import VariantError
 
 __all__ = [
@@ -36,10 +37,6 @@ __all__ = [
     "load_variant",
     "variant_from_mapping",
 ]
-
-RANK_CHARS = "3456789TJQKA2"
-
-
 
 
 # Bomb-order families (§8). Each lists the fields of a bomb's sort key, compared
@@ -124,6 +121,16 @@ class Variant:
     escape: str = "none"
     escape_fee: int = 0           # huopin: the escaper pays escape_fee × stake + table fee
     extends: str | None = None    # the built-in this variant was derived from, if any
+
+    # ------------------------------------------------------------------ identity
+    def __hash__(self) -> int:
+        """Hash of every field (mappings as sorted items), consistent with ``==``.
+
+        Written out because the generated one would hash the ``base``/``kou`` mappings,
+        which are unhashable; equal variants hash equal, so a variant rebuilt from the same
+        data (e.g. the same custom JSON on every request) finds the same compiled rules.
+        """
+        return hash(tuple([_hashable(getattr(self, name)) for name in _FIELD_NAMES]))
 
     # ------------------------------------------------------------------ derived data
     @property
@@ -267,6 +274,13 @@ class Variant:
         return json.loads(json.dumps(d))
 
 
+def _hashable(value: Any) -> Any:
+    """A field value in hashable form: mappings become sorted item tuples."""
+    if isinstance(value, Mapping):
+        return tuple(sorted(value.items()))
+    return value
+
+
 def _check_star_table(v: Variant, name: str, table: Any, width: int, fail: Any) -> None:
     if not table:
         fail(name, "must have at least one row")
@@ -279,6 +293,7 @@ def _check_star_table(v: Variant, name: str, table: Any, width: int, fail: Any) 
         last = row[0]
 
 
+_FIELD_NAMES = tuple(f.name for f in fields(Variant))
 _FIELD_TYPES: Mapping[str, tuple[type, ...]] = MappingProxyType({
     **{n: (str,) for n in ("id", "name", "source", "chain_counts", "chain_phase", "chain_wrap",
                            "bomb_order", "round_end", "multiplier_star", "contribution_mode",
@@ -409,7 +424,13 @@ def variant_from_mapping(data: Mapping[str, Any], base: Variant | None = None,
         base = _resolve_parent(parent_id, _known or {}, depth=0)
     changes = dict(data)
     changes.setdefault("extends", base.extends or base.id)
-    return _replace_checked(base, changes)
+    variant = _replace_checked(base, changes)
+    # After the fields are checked, so a malformed field is reported first. An id taken
+    # from the parent (no "id" given) counts: two rule sets must never share an id.
+    if variant.id in BUILTIN:
+        raise VariantError(f"a custom variant may not take the built-in id {variant.id!r}; "
+                           "give it an id of its own", "id")
+    return variant
 
 
 def _replace_checked(base: Variant, data: Mapping[str, Any]) -> Variant:

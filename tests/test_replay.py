@@ -306,7 +306,7 @@ def test_incomplete_deals_are_rejected() -> None:
     rep["hands"][1] = rep["hands"][1][:-1]
     err = rejected(rep)
     assert "hands[1] has 26 cards" in err.detail
-    assert "before the round is over" in rejected(rep, partial_deal=True).reason
+    assert "before the round is over" in rejected(rep, partial_deal=True).detail
     rep = complete("baibian")
     other = next(c for c in rep["hands"][2] if c[0] != rep["hands"][1][0][0])
     rep["hands"][1][0] = other                      # one card of a rank too many, one too few
@@ -314,7 +314,7 @@ def test_incomplete_deals_are_rejected() -> None:
     assert "not the baibian deck" in err.detail or "copies of" in err.detail
     rep = complete("baibian")
     rep["hands"][3][0] = "3" if not rep["hands"][3][0].startswith("3") else "4"
-    assert "not the baibian deck" in rejected(rep).reason
+    assert "not the baibian deck" in rejected(rep).detail
 
 
 def test_cards_outside_the_deck() -> None:
@@ -379,7 +379,7 @@ def test_malformed_actions(action: Any, match: str) -> None:
 
 def test_json_text_and_custom_variant() -> None:
     rep = replay({"extends": "bianfeng", "id": "house", "stake_note": 1}, HANDS, [])
-    assert "unknown field 'stake_note'" in rejected(rep).reason
+    assert "unknown field 'stake_note'" in rejected(rep).detail
     rep = replay({"extends": "bianfeng", "id": "house",
                   "base": {"double": [5, 5, -5, -5], "single": [2, -2, 2, -2],
                            "flat": [1, -1, -1, 1]}},
@@ -439,7 +439,7 @@ def test_generated_escapes(variant: str) -> None:
         rep = generate_replay(variant, seed, escape_prob=1.0)
         assert rep["actions"][-1].get("escape") is True
         if variant == "baibian":
-            assert "no escape" in rejected(rep).reason
+            assert "no escape" in rejected(rep).detail
             continue
         res = score_replay(rep)
         assert res.kind == "escape" and res.escaper == rep["actions"][-1]["seat"]

@@ -530,3 +530,22 @@ def test_to_dict_names_every_field() -> None:
     # a star source lists the fields that apply to its rule (None ones are left out)
     assert set(d["seats"][0]["star_source"]) == {"rule", "bomb", "bonus", "text"}
     assert {f.name for f in fields(StarSource)} >= {"rule", "bomb", "n", "k", "bonus"}
+
+
+def test_settlements_beyond_int64_are_refused_naming_the_stake() -> None:
+    """A house variant's tables (each amount up to 10**6) with the largest stake reach
+    10**21: refused up front, as the wire carries int64 amounts (docs/decisions.md)."""
+    huge = core_ext.get_variant("bianfeng").replace(
+        id="huge", multiplier=[[5, 2], [6, 10**6]],
+        base={"double": [10**6, 10**6, -10**6, -10**6], "single": [2, -2, 2, -2],
+              "flat": [1, -1, -1, 1]})
+    with pytest.raises(core_ext.ShuangkouError, match="64-bit") as info:
+        core_ext.score_round(huge, [0, 2], [["666666"], [], [], []], stake=10**9)
+    assert info.value.field == "stake"
+    ok = core_ext.score_round(huge, [0, 2], [["666666"], [], [], []], stake=10**6)
+    assert max(abs(x) for x in ok.final) < 2**63 and abs(ok.total) < 2**63
+    # the largest escape fee, stake and table fee of the documented caps still fit
+    fee = core_ext.get_variant("huopin").replace(id="fee", escape_fee=10**6)
+    res = core_ext.score_round(fee, [], None, stake=10**9, escape=0, cards_left=[5, 5, 5, 5],
+                               table_fee=10**12)
+    assert res.final[0] == -(10**15 + 10**12)

@@ -1,0 +1,757 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""The round flow in compiled code (RULES.md §9): turns, tricks, 接风, finishing, round end.
+
+:class:`RoundCore` holds one round in table seats as C arrays — per seat the copies of each
+suited face and the cards of each rank (a card written without a suit takes any card of its
+rank, so the face counts are an upper bound), the cards left, the standing play's C reading,
+the passes, the finishing order — and applies actions without building Python objects on
+the hot path. The public façade :class:`core_ext.Round` (core_ext/round.py) adds the deal,
+settlement, legal plays and the serialised form; replay validation folds a document's
+actions over it with :meth:`RoundCore._fold`.
+
+Every sentence of a rule error here is the one replay validation reports (docs/replays.md),
+so a replay and a live round fail alike.
+"""
+
+from libc.string cimport memcpy, memset
+
+from core_ext._core cimport (
+    K_BOMB,
+    MAXCARDS,
+    MAXREAD,
+    NFACES,
+    RD,
+    RuleSet,
+    classify_counts,
+    get_rules,
+    make_reading,
+    parse_into,
+    rd_beats,
+    reading_rd,
+    u8,
+)
+
+from core_ext._core import KINDS as _KINDS
+from core_ext._core import _declared_kind, _top_pos, format_cards, play_reading
+from core_ext.cards import rank_name as _rank_name
+from core_ext.errors import InvalidPlay, RuleViolation, ShuangkouError
+from core_ext.round_records import ActionRecord, Standing
+
+cdef enum:
+    SEATS = 4
+    NCODES = 76
+
+# ----------------------------------------------------------------------------- rule data
+
+#: How the round ends once a seat has emptied its hand (§9), by the variant's ``round_end``:
+#: ``finishing_order`` when both players of one team are out, ``first_out`` at once.
+ROUND_END_RULES = {"finishing_order": 0, "first_out": 1}
+#: Turn order: the seats that may act after each seat, nearest first (§9 "Tricks").
+TURN_AFTER = tuple(tuple((s + k) % SEATS for k in (1, 2, 3)) for s in range(SEATS))
+#: 接风 (§9): who leads when the trick's winner has gone out — the partner, then the next
+#: seats in turn order (the partner can be out too only in a house variant).
+WIND_ORDER = tuple(((s + 2) % SEATS, (s + 1) % SEATS, (s + 3) % SEATS) for s in range(SEATS))
+
+cdef enum:
+    END_TEAM = 0
+    END_FIRST = 1
+    OVER_NONE = 0        # the round goes on
+    OVER_TEAM = 1        # both players of one team finished
+    OVER_FIRST = 2       # the first finisher ends it (huopin)
+    OVER_ESCAPE = 3      # a seat escaped
+    LEAD_FIRST = 0       # why the seat to act leads: the first trick,
+    LEAD_WON = 1         # everyone passed on its play,
+    LEAD_WIND = 2        # 接风
+
+cdef int AFTER[4][3]
+cdef int WIND[4][3]
+cdef int RANK[NCODES]
+cdef u8 SUITED[NCODES]
+for _s in range(SEATS):
+    for _k in range(3):
+        AFTER[_s][_k] = TURN_AFTER[_s][_k]
+        WIND[_s][_k] = WIND_ORDER[_s][_k]
+for _c in range(NCODES):
+    RANK[_c] = (_c - 1) // 5 if _c else 0
+    SUITED[_c] = 1 if _c and (_c - 1) // 5 < 13 and (_c - 1) % 5 < 4 else 0
+
+_ORDINALS = {1: "st", 2: "nd", 3: "rd"}
+_NO_ESCAPE = ("{} defines no escape settlement (its rules say nothing about a player leaving "
+              "mid-round), so an escaped round cannot be scored")
+
+
+cdef inline object _opt(int seat):
+    return None if seat < 0 else seat
+
+
+def _text(codes):
+    return " ".join(format_cards(list(codes)))
+
+
+# ----------------------------------------------------------------------------- the round
+
+cdef class RoundCore:
+    """One round in progress, in table seats (after the §9 swap). Create with
+    ``core_ext.Round.deal``; see that class for the public API."""
+
+    cdef RuleSet rs
+    cdef readonly object variant
+    cdef u8 faces[SEATS][NCODES]     # copies of each suited face (upper bound, see module doc)
+    cdef u8 nranks[SEATS][NFACES]    # cards of each rank position
+    cdef int nleft[SEATS]
+    cdef u8 nplayed[NCODES]          # cards played so far, by the code they were played as
+    cdef int fin[SEATS]
+    cdef int nfin
+    cdef int cturn, cleader, last, prev, npasses, holding, end_rule, escape_ok
+    cdef int over_kind, over_seat, over_action, cescaper
+    cdef int lead_why, lead_a, lead_b
+    cdef int has_st, st_seat, st_index, st_n
+    cdef RD st
+    cdef u8 st_cards[MAXCARDS]
+    cdef object st_reading           # the standing Reading, built on demand
+    cdef list bomb_readings          # per seat: the bombs that stood (Readings)
+    cdef list bomb_codes             # per seat: their cards
+    cdef list bomb_index             # per seat: their reading's index among the cards' readings
+    cdef readonly int actions_applied
+    cdef readonly object stake
+    cdef readonly object table_fee
+    cdef readonly tuple hand_at
+    cdef readonly bint partial_deal
+
+    def __cinit__(self):
+        self.bomb_readings = [[], [], [], []]
+        self.bomb_codes = [[], [], [], []]
+        self.bomb_index = [[], [], [], []]
+        self.cturn = -1
+        self.cescaper = -1
+        self.last = self.prev = self.st_seat = -1
+        self.hand_at = (0, 1, 2, 3)
+        self.stake = 1
+        self.table_fee = 0
+
+    # -- set-up (the façade has checked the deal)
+    def _start(self, variant, list hands, int leader, tuple hand_at, stake, table_fee,
+               bint partial):
+        """Seat ``hands`` (lists of codes, by table seat) with ``leader`` to lead."""
+        cdef int s, c
+        self._bind(variant)
+        memset(self.faces, 0, sizeof(self.faces))
+        memset(self.nranks, 0, sizeof(self.nranks))
+        memset(self.nplayed, 0, sizeof(self.nplayed))
+        self.holding = 0
+        for s in range(SEATS):
+            self.nleft[s] = len(hands[s])
+            for c in hands[s]:
+                self.nranks[s][RANK[c]] += 1
+                if SUITED[c]:
+                    self.faces[s][c] += 1
+            if self.nleft[s]:
+                self.holding += 1
+        self.cturn = self.cleader = leader
+        self.lead_why, self.lead_a, self.lead_b = LEAD_FIRST, leader, -1
+        self.hand_at = hand_at
+        self.stake = stake
+        self.table_fee = table_fee
+        self.partial_deal = partial
+
+    def _bind(self, variant):
+        self.rs = get_rules(variant)
+        self.variant = self.rs.variant
+        self.end_rule = ROUND_END_RULES[self.variant.round_end]
+        self.escape_ok = self.variant.escape != "none"
+
+    # -- reading the state
+    @property
+    def turn(self):
+        """The seat to act; None once the round is over."""
+        return None if self.over_kind else self.cturn
+
+    @property
+    def leader(self):
+        """The seat that led the first trick."""
+        return self.cleader
+
+    @property
+    def passes(self):
+        """Passes since the standing play (0 when a seat leads)."""
+        return self.npasses
+
+    @property
+    def finish_order(self):
+        """Seats that emptied their hands, in order."""
+        return tuple(self.fin[i] for i in range(self.nfin))
+
+    @property
+    def is_over(self):
+        return self.over_kind != OVER_NONE
+
+    @property
+    def escaper(self):
+        """The seat that escaped, or None."""
+        return _opt(self.cescaper)
+
+    @property
+    def escape_action(self):
+        """Index of the escape among the applied actions, or None."""
+        return self.over_action if self.over_kind == OVER_ESCAPE else None
+
+    @property
+    def cards_left(self):
+        return tuple(self.nleft[s] for s in range(SEATS))
+
+    @property
+    def standing(self):
+        """The play standing on the table (:class:`Standing`), or None when a seat leads."""
+        if not self.has_st:
+            return None
+        return Standing(self.st_seat, tuple(self.st_cards[i] for i in range(self.st_n)),
+                        self._standing_reading())
+
+    @property
+    def bombs(self):
+        """Per seat, the bombs that stood (the readings :func:`score_round` settles)."""
+        return tuple(tuple(b) for b in self.bomb_readings)
+
+    @property
+    def bomb_cards(self):
+        """The same bombs as card codes."""
+        return tuple(tuple(b) for b in self.bomb_codes)
+
+    cdef object _standing_reading(self):
+        if self.st_reading is None and self.has_st:
+            self.st_reading = make_reading(&self.st, self.rs)
+        return self.st_reading
+
+    def hand(self, int seat):
+        """The cards ``seat`` holds (codes; suited where the deal and plays say so)."""
+        cdef int r, f, n, k
+        _check_seat(seat)
+        out = []
+        for r in range(NFACES):
+            n = self.nranks[seat][r]
+            if not n:
+                continue
+            if r < 13:
+                for f in range(1 + r * 5, 5 + r * 5):
+                    k = min(self.faces[seat][f], n)
+                    out += [f] * k
+                    n -= k
+            out += [5 + r * 5] * n
+        return tuple(out)
+
+    # -- error sentences (cold)
+    cdef str _lead_note(self):
+        if self.lead_why == LEAD_FIRST:
+            return f"seat {self.lead_a} leads the first trick"
+        if self.lead_why == LEAD_WON:
+            return f"seat {self.lead_a} leads: everyone passed on its play"
+        return (f"接风: seat {self.lead_a} leads after seat {self.lead_b} went out and "
+                "everyone passed")
+
+    def _why_turn(self):
+        """Why the seat to act acts (for messages)."""
+        return self._lead_note() if not self.has_st else "a trick is in progress"
+
+    cdef str _over_note(self):
+        s = self.over_seat
+        if self.over_kind == OVER_TEAM:
+            return f"seats {(s + 2) % SEATS} and {s} have both finished"
+        if self.over_kind == OVER_FIRST:
+            return f"seat {s} went out first"
+        return f"seat {s} escaped"
+
+    cdef object _over_error(self):
+        return RuleViolation(f"the round ended at action {self.over_action} "
+                             f"({self._over_note()}); nothing may follow", "ROUND_OVER")
+
+    cdef int _turn_check(self, int seat) except -1:
+        cdef int place
+        if self.over_kind:
+            raise self._over_error()
+        if seat == self.cturn:
+            return 0
+        _check_seat(seat)
+        if not self.nleft[seat]:
+            place = self.finish_order.index(seat) + 1
+            raise RuleViolation(f"seat {seat} has no cards left (it finished {place}"
+                                f"{_ORDINALS.get(place, 'th')}); it is seat {self.cturn}'s turn",
+                                "SEAT_FINISHED")
+        note = self._lead_note() if not self.has_st else (
+            f"seat {self.cturn} follows seat {self.prev} in turn order")
+        raise RuleViolation(f"seat {seat} acted but it is seat {self.cturn}'s turn ({note})",
+                            "NOT_YOUR_TURN")
+
+    cdef int _not_held(self, int seat, int c, const u8* fc, const u8* rk) except -1:
+        name = format_cards([c])[0]
+        r = RANK[c]
+        n = rk[r]
+        if not n:
+            have = f"it holds no {_rank_name(r)}" if r < 13 else f"it holds no {name}"
+        else:
+            suited = [format_cards([f])[0] for f in range(1 + r * 5, 5 + r * 5)
+                      for _ in range(fc[f])]
+            have = (f"its {n} card(s) of rank {_rank_name(r)} left are "
+                    f"{' '.join(suited) or 'without a suit'}"
+                    + (" (and cards without a suit)" if suited and len(suited) < n else ""))
+        raise RuleViolation(f"seat {seat} does not hold {name} ({have})", "CARDS_NOT_HELD",
+                            "cards")
+
+    cdef int _play_failed(self, int seat, list codes, int kind, int top, int star) except -1:
+        """Raise the error of a held play that cannot stand: the core's own sentence."""
+        prefix = f"seat {seat} plays {_text(codes)}: "
+        standing = self._standing_reading()
+        try:
+            play_reading(codes, self.rs, standing,
+                         None if kind < 0 else _KINDS[kind],
+                         None if top < 0 else top)
+        except InvalidPlay as exc:        # no reading at all: malformed, not a rule
+            raise InvalidPlay(prefix + str(exc), exc.field) from None
+        except ShuangkouError as exc:
+            reason = "NO_SUCH_READING" if exc.field == "declare" else "DOES_NOT_BEAT"
+            raise RuleViolation(prefix + str(exc), reason, exc.field) from None
+        # play_reading accepts it: only the declared star rules every reading out
+        raise RuleViolation(prefix + f"no reading of {_KINDS[kind]} with star {star} "
+                            + ("beats the standing play" if standing is not None else "exists"),
+                            "NO_SUCH_READING", "declare")
+
+    # -- the actions (C level)
+    cdef int _play(self, int seat, const int* codes, int n, int kind, int top, int star,
+                   bint commit, RD* out) except -1:
+        """Check (and with ``commit`` apply) a play; the reading that stands goes to ``out``."""
+        cdef u8 fc[NCODES]
+        cdef u8 rk[NFACES]
+        cdef u8 counts[NFACES]
+        cdef RD buf[MAXREAD]
+        cdef int i, nr, pick = -1, mate
+        self._turn_check(seat)
+        if n <= 0:
+            raise InvalidPlay("a play needs at least one card (use {\"pass\": true} to pass)",
+                              "cards")
+        self._take(seat, codes, n, fc, rk, counts)
+        nr = classify_counts(&self.rs.r, counts, buf, MAXREAD)
+        for i in range(nr):
+            if kind >= 0 and (buf[i].kind != kind or (top >= 0 and buf[i].top != top)
+                              or (star >= 0 and buf[i].star != star)):
+                continue
+            if not self.has_st or rd_beats(&buf[i], &self.st):
+                pick = i
+                break
+        if pick < 0:
+            self._play_failed(seat, [codes[i] for i in range(n)], kind, top, star)
+        out[0] = buf[pick]
+        if not commit:
+            return pick
+        memcpy(self.faces[seat], fc, NCODES)
+        memcpy(self.nranks[seat], rk, NFACES)
+        for i in range(n):
+            self.nplayed[codes[i]] += 1
+            self.st_cards[i] = codes[i]
+        self.st = buf[pick]
+        self.st_n = n
+        self.st_index = pick
+        self.st_seat = seat
+        self.st_reading = None
+        self.has_st = 1
+        self.last = self.prev = seat
+        self.npasses = 0
+        if buf[pick].kind >= K_BOMB:
+            self.st_reading = make_reading(&buf[pick], self.rs)
+            (<list>self.bomb_readings[seat]).append(self.st_reading)
+            (<list>self.bomb_codes[seat]).append(tuple([codes[i] for i in range(n)]))
+            (<list>self.bomb_index[seat]).append(pick)
+        self.nleft[seat] -= n
+        self.actions_applied += 1
+        if not self.nleft[seat]:
+            self.holding -= 1
+            self.fin[self.nfin] = seat
+            self.nfin += 1
+            mate = (seat + 2) % SEATS
+            if self.end_rule == END_FIRST or not self.nleft[mate]:
+                self.over_kind = OVER_FIRST if self.end_rule == END_FIRST else OVER_TEAM
+                self.over_seat = seat
+                self.over_action = self.actions_applied - 1
+                return pick
+        self.cturn = self._next_holding(seat)
+        return pick
+
+    cdef int _take(self, int seat, const int* codes, int n, u8* fc, u8* rk,
+                   u8* counts) except -1:
+        """The seat's counts after giving up ``codes`` (into fc/rk) and the play's rank
+        counts; CARDS_NOT_HELD at the first card it does not hold."""
+        cdef int i, c, r
+        memcpy(fc, self.faces[seat], NCODES)
+        memcpy(rk, self.nranks[seat], NFACES)
+        memset(counts, 0, NFACES)
+        for i in range(n):
+            c = codes[i]
+            r = RANK[c]
+            if not rk[r] or (SUITED[c] and not fc[c]):
+                self._not_held(seat, c, fc, rk)
+            rk[r] -= 1
+            if SUITED[c]:
+                fc[c] -= 1
+            counts[r] += 1
+        return 0
+
+    cdef inline int _next_holding(self, int seat) noexcept:
+        cdef int k
+        for k in range(3):
+            if self.nleft[AFTER[seat][k]]:
+                return AFTER[seat][k]
+        return seat
+
+    cdef int _check_pass(self, int seat) except -1:
+        self._turn_check(seat)
+        if not self.has_st:
+            raise RuleViolation(f"seat {seat} leads the trick and may not pass "
+                                f"({self._lead_note()})", "LEADER_MUST_PLAY")
+        return 0
+
+    cdef int _pass(self, int seat) except -1:
+        """Apply a pass: 0 the trick goes on, 1 its winner leads, 2 接风 (the lead moved)."""
+        cdef int k, s
+        self._check_pass(seat)
+        self.npasses += 1
+        self.prev = seat
+        self.actions_applied += 1
+        if self.npasses < self.holding - (1 if self.nleft[self.last] else 0):
+            self.cturn = self._next_holding(seat)
+            return 0
+        self.has_st = 0                   # everyone still holding cards passed: trick over
+        self.st_reading = None
+        self.npasses = 0
+        if self.nleft[self.last]:
+            self.cturn = self.last
+            self.lead_why, self.lead_a, self.lead_b = LEAD_WON, self.last, -1
+            return 1
+        self.cturn = self._next_holding(self.last)
+        for k in range(3):
+            s = WIND[self.last][k]
+            if self.nleft[s]:
+                self.cturn = s
+                break
+        self.lead_why, self.lead_a, self.lead_b = LEAD_WIND, self.cturn, self.last
+        return 2
+
+    cdef int _check_escape(self, int seat) except -1:
+        if self.over_kind:
+            raise self._over_error()
+        _check_seat(seat)
+        if not self.nleft[seat]:
+            raise RuleViolation(f"seat {seat} has no cards left and cannot escape",
+                                "SEAT_FINISHED")
+        if not self.escape_ok:
+            raise RuleViolation(_NO_ESCAPE.format(self.variant.id), "ESCAPE_NOT_ALLOWED",
+                                "escape")
+        return 0
+
+    cdef int _escape(self, int seat) except -1:
+        self._check_escape(seat)
+        self.over_kind = OVER_ESCAPE
+        self.over_seat = self.cescaper = seat
+        self.over_action = self.actions_applied
+        self.actions_applied += 1
+        return 0
+
+    # -- the actions (Python API: verify / can / do)
+    def verify_play(self, int seat, cards, declare=None):
+        """The reading that would stand if ``seat`` played ``cards`` (declaring ``declare``,
+        a :class:`~core_ext.Declaration` or a kind name); raises the rule error otherwise."""
+        cdef int codes[MAXCARDS]
+        cdef RD rd
+        cdef int n = parse_into(cards, codes, MAXCARDS)
+        kind, top, star = _declared(declare)
+        self._play(seat, codes, n, kind, top, star, 0, &rd)
+        return make_reading(&rd, self.rs)
+
+    def can_play(self, int seat, cards, declare=None):
+        try:
+            self.verify_play(seat, cards, declare)
+        except ShuangkouError:
+            return False
+        return True
+
+    def play(self, int seat, cards, declare=None):
+        """Play ``cards`` from ``seat``; returns the :class:`ActionRecord`."""
+        cdef int codes[MAXCARDS]
+        cdef RD rd
+        cdef int n = parse_into(cards, codes, MAXCARDS)
+        kind, top, star = _declared(declare)
+        self._play(seat, codes, n, kind, top, star, 1, &rd)
+        reading = self._standing_reading()
+        over = self.over_kind != OVER_NONE
+        return ActionRecord(seat, "play", tuple([codes[i] for i in range(n)]), reading, None,
+                            None if self.nleft[seat] else seat, None,
+                            None if over else self.cturn, over)
+
+    def verify_pass(self, int seat):
+        self._check_pass(seat)
+
+    def can_pass(self, int seat):
+        try:
+            self._check_pass(seat)
+        except ShuangkouError:
+            return False
+        return True
+
+    def pass_turn(self, int seat):
+        """Pass; returns the :class:`ActionRecord` (the trick's winner when it ends)."""
+        cdef int last = self.last
+        cdef int how = self._pass(seat)
+        return ActionRecord(seat, "pass", (), None, last if how else None, None,
+                            self.cturn if how == 2 else None, self.cturn, False)
+
+    def verify_escape(self, int seat):
+        self._check_escape(seat)
+
+    def can_escape(self, int seat):
+        try:
+            self._check_escape(seat)
+        except ShuangkouError:
+            return False
+        return True
+
+    def escape(self, int seat):
+        """Abandon the round (逃跑, §9): it ends at once."""
+        self._escape(seat)
+        return ActionRecord(seat, "escape", (), None, None, None, None, None, True)
+
+    # -- replays
+    def _fold(self, list actions, err, dict tokens, declaration_of, cards_of, frozenset keys):
+        """Apply a replay document's actions; ``err(detail, index)`` builds its errors.
+
+        The checks run in the order replay validation has always used, so each corrupt
+        replay keeps its error and index (docs/replays.md)."""
+        cdef int i, j, n, seat, kind, top
+        cdef int codes[MAXCARDS]
+        cdef u8 fc[NCODES]
+        cdef u8 rk[NFACES]
+        cdef u8 counts[NFACES]
+        cdef RD rd
+        cdef Py_ssize_t count = len(actions)
+        for i in range(count):
+            a = actions[i]
+            if type(a) is not dict:
+                raise err("an action must be an object such as {\"seat\": 0, \"pass\": true}", i)
+            seat_o = (<dict>a).get("seat")
+            if type(seat_o) is not int or not 0 <= seat_o < SEATS:
+                raise err(f"seat must be a seat 0–3; got {seat_o!r}", i)
+            seat = seat_o
+            extra = len(<dict>a) > 2
+            if extra and not a.keys() <= keys:
+                raise err(f"unknown action field {sorted(set(a) - keys)[0]!r}", i)
+            try:
+                if "play" in a:
+                    self._turn_check(seat)
+                    if extra and ("pass" in a or "escape" in a):
+                        raise err("an action is one of play, pass or escape", i)
+                    raw = (<dict>a)["play"]
+                    n = -1
+                    if type(raw) is list and len(<list>raw) <= MAXCARDS:
+                        n = len(<list>raw)
+                        for j in range(n):
+                            t = raw[j]
+                            code = tokens.get(t) if type(t) is str else None
+                            if code is None:
+                                n = -1
+                                break
+                            codes[j] = code
+                    if n < 0:
+                        lst = cards_of(i, raw)
+                        if len(lst) > MAXCARDS:
+                            raise err(f"play: too many cards (at most {MAXCARDS})", i)
+                        n = len(lst)
+                        for j in range(n):
+                            codes[j] = lst[j]
+                    if n == 0:
+                        raise err("a play needs at least one card "
+                                  "(use {\"pass\": true} to pass)", i)
+                    kind = top = -1
+                    if extra:
+                        name, top_o = declaration_of(i, a)
+                        if name is not None:
+                            try:
+                                kind = _declared_kind(name)
+                                if top_o is not None:
+                                    top = _top_pos(top_o)
+                            except ShuangkouError as exc:
+                                self._take(seat, codes, n, fc, rk, counts)  # held first
+                                raise err(f"seat {seat} plays "
+                                          f"{_text([codes[j] for j in range(n)])}: {exc}", i)
+                    self._play(seat, codes, n, kind, top, -1, 1, &rd)
+                elif "pass" in a and (<dict>a)["pass"] is True:
+                    self._turn_check(seat)
+                    if extra and ("escape" in a or "declare" in a or "play" in a):
+                        raise err("a pass takes no other field", i)
+                    self._pass(seat)
+                elif "escape" in a and (<dict>a)["escape"] is True:
+                    if extra and ("pass" in a or "declare" in a or "play" in a):
+                        raise err("an escape takes no other field", i)
+                    self._escape(seat)
+                else:
+                    raise err("an action needs \"play\": [cards], \"pass\": true or "
+                              "\"escape\": true", i)
+            except ShuangkouError as exc:
+                if isinstance(exc, err):
+                    raise
+                raise err(str(exc), i) from None
+        if not self.over_kind:
+            raise err(f"the replay ends before the round is over: seat {self.cturn} is to act "
+                      f"({self._why_turn()})", None, "actions")
+
+    # -- copying and the serialised form
+    def _copy_into(self, RoundCore other):
+        other.rs = self.rs
+        other.variant = self.variant
+        memcpy(other.faces, self.faces, sizeof(self.faces))
+        memcpy(other.nranks, self.nranks, sizeof(self.nranks))
+        memcpy(other.nleft, self.nleft, sizeof(self.nleft))
+        memcpy(other.nplayed, self.nplayed, sizeof(self.nplayed))
+        memcpy(other.fin, self.fin, sizeof(self.fin))
+        memcpy(other.st_cards, self.st_cards, sizeof(self.st_cards))
+        other.st = self.st
+        other.nfin = self.nfin
+        other.cturn, other.cleader, other.last, other.prev = (self.cturn, self.cleader,
+                                                               self.last, self.prev)
+        other.npasses, other.holding, other.end_rule, other.escape_ok = (
+            self.npasses, self.holding, self.end_rule, self.escape_ok)
+        other.over_kind, other.over_seat, other.over_action, other.cescaper = (
+            self.over_kind, self.over_seat, self.over_action, self.cescaper)
+        other.lead_why, other.lead_a, other.lead_b = self.lead_why, self.lead_a, self.lead_b
+        other.has_st, other.st_seat, other.st_index, other.st_n = (
+            self.has_st, self.st_seat, self.st_index, self.st_n)
+        other.st_reading = self.st_reading
+        other.bomb_readings = [list(b) for b in self.bomb_readings]
+        other.bomb_codes = [list(b) for b in self.bomb_codes]
+        other.bomb_index = [list(b) for b in self.bomb_index]
+        other.actions_applied = self.actions_applied
+        other.stake, other.table_fee = self.stake, self.table_fee
+        other.hand_at = self.hand_at
+        other.partial_deal = self.partial_deal
+
+    def _state(self):
+        """Everything the serialised form holds, as plain data (core_ext/round.py packs it)."""
+        return {
+            "faces": [bytes([self.faces[s][c] for c in range(NCODES)]) for s in range(SEATS)],
+            "ranks": [bytes([self.nranks[s][r] for r in range(NFACES)]) for s in range(SEATS)],
+            "played": bytes([self.nplayed[c] for c in range(NCODES)]),
+            "finish": self.finish_order,
+            "turn": self.cturn, "leader": self.cleader, "last": self.last, "prev": self.prev,
+            "passes": self.npasses, "over": self.over_kind, "over_seat": self.over_seat,
+            "over_action": self.over_action, "escaper": self.cescaper,
+            "lead": (self.lead_why, self.lead_a, self.lead_b),
+            "standing": ((self.st_seat, tuple(self.st_cards[i] for i in range(self.st_n)),
+                          self.st_index) if self.has_st else None),
+            "bombs": [list(zip(self.bomb_codes[s], self.bomb_index[s])) for s in range(SEATS)],
+            "actions": self.actions_applied, "stake": self.stake, "table_fee": self.table_fee,
+            "hand_at": self.hand_at, "partial": self.partial_deal,
+        }
+
+    def _restore(self, variant, dict st):
+        """Load a state from :meth:`_state`'s form. The caller has checked it is consistent
+        (cards, seats, turn); here every reading is re-derived from its cards."""
+        cdef int s, c, r, i, idx
+        cdef RD rd
+        cdef RD buf[MAXREAD]
+        self._bind(variant)
+        for s in range(SEATS):
+            for c in range(NCODES):
+                self.faces[s][c] = st["faces"][s][c]
+            for r in range(NFACES):
+                self.nranks[s][r] = st["ranks"][s][r]
+            self.nleft[s] = sum(st["ranks"][s])
+        for c in range(NCODES):
+            self.nplayed[c] = st["played"][c]
+        self.nfin = len(st["finish"])
+        for i in range(self.nfin):
+            self.fin[i] = st["finish"][i]
+        self.holding = sum(1 for s in range(SEATS) if self.nleft[s])
+        self.cturn, self.cleader, self.last, self.prev = (st["turn"], st["leader"], st["last"],
+                                                          st["prev"])
+        self.npasses = st["passes"]
+        self.over_kind, self.over_seat, self.over_action = (st["over"], st["over_seat"],
+                                                            st["over_action"])
+        self.cescaper = st["escaper"]
+        self.lead_why, self.lead_a, self.lead_b = st["lead"]
+        self.has_st = 0
+        self.st_reading = None
+        if st["standing"] is not None:
+            seat, cards, idx = st["standing"]
+            self.st = _reading_at(self.rs, cards, idx, buf)
+            self.has_st = 1
+            self.st_seat, self.st_index, self.st_n = seat, idx, len(cards)
+            for i in range(self.st_n):
+                self.st_cards[i] = cards[i]
+        self.bomb_readings = [[], [], [], []]
+        self.bomb_codes = [[], [], [], []]
+        self.bomb_index = [[], [], [], []]
+        for s in range(SEATS):
+            for cards, idx in st["bombs"][s]:
+                rd = _reading_at(self.rs, cards, idx, buf)
+                if rd.kind < K_BOMB:
+                    raise ShuangkouError(f"bombs[{s}]: {_text(cards)} as stored is no bomb",
+                                         "state")
+                (<list>self.bomb_readings[s]).append(make_reading(&rd, self.rs))
+                (<list>self.bomb_codes[s]).append(tuple(cards))
+                (<list>self.bomb_index[s]).append(idx)
+        self.actions_applied = st["actions"]
+        self.stake, self.table_fee = st["stake"], st["table_fee"]
+        self.hand_at = tuple(st["hand_at"])
+        self.partial_deal = st["partial"]
+
+
+
+cdef RD _reading_at(RuleSet rs, cards, int idx, RD* buf) except *:
+    """Reading number ``idx`` (rule-2 order) of ``cards``; ShuangkouError if there is none."""
+    cdef u8 counts[NFACES]
+    cdef int i, nr, c
+    memset(counts, 0, NFACES)
+    if not 0 < len(cards) <= MAXCARDS:
+        raise ShuangkouError("a stored play holds 1–64 cards", "state")
+    for c in cards:
+        if not 0 < c < NCODES:
+            raise ShuangkouError(f"invalid card code {c} in a stored play", "state")
+        counts[RANK[c]] += 1
+    nr = classify_counts(&rs.r, counts, buf, MAXREAD)
+    if not 0 <= idx < nr:
+        raise ShuangkouError(f"{_text(cards)} has no reading #{idx} in {rs.id}", "state")
+    return buf[idx]
+
+
+cdef int _check_seat(int seat) except -1:
+    if not 0 <= seat < SEATS:
+        raise ShuangkouError(f"seat must be a seat 0–3; got {seat}", "seat")
+    return 0
+
+
+def _declared(declare):
+    """(kind index, top position, star) of a declaration; -1 for the parts left open."""
+    if declare is None:
+        return -1, -1, -1
+    if isinstance(declare, str):
+        return _declared_kind(declare), -1, -1
+    kind = getattr(declare, "kind", None)
+    top = getattr(declare, "top", None)
+    star = getattr(declare, "star", None)
+    if star is not None and (type(star) is not int or not 0 <= star <= 64):
+        raise InvalidPlay(f"declared star must be an integer 0–64; got {star!r}", "declare")
+    return (_declared_kind(kind), -1 if top is None else _top_pos(top),
+            -1 if star is None else star)
+
+
+def deck_exact(list hands, int decks, int lowest, int jokers):
+    """Are the hands together exactly the deck, card for card (the usual deal)?"""
+    cdef int counts[NCODES]
+    cdef int c, want
+    memset(counts, 0, sizeof(counts))
+    for hand in hands:
+        for c in hand:
+            if not 0 < c < NCODES:
+                return False
+            counts[c] += 1
+    for c in range(1, NCODES):
+        want = (decks if SUITED[c] and RANK[c] >= lowest
+                else jokers if c == 70 or c == 75 else 0)
+        if counts[c] != want:
+            return False
+    return True
