@@ -18,7 +18,14 @@ import grpc
 from core_ext.variants import Variant
 
 from .convert import KIND_BY_NAME, KIND_NAMES, variant_data
-from .gen.shuangkou.v1 import cards_pb2, readings_pb2, scoring_pb2, service_pb2, service_pb2_grpc
+from .gen.shuangkou.v1 import (
+    cards_pb2,
+    readings_pb2,
+    scoring_pb2,
+    service_pb2,
+    service_pb2_grpc,
+    variants_pb2,
+)
 from .remote import channel_options
 from .rounds import result_to_dict
 
@@ -54,25 +61,13 @@ def _card_texts(codes: Sequence[int]) -> list[str]:
     return core_ext.format_cards(list(codes))
 
 
-def _rule_set(variant: str | Variant, request: type[Any]) -> dict[str, Any]:
-    """Request fields naming the rule set: a built-in/registered id, or a house variant inline.
-
-    Requests name it with a ``RuleSet rule_set`` message field (``id`` | ``custom_json``,
-    the shared convention), or, in protos that predate it, with a ``rule_set`` oneof of
-    ``variant`` | ``custom_variant_json``.
-    """
+def _rule_set(variant: str | Variant) -> variants_pb2.RuleSet:
+    """The ``RuleSet`` naming a rule set: a built-in/registered id, or a house variant inline."""
     if isinstance(variant, str):
-        by_id, inline = {"id": variant}, None
-    else:
-        data = variant_data(variant)
-        data["extends"] = variant.extends or variant.id
-        by_id, inline = None, json.dumps(data)
-    if "rule_set" in request.DESCRIPTOR.fields_by_name:
-        from .gen.shuangkou.v1 import variants_pb2
-
-        rule_set = variants_pb2.RuleSet(**(by_id or {"custom_json": inline}))  # type: ignore[attr-defined]
-        return {"rule_set": rule_set}
-    return {"variant": variant} if by_id else {"custom_variant_json": inline}
+        return variants_pb2.RuleSet(id=variant)
+    data = variant_data(variant)
+    data["extends"] = variant.extends or variant.id
+    return variants_pb2.RuleSet(custom_json=json.dumps(data))
 
 
 def _declare(kind: str | None, top: int | None) -> readings_pb2.Declaration | None:
@@ -114,8 +109,7 @@ class RemoteRules:
     def classify(self, cards: str, variant: str | Variant, declare: tuple[str | None, int | None]
                  ) -> dict[str, Any]:
         reply = self._call("ClassifyPlay", service_pb2.ClassifyPlayRequest(
-            play=_cards(cards), declare=_declare(*declare),
-            **_rule_set(variant, service_pb2.ClassifyPlayRequest)))
+            play=_cards(cards), declaration=_declare(*declare), rule_set=_rule_set(variant)))
         return {"cards": _card_texts(reply.cards), "reading": _reading(reply.reading),
                 "readings": [_reading(r) for r in reply.readings]}
 
@@ -124,8 +118,8 @@ class RemoteRules:
                 declare: tuple[str | None, int | None]) -> dict[str, Any]:
         reply = self._call("ComparePlays", service_pb2.ComparePlaysRequest(
             current=_cards(current), play=_cards(play),
-            current_declare=_declare(*current_declare), declare=_declare(*declare),
-            **_rule_set(variant, service_pb2.ComparePlaysRequest)))
+            current_declaration=_declare(*current_declare), declaration=_declare(*declare),
+            rule_set=_rule_set(variant)))
         return {"beats": reply.beats, "current": _reading(reply.current),
                 "play": _reading(reply.play)}
 
@@ -135,12 +129,12 @@ class RemoteRules:
         reply = self._call("EnumerateLegalPlays", service_pb2.EnumerateLegalPlaysRequest(
             hand=_cards(hand), to_beat=_cards(to_beat) if to_beat else None,
             kinds=[KIND_BY_NAME[k] for k in kinds], bombs_only=bombs_only,
-            max_cards=max_cards or 0, limit=limit, include_counts=counts,
-            **_rule_set(variant, service_pb2.EnumerateLegalPlaysRequest)))
+            max_cards=max_cards or 0, page_size=limit, include_counts=counts,
+            rule_set=_rule_set(variant)))
         result: dict[str, Any] = {
             "plays": [{"cards": _card_texts(p.cards), "reading": _reading(p.reading)}
                       for p in reply.plays],
-            "truncated": reply.truncated}
+            "truncated": bool(reply.next_page_token)}
         if counts:
             result["counts"] = {KIND_NAMES[c.kind]: c.count for c in reply.counts}
         return result
@@ -148,12 +142,12 @@ class RemoteRules:
     def score_replay(self, document: str, variant: str | Variant | None) -> dict[str, Any]:
         request = service_pb2.ScoreRoundRequest(
             replay_json=document,
-            **(_rule_set(variant, service_pb2.ScoreRoundRequest) if variant is not None else {}))
+            rule_set=_rule_set(variant) if variant is not None else None)
         return result_to_dict(self._call("ScoreRound", request).result)
 
     def score_summary(self, summary: dict[str, Any], variant: str | Variant) -> dict[str, Any]:
         request = service_pb2.ScoreRoundRequest(summary=summary_message(summary),
-                                                **_rule_set(variant, service_pb2.ScoreRoundRequest))
+                                                rule_set=_rule_set(variant))
         return result_to_dict(self._call("ScoreRound", request).result)
 
     def variants(self) -> list[dict[str, Any]]:
@@ -162,8 +156,7 @@ class RemoteRules:
 
     def variant(self, variant: str | Variant) -> dict[str, Any]:
         return _variant(self._call("GetVariant",
-                                   service_pb2.GetVariantRequest(
-                                       **_rule_set(variant, service_pb2.GetVariantRequest))))
+                                   service_pb2.GetVariantRequest(rule_set=_rule_set(variant))).variant)
 
 
 def summary_message(summary: dict[str, Any]) -> scoring_pb2.RoundSummary:
@@ -176,7 +169,7 @@ def summary_message(summary: dict[str, Any]) -> scoring_pb2.RoundSummary:
                for h in summary.get("hands") or []])
     for bomb in summary.get("bombs", []):
         msg.bombs.add(seat=bomb["seat"], cards=_cards(bomb["cards"]),
-                      declare=_declare(bomb.get("declare"), bomb.get("declare_top")))
+                      declaration=_declare(bomb.get("declare"), bomb.get("declare_top")))
     if summary.get("escape") is not None:
         msg.escape = summary["escape"]
     if summary.get("stake") is not None:

@@ -51,9 +51,7 @@ def _house_variants(paths: Sequence[str]) -> dict[str, Any]:
     for path in paths:
         if not Path(path).is_file():
             raise Failed(f"variant file {path!r} does not exist", 2)
-        for v in core_ext.load_variants(path):
-            if v.id in core_ext.BUILTIN:
-                raise Failed(f"{path}: house variant id {v.id!r} is a built-in id")
+        for v in core_ext.load_variants(path):   # a built-in id is refused by the core
             found[v.id] = v
     return found
 

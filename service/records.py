@@ -2,8 +2,9 @@
 Kubernetes shards, the gRPC client in :mod:`service.remote`).
 
 A record is ``{"ok": true, ...ReplayResult.to_dict()}`` or ``{"ok": false, "error":
-{"action": n, "reason": "..."}}`` (docs/replays.md). This module imports nothing from the
-rest of :mod:`service`, so ``batch`` and ``remote`` can both depend on it without a cycle.
+{"action": n, "reason": "..."}}`` (docs/replays.md). It depends only on
+:mod:`service.errors` (the wire's text bound), so ``batch`` and ``remote`` can both depend on
+it without a cycle.
 """
 
 from __future__ import annotations
@@ -32,8 +33,11 @@ def result_record(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def error_record(reason: str, action: int | None = None) -> dict[str, Any]:
-    """The output record of a rejected line."""
-    error: dict[str, Any] = {"reason": reason}
+    """The output record of a rejected line (the reason bounded as on the wire, so local and
+    remote scoring write the same records)."""
+    from .errors import bounded
+
+    error: dict[str, Any] = {"reason": bounded(reason)}
     if action is not None:
         error = {"action": action, **error}
     return {"ok": False, "error": error}

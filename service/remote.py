@@ -35,6 +35,7 @@ from typing import Any
 
 import grpc
 
+from .errors import decode_status
 from .gen.shuangkou.v1 import service_pb2, service_pb2_grpc
 from .records import RemoteFailure, error_record, record_of, result_record
 from .rounds import result_to_dict
@@ -65,10 +66,9 @@ def reply_record(reply: service_pb2.ScoreReplaysResponse) -> dict[str, Any]:
     """A reply as the local scorer's record."""
     if reply.WhichOneof("outcome") == "result":
         return result_record(result_to_dict(reply.result))
-    problem = reply.error
-    record = error_record(problem.reason or problem.message,
-                          problem.action if problem.HasField("action") else None)
-    if problem.code == "INTERNAL":
+    failure = decode_status(reply.error)
+    record = error_record(failure.detail, failure.action)
+    if failure.code == grpc.StatusCode.INTERNAL:
         record["error"]["internal"] = True
     return record
 

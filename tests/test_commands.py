@@ -203,7 +203,7 @@ def test_variants(files: dict[str, Path]) -> None:
     (["plays", "33", "--kind", "quad"], 2, "--kind: 'quad' is not a play type"),
     (["score", "/nonexistent/replay.json"], 2, "cannot read /nonexistent/replay.json"),
     (["score", "{summary}", "--variant", "{two}"], 2, "defines 2 variants (a, b)"),
-    (["variants", "{clash}"], 1, "house variant id 'huopin' is a built-in id"),
+    (["variants", "{clash}"], 1, "may not take the built-in id 'huopin'"),
     (["generate", "--escape", "2"], 2, "--escape a probability"),
     (["classify", "33", "--variants", "/nonexistent.toml"], 2, "does not exist"),
 ])
@@ -246,21 +246,16 @@ def test_shuangkou_command_line() -> None:
     assert done.returncode == 0 and json.loads(done.stdout)["reading"]["kind"] == "straight"
 
 
-def test_rule_set_adapter_speaks_both_request_shapes(files: dict[str, Path]) -> None:
-    """service.client names the rule set as a ``RuleSet rule_set`` message field where the
-    request has one, else with the older ``variant``/``custom_variant_json`` oneof."""
-    from types import SimpleNamespace
-
+def test_rule_set_adapter_names_ids_and_inline_house_variants(files: dict[str, Path]) -> None:
+    """service.client names a rule set with the ``RuleSet`` message: an id as is, a house
+    variant inline as the JSON of its data (extending its built-in)."""
     from service.client import _rule_set
     from service.gen.shuangkou.v1 import service_pb2
 
-    class WithRuleSet:
-        DESCRIPTOR = SimpleNamespace(fields_by_name={"rule_set": None})
-
-    assert _rule_set("huopin", WithRuleSet)["rule_set"].id == "huopin"
+    assert _rule_set("huopin").id == "huopin"
     house = core_ext.load_variant(files["house"])
-    inline = json.loads(_rule_set(house, WithRuleSet)["rule_set"].custom_json)
+    inline = json.loads(_rule_set(house).custom_json)
     assert inline["id"] == "my_house" and inline["extends"] == "bianfeng"
     for request in (service_pb2.ClassifyPlayRequest, service_pb2.GetVariantRequest):
-        request(**_rule_set("huopin", request))       # the protos of this build accept both
-        request(**_rule_set(house, request))
+        request(rule_set=_rule_set("huopin"))
+        request(rule_set=_rule_set(house))

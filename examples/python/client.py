@@ -17,14 +17,20 @@ import grpc
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
-from service.gen.shuangkou.v1 import cards_pb2, scoring_pb2, service_pb2, service_pb2_grpc
+from service.gen.shuangkou.v1 import (
+    cards_pb2,
+    scoring_pb2,
+    service_pb2,
+    service_pb2_grpc,
+    variants_pb2,
+)
 
 DEADLINE = 5.0   # seconds; every call carries one and the server honours it
 
 
 def rule_set(variant: str) -> dict[str, Any]:
-    """The request fields that name the rule set (a built-in or server-registered id)."""
-    return {"variant": variant}
+    """The request field that names the rule set (a built-in or server-registered id)."""
+    return {"rule_set": variants_pb2.RuleSet(id=variant)}
 
 
 def cards(text: str) -> cards_pb2.Cards:
