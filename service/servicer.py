@@ -16,7 +16,7 @@ import grpc
 
 import core_ext
 from core_ext.errors import IllegalPlay, ShuangkouError
-from core_ext.variants import BUILTIN, Variant, list_variants
+from core_ext.variants import BUILTIN, Variant, house_variants, list_variants
 
 from . import rounds
 from .convert import (
@@ -317,7 +317,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
     def ListVariants(self, request: service_pb2.ListVariantsRequest,
                      context: grpc.ServicerContext) -> service_pb2.ListVariantsResponse:
         return service_pb2.ListVariantsResponse(
-            variants=[variant_to_proto(v) for v in list_variants()])
+            variants=[variant_to_proto(v) for v in (*list_variants(), *house_variants())])
 
     @rpc
     def GetVariant(self, request: service_pb2.GetVariantRequest,
