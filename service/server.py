@@ -26,6 +26,7 @@ import socket
 import tempfile
 import threading
 import time
+import types
 from collections.abc import Callable, Iterator, Sequence
 from concurrent import futures
 from dataclasses import dataclass, field
@@ -129,6 +130,10 @@ def create_server(config: Config, *, health_servicer: health.HealthServicer | No
     service_pb2_grpc.add_ShuangkouServiceServicer_to_server(ShuangkouServicer(limits, metrics),
                                                             server)
     health_servicer = health_servicer or HealthServicer()
+    if type(health_servicer).List is health_pb2_grpc.HealthServicer.List:
+        # A plain grpcio HealthServicer (tests, embedders): give it our List too, rather
+        # than gRPC's UNIMPLEMENTED with an ERROR traceback in the log.
+        health_servicer.List = types.MethodType(HealthServicer.List, health_servicer)  # type: ignore[method-assign]
     for name in ("", SERVICE_NAME):
         health_servicer.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
