@@ -85,6 +85,15 @@ class Metrics:
                                 "answers.", ("version", "python", "grpcio", "core"),
                                 multiprocess_mode="max", **kw)
 
+    def init_series(self, service: Any) -> None:
+        """Zero the refusal series of every method of ``service`` (a protobuf ServiceDescriptor)
+        so rates and alerts see them before the first refusal."""
+        for method in service.methods:
+            kind = _TYPES[(method.client_streaming, method.server_streaming)]
+            for reason in REJECT_REASONS:
+                if reason != "stream_limit" or kind != "unary":
+                    self.rejected.labels(kind, service.full_name, method.name, reason)
+
     def mark_up(self) -> None:
         from .version import build_info
 

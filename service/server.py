@@ -120,6 +120,7 @@ def create_server(config: Config, *, health_servicer: health.HealthServicer | No
         metrics = Metrics(CollectorRegistry())
     from .metrics import MetricsInterceptor
 
+    metrics.init_series(service_pb2.DESCRIPTOR.services_by_name["ShuangkouService"])
     interceptor = MetricsInterceptor(metrics, max_message_bytes=config.max_message_bytes,
                                      max_streams=config.stream_cap)
     server = grpc.server(
@@ -208,6 +209,8 @@ def serve(config: Config, *, multiprocess: bool = False,
     registry = None if multiprocess else CollectorRegistry()
     metrics = Metrics(registry)
     httpd = None
+    if registry is not None:
+        registry.register(SingleProcess())  # type: ignore[arg-type]
     if registry is not None and config.metrics_port:
         httpd = start_metrics_server(config.metrics_port, config.metrics_host, registry)
     stop = stop or _stop_signals()
@@ -291,20 +294,10 @@ class Supervisor:
 
     # -- metrics: a collector on the supervisor's registry, read at scrape time
     def collect(self) -> Iterator[Any]:
-        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
-
         with self.lock:
             up = sum(s.healthy for s in self.slots)
             restarts = dict(self.restarts)
-        yield GaugeMetricFamily("shuangkou_workers_up", "Workers answering their health check "
-                                "(--workers mode).", value=up)
-        yield GaugeMetricFamily("shuangkou_workers_configured", "Workers the server runs "
-                                "(--workers).", value=len(self.slots))
-        c = CounterMetricFamily("shuangkou_worker_restarts", "Workers replaced, by reason "
-                                "(died: exited; hung: missed health checks).", labels=["reason"])
-        for reason, n in restarts.items():
-            c.add_metric([reason], n)
-        yield c
+        return worker_families(up, len(self.slots), restarts)
 
     def start(self, slot: _Slot) -> None:
         parent, child = self.ctx.Pipe(duplex=False)
@@ -415,6 +408,31 @@ class Supervisor:
                 from .metrics import mark_process_dead
                 mark_process_dead(p.pid, self.metrics_dir)
         return status
+
+
+
+class SingleProcess:
+    """The same worker series for a one-process server (always 1 up, never restarted), so
+    dashboards and alerts read the same names in both modes."""
+
+    def collect(self) -> Iterator[Any]:
+        return worker_families(1, 1, {"died": 0, "hung": 0})
+
+
+def worker_families(up: int, configured: int, restarts: dict[str, int]) -> Iterator[Any]:
+    """``shuangkou_workers_up``, ``shuangkou_workers_configured``,
+    ``shuangkou_worker_restarts_total``."""
+    from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+    yield GaugeMetricFamily("shuangkou_workers_up", "Server processes answering their "
+                            "health check.", value=up)
+    yield GaugeMetricFamily("shuangkou_workers_configured", "Server processes configured "
+                            "(--workers).", value=configured)
+    c = CounterMetricFamily("shuangkou_worker_restarts", "Workers replaced, by reason "
+                            "(died: exited; hung: missed health checks).", labels=["reason"])
+    for reason, n in restarts.items():
+        c.add_metric([reason], n)
+    yield c
 
 
 def serve_workers(config: Config, worker_main: Callable[..., int],
