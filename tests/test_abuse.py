@@ -18,7 +18,7 @@ from grpc_helpers import TIMEOUT, cards, metric_value, running_server
 from prometheus_client import CollectorRegistry, Counter
 
 from service.config import Config
-from service.gen.shuangkou.v1 import service_pb2, service_pb2_grpc
+from service.gen.shuangkou.v1 import service_pb2
 from service.metrics import MetricsHTTPServer
 
 CLASSIFY = "/shuangkou.v1.ShuangkouService/ClassifyPlay"
