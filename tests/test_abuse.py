@@ -252,3 +252,33 @@ def test_stalled_metrics_clients_time_out() -> None:
         for s in stalled:
             s.close()
         httpd.shutdown()
+
+
+def test_max_connection_age_recycles_held_streams() -> None:
+    with running_server(max_connection_age=1.0) as srv:
+        feed: queue.Queue[None] = queue.Queue()
+        stream = srv.stub.ScoreReplays(iter(feed.get, None), timeout=30)
+        t0 = time.monotonic()
+        with pytest.raises(grpc.RpcError) as err:
+            next(stream)                 # never sends: only the age limit can end it
+        took = time.monotonic() - t0
+        feed.put(None)
+        assert err.value.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
+        assert took < 6, took            # age 1 s (+10 % jitter) + as long again for the RPC
+        # The freed stream slot serves the next client.
+        assert srv.stub.ClassifyPlay(service_pb2.ClassifyPlayRequest(play=cards("7777 BJ")),
+                                     timeout=TIMEOUT).reading.star == 5
+
+
+def test_server_options_follow_the_settings() -> None:
+    from service.server import server_options
+
+    options = dict(server_options(Config(max_message_bytes=1 << 20, keepalive_time=30,
+                                         max_connection_idle=0, max_connection_age=600)))
+    assert options["grpc.max_receive_message_length"] == 2 << 20   # refusals seen and counted
+    assert options["grpc.max_send_message_length"] == 1 << 20
+    assert options["grpc.keepalive_time_ms"] == 30_000
+    assert "grpc.max_connection_idle_ms" not in options
+    assert options["grpc.max_connection_age_ms"] == options["grpc.max_connection_age_grace_ms"] \
+        == 600_000
+    assert Config(threads=8, max_streams=16).stream_cap == 4
