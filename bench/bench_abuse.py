@@ -156,8 +156,60 @@ def shutdown_with_long_work(grace: float = 1.0) -> None:
         server.stop()
 
 
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _rss_mib(pid: int, key: str) -> float:
+    text = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(key + r":\s+(\d+) kB", text).group(1)) / 1024
+
+
+def deadline_cpu_and_peak_rss() -> None:
+    """CPU the server spends on a BatchClassify after its 1 s deadline, and peak RSS of four
+    concurrent maximal batches (100,000 plays, replies over the message limit)."""
+    server = ServerProcess("--port", "0", "--metrics-port", "0")
+    try:
+        server.wait_serving()
+        pid = server.proc.pid
+        house = json.dumps({"id": "house", "extends": "baibian"})
+        request = service_pb2.BatchClassifyRequest(custom_variant_json=house,
+                                                   plays_text=["3456789TJQKA2 34567"] * 100_000)
+        with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+            stub = service_pb2_grpc.ShuangkouServiceStub(channel)
+            try:
+                stub.BatchClassify(request, timeout=1.0)
+            except grpc.RpcError as exc:
+                code = exc.code().name
+            at_deadline = _cpu_seconds(pid)
+            last, t0 = at_deadline, time.monotonic()
+            while True:                  # until the process is idle for a second
+                time.sleep(1.0)
+                now = _cpu_seconds(pid)
+                if now - last < 0.05 or time.monotonic() - t0 > 60:
+                    break
+                last = now
+            print(f"BatchClassify of 100,000 plays (house variant), deadline 1 s -> {code}; "
+                  f"server CPU after the deadline: {last - at_deadline:.2f} s")
+            idle = _rss_mib(pid, "VmRSS")
+            calls = [stub.BatchClassify.future(request, timeout=120) for _ in range(4)]
+            for c in calls:
+                try:
+                    c.result()
+                except grpc.RpcError:
+                    pass
+            print(f"RSS: idle {idle:.0f} MiB; peak with 4 concurrent maximal batches "
+                  f"{_rss_mib(pid, 'VmHWM'):.0f} MiB; after {_rss_mib(pid, 'VmRSS'):.0f} MiB")
+    finally:
+        server.stop()
+
+
 if __name__ == "__main__":
     threading.current_thread().name = "bench"
+    if sys.argv[1:] == ["--deadline"]:
+        deadline_cpu_and_peak_rss()
+        sys.exit(0)
     held_streams()
     idle_metrics_connections()
     workers()
