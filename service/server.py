@@ -147,7 +147,8 @@ def create_server(config: Config, *, health_servicer: health.HealthServicer | No
         port = (server.add_secure_port(config.address, credentials) if credentials
                 else server.add_insecure_port(config.address))
     except RuntimeError as exc:      # grpcio raises when the address cannot be bound
-        raise OSError(f"cannot listen on {config.address}: {exc}") from None
+        raise OSError(f"cannot listen on {config.address}: {exc} (setting port, flag --port)"
+                      ) from None
     if port == 0:
         raise OSError(f"cannot listen on {config.address} (setting port, flag --port)")
     return server, port
@@ -445,7 +446,7 @@ def serve_workers(config: Config, worker_main: Callable[..., int],
     prometheus_client is first imported (the CLI sets it), plus its own worker gauges. On
     SIGTERM/SIGINT it forwards SIGTERM to the workers and waits for them to drain.
     """
-    from .metrics import Metrics, multiprocess_registry, start_metrics_server
+    from .metrics import multiprocess_registry, start_metrics_server
 
     load_house_variants(config.variants)       # fail here, once, rather than in every worker
     metrics_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"]
@@ -457,7 +458,6 @@ def serve_workers(config: Config, worker_main: Callable[..., int],
             registry = multiprocess_registry(metrics_dir)
             registry.register(supervisor)    # type: ignore[arg-type]
             httpd = start_metrics_server(config.metrics_port, config.metrics_host, registry)
-        Metrics(None).build_info.labels(**_build_labels()).set(1)
         for slot in supervisor.slots:
             supervisor.start(slot)
         runner = threading.Thread(target=supervisor.run, args=(stop,), name="supervisor",
@@ -477,11 +477,6 @@ def serve_workers(config: Config, worker_main: Callable[..., int],
             if httpd is not None:
                 httpd.shutdown()
     return status
-
-
-def _build_labels() -> dict[str, str]:
-    from .version import build_info
-    return build_info()
 
 
 def run(config: Config, worker_main: Callable[..., int]) -> int:
