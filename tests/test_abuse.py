@@ -282,3 +282,53 @@ def test_server_options_follow_the_settings() -> None:
     assert options["grpc.max_connection_age_ms"] == options["grpc.max_connection_age_grace_ms"] \
         == 600_000
     assert Config(threads=8, max_streams=16).stream_cap == 4
+
+
+def test_a_cancelled_unary_call_is_counted_cancelled() -> None:
+    import json
+
+    house = json.dumps({"id": "house", "extends": "baibian"})
+    request = service_pb2.BatchClassifyRequest(custom_variant_json=house,
+                                               plays_text=["3456789TJQKA2 34567"] * 100_000)
+    with running_server() as srv:
+        call = srv.stub.BatchClassify.future(request, timeout=60)
+        time.sleep(0.5)                    # the handler is computing
+        call.cancel()
+        deadline = time.monotonic() + 60
+        while True:                        # counted once the handler returns
+            text = srv.scrape()
+            if metric_value(text, "grpc_server_handled_total", grpc_method="BatchClassify"):
+                break
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        assert metric_value(text, "grpc_server_handled_total", grpc_method="BatchClassify",
+                            grpc_code="CANCELLED") == 1
+
+
+class _EndedContext:
+    """A servicer context after the client went away, with the status a handler set late."""
+
+    def __init__(self, remaining: float, code: grpc.StatusCode | None) -> None:
+        self._remaining, self._code = remaining, code
+
+    def is_active(self) -> bool:
+        return False
+
+    def time_remaining(self) -> float:
+        return self._remaining
+
+    def code(self) -> grpc.StatusCode | None:
+        return self._code
+
+
+@pytest.mark.parametrize("remaining, late_code, counted", [
+    (5.0, grpc.StatusCode.INTERNAL, "CANCELLED"),    # an abort raised on a cancelled call
+    (5.0, None, "CANCELLED"),
+    (0.0, grpc.StatusCode.INTERNAL, "DEADLINE_EXCEEDED"),
+])
+def test_ended_calls_are_counted_by_why_they_ended(remaining: float,
+                                                   late_code: grpc.StatusCode | None,
+                                                   counted: str) -> None:
+    from service.metrics import _final_code
+
+    assert _final_code(_EndedContext(remaining, late_code), failed=True) == counted  # type: ignore[arg-type]
