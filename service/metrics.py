@@ -10,6 +10,7 @@ that the supervisor exposes through a ``MultiProcessCollector``).
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import selectors
 import socket
@@ -36,6 +37,7 @@ __all__ = ["Metrics", "MetricsInterceptor", "MetricsHTTPServer", "start_metrics_
 
 #: Why a request never reached (or a reply never left) the servicer, as counted in
 #: ``shuangkou_requests_rejected_total``.
+log = logging.getLogger(__name__)
 REJECT_REASONS = ("undecodable", "too_large", "reply_too_large", "stream_limit")
 
 GRPC_LABELS = ("grpc_type", "grpc_service", "grpc_method")
@@ -165,16 +167,22 @@ class MetricsHTTPServer:
 
     def _loop(self) -> None:
         while not self._stop.is_set():
-            for key, _ in self._sel.select(timeout=0.5):
-                if key.fileobj is self._sock:
-                    self._accept()
-                else:
-                    conn = key.fileobj
-                    assert isinstance(conn, socket.socket)
-                    self._sel.unregister(conn)
-                    del self._open[conn]
-                    self._pool.submit(self._serve, conn)
-            self._expire(time.monotonic() - self._idle_timeout)
+            try:
+                self._once()
+            except Exception:  # noqa: BLE001 - the endpoint must outlive one bad connection
+                log.exception("metrics HTTP server")
+
+    def _once(self) -> None:
+        for key, _ in self._sel.select(timeout=0.5):
+            if key.fileobj is self._sock:
+                self._accept()
+            else:
+                conn = key.fileobj
+                assert isinstance(conn, socket.socket)
+                self._sel.unregister(conn)
+                del self._open[conn]
+                self._pool.submit(self._serve, conn)
+        self._expire(time.monotonic() - self._idle_timeout)
 
     def _accept(self) -> None:
         try:

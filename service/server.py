@@ -279,6 +279,8 @@ class _Slot:
     restart_at: float = 0.0
     healthy: bool = False
     pending: Any = field(default=None, repr=False)   # the in-flight health check future
+    channel: grpc.Channel | None = field(default=None, repr=False)
+    stub: Any = field(default=None, repr=False)
 
 
 class Supervisor:
@@ -320,6 +322,9 @@ class Supervisor:
             mark_process_dead(proc.pid, self.metrics_dir)
         if slot.conn is not None:
             slot.conn.close()
+        if slot.channel is not None:
+            slot.channel.close()
+        slot.channel = slot.stub = slot.pending = None
         lived = time.monotonic() - slot.started
         slot.failures = 0 if lived > 60 else slot.failures + 1
         first, last = RESTART_BACKOFF
@@ -332,7 +337,7 @@ class Supervisor:
                   f"exited with status {proc.exitcode}" if reason == "died"
                   else f"missed {MISSED_CHECKS} health checks: killed", delay)
 
-    def check(self, stubs: dict[int, Any]) -> None:
+    def check(self) -> None:
         """One round: collect finished health checks, start new ones, act on misses."""
         interval = self.config.worker_check_interval
         for slot in self.slots:
@@ -363,11 +368,10 @@ class Supervisor:
                 if slot.missed >= MISSED_CHECKS:
                     self.retire(slot, "hung")
                     continue
-            stub = stubs.get(slot.check_port)
-            if stub is None:
-                channel = grpc.insecure_channel(f"127.0.0.1:{slot.check_port}")
-                stub = stubs[slot.check_port] = health_pb2_grpc.HealthStub(channel)
-            slot.pending = stub.Check.future(health_pb2.HealthCheckRequest(),
+            if slot.stub is None:
+                slot.channel = grpc.insecure_channel(f"127.0.0.1:{slot.check_port}")
+                slot.stub = health_pb2_grpc.HealthStub(slot.channel)
+            slot.pending = slot.stub.Check.future(health_pb2.HealthCheckRequest(),
                                              timeout=interval)
 
     @property
@@ -376,7 +380,6 @@ class Supervisor:
 
     def run(self, stop: threading.Event) -> None:
         """Watch and replace the workers (started by :meth:`start`) until ``stop``."""
-        stubs: dict[int, Any] = {}
         next_check = 0.0
         while not stop.wait(0.1):
             now = time.monotonic()
@@ -385,7 +388,7 @@ class Supervisor:
                     self.start(slot)
                     log.info("worker %d restarted (pid %d)", slot.index, slot.proc.pid)
             if now >= next_check:
-                self.check(stubs)
+                self.check()
                 next_check = now + min(self.config.worker_check_interval, 0.5)
 
     def stop(self) -> int:
