@@ -54,7 +54,7 @@ class Config:
     def __post_init__(self) -> None:
         ranges: dict[str, tuple[float, float]] = {
             "port": (0, 65535), "metrics_port": (0, 65535), "workers": (1, 256),
-            "threads": (2, 1024), "max_streams": (0, 1023), "grace": (0, 3600),
+            "threads": (1, 1024), "max_streams": (0, 1023), "grace": (0, 3600),
             "keepalive_time": (1, 86400), "keepalive_timeout": (1, 3600),
             "max_connection_idle": (0, 86400), "max_connection_age": (0, 86400 * 30),
             "worker_check_interval": (0.1, 600), "max_message_bytes": (1024, 2**31 - 1),
