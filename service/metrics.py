@@ -32,7 +32,7 @@ from prometheus_client import (
 )
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-__all__ = ["Metrics", "MetricsInterceptor", "MetricsHTTPServer", "start_metrics_server",
+__all__ = ["Metrics", "MetricsInterceptor", "MetricsHTTPServer", "RejectedMessage", "start_metrics_server",
            "multiprocess_registry", "REJECT_REASONS"]
 
 #: Why a request never reached (or a reply never left) the servicer, as counted in
@@ -259,8 +259,13 @@ def _final_code(context: grpc.ServicerContext, failed: bool) -> str:
     return "UNKNOWN" if failed else "OK"
 
 
-class _Rejected:
-    """What the request deserializer hands on instead of a message it refused."""
+class RejectedMessage:
+    """What the request deserializer hands on instead of a message it refused.
+
+    A request-streaming servicer method marked ``accepts_rejected_messages = True`` receives
+    these in its request iterator (already counted) and can answer them in-band, keeping the
+    stream alive; any other method's call is ended with the refusal's status.
+    """
 
     __slots__ = ("reason", "detail")
 
@@ -309,14 +314,14 @@ class MetricsInterceptor(grpc.ServerInterceptor):
 
         def decode(data: bytes) -> Any:
             if len(data) > limit:
-                return _Rejected("too_large", f"request of {len(data):,} bytes exceeds the "
+                return RejectedMessage("too_large", f"request of {len(data):,} bytes exceeds the "
                                               f"server limit of {limit:,} (max_message_bytes)")
             if deserialize is None:
                 return data
             try:
                 return deserialize(data)
             except Exception as exc:  # noqa: BLE001 - any decode failure is the caller's
-                return _Rejected("undecodable", f"request is not a valid message: "
+                return RejectedMessage("undecodable", f"request is not a valid message: "
                                                 f"{type(exc).__name__}")
         return decode
 
@@ -341,13 +346,21 @@ class MetricsInterceptor(grpc.ServerInterceptor):
 
         def checked(request: Any, context: grpc.ServicerContext) -> Any:
             received.inc()
-            if isinstance(request, _Rejected):
+            if isinstance(request, RejectedMessage):
                 refuse(context, request.reason, request.detail)
             return request
 
+        in_band = getattr(handler.stream_stream or handler.stream_unary,
+                          "accepts_rejected_messages", False)
+
         def count_in(requests: Iterable[Any], context: grpc.ServicerContext) -> Iterator[Any]:
             for request in requests:
-                yield checked(request, context)
+                if in_band and isinstance(request, RejectedMessage):
+                    received.inc()
+                    m.rejected.labels(*labels, request.reason).inc()
+                    yield request
+                else:
+                    yield checked(request, context)
 
         def check_out(response: Any, context: grpc.ServicerContext) -> Any:
             size = response.ByteSize() if hasattr(response, "ByteSize") else 0

@@ -332,3 +332,43 @@ def test_ended_calls_are_counted_by_why_they_ended(remaining: float,
     from service.metrics import _final_code
 
     assert _final_code(_EndedContext(remaining, late_code), failed=True) == counted  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("in_band", [True, False])
+def test_a_bad_message_in_a_stream_can_be_answered_in_band(in_band: bool) -> None:
+    """A request-streaming method that opts in (``accepts_rejected_messages``) gets the
+    refused message in its iterator and the stream goes on; otherwise the call ends."""
+    from concurrent import futures
+
+    from service.metrics import Metrics, MetricsInterceptor, RejectedMessage
+
+    def echo(requests: Iterator[object], context: grpc.ServicerContext) -> Iterator[bytes]:
+        for r in requests:
+            yield (f"refused:{r.reason}" if isinstance(r, RejectedMessage) else f"ok:{r}").encode()
+
+    if in_band:
+        echo.accepts_rejected_messages = True  # type: ignore[attr-defined]
+    registry = CollectorRegistry()
+    handler = grpc.method_handlers_generic_handler("test.Echo", {
+        "Echo": grpc.stream_stream_rpc_method_handler(
+            echo, request_deserializer=lambda b: b.decode("utf-8"))})
+    server = grpc.server(futures.ThreadPoolExecutor(4),
+                         interceptors=[MetricsInterceptor(Metrics(registry), max_streams=2)])
+    server.add_generic_rpc_handlers((handler,))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            call = channel.stream_stream("/test.Echo/Echo")(iter([b"a", b"\xff", b"b"]),
+                                                            timeout=TIMEOUT)
+            if in_band:
+                assert list(call) == [b"ok:a", b"refused:undecodable", b"ok:b"]
+            else:
+                with pytest.raises(grpc.RpcError) as err:
+                    list(call)
+                assert err.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        from prometheus_client import generate_latest
+        assert metric_value(generate_latest(registry).decode(),
+                            "shuangkou_requests_rejected_total", reason="undecodable") == 1
+    finally:
+        server.stop(None)
