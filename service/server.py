@@ -76,8 +76,11 @@ def server_options(config: Config) -> list[tuple[str, int]]:
         ("grpc.so_reuseport", 1 if config.reuse_port or config.workers > 1 else 0),
         ("grpc.keepalive_time_ms", ms(config.keepalive_time)),
         ("grpc.keepalive_timeout_ms", ms(config.keepalive_timeout)),
-        # Clients may ping as often as the server does (grpc-go's default is 5 min).
+        # Clients may keep idle channels alive with pings every 10 s or more (the default
+        # policy answers a client's keepalive on an idle channel with GOAWAY too_many_pings).
         ("grpc.http2.min_ping_interval_without_data_ms", ms(min(config.keepalive_time, 10))),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.max_pings_without_data", 0),
     ]
     if config.max_connection_idle:
         options.append(("grpc.max_connection_idle_ms", ms(config.max_connection_idle)))

@@ -372,3 +372,4 @@ def test_a_bad_message_in_a_stream_can_be_answered_in_band(in_band: bool) -> Non
                             "shuangkou_requests_rejected_total", reason="undecodable") == 1
     finally:
         server.stop(None)
+
