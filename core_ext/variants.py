@@ -36,6 +36,9 @@ __all__ = [
     "list_variants",
     "load_variant",
     "variant_from_mapping",
+    "register_variants",
+    "house_variants",
+    "find_variant",
 ]
 
 
@@ -391,7 +394,7 @@ def get_variant(variant: str | Variant) -> Variant:
     if isinstance(variant, Variant):
         return variant
     try:
-        return BUILTIN[variant]
+        return BUILTIN[variant] if variant in BUILTIN else _HOUSE[variant]
     except (KeyError, TypeError):
         raise VariantError(
             f"unknown variant {variant!r}; built-in variants are {', '.join(BUILTIN)}", "variant"
@@ -508,3 +511,45 @@ def load_variants(source: str | Path | Mapping[str, Any]) -> list[Variant]:
         return [variant_from_mapping(spec, _known=specs) if isinstance(spec, Mapping)
                 else variant_from_mapping(spec) for spec in specs.values()]
     return [variant_from_mapping(data)]
+
+
+# ----------------------------------------------------------------------------- house registry
+# House variants a server loads at start-up (`shuangkou serve --variants FILE...`), resolvable
+# by id next to the built-ins. Written once before serving; read-only afterwards.
+_HOUSE: dict[str, Variant] = {}
+
+
+def register_variants(sources: Any) -> list[Variant]:
+    """Load every variant of each file in ``sources`` and register them by id, all or none.
+
+    Refused (VariantError) when an id is a built-in's, is defined twice, or is registered
+    already; nothing is registered then. Returns the variants registered, in file order.
+    """
+    loaded: list[Variant] = []
+    for source in sources:
+        loaded.extend(load_variants(source))
+    seen: set[str] = set()
+    for v in loaded:
+        if v.id in BUILTIN:
+            raise VariantError(f"house variant id {v.id!r} is a built-in's; choose another id",
+                               "id")
+        if v.id in seen or v.id in _HOUSE:
+            raise VariantError(f"house variant id {v.id!r} is defined twice", "id")
+        seen.add(v.id)
+    _HOUSE.update((v.id, v) for v in loaded)
+    return loaded
+
+
+def unregister_variants() -> None:
+    """Forget every house variant (tests and embedding)."""
+    _HOUSE.clear()
+
+
+def house_variants() -> list[Variant]:
+    """The registered house variants, in registration order."""
+    return list(_HOUSE.values())
+
+
+def find_variant(variant_id: str) -> Variant | None:
+    """The built-in or registered house variant with this id, or None."""
+    return BUILTIN.get(variant_id) or _HOUSE.get(variant_id)

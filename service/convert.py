@@ -14,7 +14,7 @@ from typing import Any
 
 import core_ext
 from core_ext.errors import CardError
-from core_ext.variants import BUILTIN, Variant, variant_from_mapping
+from core_ext.variants import BUILTIN, Variant, find_variant, variant_from_mapping
 
 from .errors import BadInput, UnknownVariant, bounded, field_scope
 from .gen.shuangkou.v1 import cards_pb2, readings_pb2, variants_pb2
@@ -181,6 +181,9 @@ def resolve_variant(request: Any) -> str | Variant:
     if not vid:
         return DEFAULT_VARIANT
     if vid not in BUILTIN:
+        house = find_variant(vid)   # a house variant the server registered at start-up
+        if house is not None:
+            return house
         raise UnknownVariant(f"unknown variant {bounded(repr(vid), 60)}; built-in variants "
                              f"are {', '.join(BUILTIN)}", "rule_set.id")
     return vid

@@ -17,7 +17,7 @@ from google.rpc import status_pb2
 
 import core_ext
 from core_ext.errors import CardError, ShuangkouError
-from core_ext.variants import BUILTIN, Variant, list_variants
+from core_ext.variants import BUILTIN, Variant, house_variants, list_variants
 
 from . import rounds
 from .convert import (
@@ -292,7 +292,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
     def ListVariants(self, request: service_pb2.ListVariantsRequest,
                      context: grpc.ServicerContext) -> service_pb2.ListVariantsResponse:
         return service_pb2.ListVariantsResponse(
-            variants=[variant_to_proto(v) for v in list_variants()])
+            variants=[variant_to_proto(v) for v in (*list_variants(), *house_variants())])
 
     @rpc
     def GetVariant(self, request: service_pb2.GetVariantRequest,
@@ -308,7 +308,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
         return service_pb2.GetServerInfoResponse(
             version=info["version"], python_version=info["python"],
             grpcio_version=info["grpcio"], core_build=info["core"],
-            variant_ids=[v.id for v in list_variants()])
+            variant_ids=[v.id for v in (*list_variants(), *house_variants())])
 
 
 def _kind_name(value: int, field: str) -> str:

@@ -597,7 +597,9 @@ def test_operations_doc_lists_every_setting_with_its_default() -> None:
         assert key in rows, f"docs/operations.md has no configuration row for {key!r}"
         row = rows[key]
         rendered = (str(default).lower() if isinstance(default, bool)
-                    else json.dumps(default) if isinstance(default, str) else repr(default))
+                    else json.dumps(default) if isinstance(default, str)
+                    else json.dumps(list(default)) if isinstance(default, tuple)
+                    else repr(default))
         for text in (f"--{key.replace('_', '-')}", f"SHUANGKOU_{key.upper()}", f"`{rendered}`"):
             assert text in row, f"{key}: {text} missing from its row: {row}"
 
@@ -613,3 +615,37 @@ def test_operations_doc_lists_every_metric() -> None:
     for family in registry.collect():
         name = family.name + ("_total" if family.type == "counter" else "")
         assert f"| `{name}` |" in doc, f"metric {name} is not documented"
+
+
+# ------------------------------------------------------------------ security and alert scope
+
+
+def test_network_policy_selects_the_pods_and_opens_only_their_ports(
+    manifests: dict[tuple[str, str], dict[str, Any]], pod: dict[str, Any],
+    container: dict[str, Any],
+) -> None:
+    policy = manifests[("NetworkPolicy", "shuangkou")]["spec"]
+    selector = policy["podSelector"]["matchLabels"]
+    assert selector.items() <= pod["metadata"]["labels"].items()
+    assert set(policy["policyTypes"]) == {"Ingress", "Egress"}
+    assert policy["egress"] == []          # the server calls nothing
+    opened = {p["port"] for rule in policy["ingress"] for p in rule["ports"]}
+    assert opened == set(ports_of(container)) == {"grpc", "metrics"}
+    for rule in policy["ingress"]:
+        assert rule["from"], "an ingress rule without `from` would admit everyone"
+
+
+def test_rpc_alerts_only_look_at_unary_calls_of_the_service() -> None:
+    for name, labels in alert_selectors():
+        if name.startswith("grpc_server_"):
+            assert {"grpc_service", "grpc_type"} <= labels, name
+    text = (PROMETHEUS / "alerts.yaml").read_text()
+    for expr in re.findall(r"grpc_server_\w+\{([^}]*)\}", text):
+        assert 'grpc_service="shuangkou.v1.ShuangkouService"' in expr
+        assert 'grpc_type="unary"' in expr
+
+
+def test_files_named_in_manifests_exist() -> None:
+    for path in K8S.glob("*.yaml"):
+        for ref in re.findall(r"deploy/[\w./-]+\.ya?ml", path.read_text()):
+            assert (ROOT / ref).is_file(), f"{path.name} refers to missing {ref}"
