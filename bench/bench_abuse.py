@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from grpc_helpers import ServerProcess, cards, free_port, metric_value, running_server  # noqa: E402
 
 from service.gen.shuangkou.v1 import service_pb2, service_pb2_grpc  # noqa: E402
+from service.gen.shuangkou.v1.variants_pb2 import RuleSet  # noqa: E402
 
 
 def timings(call, request, n: int) -> list[float]:  # type: ignore[no-untyped-def]
@@ -133,7 +134,7 @@ def shutdown_with_long_work(grace: float = 1.0) -> None:
     try:
         server.wait_serving()
         house = json.dumps({"id": "house", "extends": "baibian"})
-        request = service_pb2.BatchClassifyRequest(custom_variant_json=house,
+        request = service_pb2.BatchClassifyRequest(rule_set=RuleSet(custom_json=house),
                                                    plays_text=["3456789TJQKA2 34567"] * 100_000)
         with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
             stub = service_pb2_grpc.ShuangkouServiceStub(channel)
@@ -174,7 +175,7 @@ def deadline_cpu_and_peak_rss() -> None:
         server.wait_serving()
         pid = server.proc.pid
         house = json.dumps({"id": "house", "extends": "baibian"})
-        request = service_pb2.BatchClassifyRequest(custom_variant_json=house,
+        request = service_pb2.BatchClassifyRequest(rule_set=RuleSet(custom_json=house),
                                                    plays_text=["3456789TJQKA2 34567"] * 100_000)
         with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
             stub = service_pb2_grpc.ShuangkouServiceStub(channel)

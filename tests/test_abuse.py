@@ -19,6 +19,7 @@ from prometheus_client import CollectorRegistry, Counter
 
 from service.config import Config
 from service.gen.shuangkou.v1 import service_pb2
+from service.gen.shuangkou.v1.variants_pb2 import RuleSet
 from service.metrics import MetricsHTTPServer
 
 CLASSIFY = "/shuangkou.v1.ShuangkouService/ClassifyPlay"
@@ -288,7 +289,7 @@ def test_a_cancelled_unary_call_is_counted_cancelled() -> None:
     import json
 
     house = json.dumps({"id": "house", "extends": "baibian"})
-    request = service_pb2.BatchClassifyRequest(custom_variant_json=house,
+    request = service_pb2.BatchClassifyRequest(rule_set=RuleSet(custom_json=house),
                                                plays_text=["3456789TJQKA2 34567"] * 100_000)
     with running_server() as srv:
         call = srv.stub.BatchClassify.future(request, timeout=60)

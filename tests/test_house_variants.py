@@ -18,6 +18,7 @@ from core_ext.variants import (
 )
 from service.config import load_config, parse_flags
 from service.gen.shuangkou.v1 import service_pb2
+from service.gen.shuangkou.v1.variants_pb2 import RuleSet
 from service.server import load_house_variants
 
 HOUSE = '[variants.club_rules]\nextends = "baibian"\nescape = "none"\n'
@@ -42,7 +43,7 @@ def test_registered_variants_resolve_by_id(tmp_path) -> None:
 
 
 @pytest.mark.parametrize("files, words", [
-    ([{"id": "baibian", "extends": "qianbian"}], "is a built-in's"),
+    ([{"id": "baibian", "extends": "qianbian"}], "may not take the built-in id"),
     ([{"id": "a", "extends": "baibian"}, {"id": "a", "extends": "huopin"}], "defined twice"),
 ])
 def test_clashing_ids_register_nothing(files: list[dict[str, str]], words: str) -> None:
@@ -78,9 +79,9 @@ def test_rpcs_use_house_variants_by_id(tmp_path) -> None:
     with running_server() as srv:
         listed = srv.stub.ListVariants(service_pb2.ListVariantsRequest(), timeout=TIMEOUT)
         assert [v.id for v in listed.variants][-1] == "club_rules"
-        got = srv.stub.GetVariant(service_pb2.GetVariantRequest(variant="club_rules"),
+        got = srv.stub.GetVariant(service_pb2.GetVariantRequest(rule_set=RuleSet(id="club_rules")),
                                   timeout=TIMEOUT)
-        assert got.id == "club_rules"
+        assert got.variant.id == "club_rules"
         reply = srv.stub.ClassifyPlay(service_pb2.ClassifyPlayRequest(
-            variant="club_rules", play=cards("7777 BJ")), timeout=TIMEOUT)
+            rule_set=RuleSet(id="club_rules"), play=cards("7777 BJ")), timeout=TIMEOUT)
         assert reply.reading.star == 5

@@ -220,7 +220,7 @@ def test_grpcurl_through_reflection() -> None:
                                 text=True, timeout=60, check=True).stdout.split()
         assert SERVICE_NAME in listed
         reply = subprocess.run(
-            ["grpcurl", "-plaintext", "-d", '{"variant": "baibian", "play": {"cards_text": '
+            ["grpcurl", "-plaintext", "-d", '{"rule_set": {"id": "baibian"}, "play": {"cards_text": '
              '"7777 BJ"}}', address, f"{SERVICE_NAME}/ClassifyPlay"],
             capture_output=True, text=True, timeout=60, check=True).stdout
         assert json.loads(reply)["reading"]["kind"] == "KIND_BOMB"

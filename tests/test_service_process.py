@@ -28,6 +28,7 @@ from grpc_helpers import (
 )
 
 from service.gen.shuangkou.v1 import service_pb2, service_pb2_grpc
+from service.gen.shuangkou.v1.variants_pb2 import RuleSet
 from service.server import SERVICE_NAME
 
 
@@ -136,7 +137,7 @@ def test_shutdown_takes_at_most_grace_with_long_work_in_flight() -> None:
         server.wait_serving()
         house = json.dumps({"id": "house", "extends": "baibian"})
         # Three batches of ~5 s of CPU each (one core at a time under the GIL).
-        request = service_pb2.BatchClassifyRequest(custom_variant_json=house,
+        request = service_pb2.BatchClassifyRequest(rule_set=RuleSet(custom_json=house),
                                                    plays_text=["3456789TJQKA2 34567"] * 100_000)
         with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
             stub = service_pb2_grpc.ShuangkouServiceStub(channel)
@@ -201,7 +202,7 @@ def test_house_variants_from_files_are_served_by_id(tmp_path) -> None:
 
 
 @pytest.mark.parametrize("text, words", [
-    ('{"id": "baibian", "extends": "qianbian"}', "is a built-in's"),
+    ('{"id": "baibian", "extends": "qianbian"}', "may not take the built-in id"),
     ('{"id": "x", "extends": "nowhere"}', "unknown variant 'nowhere'"),
     ('{"id": "x", "extends": "baibian", "joker": 1}', "unknown field 'joker'"),
 ])
