@@ -1263,21 +1263,22 @@ def classify_batch(codes, lengths, variant="baibian"):
             rv[i] = nr
     errors = {}
     if kind.count(255):
+        raw = memoryview(codes).cast("B")      # Python slices: parse_into's buffer path
         off = 0
         for i in range(nplays):
             if kv[i] == 255:
-                errors[i] = _batch_error(buf[off:off + lv[i]], rs, rv[i])
+                errors[i] = _batch_error(raw[off:off + lv[i]], rs, rv[i])
                 rv[i] = 0
             off += lv[i]
     return BatchResult(kind, top, star, ncards, nread, MappingProxyType(errors))
 
 
-cdef object _batch_error(const unsigned char[:] play, RuleSet rs, int impossible):
+cdef object _batch_error(object play, RuleSet rs, int impossible):
     """The exception :func:`classify` raises for an invalid play of a batch, without
     classifying it again: impossible cards rerun only the deck check, the rest the reason."""
     cdef int codes[MAXCARDS]
     cdef u8 counts[NFACES]
-    cdef int i, n = <int>play.shape[0]
+    cdef int i, n = len(play)
     try:
         if n == 0:
             return InvalidPlay("no cards", "cards")
