@@ -12,7 +12,8 @@ from randomplays import PlayMaker, deal, full_deck
 from reference import VARIANTS, Card, as_cards, deck_problems, parse
 
 import core_ext
-from core_ext import CardError, VariantError, _core, cards
+from core_ext import CardError, VariantError, _core
+from core_ext import cards as vocab
 
 ALL_CODES = [1 + r * 5 + s for r in range(13) for s in range(5)] + [70, 75]
 
@@ -38,40 +39,40 @@ def test_card_code_of_a_suited_joker_is_refused() -> None:
 
 def test_one_home_for_the_vocabulary() -> None:
     # core_ext re-exports the cards module's names; _core only imports them
-    assert core_ext.card_code is cards.card_code and core_ext.SEATS == cards.SEATS == 4
-    assert core_ext.RANK_CHARS is cards.RANK_CHARS and _core.RANK_CHARS is cards.RANK_CHARS
+    assert core_ext.card_code is vocab.card_code and core_ext.SEATS == vocab.SEATS == 4
+    assert core_ext.RANK_CHARS is vocab.RANK_CHARS and _core.RANK_CHARS is vocab.RANK_CHARS
     assert core_ext.Variant.ranks.fget(core_ext.get_variant("fengkuang_crazy")) == "789TJQKA2"
 
 
 def test_the_compiled_twin_agrees_with_the_cards_module() -> None:
     # _core.pxd keeps C copies of the code arithmetic for its hot loops: parsing a code
-    # accepts exactly the codes cards.is_card accepts, and reads its rank the same way
+    # accepts exactly the codes vocab.is_card accepts, and reads its rank the same way
     for code in range(0, 80):
         try:
             parsed = core_ext.parse_cards(bytes([code]))
         except CardError:
-            assert not cards.is_card(code)
+            assert not vocab.is_card(code)
             continue
-        assert cards.is_card(code) and parsed == [code]
-        assert core_ext.classify([code], "baibian").primary.top == cards.card_rank(code)
-    assert (cards.CARD_SJ, cards.CARD_BJ, cards.MAX_CODE) == (70, 75, 75)
-    assert core_ext.parse_cards("SJ BJ") == [cards.CARD_SJ, cards.CARD_BJ]
+        assert vocab.is_card(code) and parsed == [code]
+        assert core_ext.classify([code], "baibian").primary.top == vocab.card_rank(code)
+    assert (vocab.CARD_SJ, vocab.CARD_BJ, vocab.MAX_CODE) == (70, 75, 75)
+    assert core_ext.parse_cards("SJ BJ") == [vocab.CARD_SJ, vocab.CARD_BJ]
 
 
 def test_rank_names_and_positions() -> None:
-    names = [cards.rank_name(r) for r in range(15)]
+    names = [vocab.rank_name(r) for r in range(15)]
     assert names == list("3456789TJQKA2") + ["SJ", "BJ"]
-    assert [cards.rank_position(n) for n in names] == list(range(15))
-    assert cards.rank_position("10") == cards.rank_position("t") == 7
-    assert cards.rank_position("sj") == cards.SJ and cards.rank_position("1") is None
-    assert cards.is_suited(21) and not cards.is_suited(25) and not cards.is_suited(75)
+    assert [vocab.rank_position(n) for n in names] == list(range(15))
+    assert vocab.rank_position("10") == vocab.rank_position("t") == 7
+    assert vocab.rank_position("sj") == vocab.SJ and vocab.rank_position("1") is None
+    assert vocab.is_suited(21) and not vocab.is_suited(25) and not vocab.is_suited(75)
 
 
 def test_seats() -> None:
-    assert [cards.partner(s) for s in range(4)] == [2, 3, 0, 1]
-    assert [cards.next_seat(s) for s in range(4)] == [1, 2, 3, 0]
-    assert cards.seats_after(3) == (0, 1, 2)
-    assert cards.same_team(0, 2) and cards.same_team(3, 1) and not cards.same_team(0, 1)
+    assert [vocab.partner(s) for s in range(4)] == [2, 3, 0, 1]
+    assert [vocab.next_seat(s) for s in range(4)] == [1, 2, 3, 0]
+    assert vocab.seats_after(3) == (0, 1, 2)
+    assert vocab.same_team(0, 2) and vocab.same_team(3, 1) and not vocab.same_team(0, 1)
 
 
 # ----------------------------------------------------------------------------- formatting
