@@ -11,7 +11,7 @@ non-primary reading. The round is simulated here independently of :mod:`core_ext
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ._core import RANK_CHARS, classify, format_cards, play_reading
@@ -99,7 +99,7 @@ class _Bot:
         return self.rng.choice([p for p in bombs if p.reading.key == cheapest])
 
 
-def _declaration(play: Any, v: Variant, standing: Any, rng: random.Random) -> tuple[dict, Any]:
+def _declaration(play: Any, v: Variant, standing: Any, rng: random.Random) -> tuple[dict[str, Any], Any]:
     """The action fields for a play and the reading that then stands (§7 rules 4–6):
     sometimes a declaration of another reading that may stand (any when leading, one that
     beats when following)."""
@@ -120,7 +120,7 @@ def _rank_token(rank: int) -> str:
     return RANK_CHARS[rank] if rank < 13 else ("SJ" if rank == 13 else "BJ")
 
 
-def _seating(hands: list[list[int]], v: Variant, rng: random.Random) -> tuple[dict, int, list[int]]:
+def _seating(hands: list[list[int]], v: Variant, rng: random.Random) -> tuple[dict[str, Any], int, list[int]]:
     """Pick the revealed card and leader; return the replay's team fields, the leader and
     the dealt seat sitting at each table seat."""
     leader = rng.randrange(SEATS)
@@ -142,7 +142,7 @@ def _seating(hands: list[list[int]], v: Variant, rng: random.Random) -> tuple[di
     return fields, leader, hand_at
 
 
-def generate_replay(variant: str | Variant, seed: int, escape_prob: float = 0.0) -> dict:
+def generate_replay(variant: str | Variant, seed: int, escape_prob: float = 0.0) -> dict[str, Any]:
     """A random, complete replay of one round under ``variant`` (a JSON-able dict).
 
     With probability ``escape_prob`` the round is cut at a random move and a random seat
@@ -155,7 +155,7 @@ def generate_replay(variant: str | Variant, seed: int, escape_prob: float = 0.0)
     fields, leader, hand_at = _seating(dealt, v, rng)
     hands = [list(dealt[d]) for d in hand_at]
     bot = _Bot(v, rng)
-    actions: list[dict] = []
+    actions: list[dict[str, Any]] = []
     holding: list[list[int]] = []      # seats holding cards before each action
     finished: list[int] = []
     standing, last, passes, turn = None, -1, 0, leader
@@ -201,7 +201,7 @@ def generate_replay(variant: str | Variant, seed: int, escape_prob: float = 0.0)
 
 
 #: Is the round over once ``seat`` has emptied its hand (§9)? By the variant's round_end.
-_ROUND_ENDS = {
+_ROUND_ENDS: dict[str, Callable[[list[int], int], bool]] = {
     "finishing_order": lambda finished, seat: (seat + 2) % SEATS in finished,
     "first_out": lambda finished, seat: True,
 }
