@@ -222,3 +222,10 @@ def test_validate_hand_unknown_variant() -> None:
 def test_reference_parser_basics() -> None:
     assert as_cards([21, 75]) == [Card(4, "S"), Card(14)]
     assert [c.text for c in parse("10h tjq sj")] == ["TH", "T", "J", "Q", "SJ"]
+
+
+def test_vocabulary_doctests() -> None:
+    import doctest
+
+    result = doctest.testmod(vocab)
+    assert result.attempted > 0 and result.failed == 0
