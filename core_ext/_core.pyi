@@ -140,7 +140,7 @@ def play_reading(cards: _CardsLike, variant: _VariantLike = "baibian",
     :raises IllegalPlay: it does not beat ``to_beat`` or the declared reading is absent.
     """
 
-def compare(play: _CardsLike | Classification, current: _PlayLike,
+def compare(play: _PlayLike, current: _PlayLike,
             variant: _VariantLike = "baibian", *, declare: _DeclarationLike | None = None,
             current_declare: _DeclarationLike | None = None) -> Comparison:
     """Does ``play`` beat ``current`` (§7 rules 4–6, §8), and in which reading?

@@ -1146,7 +1146,8 @@ def compare(play, current, variant="baibian", *, declare=None, current_declare=N
 
     ``current`` is the play on the table: cards (its declared reading with
     ``current_declare``, else its primary stands) or a :class:`Reading`. ``play`` is cards
-    or a :class:`Classification`; ``declare`` narrows its readings. Returns a
+    or a :class:`Classification` (``declare`` narrows its readings), or a :class:`Reading`
+    (that reading only). Returns a
     :class:`~core_ext.records.Comparison` whose ``play`` is the reading that would stand if
     it beats (§7 rule 6), else the first reading matching the declaration (the primary
     without one). Raises :class:`~core_ext.errors.IllegalPlay` when a declared reading
@@ -1172,6 +1173,11 @@ def compare(play, current, variant="baibian", *, declare=None, current_declare=N
             exc.field = "current_declare"
             raise exc
         ra = cc.rd[i]
+    if isinstance(play, Reading):
+        if declare is not None:
+            raise InvalidPlay("play is a Reading: it is already the declared reading", "declare")
+        _same_variant((<Reading>play).rules, rs)
+        return Comparison(bool(rd_beats(&(<Reading>play).rd, &ra)), make_reading(&ra, rs), play)
     cp = play if isinstance(play, Classification) else _classify(play, rs)
     _same_variant(cp.rules, rs)
     _parse_decl(declare, None, &dp)

@@ -18,12 +18,12 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from randomplays import NO_SUIT, PlayMaker
+from randomplays import PlayMaker
 from reference import VARIANTS, view
 
 import core_ext
 from core_ext import Declaration
-from core_ext.cards import rank_name
+from core_ext.cards import NO_SUIT, SJ, card_code, card_rank, rank_name
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SAMPLES = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -45,12 +45,12 @@ def _resuit(cards: list[int], variant: str, rng: random.Random) -> list[int]:
     used: dict[int, int] = defaultdict(int)
     out = []
     for code in cards:
-        rank = (code - 1) // 5
-        suit = NO_SUIT if rank >= 13 else rng.randrange(5)
-        if suit != NO_SUIT and used[rank * 5 + suit] >= decks:
+        rank = card_rank(code)
+        suit = NO_SUIT if rank >= SJ else rng.randrange(5)
+        if suit != NO_SUIT and used[card_code(rank, suit)] >= decks:
             suit = NO_SUIT
-        used[rank * 5 + suit] += 1
-        out.append(1 + rank * 5 + suit)
+        used[card_code(rank, suit)] += 1
+        out.append(card_code(rank, suit))
     return out
 
 

@@ -698,6 +698,10 @@ def test_s7_compare_with_a_declared_current_reading() -> None:
     assert err.value.field == "current_declare"
     with pytest.raises(InvalidPlay):
         core_ext.compare("44444444", standing, "fengkuang", current_declare="bomb")
+    eight = core_ext.classify("44444444", "fengkuang").primary
+    assert core_ext.compare(eight, standing, "fengkuang") == got     # Readings on both sides
+    with pytest.raises(InvalidPlay):
+        core_ext.compare(eight, standing, "fengkuang", declare="bomb")
 
 
 # ----------------------------------------------------------------------------- §8 bomb order
