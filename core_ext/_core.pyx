@@ -923,7 +923,7 @@ cdef int _parse_decl(object declare, object declare_top, Decl* d) except -1:
     """Fill ``d`` from a declaration: a kind name (with ``declare_top``) or a Declaration.
 
     Unset parts are -1 (match anything). Returns 1 when something was declared, else 0.
-    A Declaration's ``kind`` may be None only where the caller allows it (``reading``).
+    A Declaration's ``kind`` may be None: then readings of any kind match.
     """
     cdef int i
     d.kind = d.top = d.star = d.nwild = -1

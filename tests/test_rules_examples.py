@@ -808,3 +808,9 @@ def test_s8_huopin() -> None:
 def test_s8_equal_bombs_do_not_beat(variant: str) -> None:
     expect_tie("8888", "8S 8H 8D 8C", variant)
     expect_tie("888 BJ", "8888", variant)
+
+
+def test_s7_a_declaration_without_a_kind_matches_any_kind() -> None:
+    only = core_ext.classify("7 SJ SJ BJ BJ", "fengkuang", declare=Declaration(None, "7"))
+    assert [r.describe() for r in only] == ["bomb 77777 (5 stars) (wild as 7 7 7 7)",
+                                            "straight 34567 (wild as 3 4 5 6)"]

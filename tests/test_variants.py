@@ -242,3 +242,26 @@ def test_a_malformed_field_is_reported_before_the_id() -> None:
     with pytest.raises(VariantError) as err:
         variant_from_mapping({"extends": "baibian", "chain_min_links": 1})
     assert err.value.field == "chain_min_links"
+
+
+def test_the_rule_cache_under_threads() -> None:
+    """Threads swapping between custom variants each read their own variant's rules."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    base = core_ext.get_variant("baibian")
+    short = [base.replace(id=f"short{i}", chain_min_links=2) for i in range(4)]
+    plain = [base.replace(id=f"plain{i}") for i in range(4)]
+
+    def work(i: int) -> bool:
+        ok = True
+        for _ in range(300):
+            ok &= core_ext.classify("3333 4444", short[i % 4]).primary.kind == "chain_bomb"
+            try:
+                core_ext.classify("3333 4444", plain[i % 4])
+                ok = False
+            except core_ext.InvalidPlay:
+                pass
+        return ok
+
+    with ThreadPoolExecutor(8) as pool:
+        assert all(pool.map(work, range(8)))
