@@ -93,6 +93,9 @@ class Reading:
     @property
     def key(self) -> tuple[int, ...]:
         """The §8 bomb key (empty for ordinary plays)."""
+    @property
+    def declaration(self) -> Declaration:
+        """The Declaration naming exactly this reading among its cards' readings."""
     def beats(self, other: Reading) -> bool: ...
     def describe(self) -> str: ...
     def to_dict(self) -> dict[str, Any]: ...

@@ -751,6 +751,12 @@ cdef class Reading:
                 n -= 1
         return tuple(self.rd.key[i] for i in range(n))
 
+    @property
+    def declaration(self):
+        """The :class:`~core_ext.declaration.Declaration` that names exactly this reading
+        among the readings of its cards (kind, top, star and the wild ranks)."""
+        return Declaration(KINDS[self.rd.kind], self.rd.top, self.rd.star, self.wilds)
+
     def beats(self, other):
         """Does this reading, played on top of ``other`` (a Reading), beat it (§8)?"""
         cdef Reading o = other

@@ -206,6 +206,8 @@ def test_every_reading_is_selectable_by_its_declaration(variant: str, seed: int)
             assert len(matches) == 1 and _same(matches[0], r)
             assert _same(core_ext.play_reading(cards, variant, declare=full), r)
             assert _same(c.reading(full), r)
+            assert r.declaration == (r.kind, r.top, r.star, r.wilds)
+            assert _same(core_ext.play_reading(cards, variant, declare=r.declaration), r)
             assert _same(c.reading(r.kind, r.top, r.star, r.wilds), r)
             by_name = Declaration(r.kind, r.top_rank, r.star,
                                   tuple(rank_name(w) for w in r.wilds))
