@@ -229,3 +229,19 @@ def test_vocabulary_doctests() -> None:
 
     result = doctest.testmod(vocab)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_batch_errors_for_impossible_cards_are_classifys() -> None:
+    """classify_batch reports, per invalid play, exactly what classify raises for it."""
+    plays = [b"", bytes([21] * 3), bytes([1] * 28), bytes([5] * 70), bytes([21, 0, 22]),
+             bytes([21, 66]), bytes([5] * 9), bytes([70, 75]), bytes([21, 22])]
+    result = core_ext.classify_batch(b"".join(plays), [len(p) for p in plays], "baibian")
+    assert sorted(result.errors) == list(range(len(plays) - 1))   # all but the last pair
+    for i, play in enumerate(plays[:-1]):
+        with pytest.raises(core_ext.ShuangkouError) as err:
+            core_ext.classify(play, "baibian")
+        got = result.errors[i]
+        assert (type(got), str(got), got.field) == (type(err.value), str(err.value), err.value.field)
+    assert isinstance(result.errors[0], core_ext.InvalidPlay)      # no cards
+    assert isinstance(result.errors[3], CardError)                 # more than 64 cards
+    assert result.valid == 1 and result.kind[-1] == core_ext.KINDS.index("pair")
