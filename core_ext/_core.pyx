@@ -751,6 +751,12 @@ cdef class Reading:
                 n -= 1
         return tuple(self.rd.key[i] for i in range(n))
 
+    @property
+    def declaration(self):
+        """The :class:`~core_ext.declaration.Declaration` that names exactly this reading
+        among the readings of its cards (kind, top, star and the wild ranks)."""
+        return Declaration(KINDS[self.rd.kind], self.rd.top, self.rd.star, self.wilds)
+
     def beats(self, other):
         """Does this reading, played on top of ``other`` (a Reading), beat it (§8)?"""
         cdef Reading o = other
@@ -923,7 +929,7 @@ cdef int _parse_decl(object declare, object declare_top, Decl* d) except -1:
     """Fill ``d`` from a declaration: a kind name (with ``declare_top``) or a Declaration.
 
     Unset parts are -1 (match anything). Returns 1 when something was declared, else 0.
-    A Declaration's ``kind`` may be None only where the caller allows it (``reading``).
+    A Declaration's ``kind`` may be None: then readings of any kind match.
     """
     cdef int i
     d.kind = d.top = d.star = d.nwild = -1
@@ -1146,7 +1152,8 @@ def compare(play, current, variant="baibian", *, declare=None, current_declare=N
 
     ``current`` is the play on the table: cards (its declared reading with
     ``current_declare``, else its primary stands) or a :class:`Reading`. ``play`` is cards
-    or a :class:`Classification`; ``declare`` narrows its readings. Returns a
+    or a :class:`Classification` (``declare`` narrows its readings), or a :class:`Reading`
+    (that reading only). Returns a
     :class:`~core_ext.records.Comparison` whose ``play`` is the reading that would stand if
     it beats (§7 rule 6), else the first reading matching the declaration (the primary
     without one). Raises :class:`~core_ext.errors.IllegalPlay` when a declared reading
@@ -1172,6 +1179,11 @@ def compare(play, current, variant="baibian", *, declare=None, current_declare=N
             exc.field = "current_declare"
             raise exc
         ra = cc.rd[i]
+    if isinstance(play, Reading):
+        if declare is not None:
+            raise InvalidPlay("play is a Reading: it is already the declared reading", "declare")
+        _same_variant((<Reading>play).rules, rs)
+        return Comparison(bool(rd_beats(&(<Reading>play).rd, &ra)), make_reading(&ra, rs), play)
     cp = play if isinstance(play, Classification) else _classify(play, rs)
     _same_variant(cp.rules, rs)
     _parse_decl(declare, None, &dp)
@@ -1263,21 +1275,22 @@ def classify_batch(codes, lengths, variant="baibian"):
             rv[i] = nr
     errors = {}
     if kind.count(255):
+        raw = memoryview(codes).cast("B")      # Python slices: parse_into's buffer path
         off = 0
         for i in range(nplays):
             if kv[i] == 255:
-                errors[i] = _batch_error(buf[off:off + lv[i]], rs, rv[i])
+                errors[i] = _batch_error(raw[off:off + lv[i]], rs, rv[i])
                 rv[i] = 0
             off += lv[i]
     return BatchResult(kind, top, star, ncards, nread, MappingProxyType(errors))
 
 
-cdef object _batch_error(const unsigned char[:] play, RuleSet rs, int impossible):
+cdef object _batch_error(object play, RuleSet rs, int impossible):
     """The exception :func:`classify` raises for an invalid play of a batch, without
     classifying it again: impossible cards rerun only the deck check, the rest the reason."""
     cdef int codes[MAXCARDS]
     cdef u8 counts[NFACES]
-    cdef int i, n = <int>play.shape[0]
+    cdef int i, n = len(play)
     try:
         if n == 0:
             return InvalidPlay("no cards", "cards")

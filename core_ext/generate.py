@@ -12,7 +12,7 @@ the slow reference in tests/reference.py.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ._core import RANK_CHARS, classify, format_cards, play_reading
@@ -102,7 +102,7 @@ class _Bot:
         return self.rng.choice([p for p in bombs if p.reading.key == cheapest])
 
 
-def _declaration(play: Any, v: Variant, standing: Any, rng: random.Random) -> tuple[dict, Any]:
+def _declaration(play: Any, v: Variant, standing: Any, rng: random.Random) -> tuple[dict[str, Any], Any]:
     """The action fields for a play and the reading that then stands (§7 rules 4–6):
     sometimes a declaration of another reading that may stand (any when leading, one that
     beats when following)."""
@@ -141,7 +141,7 @@ def _team_fields(hands: list[list[int]], v: Variant, rng: random.Random) -> dict
     return fields
 
 
-def generate_replay(variant: str | Variant, seed: int, escape_prob: float = 0.0) -> dict:
+def generate_replay(variant: str | Variant, seed: int, escape_prob: float = 0.0) -> dict[str, Any]:
     """A random, complete replay of one round under ``variant`` (a JSON-able dict).
 
     With probability ``escape_prob`` the round is cut at a random move and a random seat
@@ -155,7 +155,7 @@ def generate_replay(variant: str | Variant, seed: int, escape_prob: float = 0.0)
     rnd = Round.deal(v, dealt, fields["leader"], revealed=fields["revealed"],
                      teams=fields.get("teams"))
     bot = _Bot(v, rng)
-    actions: list[dict] = []
+    actions: list[dict[str, Any]] = []
     holding: list[list[int]] = []      # seats holding cards before each action
     while not rnd.is_over:
         left = rnd.cards_left

@@ -155,7 +155,8 @@ class Variant:
 
     @property
     def bomb_tiers(self) -> Mapping[str, int]:
-        return BOMB_ORDERS[self.bomb_order]["tiers"]
+        tiers: Mapping[str, int] = BOMB_ORDERS[self.bomb_order]["tiers"]
+        return tiers
 
     def multiplier_for(self, star: int) -> int:
         """M for a star (§10.3): 1 below the first row, the last row for all higher stars."""
@@ -274,7 +275,8 @@ class Variant:
         d = {f.name: getattr(self, f.name) for f in fields(self)}
         d["base"] = {k: list(v) for k, v in self.base.items()}
         d["kou"] = dict(self.kou)
-        return json.loads(json.dumps(d))
+        plain: dict[str, Any] = json.loads(json.dumps(d))
+        return plain
 
 
 def _hashable(value: Any) -> Any:
