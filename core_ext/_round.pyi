@@ -4,7 +4,9 @@ core_ext.Round (core_ext/round.py)."""
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ._core import CardsLike, Reading, VariantLike
+from ._core import Reading
+from ._core import _CardsLike as CardsLike
+from ._core import _VariantLike as VariantLike
 from .declaration import Declaration
 from .round_records import ActionRecord, Standing
 from .variants import Variant

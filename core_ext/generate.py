@@ -12,7 +12,7 @@ the slow reference in tests/reference.py.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from ._core import RANK_CHARS, classify, format_cards, play_reading
