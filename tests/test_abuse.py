@@ -291,7 +291,9 @@ def test_a_cancelled_unary_call_is_counted_cancelled() -> None:
     house = json.dumps({"id": "house", "extends": "baibian"})
     request = service_pb2.BatchClassifyRequest(rule_set=RuleSet(custom_json=house),
                                                plays_text=["3456789TJQKA2 34567"] * 100_000)
-    with running_server() as srv:
+    # A message limit large enough that 100,000 plays are one allowed batch (the batch cap
+    # follows the limit), so the handler is still computing when the client cancels.
+    with running_server(max_message_bytes=64 * 2**20) as srv:
         call = srv.stub.BatchClassify.future(request, timeout=60)
         time.sleep(0.5)                    # the handler is computing
         call.cancel()

@@ -550,6 +550,7 @@ def test_metrics_used_by_alerts_are_exported_and_sigterm_exits_0(
     from prometheus_client.parser import text_string_to_metric_families
 
     from service.gen.shuangkou.v1 import cards_pb2, service_pb2, service_pb2_grpc
+    from service.gen.shuangkou.v1.variants_pb2 import RuleSet
 
     metrics_server.wait_serving()
     address = f"127.0.0.1:{metrics_server.port}"
@@ -557,10 +558,10 @@ def test_metrics_used_by_alerts_are_exported_and_sigterm_exits_0(
     with grpc.insecure_channel(address) as channel:  # one good and one bad RPC
         stub = service_pb2_grpc.ShuangkouServiceStub(channel)
         stub.ClassifyPlay(service_pb2.ClassifyPlayRequest(
-            variant="baibian", play=cards_pb2.Cards(cards_text="7777 BJ")), timeout=10)
+            rule_set=RuleSet(id="baibian"), play=cards_pb2.Cards(cards_text="7777 BJ")), timeout=10)
         with pytest.raises(grpc.RpcError):
             stub.ClassifyPlay(service_pb2.ClassifyPlayRequest(
-                variant="baibian", play=cards_pb2.Cards(cards_text="7 8")), timeout=10)
+                rule_set=RuleSet(id="baibian"), play=cards_pb2.Cards(cards_text="7 8")), timeout=10)
     url = f"http://127.0.0.1:{metrics_port}/metrics"
     with urllib.request.urlopen(url, timeout=10) as response:
         exposition = response.read().decode()

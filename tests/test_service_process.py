@@ -194,7 +194,7 @@ def test_house_variants_from_files_are_served_by_id(tmp_path) -> None:
                                                    timeout=TIMEOUT).variants]
             assert ids[-2:] == ["club_rules", "club_lite"] and "baibian" in ids
             reply = stub.ClassifyPlay(service_pb2.ClassifyPlayRequest(
-                variant="club_lite", play=cards("7777 BJ")), timeout=TIMEOUT)
+                rule_set=RuleSet(id="club_lite"), play=cards("7777 BJ")), timeout=TIMEOUT)
             assert reply.reading.star == 5
         assert server.stop() == 0
     finally:

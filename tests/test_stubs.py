@@ -23,7 +23,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_every_compiled_module_has_a_stub() -> None:
-    assert COMPILED == ["core_ext._core", "core_ext._enumerate"]
+    assert {"core_ext._core", "core_ext._enumerate", "core_ext._round"} <= set(COMPILED)
     for module in COMPILED:
         assert (ROOT / (module.replace(".", "/") + ".pyi")).is_file(), module
 
