@@ -1,10 +1,14 @@
 """The round flow through core_ext.Round against the replay validator it replaced.
 
 1. Replay validation + scoring per second per core (CPU time, best of ``--repeat`` passes):
-   ``core_ext.score_replay`` (a document folded over a Round in compiled code) and the old
-   path kept as tests/replay_v1.py, on the same generated replays (every variant, 5 %
-   escapes; baibian escapes are refused by both), in the same run; the ratio is printed.
-   Also from JSON text, and through the typed record (``parse_replay`` then fold).
+   ``core_ext.score_replay`` (a document folded over a Round in compiled code, settled by
+   the compiled settlement core_ext/_settle.pyx) against ``score_replay`` of commit
+   :data:`BASE` (the last one before Round: its Python validator and Python settlement,
+   loaded from git history) — the issue-11 ratio — and against the old validator kept as
+   tests/replay_v1.py (which settles through today's compiled settlement, so that ratio
+   is the validation's), on the same generated replays (every variant, 5 % escapes;
+   baibian escapes are refused by all), in the same run. Also from JSON text, and through
+   the typed record (``parse_replay`` then fold).
 2. One applied action in-process: each ``Round.play`` / ``pass_turn`` / ``escape`` of the
    same replays timed on its own (``perf_counter_ns`` around the call); median and p99.
 3. The serialised state: ``to_bytes`` size per variant, and ``from_bytes`` + ``to_bytes``
@@ -18,8 +22,10 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +41,27 @@ from core_ext.generate import generate_replay  # noqa: E402
 from core_ext.replay import parse_replay, replay_round, score_replay  # noqa: E402
 
 ESCAPE_PROB = 0.05
+#: The last commit before core_ext.Round: its score_replay (validator and settlement) is
+#: loaded from git history and measured in the same run as "base".
+BASE = "6777089"
+
+
+def base_score_replay() -> Any:
+    """``score_replay`` of commit :data:`BASE` (its replay.py and scoring.py, loaded from
+    git as modules of core_ext), or None when the history is not available."""
+    code = {}
+    for name in ("scoring", "replay"):
+        got = subprocess.run(["git", "-C", str(ROOT), "show", f"{BASE}:core_ext/{name}.py"],
+                             capture_output=True, text=True, check=False)
+        if got.returncode:
+            return None
+        code[name] = got.stdout.replace("from .scoring import", "from ._base_scoring import")
+    for name in ("scoring", "replay"):
+        mod = types.ModuleType(f"core_ext._base_{name}")
+        mod.__package__ = "core_ext"
+        sys.modules[mod.__name__] = mod
+        exec(compile(code[name], f"{BASE}:core_ext/{name}.py", "exec"), mod.__dict__)
+    return sys.modules["core_ext._base_replay"].score_replay
 
 
 def best_rates(fns: dict[str, Any], items: list, repeat: int) -> dict[str, float]:
@@ -107,6 +134,12 @@ def main() -> None:
         assert new == old, d
     print(f"{len(docs)} generated replays ({args.replays} per variant, {ESCAPE_PROB:.0%} "
           f"escapes), {actions / len(docs):.0f} actions on average")
+    base = base_score_replay()
+    if base is not None:
+        b = best_rates({"base": base, "new": score_replay}, docs, args.repeat)
+        print(f"validate + score vs score_replay of commit {BASE} (its own settlement), "
+              f"dicts: base {b['base']:8,.0f}   Round {b['new']:8,.0f}   "
+              f"ratio {b['new'] / b['base']:5.2f}x")
     r = best_rates({
         "old": replay_v1.score_replay, "new": score_replay,
         "old_json": replay_v1.score_replay, "new_json": score_replay,
@@ -116,7 +149,7 @@ def main() -> None:
     rj = best_rates({"old_json": replay_v1.score_replay, "new_json": score_replay}, texts,
                     args.repeat)
     print("replays per CPU-second (one core), old = the pre-Round validator (tests/replay_v1.py;"
-          " it settles through today's scoring.settle):")
+          " it settles through today's compiled scoring.settle):")
     print(f"  validate + score, dicts: old {r['old']:8,.0f}   Round {r['new']:8,.0f}   "
           f"ratio {r['new'] / r['old']:5.2f}x")
     print(f"  validate + score, JSON:  old {rj['old_json']:8,.0f}   Round {rj['new_json']:8,.0f}"

@@ -82,6 +82,7 @@ cdef class RuleSet:
     cdef Rules r
     cdef readonly object variant
     cdef readonly str id
+    cdef public object settlement   # core_ext._settle's tables, built on first use
 
 cdef RuleSet get_rules(object variant)
 cdef int classify_counts(const Rules* R, const u8* c, RD* out, int cap) noexcept nogil

@@ -13,7 +13,10 @@ Every sentence of a rule error here is the one replay validation reports (docs/r
 so a replay and a live round fail alike.
 """
 
-from libc.string cimport memcpy, memset
+from cpython.unicode cimport PyUnicode_1BYTE_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND
+from cpython.dict cimport PyDict_Next
+from cpython.object cimport PyObject
+from libc.string cimport memcmp, memcpy, memset
 
 from core_ext._core cimport (
     K_BOMB,
@@ -33,13 +36,16 @@ from core_ext._core cimport (
 
 from core_ext._core import KINDS as _KINDS
 from core_ext._core import _declared_kind, _top_pos, format_cards, play_reading
+from core_ext._settle import settle as _settle_inputs
 from core_ext.cards import rank_name as _rank_name
 from core_ext.errors import InvalidPlay, RuleViolation, ShuangkouError
+from core_ext.scoring import _settle_escape
 from core_ext.round_records import ActionRecord, Standing
 
 cdef enum:
     SEATS = 4
     NCODES = 76
+    BODY = SEATS * (52 + NFACES) + NCODES   # bytes of _body()
 
 # ----------------------------------------------------------------------------- rule data
 
@@ -74,6 +80,135 @@ for _s in range(SEATS):
 for _c in range(NCODES):
     RANK[_c] = (_c - 1) // 5 if _c else 0
     SUITED[_c] = 1 if _c and (_c - 1) // 5 < 13 and (_c - 1) % 5 < 4 else 0
+
+# Card tokens of replays ("3S", "TH", "10H", "SJ", "5" …) decoded from the string's bytes:
+# the C form of the token table core_ext/replay.py passes in (built from it, once).
+cdef u8 TOK1[128]
+cdef u8 TOK2[128][128]
+cdef u8 TOK10[128]          # "10" followed by one character
+cdef object _tok_source = None
+
+
+cdef int _use_tokens(dict tokens) except -1:
+    global _tok_source
+    if tokens is _tok_source:
+        return 0
+    memset(TOK1, 0, sizeof(TOK1))
+    memset(TOK2, 0, sizeof(TOK2))
+    memset(TOK10, 0, sizeof(TOK10))
+    for name, code in tokens.items():
+        b = name.encode("ascii")
+        if not 0 < code < NCODES:
+            raise ValueError(f"token {name!r}: {code} is no card code")
+        if len(b) == 1:
+            TOK1[b[0]] = code
+        elif len(b) == 2:
+            TOK2[b[0]][b[1]] = code
+        elif len(b) == 3 and b[:2] == b"10":
+            TOK10[b[2]] = code
+        else:
+            raise ValueError(f"token {name!r} has no place in the compiled token table")
+    _tok_source = tokens
+    return 0
+
+
+cdef inline int _tok(object t) noexcept:
+    """The code of a card token as the token table has it; 0 when it is not in the table."""
+    cdef Py_ssize_t n
+    cdef const unsigned char* d
+    if type(t) is not str or PyUnicode_KIND(t) != PyUnicode_1BYTE_KIND:
+        return 0
+    n = PyUnicode_GET_LENGTH(t)
+    d = <const unsigned char*>PyUnicode_DATA(t)
+    if n == 2:
+        return TOK2[d[0]][d[1]] if d[0] < 128 and d[1] < 128 else 0
+    if n == 1:
+        return TOK1[d[0]] if d[0] < 128 else 0
+    if n == 3 and d[0] == 49 and d[1] == 48:        # "10"
+        return TOK10[d[2]] if d[2] < 128 else 0
+    return 0
+
+
+cdef enum:
+    KEY_OTHER = 0
+    KEY_SEAT = 1
+    KEY_PLAY = 2
+    KEY_PASS = 3
+    KEY_ESCAPE = 4
+
+
+cdef inline int _action_key(object k) noexcept:
+    """Which of an action's usual fields the key names exactly (KEY_OTHER for any other)."""
+    cdef Py_ssize_t n
+    cdef const char* d
+    if type(k) is not str or PyUnicode_KIND(k) != PyUnicode_1BYTE_KIND:
+        return KEY_OTHER
+    n = PyUnicode_GET_LENGTH(k)
+    d = <const char*>PyUnicode_DATA(k)
+    if n == 4:
+        if memcmp(d, b"seat", 4) == 0:
+            return KEY_SEAT
+        if memcmp(d, b"play", 4) == 0:
+            return KEY_PLAY
+        if memcmp(d, b"pass", 4) == 0:
+            return KEY_PASS
+    elif n == 6 and memcmp(d, b"escape", 6) == 0:
+        return KEY_ESCAPE
+    return KEY_OTHER
+
+
+def deal_codes(raw, dict tokens, int hand_size, int decks, int lowest, int jokers):
+    """The fast path of reading a replay's dealt hands: 4 lists of card tokens from the
+    table that hold ``hand_size`` cards each and together exactly the deck -> their codes;
+    anything else -> None (the caller parses and checks in full, for its error sentences)."""
+    cdef int counts[NCODES]
+    cdef int s, j, c, n, want
+    if type(raw) is not list or len(<list>raw) != SEATS:
+        return None
+    _use_tokens(tokens)
+    memset(counts, 0, sizeof(counts))
+    out = []
+    for s in range(SEATS):
+        hand = (<list>raw)[s]
+        if type(hand) is not list or len(<list>hand) != hand_size:
+            return None
+        n = hand_size
+        codes = [0] * n
+        for j in range(n):
+            c = _tok((<list>hand)[j])
+            if not c:
+                return None
+            counts[c] += 1
+            codes[j] = c
+        out.append(codes)
+    for c in range(1, NCODES):
+        want = (decks if SUITED[c] and RANK[c] >= lowest
+                else jokers if c == 70 or c == 75 else 0)
+        if counts[c] != want:
+            return None
+    return out
+
+
+cdef extern from "Python.h":
+    int PyObject_GenericSetAttr(object o, object name, object value) except -1
+
+cdef object _new = object.__new__
+cdef tuple _RECORD_FIELDS = ("seat", "kind", "cards", "reading", "trick_won_by", "finished",
+                             "wind_to", "next_turn", "round_over")
+
+
+cdef object _action_record(seat, kind, cards, reading, trick_won_by, finished, wind_to,
+                           next_turn, round_over):
+    """An :class:`ActionRecord`, its fields set in declared order (its frozen ``__init__``
+    without the Python frame: the hot path of every action)."""
+    rec = _new(ActionRecord)
+    values = (seat, kind, cards, reading, trick_won_by, finished, wind_to, next_turn,
+              round_over)
+    cdef Py_ssize_t i
+    for i in range(9):
+        PyObject_GenericSetAttr(rec, (<tuple>_RECORD_FIELDS)[i], (<tuple>values)[i])
+    return rec
+
 
 _ORDINALS = {1: "st", 2: "nd", 3: "rd"}
 _NO_ESCAPE = ("{} defines no escape settlement (its rules say nothing about a player leaving "
@@ -179,7 +314,7 @@ cdef class RoundCore:
     @property
     def finish_order(self):
         """Seats that emptied their hands, in order."""
-        return tuple(self.fin[i] for i in range(self.nfin))
+        return tuple([self.fin[i] for i in range(self.nfin)])
 
     @property
     def is_over(self):
@@ -197,25 +332,34 @@ cdef class RoundCore:
 
     @property
     def cards_left(self):
-        return tuple(self.nleft[s] for s in range(SEATS))
+        return (self.nleft[0], self.nleft[1], self.nleft[2], self.nleft[3])
 
     @property
     def standing(self):
         """The play standing on the table (:class:`Standing`), or None when a seat leads."""
         if not self.has_st:
             return None
-        return Standing(self.st_seat, tuple(self.st_cards[i] for i in range(self.st_n)),
+        return Standing(self.st_seat, tuple([self.st_cards[i] for i in range(self.st_n)]),
                         self._standing_reading())
 
     @property
     def bombs(self):
         """Per seat, the bombs that stood (the readings :func:`score_round` settles)."""
-        return tuple(tuple(b) for b in self.bomb_readings)
+        return tuple([tuple(b) for b in self.bomb_readings])
 
     @property
     def bomb_cards(self):
         """The same bombs as card codes."""
-        return tuple(tuple(b) for b in self.bomb_codes)
+        return tuple([tuple(b) for b in self.bomb_codes])
+
+    def _settle(self, result_type, dict extra=None):
+        """The settlement (core_ext.scoring.settle, compiled) of the state as it stands,
+        as ``result_type`` with the ``extra`` fields (the caller checked it is over)."""
+        escaper = _opt(self.cescaper)
+        return _settle_inputs(
+            self.variant, self.finish_order, self.bomb_readings, self.stake, self.cards_left,
+            escaper, [self.hand(s) for s in range(SEATS)] if escaper is not None else None,
+            self.table_fee, result_type, _settle_escape, extra or {})
 
     cdef object _standing_reading(self):
         if self.st_reading is None and self.has_st:
@@ -480,7 +624,7 @@ cdef class RoundCore:
         self._play(seat, codes, n, kind, top, star, 1, &rd)
         reading = self._standing_reading()
         over = self.over_kind != OVER_NONE
-        return ActionRecord(seat, "play", tuple([codes[i] for i in range(n)]), reading, None,
+        return _action_record(seat, "play", tuple([codes[i] for i in range(n)]), reading, None,
                             None if self.nleft[seat] else seat, None,
                             None if over else self.cturn, over)
 
@@ -498,7 +642,7 @@ cdef class RoundCore:
         """Pass; returns the :class:`ActionRecord` (the trick's winner when it ends)."""
         cdef int last = self.last
         cdef int how = self._pass(seat)
-        return ActionRecord(seat, "pass", (), None, last if how else None, None,
+        return _action_record(seat, "pass", (), None, last if how else None, None,
                             self.cturn if how == 2 else None, self.cturn, False)
 
     def verify_escape(self, int seat):
@@ -514,7 +658,7 @@ cdef class RoundCore:
     def escape(self, int seat):
         """Abandon the round (逃跑, §9): it ends at once."""
         self._escape(seat)
-        return ActionRecord(seat, "escape", (), None, None, None, None, None, True)
+        return _action_record(seat, "escape", (), None, None, None, None, None, True)
 
     # -- replays
     def _fold(self, list actions, err, dict tokens, declaration_of, cards_of, frozenset keys):
@@ -529,11 +673,41 @@ cdef class RoundCore:
         cdef u8 counts[NFACES]
         cdef RD rd
         cdef Py_ssize_t count = len(actions)
+        cdef Py_ssize_t pos
+        cdef PyObject* k
+        cdef PyObject* v
+        cdef int has_play, is_pass, is_escape, field
+        cdef bint fast
+        _use_tokens(tokens)
         for i in range(count):
             a = actions[i]
             if type(a) is not dict:
                 raise err("an action must be an object such as {\"seat\": 0, \"pass\": true}", i)
-            seat_o = (<dict>a).get("seat")
+            # the fields: one scan of a small action's items (no hashing), else lookups
+            seat_o = play_o = None
+            has_play = is_pass = is_escape = 0
+            fast = len(<dict>a) <= 2
+            if fast:
+                pos = 0
+                while PyDict_Next(a, &pos, &k, &v):
+                    field = _action_key(<object>k)
+                    if field == KEY_SEAT:
+                        seat_o = <object>v
+                    elif field == KEY_PLAY:
+                        has_play, play_o = 1, <object>v
+                    elif field == KEY_PASS:
+                        is_pass = <object>v is True
+                    elif field == KEY_ESCAPE:
+                        is_escape = <object>v is True
+                    else:
+                        fast = 0
+                        break
+            if not fast:
+                seat_o = (<dict>a).get("seat")
+                has_play = "play" in a
+                play_o = (<dict>a).get("play")
+                is_pass = (<dict>a).get("pass", None) is True
+                is_escape = (<dict>a).get("escape", None) is True
             if type(seat_o) is not int or not 0 <= seat_o < SEATS:
                 raise err(f"seat must be a seat 0–3; got {seat_o!r}", i)
             seat = seat_o
@@ -541,21 +715,19 @@ cdef class RoundCore:
             if extra and not a.keys() <= keys:
                 raise err(f"unknown action field {sorted(set(a) - keys)[0]!r}", i)
             try:
-                if "play" in a:
+                if has_play:
                     self._turn_check(seat)
                     if extra and ("pass" in a or "escape" in a):
                         raise err("an action is one of play, pass or escape", i)
-                    raw = (<dict>a)["play"]
+                    raw = play_o
                     n = -1
                     if type(raw) is list and len(<list>raw) <= MAXCARDS:
                         n = len(<list>raw)
                         for j in range(n):
-                            t = raw[j]
-                            code = tokens.get(t) if type(t) is str else None
-                            if code is None:
+                            codes[j] = _tok((<list>raw)[j])
+                            if not codes[j]:
                                 n = -1
                                 break
-                            codes[j] = code
                     if n < 0:
                         lst = cards_of(i, raw)
                         if len(lst) > MAXCARDS:
@@ -579,12 +751,12 @@ cdef class RoundCore:
                                 raise err(f"seat {seat} plays "
                                           f"{_text([codes[j] for j in range(n)])}: {exc}", i)
                     self._play(seat, codes, n, kind, top, -1, 1, &rd)
-                elif "pass" in a and (<dict>a)["pass"] is True:
+                elif is_pass:
                     self._turn_check(seat)
                     if extra and ("escape" in a or "declare" in a or "play" in a):
                         raise err("a pass takes no other field", i)
                     self._pass(seat)
-                elif "escape" in a and (<dict>a)["escape"] is True:
+                elif is_escape:
                     if extra and ("pass" in a or "declare" in a or "play" in a):
                         raise err("an escape takes no other field", i)
                     self._escape(seat)
@@ -630,42 +802,112 @@ cdef class RoundCore:
         other.partial_deal = self.partial_deal
 
     def _state(self):
-        """Everything the serialised form holds, as plain data (core_ext/round.py packs it)."""
+        """The small fields of the serialised form, as plain data (core_ext/round.py packs
+        them; the hands and played cards travel as :meth:`_body`)."""
         return {
-            "faces": [bytes([self.faces[s][c] for c in range(NCODES)]) for s in range(SEATS)],
-            "ranks": [bytes([self.nranks[s][r] for r in range(NFACES)]) for s in range(SEATS)],
-            "played": bytes([self.nplayed[c] for c in range(NCODES)]),
             "finish": self.finish_order,
             "turn": self.cturn, "leader": self.cleader, "last": self.last, "prev": self.prev,
             "passes": self.npasses, "over": self.over_kind, "over_seat": self.over_seat,
             "over_action": self.over_action, "escaper": self.cescaper,
             "lead": (self.lead_why, self.lead_a, self.lead_b),
-            "standing": ((self.st_seat, tuple(self.st_cards[i] for i in range(self.st_n)),
+            "standing": ((self.st_seat, tuple([self.st_cards[i] for i in range(self.st_n)]),
                           self.st_index) if self.has_st else None),
             "bombs": [list(zip(self.bomb_codes[s], self.bomb_index[s])) for s in range(SEATS)],
             "actions": self.actions_applied, "stake": self.stake, "table_fee": self.table_fee,
             "hand_at": self.hand_at, "partial": self.partial_deal,
         }
 
+    def _body(self):
+        """The hands and played cards as the serialised form lays them out: per seat the
+        copies of the 52 suited faces then the cards of the 15 ranks; then the cards played
+        as each of the 76 codes."""
+        cdef bytearray out = bytearray(BODY)
+        cdef unsigned char[:] b = out
+        cdef int s, c, r, k = 0
+        for s in range(SEATS):
+            for c in range(NCODES):
+                if SUITED[c]:
+                    b[k] = self.faces[s][c]
+                    k += 1
+            for r in range(NFACES):
+                b[k] = self.nranks[s][r]
+                k += 1
+        for c in range(NCODES):
+            b[k] = self.nplayed[c]
+            k += 1
+        return bytes(out)
+
+    def _load_body(self, const unsigned char[:] data, Py_ssize_t pos):
+        """Load :meth:`_body`'s layout from ``data[pos:]`` (the caller checked the length)."""
+        cdef int s, c, r
+        memset(self.faces, 0, sizeof(self.faces))
+        self.holding = 0
+        for s in range(SEATS):
+            for c in range(NCODES):
+                if SUITED[c]:
+                    self.faces[s][c] = data[pos]
+                    pos += 1
+            self.nleft[s] = 0
+            for r in range(NFACES):
+                self.nranks[s][r] = data[pos]
+                self.nleft[s] += data[pos]
+                pos += 1
+            if self.nleft[s]:
+                self.holding += 1
+        for c in range(NCODES):
+            self.nplayed[c] = data[pos]
+            pos += 1
+
+    def _check_cards(self, int decks, int lowest, int jokers, bint partial):
+        """Why the held and played cards cannot come from the deck (a sentence), or None:
+        per rank held + played = the deck (at most, for a partial deal), per suited face
+        at most ``decks`` copies."""
+        cdef int want[NFACES]
+        cdef int total[NFACES]
+        cdef int s, c, r, held
+        for c in range(NCODES):
+            if self.nplayed[c] and (c == 0 or (c > 65 and c != 70 and c != 75)):
+                return "played cards include codes that are no card"
+        for r in range(NFACES):
+            want[r] = jokers if r >= 13 else (4 * decks if r >= lowest else 0)
+            total[r] = 0
+            for s in range(SEATS):
+                total[r] += self.nranks[s][r]
+        for c in range(1, NCODES):
+            total[RANK[c]] += self.nplayed[c]
+        for r in range(NFACES):
+            if total[r] > want[r] or (not partial and total[r] != want[r]):
+                return (f"{total[r]} cards of rank {_rank_name(r)} held and played; the deck "
+                        f"has {want[r]}")
+        for c in range(NCODES):
+            if SUITED[c]:
+                held = self.nplayed[c]
+                for s in range(SEATS):
+                    held += self.faces[s][c]
+                if held > decks:
+                    return (f"{held} copies of {format_cards([c])[0]} held and played; the "
+                            f"deck has {decks}")
+        return None
+
+    def _played_ranks(self):
+        """Cards played so far, per rank position."""
+        cdef int c
+        out = [0] * NFACES
+        for c in range(1, NCODES):
+            out[RANK[c]] += self.nplayed[c]
+        return out
+
     def _restore(self, variant, dict st):
-        """Load a state from :meth:`_state`'s form. The caller has checked it is consistent
-        (cards, seats, turn); here every reading is re-derived from its cards."""
+        """Load a state from :meth:`_state`'s form (after :meth:`_load_body`). The caller has
+        checked it is consistent (cards, seats, turn); every reading is re-derived from its
+        cards here."""
         cdef int s, c, r, i, idx
         cdef RD rd
         cdef RD buf[MAXREAD]
         self._bind(variant)
-        for s in range(SEATS):
-            for c in range(NCODES):
-                self.faces[s][c] = st["faces"][s][c]
-            for r in range(NFACES):
-                self.nranks[s][r] = st["ranks"][s][r]
-            self.nleft[s] = sum(st["ranks"][s])
-        for c in range(NCODES):
-            self.nplayed[c] = st["played"][c]
         self.nfin = len(st["finish"])
         for i in range(self.nfin):
             self.fin[i] = st["finish"][i]
-        self.holding = sum(1 for s in range(SEATS) if self.nleft[s])
         self.cturn, self.cleader, self.last, self.prev = (st["turn"], st["leader"], st["last"],
                                                           st["prev"])
         self.npasses = st["passes"]
@@ -737,6 +979,23 @@ def _declared(declare):
         raise InvalidPlay(f"declared star must be an integer 0–64; got {star!r}", "declare")
     return (_declared_kind(kind), -1 if top is None else _top_pos(top),
             -1 if star is None else star)
+
+
+def copies_held(hands, int card):
+    """Copies of ``card`` in each hand (lists of codes)."""
+    cdef int s, n, c
+    out = [0, 0, 0, 0]
+    for s in range(SEATS):
+        n = 0
+        hand = hands[s]
+        if type(hand) is list:
+            for c in <list>hand:
+                if c == card:
+                    n += 1
+        else:
+            n = hand.count(card)
+        out[s] = n
+    return out
 
 
 def deck_exact(list hands, int decks, int lowest, int jokers):

@@ -25,6 +25,7 @@ from typing import Any
 import orjson
 
 from ._core import Reading, format_cards, parse_cards
+from ._round import deal_codes
 from .declaration import Declaration
 from .errors import IllegalPlay, ShuangkouError
 from .round import Round, seating
@@ -262,25 +263,42 @@ class Replay:
             raise ReplayError(str(exc), field=exc.field) from None
 
 
+#: The pass and escape of each seat: records are frozen, so parsed replays share them.
+_PASSES = tuple(Action(s, "pass") for s in range(SEATS))
+_ESCAPES = tuple(Action(s, "escape") for s in range(SEATS))
+
+
 def _header(r: Mapping[str, Any], partial_deal: bool) -> dict[str, Any]:
     """The checked deal fields of a loaded document (everything but the actions)."""
     if "variant" not in r or "hands" not in r or "actions" not in r:
         missing = next(k for k in ("variant", "hands", "actions") if k not in r)
         raise ReplayError(f"a replay needs {missing!r}", field=missing)
     v = _variant(r["variant"])
+    leader = _seat(r.get("leader"), "leader")
+    stake = _int_field(r, "stake", 1, 1, MAX_STAKE)
+    table_fee = _int_field(r, "table_fee", 0, 0, MAX_TABLE_FEE)
+    hands, checked = _hands(r["hands"], v)
     return {"variant": v, "partial_deal": partial_deal or r.get("partial_deal") is True,
-            "leader": _seat(r.get("leader"), "leader"),
-            "stake": _int_field(r, "stake", 1, 1, MAX_STAKE),
-            "table_fee": _int_field(r, "table_fee", 0, 0, MAX_TABLE_FEE),
-            "hands": _dealt_hands(r["hands"], v), "revealed": r.get("revealed"),
+            "leader": leader, "stake": stake, "table_fee": table_fee,
+            "hands": hands, "checked": checked, "revealed": r.get("revealed"),
             "partner": r.get("partner"), "teams": r.get("teams")}
+
+
+def _hands(raw: Any, v: Variant) -> tuple[list[list[int]], bool]:
+    """The dealt hands as codes, and whether they are known to be the deck. The usual deal
+    (lists of tokens, each hand full, together exactly the deck) is read and checked in one
+    compiled pass; anything else is parsed here and checked by the Round, in full, for its
+    precise error."""
+    fast = deal_codes(raw, _TOKEN_CODES, v.hand_size, v.decks, v.lowest_rank, v.joker_copies)
+    return (fast, True) if fast is not None else (_dealt_hands(raw, v), False)
 
 
 def _start(h: dict[str, Any]) -> Round:
     try:
         return Round._from_deal(h["variant"], h["hands"], h["leader"], revealed=h["revealed"],
                                 partner=h["partner"], teams=h["teams"], stake=h["stake"],
-                                table_fee=h["table_fee"], partial=h["partial_deal"])
+                                table_fee=h["table_fee"], partial=h["partial_deal"],
+                                checked=h["checked"])
     except ReplayError:
         raise
     except ShuangkouError as exc:
@@ -312,11 +330,11 @@ def _parse_action(i: int, a: Any) -> Action:
     if a.get("pass") is True:
         if len(a) > 2:
             raise ReplayError("a pass takes no other field", i)
-        return Action(seat, "pass")
+        return _PASSES[seat]
     if a.get("escape") is True:
         if len(a) > 2:
             raise ReplayError("an escape takes no other field", i)
-        return Action(seat, "escape")
+        return _ESCAPES[seat]
     raise ReplayError("an action needs \"play\": [cards], \"pass\": true or \"escape\": true", i)
 
 
@@ -407,7 +425,8 @@ def score_replay(replay: Replay | Mapping[str, Any] | str | bytes, *,
     including an escape in a variant without an escape rule (at the escape's index)."""
     rnd = replay_round(replay, partial_deal=partial_deal)
     try:
-        result = rnd._settle(ReplayResult, hand_at=rnd.hand_at, actions=rnd.actions_applied)
+        result = rnd._settle(ReplayResult, {"hand_at": rnd.hand_at,
+                                                 "actions": rnd.actions_applied})
     except ShuangkouError as exc:   # an amount beyond the wire's 64 bits
         raise ReplayError(str(exc), rnd.escape_action, exc.field) from None
     return result  # type: ignore[return-value]

@@ -26,14 +26,23 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
+from functools import lru_cache
+from operator import gt
 from typing import Any
 
 from ._core import format_cards, parse_cards
-from ._round import ROUND_END_RULES, TURN_AFTER, WIND_ORDER, RoundCore, deck_exact
+from ._round import (
+    ROUND_END_RULES,
+    TURN_AFTER,
+    WIND_ORDER,
+    RoundCore,
+    copies_held,
+    deck_exact,
+)
 from .errors import RuleViolation, ShuangkouError
 from .round_records import ActionRecord, Standing
-from .scoring import MAX_STAKE, MAX_TABLE_FEE, SEATS, RoundResult, settle
-from .variants import Variant, get_variant
+from .scoring import MAX_STAKE, MAX_TABLE_FEE, SEATS, RoundResult
+from .variants import BUILTIN, Variant, get_variant, variant_from_mapping
 
 __all__ = ["ActionRecord", "Round", "Standing", "ROUND_END_RULES", "TURN_AFTER", "WIND_ORDER",
            "check_deal", "seating"]
@@ -126,21 +135,23 @@ def _revealed_partner(revealed: Any, hands: Sequence[Sequence[int]], leader: int
                              "revealed")
     card = codes[0]
     copies = v.joker_copies if _rank(card) >= 13 else v.decks
-    held = [hand.count(card) for hand in hands]
-    name = format_cards([card])[0]
+    held = copies_held(hands, card)
     if not held[leader]:
         raise ShuangkouError(f"the leader (dealt seat {leader}) does not hold the revealed "
-                             f"card {name}", "revealed")
+                             f"card {format_cards([card])[0]}", "revealed")
     if copies != 2:
         if not stated:
+            name = format_cards([card])[0]
             raise ShuangkouError(f"the {v.id} deck has {copies} copies of {name}, so the "
                                  "revealed card cannot form the teams: give 'teams' (or "
                                  "'partner')", "teams")
         return None
     if held[leader] >= 2:
         return (leader + 2) % SEATS          # the leader holds both copies: nothing moves
-    others = [d for d in range(SEATS) if d != leader and held[d]]
-    return others[0] if others else None     # partial deal without the other copy: no swap
+    for d in range(SEATS):
+        if d != leader and held[d]:
+            return d
+    return None                              # partial deal without the other copy: no swap
 
 
 def _stated_partner(partner: Any, teams: Any, leader: int) -> int | None:
@@ -188,7 +199,7 @@ _MAGIC = b"SKR1"
 #: turn leader last prev passes over over_seat escaper lead(3) nfin fin(4) hand_at(4)
 #: partial | stake table_fee | actions over_action  (seats: -1 = none)
 _HEAD = struct.Struct("<21b QQ II")
-_FACE_INDEX = {c: i for i, c in enumerate(_SUITED_CODES)}
+_BODY = SEATS * (len(_SUITED_CODES) + 15) + 76   # RoundCore._body(): hands, played cards
 
 
 def _slots(v: Variant) -> tuple[int, int]:
@@ -199,10 +210,13 @@ def _slots(v: Variant) -> tuple[int, int]:
 
 
 def _size(v: Variant) -> int:
-    standing, bombs = _slots(v)
-    vid = v.id.encode()
-    return (len(_MAGIC) + 1 + len(vid) + _HEAD.size + SEATS * (len(_SUITED_CODES) + 15) + 76
-            + standing + SEATS * bombs)
+    return _sized(v.id, v.hand_size)
+
+
+@lru_cache(maxsize=256)
+def _sized(vid: str, hand_size: int) -> int:
+    standing, bomb = 4 + hand_size, 1 + hand_size + 3 * (hand_size // 3)   # as _slots
+    return len(_MAGIC) + 1 + len(vid.encode()) + _HEAD.size + _BODY + standing + SEATS * bomb
 
 
 def _bad(message: str) -> ShuangkouError:
@@ -248,12 +262,14 @@ class Round(RoundCore):
     @classmethod
     def _from_deal(cls, v: Variant, dealt: list[list[int]], leader: Any, *, revealed: Any,
                    partner: Any, teams: Any, stake: Any, table_fee: Any,
-                   partial: bool) -> Round:
-        """:meth:`deal` from parsed hands (the replay validator enters here)."""
+                   partial: bool, checked: bool = False) -> Round:
+        """:meth:`deal` from parsed hands (the replay validator enters here; ``checked``:
+        it has found them exactly the deck, hand by hand, already)."""
         leader = _seat(leader, "leader", "leader")
         stake = _int(stake, "stake", 1, MAX_STAKE)
         table_fee = _int(table_fee, "table_fee", 0, MAX_TABLE_FEE)
-        check_deal(dealt, v, partial)
+        if not checked:
+            check_deal(dealt, v, partial)
         hand_at = seating(v, dealt, leader, revealed=revealed, partner=partner, teams=teams)
         r = cls.__new__(cls)
         r._start(v, [dealt[d] for d in hand_at], leader, tuple(hand_at), stake, table_fee,
@@ -280,14 +296,6 @@ class Round(RoundCore):
                                  "round")
         return self._settle(RoundResult)
 
-    def _settle(self, result_type: type[RoundResult], **extra: Any) -> RoundResult:
-        escaper = self.escaper
-        return settle(self.variant, self.finish_order, self.bombs, stake=self.stake,
-                      cards_left=self.cards_left, escaper=escaper,
-                      hands=([self.hand(s) for s in range(SEATS)]
-                             if escaper is not None else None),
-                      table_fee=self.table_fee, result_type=result_type, **extra)
-
     def copy(self) -> Round:
         other = type(self).__new__(type(self))
         self._copy_into(other)
@@ -295,6 +303,15 @@ class Round(RoundCore):
 
     def __copy__(self) -> Round:
         return self.copy()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Round:
+        return self.copy()             # the records it shares (readings) are immutable
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle as the serialised form (worker processes, caches)."""
+        v = self.variant
+        spec = v.id if BUILTIN.get(v.id) is v else v.to_dict()   # Variant holds mappingproxies
+        return _unpickle, (type(self), self.to_bytes(), spec)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Round):
@@ -322,12 +339,7 @@ class Round(RoundCore):
                           lead[2], len(st["finish"]), *fin, *st["hand_at"],
                           int(st["partial"]), st["stake"], st["table_fee"], st["actions"],
                           st["over_action"])
-        parts = [_MAGIC, bytes([len(vid)]), vid, head]
-        for s in range(SEATS):
-            faces = st["faces"][s]
-            parts.append(bytes(faces[c] for c in _SUITED_CODES))
-            parts.append(st["ranks"][s])
-        parts.append(st["played"])
+        parts = [_MAGIC, bytes([len(vid)]), vid, head, self._body()]
         standing_slot, bomb_slot = _slots(v)
         if st["standing"] is None:
             parts.append(bytes(standing_slot))
@@ -350,12 +362,21 @@ class Round(RoundCore):
         (cards, seats, turn, standing play, bombs). Raises ShuangkouError (field
         ``state``) for a forged or inconsistent state."""
         v = get_variant(variant)
-        st = _unpack(bytes(data), v)
-        _validate(st, v)
+        data = bytes(data)
+        st = _unpack(data, v)
         r = cls.__new__(cls)
+        r._load_body(data, st["body_at"])
+        why = r._check_cards(v.decks, v.lowest_rank, v.joker_copies, bool(st["partial"]))
+        if why is not None:
+            raise _bad(why)
+        _validate(st, v, r.cards_left)
         r._restore(v, st)
-        _validate_live(r, st, v)
+        _validate_live(r, st)
         return r
+
+
+def _unpickle(cls: type[Round], data: bytes, spec: str | dict[str, Any]) -> Round:
+    return cls.from_bytes(data, spec if isinstance(spec, str) else variant_from_mapping(spec))
 
 
 def _unpack(data: bytes, v: Variant) -> dict[str, Any]:
@@ -380,18 +401,8 @@ def _unpack(data: bytes, v: Variant) -> dict[str, Any]:
         "partial": None, "stake": h[21], "table_fee": h[22], "actions": h[23],
         "over_action": h[24]}
     st["partial"] = h[20]
-    faces, ranks = [], []
-    for _ in range(SEATS):
-        row = bytearray(76)
-        for c in _SUITED_CODES:
-            row[c] = data[pos]
-            pos += 1
-        faces.append(bytes(row))
-        ranks.append(data[pos:pos + 15])
-        pos += 15
-    st["faces"], st["ranks"] = faces, ranks
-    st["played"] = data[pos:pos + 76]
-    pos += 76
+    st["body_at"] = pos
+    pos += _BODY
     standing_slot, bomb_slot = _slots(v)
     slot = data[pos:pos + standing_slot]
     pos += standing_slot
@@ -428,8 +439,9 @@ def _unpack(data: bytes, v: Variant) -> dict[str, Any]:
     return st
 
 
-def _validate(st: dict[str, Any], v: Variant) -> None:
-    """The checks that need no readings: seats, counts against the deck, the turn."""
+def _validate(st: dict[str, Any], v: Variant, left: Sequence[int]) -> None:
+    """The checks that need no readings (the cards were checked against the deck): seats,
+    finishers, the turn, the standing play's bookkeeping. ``left``: cards held per seat."""
     seats = range(SEATS)
     if sorted(st["hand_at"]) != [0, 1, 2, 3]:
         raise _bad(f"hand_at {list(st['hand_at'])} is not a seating of the dealt hands")
@@ -444,25 +456,6 @@ def _validate(st: dict[str, Any], v: Variant) -> None:
     if len(set(fin)) != len(fin) or any(s not in seats for s in fin) or \
             any(x != -1 for x in st["fin_pad"]):
         raise _bad(f"finishing order {list(fin)} is not distinct seats")
-    # cards: held + played = the deck (a part of it for a partial deal)
-    want = deck_ranks(v)
-    ranks = [sum(st["ranks"][s][r] for s in seats) for r in range(15)]
-    played = st["played"]
-    if played[0] or any(played[c] for c in range(66, 76) if c not in (70, 75)):
-        raise _bad("played cards include codes that are no card")
-    for c in range(76):
-        if c and played[c]:
-            ranks[_rank(c)] += played[c]
-    for r in range(15):
-        if ranks[r] > want[r] or (not st["partial"] and ranks[r] != want[r]):
-            raise _bad(f"{ranks[r]} cards of rank {_rank_name(r)} held and played; the "
-                       f"{v.id} deck has {want[r]}")
-    for c in _SUITED_CODES:
-        held = sum(st["faces"][s][c] for s in seats)
-        if held + played[c] > v.decks:
-            raise _bad(f"{held + played[c]} copies of {format_cards([c])[0]} held and "
-                       f"played; the deck has {v.decks}")
-    left = [sum(st["ranks"][s]) for s in seats]
     if {s for s in seats if not left[s]} != set(fin):
         raise _bad(f"the seats without cards {[s for s in seats if not left[s]]} are not the "
                    f"finishers {list(fin)}")
@@ -523,24 +516,22 @@ def _ended_at(fin: Sequence[int], rule: int) -> int | None:
     return None
 
 
-def _validate_live(r: Round, st: dict[str, Any], v: Variant) -> None:
+def _validate_live(r: Round, st: dict[str, Any]) -> None:
     """The checks on the restored readings: the standing play's and every bomb's cards were
     played (bombs real)."""
-    played = [0] * 15
-    for c in range(1, 76):
-        played[_rank(c)] += st["played"][c]
+    played = r._played_ranks()
     used = [0] * 15
     for s in range(SEATS):
         for cards, _ in st["bombs"][s]:
             for c in cards:
                 used[_rank(c)] += 1
-    if any(u > p for u, p in zip(used, played, strict=True)):
+    if any(map(gt, used, played)):
         raise _bad("bombs hold cards that were never played")
     if st["standing"] is not None:
         need = [0] * 15
         for c in st["standing"][1]:
             need[_rank(c)] += 1
-        if any(n > p for n, p in zip(need, played, strict=True)):
+        if any(map(gt, need, played)):
             raise _bad("the standing play holds cards that were never played")
         reading = r.standing.reading if r.standing is not None else None
         if reading is not None and reading.is_bomb and \

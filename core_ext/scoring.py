@@ -9,15 +9,21 @@ Seats are table seats (after the revealed-card swap): seats ``s`` and ``s + 2`` 
 partners. The tables themselves are :class:`~core_ext.variants.Variant` data; every rule
 that behaves differently between variants is a small named function chosen by the value
 of the variant field that names it (``multiplier_star``, ``contribution_mode``,
-``contribution_recipients``, ``round_end``, ``escape``).
+``contribution_recipients``, ``round_end``, ``escape``). Round stars, the round end, the
+multiplier, contributions and the finals are compiled (core_ext/_settle.pyx: the named
+behaviours are branches selected by table lookups of those fields, the amounts the
+variant's rows read into C tables once per variant); escapes are settled here. The
+records are filled by the compiled code field by field (their ``__init__`` without the
+Python frames).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
+from . import _settle
 from ._core import Reading, classify, parse_cards
 from .errors import IllegalPlay, InvalidPlay, ShuangkouError
 from .variants import Variant, get_variant
@@ -43,8 +49,6 @@ MAX_TABLE_FEE = 10**12
 #: The wire carries amounts as int64 (protos/shuangkou/v1/scoring.proto).
 INT64_MAX = 2**63 - 1
 KINDS_OF_WIN = ("double", "single", "flat")
-#: Place of the first finisher's partner -> kind of win (§9).
-_KIND_BY_PARTNER_PLACE = {2: "double", 3: "single", 4: "flat"}
 
 #: §10.6 escape amounts in units of the escape multiplier M (before the stake):
 #: what the escaper pays and what each receiving seat gets.
@@ -187,36 +191,11 @@ def round_star(bombs: Sequence[Reading], variant: Variant) -> tuple[int, StarSou
     The maximum of each bomb's star, the multi-bomb table (variants with ``multi_bomb``)
     over the N-bombs and joker bombs (N = their star), and the chain bonus (``chain_bonus``).
     On equal stars the simplest source is reported: a bomb, then the table, then the bonus.
+    (Compiled in core_ext/_settle.pyx, over the variant's tables.)
     """
     if not bombs:
         return 0, _NO_BOMB
-    star = 0
-    source: tuple[Any, ...] = ()  # the source's fields; the record is built once at the end
-    for i, b in enumerate(bombs):
-        if b.star > star:
-            star, source = b.star, ("bomb", i)
-    if variant.multi_bomb:
-        sizes = sorted((b.star for b in bombs if b.kind != "chain_bomb"), reverse=True)
-        for k in range(1, len(sizes) + 1):
-            # k bombs have at least sizes[k-1] cards; the star grows with N (N + k − 1 for
-            # N ≥ 5, k + 2 for N = 4), so only N = sizes[k-1] and N = 4 need checking.
-            for n in (sizes[k - 1], 4):
-                s = variant.multi_bomb_star(n, k)
-                if s > star:
-                    star, source = s, ("multi_bomb", n, k)
-    if variant.chain_bonus:
-        for i, b in enumerate(bombs):
-            if b.kind == "chain_bomb":
-                bonus = sum(1 for j, o in enumerate(bombs) if j != i and o.star == b.star)
-                if b.star + bonus > star:
-                    star, source = b.star + bonus, ("chain_bonus", i, bonus)
-    if not source:
-        return star, _NO_BOMB
-    if source[0] == "bomb":
-        return star, StarSource("bomb", bomb=source[1])
-    if source[0] == "multi_bomb":
-        return star, StarSource("multi_bomb", n=source[1], k=source[2])
-    return star, StarSource("chain_bonus", bomb=source[1], bonus=source[2])
+    return _settle.round_star(bombs, variant)
 
 
 _NO_BOMB = StarSource()   # shared: the records are frozen
@@ -228,28 +207,6 @@ def _cap(star: int, variant: Variant) -> int:
 
 
 # ----------------------------------------------------------------------------- named behaviours
-
-# Whose star sets the multiplier (§10.3): (round stars, first finisher) -> (star, seat).
-def _star_of_winning_team(stars: Sequence[int], winner: int) -> tuple[int, int]:
-    mate = partner(winner)
-    return (stars[winner], winner) if stars[winner] >= stars[mate] else (stars[mate], mate)
-
-
-def _star_of_all(stars: Sequence[int], winner: int) -> tuple[int, int]:
-    seat = max(range(SEATS), key=lambda s: (stars[s], s == winner))
-    return stars[seat], seat
-
-
-def _star_of_winner(stars: Sequence[int], winner: int) -> tuple[int, int]:
-    return stars[winner], winner
-
-
-_MULTIPLIER_STAR: Mapping[str, Callable[[Sequence[int], int], tuple[int, int]]] = {
-    "winning_team": _star_of_winning_team,
-    "all": _star_of_all,
-    "winner": _star_of_winner,
-}
-
 
 # Who receives a contribution (§10.4).
 _RECIPIENTS: Mapping[str, Callable[[int], tuple[int, ...]]] = {
@@ -302,28 +259,6 @@ def _apply_events(events: Iterable[ContributionEvent]) -> list[int]:
 
 # ----------------------------------------------------------------------------- round end (§9)
 
-class _Outcome(NamedTuple):
-    kind: str
-    winner: int
-    places: tuple[int, ...]       # place of each seat, 1..4
-    base: tuple[int, ...]         # base amount of each seat (before the multiplier)
-
-
-def _derived_places(finish_order: Sequence[int]) -> tuple[int, ...]:
-    """Places: finishers in order, then the others in turn order after the last finisher."""
-    places = [0] * SEATS
-    for i, seat in enumerate(finish_order):
-        places[seat] = i + 1
-    nxt = len(finish_order) + 1
-    last = finish_order[-1]
-    for step in range(1, SEATS):
-        seat = (last + step) % SEATS
-        if not places[seat]:
-            places[seat] = nxt
-            nxt += 1
-    return tuple(places)
-
-
 def _round_over_at(finish_order: Sequence[int], round_end: str) -> int | None:
     """Index in ``finish_order`` at which the round ended, or None if it has not."""
     if round_end == "first_out":
@@ -334,39 +269,6 @@ def _round_over_at(finish_order: Sequence[int], round_end: str) -> int | None:
         if partner(seat) in done:
             return i
     return None
-
-
-def _finishing_order_outcome(variant: Variant, finish_order: Sequence[int],
-                             cards_left: Sequence[int] | None) -> _Outcome:
-    places = _derived_places(finish_order)
-    winner = finish_order[0]
-    kind = _KIND_BY_PARTNER_PLACE[places[partner(winner)]]
-    row = variant.base[kind]
-    return _Outcome(kind, winner, places, tuple(row[places[s] - 1] for s in range(SEATS)))
-
-
-def _first_out_outcome(variant: Variant, finish_order: Sequence[int],
-                       cards_left: Sequence[int] | None) -> _Outcome:
-    winner = finish_order[0]
-    if cards_left is None:
-        raise ShuangkouError(f"{variant.id}: scoring needs the cards each seat still holds "
-                             "(cards_left or hands)", "cards_left")
-    if cards_left[winner] != 0:
-        raise ShuangkouError(f"seat {winner} finished first but cards_left says it holds "
-                             f"{cards_left[winner]} cards", "cards_left")
-    losers = (winner + 1) % SEATS, (winner + 3) % SEATS
-    held = sum(cards_left[s] for s in losers)
-    double_from, single_from = variant.kou_thresholds
-    kind = "double" if held >= double_from else "single" if held >= single_from else "flat"
-    k = variant.kou[kind]
-    base = tuple(k if s % 2 == winner % 2 else -k for s in range(SEATS))
-    return _Outcome(kind, winner, _derived_places(finish_order), base)
-
-
-_ROUND_ENDS: Mapping[str, Callable[..., _Outcome]] = {
-    "finishing_order": _finishing_order_outcome,
-    "first_out": _first_out_outcome,
-}
 
 
 # ----------------------------------------------------------------------------- escapes (§10.6)
@@ -608,31 +510,13 @@ def settle(v: Variant, order: tuple[int, ...], played: Sequence[Sequence[Reading
            result_type: type[RoundResult] = RoundResult, **extra: Any) -> RoundResult:
     """Settle inputs that are already consistent (the second half of :func:`score_round`;
     replays, validated move by move, come straight here). ``result_type`` and ``extra``
-    let a caller return a richer record (core_ext.replay.ReplayResult)."""
-    rounds = [round_star(played[s], v) for s in range(SEATS)]
-    stars = [r[0] for r in rounds]
-    if escaper is not None:
-        return _settle_escape(v, order, played, rounds, hands, escaper, stake, table_fee,
-                              result_type, extra)
-    outcome = _ROUND_ENDS[v.round_end](v, order, cards_left)
-    cap = v.settlement_star_cap
-    star, star_seat = _MULTIPLIER_STAR[v.multiplier_star](
-        stars if cap is None or max(stars) <= cap else [min(s, cap) for s in stars],
-        outcome.winner)
-    m = v.multiplier_for(star)
-    events = _CONTRIBUTION_MODES[v.contribution_mode](v, played, stars)
-    contrib = _apply_events(events)
-    base, places = outcome.base, outcome.places
-    _check_fits(v, [(base[s] * m + contrib[s]) * stake for s in range(SEATS)], stake)
-    seats = tuple([
-        SeatResult(s, s % 2, places[s], base[s], stars[s], rounds[s][1], m, contrib[s], 0,
-                   (base[s] * m + contrib[s]) * stake)
-        for s in range(SEATS)])
-    return result_type(
-        variant=v.id, kind=outcome.kind, winning_team=outcome.winner % 2,
-        finish_order=order, star=star, star_seat=star_seat if star else None, multiplier=m,
-        stake=stake, escaper=None, table_fee=table_fee, seats=seats,
-        contributions=tuple(events), **extra)
+    let a caller return a richer record (core_ext.replay.ReplayResult).
+
+    Round stars, the round end, the multiplier, contributions and the finals are compiled
+    (core_ext/_settle.pyx, over the variant's tables); an escape is settled here
+    (:func:`_settle_escape`) from the round stars it computes."""
+    return _settle.settle(v, tuple(order), played, stake, cards_left, escaper, hands,
+                          table_fee, result_type, _settle_escape, extra)
 
 
 def _check_fits(v: Variant, finals: Sequence[int], stake: int) -> None:
@@ -676,3 +560,6 @@ def _settle_escape(v: Variant, order: tuple[int, ...], played: Sequence[Sequence
         star=settled.star, star_seat=settled.star_seat, multiplier=settled.multiplier,
         stake=stake, escaper=escaper, table_fee=table_fee, seats=seats,
         contributions=tuple(events), **extra)
+
+
+_settle.bind_records(StarSource, SeatResult, ContributionEvent, _check_fits)

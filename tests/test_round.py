@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import pickle
 import random
 from typing import Any
 
@@ -17,7 +18,7 @@ import core_ext
 from core_ext import Declaration, Round, RuleViolation, ShuangkouError
 from core_ext.generate import generate_replay
 from core_ext.replay import ReplayError, parse_replay, replay_round, score_replay
-from core_ext.round import _HEAD, _MAGIC
+from core_ext.round import _BODY, _HEAD, _MAGIC
 
 VARIANTS = list(core_ext.BUILTIN)
 HANDS = ["3S 3H 9C", "4S 9S", "5S 5H TD", "6S 9H"]
@@ -291,6 +292,37 @@ def test_forged_states_are_refused() -> None:
         assert info.value.field in ("state", "variant"), what
 
 
+def test_forged_standing_play_and_bombs_are_refused() -> None:
+    r = deal("bianfeng", ["4S 4H 4D 4C 9S", "5S 5H 5D 5C", "6S", "7S"])
+    r.play(0, "4S 4H 4D 4C")
+    blob = r.to_bytes()
+    assert Round.from_bytes(blob, "bianfeng") == r
+    v = core_ext.get_variant("bianfeng")
+    standing_at = len(_MAGIC) + 1 + len("bianfeng") + _HEAD.size + _BODY
+    bombs_at = standing_at + 4 + v.hand_size               # seat 0's bomb slot
+    assert blob[standing_at:standing_at + 2] == bytes([1, 0])   # present, seat 0
+    assert blob[bombs_at:bombs_at + 2] == bytes([1, 4])         # one bomb of 4 cards
+    four_fives = bytes(core_ext.parse_cards("5S 5H 5D 5C"))
+    forgeries = {
+        "standing seat out of range": _forge(blob, standing_at + 1, 9),
+        "standing reading that does not exist": _forge(blob, standing_at + 2, 250),
+        "bomb reading that does not exist": _forge(blob, bombs_at + 2, 250),
+        "bomb never played": blob[:bombs_at + 4] + four_fives + blob[bombs_at + 8:],
+        "standing bomb missing from the bombs": _forge(blob, bombs_at, 0),
+        "bomb that is no bomb": (blob[:bombs_at] + bytes([1, 1, 0, 0, blob[bombs_at + 4]])
+                                 + bytes(3) + blob[bombs_at + 8:]),
+    }
+    for what, data in forgeries.items():
+        assert len(data) == len(blob), what
+        with pytest.raises(ShuangkouError) as info:
+            Round.from_bytes(data, "bianfeng")
+        assert info.value.field == "state", what
+        if what == "bomb that is no bomb":
+            assert "is no bomb" in str(info.value)
+        if what == "bomb never played":
+            assert "never played" in str(info.value)
+
+
 def _full(variant: str) -> tuple[list[list[int]], int]:
     return core_ext.generate.deal(variant, random.Random(1)), 0
 
@@ -312,6 +344,16 @@ def test_random_byte_flips_never_crash() -> None:
             except ShuangkouError:
                 continue
             assert back.to_bytes() == data
+
+
+def test_copies_and_pickles() -> None:
+    r = _mid_round()
+    for twin in (copy.copy(r), copy.deepcopy(r), pickle.loads(pickle.dumps(r))):
+        assert twin == r and twin is not r and type(twin) is Round
+        assert twin.standing == r.standing and twin.bombs == r.bombs
+    house = core_ext.get_variant("bianfeng").replace(id="house", wild_jokers=["SJ", "BJ"])
+    rnd = replay_round(generate_replay(house, 1))
+    assert pickle.loads(pickle.dumps(rnd)).result() == rnd.result()
 
 
 def test_state_of_a_finished_round_still_refuses_actions() -> None:
