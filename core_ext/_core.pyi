@@ -45,6 +45,7 @@ class RuleSet:
     variant: Variant
     id: str
     def __init__(self, variant: str | Variant) -> None: ...
+    settlement: Any   # core_ext._settle's tables, built on first use
 
 def rules_for(variant: _VariantLike) -> RuleSet:
     """The compiled RuleSet of a variant id or Variant (cached)."""

@@ -429,4 +429,4 @@ def score_replay(replay: Replay | Mapping[str, Any] | str | bytes, *,
                                                  "actions": rnd.actions_applied})
     except ShuangkouError as exc:   # an amount beyond the wire's 64 bits
         raise ReplayError(str(exc), rnd.escape_action, exc.field) from None
-    return result  # type: ignore[return-value]
+    return result
