@@ -269,6 +269,10 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
             if not context.is_active():
                 return
             try:
+                if not isinstance(request, service_pb2.ScoreReplaysRequest):
+                    # A message the transport refused (over the size limit, undecodable):
+                    # answered in its place, so one poison line does not end the stream.
+                    raise BadInput(request.detail, "")
                 result = self._score(request, "replay or replay_json", context)
             except Exception as exc:  # noqa: BLE001 - answered in-band; the stream goes on
                 if not context.is_active():
@@ -276,6 +280,9 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                 yield service_pb2.ScoreReplaysResponse(index=index, error=status_proto(exc))
                 continue
             yield service_pb2.ScoreReplaysResponse(index=index, result=result)
+
+    # service.metrics hands refused stream messages on to this method (RejectedMessage).
+    ScoreReplays.accepts_rejected_messages = True  # type: ignore[attr-defined]
 
     def _scored(self, result: scoring_pb2.RoundResult, source: str) -> None:
         kind = scoring_pb2.WinKind.Name(result.kind).removeprefix("WIN_KIND_").lower()

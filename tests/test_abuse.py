@@ -3,6 +3,7 @@ replies, cancellations, TLS/mTLS, reflection off, idle metrics connections, Heal
 
 from __future__ import annotations
 
+import json
 import queue
 import socket
 import subprocess
@@ -286,8 +287,6 @@ def test_server_options_follow_the_settings() -> None:
 
 
 def test_a_cancelled_unary_call_is_counted_cancelled() -> None:
-    import json
-
     house = json.dumps({"id": "house", "extends": "baibian"})
     request = service_pb2.BatchClassifyRequest(rule_set=RuleSet(custom_json=house),
                                                plays_text=["3456789TJQKA2 34567"] * 100_000)
@@ -376,3 +375,36 @@ def test_a_bad_message_in_a_stream_can_be_answered_in_band(in_band: bool) -> Non
     finally:
         server.stop(None)
 
+
+
+def test_score_replays_answers_refused_messages_in_band_and_goes_on() -> None:
+    """Issue 9 item 5 on the real service: an undecodable message and one over the message
+    limit inside a ScoreReplays stream are answered in-band, and the next line is scored."""
+    from google.protobuf import json_format
+
+    from core_ext import generate_replay
+    from service.errors import decode_status
+
+    good = service_pb2.ScoreReplaysRequest(replay_json=json.dumps(generate_replay("baibian", 3)))
+    big = service_pb2.ScoreReplaysRequest(replay_json=json.dumps({"pad": "x" * 20_000}))
+    raw_in = [good.SerializeToString(), b"\xff\xff\xff", big.SerializeToString(),
+              service_pb2.ScoreReplaysRequest(replay_json='{"\\ud800": 1}').SerializeToString(),
+              good.SerializeToString()]
+    assert len(good.SerializeToString()) < 16_384 < len(big.SerializeToString()) < 2 * 16_384
+    with running_server(max_message_bytes=16_384) as srv:
+        call = srv.channel.stream_stream(
+            "/shuangkou.v1.ShuangkouService/ScoreReplays",
+            response_deserializer=service_pb2.ScoreReplaysResponse.FromString)
+        replies = list(call(iter(raw_in), timeout=TIMEOUT))
+        assert [r.index for r in replies] == [0, 1, 2, 3, 4]
+        assert [r.WhichOneof("outcome") for r in replies] == [
+            "result", "error", "error", "error", "result"]
+        failures = [decode_status(r.error) for r in replies[1:4]]
+        assert [f.code for f in failures] == [grpc.StatusCode.INVALID_ARGUMENT] * 3
+        assert "not a valid message" in failures[0].message
+        assert "max_message_bytes" in failures[1].message
+        assert json_format.MessageToDict(replies[0].result) == \
+            json_format.MessageToDict(replies[4].result)
+        text = srv.scrape()
+        assert metric_value(text, "grpc_server_handled_total", grpc_method="ScoreReplays",
+                            grpc_code="OK") == 1
