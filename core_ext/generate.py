@@ -15,14 +15,14 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from ._core import RANK_CHARS, classify, format_cards, play_reading
+from ._core import classify, format_cards, play_reading
+from .cards import SEATS, partner, rank_name
 from .declaration import Declaration
 from .round import Round
 from .variants import BUILTIN, Variant, get_variant
 
 __all__ = ["generate_replay", "deal"]
 
-SEATS = 4
 _STAKES = (1, 1, 1, 2, 5)     # stakes drawn for generated replays
 _TABLE_FEES = (0, 0, 3)       # table fees drawn for escaped replays
 _LAST_NATURAL = 65            # card codes above this are jokers
@@ -113,14 +113,10 @@ def _declaration(play: Any, v: Variant, standing: Any, rng: random.Random) -> tu
                    and (standing is None or r.beats(standing))]
         if options:
             wanted = rng.choice(options)
-            top = _rank_token(wanted.top)
+            top = rank_name(wanted.top)
             reading = play_reading(play.cards, v, standing, wanted.kind, top)
             return {"declare": wanted.kind, "declare_top": top}, reading
     return {}, undeclared
-
-
-def _rank_token(rank: int) -> str:
-    return RANK_CHARS[rank] if rank < 13 else ("SJ" if rank == 13 else "BJ")
 
 
 def _team_fields(hands: list[list[int]], v: Variant, rng: random.Random) -> dict[str, Any]:
@@ -133,11 +129,11 @@ def _team_fields(hands: list[list[int]], v: Variant, rng: random.Random) -> dict
     if copies != 2:
         holders = [d for d in range(SEATS) for _ in range(hands[d].count(card))]
         if hands[leader].count(card) >= 2:
-            partner = (leader + 2) % SEATS
+            mate = partner(leader)
         else:
-            partner = next((d for d in holders if d != leader), (leader + 2) % SEATS)
-        others = [d for d in range(SEATS) if d not in (leader, partner)]
-        fields["teams"] = [sorted((leader, partner)), others]
+            mate = next((d for d in holders if d != leader), partner(leader))
+        others = [d for d in range(SEATS) if d not in (leader, mate)]
+        fields["teams"] = [sorted((leader, mate)), others]
     return fields
 
 

@@ -26,21 +26,19 @@ import orjson
 
 from ._core import Reading, format_cards, parse_cards
 from ._round import deal_codes
+from .cards import CARD_BJ, CARD_SJ, MAX_CODE, NATURAL_RANKS, SEATS, card_rank, is_card
 from .declaration import Declaration
 from .errors import IllegalPlay, ShuangkouError
 from .round import Round, seating
-from .scoring import MAX_STAKE, MAX_TABLE_FEE, SEATS, RoundResult
+from .scoring import MAX_STAKE, MAX_TABLE_FEE, RoundResult
 from .variants import Variant, get_variant, variant_from_mapping
 
 __all__ = ["Action", "Replay", "ReplayError", "ReplayResult", "ReplaySummary", "parse_replay",
            "replay_round", "score_replay", "summarize_replay"]
 
-_RANK_OF = [(c - 1) // 5 if c else -1 for c in range(76)]
-_SUITED = [bool(c) and (c - 1) % 5 < 4 for c in range(76)]
-_SUITED_CODES = [c for c in range(76) if _SUITED[c]]
-_RANK_NAMES = "3456789TJQKA2"
 # Card tokens as written by format_cards (and "10" for "T"): the fast path of play parsing.
-_TOKEN_CODES = {name: c for c in range(1, 76) if _RANK_OF[c] < 13 or c in (70, 75)
+_TOKEN_CODES = {name: c for c in range(1, MAX_CODE + 1)
+                if is_card(c) and (card_rank(c) < NATURAL_RANKS or c in (CARD_SJ, CARD_BJ))
                 for name in {format_cards([c])[0], format_cards([c])[0].replace("T", "10")}}
 _KEYS = frozenset({"variant", "hands", "leader", "revealed", "teams", "partner", "actions",
                    "stake", "table_fee", "partial_deal"})
@@ -63,10 +61,6 @@ class ReplayError(IllegalPlay):
                          field or (f"actions[{action}]" if action is not None else None))
         self.action = action
         self.detail = detail
-
-
-def _rank_name(rank: int) -> str:
-    return _RANK_NAMES[rank] if rank < 13 else ("SJ" if rank == 13 else "BJ")
 
 
 def _seat(value: Any, what: str, action: int | None = None) -> int:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import core_ext
+from core_ext.cards import SEATS
 from core_ext.errors import InvalidPlay, VariantError
 from core_ext.variants import BUILTIN, Variant, get_variant
 
@@ -22,7 +23,6 @@ from .limits import Limits
 __all__ = ["score_summary", "score_replay_request", "replay_record", "result_to_proto",
            "result_to_dict"]
 
-SEATS = 4
 _WIN_KINDS = {"double": scoring_pb2.WIN_KIND_DOUBLE, "single": scoring_pb2.WIN_KIND_SINGLE,
               "flat": scoring_pb2.WIN_KIND_FLAT, "escape": scoring_pb2.WIN_KIND_ESCAPE}
 _WIN_NAMES = {v: k for k, v in _WIN_KINDS.items()}
