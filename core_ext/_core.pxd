@@ -90,6 +90,7 @@ cdef int rd_beats(const RD* b, const RD* a) noexcept nogil
 cdef int key_cmp(const RD* x, const RD* y) noexcept nogil
 cdef void sort_ints(int* a, int n) noexcept nogil
 cdef int decl_match(const RD* rd, const Decl* d) noexcept nogil
+cdef int _parse_decl(object declare, object declare_top, Decl* d) except -1
 cdef int parse_into(object cards, int* codes, int cap) except -1
 cdef int count_codes(RuleSet rs, const int* codes, int n, u8* counts) except -1
 cdef object make_reading(const RD* rd, RuleSet rs)

@@ -136,10 +136,6 @@ def replay_record(replay: scoring_pb2.Replay, variant: str | Variant,
             raise BadInput("an action's type must be PLAY, PASS or ESCAPE", f"{where}.type")
         if kind == "play":
             declared = declaration(action, "declaration", f"{where}.declaration")
-            if declared is not None and declared.wilds is not None:
-                # core_ext.Round selects a declared reading by kind, top and star only.
-                raise BadInput("a replay action's declaration cannot name wilds yet",
-                               f"{where}.declaration.wilds")
             actions.append(core_ext.Action(
                 seat, kind, tuple(cards_of(action.cards, f"{where}.cards", limits)[0]),
                 declared))

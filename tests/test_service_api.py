@@ -353,6 +353,32 @@ def structured(replay: dict) -> scoring_pb2.Replay:
     return msg
 
 
+
+def test_replay_declarations_name_any_reading(srv: Running) -> None:
+    """A replay action may declare the wild placement: fengkuang `4444 5555 6666 SJ BJ` played
+    as its 8★ chain bomb (not the primary 9★) sets the round star 8, by message and by JSON."""
+    eight = core_ext.classify("4444 5555 6666 SJ BJ", "fengkuang").readings[1]
+    assert eight.star == 8
+    hands = ["4444 5555 6666 SJ BJ", "7S", "8S", "9S"]
+    msg = scoring_pb2.Replay(hands=[cards(h) for h in hands], leader=0, partial_deal=True)
+    msg.actions.add(seat=0, type=scoring_pb2.ACTION_TYPE_PLAY, cards=cards(hands[0]),
+                    declaration=K.Declaration(kind=K.KIND_CHAIN_BOMB, star=8,
+                                              wilds=K.WildPlacement(ranks=eight.wilds)))
+    for s in (1, 2, 3):
+        msg.actions.add(seat=s, type=scoring_pb2.ACTION_TYPE_PASS)
+    msg.actions.add(seat=2, type=scoring_pb2.ACTION_TYPE_PLAY, cards=cards("8S"))
+    got = srv.stub.ScoreRound(service_pb2.ScoreRoundRequest(
+        rule_set=rule_set("fengkuang"), replay=msg), timeout=TIMEOUT).result
+    assert got.star == 8
+    doc = {"variant": "fengkuang", "partial_deal": True, "leader": 0, "hands": hands,
+           "actions": [{"seat": 0, "play": hands[0], "declare": "chain_bomb",
+                        "declare_wilds": ["4", "5"]},
+                       *({"seat": s, "pass": True} for s in (1, 2, 3)),
+                       {"seat": 2, "play": "8S"}]}
+    by_json = srv.stub.ScoreRound(service_pb2.ScoreRoundRequest(
+        replay_json=json.dumps(doc)), timeout=TIMEOUT).result
+    assert result_to_dict(by_json) == result_to_dict(got)
+
 def test_score_replay_json_and_structured(srv: Running) -> None:
     want = score_replay(REPLAY).to_dict()
     by_json = srv.stub.ScoreRound(service_pb2.ScoreRoundRequest(
