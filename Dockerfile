@@ -28,6 +28,7 @@ WORKDIR /src
 # protos. Stubs (service/gen) and compiled modules are produced here, never copied in.
 COPY pyproject.toml setup.py README.md ./
 COPY protos/ protos/
+COPY third_party/ third_party/
 COPY core_ext/ core_ext/
 COPY service/ service/
 

@@ -27,7 +27,7 @@ def generate_protos() -> None:
     out = ROOT / "service" / "gen"
     out.mkdir(parents=True, exist_ok=True)
     include = str(Path(grpc_tools.__file__).parent / "_proto")
-    args = ["protoc", f"-I{ROOT / 'protos'}", f"-I{include}",
+    args = ["protoc", f"-I{ROOT / 'protos'}", f"-I{include}", f"-I{googleapis_protos()}",
             f"--python_out={out}", f"--pyi_out={out}", f"--grpc_python_out={out}", *protos]
     if protoc.main(args) != 0:
         raise RuntimeError("protoc failed on " + " ".join(protos))
@@ -39,6 +39,19 @@ def generate_protos() -> None:
         text = f.read_text()
         text = text.replace("from shuangkou.v1 import", "from service.gen.shuangkou.v1 import")
         f.write_text(text)
+
+
+def googleapis_protos() -> Path:
+    """Where google/rpc/*.proto are found for imports only (never generated into service/gen:
+    the stubs import googleapis-common-protos' own modules at run time). The package ships
+    the .proto files; without it in the build environment, the vendored copy buf uses."""
+    try:
+        from google.rpc import status_pb2
+    except ImportError:
+        return ROOT / "third_party" / "googleapis"
+    root = Path(status_pb2.__file__).parents[2]
+    return root if (root / "google" / "rpc" / "status.proto").is_file() else (
+        ROOT / "third_party" / "googleapis")
 
 
 class BuildPyWithProtos(build_py):

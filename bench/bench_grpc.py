@@ -37,9 +37,14 @@ sys.path.insert(0, str(ROOT))
 
 from grpc_health.v1 import health_pb2, health_pb2_grpc  # noqa: E402
 
-from service.gen.shuangkou.v1 import cards_pb2, service_pb2, service_pb2_grpc  # noqa: E402
+from service.gen.shuangkou.v1 import (  # noqa: E402
+    cards_pb2,
+    service_pb2,
+    service_pb2_grpc,
+    variants_pb2,
+)
 
-PLAY = service_pb2.ClassifyPlayRequest(variant="baibian", play=cards_pb2.Cards(
+PLAY = service_pb2.ClassifyPlayRequest(rule_set=variants_pb2.RuleSet(id="baibian"), play=cards_pb2.Cards(
     cards=[cards_pb2.CARD_4, cards_pb2.CARD_5, cards_pb2.CARD_6, cards_pb2.CARD_7,
            cards_pb2.CARD_8, cards_pb2.CARD_BJ]))
 
@@ -143,7 +148,7 @@ def _client(port: int, method: str, seconds: float, threads: int, out) -> None:
             call, request, weight = stub.Check, health_pb2.HealthCheckRequest(), 1
         elif method == "BatchClassify":
             stub = service_pb2_grpc.ShuangkouServiceStub(channels[i])
-            call, request, weight = stub.BatchClassify, _batch(10_000), 10_000
+            call, request, weight = stub.BatchClassify, _batch(8_192), 8_192   # under the derived cap
         else:
             stub = service_pb2_grpc.ShuangkouServiceStub(channels[i])
             call, request, weight = stub.ClassifyPlay, PLAY, 1
@@ -172,7 +177,7 @@ def _batch(n: int) -> service_pb2.BatchClassifyRequest:
         play = core_ext.parse_cards(rng.choice(plays))
         codes.extend(play)
         lengths.append(len(play))
-    return service_pb2.BatchClassifyRequest(variant="baibian", codes=bytes(codes),
+    return service_pb2.BatchClassifyRequest(rule_set=variants_pb2.RuleSet(id="baibian"), codes=bytes(codes),
                                             lengths=lengths)
 
 

@@ -2,12 +2,19 @@
 
 1. In-process: replays validated and scored per second per core (CPU time, best of
    ``--repeat`` passes) for every variant, from parsed dicts and from JSON text.
-2. The batch CLI end to end (``shuangkou score-replays FILE --jobs J``, wall time, output to
-   /dev/null) on a file of ``--file-replays`` generated replays (all seven variants in turn,
-   5 % escapes), with 1 and 2 workers. The file is generated once and cached under
-   ``/tmp/shuangkou-bench``.
+2. The batch CLI end to end (``shuangkou score-replays FILE --jobs J``, output to /dev/null)
+   on a file of ``--file-replays`` replays (10,000 generated ones, all seven variants in
+   turn, 5 % escapes, repeated), with 1 and 2 workers: wall rate, and replays per CPU-second
+   of the CLI and its workers against in-process ``score_replay`` on the same file in the
+   same run (the issue-12 target: at least 0.8x).
+3. ``--dask``: a local Dask cluster of two workers (``--dask local:2 --output-dir``) against
+   the single-process CLI on the same file (ratio), and the overhead per partition; with
+   ``--growth 10000,100000,1000000`` the wall time by archive size.
 
-Run: ``.venv/bin/python bench/bench_replays.py [--replays 1000] [--file-replays 100000]``
+Files are generated once and cached under ``/tmp/shuangkou-bench``.
+
+Run: ``.venv/bin/python bench/bench_replays.py [--replays 1000] [--file-replays 100000]
+[--dask] [--growth 10000,100000]``
 """
 
 from __future__ import annotations
@@ -16,7 +23,6 @@ import argparse
 import json
 import multiprocessing
 import os
-import re
 import subprocess
 import sys
 import time
@@ -100,25 +106,156 @@ def in_process(n: int, repeat: int, workers: int) -> None:
               f"{dict_rate * actions:11,.0f} {rejected:9d}")
 
 
-def batch_cli(n: int, workers: int) -> None:
-    jobs = [(VARIANTS[i % len(VARIANTS)], i, FILE_ESCAPE_PROB) for i in range(n)]
-    path = cached_replays(f"replays-{n}", jobs, workers)
+def _children_cpu() -> float:
+    import resource
+
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def _run(cmd: list[str]) -> tuple[float, float, subprocess.CompletedProcess[str]]:
+    """Wall seconds, CPU seconds of the command and its children, the process."""
+    cpu = _children_cpu()
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          text=True, check=False)
+    wall = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        print(f"     command failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr}",
+              file=sys.stderr)
+    return wall, _children_cpu() - cpu, proc
+
+
+def archive_file(lines: int, workers: int) -> Path:
+    """A JSONL archive of ``lines`` replays: a cached file of 10,000 generated replays (all
+    variants in turn, 5 % escapes) repeated (scoring cost does not depend on repeats)."""
+    unique = min(lines, 10_000)
+    jobs = [(VARIANTS[i % len(VARIANTS)], i, FILE_ESCAPE_PROB) for i in range(unique)]
+    base = cached_replays(f"replays-{unique}", jobs, workers)
+    if lines == unique:
+        return base
+    path = CACHE / f"archive-{lines}.jsonl"
+    if not path.exists():
+        data = base.read_bytes()
+        tmp = path.with_suffix(".partial")
+        with open(tmp, "wb") as out:
+            for _ in range(lines // unique):
+                out.write(data)
+        tmp.rename(path)
+    return path
+
+
+def in_process_file_rate(path: Path, n: int, repeat: int) -> float:
+    """Replays per CPU-second of score_replay on the first ``n`` lines of ``path`` (text)."""
+    with open(path, encoding="utf-8") as f:
+        texts = [next(f).rstrip("\n") for _ in range(n)]
+    return best_rate(_score_or_error, texts, repeat)
+
+
+def cli_path_ratio(path: Path, n: int, repeat: int) -> None:
+    """The CLI's code path (``batch.main FILE --jobs 1``, in this process, output to
+    /dev/null) against bare ``score_replay`` on the same lines, alternating, CPU time: the
+    per-line cost the CLI adds, free of process start-up and of other load."""
+    import tempfile
+
+    from service import batch
+
+    with open(path, encoding="utf-8") as f:
+        texts = [next(f).rstrip("\n") for _ in range(n)]
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as tmp:
+        tmp.write("\n".join(texts) + "\n")
+
+    def cli() -> None:
+        saved, sys.stdout = sys.stdout, open(os.devnull, "w")  # noqa: SIM115
+        saved_err, sys.stderr = sys.stderr, open(os.devnull, "w")  # noqa: SIM115
+        try:
+            batch.main([tmp.name, "--jobs", "1", "--no-progress"])
+        finally:
+            sys.stdout.close()
+            sys.stderr.close()
+            sys.stdout, sys.stderr = saved, saved_err
+
+    bare, path_cpu = [], []
+    for _ in range(repeat):
+        t = time.process_time()
+        for x in texts:
+            _score_or_error(x)
+        bare.append(time.process_time() - t)
+        t = time.process_time()
+        cli()
+        path_cpu.append(time.process_time() - t)
+    os.unlink(tmp.name)
+    print(f"CLI code path in-process on {n} lines, alternating with bare score_replay, best of "
+          f"{repeat}: {n / min(path_cpu):,.0f} vs {n / min(bare):,.0f} replays per CPU-second "
+          f"= {min(bare) / min(path_cpu):.2f}x")
+
+
+def batch_cli(n: int, workers: int, repeat: int) -> None:
+    path = archive_file(n, workers)
     size = path.stat().st_size
+    base = in_process_file_rate(path, min(n, 2000), repeat)
     print(f"\nbatch CLI: {n} replays ({size / 1e6:.0f} MB, all variants, "
-          f"{FILE_ESCAPE_PROB:.0%} escapes): shuangkou score-replays FILE --jobs J > /dev/null\n")
-    print(f"{'jobs':>4s} {'wall s':>8s} {'replays/s':>10s}  summary")
+          f"{FILE_ESCAPE_PROB:.0%} escapes): shuangkou score-replays FILE --jobs J > /dev/null")
+    print(f"in-process score_replay on the file's first {min(n, 2000)} lines, same run: "
+          f"{base:,.0f} replays per CPU-second\n")
+    cli_path_ratio(path, min(n, 3000), max(repeat, 3))
+    print()
+    print(f"{'jobs':>4s} {'wall s':>8s} {'replays/s':>10s} {'per core':>9s} {'CPU s':>7s} "
+          f"{'per CPU-s':>10s} {'vs in-process':>13s}")
     for jobs_n in (1, 2):
         cmd = [sys.executable, "-m", "service.cli", "score-replays", str(path),
                "--jobs", str(jobs_n), "--no-progress"]
-        start = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE, text=True, check=False)
-        wall = time.perf_counter() - start
-        summary = proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else "?"
-        m = re.search(r"(\d+) scored", summary)
-        print(f"{jobs_n:4d} {wall:8.1f} {n / wall:10,.0f}  {summary}")
-        if proc.returncode not in (0, 1) or not m:
-            print(f"     command failed ({proc.returncode}): {' '.join(cmd)}", file=sys.stderr)
+        wall, cpu, _ = _run(cmd)
+        per_cpu = n / cpu
+        print(f"{jobs_n:4d} {wall:8.1f} {n / wall:10,.0f} {n / wall / jobs_n:9,.0f} {cpu:7.1f} "
+              f"{per_cpu:10,.0f} {per_cpu / base:12.2f}x")
+
+
+def _archive_run(path: Path, flags: list[str]) -> tuple[float, float, dict]:
+    import shutil
+    import tempfile
+
+    out = Path(tempfile.mkdtemp(prefix="bench-archive-"))
+    try:
+        cmd = [sys.executable, "-m", "service.cli", "score-replays", str(path),
+               "--output-dir", str(out), "--no-progress", *flags]
+        wall, cpu, _ = _run(cmd)
+        summary = json.loads((out / "summary.json").read_text())
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    return wall, cpu, summary
+
+
+def dask_vs_cli(n: int, workers: int, partition_lines: int) -> None:
+    """Dask (a local cluster of 2 worker processes) against the single-process CLI."""
+    path = archive_file(n, workers)
+    print(f"\nDask vs the single-process CLI on {n} lines (--partition-lines "
+          f"{partition_lines}); wall time of the whole command\n")
+    single, single_cpu, _ = _run([sys.executable, "-m", "service.cli", "score-replays",
+                                  str(path), "--jobs", "1", "--no-progress"])
+    print(f"  single process (--jobs 1, stdout):      {single:7.1f} s  {n / single:8,.0f}/s  "
+          f"CPU {single_cpu:.1f} s")
+    wall, cpu, s = _archive_run(path, ["--dask", "local:2", "--partition-lines",
+                                     str(partition_lines)])
+    run = s["this_run"]
+    parts = run["partitions"]
+    work = s["scoring_seconds"]
+    overhead = max(run["seconds"] * 2 - work, 0.0) / parts
+    print(f"  dask local:2 (--output-dir):            {wall:7.1f} s  {n / wall:8,.0f}/s  "
+          f"ratio {single / wall:.2f}x the single process; CPU {cpu:.1f} s = "
+          f"{cpu / single_cpu:.2f}x the single process's (load {os.getloadavg()[0]:.1f})")
+    print(f"    scoring phase {run['seconds']:.1f} s, {parts} partitions, work "
+          f"{work / parts:.2f} s each; overhead per partition {overhead:.3f} s = "
+          f"{overhead / (work / parts):.1%} of its work (2 workers x phase - work)")
+
+
+def growth(sizes: list[int], workers: int) -> None:
+    print("\nwall time by archive size: score-replays FILE --output-dir D --dask local:2\n")
+    print(f"{'lines':>9s} {'wall s':>8s} {'lines/s':>9s}")
+    for n in sizes:
+        path = archive_file(n, workers)
+        wall, _, _ = _archive_run(path, ["--dask", "local:2"])
+        print(f"{n:9d} {wall:8.1f} {n / wall:9,.0f}")
 
 
 def main() -> None:
@@ -126,13 +263,30 @@ def main() -> None:
     p.add_argument("--replays", type=int, default=1000, help="per variant, in-process")
     p.add_argument("--file-replays", type=int, default=100_000, help="batch CLI file size")
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--skip-in-process", action="store_true")
     p.add_argument("--skip-batch", action="store_true")
+    p.add_argument("--cli-path-only", action="store_true",
+                   help="only the in-process CLI code path vs score_replay ratio")
+    p.add_argument("--dask", action="store_true",
+                   help="also Dask (local:2) vs the single-process CLI on --file-replays lines")
+    p.add_argument("--partition-lines", type=int, default=10_000)
+    p.add_argument("--growth", default="",
+                   help="comma-separated archive sizes for the wall-time table, e.g. "
+                        "10000,100000,1000000 (needs --dask)")
     args = p.parse_args()
     workers = os.cpu_count() or 1
     print(f"python {sys.version.split()[0]}, {workers} cores, load {os.getloadavg()[0]:.1f}")
-    in_process(args.replays, args.repeat, workers)
+    if args.cli_path_only:
+        cli_path_ratio(archive_file(args.file_replays, workers), 3000, max(args.repeat, 3))
+        return
+    if not args.skip_in_process:
+        in_process(args.replays, args.repeat, workers)
     if not args.skip_batch:
-        batch_cli(args.file_replays, workers)
+        batch_cli(args.file_replays, workers, args.repeat)
+    if args.dask:
+        dask_vs_cli(args.file_replays, workers, args.partition_lines)
+        if args.growth:
+            growth([int(x) for x in args.growth.split(",")], workers)
 
 
 if __name__ == "__main__":

@@ -50,6 +50,7 @@ from service.gen.shuangkou.v1 import (  # noqa: E402
     service_pb2,
     service_pb2_grpc,
 )
+from service.gen.shuangkou.v1.variants_pb2 import RuleSet  # noqa: E402
 
 VARIANTS = ("baibian", "fengkuang", "fengkuang_crazy", "bianfeng", "bianfeng_lishui",
             "qianbian", "huopin")
@@ -92,23 +93,23 @@ def build_mix(batch: int, seed: int = 7) -> Mix:
         for _ in range(6):
             v, p = rng.choice(plays)
             mix.cycle.append(("ClassifyPlay", S.ClassifyPlayRequest(
-                variant=v, play=cards_pb2.Cards(cards_text=" ".join(format_cards(p)))), 1))
+                rule_set=RuleSet(id=v), play=cards_pb2.Cards(cards_text=" ".join(format_cards(p)))), 1))
         for _ in range(4):
             v, a = rng.choice(plays)
             b = rng.choice([p for w, p in plays if w == v])
             mix.cycle.append(("ComparePlays", S.ComparePlaysRequest(
-                variant=v, current=cards_pb2.Cards(cards=a), play=cards_pb2.Cards(cards=b)), 1))
+                rule_set=RuleSet(id=v), current=cards_pb2.Cards(cards=a), play=cards_pb2.Cards(cards=b)), 1))
         for _ in range(2):
             v, h = rng.choice(hands)
             to_beat = rng.choice([p for w, p in plays if w == v]) if rng.random() < 0.5 else []
             mix.cycle.append(("EnumerateLegalPlays", S.EnumerateLegalPlaysRequest(
-                variant=v, hand=cards_pb2.Cards(cards=h), to_beat=cards_pb2.Cards(cards=to_beat),
-                limit=200, include_counts=rng.random() < 0.3), 1))
+                rule_set=RuleSet(id=v), hand=cards_pb2.Cards(cards=h), to_beat=cards_pb2.Cards(cards=to_beat),
+                page_size=200, include_counts=rng.random() < 0.3), 1))
         v = rng.choice(("baibian", "bianfeng", "qianbian"))
         bombs = [scoring_pb2.BombPlay(seat=rng.randrange(4), cards=cards_pb2.Cards(
             cards_text=rng.choice(("7777", "88888 BJ", "JJJJJJ"))))
             for _ in range(rng.randrange(3))]
-        mix.cycle.append(("ScoreRound", S.ScoreRoundRequest(variant=v, summary=scoring_pb2.RoundSummary(
+        mix.cycle.append(("ScoreRound", S.ScoreRoundRequest(rule_set=RuleSet(id=v), summary=scoring_pb2.RoundSummary(
             finish_order=rng.choice(([0, 2], [1, 0, 3], [2, 1, 3, 0][:3])), bombs=bombs)), 1))
         v, doc = replays[i % len(replays)]
         mix.cycle.append(("ScoreRound", S.ScoreRoundRequest(replay_json=doc), 1))

@@ -1,7 +1,8 @@
 """Shuangkou (双扣) rules core: cards, readings, bomb order, legal plays and scoring.
 
-The layers, bottom up: :mod:`core_ext.variants` (rule sets as data) → ``_core`` (card codes,
-readings, bomb order; compiled) → ``_enumerate`` (legal plays; compiled) →
+The layers, bottom up: :mod:`core_ext.cards` (card codes, rank names, seats) →
+:mod:`core_ext.variants` (rule sets as data) → ``_core`` (readings, bomb order, declarations,
+comparison; compiled) → ``_enumerate`` (legal plays; compiled) →
 :mod:`core_ext.scoring` (settlement, §10) → :mod:`core_ext.replay` (round validation, §9).
 
 Quick tour::
@@ -19,17 +20,13 @@ Everything takes a ``variant``: a built-in id (see :func:`list_variants`) or a
 from ._core import (
     BOMB_KINDS,
     KINDS,
-    RANK_CHARS,
-    SUIT_CHARS,
     Classification,
     Reading,
     RuleSet,
     beats,
-    card_code,
-    card_rank,
-    card_suit,
     classify,
     classify_batch,
+    compare,
     format_cards,
     parse_cards,
     play_reading,
@@ -37,6 +34,7 @@ from ._core import (
     validate_hand,
 )
 from ._enumerate import LegalPlays, Play, best_bomb, count_plays, legal_plays
+from .cards import RANK_CHARS, SEATS, SUIT_CHARS, card_code, card_rank, card_suit
 from .declaration import Declaration
 from .errors import (
     CardError,
@@ -48,6 +46,7 @@ from .errors import (
     VariantError,
 )
 from .generate import generate_replay
+from .records import BatchResult, Comparison
 from .replay import (
     Action,
     Replay,
@@ -63,11 +62,11 @@ from .suggest import Suggestion, suggest
 from .variants import BUILTIN, Variant, get_variant, list_variants, load_variant, load_variants
 
 __all__ = [
-    "BOMB_KINDS", "BUILTIN", "KINDS", "RANK_CHARS", "SUIT_CHARS",
-    "CardError", "Classification", "DeadlineExceeded", "Declaration", "IllegalPlay", "InvalidPlay", "LegalPlays", "Play",
+    "BOMB_KINDS", "BUILTIN", "KINDS", "RANK_CHARS", "SEATS", "SUIT_CHARS",
+    "BatchResult", "CardError", "Classification", "Comparison", "DeadlineExceeded", "Declaration", "IllegalPlay", "InvalidPlay", "LegalPlays", "Play",
     "Reading", "ReplayError", "ReplayResult", "RoundResult", "RuleSet", "RuleViolation", "SeatResult",
     "ShuangkouError", "StarSource", "Suggestion", "Variant", "VariantError",
-    "beats", "best_bomb", "card_code", "card_rank", "card_suit", "classify", "classify_batch",
+    "beats", "best_bomb", "card_code", "card_rank", "card_suit", "classify", "classify_batch", "compare",
     "count_plays", "format_cards", "generate_replay", "get_variant", "legal_plays", "list_variants",
     "load_variant", "load_variants", "parse_cards", "play_reading", "rules_for",
     "score_replay", "score_round", "settle", "suggest", "summarize_replay", "validate_hand",

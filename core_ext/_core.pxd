@@ -25,6 +25,18 @@ cdef enum Kind:
 
 ctypedef unsigned char u8
 
+# Card codes: the C twin of core_ext/cards.py (1 + rank * 5 + suit), for the hot loops.
+cdef enum:
+    CODE_LAST_NATURAL = 65   # 2C, the highest natural card code
+    CODE_SJ = 70
+    CODE_BJ = 75
+
+cdef inline int code_rank(int code) noexcept nogil:
+    return (code - 1) // 5
+
+cdef inline int code_suit(int code) noexcept nogil:
+    return (code - 1) % 5
+
 # One reading of a set of cards (§7).
 cdef struct RD:
     u8 kind
@@ -40,6 +52,14 @@ cdef struct RD:
     u8 wild[8]         # ranks the wilds stand for (chain order)
     u8 cnt[13]         # cards per link, chain order (length entries)
     short key[KEYLEN]  # §8 bomb key (bombs only)
+
+# A declared reading (§7 rule 4); -1 = not declared (matches anything).
+cdef struct Decl:
+    int kind
+    int top
+    int star
+    int nwild          # -1: wilds not declared; else how many, ranks sorted in wild[]
+    int wild[8]
 
 # A variant's rules in the form the C code reads.
 cdef struct Rules:
@@ -62,12 +82,15 @@ cdef class RuleSet:
     cdef Rules r
     cdef readonly object variant
     cdef readonly str id
+    cdef public object settlement   # core_ext._settle's tables, built on first use
 
 cdef RuleSet get_rules(object variant)
 cdef int classify_counts(const Rules* R, const u8* c, RD* out, int cap) noexcept nogil
 cdef int rd_beats(const RD* b, const RD* a) noexcept nogil
 cdef int key_cmp(const RD* x, const RD* y) noexcept nogil
 cdef void sort_ints(int* a, int n) noexcept nogil
+cdef int decl_match(const RD* rd, const Decl* d) noexcept nogil
+cdef int _parse_decl(object declare, object declare_top, Decl* d) except -1
 cdef int parse_into(object cards, int* codes, int cap) except -1
 cdef int count_codes(RuleSet rs, const int* codes, int n, u8* counts) except -1
 cdef object make_reading(const RD* rd, RuleSet rs)

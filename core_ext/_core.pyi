@@ -4,57 +4,58 @@ from array import array
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Literal
 
+from typing_extensions import disjoint_base
+
+# The card vocabulary lives in core_ext.cards; _core imports these names from there.
+from .cards import CARD_BJ as CARD_BJ
+from .cards import CARD_SJ as CARD_SJ
+from .cards import MAX_CODE as MAX_CODE
+from .cards import RANK_CHARS as RANK_CHARS
+from .cards import SUIT_CHARS as SUIT_CHARS
+from .declaration import Declaration
+from .records import BatchResult, Comparison
 from .variants import Variant
 
-KindName = Literal["single", "pair", "triple", "straight", "pair_chain", "triple_chain",
+_KindName = Literal["single", "pair", "triple", "straight", "pair_chain", "triple_chain",
                    "bomb", "joker_bomb_3", "joker_bomb_4", "chain_bomb"]
-CardsLike = str | Iterable[str | int] | bytes | bytearray | memoryview
-VariantLike = str | Variant | "RuleSet"
-PlayLike = CardsLike | "Reading" | "Classification"
+_CardsLike = str | Iterable[str | int] | bytes | bytearray | memoryview
+_VariantLike = str | Variant | "RuleSet"
+_PlayLike = _CardsLike | "Reading" | "Classification"
+_DeclarationLike = str | Declaration | tuple[Any, ...]
 
-RANK_CHARS: str
-SUIT_CHARS: str
-KINDS: tuple[KindName, ...]
+KINDS: tuple[_KindName, ...]
 BOMB_KINDS: frozenset[str]
-CARD_SJ: int
-CARD_BJ: int
-MAX_CODE: int
+RULES_CACHE_SIZE: int
 
-def card_code(rank: int, suit: int = 4) -> int:
-    """The code of a card: ``1 + rank * 5 + suit`` (suit 4 = none; jokers have no suit)."""
-
-def card_rank(code: int) -> int:
-    """Rank position of a card code (0 = 3 … 12 = 2, 13 = SJ, 14 = BJ)."""
-
-def card_suit(code: int) -> int:
-    """Suit index of a card code (0–3 = S H D C, 4 = no suit)."""
-
-def parse_cards(cards: CardsLike, variant: VariantLike | None = None) -> list[int]:
+def parse_cards(cards: _CardsLike, variant: _VariantLike | None = None) -> list[int]:
     """Parse text, tokens or codes into card codes; with a variant, check its deck.
 
     :raises CardError: naming the offending card and why.
     """
 
-def validate_hand(cards: CardsLike, variant: VariantLike) -> list[int]:
+def validate_hand(cards: _CardsLike, variant: _VariantLike) -> list[int]:
     """Parse a hand and check it is possible in the variant's deck."""
 
 def format_cards(codes: Iterable[int | str]) -> list[str]:
     """Card codes as text tokens (``["7S", "7", "BJ"]``)."""
 
+@disjoint_base
 class RuleSet:
     """A variant compiled to the form the C core reads (cached per variant)."""
     variant: Variant
     id: str
     def __init__(self, variant: str | Variant) -> None: ...
+    settlement: Any   # core_ext._settle's tables, built on first use
 
-def rules_for(variant: VariantLike) -> RuleSet:
+def rules_for(variant: _VariantLike) -> RuleSet:
     """The compiled RuleSet of a variant id or Variant (cached)."""
 
+@disjoint_base
 class Reading:
     """One reading of a play (§7): type, strength and what the wilds stand for."""
     rules: RuleSet
     @property
-    def kind(self) -> KindName: ...
+    def kind(self) -> _KindName: ...
     @property
     def variant(self) -> str: ...
     @property
@@ -93,10 +94,14 @@ class Reading:
     @property
     def key(self) -> tuple[int, ...]:
         """The §8 bomb key (empty for ordinary plays)."""
+    @property
+    def declaration(self) -> Declaration:
+        """The Declaration naming exactly this reading among its cards' readings."""
     def beats(self, other: Reading) -> bool: ...
     def describe(self) -> str: ...
     def to_dict(self) -> dict[str, Any]: ...
 
+@disjoint_base
 class Classification:
     """Every reading of a play (§7), in rule-2 order; ``primary`` is the first."""
     rules: RuleSet
@@ -106,38 +111,50 @@ class Classification:
     @property
     def primary(self) -> Reading: ...
     @property
-    def kind(self) -> KindName: ...
+    def kind(self) -> _KindName: ...
     @property
     def star(self) -> int: ...
     @property
     def variant(self) -> str: ...
     def __len__(self) -> int: ...
     def __iter__(self) -> Iterator[Reading]: ...
-    def reading(self, kind: str | None = None, top: int | str | None = None) -> Reading | None: ...
+    def reading(self, kind: str | Declaration | None = None, top: int | str | None = None,
+                star: int | None = None,
+                wilds: tuple[int | str, ...] | None = None) -> Reading | None:
+        """The strongest reading that matches (unset parts match any), or None."""
     def to_dict(self) -> dict[str, Any]: ...
 
-def classify(cards: CardsLike, variant: VariantLike = "baibian",
-             declare: str | None = None) -> Classification:
+def classify(cards: _CardsLike, variant: _VariantLike = "baibian",
+             declare: _DeclarationLike | None = None) -> Classification:
     """Every reading of a set of cards under a variant (§7).
 
     :raises CardError: malformed or impossible cards.
     :raises InvalidPlay: no reading exists (the message says why).
-    :raises IllegalPlay: ``declare`` names a type the cards cannot be read as.
+    :raises IllegalPlay: ``declare`` names no reading of the cards.
     """
 
-def beats(b: PlayLike, a: PlayLike, variant: VariantLike = "baibian") -> bool:
+def beats(b: _PlayLike, a: _PlayLike, variant: _VariantLike = "baibian") -> bool:
     """Does ``b`` played on top of ``a`` beat it (any reading of b; a's standing reading)?"""
 
-def play_reading(cards: CardsLike, variant: VariantLike = "baibian",
-                 to_beat: PlayLike | None = None, declare: str | None = None,
+def play_reading(cards: _CardsLike, variant: _VariantLike = "baibian",
+                 to_beat: _PlayLike | None = None, declare: _DeclarationLike | None = None,
                  declare_top: int | str | None = None) -> Reading:
     """The reading that stands on the table after playing ``cards`` (§7 rules 4–6).
 
     :raises IllegalPlay: it does not beat ``to_beat`` or the declared reading is absent.
     """
 
-def classify_batch(codes: bytes | bytearray | memoryview, lengths: Sequence[int] | array,
-                   variant: VariantLike = "baibian") -> dict[str, array]:
-    """Classify plays packed back to back; columns kind/top/star/cards/readings (255 = invalid)."""
+def compare(play: _PlayLike, current: _PlayLike,
+            variant: _VariantLike = "baibian", *, declare: _DeclarationLike | None = None,
+            current_declare: _DeclarationLike | None = None) -> Comparison:
+    """Does ``play`` beat ``current`` (§7 rules 4–6, §8), and in which reading?
+
+    :raises IllegalPlay: a declared reading does not exist.
+    """
+
+def classify_batch(codes: bytes | bytearray | memoryview, lengths: Sequence[int] | array[int],
+                   variant: _VariantLike = "baibian") -> BatchResult:
+    """Classify plays packed back to back; columns kind/top/star/cards/readings (255 = invalid)
+    and, per invalid play, the exception saying why."""
 
 def explain_invalid(counts: Sequence[int], rs: RuleSet, n: int) -> str: ...

@@ -19,21 +19,21 @@ from cpython.ref cimport PyObject
 
 import re
 from array import array
+from types import MappingProxyType
 
 from core_ext.errors import CardError, IllegalPlay, InvalidPlay, VariantError
 from core_ext import variants as _variants
+from core_ext.cards import (CARD_BJ, CARD_SJ, MAX_CODE, RANK_CHARS, SUIT_CHARS, card_code,
+                            rank_name, rank_position)
+from core_ext.declaration import Declaration
+from core_ext.records import BatchResult, Comparison
 
 # ----------------------------------------------------------------------------- constants
 
-RANK_CHARS = "3456789TJQKA2"
-SUIT_CHARS = "SHDC"
 KINDS = ("single", "pair", "triple", "straight", "pair_chain", "triple_chain",
          "bomb", "joker_bomb_3", "joker_bomb_4", "chain_bomb")
 _KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
 BOMB_KINDS = frozenset(("bomb", "joker_bomb_3", "joker_bomb_4", "chain_bomb"))
-CARD_SJ = 1 + 13 * 5 + 4      # 70
-CARD_BJ = 1 + 14 * 5 + 4      # 75
-MAX_CODE = CARD_BJ
 
 # Bomb-key field ids (names as in variants.BOMB_ORDERS).
 cdef enum Field:
@@ -47,44 +47,20 @@ _WRAPS = {"none": 0, "through_ace": 1, "natural_two": 2}
 
 # ----------------------------------------------------------------------------- cards
 
-cdef inline int code_rank(int code) noexcept nogil:
-    return (code - 1) // 5
-
-cdef inline int code_suit(int code) noexcept nogil:
-    return (code - 1) % 5
-
-
-def card_code(int rank, int suit=4):
-    """The code of a card: ``1 + rank * 5 + suit`` (suit 4 = none; jokers have no suit)."""
-    if not 0 <= rank <= 14 or not 0 <= suit <= 4 or (rank >= 13 and suit != 4):
-        raise CardError(f"no card has rank {rank} and suit {suit}", "cards")
-    return 1 + rank * 5 + suit
-
-
-def card_rank(int code):
-    """Rank position of a card code (0 = 3 … 12 = 2, 13 = SJ, 14 = BJ)."""
-    return code_rank(code)
-
-
-def card_suit(int code):
-    """Suit index of a card code (0–3 = S H D C, 4 = no suit)."""
-    return code_suit(code)
-
-
 def _build_tokens():
     names = {}
     table = {}
     for r, ch in enumerate(RANK_CHARS):
         for spelled in ((ch, "10") if ch == "T" else (ch,)):
             for s, sc in enumerate(SUIT_CHARS):
-                code = 1 + r * 5 + s
+                code = card_code(r, s)
                 for tok in (spelled + sc, (spelled + sc).lower(), spelled + sc.lower(),
                             spelled.lower() + sc):
                     table[tok] = code
-            table[spelled] = 1 + r * 5 + 4
-            table[spelled.lower()] = 1 + r * 5 + 4
+            table[spelled] = card_code(r)
+            table[spelled.lower()] = card_code(r)
         for s in range(5):
-            names[1 + r * 5 + s] = ch + (SUIT_CHARS[s] if s < 4 else "")
+            names[card_code(r, s)] = ch + (SUIT_CHARS[s] if s < 4 else "")
     for tok in ("SJ", "sj", "Sj", "sJ", "小王"):
         table[tok] = CARD_SJ
     for tok in ("BJ", "bj", "Bj", "bJ", "大王"):
@@ -139,7 +115,8 @@ cdef int parse_into(object cards, int* codes, int cap) except -1:
         if buf.shape[0] > cap:
             raise CardError(f"too many cards: {buf.shape[0]} (at most {cap})", "cards")
         for i in range(buf.shape[0]):
-            if buf[i] < 1 or buf[i] > MAX_CODE or (buf[i] > 65 and buf[i] != CARD_SJ and buf[i] != CARD_BJ):
+            if buf[i] < 1 or buf[i] > CODE_BJ or (buf[i] > CODE_LAST_NATURAL and buf[i] != CODE_SJ
+                                                 and buf[i] != CODE_BJ):
                 raise CardError(f"invalid card code {buf[i]} at position {i}", "cards")
             codes[i] = buf[i]
         return <int>buf.shape[0]
@@ -157,7 +134,7 @@ cdef int parse_into(object cards, int* codes, int cap) except -1:
             codes[n] = <int><object>hit
             n += 1
         elif isinstance(tok, int) and not isinstance(tok, bool):
-            if tok < 1 or tok > MAX_CODE or (tok > 65 and tok != CARD_SJ and tok != CARD_BJ):
+            if tok < 1 or tok > MAX_CODE or (tok > CODE_LAST_NATURAL and tok != CARD_SJ and tok != CARD_BJ):
                 raise CardError(f"invalid card code {tok}", "cards")
             if n >= cap:
                 raise CardError(f"too many cards (at most {cap})", "cards")
@@ -275,6 +252,33 @@ cdef class RuleSet:
 
 _BUILTIN_RULES = {vid: RuleSet(v) for vid, v in _variants.BUILTIN.items()}
 
+# Compiled rules of custom variants, kept beside them rather than inside the frozen
+# Variant: keyed by the variant's value (Variant is hashable), so the same custom rule set
+# rebuilt on every request compiles once. Bounded, least recently used out first; the
+# last variant looked up is remembered by identity, the common case of one variant reused.
+RULES_CACHE_SIZE = 256
+cdef dict _custom_rules = {}
+cdef tuple _last_rules = (None, None)     # (variant, rules): one object, swapped atomically
+
+
+cdef RuleSet _custom_rules_for(object variant):
+    global _last_rules
+    cdef RuleSet rs
+    cdef tuple last = _last_rules
+    if last[0] is variant:
+        return last[1]
+    rs = _custom_rules.pop(variant, None)
+    if rs is None:
+        rs = RuleSet(variant)
+        if len(_custom_rules) >= RULES_CACHE_SIZE:
+            try:
+                del _custom_rules[next(iter(_custom_rules))]
+            except (KeyError, RuntimeError, StopIteration):
+                pass            # another thread evicted it first
+    _custom_rules[variant] = rs          # re-inserted: dict order is recency order
+    _last_rules = (variant, rs)
+    return rs
+
 
 cdef RuleSet get_rules(object variant):
     cdef RuleSet rs
@@ -286,11 +290,7 @@ cdef RuleSet get_rules(object variant):
     if isinstance(variant, RuleSet):
         return variant
     if isinstance(variant, _variants.Variant):
-        rs = getattr(variant, "_ruleset", None)
-        if rs is None:
-            rs = RuleSet(variant)
-            object.__setattr__(variant, "_ruleset", rs)
-        return rs
+        return _custom_rules_for(variant)
     raise VariantError(f"variant must be a variant id or Variant, not {type(variant).__name__}",
                        "variant")
 
@@ -687,7 +687,7 @@ cdef class Reading:
     @property
     def top_rank(self):
         """Top rank as a character (``"9"``, ``"A"``, ``"SJ"``)."""
-        return _rank_name(self.rd.top)
+        return rank_name(self.rd.top)
 
     @property
     def length(self):
@@ -751,6 +751,12 @@ cdef class Reading:
                 n -= 1
         return tuple(self.rd.key[i] for i in range(n))
 
+    @property
+    def declaration(self):
+        """The :class:`~core_ext.declaration.Declaration` that names exactly this reading
+        among the readings of its cards (kind, top, star and the wild ranks)."""
+        return Declaration(KINDS[self.rd.kind], self.rd.top, self.rd.star, self.wilds)
+
     def beats(self, other):
         """Does this reading, played on top of ``other`` (a Reading), beat it (§8)?"""
         cdef Reading o = other
@@ -763,15 +769,15 @@ cdef class Reading:
         if self.rd.kind in (K_JOKER_BOMB_3, K_JOKER_BOMB_4):
             text = f"{kind} ({self.rd.star} stars)"
         elif self.rd.top >= 13:
-            text = f"{kind} " + " ".join([_rank_name(self.rd.top)] * self.rd.ncards)
+            text = f"{kind} " + " ".join([rank_name(self.rd.top)] * self.rd.ncards)
         else:
-            parts = "".join(_rank_name(r) * cnt if self.rd.kind < K_BOMB else
-                            f" {_rank_name(r) * cnt}" for r, cnt in self.ranks).strip()
+            parts = "".join(rank_name(r) * cnt if self.rd.kind < K_BOMB else
+                            f" {rank_name(r) * cnt}" for r, cnt in self.ranks).strip()
             text = f"{kind} {parts}"
             if self.rd.kind >= K_BOMB:
                 text += f" ({self.rd.star} stars)"
         if self.rd.nwild:
-            text += " (wild as " + " ".join(_rank_name(r) for r in self.wilds) + ")"
+            text += " (wild as " + " ".join(rank_name(r) for r in self.wilds) + ")"
         return text
 
     def to_dict(self):
@@ -797,10 +803,6 @@ cdef class Reading:
 
     def __repr__(self):
         return f"<Reading {self.describe()}>"
-
-
-def _rank_name(int r):
-    return RANK_CHARS[r] if r < 13 else ("SJ" if r == 13 else "BJ")
 
 
 cdef object make_reading(const RD* rd, RuleSet rs):
@@ -869,11 +871,22 @@ cdef class Classification:
     def __iter__(self):
         return iter(self.readings)
 
-    def reading(self, kind=None, top=None):
-        """The strongest reading of a kind (and top rank), or None."""
-        for rd in self.readings:
-            if (kind is None or rd.kind == kind) and (top is None or rd.top == _top_pos(top)):
-                return rd
+    def reading(self, kind=None, top=None, star=None, wilds=None):
+        """The strongest reading that matches (unset parts match any), or None.
+
+        ``kind`` may also be a :class:`~core_ext.declaration.Declaration`.
+        """
+        cdef Decl d
+        cdef int i
+        if isinstance(kind, tuple):
+            if top is not None or star is not None or wilds is not None:
+                raise InvalidPlay("give either a Declaration or kind/top/star/wilds", "declare")
+            _parse_decl(kind, None, &d)
+        else:
+            _parse_decl(Declaration(kind, top, star, wilds), None, &d)
+        for i in range(self.n):
+            if decl_match(&self.rd[i], &d):
+                return make_reading(&self.rd[i], self.rules)
         return None
 
     def to_dict(self):
@@ -886,20 +899,21 @@ cdef class Classification:
             (f" (+{self.n - 1} more)>" if self.n > 1 else ">")
 
 
+def _rank_pos(value, field, what):
+    """A declared rank: a rank name (``"9"``, ``"10"``, ``"SJ"``) or a position 0–14."""
+    if isinstance(value, str):
+        pos = rank_position(value)
+        if pos is not None:
+            return pos
+    elif isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 14:
+        return value
+    raise InvalidPlay(f"declared {what} {value!r} is not a rank (3…A, 2, SJ, BJ or a position "
+                      f"0–14)", field)
+
+
 def _top_pos(top):
     """A declared top rank: a rank character (``"9"``, ``"10"``, ``"SJ"``) or position 0–14."""
-    if isinstance(top, str):
-        t = top.strip().upper()
-        if t == "10":
-            t = "T"
-        if t in ("SJ", "BJ"):
-            return 13 if t == "SJ" else 14
-        if len(t) == 1 and t in RANK_CHARS:
-            return RANK_CHARS.index(t)
-    elif isinstance(top, int) and not isinstance(top, bool) and 0 <= top <= 14:
-        return top
-    raise InvalidPlay(f"declared top {top!r} is not a rank (3…A, 2, SJ, BJ or a position 0–14)",
-                      "declare_top")
+    return _rank_pos(top, "declare_top", "top")
 
 
 def _declared_kind(declare):
@@ -909,6 +923,87 @@ def _declared_kind(declare):
         raise InvalidPlay(f"unknown play type {declare!r}; types are {', '.join(KINDS)}",
                           "declare")
     return kind
+
+
+cdef int _parse_decl(object declare, object declare_top, Decl* d) except -1:
+    """Fill ``d`` from a declaration: a kind name (with ``declare_top``) or a Declaration.
+
+    Unset parts are -1 (match anything). Returns 1 when something was declared, else 0.
+    A Declaration's ``kind`` may be None: then readings of any kind match.
+    """
+    cdef int i
+    d.kind = d.top = d.star = d.nwild = -1
+    if declare is None:
+        return 0
+    if isinstance(declare, str):
+        d.kind = _declared_kind(declare)
+        if declare_top is not None:
+            d.top = _top_pos(declare_top)
+        return 1
+    if not isinstance(declare, tuple):
+        raise InvalidPlay(f"a declaration is a play type or a Declaration, not "
+                          f"{type(declare).__name__}", "declare")
+    try:
+        decl = declare if isinstance(declare, Declaration) else Declaration(*declare)
+    except TypeError:
+        raise InvalidPlay(f"a declaration is (kind, top, star, wilds), not {declare!r}",
+                          "declare") from None
+    if decl.kind is not None:
+        d.kind = _declared_kind(decl.kind)
+    top = decl.top if decl.top is not None else declare_top
+    if decl.top is not None and declare_top is not None:
+        raise InvalidPlay("the top is declared twice (in the Declaration and as declare_top)",
+                          "declare_top")
+    if top is not None:
+        d.top = _top_pos(top)
+    if decl.star is not None:
+        if type(decl.star) is not int or not 0 <= decl.star <= 255:
+            raise InvalidPlay(f"declared star {decl.star!r} is not a star (0–255)", "declare.star")
+        d.star = decl.star
+    if decl.wilds is not None:
+        if isinstance(decl.wilds, (str, bytes)) or not hasattr(decl.wilds, "__len__") \
+                or len(decl.wilds) > 8:
+            raise InvalidPlay(f"declared wilds {decl.wilds!r} are not a list of at most 8 ranks",
+                              "declare.wilds")
+        d.nwild = len(decl.wilds)
+        for i in range(d.nwild):
+            d.wild[i] = _rank_pos(decl.wilds[i], "declare.wilds", "wild rank")
+        sort_ints(d.wild, d.nwild)
+    return 1
+
+
+cdef int decl_match(const RD* rd, const Decl* d) noexcept nogil:
+    """Does reading ``rd`` match declaration ``d`` (unset parts match anything)?"""
+    cdef int w[8]
+    cdef int i
+    if (d.kind >= 0 and rd.kind != d.kind) or (d.top >= 0 and rd.top != d.top) or \
+            (d.star >= 0 and rd.star != d.star):
+        return 0
+    if d.nwild >= 0:
+        if rd.nwild != d.nwild:
+            return 0
+        for i in range(rd.nwild):
+            w[i] = rd.wild[i]
+        sort_ints(w, rd.nwild)
+        for i in range(rd.nwild):
+            if w[i] != d.wild[i]:
+                return 0
+    return 1
+
+
+cdef str _decl_text(const Decl* d):
+    """A declaration in words, for error messages: ``chain_bomb with top 9, 10 stars``."""
+    parts = []
+    if d.top >= 0:
+        parts.append(f"top {rank_name(d.top)}")
+    if d.star >= 0:
+        parts.append(f"{d.star} stars")
+    if d.nwild == 0:
+        parts.append("no wilds")
+    elif d.nwild > 0:
+        parts.append("wild as " + " ".join(rank_name(d.wild[i]) for i in range(d.nwild)))
+    kind = KINDS[d.kind] if d.kind >= 0 else "a reading"
+    return kind + (" with " + ", ".join(parts) if parts else "")
 
 
 cdef Classification _classify(object cards, RuleSet rs):
@@ -942,23 +1037,30 @@ def classify(cards, variant="baibian", declare=None):
 
     ``cards``: text, tokens or codes (see :func:`parse_cards`). Returns a
     :class:`Classification` whose ``primary`` is the rule-2 reading. With ``declare`` (a
-    kind name), only the readings of that kind are returned, strongest first.
-    Raises :class:`~core_ext.errors.CardError` for malformed or impossible cards and
-    :class:`~core_ext.errors.InvalidPlay` (with a reason) when no reading exists.
+    kind name or a :class:`~core_ext.declaration.Declaration`), only the readings that
+    match it are returned, strongest first.
+    Raises :class:`~core_ext.errors.CardError` for malformed or impossible cards,
+    :class:`~core_ext.errors.InvalidPlay` (with a reason) when no reading exists and
+    :class:`~core_ext.errors.IllegalPlay` when no reading matches the declaration.
     """
+    cdef Decl d
     cdef Classification res = _classify(cards, get_rules(variant))
-    cdef int i, kind, m = 0
-    if declare is not None:
-        kind = _declared_kind(declare)
+    cdef int i, m = 0
+    if _parse_decl(declare, None, &d):
         for i in range(res.n):
-            if res.rd[i].kind == kind:
+            if decl_match(&res.rd[i], &d):
                 res.rd[m] = res.rd[i]
                 m += 1
         if m == 0:
-            raise IllegalPlay(f"{' '.join(format_cards(res.cards))} cannot be read as {declare}; "
-                              f"it reads as {res.primary.describe()}", "declare")
+            raise _no_such_reading(res, &d)
         res.n = m
     return res
+
+
+cdef object _no_such_reading(Classification c, const Decl* d):
+    """The IllegalPlay for a declaration that names no reading of the play."""
+    return IllegalPlay(f"{' '.join(format_cards(c.cards))} cannot be read as {_decl_text(d)}; "
+                       f"it reads as {c.primary.describe()}", "declare")
 
 
 cdef int _primary_of(object x, RuleSet rs, RD* out) except -1:
@@ -1002,34 +1104,96 @@ def beats(b, a, variant="baibian"):
 def play_reading(cards, variant="baibian", to_beat=None, declare=None, declare_top=None):
     """The reading that stands on the table after playing ``cards`` (§7 rules 4–6).
 
-    Leading (``to_beat`` None): the declared reading (strongest of that kind, or of that
-    kind and top), else the primary. Following: the declared reading if it beats; without a
-    declaration the primary if it beats, else the first reading in rule-2 order that beats.
+    ``declare`` is a kind name (narrowed by ``declare_top``) or a
+    :class:`~core_ext.declaration.Declaration`. Leading (``to_beat`` None): the first
+    reading in rule-2 order that matches the declaration, else the primary. Following: the
+    first matching reading that beats; without a declaration the primary if it beats, else
+    the first reading in rule-2 order that beats.
     Raises :class:`~core_ext.errors.IllegalPlay` when nothing qualifies.
     """
     cdef RuleSet rs = get_rules(variant)
     cdef Classification c = _classify(cards, rs)
+    cdef Decl d
     cdef RD ra
-    cdef int i, kind = -1, top = -1
-    if declare is not None:
-        kind = _declared_kind(declare)
-        if declare_top is not None:
-            top = _top_pos(declare_top)
+    cdef int i
+    _parse_decl(declare, declare_top, &d)
     if to_beat is not None:
         _primary_of(to_beat, rs, &ra)
-    for i in range(c.n):
-        if kind >= 0 and (c.rd[i].kind != kind or (top >= 0 and c.rd[i].top != top)):
-            continue
-        if to_beat is None or rd_beats(&c.rd[i], &ra):
-            return make_reading(&c.rd[i], rs)
-    text = " ".join(format_cards(c.cards))
-    if kind >= 0 and all(c.rd[i].kind != kind or (top >= 0 and c.rd[i].top != top)
-                         for i in range(c.n)):
-        want = declare + (f" with top {_rank_name(top)}" if top >= 0 else "")
-        raise IllegalPlay(f"{text} cannot be read as {want}; it reads as "
-                          f"{c.primary.describe()}", "declare")
-    raise IllegalPlay(f"{text} ({c.primary.describe()}) does not beat "
+    i = _standing(c, &d, &ra if to_beat is not None else NULL)
+    if i >= 0:
+        return make_reading(&c.rd[i], rs)
+    if _first_match(c, &d) < 0:
+        raise _no_such_reading(c, &d)
+    raise IllegalPlay(f"{' '.join(format_cards(c.cards))} ({c.primary.describe()}) does not beat "
                       f"{make_reading(&ra, rs).describe()}", "cards")
+
+
+cdef int _first_match(Classification c, const Decl* d) noexcept:
+    """Index of the first reading (rule-2 order) matching ``d``; -1 if none."""
+    cdef int i
+    for i in range(c.n):
+        if decl_match(&c.rd[i], d):
+            return i
+    return -1
+
+
+cdef int _standing(Classification c, const Decl* d, const RD* ra) noexcept:
+    """§7 rule 6: index of the reading that stands (the first matching reading that beats
+    ``ra``, or the first matching one when ``ra`` is NULL); -1 if none."""
+    cdef int i
+    for i in range(c.n):
+        if decl_match(&c.rd[i], d) and (ra == NULL or rd_beats(&c.rd[i], ra)):
+            return i
+    return -1
+
+
+def compare(play, current, variant="baibian", *, declare=None, current_declare=None):
+    """Does ``play``, played on top of ``current``, beat it (§7 rules 4–6, §8)?
+
+    ``current`` is the play on the table: cards (its declared reading with
+    ``current_declare``, else its primary stands) or a :class:`Reading`. ``play`` is cards
+    or a :class:`Classification` (``declare`` narrows its readings), or a :class:`Reading`
+    (that reading only). Returns a
+    :class:`~core_ext.records.Comparison` whose ``play`` is the reading that would stand if
+    it beats (§7 rule 6), else the first reading matching the declaration (the primary
+    without one). Raises :class:`~core_ext.errors.IllegalPlay` when a declared reading
+    does not exist, :class:`~core_ext.errors.InvalidPlay` / ``CardError`` for bad cards.
+    """
+    cdef RuleSet rs = get_rules(variant)
+    cdef Decl dc, dp
+    cdef RD ra
+    cdef Classification cc, cp
+    cdef int i
+    if isinstance(current, Reading):
+        if current_declare is not None:
+            raise InvalidPlay("current is a Reading: it is already the declared reading",
+                              "current_declare")
+        reading_rd(current, rs, &ra)
+    else:
+        cc = current if isinstance(current, Classification) else _classify(current, rs)
+        _same_variant(cc.rules, rs)
+        _parse_decl(current_declare, None, &dc)
+        i = _first_match(cc, &dc)
+        if i < 0:
+            exc = _no_such_reading(cc, &dc)
+            exc.field = "current_declare"
+            raise exc
+        ra = cc.rd[i]
+    if isinstance(play, Reading):
+        if declare is not None:
+            raise InvalidPlay("play is a Reading: it is already the declared reading", "declare")
+        _same_variant((<Reading>play).rules, rs)
+        return Comparison(bool(rd_beats(&(<Reading>play).rd, &ra)), make_reading(&ra, rs), play)
+    cp = play if isinstance(play, Classification) else _classify(play, rs)
+    _same_variant(cp.rules, rs)
+    _parse_decl(declare, None, &dp)
+    i = _standing(cp, &dp, &ra)
+    beats = i >= 0
+    if not beats:
+        i = _first_match(cp, &dp)
+        if i < 0:
+            raise _no_such_reading(cp, &dp)
+    return Comparison(beats, make_reading(&ra, rs), make_reading(&cp.rd[i], rs))
 
 
 # ----------------------------------------------------------------------------- batch
@@ -1039,9 +1203,11 @@ def classify_batch(codes, lengths, variant="baibian"):
 
     ``codes``: a bytes-like buffer of card codes (uint8), the plays back to back;
     ``lengths``: the number of cards of each play (any integer sequence or buffer).
-    Returns a dict of ``array`` columns, one entry per play: ``kind`` (index into
-    :data:`KINDS`, 255 = invalid or impossible cards), ``top``, ``star``, ``cards``,
-    ``readings`` (how many readings). Invalid plays do not stop the batch.
+    Returns a :class:`~core_ext.records.BatchResult`: ``array`` columns, one entry per
+    play — ``kind`` (index into :data:`KINDS`, 255 = invalid or impossible cards), ``top``,
+    ``star``, ``cards``, ``readings`` (how many readings) — and ``errors``, for each
+    invalid play the exception :func:`classify` raises for it. Invalid plays do not stop
+    the batch.
     """
     cdef RuleSet rs = get_rules(variant)
     cdef const unsigned char[:] buf
@@ -1085,28 +1251,58 @@ def classify_batch(codes, lengths, variant="baibian"):
             memset(faces, 0, 76)
             for j in range(n if not bad else 0):
                 s = buf[off + j]
-                if s < 1 or s > 75 or (s > 65 and s != 70 and s != 75):
+                if s < 1 or s > CODE_BJ or (s > CODE_LAST_NATURAL and s != CODE_SJ and s != CODE_BJ):
                     bad = 1
                     break
-                r = (s - 1) // 5
+                r = code_rank(s)
                 counts[r] += 1
                 faces[s] += 1
                 if r < R.lo or (r >= 13 and counts[r] > R.max_joker) or \
                         (r < 13 and counts[r] > R.max_rank) or \
-                        (r < 13 and (s - 1) % 5 < 4 and faces[s] > R.max_face):
+                        (r < 13 and code_suit(s) < 4 and faces[s] > R.max_face):
                     bad = 1
                     break
             off += n
             nr = 0 if bad else classify_counts(R, counts, scratch, MAXREAD)
             if nr <= 0:
                 kv[i] = 255
+                rv[i] = bad     # 1: the cards are impossible; 0: they form no play
                 continue
             kv[i] = scratch[0].kind
             tv[i] = scratch[0].top
             sv[i] = scratch[0].star
             cv[i] = scratch[0].ncards
             rv[i] = nr
-    return {"kind": kind, "top": top, "star": star, "cards": ncards, "readings": nread}
+    errors = {}
+    if kind.count(255):
+        raw = memoryview(codes).cast("B")      # Python slices: parse_into's buffer path
+        off = 0
+        for i in range(nplays):
+            if kv[i] == 255:
+                errors[i] = _batch_error(raw[off:off + lv[i]], rs, rv[i])
+                rv[i] = 0
+            off += lv[i]
+    return BatchResult(kind, top, star, ncards, nread, MappingProxyType(errors))
+
+
+cdef object _batch_error(object play, RuleSet rs, int impossible):
+    """The exception :func:`classify` raises for an invalid play of a batch, without
+    classifying it again: impossible cards rerun only the deck check, the rest the reason."""
+    cdef int codes[MAXCARDS]
+    cdef u8 counts[NFACES]
+    cdef int i, n = len(play)
+    try:
+        if n == 0:
+            return InvalidPlay("no cards", "cards")
+        if n > MAXCARDS:
+            return CardError(f"too many cards: {n} (at most {MAXCARDS})", "cards")
+        n = parse_into(play, codes, MAXCARDS)
+        count_codes(rs, codes, n, counts)
+    except CardError as exc:
+        return exc
+    if impossible:      # unreachable: the batch's deck check and count_codes agree
+        raise AssertionError("classify_batch: deck checks disagree")
+    return InvalidPlay(explain_invalid([counts[i] for i in range(NFACES)], rs, n), "cards")
 
 
 # ----------------------------------------------------------------------------- explanations

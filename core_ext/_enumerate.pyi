@@ -6,7 +6,11 @@ See docs/enumeration.md for what counts as a distinct play, the order and the fi
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple, overload
 
-from ._core import CardsLike, Classification, KindName, Reading, VariantLike
+from typing_extensions import disjoint_base
+
+from ._core import Classification, Reading, _CardsLike, _KindName, _VariantLike
+
+__all__ = ["LegalPlays", "Play", "best_bomb", "count_plays", "legal_plays"]
 
 class Play(NamedTuple):
     """One legal play: the card codes to play (taken from the hand) and its reading.
@@ -21,15 +25,16 @@ class Play(NamedTuple):
     reading: Reading
 
     @property
-    def kind(self) -> KindName:
+    def kind(self) -> _KindName:
         """The reading's type name."""
 
     @property
     def text(self) -> tuple[str, ...]:
         """The cards as text tokens, e.g. ``("7S", "7H", "BJ")``."""
 
-PlayToBeat = CardsLike | Reading | Classification | Play
+_PlayToBeat = _CardsLike | Reading | Classification | Play
 
+@disjoint_base
 class LegalPlays:
     """The legal plays of a hand in the documented order: a read-only sequence of Play.
 
@@ -58,19 +63,19 @@ class LegalPlays:
 
     def __len__(self) -> int: ...
     @overload
-    def __getitem__(self, index: int) -> Play: ...
+    def __getitem__(self, index: int, /) -> Play: ...
     @overload
-    def __getitem__(self, index: slice) -> list[Play]: ...
+    def __getitem__(self, index: slice, /) -> list[Play]: ...
     def __iter__(self) -> Iterator[Play]: ...
-    def __contains__(self, play: object) -> bool: ...
-    def count(self, kind: KindName | None = None) -> int:
+    def __contains__(self, play: object, /) -> bool: ...
+    def count(self, kind: _KindName | None = None) -> int:
         """Number of plays listed (of one type when ``kind`` is given)."""
 
     def by_kind(self) -> dict[str, int]:
         """Plays listed per type: ``{kind: count}`` for every kind, in KINDS order."""
 
-def legal_plays(hand: CardsLike, variant: VariantLike, to_beat: PlayToBeat | None = None, *,
-                kinds: Iterable[KindName] | KindName | None = None, bombs_only: bool = False,
+def legal_plays(hand: _CardsLike, variant: _VariantLike, to_beat: _PlayToBeat | None = None, *,
+                kinds: Iterable[_KindName] | _KindName | None = None, bombs_only: bool = False,
                 max_cards: int | None = None, limit: int | None = None,
                 timeout: float | None = None) -> LegalPlays:
     """Every legal play from ``hand`` under ``variant`` (§7, §8), each exactly once.
@@ -92,13 +97,13 @@ def legal_plays(hand: CardsLike, variant: VariantLike, to_beat: PlayToBeat | Non
     :raises DeadlineExceeded: the ``timeout`` ran out.
     """
 
-def count_plays(hand: CardsLike, variant: VariantLike,
-                to_beat: PlayToBeat | None = None, *,
+def count_plays(hand: _CardsLike, variant: _VariantLike,
+                to_beat: _PlayToBeat | None = None, *,
                 timeout: float | None = None) -> dict[str, int]:
     """Legal plays per type, ``{kind: count}`` for every kind in KINDS order — what
     :func:`legal_plays` would list, without building the plays."""
 
-def best_bomb(hand: CardsLike, variant: VariantLike, *,
+def best_bomb(hand: _CardsLike, variant: _VariantLike, *,
               timeout: float | None = None) -> Reading | None:
     """The strongest bomb the hand can play by the variant's §8 key, or None; among equally
     strong bombs the one :func:`legal_plays` lists first."""

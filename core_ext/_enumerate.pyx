@@ -43,7 +43,7 @@ from core_ext._core cimport (
     BJ, KEYLEN, K_BOMB, K_CHAIN_BOMB, K_JOKER_BOMB_3, K_JOKER_BOMB_4, K_PAIR, K_PAIR_CHAIN,
     K_SINGLE, K_STRAIGHT, K_TRIPLE, K_TRIPLE_CHAIN, MAXCARDS, MAXREAD, NFACES, NKINDS, RD,
     SJ, Rules, RuleSet, classify_counts, count_codes, get_rules, key_cmp, make_reading,
-    parse_into, rd_beats, reading_rd, sort_ints, u8, window_reading,
+    CODE_BJ, code_rank, parse_into, rd_beats, reading_rd, sort_ints, u8, window_reading,
 )
 
 import operator
@@ -676,9 +676,9 @@ cdef class LegalPlays:
             return False
         memset(c, 0, 16)
         for code in play[0]:
-            if not isinstance(code, int) or not 1 <= code <= 75:
+            if not isinstance(code, int) or not 1 <= code <= CODE_BJ:
                 return False
-            c[(code - 1) // 5] += 1
+            c[code_rank(code)] += 1
         for i in range(self.n):
             for r in range(NFACES):
                 if self.entries[i].c[r] != c[r]:

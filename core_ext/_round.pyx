@@ -20,6 +20,9 @@ from libc.string cimport memcmp, memcpy, memset
 
 from core_ext._core cimport (
     K_BOMB,
+    Decl,
+    _parse_decl,
+    decl_match,
     MAXCARDS,
     MAXREAD,
     NFACES,
@@ -35,8 +38,10 @@ from core_ext._core cimport (
 )
 
 from core_ext._core import KINDS as _KINDS
-from core_ext._core import _declared_kind, _rank_name, _top_pos, format_cards, play_reading
+from core_ext._core import Reading, format_cards, play_reading
+from core_ext.declaration import Declaration
 from core_ext._settle import settle as _settle_inputs
+from core_ext.cards import rank_name as _rank_name
 from core_ext.errors import InvalidPlay, RuleViolation, ShuangkouError
 from core_ext.scoring import _settle_escape
 from core_ext.round_records import ActionRecord, Standing
@@ -439,27 +444,25 @@ cdef class RoundCore:
         raise RuleViolation(f"seat {seat} does not hold {name} ({have})", "CARDS_NOT_HELD",
                             "cards")
 
-    cdef int _play_failed(self, int seat, list codes, int kind, int top, int star) except -1:
+    cdef int _play_failed(self, int seat, list codes, const Decl* d) except -1:
         """Raise the error of a held play that cannot stand: the core's own sentence."""
         prefix = f"seat {seat} plays {_text(codes)}: "
         standing = self._standing_reading()
+        declared = _decl_object(d)
         try:
-            play_reading(codes, self.rs, standing,
-                         None if kind < 0 else _KINDS[kind],
-                         None if top < 0 else top)
+            play_reading(codes, self.rs, standing, declared)
         except InvalidPlay as exc:        # no reading at all: malformed, not a rule
             raise InvalidPlay(prefix + str(exc), exc.field) from None
         except ShuangkouError as exc:
-            reason = "NO_SUCH_READING" if exc.field == "declare" else "DOES_NOT_BEAT"
+            reason = "NO_SUCH_READING" if (exc.field or "").startswith("declare") \
+                else "DOES_NOT_BEAT"
             raise RuleViolation(prefix + str(exc), reason, exc.field) from None
-        # play_reading accepts it: only the declared star rules every reading out
-        raise RuleViolation(prefix + f"no reading of {_KINDS[kind]} with star {star} "
-                            + ("beats the standing play" if standing is not None else "exists"),
+        raise RuleViolation(prefix + f"no reading matches the declaration {declared}",
                             "NO_SUCH_READING", "declare")
 
     # -- the actions (C level)
-    cdef int _play(self, int seat, const int* codes, int n, int kind, int top, int star,
-                   bint commit, RD* out) except -1:
+    cdef int _play(self, int seat, const int* codes, int n, const Decl* d, bint commit,
+                   RD* out) except -1:
         """Check (and with ``commit`` apply) a play; the reading that stands goes to ``out``."""
         cdef u8 fc[NCODES]
         cdef u8 rk[NFACES]
@@ -473,14 +476,13 @@ cdef class RoundCore:
         self._take(seat, codes, n, fc, rk, counts)
         nr = classify_counts(&self.rs.r, counts, buf, MAXREAD)
         for i in range(nr):
-            if kind >= 0 and (buf[i].kind != kind or (top >= 0 and buf[i].top != top)
-                              or (star >= 0 and buf[i].star != star)):
+            if not decl_match(&buf[i], d):
                 continue
             if not self.has_st or rd_beats(&buf[i], &self.st):
                 pick = i
                 break
         if pick < 0:
-            self._play_failed(seat, [codes[i] for i in range(n)], kind, top, star)
+            self._play_failed(seat, [codes[i] for i in range(n)], d)
         out[0] = buf[pick]
         if not commit:
             return pick
@@ -602,9 +604,10 @@ cdef class RoundCore:
         a :class:`~core_ext.Declaration` or a kind name); raises the rule error otherwise."""
         cdef int codes[MAXCARDS]
         cdef RD rd
+        cdef Decl d
         cdef int n = parse_into(cards, codes, MAXCARDS)
-        kind, top, star = _declared(declare)
-        self._play(seat, codes, n, kind, top, star, 0, &rd)
+        _declared(declare, &d)
+        self._play(seat, codes, n, &d, 0, &rd)
         return make_reading(&rd, self.rs)
 
     def can_play(self, int seat, cards, declare=None):
@@ -618,9 +621,10 @@ cdef class RoundCore:
         """Play ``cards`` from ``seat``; returns the :class:`ActionRecord`."""
         cdef int codes[MAXCARDS]
         cdef RD rd
+        cdef Decl d
         cdef int n = parse_into(cards, codes, MAXCARDS)
-        kind, top, star = _declared(declare)
-        self._play(seat, codes, n, kind, top, star, 1, &rd)
+        _declared(declare, &d)
+        self._play(seat, codes, n, &d, 1, &rd)
         reading = self._standing_reading()
         over = self.over_kind != OVER_NONE
         return _action_record(seat, "play", tuple([codes[i] for i in range(n)]), reading, None,
@@ -665,12 +669,13 @@ cdef class RoundCore:
 
         The checks run in the order replay validation has always used, so each corrupt
         replay keeps its error and index (docs/replays.md)."""
-        cdef int i, j, n, seat, kind, top
+        cdef int i, j, n, seat
         cdef int codes[MAXCARDS]
         cdef u8 fc[NCODES]
         cdef u8 rk[NFACES]
         cdef u8 counts[NFACES]
         cdef RD rd
+        cdef Decl decl
         cdef Py_ssize_t count = len(actions)
         cdef Py_ssize_t pos
         cdef PyObject* k
@@ -737,19 +742,17 @@ cdef class RoundCore:
                     if n == 0:
                         raise err("a play needs at least one card "
                                   "(use {\"pass\": true} to pass)", i)
-                    kind = top = -1
+                    decl.kind = decl.top = decl.star = decl.nwild = -1
                     if extra:
-                        name, top_o = declaration_of(i, a)
-                        if name is not None:
+                        declared = declaration_of(i, a)
+                        if declared is not None:
                             try:
-                                kind = _declared_kind(name)
-                                if top_o is not None:
-                                    top = _top_pos(top_o)
+                                _parse_decl(declared, None, &decl)
                             except ShuangkouError as exc:
                                 self._take(seat, codes, n, fc, rk, counts)  # held first
                                 raise err(f"seat {seat} plays "
                                           f"{_text([codes[j] for j in range(n)])}: {exc}", i)
-                    self._play(seat, codes, n, kind, top, -1, 1, &rd)
+                    self._play(seat, codes, n, &decl, 1, &rd)
                 elif is_pass:
                     self._turn_check(seat)
                     if extra and ("escape" in a or "declare" in a or "play" in a):
@@ -965,19 +968,22 @@ cdef int _check_seat(int seat) except -1:
     return 0
 
 
-def _declared(declare):
-    """(kind index, top position, star) of a declaration; -1 for the parts left open."""
-    if declare is None:
-        return -1, -1, -1
-    if isinstance(declare, str):
-        return _declared_kind(declare), -1, -1
-    kind = getattr(declare, "kind", None)
-    top = getattr(declare, "top", None)
-    star = getattr(declare, "star", None)
-    if star is not None and (type(star) is not int or not 0 <= star <= 64):
-        raise InvalidPlay(f"declared star must be an integer 0–64; got {star!r}", "declare")
-    return (_declared_kind(kind), -1 if top is None else _top_pos(top),
-            -1 if star is None else star)
+cdef int _declared(object declare, Decl* d) except -1:
+    """Fill ``d`` from a declaration: a kind name, a :class:`~core_ext.Declaration` (kind,
+    top, star, wilds: every reading can be named) or a :class:`~core_ext.Reading`."""
+    if isinstance(declare, Reading):
+        declare = declare.declaration
+    _parse_decl(declare, None, d)
+    return 0
+
+
+cdef object _decl_object(const Decl* d):
+    """The :class:`~core_ext.Declaration` a C declaration stands for (None: nothing declared)."""
+    if d.kind < 0 and d.top < 0 and d.star < 0 and d.nwild < 0:
+        return None
+    return Declaration(None if d.kind < 0 else _KINDS[d.kind], None if d.top < 0 else d.top,
+                       None if d.star < 0 else d.star,
+                       None if d.nwild < 0 else tuple([d.wild[i] for i in range(d.nwild)]))
 
 
 def copies_held(hands, int card):

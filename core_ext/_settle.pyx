@@ -14,6 +14,8 @@ field in their declared order (what their ``__init__`` does, without the Python 
 from cpython.object cimport PyObject
 from libc.string cimport memset
 
+from core_ext._core cimport RuleSet, get_rules
+
 cdef extern from "Python.h":
     int PyObject_GenericSetAttr(object o, object name, object value) except -1
 
@@ -145,11 +147,13 @@ cdef class Tables:
 
 
 cpdef Tables tables(v):
-    """The settlement tables of a Variant (cached on it, as the compiled rules are)."""
-    t = getattr(v, "_settlement", None)
-    if t is None or (<Tables>t).variant is not v:
-        t = Tables(v)
-        object.__setattr__(v, "_settlement", t)
+    """The settlement tables of a variant, kept with its compiled rules (one cache for both,
+    beside the frozen Variant, never inside it)."""
+    cdef RuleSet rs = get_rules(v)
+    t = rs.settlement
+    if t is None:
+        t = Tables(rs.variant)
+        rs.settlement = t
     return <Tables>t
 
 

@@ -15,14 +15,14 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from ._core import RANK_CHARS, classify, format_cards, play_reading
+from ._core import classify, format_cards, play_reading
+from .cards import SEATS, partner, rank_name
 from .declaration import Declaration
 from .round import Round
 from .variants import BUILTIN, Variant, get_variant
 
 __all__ = ["generate_replay", "deal"]
 
-SEATS = 4
 _STAKES = (1, 1, 1, 2, 5)     # stakes drawn for generated replays
 _TABLE_FEES = (0, 0, 3)       # table fees drawn for escaped replays
 _LAST_NATURAL = 65            # card codes above this are jokers
@@ -102,7 +102,7 @@ class _Bot:
         return self.rng.choice([p for p in bombs if p.reading.key == cheapest])
 
 
-def _declaration(play: Any, v: Variant, standing: Any, rng: random.Random) -> tuple[dict, Any]:
+def _declaration(play: Any, v: Variant, standing: Any, rng: random.Random) -> tuple[dict[str, Any], Any]:
     """The action fields for a play and the reading that then stands (§7 rules 4–6):
     sometimes a declaration of another reading that may stand (any when leading, one that
     beats when following)."""
@@ -113,14 +113,10 @@ def _declaration(play: Any, v: Variant, standing: Any, rng: random.Random) -> tu
                    and (standing is None or r.beats(standing))]
         if options:
             wanted = rng.choice(options)
-            top = _rank_token(wanted.top)
+            top = rank_name(wanted.top)
             reading = play_reading(play.cards, v, standing, wanted.kind, top)
             return {"declare": wanted.kind, "declare_top": top}, reading
     return {}, undeclared
-
-
-def _rank_token(rank: int) -> str:
-    return RANK_CHARS[rank] if rank < 13 else ("SJ" if rank == 13 else "BJ")
 
 
 def _team_fields(hands: list[list[int]], v: Variant, rng: random.Random) -> dict[str, Any]:
@@ -133,15 +129,15 @@ def _team_fields(hands: list[list[int]], v: Variant, rng: random.Random) -> dict
     if copies != 2:
         holders = [d for d in range(SEATS) for _ in range(hands[d].count(card))]
         if hands[leader].count(card) >= 2:
-            partner = (leader + 2) % SEATS
+            mate = partner(leader)
         else:
-            partner = next((d for d in holders if d != leader), (leader + 2) % SEATS)
-        others = [d for d in range(SEATS) if d not in (leader, partner)]
-        fields["teams"] = [sorted((leader, partner)), others]
+            mate = next((d for d in holders if d != leader), partner(leader))
+        others = [d for d in range(SEATS) if d not in (leader, mate)]
+        fields["teams"] = [sorted((leader, mate)), others]
     return fields
 
 
-def generate_replay(variant: str | Variant, seed: int, escape_prob: float = 0.0) -> dict:
+def generate_replay(variant: str | Variant, seed: int, escape_prob: float = 0.0) -> dict[str, Any]:
     """A random, complete replay of one round under ``variant`` (a JSON-able dict).
 
     With probability ``escape_prob`` the round is cut at a random move and a random seat
@@ -155,7 +151,7 @@ def generate_replay(variant: str | Variant, seed: int, escape_prob: float = 0.0)
     rnd = Round.deal(v, dealt, fields["leader"], revealed=fields["revealed"],
                      teams=fields.get("teams"))
     bot = _Bot(v, rng)
-    actions: list[dict] = []
+    actions: list[dict[str, Any]] = []
     holding: list[list[int]] = []      # seats holding cards before each action
     while not rnd.is_over:
         left = rnd.cards_left

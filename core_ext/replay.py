@@ -26,25 +26,24 @@ import orjson
 
 from ._core import Reading, format_cards, parse_cards
 from ._round import deal_codes
+from .cards import CARD_BJ, CARD_SJ, MAX_CODE, NATURAL_RANKS, SEATS, card_rank, is_card
 from .declaration import Declaration
 from .errors import IllegalPlay, ShuangkouError
 from .round import Round, seating
-from .scoring import MAX_STAKE, MAX_TABLE_FEE, SEATS, RoundResult
+from .scoring import MAX_STAKE, MAX_TABLE_FEE, RoundResult
 from .variants import Variant, get_variant, variant_from_mapping
 
 __all__ = ["Action", "Replay", "ReplayError", "ReplayResult", "ReplaySummary", "parse_replay",
            "replay_round", "score_replay", "summarize_replay"]
 
-_RANK_OF = [(c - 1) // 5 if c else -1 for c in range(76)]
-_SUITED = [bool(c) and (c - 1) % 5 < 4 for c in range(76)]
-_SUITED_CODES = [c for c in range(76) if _SUITED[c]]
-_RANK_NAMES = "3456789TJQKA2"
 # Card tokens as written by format_cards (and "10" for "T"): the fast path of play parsing.
-_TOKEN_CODES = {name: c for c in range(1, 76) if _RANK_OF[c] < 13 or c in (70, 75)
+_TOKEN_CODES = {name: c for c in range(1, MAX_CODE + 1)
+                if is_card(c) and (card_rank(c) < NATURAL_RANKS or c in (CARD_SJ, CARD_BJ))
                 for name in {format_cards([c])[0], format_cards([c])[0].replace("T", "10")}}
 _KEYS = frozenset({"variant", "hands", "leader", "revealed", "teams", "partner", "actions",
                    "stake", "table_fee", "partial_deal"})
-_ACTION_KEYS = frozenset({"seat", "play", "pass", "escape", "declare", "declare_top"})
+_ACTION_KEYS = frozenset({"seat", "play", "pass", "escape", "declare", "declare_top",
+                          "declare_star", "declare_wilds"})
 
 
 class ReplayError(IllegalPlay):
@@ -63,10 +62,6 @@ class ReplayError(IllegalPlay):
                          field or (f"actions[{action}]" if action is not None else None))
         self.action = action
         self.detail = detail
-
-
-def _rank_name(rank: int) -> str:
-    return _RANK_NAMES[rank] if rank < 13 else ("SJ" if rank == 13 else "BJ")
 
 
 def _seat(value: Any, what: str, action: int | None = None) -> int:
@@ -196,19 +191,31 @@ def _seating(replay: Mapping[str, Any], hands: list[list[int]], leader: int,
         raise ReplayError(str(exc), field=exc.field) from None
 
 
-def _declaration(i: int, a: Mapping[str, Any]) -> tuple[str | None, str | int | None]:
-    """An action's ``declare`` (a play type name) and ``declare_top`` (a rank), checked."""
+def _declaration(i: int, a: Mapping[str, Any]) -> Declaration | None:
+    """An action's declared reading: ``declare`` (a play type name) and, to tell readings of
+    that type apart, ``declare_top`` (a rank), ``declare_star`` (a star) and
+    ``declare_wilds`` (the ranks the wild jokers stand for); checked."""
     kind, top = a.get("declare"), a.get("declare_top")
+    star, wilds = a.get("declare_star"), a.get("declare_wilds")
     if kind is not None and type(kind) is not str:
         raise ReplayError(f"declare must be a play type name such as \"straight\"; got "
                           f"{kind!r}", i)
-    if top is not None:
-        if kind is None:
-            raise ReplayError("declare_top needs declare (the play type it is the top of)", i)
-        if not (type(top) is str and len(top) <= 2) and not (type(top) is int and 0 <= top <= 14):
-            raise ReplayError(f"declare_top must be a rank such as \"9\" or a rank position "
-                              f"0–14; got {top!r}", i)
-    return kind, top
+    if kind is None:
+        for name in ("declare_top", "declare_star", "declare_wilds"):
+            if a.get(name) is not None:
+                raise ReplayError(f"{name} needs declare (the play type it refines)", i)
+        return None
+    if top is not None and not (type(top) is str and len(top) <= 2) \
+            and not (type(top) is int and 0 <= top <= 14):
+        raise ReplayError(f"declare_top must be a rank such as \"9\" or a rank position "
+                          f"0–14; got {top!r}", i)
+    if star is not None and not (type(star) is int and 0 <= star <= 255):
+        raise ReplayError(f"declare_star must be a star 0–255; got {star!r}", i)
+    if wilds is not None and not (type(wilds) is list and len(wilds) <= 8
+                                  and all(type(w) in (str, int) for w in wilds)):
+        raise ReplayError(f"declare_wilds must be a list of at most 8 ranks such as [\"9\"]; "
+                          f"got {wilds!r}", i)
+    return Declaration(kind, top, star, None if wilds is None else tuple(wilds))
 
 
 def _cards(i: int, raw: Any) -> list[int]:
@@ -324,9 +331,7 @@ def _parse_action(i: int, a: Any) -> Action:
             codes = _cards(i, raw)
         if not codes:
             raise ReplayError("a play needs at least one card (use {\"pass\": true} to pass)", i)
-        kind, top = _declaration(i, a)
-        return Action(seat, "play", tuple(codes),
-                      Declaration(kind, top) if kind is not None else None)
+        return Action(seat, "play", tuple(codes), _declaration(i, a))
     if a.get("pass") is True:
         if len(a) > 2:
             raise ReplayError("a pass takes no other field", i)
@@ -429,4 +434,4 @@ def score_replay(replay: Replay | Mapping[str, Any] | str | bytes, *,
                                                  "actions": rnd.actions_applied})
     except ShuangkouError as exc:   # an amount beyond the wire's 64 bits
         raise ReplayError(str(exc), rnd.escape_action, exc.field) from None
-    return result  # type: ignore[return-value]
+    return result

@@ -39,24 +39,17 @@ from ._round import (
     copies_held,
     deck_exact,
 )
+from .cards import SEATS, card_rank, is_suited, rank_name
+from .cards import partner as partner_of
 from .errors import RuleViolation, ShuangkouError
 from .round_records import ActionRecord, Standing
-from .scoring import MAX_STAKE, MAX_TABLE_FEE, SEATS, RoundResult
+from .scoring import MAX_STAKE, MAX_TABLE_FEE, RoundResult
 from .variants import BUILTIN, Variant, get_variant, variant_from_mapping
 
 __all__ = ["ActionRecord", "Round", "Standing", "ROUND_END_RULES", "TURN_AFTER", "WIND_ORDER",
            "check_deal", "seating"]
 
-_RANK_NAMES = "3456789TJQKA2"
-_SUITED_CODES = tuple(c for c in range(1, 66) if (c - 1) % 5 < 4)   # the 52 suited faces
-
-
-def _rank(code: int) -> int:
-    return (code - 1) // 5
-
-
-def _rank_name(rank: int) -> str:
-    return _RANK_NAMES[rank] if rank < 13 else ("SJ" if rank == 13 else "BJ")
+_SUITED_CODES = tuple(c for c in range(1, 66) if is_suited(c))   # the 52 suited faces
 
 
 def _seat(value: Any, what: str, field: str) -> int:
@@ -106,7 +99,7 @@ def check_deal(hands: Sequence[Sequence[int]], v: Variant, partial: bool) -> Non
     for hand in hands:
         for c in hand:
             faces[c] += 1
-            ranks[_rank(c)] += 1
+            ranks[card_rank(c)] += 1
     over = next((c for c in _SUITED_CODES if faces[c] > v.decks), None)
     if over is not None:
         raise ShuangkouError(f"the hands hold {faces[over]} copies of "
@@ -117,7 +110,7 @@ def check_deal(hands: Sequence[Sequence[int]], v: Variant, partial: bool) -> Non
         if ranks[r] > want[r] or (not partial and ranks[r] != want[r]):
             raise ShuangkouError(
                 f"the hands are not {'part of ' if partial else ''}the {v.id} deck: "
-                f"{ranks[r]} cards of rank {_rank_name(r)} dealt, the deck has {want[r]}"
+                f"{ranks[r]} cards of rank {rank_name(r)} dealt, the deck has {want[r]}"
                 + ("" if partial else " (pass partial_deal to allow partial deals)"), "hands")
 
 
@@ -130,11 +123,11 @@ def _revealed_partner(revealed: Any, hands: Sequence[Sequence[int]], leader: int
         codes = parse_cards([revealed] if isinstance(revealed, str) else revealed)
     except ShuangkouError as exc:
         raise ShuangkouError(f"revealed: {exc}", "revealed") from None
-    if len(codes) != 1 or not ((codes[0] - 1) % 5 < 4 or _rank(codes[0]) >= 13):
+    if len(codes) != 1 or not (is_suited(codes[0]) or card_rank(codes[0]) >= 13):
         raise ShuangkouError(f"revealed must be one suited card or a joker; got {revealed!r}",
                              "revealed")
     card = codes[0]
-    copies = v.joker_copies if _rank(card) >= 13 else v.decks
+    copies = v.joker_copies if card_rank(card) >= 13 else v.decks
     held = copies_held(hands, card)
     if not held[leader]:
         raise ShuangkouError(f"the leader (dealt seat {leader}) does not hold the revealed "
@@ -147,7 +140,7 @@ def _revealed_partner(revealed: Any, hands: Sequence[Sequence[int]], leader: int
                                  "'partner')", "teams")
         return None
     if held[leader] >= 2:
-        return (leader + 2) % SEATS          # the leader holds both copies: nothing moves
+        return partner_of(leader)       # the leader holds both copies: nothing moves
     for d in range(SEATS):
         if d != leader and held[d]:
             return d
@@ -187,7 +180,7 @@ def seating(v: Variant, hands: Sequence[Sequence[int]], leader: int, *, revealed
                              f"partner but the replay states {stated}", "teams")
     mate = stated if stated is not None else by_card
     hand_at = list(range(SEATS))
-    opposite = (leader + 2) % SEATS
+    opposite = partner_of(leader)
     if mate is not None and mate != opposite:
         hand_at[opposite], hand_at[mate] = mate, opposite
     return hand_at
@@ -510,7 +503,7 @@ def _ended_at(fin: Sequence[int], rule: int) -> int | None:
     """Index in the finishing order at which the round ended (by the round-end rule)."""
     done: set[int] = set()
     for i, s in enumerate(fin):
-        if rule == 1 or (s + 2) % SEATS in done:
+        if rule == 1 or partner_of(s) in done:
             return i
         done.add(s)
     return None
@@ -524,13 +517,13 @@ def _validate_live(r: Round, st: dict[str, Any]) -> None:
     for s in range(SEATS):
         for cards, _ in st["bombs"][s]:
             for c in cards:
-                used[_rank(c)] += 1
+                used[card_rank(c)] += 1
     if any(map(gt, used, played)):
         raise _bad("bombs hold cards that were never played")
     if st["standing"] is not None:
         need = [0] * 15
         for c in st["standing"][1]:
-            need[_rank(c)] += 1
+            need[card_rank(c)] += 1
         if any(map(gt, need, played)):
             raise _bad("the standing play holds cards that were never played")
         reading = r.standing.reading if r.standing is not None else None

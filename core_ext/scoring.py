@@ -25,6 +25,7 @@ from typing import Any
 
 from . import _settle
 from ._core import Reading, classify, parse_cards
+from .cards import SEATS, next_seat, partner
 from .errors import IllegalPlay, InvalidPlay, ShuangkouError
 from .variants import Variant, get_variant
 
@@ -41,7 +42,6 @@ __all__ = [
     "settle",
 ]
 
-SEATS = 4
 #: Largest stake and table fee accepted. With a house variant's table amounts (each up to
 #: variants.MAX_AMOUNT) a settlement can still pass int64; :func:`settle` refuses those.
 MAX_STAKE = 10**9
@@ -57,10 +57,6 @@ ESCAPE_AMOUNTS: Mapping[str, Mapping[str, int]] = {
     "fengkuang": {"pay": 4, "receive": 1},      # 4th-place 双扣 base × M; half to the opponents
     "qianbian": {"pay": 3 * 4, "receive": 4},   # 3 × the 双扣 base × M(S); holders get the base
 }
-
-
-def partner(seat: int) -> int:
-    return (seat + 2) % SEATS
 
 
 # ----------------------------------------------------------------------------- result records
@@ -335,7 +331,7 @@ def _escape_fengkuang(ctx: _EscapeContext) -> _EscapeSettlement:
     m = ctx.variant.multiplier_for(star)
     amounts = [0] * SEATS
     amounts[ctx.escaper] = -ESCAPE_AMOUNTS["fengkuang"]["pay"] * m
-    for s in ((ctx.escaper + 1) % SEATS, (ctx.escaper + 3) % SEATS):
+    for s in (next_seat(ctx.escaper), next_seat(partner(ctx.escaper))):
         amounts[s] = ESCAPE_AMOUNTS["fengkuang"]["receive"] * m
     return _EscapeSettlement(tuple(amounts), star, seat if star else None, m)
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from .cards import RANK_CHARS
 from .errors import VariantError
 
 __all__ = [
@@ -35,11 +36,10 @@ __all__ = [
     "list_variants",
     "load_variant",
     "variant_from_mapping",
+    "register_variants",
+    "house_variants",
+    "find_variant",
 ]
-
-RANK_CHARS = "3456789TJQKA2"
-
-
 
 
 # Bomb-order families (§8). Each lists the fields of a bomb's sort key, compared
@@ -125,6 +125,16 @@ class Variant:
     escape_fee: int = 0           # huopin: the escaper pays escape_fee × stake + table fee
     extends: str | None = None    # the built-in this variant was derived from, if any
 
+    # ------------------------------------------------------------------ identity
+    def __hash__(self) -> int:
+        """Hash of every field (mappings as sorted items), consistent with ``==``.
+
+        Written out because the generated one would hash the ``base``/``kou`` mappings,
+        which are unhashable; equal variants hash equal, so a variant rebuilt from the same
+        data (e.g. the same custom JSON on every request) finds the same compiled rules.
+        """
+        return hash(tuple([_hashable(getattr(self, name)) for name in _FIELD_NAMES]))
+
     # ------------------------------------------------------------------ derived data
     @property
     def copies_per_rank(self) -> int:
@@ -145,7 +155,8 @@ class Variant:
 
     @property
     def bomb_tiers(self) -> Mapping[str, int]:
-        return BOMB_ORDERS[self.bomb_order]["tiers"]
+        tiers: Mapping[str, int] = BOMB_ORDERS[self.bomb_order]["tiers"]
+        return tiers
 
     def multiplier_for(self, star: int) -> int:
         """M for a star (§10.3): 1 below the first row, the last row for all higher stars."""
@@ -264,7 +275,15 @@ class Variant:
         d = {f.name: getattr(self, f.name) for f in fields(self)}
         d["base"] = {k: list(v) for k, v in self.base.items()}
         d["kou"] = dict(self.kou)
-        return json.loads(json.dumps(d))
+        plain: dict[str, Any] = json.loads(json.dumps(d))
+        return plain
+
+
+def _hashable(value: Any) -> Any:
+    """A field value in hashable form: mappings become sorted item tuples."""
+    if isinstance(value, Mapping):
+        return tuple(sorted(value.items()))
+    return value
 
 
 def _check_star_table(v: Variant, name: str, table: Any, width: int, fail: Any) -> None:
@@ -279,6 +298,7 @@ def _check_star_table(v: Variant, name: str, table: Any, width: int, fail: Any) 
         last = row[0]
 
 
+_FIELD_NAMES = tuple(f.name for f in fields(Variant))
 _FIELD_TYPES: Mapping[str, tuple[type, ...]] = MappingProxyType({
     **{n: (str,) for n in ("id", "name", "source", "chain_counts", "chain_phase", "chain_wrap",
                            "bomb_order", "round_end", "multiplier_star", "contribution_mode",
@@ -376,7 +396,7 @@ def get_variant(variant: str | Variant) -> Variant:
     if isinstance(variant, Variant):
         return variant
     try:
-        return BUILTIN[variant]
+        return BUILTIN[variant] if variant in BUILTIN else _HOUSE[variant]
     except (KeyError, TypeError):
         raise VariantError(
             f"unknown variant {variant!r}; built-in variants are {', '.join(BUILTIN)}", "variant"
@@ -409,7 +429,13 @@ def variant_from_mapping(data: Mapping[str, Any], base: Variant | None = None,
         base = _resolve_parent(parent_id, _known or {}, depth=0)
     changes = dict(data)
     changes.setdefault("extends", base.extends or base.id)
-    return _replace_checked(base, changes)
+    variant = _replace_checked(base, changes)
+    # After the fields are checked, so a malformed field is reported first. An id taken
+    # from the parent (no "id" given) counts: two rule sets must never share an id.
+    if variant.id in BUILTIN:
+        raise VariantError(f"a custom variant may not take the built-in id {variant.id!r}; "
+                           "give it an id of its own", "id")
+    return variant
 
 
 def _replace_checked(base: Variant, data: Mapping[str, Any]) -> Variant:
@@ -487,3 +513,45 @@ def load_variants(source: str | Path | Mapping[str, Any]) -> list[Variant]:
         return [variant_from_mapping(spec, _known=specs) if isinstance(spec, Mapping)
                 else variant_from_mapping(spec) for spec in specs.values()]
     return [variant_from_mapping(data)]
+
+
+# ----------------------------------------------------------------------------- house registry
+# House variants a server loads at start-up (`shuangkou serve --variants FILE...`), resolvable
+# by id next to the built-ins. Written once before serving; read-only afterwards.
+_HOUSE: dict[str, Variant] = {}
+
+
+def register_variants(sources: Any) -> list[Variant]:
+    """Load every variant of each file in ``sources`` and register them by id, all or none.
+
+    Refused (VariantError) when an id is a built-in's, is defined twice, or is registered
+    already; nothing is registered then. Returns the variants registered, in file order.
+    """
+    loaded: list[Variant] = []
+    for source in sources:
+        loaded.extend(load_variants(source))
+    seen: set[str] = set()
+    for v in loaded:
+        if v.id in BUILTIN:
+            raise VariantError(f"house variant id {v.id!r} is a built-in's; choose another id",
+                               "id")
+        if v.id in seen or v.id in _HOUSE:
+            raise VariantError(f"house variant id {v.id!r} is defined twice", "id")
+        seen.add(v.id)
+    _HOUSE.update((v.id, v) for v in loaded)
+    return loaded
+
+
+def unregister_variants() -> None:
+    """Forget every house variant (tests and embedding)."""
+    _HOUSE.clear()
+
+
+def house_variants() -> list[Variant]:
+    """The registered house variants, in registration order."""
+    return list(_HOUSE.values())
+
+
+def find_variant(variant_id: str) -> Variant | None:
+    """The built-in or registered house variant with this id, or None."""
+    return BUILTIN.get(variant_id) or _HOUSE.get(variant_id)

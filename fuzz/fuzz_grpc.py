@@ -17,6 +17,7 @@ from common import KNOWN, STRICT, Input, _seen, main
 from messages import STREAM, Aborted, Context, check_status, install_log_trap, random_rpc
 from prometheus_client import CollectorRegistry
 
+from service.errors import decode_status
 from service.limits import Limits
 from service.metrics import Metrics
 from service.servicer import ShuangkouServicer
@@ -49,11 +50,11 @@ def one_input(data: bytes) -> None:
         for a in answers:
             a.SerializeToString()
             if a.WhichOneof("outcome") == "error":
-                code = getattr(grpc.StatusCode, a.error.code, None)
-                if code is grpc.StatusCode.INTERNAL:
+                failure = decode_status(a.error)
+                if failure.code is grpc.StatusCode.INTERNAL:
                     _internal(what)
-                elif code not in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND) \
-                        or not a.error.field:
+                elif failure.code not in (grpc.StatusCode.INVALID_ARGUMENT,
+                                          grpc.StatusCode.NOT_FOUND) or not failure.field:
                     raise AssertionError(f"{what}: stream item error {a.error}")
         return
     try:

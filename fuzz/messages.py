@@ -2,7 +2,7 @@
 
 :func:`random_request` walks a request type's descriptor and fills fields from fuzz bytes:
 enums take listed and unlisted values (proto3 enums are open), cards are often real plays,
-``custom_variant_json``/``replay_json`` are often near-valid documents. :class:`Context` is an
+``RuleSet.custom_json``/``replay_json`` are often near-valid documents. :class:`Context` is an
 in-process ``grpc.ServicerContext`` that turns ``abort`` into :class:`Aborted`, and
 :func:`check_status` says whether a failure is one the API documents (a code from
 :data:`ALLOWED` with a ``google.rpc.BadRequest`` that names a field).
@@ -94,9 +94,10 @@ def _scalar(inp: Input, f: FieldDescriptor, path: str) -> Any:
     if f.type == FD.TYPE_BOOL:
         return inp.bool()
     if f.type == FD.TYPE_STRING:
-        if name == "variant":
+        in_rule_set = f.containing_type.name == "RuleSet"
+        if in_rule_set and name == "id":
             return inp.choice(VARIANTS) if inp.byte() % 6 else inp.choice(("", "nope", "BAIBIAN"))
-        if name == "custom_variant_json":
+        if in_rule_set and name == "custom_json":
             return custom_variant_json(inp)
         if name == "replay_json":
             doc = replay_document(inp) if inp.byte() % 6 else inp.json(3)

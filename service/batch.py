@@ -14,8 +14,13 @@ a bounded number of chunks is in flight. A progress bar with rate and ETA goes t
 when stderr is a terminal, and a summary always. ``--server`` sends the replays to a
 running service instead (service.remote), with the same output.
 
-Exit status: 0 when every replay scored, 1 when some records are errors, 2 on bad usage, an
-unreadable input file or a failed server.
+Inputs may be files (plain or ``.gz``), globs and directories. ``--output FILE --resume``
+continues an interrupted run from the records already in FILE. With ``--output-dir`` the
+input is an archive scored partition by partition, on a local pool, a Dask cluster
+(``--dask``) or one shard of a Kubernetes Indexed Job (``--shard``): service.archive.
+
+Exit status: 0 when every replay scored, 1 when some records are errors, 2 on bad usage or
+an unreadable input file, 3 when a server (or a Dask scheduler) cannot be reached or fails.
 """
 
 from __future__ import annotations
@@ -30,7 +35,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-__all__ = ["main", "score_line", "score_lines", "score_range", "error_record", "result_record"]
+from .records import Block, RemoteFailure, error_record, result_record, score_line, score_lines
+
+__all__ = ["main", "score_line", "score_lines", "score_range", "error_record", "result_record",
+           "Block"]
 
 DEFAULT_CHUNK = 200          # replays per task sent to a worker
 WINDOW_PER_JOB = 4           # chunks in flight per worker (bounds memory on huge inputs)
@@ -39,73 +47,21 @@ SAMPLE_BYTES = 1 << 16       # read to estimate a file's line length (chunk size
 
 
 # ----------------------------------------------------------------------------- records
+# The record shapes live in service.records (shared with service.remote and the archive
+# backends); the names stay importable from here.
 
-def result_record(result: dict[str, Any]) -> dict[str, Any]:
-    """The output record of a scored replay: ``ok`` plus the result's ``to_dict()``."""
-    return {"ok": True, **result}
+# ----------------------------------------------------------------------------- input
 
-
-def error_record(reason: str, action: int | None = None) -> dict[str, Any]:
-    """The output record of a rejected line."""
-    error: dict[str, Any] = {"reason": reason}
-    if action is not None:
-        error = {"action": action, **error}
-    return {"ok": False, "error": error}
+Task = tuple[Callable[..., Block], tuple[Any, ...]]
 
 
-def _record(line: str, partial_deal: bool) -> dict[str, Any]:
-    from core_ext.errors import ShuangkouError
-    from core_ext.replay import ReplayError, score_replay
-
-    text = line.strip()
-    if not text:
-        return error_record("empty line (expected one replay JSON object)")
-    try:
-        return result_record(score_replay(text, partial_deal=partial_deal).to_dict())
-    except ReplayError as exc:
-        return error_record(exc.detail, exc.action)
-    except ShuangkouError as exc:
-        return error_record(str(exc))
-    except Exception as exc:  # noqa: BLE001 - a bug must not stop a batch of 100k
-        rec = error_record(f"internal error: {type(exc).__name__}: {exc}")
-        rec["error"]["internal"] = True
-        return rec
-
-
-def _dumps(record: dict[str, Any]) -> str:
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
-
-
-def score_line(line: str, partial_deal: bool = False) -> str:
-    """Score one JSONL line; returns the output record as one JSON line (no newline)."""
-    return _dumps(_record(line, partial_deal))
-
-
-@dataclass
-class Block:
-    """Records of a chunk of input lines, joined, with the counts the summary needs."""
-
-    text: str = ""            # one record per line, each ending in a newline
-    lines: int = 0
-    ok: int = 0
-    internal: int = 0
-    kinds: collections.Counter[str] = field(default_factory=collections.Counter)
-
-    def add(self, record: dict[str, Any]) -> str:
-        self.lines += 1
-        if record["ok"]:
-            self.ok += 1
-            self.kinds[record["kind"]] += 1
-        elif record["error"].get("internal"):
-            self.internal += 1
-        return _dumps(record)
-
-
-def score_lines(lines: Sequence[str], partial_deal: bool = False) -> Block:
-    """Score a chunk of lines (a pool worker's unit of work for stdin)."""
-    block = Block()
-    block.text = "".join(block.add(_record(line, partial_deal)) + "\n" for line in lines)
-    return block
+def _split_lines(data: bytes) -> list[str]:
+    """Lines of ``data`` split on ``\\n`` only (a lone ``\\r`` stays inside its line; a
+    ``\\r\\n`` ending loses the ``\\r`` as JSON whitespace would anyway)."""
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()            # the data ends with a newline
+    return [raw.decode("utf-8", errors="replace") for raw in lines]
 
 
 def score_range(path: str, start: int, end: int, partial_deal: bool = False) -> Block:
@@ -114,15 +70,7 @@ def score_range(path: str, start: int, end: int, partial_deal: bool = False) -> 
     with open(path, "rb") as f:
         f.seek(start)
         data = f.read(end - start)
-    lines = data.decode("utf-8", errors="replace").split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()            # the range ends with a newline
-    return score_lines(lines, partial_deal)
-
-
-# ----------------------------------------------------------------------------- input
-
-Task = tuple[Callable[..., Block], tuple[Any, ...]]
+    return score_lines(_split_lines(data), partial_deal)
 
 
 def _ranges(path: str, chunk_lines: int) -> Iterator[tuple[int, int]]:
@@ -141,10 +89,10 @@ def _ranges(path: str, chunk_lines: int) -> Iterator[tuple[int, int]]:
             start = end
 
 
-def _stdin_chunks(stream: IO[str], chunk_lines: int) -> Iterator[list[str]]:
+def _chunks(lines: Iterable[str], chunk_lines: int) -> Iterator[list[str]]:
     chunk: list[str] = []
-    for line in stream:
-        chunk.append(line.rstrip("\n"))
+    for line in lines:
+        chunk.append(line)
         if len(chunk) >= chunk_lines:
             yield chunk
             chunk = []
@@ -152,38 +100,59 @@ def _stdin_chunks(stream: IO[str], chunk_lines: int) -> Iterator[list[str]]:
         yield chunk
 
 
+def _file_lines(path: str) -> Iterator[str]:
+    """The lines of a file (``-``: stdin; ``.gz``: gunzipped), split on ``\\n`` only."""
+    import gzip
+
+    if path == "-":
+        stream: IO[bytes] = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else None  # type: ignore[assignment]
+        if stream is None:     # a text stand-in for stdin (tests): newlines are \n already
+            for line in sys.stdin:
+                yield line.rstrip("\n")
+            return
+    else:
+        stream = gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")  # noqa: SIM115
+    try:
+        for raw in stream:      # binary iteration splits on b"\n" only
+            yield from _split_lines(raw)
+    finally:
+        if path != "-":
+            stream.close()
+
+
+def _lines(paths: Sequence[str], skip: int = 0) -> Iterator[str]:
+    """Every input line, after the first ``skip`` (for --server and --resume)."""
+    for p in paths or ["-"]:
+        for line in _file_lines(p):
+            if skip:
+                skip -= 1
+                continue
+            yield line
+
+
 def _tasks(paths: Sequence[str], chunk_lines: int, partial: bool) -> Iterator[Task]:
     for p in paths or ["-"]:
-        if p == "-":
-            for chunk in _stdin_chunks(sys.stdin, chunk_lines):
+        if p == "-" or p.endswith(".gz"):
+            for chunk in _chunks(_file_lines(p), chunk_lines):
                 yield score_lines, (chunk, partial)
         else:
             for start, end in _ranges(p, chunk_lines):
                 yield score_range, (p, start, end, partial)
 
 
-def _lines(paths: Sequence[str]) -> Iterator[str]:
-    """Every input line (for --server)."""
-    for p in paths or ["-"]:
-        stream = sys.stdin if p == "-" else open(p, encoding="utf-8", errors="replace")  # noqa: SIM115
-        try:
-            for line in stream:
-                yield line.rstrip("\n")
-        finally:
-            if stream is not sys.stdin:
-                stream.close()
+def _expand(specs: Sequence[str]) -> list[str]:
+    """Files, globs and directories → files (``-`` kept), as the archive backends see them."""
+    from .partitions import expand
 
-
-def _check_readable(paths: Sequence[str]) -> None:
-    for p in paths:
-        if p != "-":
-            with open(p, "rb"):
-                pass
+    out: list[str] = []
+    for spec in specs:
+        out.extend(["-"] if spec == "-" else [f.name for f in expand([spec])])
+    return out
 
 
 def _count_lines(paths: Sequence[str]) -> int | None:
-    """Lines in the input files (for the ETA), or None when reading stdin."""
-    if not paths or "-" in paths:
+    """Lines in the input files (for the ETA), or None when reading stdin or gzip."""
+    if not paths or any(p == "-" or p.endswith(".gz") for p in paths):
         return None
     total = 0
     for p in paths:
@@ -194,6 +163,19 @@ def _count_lines(paths: Sequence[str]) -> int | None:
                 last = block[-1:]
             total += last != b"\n"
     return total
+
+
+def _resume_point(path: str) -> int:
+    """Records already in ``path`` (complete lines; a torn last line is cut off)."""
+    try:
+        with open(path, "rb+") as f:
+            data = f.read()
+            keep = data.rfind(b"\n") + 1
+            if keep != len(data):
+                f.truncate(keep)
+            return data.count(b"\n")
+    except FileNotFoundError:
+        return 0
 
 
 # ----------------------------------------------------------------------------- progress
@@ -260,12 +242,17 @@ def _clock(seconds: float) -> str:
 
 # ----------------------------------------------------------------------------- running
 
+EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
+
+
 def _local(tasks: Iterator[Task], jobs: int) -> Iterator[Block]:
     if jobs <= 1:
         for fn, args in tasks:
             yield fn(*args)
         return
     import multiprocessing
+
+    import core_ext.replay  # noqa: F401 - imported once here, inherited by the forked workers
 
     with multiprocessing.Pool(jobs) as pool:
         pending: collections.deque[Any] = collections.deque()
@@ -292,9 +279,10 @@ def _parser() -> argparse.ArgumentParser:
         prog="shuangkou score-replays",
         description="Validate and score replays (JSON lines, docs/replays.md). One JSON "
                     "record per input line goes to stdout, in order; progress and a summary "
-                    "go to stderr.")
-    p.add_argument("files", nargs="*", metavar="FILE",
-                   help="JSONL files of replays ('-' or none: stdin)")
+                    "go to stderr. With --output-dir (and --dask or --shard) an archive is "
+                    "scored into partition files, resumably (docs/archives.md).")
+    p.add_argument("files", nargs="*", metavar="INPUT",
+                   help="JSONL files (.gz too), globs or directories ('-' or none: stdin)")
     p.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
                    help="worker processes (default: every core, %(default)s here); with "
                         "--server: concurrent streams")
@@ -305,57 +293,189 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true",
                    help="never draw the progress bar (it is drawn only on a terminal)")
     p.add_argument("--server", metavar="TARGET",
-                   help="score on a running service (host:port) instead of locally")
+                   help="score on running services: host:port[,host:port...] or a gRPC "
+                        "target (dns:///name:port) instead of locally")
+    p.add_argument("--output", metavar="FILE",
+                   help="write the records to FILE instead of stdout")
+    p.add_argument("--resume", action="store_true",
+                   help="with --output: keep FILE's complete records and score only the "
+                        "input lines after them")
+    archive = p.add_argument_group("archives (docs/archives.md)")
+    archive.add_argument("-o", "--output-dir", metavar="DIR",
+                         help="score into DIR: one JSONL per partition, a manifest and "
+                              "summary.json; a rerun finishes only incomplete partitions")
+    archive.add_argument("--dask", metavar="ADDRESS",
+                         help="score the partitions on a Dask cluster: a scheduler address "
+                              "(tcp://host:8786) or local[:N] (a local cluster of N workers)")
+    archive.add_argument("--shard", metavar="I/N",
+                         help="score only shard I of N (every N-th partition from I; e.g. "
+                              "$JOB_COMPLETION_INDEX/N in a Kubernetes Indexed Job)")
+    archive.add_argument("--partition-lines", type=int, metavar="N",
+                         help="lines per partition (default 10000)")
+    archive.add_argument("--merge", action="store_true",
+                         help="after sharded runs: check every partition of --output-dir "
+                              "and write its summary (no scoring)")
     return p
 
 
+def _fail(message: str, status: int) -> int:
+    print(f"shuangkou score-replays: {message}", file=sys.stderr)
+    return status
+
+
+def _archive_main(args: argparse.Namespace, draw: bool) -> int:
+    from . import archive
+
+    outdir = args.output_dir
+    try:
+        if args.merge:
+            summary, missing = archive.merge(outdir)
+            if summary is None:
+                return _fail(f"{len(missing)} partitions of {outdir} are not complete "
+                             f"(first: {', '.join(missing[:5])}); rerun their shards", EXIT_USAGE)
+            sys.stderr.write(archive.format_summary(summary, outdir))
+            return EXIT_OK if summary["rejected"] == 0 else EXIT_REJECTED
+        run = archive.prepare(args.files, outdir,
+                              args.partition_lines or archive.DEFAULT_PARTITION_LINES,
+                              args.partial_deal)
+    except OSError as exc:
+        return _fail(f"cannot read {exc.filename or ''}: {exc.strerror or exc}", EXIT_USAGE)
+    except archive.ArchiveError as exc:
+        return _fail(str(exc), EXIT_USAGE)
+    parts = run.parts
+    if args.shard:
+        index, count = archive.parse_shard(args.shard)
+        parts = archive.shard_of(parts, index, count)
+    pending = [p for p in parts if not run.complete(p)]
+    already = len(parts) - len(pending)
+    client = None
+    try:
+        if args.dask:
+            client = archive.dask_client(args.dask)
+            n = len(client.scheduler_info()["workers"])
+            backend = f"dask {args.dask}, {n} worker{'s' if n != 1 else ''}"
+            results = archive.run_dask(run, pending, client)
+        else:
+            backend = f"{args.jobs} local process{'es' if args.jobs > 1 else ''}"
+            results = archive.run_local(run, pending, args.jobs)
+        if args.shard:
+            backend += f", shard {args.shard}"
+        this_run = archive.execute(pending, results, backend, already, draw)
+    except archive.ClusterError as exc:
+        return _fail(str(exc), EXIT_UNREACHABLE)
+    except archive.ArchiveError as exc:
+        return _fail(str(exc), EXIT_USAGE)
+    except Exception as exc:  # noqa: BLE001 - e.g. OSError, Dask's KilledWorker: one line
+        if not (args.dask or isinstance(exc, OSError)):
+            raise
+        return _fail(f"{type(exc).__name__}: {exc} (rerun the same command to finish the "
+                     "remaining partitions)", EXIT_USAGE)
+    finally:
+        if client is not None:
+            cluster = client.cluster
+            client.close()
+            if cluster is not None:
+                cluster.close()
+    if args.shard:
+        stats, _ = archive.summarize(run, parts)
+        print(f"score-replays: shard {args.shard}: {len(parts)} partitions, {stats.lines} "
+              f"lines ({stats.ok} scored); {this_run['lines']} lines in "
+              f"{this_run['seconds']:.2f} s this run; merge with --merge --output-dir "
+              f"{outdir}", file=sys.stderr)
+        return EXIT_OK if stats.ok == stats.lines else EXIT_REJECTED
+    summary = archive.write_summary(run, this_run)
+    if summary is None:    # a partition vanished under us: say so, the rerun finishes it
+        return _fail("some partitions are not complete; rerun the same command", EXIT_USAGE)
+    sys.stderr.write(archive.format_summary(summary, outdir))
+    return EXIT_OK if summary["rejected"] == 0 else EXIT_REJECTED
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the batch scorer; returns the exit status (0 ok, 1 some rejected, 2 failure)."""
+    """Run the batch scorer; returns the exit status (0 ok, 1 some rejected, 2 bad usage or
+    input, 3 a server or scheduler that cannot be reached or failed)."""
     parser = _parser()
     args = parser.parse_args(argv)
-    if args.jobs < 1 or args.chunk_size < 1:
-        parser.error("--jobs and --chunk-size must be at least 1")
+    if args.jobs < 1 or args.chunk_size < 1 or (args.partition_lines or 1) < 1:
+        parser.error("--jobs, --chunk-size and --partition-lines must be at least 1")
     if args.server and args.partial_deal:
         parser.error("--partial-deal is a replay field with --server: put "
                      "\"partial_deal\": true in the replays")
+    archive_flags = [f for f, v in (("--dask", args.dask), ("--shard", args.shard),
+                                    ("--merge", args.merge),
+                                    ("--partition-lines", args.partition_lines)) if v]
+    if archive_flags and not args.output_dir:
+        parser.error(f"{archive_flags[0]} needs --output-dir")
+    if args.output_dir and (args.server or args.output or args.resume):
+        parser.error("--output-dir does not combine with --server, --output or --resume")
+    if args.dask and args.shard:
+        parser.error("--dask and --shard are two ways to spread the work: choose one")
+    if args.shard:
+        from .archive import parse_shard
+        try:
+            parse_shard(args.shard)
+        except ValueError as exc:
+            parser.error(str(exc))
+    if args.server:
+        from .remote import parse_targets
+        try:
+            parse_targets(args.server)
+        except ValueError as exc:
+            parser.error(str(exc))
+    if args.resume and not args.output:
+        parser.error("--resume needs --output FILE (the records to resume from)")
+    if args.output_dir and not args.merge and (not args.files or "-" in args.files):
+        parser.error("--output-dir scores files, globs or directories (not stdin)")
     draw = not args.no_progress and sys.stderr.isatty()
+    if args.output_dir:
+        return _archive_main(args, draw)
     try:
-        _check_readable(args.files)
-        total = _count_lines(args.files) if draw else None
+        files = _expand(args.files)
+        total = _count_lines(files) if draw else None
     except OSError as exc:
-        print(f"shuangkou score-replays: cannot read {exc.filename}: {exc.strerror}",
-              file=sys.stderr)
-        return 2
-    out = sys.stdout
+        return _fail(f"cannot read {exc.filename}: {exc.strerror}", EXIT_USAGE)
+    skip = _resume_point(args.output) if args.resume else 0
+    if total is not None:
+        total = max(total - skip, 0)
+    out = open(args.output, "a" if args.resume else "w", encoding="utf-8") if args.output \
+        else sys.stdout  # noqa: SIM115
     progress = _Progress(sys.stderr, total, draw)
     if args.server:
-        blocks = _remote(_lines(args.files), args.server, args.jobs)
+        blocks = _remote(_lines(files, skip), args.server, args.jobs)
         where = f"server {args.server}, {args.jobs} streams"
+    elif skip:
+        tasks = ((score_lines, (chunk, args.partial_deal))
+                 for chunk in _chunks(_lines(files, skip), args.chunk_size))
+        blocks = _local(tasks, args.jobs)
+        where = f"{args.jobs} worker{'s' if args.jobs > 1 else ''}, resumed after {skip}"
     else:
-        blocks = _local(_tasks(args.files, args.chunk_size, args.partial_deal), args.jobs)
+        blocks = _local(_tasks(files, args.chunk_size, args.partial_deal), args.jobs)
         where = f"{args.jobs} worker{'s' if args.jobs > 1 else ''}"
     try:
         for block in blocks:
             out.write(block.text)
             progress.add(block)
+        out.flush()
     except BrokenPipeError:       # `... | head`: stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
-        return 1
+        return EXIT_REJECTED
     except Exception as exc:
         out.flush()
-        if args.server:           # the server failed (unreachable, deadline): say so
-            print(f"shuangkou score-replays: server {args.server} failed after "
-                  f"{progress.done} records: {type(exc).__name__}: {exc}", file=sys.stderr)
-        elif isinstance(exc, OSError):   # an input file vanished or became unreadable
-            print(f"shuangkou score-replays: cannot read {exc.filename}: {exc.strerror}",
-                  file=sys.stderr)
-        else:
-            raise
-        return 2
-    out.flush()
+        if isinstance(exc, RemoteFailure):   # the servers failed (unreachable, gone): say so
+            return _fail(f"server {exc} (after {progress.done} records"
+                         + ("; rerun with --output FILE --resume to continue)" if args.output
+                            else ")"), EXIT_UNREACHABLE)
+        if args.server:
+            return _fail(f"server {args.server} failed after {progress.done} records: "
+                         f"{type(exc).__name__}: {exc}", EXIT_UNREACHABLE)
+        if isinstance(exc, OSError):   # an input file vanished or became unreadable
+            return _fail(f"cannot read {exc.filename}: {exc.strerror}", EXIT_USAGE)
+        raise
+    finally:
+        if out is not sys.stdout:
+            out.close()
     progress.finish(where)
-    return 0 if progress.ok == progress.done else 1
+    return EXIT_OK if progress.ok == progress.done else EXIT_REJECTED
 
 
 if __name__ == "__main__":

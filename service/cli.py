@@ -1,4 +1,5 @@
-"""The ``shuangkou`` command: ``serve`` (the gRPC server) and ``score-replays`` (batch scorer).
+"""The ``shuangkou`` command: ``serve`` (the gRPC server) and the subcommands of other modules
+(``score-replays``, ...), listed in :data:`COMMANDS`.
 
 Logging is configured here and nowhere else.
 """
@@ -6,31 +7,55 @@ Logging is configured here and nowhere else.
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
+import os
 import sys
 from collections.abc import Sequence
+from multiprocessing.connection import Connection
 
+from .commands import COMMANDS as ONE_OFF_COMMANDS
 from .config import Config, ConfigError, add_arguments, load_config
+from .version import version
 
-__all__ = ["main", "worker_main"]
+__all__ = ["main", "worker_main", "COMMANDS"]
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s"
+
+#: Subcommands implemented elsewhere: name -> (module, function taking argv, one-line help).
+#: The function parses its own arguments and returns the exit status. Add a command with one
+#: line here.
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "score-replays": ("service.batch", "main",
+                      "score replay files locally (see score-replays --help)"),
+}
 
 
 def _configure_logging(level: str) -> None:
     logging.basicConfig(level=level, format=LOG_FORMAT, stream=sys.stderr, force=True)
 
 
-def worker_main(config: Config) -> int:
+def _exit_now(status: int) -> None:
+    """Leave at once: after grace, a handler thread still computing must not hold the exit
+    (the interpreter would join every executor thread)."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
+
+
+def worker_main(config: Config, report: Connection | None = None) -> int:
     """Entry point of a ``--workers`` child process (spawned; must be importable)."""
     _configure_logging(config.log_level)
     from .server import serve
 
-    return serve(config, multiprocess=True)
+    _exit_now(serve(config, multiprocess=True, report=report))
+    return 0   # not reached
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="shuangkou", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"shuangkou {version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     serve = commands.add_parser(
         "serve", help="run the gRPC server",
@@ -38,17 +63,22 @@ def _parser() -> argparse.ArgumentParser:
                     "metrics). Settings: embedded defaults < --config FILE < SHUANGKOU_* "
                     "environment variables < flags.")
     add_arguments(serve)
-    commands.add_parser("score-replays", add_help=False,
-                        help="score replay files locally (see score-replays --help)")
+    for name, (_module, _func, text) in COMMANDS.items():
+        commands.add_parser(name, add_help=False, help=text)
+    for name, text in ONE_OFF_COMMANDS.items():   # service/commands.py
+        commands.add_parser(name, add_help=False, help=text)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] == "score-replays":
-        from .batch import main as score_replays  # owned by the scoring module
+    if argv and argv[0] in COMMANDS:
+        module, func, _ = COMMANDS[argv[0]]
+        return int(getattr(importlib.import_module(module), func)(argv[1:]) or 0)
+    if argv and argv[0] in ONE_OFF_COMMANDS:   # classify, compare, plays, ...
+        from .commands import main as run_command
 
-        return int(score_replays(argv[1:]) or 0)
+        return run_command(argv)
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command != "serve":
@@ -59,13 +89,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         parser.exit(2, f"shuangkou serve: {exc}\n")
     _configure_logging(config.log_level)
+    from core_ext.errors import VariantError
+
     from .server import run
 
     try:
-        return run(config, worker_main)
+        status = run(config, worker_main)
+    except VariantError as exc:
+        parser.exit(2, f"shuangkou serve: {exc}\n")
     except OSError as exc:
         logging.getLogger("shuangkou").error("%s", exc)
-        return 1
+        status = 1
+    _exit_now(status)
+    return status   # not reached
 
 
 if __name__ == "__main__":

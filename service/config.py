@@ -30,9 +30,21 @@ class Config:
     port: int = 50051
     metrics_port: int = 9090
     workers: int = 1
-    threads: int = 16
+    threads: int = 32
+    max_streams: int = 16
     reuse_port: bool = False
     grace: float = 10.0
+    metrics_host: str = "0.0.0.0"
+    reflection: bool = True
+    tls_cert: str = ""
+    tls_key: str = ""
+    tls_client_ca: str = ""
+    keepalive_time: float = 60.0
+    keepalive_timeout: float = 20.0
+    max_connection_idle: float = 300.0
+    max_connection_age: float = 0.0
+    worker_check_interval: float = 2.0
+    variants: tuple[str, ...] = ()
     max_message_bytes: int = 4 * 1024 * 1024
     max_cards: int = 64
     max_batch: int = 100_000
@@ -42,7 +54,10 @@ class Config:
     def __post_init__(self) -> None:
         ranges: dict[str, tuple[float, float]] = {
             "port": (0, 65535), "metrics_port": (0, 65535), "workers": (1, 256),
-            "threads": (1, 1024), "grace": (0, 3600), "max_message_bytes": (1024, 2**31 - 1),
+            "threads": (1, 1024), "max_streams": (0, 1023), "grace": (0, 3600),
+            "keepalive_time": (1, 86400), "keepalive_timeout": (1, 3600),
+            "max_connection_idle": (0, 86400), "max_connection_age": (0, 86400 * 30),
+            "worker_check_interval": (0.1, 600), "max_message_bytes": (1024, 2**31 - 1),
             "max_cards": (1, 4096), "max_batch": (1, 10**7), "enumeration_cap": (1, 10**7),
         }
         for name, (lo, hi) in ranges.items():
@@ -54,11 +69,23 @@ class Config:
                               f"got {self.log_level!r}")
         if not self.host:
             raise ConfigError("setting 'host' must not be empty")
+        if not self.metrics_host:
+            raise ConfigError("setting 'metrics_host' must not be empty")
+        if bool(self.tls_cert) != bool(self.tls_key):
+            raise ConfigError("settings 'tls_cert' and 'tls_key' must be given together")
+        if self.tls_client_ca and not self.tls_cert:
+            raise ConfigError("setting 'tls_client_ca' (mTLS) needs 'tls_cert' and 'tls_key'")
 
     @property
     def address(self) -> str:
         host = f"[{self.host}]" if ":" in self.host and not self.host.startswith("[") else self.host
         return f"{host}:{self.port}"
+
+    @property
+    def stream_cap(self) -> int:
+        """Streams allowed at once: ``max_streams``, but always leaving half the handler
+        threads (at least one) to unary calls and health checks, since a stream holds one."""
+        return min(self.max_streams, self.threads - max(1, self.threads // 2))
 
     def with_(self, **changes: Any) -> Config:
         return replace(self, **changes)
@@ -71,6 +98,8 @@ _HELP = {
     "metrics_port": "Prometheus metrics HTTP port (0 disables)",
     "workers": "server processes sharing the port (SO_REUSEPORT)",
     "threads": "RPC handler threads per process",
+    "max_streams": "streaming RPCs at once per process, at most threads/2; more are refused "
+                   "RESOURCE_EXHAUSTED (health Watch holds no thread and is not counted)",
     "reuse_port": "single-process mode: allow another process on the same port",
     "grace": "seconds in-flight RPCs get to finish on SIGTERM",
     "max_message_bytes": "largest request/response message in bytes",
@@ -78,6 +107,19 @@ _HELP = {
     "max_batch": "most plays in one BatchClassify request",
     "enumeration_cap": "most plays one EnumerateLegalPlays response lists",
     "log_level": "DEBUG, INFO, WARNING, ERROR or CRITICAL",
+    "metrics_host": "Prometheus metrics HTTP listen address",
+    "reflection": "serve gRPC server reflection",
+    "tls_cert": "PEM server certificate chain file (with tls_key: TLS instead of plaintext)",
+    "tls_key": "PEM private key file of tls_cert",
+    "tls_client_ca": "PEM CA bundle file: require client certificates signed by it (mTLS)",
+    "keepalive_time": "seconds between HTTP/2 keepalive pings on an idle connection",
+    "keepalive_timeout": "seconds to wait for a keepalive ping's ack before closing",
+    "max_connection_idle": "close a connection with no RPC for this many seconds (0: never)",
+    "max_connection_age": "seconds before a connection is asked to reconnect, and as long "
+                          "again to finish its RPCs (0: never)",
+    "worker_check_interval": "--workers: seconds between health checks of each worker "
+                             "(3 missed in a row: the worker is replaced)",
+    "variants": "house variant files (TOML or JSON) registered by id at start-up",
 }
 
 
@@ -85,6 +127,11 @@ def _coerce(name: str, value: Any, source: str) -> Any:
     """Convert a raw value (TOML scalar or string) to the setting's type."""
     kind = _TYPES[name]
     try:
+        if kind == "tuple[str, ...]":    # a list of paths: a TOML array, flag list or "a,b"
+            items = value.split(",") if isinstance(value, str) else list(value)
+            if not all(isinstance(v, str) for v in items):
+                raise ValueError(value)
+            return tuple(v.strip() for v in items if v.strip())
         if kind == "bool":
             if isinstance(value, bool):
                 return value
@@ -106,8 +153,9 @@ def _coerce(name: str, value: Any, source: str) -> Any:
             return str(value).upper()
         return str(value)
     except (TypeError, ValueError):
+        what = "list of file names" if kind.startswith("tuple") else kind
         raise ConfigError(f"setting {name!r} from {source} must be a{'n' if kind == 'int' else ''} "
-                          f"{kind}; got {value!r}") from None
+                          f"{what}; got {value!r}") from None
 
 
 def _from_mapping(data: Mapping[str, Any], source: str) -> dict[str, Any]:
@@ -141,6 +189,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             parser.add_argument(flag, dest=name, default=None,
                                 action=argparse.BooleanOptionalAction,
                                 help=f"{_HELP[name]} (env {env})")
+        elif kind.startswith("tuple"):
+            parser.add_argument(flag, dest=name, default=None, nargs="+", metavar="FILE",
+                                help=f"{_HELP[name]} (env {env}, comma-separated)")
         else:
             parser.add_argument(flag, dest=name, default=None, metavar=name.split("_")[-1].upper(),
                                 help=f"{_HELP[name]} (env {env})")

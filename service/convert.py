@@ -14,14 +14,15 @@ from typing import Any
 
 import core_ext
 from core_ext.errors import CardError
-from core_ext.variants import BUILTIN, Variant, variant_from_mapping
+from core_ext.variants import BUILTIN, Variant, find_variant, variant_from_mapping
 
-from .errors import BadInput, UnknownVariant, field_scope
+from .errors import BadInput, UnknownVariant, bounded, field_scope
 from .gen.shuangkou.v1 import cards_pb2, readings_pb2, variants_pb2
 from .limits import Limits
 
 __all__ = ["resolve_variant", "variant_label", "cards_of", "reading_to_proto", "reading_or_none",
-           "declaration", "variant_to_proto", "KIND_BY_NAME", "KIND_NAMES", "DEFAULT_VARIANT"]
+           "declaration", "declared_reading", "variant_to_proto", "load_json", "KIND_BY_NAME",
+           "KIND_NAMES", "DEFAULT_VARIANT", "MAX_JSON_DEPTH"]
 
 DEFAULT_VARIANT = "baibian"
 # core kind name <-> proto Kind value (the proto enum is the core's order shifted by one).
@@ -33,17 +34,68 @@ MAX_CUSTOM_VARIANT_CHARS = 16 * 1024   # a full rule set is ~1.5 KB: the cache s
 CARD_CODES = frozenset(cards_pb2.Card.values()) - {cards_pb2.CARD_UNSPECIFIED}
 
 
+MAX_RANK = 14        # rank positions 3=0 ... BJ=14
+MAX_WILDS = 64       # wild jokers one play can hold: bounded by --max-cards anyway
+MAX_JSON_DEPTH = 32   # replays and variants nest 3 deep; deeper documents are hostile
+CUSTOM_FIELD = "rule_set.custom_json"
+
+
+def load_json(text: str, field: str, *, invalid: type[Exception] = BadInput) -> Any:
+    """Parse a JSON document from a request, rejecting what the wire or the core cannot carry.
+
+    Malformed JSON raises ``invalid`` (the caller's own error class); nesting deeper than
+    :data:`MAX_JSON_DEPTH`, integers past Python's 4,300-digit limit and lone surrogates
+    ("\\ud800", as a value or a key: not UTF-8, so no reply could quote them) raise
+    :class:`BadInput`. Every message is bounded and names ``field``, never Python's text.
+    """
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise BadInput(f"{field} is nested too deeply (at most {MAX_JSON_DEPTH} levels)",
+                       field) from None
+    except json.JSONDecodeError as exc:
+        raise invalid(f"{field} is not valid JSON: {exc.msg} at line {exc.lineno} column "
+                      f"{exc.colno}", field) from None
+    except ValueError:   # int() past sys.get_int_max_str_digits()
+        raise BadInput(f"{field} holds an integer too long to read", field) from None
+    _check_json(data, field)
+    return data
+
+
+def _check_json(data: Any, field: str) -> None:
+    """Depth and text checks over a parsed document, without recursion."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, (dict, list)):
+            if depth > MAX_JSON_DEPTH:
+                raise BadInput(f"{field} is nested too deeply (at most {MAX_JSON_DEPTH} "
+                               "levels)", field)
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for key, item in items:
+                if isinstance(key, str):
+                    _check_text(key, field)
+                stack.append((item, depth + 1))
+        elif isinstance(value, str):
+            _check_text(value, field)
+
+
+def _check_text(text: str, field: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise BadInput(f"{field} holds a lone surrogate escape (\\ud800-\\udfff), which is "
+                       "not text", field) from None
+
+
 @lru_cache(maxsize=MAX_CUSTOM_VARIANT_CACHE)
 def _custom_variant(text: str) -> Variant:
     """Parse and validate a custom variant once per distinct JSON document."""
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise BadInput(f"custom variant is not valid JSON: {exc}", "custom_variant_json") from None
+    data = load_json(text, CUSTOM_FIELD)
     if not isinstance(data, dict):
-        raise BadInput("custom variant JSON must be an object of fields", "custom_variant_json")
+        raise BadInput("custom variant JSON must be an object of fields", CUSTOM_FIELD)
     _check_variant_types(data)
-    with field_scope("custom_variant_json", nested=True):
+    with field_scope(CUSTOM_FIELD, nested=True):
         return variant_from_mapping(data)
 
 
@@ -111,25 +163,29 @@ def _check_variant_types(data: dict[str, Any]) -> None:
         bad = _type_error(value, annotation, key)
         if bad:
             want = annotation.replace("tuple", "list").replace("Mapping", "object")
-            raise BadInput(f"custom variant field {key!r} must be {want}; got {value!r}",
-                           f"custom_variant_json.{bad}")
+            raise BadInput(f"custom variant field {key!r} must be {want}; got "
+                           f"{bounded(repr(value), 80)}", f"{CUSTOM_FIELD}.{bad}")
 
 
 def resolve_variant(request: Any) -> str | Variant:
     """The rule set a request names: a built-in id (str) or a validated custom Variant."""
-    which = request.WhichOneof("rule_set")
-    if which == "custom_variant_json":
-        text = request.custom_variant_json
+    rule_set = request.rule_set
+    which = rule_set.WhichOneof("source")
+    if which == "custom_json":
+        text = rule_set.custom_json
         if len(text) > MAX_CUSTOM_VARIANT_CHARS:   # checked before the cache keeps the text
             raise BadInput(f"custom variant JSON is {len(text):,} characters; at most "
-                           f"{MAX_CUSTOM_VARIANT_CHARS:,}", "custom_variant_json")
+                           f"{MAX_CUSTOM_VARIANT_CHARS:,}", CUSTOM_FIELD)
         return _custom_variant(text)
-    vid = request.variant if which == "variant" else ""
+    vid = rule_set.id if which == "id" else ""
     if not vid:
         return DEFAULT_VARIANT
     if vid not in BUILTIN:
-        raise UnknownVariant(f"unknown variant {vid!r}; built-in variants are "
-                             f"{', '.join(BUILTIN)}", "variant")
+        house = find_variant(vid)   # a house variant the server registered at start-up
+        if house is not None:
+            return house
+        raise UnknownVariant(f"unknown variant {bounded(repr(vid), 60)}; built-in variants "
+                             f"are {', '.join(BUILTIN)}", "rule_set.id")
     return vid
 
 
@@ -167,7 +223,7 @@ def reading_to_proto(r: core_ext.Reading) -> readings_pb2.Reading:
         kind=KIND_BY_NAME[r.kind], card_count=r.cards, top=r.top, length=r.length,
         star=r.star, phase=r.phase, regular=r.regular, wrap_class=r.wrap_class,
         ranks=[readings_pb2.RankCount(rank=rank, count=count) for rank, count in r.ranks],
-        wilds=list(r.wilds), key=list(_flatten(r.key)), is_bomb=r.is_bomb,
+        wilds=list(r.wilds), key_values=list(_flatten(r.key)), is_bomb=r.is_bomb,
         text=r.describe(), links=r.links, top_rank=r.top_rank)
 
 
@@ -183,18 +239,35 @@ def _flatten(values: Iterable[Any]) -> Iterable[int]:
             yield int(v)
 
 
-def declaration(msg: readings_pb2.Declaration, where: str,
-                present: bool) -> tuple[str | None, int | None]:
-    """(kind name, top) of a Declaration field, or (None, None) when not given."""
-    if not present:
-        return None, None
+def declaration(owner: Any, name: str, where: str) -> core_ext.Declaration | None:
+    """The core Declaration of ``owner.<name>`` (a Declaration message), None when unset."""
+    if not owner.HasField(name):
+        return None
+    msg: readings_pb2.Declaration = getattr(owner, name)
     kind = KIND_NAMES.get(msg.kind)
     if kind is None:
         raise BadInput("a declaration needs a kind", f"{where}.kind")
     top = msg.top if msg.HasField("top") else None
-    if top is not None and top > 14:
-        raise BadInput(f"top {top} is not a rank position (0-14)", f"{where}.top")
-    return kind, top
+    if top is not None and top > MAX_RANK:
+        raise BadInput(f"top {top} is not a rank position (0-{MAX_RANK})", f"{where}.top")
+    wilds = None
+    if msg.HasField("wilds"):
+        wilds = tuple(msg.wilds.ranks)
+        if len(wilds) > MAX_WILDS:
+            raise BadInput(f"{len(wilds)} wild jokers; a play holds at most {MAX_WILDS}",
+                           f"{where}.wilds.ranks")
+        for i, rank in enumerate(wilds):
+            if rank > MAX_RANK:
+                raise BadInput(f"{rank} is not a rank position (0-{MAX_RANK})",
+                               f"{where}.wilds.ranks[{i}]")
+    return core_ext.Declaration(kind, top, msg.star if msg.HasField("star") else None, wilds)
+
+
+def declared_reading(codes: Any, variant: str | Variant, declared: core_ext.Declaration | None,
+                     to_beat: Any = None) -> core_ext.Reading:
+    """The reading that stands for ``codes`` (§7 rules 4-6): the declared one (beating
+    ``to_beat`` when given), else the primary (or the first that beats)."""
+    return core_ext.play_reading(codes, variant, to_beat, declared)
 
 
 def variant_data(v: Variant) -> dict[str, Any]:
@@ -218,12 +291,12 @@ def variant_to_proto(v: Variant) -> variants_pb2.Variant:
         ranks=v.ranks, wild_jokers=list(v.wild_jokers), chain_min_links=v.chain_min_links,
         chain_counts=v.chain_counts, chain_phase=v.chain_phase, chain_wrap=v.chain_wrap,
         bomb_order=v.bomb_order, bomb_key_fields=list(v.bomb_key_fields),
-        multi_bomb=[variants_pb2.MultiBombRow(n=n, min_k=k) for n, k in v.multi_bomb],
+        multi_bomb_rows=[variants_pb2.MultiBombRow(n=n, min_k=k) for n, k in v.multi_bomb],
         chain_bonus=v.chain_bonus, round_end=v.round_end,
-        kou=dict(v.kou), kou_thresholds=list(v.kou_thresholds),
-        multiplier=[variants_pb2.MultiplierRow(star=s, multiplier=m) for s, m in v.multiplier],
+        kou_by_kind=dict(v.kou), kou_thresholds=list(v.kou_thresholds),
+        multiplier_rows=[variants_pb2.MultiplierRow(star=s, multiplier=m) for s, m in v.multiplier],
         multiplier_star=v.multiplier_star,
-        contribution=[variants_pb2.ContributionRow(star=s, gain=a, pay=b)
+        contribution_rows=[variants_pb2.ContributionRow(star=s, gain=a, pay=b)
                       for s, a, b in v.contribution],
         contribution_mode=v.contribution_mode,
         contribution_recipients=v.contribution_recipients,
@@ -231,7 +304,7 @@ def variant_to_proto(v: Variant) -> variants_pb2.Variant:
         builtin=BUILTIN.get(v.id) is v,
         variant_json=json.dumps(data, ensure_ascii=False))
     for kind, row in v.base.items():
-        msg.base[kind].by_place.extend(row)
+        msg.base_rows[kind].amounts.extend(row)
     if v.settlement_star_cap is not None:
         msg.settlement_star_cap = v.settlement_star_cap
     return msg

@@ -1,16 +1,28 @@
-"""Map every failure to a gRPC status with rich details, in one place.
+"""Every failure's wire form, built in one place: unary aborts and in-band ``google.rpc.Status``.
 
-Bad input of any kind becomes ``INVALID_ARGUMENT`` with a ``google.rpc.BadRequest`` field
-violation and a ``google.rpc.ErrorInfo`` reason; an unknown built-in variant becomes
-``NOT_FOUND``. :func:`status_for` is the one helper; :class:`BadInput` lets the servicer tag a
-core exception with the request field it came from.
+A core error becomes a ``google.rpc.Status`` whose ``code`` follows the exception class
+(bad input ``INVALID_ARGUMENT``, an unknown variant ``NOT_FOUND``, a state that forbids an
+action ``FAILED_PRECONDITION``) and whose details are (docs/api.md "Errors"):
+
+* ``google.rpc.ErrorInfo``: ``reason`` = the core error's machine ``.reason``
+  (INVALID_CARDS, INVALID_PLAY, INVALID_REPLAY, UNKNOWN_VARIANT, NOT_YOUR_TURN ...),
+  ``domain`` = ``shuangkou.v1``, ``metadata["action"]`` = a replay's offending action index;
+* ``google.rpc.BadRequest`` (INVALID_ARGUMENT and NOT_FOUND): one field violation naming the
+  request field; its ``description`` is the sentence without the "action N: " prefix.
+
+Texts are bounded (:data:`MAX_MESSAGE_CHARS`, :data:`MAX_FIELD_CHARS`): an error never copies
+unbounded input back. Anything that is not a known input error is a server bug: logged, and
+``INTERNAL`` without the exception text. grpc's own aborts pass through :func:`rpc` untouched.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import functools
+import logging
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import grpc
 from google.protobuf import any_pb2
@@ -28,51 +40,81 @@ from core_ext.errors import (
 )
 from core_ext.replay import ReplayError
 
-__all__ = ["BadInput", "UnknownVariant", "Failure", "field_scope",
-           "status_for", "failure_for", "DOMAIN"]
+__all__ = ["BadInput", "UnknownVariant", "RequestEnded", "Failure", "field_scope",
+           "failure_for", "status_proto", "wire_status", "rpc", "still_wanted", "bounded",
+           "status_for", "decode_status", "InBand", "DOMAIN", "MAX_MESSAGE_CHARS", "MAX_FIELD_CHARS", "COMPACT_MESSAGE_CHARS", "INTERNAL_MESSAGE"]
 
+log = logging.getLogger(__name__)
 DOMAIN = "shuangkou.v1"
+MAX_MESSAGE_CHARS = 300   # UTF-8 bytes of Status.message / FieldViolation.description
+MAX_FIELD_CHARS = 100     # FieldViolation.field (a path such as replay.actions[12].cards)
+COMPACT_MESSAGE_CHARS = 160   # a batch item's message (its description is left empty)
+INTERNAL_MESSAGE = "internal error; see the server log"
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 class UnknownVariant(VariantError):
-    """A request names a built-in variant id that does not exist (NOT_FOUND)."""
+    """A request names a variant id that does not exist (NOT_FOUND)."""
+
+    reason = "UNKNOWN_VARIANT"
 
 
 class BadInput(ShuangkouError):
     """Bad input detected by the service itself (limits, malformed requests)."""
 
 
-# Exception class -> (status code, ErrorInfo reason). Looked up along the MRO, so the most
-# specific class wins; anything not listed is a server bug (INTERNAL).
-_TABLE: dict[type[BaseException], tuple[grpc.StatusCode, str]] = {
-    UnknownVariant: (grpc.StatusCode.NOT_FOUND, "UNKNOWN_VARIANT"),
-    RuleViolation: (grpc.StatusCode.FAILED_PRECONDITION, "RULE_VIOLATION"),
-    DeadlineExceeded: (grpc.StatusCode.DEADLINE_EXCEEDED, "DEADLINE_EXCEEDED"),
-    VariantError: (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_VARIANT"),
-    CardError: (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_CARDS"),
-    InvalidPlay: (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_PLAY"),
-    ReplayError: (grpc.StatusCode.INVALID_ARGUMENT, "INVALID_REPLAY"),
-    IllegalPlay: (grpc.StatusCode.INVALID_ARGUMENT, "ILLEGAL_PLAY"),
-    BadInput: (grpc.StatusCode.INVALID_ARGUMENT, "BAD_REQUEST"),
-    ShuangkouError: (grpc.StatusCode.INVALID_ARGUMENT, "BAD_REQUEST"),
+class RequestEnded(ShuangkouError):
+    """The client cancelled or the deadline passed while the work was under way."""
+
+    def __init__(self, code: grpc.StatusCode) -> None:
+        super().__init__("the request ended before the work finished")
+        self.code = code
+        self.reason = code.name
+
+
+# Exception class -> status code, looked up along the MRO (the most specific class wins);
+# anything not listed is a server bug (INTERNAL).
+_CODES: dict[type[BaseException], grpc.StatusCode] = {
+    UnknownVariant: grpc.StatusCode.NOT_FOUND,
+    RuleViolation: grpc.StatusCode.FAILED_PRECONDITION,
+    DeadlineExceeded: grpc.StatusCode.DEADLINE_EXCEEDED,
+    VariantError: grpc.StatusCode.INVALID_ARGUMENT,
+    CardError: grpc.StatusCode.INVALID_ARGUMENT,
+    InvalidPlay: grpc.StatusCode.INVALID_ARGUMENT,
+    ReplayError: grpc.StatusCode.INVALID_ARGUMENT,
+    IllegalPlay: grpc.StatusCode.INVALID_ARGUMENT,
+    ShuangkouError: grpc.StatusCode.INVALID_ARGUMENT,
 }
+_WITH_FIELD = (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND)
+
+
+def bounded(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``text`` cut to at most ``limit`` UTF-8 bytes (quoted input can be arbitrarily long;
+    bytes, not characters, so that the size of a reply is known in advance)."""
+    data = text.encode("utf-8", "replace")
+    if len(data) <= limit:
+        return text
+    return data[:limit - 3].decode("utf-8", "ignore") + "…"
 
 
 @dataclass(frozen=True)
 class Failure:
-    """The status an exception maps to, before it is put on the wire."""
+    """What an exception maps to, before it is put on the wire (texts already bounded)."""
 
     code: grpc.StatusCode
     reason: str
     message: str
     field: str
-    type: str
+    detail: str          # the message without a replay's "action N: " prefix
+    action: int | None   # a replay's offending action (0-based)
 
 
-def _lookup(exc: BaseException) -> tuple[grpc.StatusCode, str] | None:
+def _code(exc: BaseException) -> grpc.StatusCode | None:
+    if isinstance(exc, RequestEnded):
+        return exc.code
     for cls in type(exc).__mro__:
-        if cls in _TABLE:
-            return _TABLE[cls]
+        if cls in _CODES:
+            return _CODES[cls]
     return None
 
 
@@ -86,38 +128,95 @@ def core_field(exc: BaseException) -> str | None:
 
 
 def failure_for(exc: BaseException) -> Failure | None:
-    """The mapped failure for an exception, or None when it is not a known input error."""
-    found = _lookup(exc)
-    if found is None:
+    """The mapped failure of an exception, or None when it is not a known input error."""
+    code = _code(exc)
+    if code is None:
         return None
-    code, reason = found
-    if isinstance(exc, RuleViolation):   # the precise rule: NOT_YOUR_TURN, DOES_NOT_BEAT ...
-        reason = exc.reason
-    field = core_field(exc) or ""
-    return Failure(code, reason, str(exc), field, type(exc).__name__)
+    action = getattr(exc, "action", None)
+    message = bounded(str(exc))
+    detail = getattr(exc, "detail", None)
+    return Failure(code, str(getattr(exc, "reason", "BAD_REQUEST")), message,
+                   bounded(core_field(exc) or "", MAX_FIELD_CHARS),
+                   bounded(detail) if isinstance(detail, str) else message,
+                   action if isinstance(action, int) else None)
 
 
-def status_for(exc: BaseException) -> grpc.Status | None:
-    """A ``grpc.Status`` with BadRequest + ErrorInfo details, or None for unknown exceptions."""
+def _pack(detail: Any) -> any_pb2.Any:
+    packed = any_pb2.Any()
+    packed.Pack(detail)
+    return packed
+
+
+def status_proto(exc: BaseException, *, compact: bool = False) -> status_pb2.Status:
+    """The ``google.rpc.Status`` of any exception (in-band errors and unary aborts alike);
+    an unknown exception is logged and becomes INTERNAL without its text.
+
+    ``compact`` (BatchClassify items, many per reply): the message is cut to
+    :data:`COMPACT_MESSAGE_CHARS` and the field violation carries no description."""
     failure = failure_for(exc)
     if failure is None:
-        return None
-    details = []
-    if failure.code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND):
-        bad = error_details_pb2.BadRequest(field_violations=[
+        log.error("unexpected error", exc_info=exc)
+        return status_pb2.Status(code=code_pb2.INTERNAL, message=INTERNAL_MESSAGE)
+    metadata = {} if failure.action is None else {"action": str(failure.action)}
+    details = [_pack(error_details_pb2.ErrorInfo(reason=failure.reason, domain=DOMAIN,
+                                                 metadata=metadata))]
+    if failure.code in _WITH_FIELD:
+        details.append(_pack(error_details_pb2.BadRequest(field_violations=[
             error_details_pb2.BadRequest.FieldViolation(
-                field=failure.field, description=failure.message, reason=failure.reason)])
-        details.append(bad)
-    details.append(error_details_pb2.ErrorInfo(
-        reason=failure.reason, domain=DOMAIN, metadata={"exception": failure.type}))
-    packed = []
-    for detail in details:
-        any_detail = any_pb2.Any()
-        any_detail.Pack(detail)
-        packed.append(any_detail)
-    status = status_pb2.Status(code=getattr(code_pb2, failure.code.name),
-                               message=failure.message, details=packed)
-    return rpc_status.to_status(status)
+                field=failure.field, description="" if compact else failure.detail,
+                reason=failure.reason)])))
+    message = bounded(failure.message, COMPACT_MESSAGE_CHARS) if compact else failure.message
+    return status_pb2.Status(code=getattr(code_pb2, failure.code.name), message=message,
+                             details=details)
+
+
+def wire_status(exc: BaseException) -> grpc.Status:
+    """The ``grpc.Status`` a unary call fails with (code, message, details trailer)."""
+    return rpc_status.to_status(status_proto(exc))
+
+
+def ended(context: grpc.ServicerContext) -> RequestEnded | None:
+    """Why the call is over (deadline passed or client cancelled), or None while it is live."""
+    if context.is_active():
+        return None
+    remaining = context.time_remaining()
+    return RequestEnded(grpc.StatusCode.DEADLINE_EXCEEDED if remaining is not None
+                        and remaining <= 0 else grpc.StatusCode.CANCELLED)
+
+
+def still_wanted(context: grpc.ServicerContext) -> None:
+    """Stop between stages of long work once the client gave up or the deadline passed."""
+    stop = ended(context)
+    if stop is not None:
+        raise stop
+
+
+def _aborted(context: grpc.ServicerContext) -> bool:
+    """Whether grpc's own abort already set the call's status (its exception is then on its
+    way out; in-process test contexts without ``code()`` never abort that way)."""
+    code = getattr(context, "code", None)
+    return callable(code) and code() is not None
+
+
+def rpc(method: F) -> F:
+    """Fail a unary RPC with the status of whatever it raised (the one wrapper that does).
+
+    An abort grpc already performed (``context.abort``: the status is set) passes through
+    untouched; a failure after the client went away is reported as the cancellation or
+    deadline it was, not as a server error.
+    """
+    @functools.wraps(method)
+    def wrapper(self: Any, request: Any, context: grpc.ServicerContext) -> Any:
+        try:
+            return method(self, request, context)
+        except Exception as exc:  # noqa: BLE001 - every failure gets a status
+            if _aborted(context):
+                raise
+            stop = ended(context)
+            if stop is not None and _code(exc) is None:
+                exc = stop
+            context.abort_with_status(wire_status(exc))
+    return wrapper  # type: ignore[return-value]
 
 
 def _join(where: str, inner: str | None) -> str:
@@ -143,3 +242,42 @@ def field_scope(where: str, nested: bool = False) -> Iterator[None]:
         exc.field = field
         exc._scoped = True  # type: ignore[attr-defined]  # outer scopes keep the inner path
         raise
+
+
+def status_for(exc: BaseException) -> grpc.Status | None:
+    """The wire status of a known input error, or None for a server bug (which
+    :func:`status_proto` turns into INTERNAL)."""
+    return None if failure_for(exc) is None else wire_status(exc)
+
+
+@dataclass(frozen=True)
+class InBand:
+    """A decoded in-band ``google.rpc.Status`` (a ScoreReplays error, a batch item)."""
+
+    code: grpc.StatusCode
+    reason: str          # ErrorInfo.reason ("INTERNAL" for a server bug)
+    message: str
+    field: str
+    detail: str          # the sentence without a replay's "action N: " prefix
+    action: int | None
+
+
+def decode_status(status: status_pb2.Status) -> InBand:
+    """Read back what :func:`status_proto` wrote (clients such as service.remote)."""
+    code = next((c for c in grpc.StatusCode if c.value[0] == status.code),
+                grpc.StatusCode.UNKNOWN)
+    reason, field, detail, action = code.name, "", status.message, None
+    for packed in status.details:
+        if packed.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+            info = error_details_pb2.ErrorInfo()
+            packed.Unpack(info)
+            reason = info.reason
+            if info.metadata.get("action", "").isdigit():
+                action = int(info.metadata["action"])
+        elif packed.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+            bad = error_details_pb2.BadRequest()
+            packed.Unpack(bad)
+            if bad.field_violations:
+                field = bad.field_violations[0].field
+                detail = bad.field_violations[0].description or status.message
+    return InBand(code, reason, status.message, field, detail, action)

@@ -1,37 +1,81 @@
 """Score JSONL replays on a pool of servers: ``ScoreReplays`` streams, results in input order.
 
-:func:`score_remote` is the client side of ``shuangkou score-replays --server``: lines go
-in chunks onto ``streams`` concurrent bidirectional streams of one channel whose
-``round_robin`` load balancing spreads the streams (a new one per chunk) over every address
-the target resolves to (``dns:///shuangkou-headless:50051`` for a Kubernetes headless service,
-``ipv4:10.0.0.1:50051,10.0.0.2:50051`` for a fixed list). Each stream answers in request
-order, so the results are merged back into input order. The records have the shape of the
-local scorer's (:mod:`service.batch`): ``{"ok": true, ...result}`` or
-``{"ok": false, "error": {"action": n, "reason": "..."}}``.
+:func:`score_remote` is the client side of ``shuangkou score-replays --server``. The input is
+cut into chunks of ``chunk`` lines; each chunk is one ``ScoreReplays`` stream, and
+``streams`` chunks are in flight at once (a bounded window, so memory stays flat on huge
+inputs). Results come back in input order.
+
+Targets: ``host:port,host:port`` gets one channel per server and chunks go to them in turn;
+a gRPC target with a scheme (``dns:///shuangkou-headless:50051``,
+``ipv4:10.0.0.1:50051,10.0.0.2:50051``) is one channel whose ``round_robin`` policy spreads
+the streams over every address it resolves to.
+
+Failover: when a stream fails (a replica killed, unreachable or past the per-stream
+deadline) the records already answered are kept and the chunk's unanswered lines are sent
+again, to the next server, with backoff; a server that failed is avoided for a few seconds.
+Each line is answered exactly once. Only when no server answers ``attempts`` times in a row
+does the run stop, with :class:`~service.records.RemoteFailure` (one line naming the target);
+a line a server keeps refusing as a whole stream becomes an error record and the run goes on.
+Blank lines and lines over the message limit never leave the client: they become the local
+scorer's error records.
+
+The records have the local scorer's shape (:mod:`service.records`). All protobuf handling is
+in :func:`build_request` and :func:`reply_record`.
 """
 
 from __future__ import annotations
 
+import collections
+import concurrent.futures
 import json
-import queue
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 import grpc
 
+from .errors import decode_status
 from .gen.shuangkou.v1 import service_pb2, service_pb2_grpc
+from .records import RemoteFailure, error_record, record_of, result_record
 from .rounds import result_to_dict
 
-__all__ = ["score_remote", "channel_options"]
+__all__ = ["score_remote", "channel_options", "parse_targets", "build_request", "reply_record"]
 
-WINDOW = 64                  # requests in flight per stream (bounds memory on huge inputs)
-CHUNK = 256                  # replays per stream before a new one is opened
-MAX_MESSAGE_BYTES = 64 * 1024 * 1024
-_POLL = 0.1                  # seconds between checks of the stop flag while blocked
+CHUNK = 256                  # lines per stream
+WINDOW = 2                   # chunks in flight per stream slot (bounds memory)
+MAX_MESSAGE_BYTES = 4 * 1024 * 1024   # the server's default max_message_bytes
+REQUEST_OVERHEAD = 64        # bytes of protobuf framing around a replay line (generous)
+STREAM_TIMEOUT = 120.0       # seconds per chunk's stream: a hung server is given up on
+ATTEMPTS = 6                 # failed tries in a row (no line answered) before giving up
+DOWN_SECONDS = 5.0           # a server that failed is avoided this long
+_RETRYABLE = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED,
+              grpc.StatusCode.CANCELLED, grpc.StatusCode.UNKNOWN,
+              grpc.StatusCode.RESOURCE_EXHAUSTED, grpc.StatusCode.ABORTED}
 
 
-def channel_options(max_message_bytes: int = MAX_MESSAGE_BYTES) -> list[tuple[str, Any]]:
+# ----------------------------------------------------------------------------- protobuf
+# The only two functions that know the ScoreReplays messages.
+
+def build_request(line: str) -> service_pb2.ScoreReplaysRequest:
+    """The request carrying one replay line."""
+    return service_pb2.ScoreReplaysRequest(replay_json=line)
+
+
+def reply_record(reply: service_pb2.ScoreReplaysResponse) -> dict[str, Any]:
+    """A reply as the local scorer's record."""
+    if reply.WhichOneof("outcome") == "result":
+        return result_record(result_to_dict(reply.result))
+    failure = decode_status(reply.error)
+    record = error_record(failure.detail, failure.action)
+    if failure.code == grpc.StatusCode.INTERNAL:
+        record["error"]["internal"] = True
+    return record
+
+
+# ----------------------------------------------------------------------------- targets
+
+def channel_options(max_message_bytes: int = 64 * 1024 * 1024) -> list[tuple[str, Any]]:
     """Client channel options: round_robin over every resolved address."""
     config = {"loadBalancingConfig": [{"round_robin": {}}]}
     return [("grpc.service_config", json.dumps(config)),
@@ -39,143 +83,160 @@ def channel_options(max_message_bytes: int = MAX_MESSAGE_BYTES) -> list[tuple[st
             ("grpc.max_send_message_length", max_message_bytes)]
 
 
-def _record(reply: service_pb2.ScoreReplaysResponse) -> dict[str, Any]:
-    from .batch import error_record, result_record  # the local scorer's record shapes
-
-    if reply.WhichOneof("outcome") == "result":
-        return result_record(result_to_dict(reply.result))
-    problem = reply.error
-    record = error_record(problem.reason or problem.message,
-                          problem.action if problem.HasField("action") else None)
-    if problem.code == "INTERNAL":
-        record["error"]["internal"] = True
-    return record
-
-
-def _blank_record() -> dict[str, Any]:
-    from .batch import score_line  # the local scorer's own text for an empty line
-
-    return json.loads(score_line(""))
+def parse_targets(target: str) -> list[str]:
+    """``host:port[,host:port...]`` → one target per server; a target with a gRPC scheme
+    (``dns:``, ``ipv4:``, ``ipv6:``, ``unix:``) stays one target. ValueError when malformed."""
+    if target.startswith(("dns:", "ipv4:", "ipv6:", "unix:", "unix-abstract:")):
+        return [target]
+    out = []
+    for item in target.split(","):
+        item = item.strip()
+        host, sep, port = item.rpartition(":")
+        if not (sep and host and port.isdigit() and 0 < int(port) < 65536):
+            raise ValueError(f"bad server target {item!r} in {target!r}: expected host:port "
+                             "(comma-separated for several) or a gRPC target such as "
+                             "dns:///name:port")
+        out.append(item)
+    return out
 
 
-class _Feeder(threading.Thread):
-    """Reads the input lines, deals them to the streams and notes the order of the results.
+class _Servers:
+    """One channel per target, and which ones failed recently."""
 
-    Lines go in chunks of ``chunk`` to the slots in turn; every chunk is a new ScoreReplays
-    call, so round_robin keeps spreading calls over the servers (including servers that
-    became ready or were resolved after the start).
-    """
+    def __init__(self, targets: list[str]) -> None:
+        self.targets = targets
+        self.channels = [grpc.insecure_channel(t, options=channel_options()) for t in targets]
+        self.stubs = [service_pb2_grpc.ShuangkouServiceStub(c) for c in self.channels]
+        self.down_until = [0.0] * len(targets)
+        self.lock = threading.Lock()
 
-    def __init__(self, lines: Iterable[str], stub: service_pb2_grpc.ShuangkouServiceStub,
-                 streams: int, window: int, chunk: int, timeout: float | None) -> None:
-        super().__init__(name="score-remote-feeder", daemon=True)
-        self.lines = lines
-        self.stub = stub
-        self.window = window
-        self.chunk = chunk
-        self.timeout = timeout
-        # Per slot: the calls opened for it, in order (at most two ahead of the reader).
-        self.calls: list[queue.Queue[Any]] = [queue.Queue(2) for _ in range(streams)]
-        self.order: queue.Queue[Any] = queue.Queue(streams * window)
-        self.stop = threading.Event()
-        self.opened: list[grpc.Call] = []
+    def pick(self, hint: int) -> int:
+        """The first server from ``hint`` on that has not failed lately (else the one that
+        failed longest ago)."""
+        n = len(self.stubs)
+        now = time.monotonic()
+        with self.lock:
+            order = [(hint + k) % n for k in range(n)]
+            for i in order:
+                if self.down_until[i] <= now:
+                    return i
+            return min(order, key=lambda i: self.down_until[i])
 
-    def _put(self, q: queue.Queue[Any], item: Any) -> bool:
-        while not self.stop.is_set():
-            try:
-                q.put(item, timeout=_POLL)
-                return True
-            except queue.Full:
-                continue
-        return False
+    def failed(self, i: int) -> None:
+        with self.lock:
+            self.down_until[i] = time.monotonic() + DOWN_SECONDS
 
-    def _requests(self, q: queue.Queue[Any]) -> Iterator[service_pb2.ScoreReplaysRequest]:
-        while True:
-            try:
-                item = q.get(timeout=_POLL)
-            except queue.Empty:
-                if self.stop.is_set():
-                    return
-                continue
-            if item is None:
-                return
-            yield item
+    def close(self) -> None:
+        for c in self.channels:
+            c.close()
 
-    def _open(self, slot: int) -> queue.Queue[Any] | None:
-        requests: queue.Queue[Any] = queue.Queue(self.window)
-        call = self.stub.ScoreReplays(self._requests(requests), timeout=self.timeout)
-        self.opened.append(call)
-        return requests if self._put(self.calls[slot], call) else None
 
-    def run(self) -> None:
-        slot, in_chunk, requests = 0, 0, None
+# ----------------------------------------------------------------------------- scoring
+
+def _oversize(line: str, limit: int) -> dict[str, Any] | None:
+    size = len(line.encode("utf-8", errors="surrogatepass"))
+    if size + REQUEST_OVERHEAD <= limit:
+        return None
+    return error_record(f"line of {size} bytes is over the server's message limit "
+                        f"({limit} bytes); not sent")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())[:300]
+
+
+def _score_chunk(servers: _Servers, lines: list[str], first: int, timeout: float | None,
+                 attempts: int, limit: int) -> list[dict[str, Any]]:
+    """The records of one chunk, retrying its unanswered lines on the other servers."""
+    records: list[dict[str, Any] | None] = [None] * len(lines)
+    send: list[int] = []
+    for k, line in enumerate(lines):
+        if not line.strip():
+            records[k] = record_of(line)             # the local scorer's empty-line record
+        elif (rec := _oversize(line, limit)) is not None:
+            records[k] = rec
+        else:
+            send.append(k)
+    done, failures, hint = 0, 0, first
+    while done < len(send):
+        i = servers.pick(hint)
+        batch = send[done:]
+        call = servers.stubs[i].ScoreReplays(iter([build_request(lines[k]) for k in batch]),
+                                             timeout=timeout)
+        before = done
         try:
-            for line in self.lines:
-                if not line.strip():
-                    if not self._put(self.order, ("blank", None)):
-                        return
-                    continue
-                if requests is None:
-                    requests = self._open(slot)
-                    if requests is None:
-                        return
-                item = service_pb2.ScoreReplaysRequest(replay_json=line)
-                if not (self._put(requests, item) and self._put(self.order, ("slot", slot))):
-                    return
-                in_chunk += 1
-                if in_chunk == self.chunk:      # close this call; the next chunk opens a new one
-                    self._put(requests, None)
-                    slot, in_chunk, requests = (slot + 1) % len(self.calls), 0, None
-        except BaseException as exc:  # noqa: BLE001 - handed to the reader
-            self._put(self.order, ("raise", exc))
-        finally:
-            if requests is not None:
-                self._put(requests, None)
-            self._put(self.order, None)
+            for reply in call:
+                if reply.index != done - before:
+                    raise RuntimeError(f"{servers.targets[i]} answered request {reply.index}, "
+                                       f"expected {done - before}")
+                records[batch[reply.index]] = reply_record(reply)
+                done += 1
+            if done < len(send):
+                raise RemoteFailure(f"{servers.targets[i]} ended a stream after "
+                                    f"{done - before} of {len(batch)} replies")
+            break
+        except (grpc.RpcError, RemoteFailure) as exc:
+            call.cancel()
+            code = exc.code() if isinstance(exc, grpc.RpcError) else grpc.StatusCode.UNKNOWN
+            details = exc.details() if isinstance(exc, grpc.RpcError) else str(exc)
+            failures = 1 if done > before else failures + 1
+            servers.failed(i)
+            hint = i + 1
+            if failures < attempts:
+                time.sleep(min(0.05 * 2 ** failures, 2.0))
+                continue
+            if code in _RETRYABLE:
+                where = ",".join(servers.targets)
+                raise RemoteFailure(f"{where}: no server answers: {code.name}: "
+                                    f"{_one_line(details)}") from exc
+            # The servers keep refusing the stream at this line: record it, go on.
+            records[send[done]] = error_record(
+                f"the server refused this line: {code.name}: {_one_line(details)}")
+            done, failures = done + 1, 0
+    return records  # type: ignore[return-value]
 
 
 def score_remote(lines: Iterable[str], target: str, streams: int = 4, *,
                  window: int = WINDOW, chunk: int = CHUNK,
-                 timeout: float | None = None) -> Iterator[dict[str, Any]]:
-    """Score replay lines on the servers behind ``target``; yields one record per line, in order.
+                 timeout: float | None = STREAM_TIMEOUT, attempts: int = ATTEMPTS,
+                 max_message_bytes: int = MAX_MESSAGE_BYTES) -> Iterator[dict[str, Any]]:
+    """Score replay lines on the servers behind ``target``; yields one record per line, in
+    order.
 
-    ``streams``: concurrent ScoreReplays streams; ``window``: requests in flight per stream;
-    ``chunk``: replays per stream before it is replaced by a new one (a new round_robin
-    pick); ``timeout``: deadline of each stream in seconds. A failed stream (server gone,
-    deadline) raises ``grpc.RpcError``.
+    ``streams``: chunks scored at once; ``window``: chunks queued per stream; ``chunk``:
+    lines per stream; ``timeout``: deadline of each stream in seconds; ``attempts``: failed
+    tries in a row before giving up (RemoteFailure); ``max_message_bytes``: the servers'
+    message limit (longer lines become error records without being sent).
     """
-    if streams < 1 or window < 1 or chunk < 1:
-        raise ValueError("streams, window and chunk must be at least 1")
-    channel = grpc.insecure_channel(target, options=channel_options())
-    feeder = _Feeder(lines, service_pb2_grpc.ShuangkouServiceStub(channel), streams, window,
-                     chunk, timeout)
-    current: list[Any] = [None] * streams
-    answered = [0] * streams
-    feeder.start()
+    if streams < 1 or window < 1 or chunk < 1 or attempts < 1:
+        raise ValueError("streams, window, chunk and attempts must be at least 1")
+    servers = _Servers(parse_targets(target))
+    pool = concurrent.futures.ThreadPoolExecutor(streams, thread_name_prefix="score-remote")
+    pending: collections.deque[concurrent.futures.Future[list[dict[str, Any]]]] = \
+        collections.deque()
     try:
-        while (item := feeder.order.get()) is not None:
-            what, value = item
-            if what == "blank":
-                yield _blank_record()
-                continue
-            if what == "raise":
-                raise value
-            while True:
-                if current[value] is None:
-                    current[value] = feeder.calls[value].get()
-                    answered[value] = 0
-                try:
-                    reply = next(current[value])
-                    break
-                except StopIteration:       # that chunk is done: the slot's next call
-                    current[value] = None
-            if reply.index != answered[value]:
-                raise RuntimeError(f"a stream answered request {reply.index}, expected "
-                                   f"{answered[value]}")
-            answered[value] += 1
-            yield _record(reply)
+        buf: list[str] = []
+        n = 0
+
+        def submit() -> None:
+            nonlocal n
+            pending.append(pool.submit(_score_chunk, servers, buf[:], n, timeout, attempts,
+                                       max_message_bytes))
+            n += 1
+            buf.clear()
+
+        for line in lines:
+            buf.append(line)
+            if len(buf) == chunk:
+                submit()
+                while len(pending) >= streams * window:
+                    yield from pending.popleft().result()
+        if buf:
+            submit()
+        while pending:
+            yield from pending.popleft().result()
     finally:
-        feeder.stop.set()
-        for call in list(feeder.opened):
-            call.cancel()
-        channel.close()
+        for f in pending:
+            f.cancel()
+        pool.shutdown(wait=True, cancel_futures=True)
+        servers.close()

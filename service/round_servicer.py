@@ -14,18 +14,10 @@ from typing import Any
 import grpc
 
 import core_ext
-from core_ext.variants import BUILTIN, Variant
+from core_ext.variants import Variant
 
-from .convert import (
-    DEFAULT_VARIANT,
-    KIND_BY_NAME,
-    MAX_CUSTOM_VARIANT_CHARS,
-    _custom_variant,
-    cards_of,
-    declaration,
-    reading_to_proto,
-)
-from .errors import BadInput, UnknownVariant, field_scope
+from .convert import KIND_BY_NAME, cards_of, declaration, reading_to_proto, resolve_variant
+from .errors import BadInput, field_scope
 from .gen.shuangkou.v1 import cards_pb2, readings_pb2, rounds_pb2, rounds_pb2_grpc, scoring_pb2
 from .limits import Limits
 from .rounds import result_to_proto
@@ -38,30 +30,6 @@ SEATS = 4
 MAX_STATE_BYTES = 4096   # a state is ~650 bytes (fixed per variant); far larger is not one
 _KIND_OF_ACTION = {"play": scoring_pb2.ACTION_TYPE_PLAY, "pass": scoring_pb2.ACTION_TYPE_PASS,
                    "escape": scoring_pb2.ACTION_TYPE_ESCAPE}
-
-
-def rule_set_variant(msg: Any, present: bool) -> str | Variant:
-    """The variant a ``RuleSet`` field names (unset: the default built-in). The same rules
-    as :func:`service.convert.resolve_variant`, which here still reads the older oneof of
-    ShuangkouService requests; once every request carries ``rule_set`` that one serves."""
-    which = msg.WhichOneof("source") if present else None
-    if which == "custom_json":
-        if len(msg.custom_json) > MAX_CUSTOM_VARIANT_CHARS:
-            raise BadInput(f"custom variant JSON is {len(msg.custom_json):,} characters; at "
-                           f"most {MAX_CUSTOM_VARIANT_CHARS:,}", "rule_set.custom_json")
-        with field_scope("rule_set.custom_json", nested=True):
-            return _custom_variant(msg.custom_json)
-    vid = msg.id if which == "id" else ""
-    if not vid:
-        return DEFAULT_VARIANT
-    if vid not in BUILTIN:
-        raise UnknownVariant(f"unknown variant {vid!r}; built-in variants are "
-                             f"{', '.join(BUILTIN)}", "rule_set.id")
-    return vid
-
-
-def _variant(request: Any) -> str | Variant:
-    return rule_set_variant(request.rule_set, request.HasField("rule_set"))
 
 
 def _seat(value: int, field: str) -> int:
@@ -120,7 +88,7 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
     @rpc
     def StartRound(self, request: rounds_pb2.StartRoundRequest,
                    context: grpc.ServicerContext) -> rounds_pb2.StartRoundResponse:
-        variant = _variant(request)
+        variant = resolve_variant(request)
         if len(request.hands) != SEATS:
             raise BadInput(f"a deal has {SEATS} hands; got {len(request.hands)}", "hands")
         hands = [cards_of(h, f"hands[{i}]", self.limits, allow_empty=True)[0]
@@ -140,18 +108,13 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
     @rpc
     def ApplyAction(self, request: rounds_pb2.ApplyActionRequest,
                     context: grpc.ServicerContext) -> rounds_pb2.ApplyActionResponse:
-        variant = _variant(request)
+        variant = resolve_variant(request)
         r = _load(request, variant)
         action = request.action
         seat = _seat(action.seat, "action.seat")
         if action.type == scoring_pb2.ACTION_TYPE_PLAY:
             cards, _ = cards_of(action.cards, "action.cards", self.limits)
-            kind, top = declaration(action.declaration, "action.declaration",
-                                    action.HasField("declaration"))
-            star = (action.declaration.star
-                    if kind is not None and action.declaration.HasField("star") else None)
-            declare = None if kind is None else core_ext.Declaration(kind, top, star)
-            rec = r.play(seat, cards, declare)
+            rec = r.play(seat, cards, declaration(action, "declaration", "action.declaration"))
         elif action.type == scoring_pb2.ACTION_TYPE_PASS:
             rec = r.pass_turn(seat)
         elif action.type == scoring_pb2.ACTION_TYPE_ESCAPE:
@@ -168,7 +131,7 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
     @rpc
     def SuggestAction(self, request: rounds_pb2.SuggestActionRequest,
                       context: grpc.ServicerContext) -> rounds_pb2.SuggestActionResponse:
-        r = _load(request, _variant(request))
+        r = _load(request, resolve_variant(request))
         s = core_ext.suggest(r, seed=request.seed if request.HasField("seed") else None)
         response = rounds_pb2.SuggestActionResponse(reason=s.reason)
         action = response.action

@@ -1,27 +1,28 @@
 """Round settlement on the wire: summaries and replays in, RoundResult messages out.
 
-Mirrors :class:`core_ext.scoring.RoundResult` field for field, both ways:
-:func:`result_to_proto` (server) and :func:`result_to_dict` (clients such as
-:mod:`service.remote`, which must yield the same dicts as the local scorer).
+One result shape: :class:`core_ext.scoring.RoundResult` (and the replay's subclass), rendered
+to JSON by its own ``to_dict`` and to the wire by :func:`result_to_proto`, the one function
+that does; :func:`result_to_dict` reads a message back into exactly ``to_dict()``'s shape
+(clients such as :mod:`service.remote`, which must yield the same dicts as the local scorer).
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import core_ext
+from core_ext.cards import SEATS
 from core_ext.errors import InvalidPlay, VariantError
 from core_ext.variants import BUILTIN, Variant, get_variant
 
-from .convert import cards_of, declaration
+from .convert import cards_of, declaration, declared_reading, load_json
 from .errors import BadInput, UnknownVariant, field_scope
 from .gen.shuangkou.v1 import scoring_pb2
 from .limits import Limits
 
-__all__ = ["score_summary", "score_replay_request", "result_to_proto", "result_to_dict"]
+__all__ = ["score_summary", "score_replay_request", "replay_record", "result_to_proto",
+           "result_to_dict"]
 
-SEATS = 4
 _WIN_KINDS = {"double": scoring_pb2.WIN_KIND_DOUBLE, "single": scoring_pb2.WIN_KIND_SINGLE,
               "flat": scoring_pb2.WIN_KIND_FLAT, "escape": scoring_pb2.WIN_KIND_ESCAPE}
 _WIN_NAMES = {v: k for k, v in _WIN_KINDS.items()}
@@ -41,9 +42,9 @@ def score_summary(summary: scoring_pb2.RoundSummary, variant: str | Variant,
         where = f"summary.bombs[{i}]"
         seat = _seat(bomb.seat, f"{where}.seat")
         codes, where_cards = cards_of(bomb.cards, f"{where}.cards", limits)
-        kind, top = declaration(bomb.declare, f"{where}.declare", bomb.HasField("declare"))
+        declared = declaration(bomb, "declaration", f"{where}.declaration")
         with field_scope(where_cards):
-            reading = core_ext.play_reading(codes, variant, None, kind, top)
+            reading = declared_reading(codes, variant, declared)
         if not reading.is_bomb:
             raise InvalidPlay(f"{' '.join(core_ext.format_cards(codes))} is not a bomb: it "
                               f"reads as {reading.describe()}", where)
@@ -70,16 +71,17 @@ def score_replay_request(request: Any, variant: str | Variant,
                          limits: Limits) -> scoring_pb2.RoundResult:
     """Validate and settle the replay of a ScoreRound/ScoreReplays request."""
     which = request.WhichOneof("round")
-    named = request.WhichOneof("rule_set") is not None
+    named = request.rule_set.WhichOneof("source") is not None
     if which == "replay_json":
         where = "replay_json"
         try:
-            document: Any = json.loads(request.replay_json)
-        except json.JSONDecodeError:
+            document: Any = load_json(request.replay_json, where, invalid=_Malformed)
+        except _Malformed:
             document = request.replay_json   # the core reports it, as `score-replays` does
-    else:
-        where = "replay"
-        document = replay_to_dict(request.replay, limits)
+    else:   # a typed message becomes the core's typed record: nothing to parse again
+        record = replay_record(request.replay, variant, limits)   # names full paths itself
+        with field_scope("replay", nested=True):
+            return result_to_proto(core_ext.score_replay(record))
     if isinstance(document, dict):
         _check_replay_variant(document, variant, named, where)
         if named or "variant" not in document:
@@ -104,47 +106,51 @@ def _check_replay_variant(document: dict[str, Any], variant: str | Variant, name
                        f"{_variant_id(variant)!r}", f"{where}.variant")
 
 
+class _Malformed(ValueError):
+    """Not JSON at all: left to the core, whose message the local scorer prints too."""
+
+
 def _variant_id(variant: str | Variant) -> str:
     return variant if isinstance(variant, str) else variant.id
 
 
-_ACTIONS = {scoring_pb2.ACTION_TYPE_PASS: "pass", scoring_pb2.ACTION_TYPE_ESCAPE: "escape"}
+_ACTIONS = {scoring_pb2.ACTION_TYPE_PLAY: "play", scoring_pb2.ACTION_TYPE_PASS: "pass",
+            scoring_pb2.ACTION_TYPE_ESCAPE: "escape"}
 
 
-def replay_to_dict(replay: scoring_pb2.Replay, limits: Limits) -> dict[str, Any]:
-    """A Replay message as the replay document core_ext.replay reads (docs/replays.md)."""
-    doc: dict[str, Any] = {
-        "hands": [cards_of(h, f"replay.hands[{d}]", limits)[0]
-                  for d, h in enumerate(replay.hands)],
-        "leader": replay.leader, "table_fee": replay.table_fee,
-        "partial_deal": replay.partial_deal, "actions": []}
-    if replay.revealed:
-        doc["revealed"] = [replay.revealed]
-    if replay.HasField("partner"):
-        doc["partner"] = replay.partner
-    if replay.teams:
-        doc["teams"] = [list(team.seats) for team in replay.teams]
-    if replay.HasField("stake"):
-        doc["stake"] = replay.stake
+def replay_record(replay: scoring_pb2.Replay, variant: str | Variant,
+                  limits: Limits) -> core_ext.Replay:
+    """A Replay message as the core's typed record (its form checked here, field by field;
+    the rules when the core folds it over a Round)."""
+    if len(replay.hands) != SEATS:
+        raise BadInput(f"hands lists {len(replay.hands)} dealt hands; give all 4",
+                       "replay.hands")
+    hands = tuple(tuple(cards_of(h, f"replay.hands[{d}]", limits)[0])
+                  for d, h in enumerate(replay.hands))
+    actions = []
     for i, action in enumerate(replay.actions):
         where = f"replay.actions[{i}]"
-        move: dict[str, Any] = {"seat": action.seat}
-        if action.type == scoring_pb2.ACTION_TYPE_PLAY:
-            move["play"] = cards_of(action.cards, f"{where}.cards", limits)[0]
-            kind, top = declaration(action.declare, f"{where}.declare",
-                                    action.HasField("declare"))
-            if kind is not None:
-                move["declare"] = kind
-                if top is not None:
-                    move["declare_top"] = top
-        elif action.type in _ACTIONS:
-            if action.cards.cards or action.cards.cards_text or action.HasField("declare"):
-                raise BadInput("only a play carries cards or a declaration", where)
-            move[_ACTIONS[action.type]] = True
-        else:
+        seat = _seat(action.seat, f"{where}.seat")
+        kind = _ACTIONS.get(action.type)
+        if kind is None:
             raise BadInput("an action's type must be PLAY, PASS or ESCAPE", f"{where}.type")
-        doc["actions"].append(move)
-    return doc
+        if kind == "play":
+            declared = declaration(action, "declaration", f"{where}.declaration")
+            actions.append(core_ext.Action(
+                seat, kind, tuple(cards_of(action.cards, f"{where}.cards", limits)[0]),
+                declared))
+        elif action.cards.cards or action.cards.cards_text or action.HasField("declaration"):
+            raise BadInput("only a play carries cards or a declaration", where)
+        else:
+            actions.append(core_ext.Action(seat, kind))
+    return core_ext.Replay(
+        variant=get_variant(variant) if isinstance(variant, str) else variant, hands=hands,
+        leader=_seat(replay.leader, "replay.leader"),
+        revealed=[replay.revealed] if replay.revealed else None,
+        partner=replay.partner if replay.HasField("partner") else None,
+        teams=[list(team.seats) for team in replay.teams] or None,
+        stake=replay.stake if replay.HasField("stake") else 1, table_fee=replay.table_fee,
+        partial_deal=replay.partial_deal, actions=tuple(actions))
 
 
 # ----------------------------------------------------------------------------- results
@@ -159,7 +165,8 @@ def result_to_proto(r: Any) -> scoring_pb2.RoundResult:
         variant=r.variant, kind=_WIN_KINDS[r.kind], winning_team=r.winning_team,
         finish_order=list(r.finish_order), star=r.star, star_seat=r.star_seat,
         multiplier=r.multiplier, stake=r.stake, escaper=r.escaper, table_fee=r.table_fee,
-        total=r.total, hand_at=list(getattr(r, "hand_at", ())), actions=getattr(r, "actions", None))
+        total=r.total, hand_at=list(getattr(r, "hand_at", ())),
+        action_count=getattr(r, "actions", None))
     hand_at = getattr(r, "hand_at", None)
     for s in r.seats:
         src = s.star_source
@@ -170,7 +177,7 @@ def result_to_proto(r: Any) -> scoring_pb2.RoundResult:
             multiplier=s.multiplier, contribution=s.contribution, escape=s.escape,
             final=s.final, dealt_seat=hand_at[s.seat] if hand_at else None)
     for e in r.contributions:
-        msg.contributions.add(seat=e.seat, star=e.star, gain=e.gain, pay=e.pay, to=list(e.to),
+        msg.contributions.add(seat=e.seat, star=e.star, gain=e.gain, pay=e.pay, to_seats=list(e.to),
                               bomb=e.bomb)
     return msg
 
@@ -198,10 +205,10 @@ def result_to_dict(msg: scoring_pb2.RoundResult) -> dict[str, Any]:
         "final": [s["final"] for s in seats], "total": msg.total,
         "seats": seats,
         "contributions": [{"seat": e.seat, "star": e.star, "gain": e.gain, "pay": e.pay,
-                           "to": list(e.to), "bomb": _opt(e, "bomb")}
+                           "to": list(e.to_seats), "bomb": _opt(e, "bomb")}
                           for e in msg.contributions],
     }
     if msg.hand_at:   # a replay's result (core_ext.replay.ReplayResult.to_dict)
         result["hand_at"] = list(msg.hand_at)
-        result["actions"] = msg.actions
+        result["actions"] = msg.action_count
     return result

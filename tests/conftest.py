@@ -4,8 +4,16 @@ rootdir-relative import), so tests import them by those names."""
 
 from __future__ import annotations
 
+import os
+import sys
+from pathlib import Path
+
 import pytest
 from reference import VARIANTS
+
+# Tools the test extras install as console scripts (grpcurl, dask, hadolint …) live beside
+# the interpreter; put them first on PATH so tests find them without an activated venv.
+os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"
 
 
 @pytest.fixture(params=VARIANTS)

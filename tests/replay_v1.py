@@ -31,8 +31,9 @@ from typing import Any
 import orjson
 
 from core_ext._core import Reading, format_cards, parse_cards, play_reading, rules_for
+from core_ext.cards import SEATS
 from core_ext.errors import IllegalPlay, ShuangkouError
-from core_ext.scoring import MAX_STAKE, MAX_TABLE_FEE, SEATS, RoundResult, settle
+from core_ext.scoring import MAX_STAKE, MAX_TABLE_FEE, RoundResult, settle
 from core_ext.variants import Variant, get_variant, variant_from_mapping
 
 __all__ = ["ReplayError", "ReplayResult", "ReplaySummary", "score_replay", "summarize_replay"]

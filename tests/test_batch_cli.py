@@ -148,7 +148,8 @@ def test_server_delegates_to_remote(jsonl: Path, lines: list[str],
             yield json.loads(batch.score_line(line))
 
     monkeypatch.setitem(sys.modules, "service.remote",
-                        types.SimpleNamespace(score_remote=score_remote))
+                        types.SimpleNamespace(score_remote=score_remote,
+                                                  parse_targets=lambda t: [t]))
     assert batch.main([str(jsonl), "--server", "127.0.0.1:1", "--jobs", "3"]) == 1
     out, err = capsys.readouterr()
     check_records(_records(out), lines)
@@ -174,8 +175,9 @@ def test_server_failure_is_reported(jsonl: Path, monkeypatch: pytest.MonkeyPatch
         raise ConnectionError("server gone")
 
     monkeypatch.setitem(sys.modules, "service.remote",
-                        types.SimpleNamespace(score_remote=score_remote))
-    assert batch.main([str(jsonl), "--server", "127.0.0.1:1"]) == 2
+                        types.SimpleNamespace(score_remote=score_remote,
+                                                  parse_targets=lambda t: [t]))
+    assert batch.main([str(jsonl), "--server", "127.0.0.1:1"]) == 3   # distinct from usage (2)
     out, err = capsys.readouterr()
     assert len(out.splitlines()) == 1
     assert "server 127.0.0.1:1 failed after 1 records: ConnectionError: server gone" in err
@@ -210,3 +212,41 @@ def test_crlf_and_no_final_newline(tmp_path: Path, lines: list[str],
     assert batch.main([str(path), "--jobs", "2", "--chunk-size", "1"]) == 0
     records = _records(capsys.readouterr().out)
     assert records == [_expected(line) for line in lines[:3]]
+
+
+def test_gzip_globs_and_directories_on_stdout(tmp_path: Path, lines: list[str],
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    import gzip
+
+    (tmp_path / "d").mkdir()
+    with gzip.open(tmp_path / "d" / "x.jsonl.gz", "wt", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    (tmp_path / "y.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert batch.main([str(tmp_path / "d"), str(tmp_path / "*.jsonl"), "-j", "2",
+                       "--chunk-size", "4"]) == 1
+    records = _records(capsys.readouterr().out)
+    check_records(records[:len(lines)], lines)
+    check_records(records[len(lines):], lines)
+    assert batch.main([str(tmp_path / "nothing*.jsonl")]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_archive_progress_on_a_terminal_and_local_dask(jsonl: Path, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("distributed")
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    tty = Tty()
+    monkeypatch.setattr(sys, "stderr", tty)
+    out = tmp_path / "out"
+    assert batch.main([str(jsonl), "-o", str(out), "--partition-lines", "3",
+                       "--dask", "local:1"]) == 1
+    text = tty.getvalue()
+    assert "\r[" in text and "4/4 partitions" in text and "10/10 lines" in text, text
+    assert "dask local:1, 1 worker" in text
+    records = [json.loads(x) for p in sorted((out / "parts").glob("*.jsonl"))
+               for x in p.read_text().splitlines()]
+    assert [r["line"] for r in records] == list(range(1, 11))

@@ -12,7 +12,8 @@ from randomplays import PlayMaker, deal, full_deck
 from reference import VARIANTS, Card, as_cards, deck_problems, parse
 
 import core_ext
-from core_ext import CardError, VariantError
+from core_ext import CardError, VariantError, _core
+from core_ext import cards as vocab
 
 ALL_CODES = [1 + r * 5 + s for r in range(13) for s in range(5)] + [70, 75]
 
@@ -34,6 +35,44 @@ def test_card_codes() -> None:
 def test_card_code_of_a_suited_joker_is_refused() -> None:
     with pytest.raises(CardError, match="rank 13 and suit 0"):
         core_ext.card_code(13, 0)
+
+
+def test_one_home_for_the_vocabulary() -> None:
+    # core_ext re-exports the cards module's names; _core only imports them
+    assert core_ext.card_code is vocab.card_code and core_ext.SEATS == vocab.SEATS == 4
+    assert core_ext.RANK_CHARS is vocab.RANK_CHARS and _core.RANK_CHARS is vocab.RANK_CHARS
+    assert core_ext.Variant.ranks.fget(core_ext.get_variant("fengkuang_crazy")) == "789TJQKA2"
+
+
+def test_the_compiled_twin_agrees_with_the_cards_module() -> None:
+    # _core.pxd keeps C copies of the code arithmetic for its hot loops: parsing a code
+    # accepts exactly the codes vocab.is_card accepts, and reads its rank the same way
+    for code in range(0, 80):
+        try:
+            parsed = core_ext.parse_cards(bytes([code]))
+        except CardError:
+            assert not vocab.is_card(code)
+            continue
+        assert vocab.is_card(code) and parsed == [code]
+        assert core_ext.classify([code], "baibian").primary.top == vocab.card_rank(code)
+    assert (vocab.CARD_SJ, vocab.CARD_BJ, vocab.MAX_CODE) == (70, 75, 75)
+    assert core_ext.parse_cards("SJ BJ") == [vocab.CARD_SJ, vocab.CARD_BJ]
+
+
+def test_rank_names_and_positions() -> None:
+    names = [vocab.rank_name(r) for r in range(15)]
+    assert names == list("3456789TJQKA2") + ["SJ", "BJ"]
+    assert [vocab.rank_position(n) for n in names] == list(range(15))
+    assert vocab.rank_position("10") == vocab.rank_position("t") == 7
+    assert vocab.rank_position("sj") == vocab.SJ and vocab.rank_position("1") is None
+    assert vocab.is_suited(21) and not vocab.is_suited(25) and not vocab.is_suited(75)
+
+
+def test_seats() -> None:
+    assert [vocab.partner(s) for s in range(4)] == [2, 3, 0, 1]
+    assert [vocab.next_seat(s) for s in range(4)] == [1, 2, 3, 0]
+    assert vocab.seats_after(3) == (0, 1, 2)
+    assert vocab.same_team(0, 2) and vocab.same_team(3, 1) and not vocab.same_team(0, 1)
 
 
 # ----------------------------------------------------------------------------- formatting
@@ -183,3 +222,26 @@ def test_validate_hand_unknown_variant() -> None:
 def test_reference_parser_basics() -> None:
     assert as_cards([21, 75]) == [Card(4, "S"), Card(14)]
     assert [c.text for c in parse("10h tjq sj")] == ["TH", "T", "J", "Q", "SJ"]
+
+
+def test_vocabulary_doctests() -> None:
+    import doctest
+
+    result = doctest.testmod(vocab)
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_batch_errors_for_impossible_cards_are_classifys() -> None:
+    """classify_batch reports, per invalid play, exactly what classify raises for it."""
+    plays = [b"", bytes([21] * 3), bytes([1] * 28), bytes([5] * 70), bytes([21, 0, 22]),
+             bytes([21, 66]), bytes([5] * 9), bytes([70, 75]), bytes([21, 22])]
+    result = core_ext.classify_batch(b"".join(plays), [len(p) for p in plays], "baibian")
+    assert sorted(result.errors) == list(range(len(plays) - 1))   # all but the last pair
+    for i, play in enumerate(plays[:-1]):
+        with pytest.raises(core_ext.ShuangkouError) as err:
+            core_ext.classify(play, "baibian")
+        got = result.errors[i]
+        assert (type(got), str(got), got.field) == (type(err.value), str(err.value), err.value.field)
+    assert isinstance(result.errors[0], core_ext.InvalidPlay)      # no cards
+    assert isinstance(result.errors[3], CardError)                 # more than 64 cards
+    assert result.valid == 1 and result.kind[-1] == core_ext.KINDS.index("pair")

@@ -550,6 +550,7 @@ def test_metrics_used_by_alerts_are_exported_and_sigterm_exits_0(
     from prometheus_client.parser import text_string_to_metric_families
 
     from service.gen.shuangkou.v1 import cards_pb2, service_pb2, service_pb2_grpc
+    from service.gen.shuangkou.v1.variants_pb2 import RuleSet
 
     metrics_server.wait_serving()
     address = f"127.0.0.1:{metrics_server.port}"
@@ -557,10 +558,10 @@ def test_metrics_used_by_alerts_are_exported_and_sigterm_exits_0(
     with grpc.insecure_channel(address) as channel:  # one good and one bad RPC
         stub = service_pb2_grpc.ShuangkouServiceStub(channel)
         stub.ClassifyPlay(service_pb2.ClassifyPlayRequest(
-            variant="baibian", play=cards_pb2.Cards(cards_text="7777 BJ")), timeout=10)
+            rule_set=RuleSet(id="baibian"), play=cards_pb2.Cards(cards_text="7777 BJ")), timeout=10)
         with pytest.raises(grpc.RpcError):
             stub.ClassifyPlay(service_pb2.ClassifyPlayRequest(
-                variant="baibian", play=cards_pb2.Cards(cards_text="7 8")), timeout=10)
+                rule_set=RuleSet(id="baibian"), play=cards_pb2.Cards(cards_text="7 8")), timeout=10)
     url = f"http://127.0.0.1:{metrics_port}/metrics"
     with urllib.request.urlopen(url, timeout=10) as response:
         exposition = response.read().decode()
@@ -597,7 +598,9 @@ def test_operations_doc_lists_every_setting_with_its_default() -> None:
         assert key in rows, f"docs/operations.md has no configuration row for {key!r}"
         row = rows[key]
         rendered = (str(default).lower() if isinstance(default, bool)
-                    else json.dumps(default) if isinstance(default, str) else repr(default))
+                    else json.dumps(default) if isinstance(default, str)
+                    else json.dumps(list(default)) if isinstance(default, tuple)
+                    else repr(default))
         for text in (f"--{key.replace('_', '-')}", f"SHUANGKOU_{key.upper()}", f"`{rendered}`"):
             assert text in row, f"{key}: {text} missing from its row: {row}"
 
@@ -613,3 +616,38 @@ def test_operations_doc_lists_every_metric() -> None:
     for family in registry.collect():
         name = family.name + ("_total" if family.type == "counter" else "")
         assert f"| `{name}` |" in doc, f"metric {name} is not documented"
+
+
+# ------------------------------------------------------------------ security and alert scope
+
+
+def test_network_policy_selects_the_pods_and_opens_only_their_ports(
+    manifests: dict[tuple[str, str], dict[str, Any]], pod: dict[str, Any],
+    container: dict[str, Any],
+) -> None:
+    policy = manifests[("NetworkPolicy", "shuangkou")]["spec"]
+    selector = policy["podSelector"]["matchLabels"]
+    assert selector.items() <= pod["metadata"]["labels"].items()
+    assert set(policy["policyTypes"]) == {"Ingress", "Egress"}
+    assert policy["egress"] == []          # the server calls nothing
+    opened = {p["port"] for rule in policy["ingress"] for p in rule["ports"]}
+    assert opened == set(ports_of(container)) == {"grpc", "metrics"}
+    for rule in policy["ingress"]:
+        assert rule["from"], "an ingress rule without `from` would admit everyone"
+
+
+def test_rpc_alerts_only_look_at_unary_calls_of_the_service() -> None:
+    for name, labels in alert_selectors():
+        if name.startswith("grpc_server_"):
+            assert {"grpc_service", "grpc_type"} <= labels, name
+    text = (PROMETHEUS / "alerts.yaml").read_text()
+    for expr in re.findall(r"grpc_server_\w+\{([^}]*)\}", text):
+        # the rules services of shuangkou.v1 — not health, reflection or anything else
+        assert 'grpc_service=~"shuangkou[.]v1[.](ShuangkouService|RoundService)"' in expr
+        assert 'grpc_type="unary"' in expr
+
+
+def test_files_named_in_manifests_exist() -> None:
+    for path in K8S.glob("*.yaml"):
+        for ref in re.findall(r"deploy/[\w./-]+\.ya?ml", path.read_text()):
+            assert (ROOT / ref).is_file(), f"{path.name} refers to missing {ref}"

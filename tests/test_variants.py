@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -181,3 +182,86 @@ def test_mapping_round_trip() -> None:
         data["id"] = f"{v.id}_copy"
         copy = variant_from_mapping(data)
         assert copy.replace(id=v.id, extends=None) == v
+
+
+# ----------------------------------------------------------------------------- identity
+
+def test_variants_are_hashable_and_equal_by_value() -> None:
+    for v in core_ext.list_variants():
+        copy = variant_from_mapping({**v.to_dict(), "id": "house", "extends": v.id})
+        same = copy.replace(id=v.id, extends=None)
+        assert same == v and hash(same) == hash(v) and same is not v
+        assert {v: 1}[same] == 1
+    assert len(set(core_ext.list_variants())) == len(core_ext.BUILTIN)
+
+
+def test_a_replaced_copy_compiles_its_own_rules() -> None:
+    base = core_ext.get_variant("baibian")
+    short = base.replace(id="short", chain_min_links=2)
+    assert core_ext.rules_for(short) is not core_ext.rules_for(base)
+    assert core_ext.classify("3333 4444", short).primary.kind == "chain_bomb"
+    with pytest.raises(core_ext.InvalidPlay):
+        core_ext.classify("3333 4444", base)
+    # nothing is written into the frozen variant: its fields are all it holds
+    assert set(vars(short)) == {f.name for f in fields(short)}
+
+
+def test_equal_variants_share_compiled_rules() -> None:
+    data = {"id": "house", "extends": "huopin", "chain_min_links": 3}
+    first, again = variant_from_mapping(data), variant_from_mapping(data)
+    assert first is not again
+    assert core_ext.rules_for(first) is core_ext.rules_for(again)
+
+
+def test_the_rule_cache_is_bounded() -> None:
+    from core_ext import _core
+
+    base = core_ext.get_variant("qianbian")
+    made = [base.replace(id=f"q{i}") for i in range(_core.RULES_CACHE_SIZE + 5)]
+    first = core_ext.rules_for(made[0])
+    for v in made[1:]:
+        core_ext.rules_for(v)
+    assert core_ext.rules_for(made[-1]) is core_ext.rules_for(made[-1])
+    assert core_ext.rules_for(made[0]) is not first      # evicted and compiled again
+    assert core_ext.rules_for(made[0]).variant == made[0]
+
+
+@pytest.mark.parametrize("data", [
+    {"id": "baibian", "extends": "baibian", "chain_min_links": 2},
+    {"id": "huopin", "extends": "baibian"},
+    {"extends": "fengkuang", "decks": 3},           # no id: it would keep the parent's
+])
+def test_a_custom_variant_may_not_take_a_builtin_id(data: dict[str, object]) -> None:
+    taken = data.get("id", data["extends"])
+    with pytest.raises(VariantError, match=f"built-in id {taken!r}") as err:
+        variant_from_mapping(data)
+    assert err.value.field == "id"
+
+
+def test_a_malformed_field_is_reported_before_the_id() -> None:
+    with pytest.raises(VariantError) as err:
+        variant_from_mapping({"extends": "baibian", "chain_min_links": 1})
+    assert err.value.field == "chain_min_links"
+
+
+def test_the_rule_cache_under_threads() -> None:
+    """Threads swapping between custom variants each read their own variant's rules."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    base = core_ext.get_variant("baibian")
+    short = [base.replace(id=f"short{i}", chain_min_links=2) for i in range(4)]
+    plain = [base.replace(id=f"plain{i}") for i in range(4)]
+
+    def work(i: int) -> bool:
+        ok = True
+        for _ in range(300):
+            ok &= core_ext.classify("3333 4444", short[i % 4]).primary.kind == "chain_bomb"
+            try:
+                core_ext.classify("3333 4444", plain[i % 4])
+                ok = False
+            except core_ext.InvalidPlay:
+                pass
+        return ok
+
+    with ThreadPoolExecutor(8) as pool:
+        assert all(pool.map(work, range(8)))

@@ -5,12 +5,15 @@
 // running server, and prints the three answers as one JSON document on stdout.
 //
 //   node client.mjs [ADDRESS] [--variant ID] [--play CARDS] [--hand CARDS] [--to-beat CARDS]
-//                   [--limit N] [--summary JSON] [--deadline-ms MS]
+//                   [--page-size N] [--pages N] [--summary JSON] [--deadline-ms MS]
 //
 // ADDRESS (or --address, or $SHUANGKOU_ADDR; default localhost:50051) is any gRPC target:
 // "host:port", or "dns:///shuangkou-headless:50051" to balance RPCs over every pod
 // (round_robin, see docs/operations.md). The .proto files are read from ../../protos
-// (override with $SHUANGKOU_PROTO_DIR). Exit status: 0 when every call succeeded, 1 when
+// (override with $SHUANGKOU_PROTO_DIR), the google/rpc ones they import from
+// ../../third_party/googleapis ($SHUANGKOU_GOOGLEAPIS_DIR). Legal plays come in pages
+// (AIP-158): up to --pages pages of --page-size plays are read, following next_page_token.
+// Exit status: 0 when every call succeeded, 1 when
 // one failed (its entry then holds {"error": {code, message}}), 2 on bad arguments.
 
 import path from "node:path";
@@ -23,6 +26,7 @@ import * as protoLoader from "@grpc/proto-loader";
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const PROTO_DIR = process.env.SHUANGKOU_PROTO_DIR ?? path.resolve(HERE, "../../protos");
+const GOOGLEAPIS_DIR = process.env.SHUANGKOU_GOOGLEAPIS_DIR ?? path.resolve(HERE, "../../third_party/googleapis");
 
 // A round in which seats 0 and 2 finish first and second (双扣) and seat 0 played a
 // seven-card bomb: RULES.md §10 gives baibian scores 44, -36, 28, -36.
@@ -32,7 +36,8 @@ const DEFAULT_SUMMARY = {
 };
 
 const USAGE = `usage: node client.mjs [ADDRESS] [--variant ID] [--play CARDS] [--hand CARDS]
-                      [--to-beat CARDS] [--limit N] [--summary JSON] [--deadline-ms MS]`;
+                      [--to-beat CARDS] [--page-size N] [--pages N] [--summary JSON]
+                      [--deadline-ms MS]`;
 
 function parseCommandLine(argv) {
   const { values, positionals } = parseArgs({
@@ -44,7 +49,8 @@ function parseCommandLine(argv) {
       play: { type: "string", default: "7777 BJ" },
       hand: { type: "string", default: "3 4 5 6 7 7 7 7 8 9 BJ" },
       "to-beat": { type: "string", default: "" },
-      limit: { type: "string", default: "20" },
+      "page-size": { type: "string", default: "20" },
+      pages: { type: "string", default: "1" },
       summary: { type: "string" },
       "deadline-ms": { type: "string", default: "5000" },
       help: { type: "boolean", short: "h", default: false },
@@ -55,9 +61,13 @@ function parseCommandLine(argv) {
     process.exit(0);
   }
   if (positionals.length > 1) throw new Error(`unexpected arguments: ${positionals.slice(1).join(" ")}`);
-  const limit = Number(values.limit);
+  const pageSize = Number(values["page-size"]);
+  const pages = Number(values.pages);
   const deadlineMs = Number(values["deadline-ms"]);
-  if (!Number.isInteger(limit) || limit < 0) throw new Error(`--limit must be an integer >= 0, got ${values.limit}`);
+  if (!Number.isInteger(pageSize) || pageSize < 0) {
+    throw new Error(`--page-size must be an integer >= 0, got ${values["page-size"]}`);
+  }
+  if (!Number.isInteger(pages) || pages < 1) throw new Error(`--pages must be an integer >= 1, got ${values.pages}`);
   if (!Number.isInteger(deadlineMs) || deadlineMs <= 0) {
     throw new Error(`--deadline-ms must be a positive integer, got ${values["deadline-ms"]}`);
   }
@@ -75,7 +85,8 @@ function parseCommandLine(argv) {
     play: values.play,
     hand: values.hand,
     toBeat: values["to-beat"],
-    limit,
+    pageSize,
+    pages,
     summary,
     deadlineMs,
   };
@@ -83,7 +94,7 @@ function parseCommandLine(argv) {
 
 function loadService() {
   const definition = protoLoader.loadSync("shuangkou/v1/service.proto", {
-    includeDirs: [PROTO_DIR],
+    includeDirs: [PROTO_DIR, GOOGLEAPIS_DIR],
     keepCase: false, // camelCase fields: finishOrder, cardsText, ...
     longs: Number, // int64/uint64 (scores, counts) as numbers: far below 2**53 here
     enums: String, // "KIND_BOMB", "CARD_7S"
@@ -112,6 +123,23 @@ function call(client, method, request, deadlineMs) {
   });
 }
 
+// Up to `pages` pages of legal plays: the same request again with each next_page_token (the
+// token is tied to the other request fields; any server replica continues it). The result
+// is the first page's response with the plays of every page read and the last page's token.
+async function enumeratePages(client, request, pages, deadlineMs) {
+  const first = await call(client, "EnumerateLegalPlays", request, deadlineMs);
+  let last = first;
+  let pagesRead = 1;
+  while (pagesRead < pages && !last.error && last.nextPageToken) {
+    last = await call(client, "EnumerateLegalPlays", { ...request, pageToken: last.nextPageToken }, deadlineMs);
+    if (last.error) return last;
+    first.plays.push(...last.plays);
+    pagesRead += 1;
+  }
+  if (first.error) return first;
+  return { ...first, nextPageToken: last.nextPageToken, pagesRead };
+}
+
 // "CARD_7S" -> "7S": the text notation of RULES.md §2.
 const cardText = (card) => card.replace(/^CARD_/, "");
 
@@ -125,22 +153,17 @@ async function main() {
   }
   const ShuangkouService = loadService();
   const client = new ShuangkouService(args.address, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
-  const ruleSet = { variant: args.variant };
+  const ruleSet = { ruleSet: { id: args.variant } };
   try {
     const classify = await call(client, "ClassifyPlay", { ...ruleSet, play: { cardsText: args.play } }, args.deadlineMs);
-    const enumerate = await call(
-      client,
-      "EnumerateLegalPlays",
-      {
-        ...ruleSet,
-        hand: { cardsText: args.hand },
-        toBeat: { cardsText: args.toBeat },
-        limit: args.limit,
-        includeCounts: true,
-        includeBestBomb: true,
-      },
-      args.deadlineMs,
-    );
+    const enumerate = await enumeratePages(client, {
+      ...ruleSet,
+      hand: { cardsText: args.hand },
+      toBeat: { cardsText: args.toBeat },
+      pageSize: args.pageSize,
+      includeCounts: true,
+      includeBestBomb: true,
+    }, args.pages, args.deadlineMs);
     if (!enumerate.error) {
       for (const play of enumerate.plays) play.text = play.cards.map(cardText).join(" ");
     }

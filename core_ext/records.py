@@ -1,0 +1,75 @@
+"""Frozen records returned by the rules core's calls (built by the compiled ``_core``)."""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .errors import ShuangkouError
+
+if TYPE_CHECKING:   # _core imports this module: only the type checker may look back
+    from ._core import Reading
+
+__all__ = ["Comparison", "BatchResult", "BATCH_COLUMNS"]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The outcome of :func:`core_ext.compare`: does ``play`` beat ``current``?
+
+    ``current`` is the reading standing on the table; ``play`` is the reading of the new
+    play that would stand if it beats (§7 rule 6), else its declared or primary reading.
+    """
+
+    beats: bool
+    current: Reading
+    play: Reading
+
+
+#: Column names of a :class:`BatchResult`, in order.
+BATCH_COLUMNS = ("kind", "top", "star", "cards", "readings")
+
+
+@dataclass(frozen=True, eq=False)
+class BatchResult(Mapping[str, "array[int]"]):
+    """What :func:`core_ext.classify_batch` found, one entry per play, as columns.
+
+    ``kind`` is an index into :data:`core_ext.KINDS` (255 = no reading or impossible
+    cards); ``top``, ``star`` and ``cards`` describe the primary reading; ``readings``
+    counts the readings. ``errors`` maps the index of every invalid play to the exception
+    :func:`core_ext.classify` raises for it, found in the same pass.
+
+    It is also a read-only mapping of column name to column (``result["kind"]``), the
+    shape ``classify_batch`` returned before it reported errors.
+    """
+
+    kind: array[int]
+    top: array[int]
+    star: array[int]
+    cards: array[int]
+    readings: array[int]
+    errors: Mapping[int, ShuangkouError]
+
+    def __getitem__(self, column: str) -> array[int]:
+        if column not in BATCH_COLUMNS:
+            raise KeyError(column)
+        value: array[int] = getattr(self, column)
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(BATCH_COLUMNS)
+
+    def __len__(self) -> int:
+        return len(BATCH_COLUMNS)
+
+    @property
+    def plays(self) -> int:
+        """How many plays the batch held."""
+        return len(self.kind)
+
+    @property
+    def valid(self) -> int:
+        """How many plays have a reading."""
+        return len(self.kind) - len(self.errors)

@@ -1,0 +1,513 @@
+"""Score a replay archive into an output directory: partitions, exactly once, resumable.
+
+``shuangkou score-replays INPUT... --output-dir OUT`` (with ``--dask``, ``--shard`` or the
+local process pool) runs here. The layout of ``OUT``::
+
+    manifest.json            the plan: inputs, partition size, every partition (written once)
+    parts/00000-000000.jsonl one record per input line of the partition, in line order
+    parts/00000-000000.done  the partition's counts; its presence marks the partition complete
+    summary.json             totals of the whole archive (when every partition is complete)
+
+Each record names its source first: ``{"file": "a.jsonl.gz", "line": 17, "ok": ...}``
+(``line`` is 1-based). A partition's ``.jsonl`` and then its ``.done`` are each written to a
+temporary name and renamed, so a partition is either complete or absent: a worker killed
+mid-partition leaves at most a temporary file (ignored, removed by ``--merge``), the retry
+(Dask's, or the next run's) writes the same bytes under the same name, and no line is
+recorded twice. The merged order is the partition ids' order (inputs in the order given, a
+glob's or directory's files sorted by path, then lines): ``cat OUT/parts/*.jsonl``.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import re
+import socket
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from .partitions import (
+    InputFile,
+    Partition,
+    expand,
+    plan,
+    plan_digest,
+    read_partition,
+    read_sequential,
+)
+from .records import dumps, record_of
+
+__all__ = ["ArchiveError", "Run", "prepare", "score_partition", "score_task", "tasks_of", "run_local", "run_dask",
+           "summarize", "merge", "format_summary", "DEFAULT_PARTITION_LINES"]
+
+# 10,000 lines are ~4 s of scoring per core (~2,800 replays/s); the overhead per partition
+# (a Dask round trip, reading, writing) stays under 5 % of that: bench/bench_replays.py --dask.
+DEFAULT_PARTITION_LINES = 10_000
+MANIFEST = "manifest.json"
+SUMMARY = "summary.json"
+PARTS = "parts"
+FORMAT = 1
+TOP_REASONS = 10
+PROGRESS_INTERVAL = 0.2
+
+
+class ArchiveError(Exception):
+    """A run that cannot start or finish (bad inputs, a foreign output directory)."""
+
+
+class ClusterError(Exception):
+    """The Dask scheduler cannot be reached (exit status 3, like an unreachable server)."""
+
+
+@dataclass
+class Run:
+    """A planned run: its inputs, partitions and output directory."""
+
+    outdir: str
+    files: list[InputFile]
+    parts: list[Partition]
+    partition_lines: int
+    partial_deal: bool
+    digest: str
+
+    def part_path(self, part: Partition, ext: str) -> str:
+        return os.path.join(self.outdir, PARTS, f"{part.id}.{ext}")
+
+    def complete(self, part: Partition) -> bool:
+        return os.path.exists(self.part_path(part, "done"))
+
+
+# ----------------------------------------------------------------------------- files
+
+def _write_atomic(path: str, write: Callable[[IO[str]], None]) -> None:
+    """Write ``path`` under a unique temporary name, fsync, rename: all or nothing."""
+    folder, name = os.path.split(path)
+    tmp = os.path.join(folder, f".{name}.tmp.{socket.gethostname()}.{os.getpid()}."
+                               f"{uuid.uuid4().hex[:8]}")
+    try:
+        with open(tmp, "w", encoding="utf-8") as out:
+            write(out)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _manifest(run: Run) -> dict[str, Any]:
+    return {"format": FORMAT, "digest": run.digest, "partition_lines": run.partition_lines,
+            "partial_deal": run.partial_deal,
+            "files": [{"name": f.name, "size": f.size, "gz": f.gz} for f in run.files],
+            "partitions": [p.to_dict() for p in run.parts]}
+
+
+def prepare(specs: Sequence[str], outdir: str, partition_lines: int = DEFAULT_PARTITION_LINES,
+            partial_deal: bool = False) -> Run:
+    """Expand the inputs and plan the partitions, or reuse the plan of ``outdir``'s manifest.
+
+    Raises FileNotFoundError/OSError for an input that cannot be read, ArchiveError when
+    ``outdir`` holds the output of a different run (other inputs, sizes or settings).
+    """
+    files = expand(specs)
+    if not files:
+        raise ArchiveError("no input files (directories hold no *.jsonl / *.jsonl.gz)")
+    digest = plan_digest(files, partition_lines, partial_deal)
+    os.makedirs(os.path.join(outdir, PARTS), exist_ok=True)
+    path = os.path.join(outdir, MANIFEST)
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            old = json.load(f)
+        if old.get("digest") != digest:
+            raise ArchiveError(
+                f"{outdir} holds the output of another run (other inputs, file sizes, "
+                "--partition-lines or --partial-deal); use a new --output-dir")
+        parts = [Partition(**p) for p in old["partitions"]]
+        return Run(outdir, files, parts, partition_lines, partial_deal, digest)
+    run = Run(outdir, files, plan(files, partition_lines), partition_lines, partial_deal,
+              digest)
+    # Every shard of a Kubernetes job may get here at once: they write identical bytes.
+    _write_atomic(path, lambda out: json.dump(_manifest(run), out, indent=1))
+    return run
+
+
+# ----------------------------------------------------------------------------- scoring
+
+_CARD = re.compile(r"\b(?:10|[2-9JQKA])[SHCD]\b|\b[BRS]J\b")
+_NUMBER = re.compile(r"\d+")
+
+
+def reason_template(reason: str) -> str:
+    """A rejection reason with its particulars (cards, numbers) blanked, for grouping."""
+    return _NUMBER.sub("N", _CARD.sub("<card>", reason))
+
+
+def _variant_of(line: str, record: dict[str, Any]) -> str:
+    if record["ok"]:
+        return str(record.get("variant", "?"))
+    if not line.strip():
+        return "(empty line)"
+    try:
+        doc = json.loads(line)
+    except ValueError:
+        return "(not JSON)"
+    variant = doc.get("variant") if isinstance(doc, dict) else None
+    if isinstance(variant, str):
+        return variant
+    if isinstance(variant, dict):
+        return f"custom:{variant.get('id', '?')}"
+    return "(none)"
+
+
+@dataclass
+class Stats:
+    """The counts of some partitions: what the summary adds up."""
+
+    lines: int = 0
+    ok: int = 0
+    internal: int = 0
+    seconds: float = 0.0                     # scoring time, summed over partitions
+    kinds: collections.Counter[str] = field(default_factory=collections.Counter)
+    variants: dict[str, collections.Counter[str]] = field(default_factory=dict)
+    reasons: dict[str, list[Any]] = field(default_factory=dict)   # template -> [count, example]
+
+    def add_record(self, file: str, line_no: int, line: str, record: dict[str, Any]) -> None:
+        self.lines += 1
+        variant = self.variants.setdefault(_variant_of(line, record), collections.Counter())
+        if record["ok"]:
+            self.ok += 1
+            self.kinds[record["kind"]] += 1
+            variant["scored"] += 1
+            return
+        variant["rejected"] += 1
+        error = record["error"]
+        self.internal += bool(error.get("internal"))
+        entry = self.reasons.setdefault(reason_template(error["reason"]), [0, None])
+        entry[0] += 1
+        if entry[1] is None:
+            entry[1] = {"file": file, "line": line_no, **error}
+
+    def merge(self, other: Stats) -> None:
+        self.lines += other.lines
+        self.ok += other.ok
+        self.internal += other.internal
+        self.seconds += other.seconds
+        self.kinds.update(other.kinds)
+        for v, counts in other.variants.items():
+            self.variants.setdefault(v, collections.Counter()).update(counts)
+        for reason, (count, example) in other.reasons.items():
+            entry = self.reasons.setdefault(reason, [0, example])
+            entry[0] += count
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"lines": self.lines, "ok": self.ok, "internal": self.internal,
+                "seconds": round(self.seconds, 6), "kinds": dict(self.kinds),
+                "variants": {v: dict(c) for v, c in self.variants.items()},
+                "reasons": self.reasons}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Stats:
+        return cls(d["lines"], d["ok"], d["internal"], d["seconds"],
+                   collections.Counter(d["kinds"]),
+                   {v: collections.Counter(c) for v, c in d["variants"].items()},
+                   {r: list(e) for r, e in d["reasons"].items()})
+
+
+def _done_path(outdir: str, part: Partition) -> str:
+    return os.path.join(outdir, PARTS, f"{part.id}.done")
+
+
+def _load_done(path: str) -> dict[str, Any]:
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def _score_lines(file: InputFile, part: Partition, lines: list[str], outdir: str,
+                 partial_deal: bool, start: float) -> dict[str, Any]:
+    stats = Stats()
+    texts: list[str] = []
+    for k, line in enumerate(lines):
+        line_no = part.first_line + k
+        record = record_of(line, partial_deal)
+        stats.add_record(file.name, line_no, line, record)
+        texts.append(dumps({"file": file.name, "line": line_no, **record}))
+    _write_atomic(os.path.join(outdir, PARTS, f"{part.id}.jsonl"),
+                  lambda out: out.write("".join(t + "\n" for t in texts)))
+    stats.seconds = time.perf_counter() - start
+    result = stats.to_dict()
+    _write_atomic(_done_path(outdir, part), lambda out: json.dump(result, out))
+    return result
+
+
+def score_partition(file: InputFile, part: Partition, outdir: str,
+                    partial_deal: bool = False) -> dict[str, Any]:
+    """Score one partition into ``outdir/parts``; returns its counts.
+
+    Idempotent: a partition already complete is not scored again (a retried task, a second
+    shard claiming it), and a rerun writes the same bytes under the same name.
+    """
+    done = _done_path(outdir, part)
+    if os.path.exists(done):
+        return _load_done(done)
+    start = time.perf_counter()
+    return _score_lines(file, part, read_partition(file, part), outdir, partial_deal, start)
+
+
+def score_task(file: InputFile, parts: list[Partition], outdir: str,
+               partial_deal: bool = False) -> list[dict[str, Any]]:
+    """A worker's task: one partition of a plain file, or the pending partitions of a
+    gzipped file scored in one pass over it (each still written, and complete, on its own).
+    Returns the counts of each partition."""
+    if len(parts) == 1 and not file.gz:
+        return [score_partition(file, parts[0], outdir, partial_deal)]
+    out = []
+    start = time.perf_counter()
+    for part, lines in read_sequential(file, parts):
+        done = _done_path(outdir, part)
+        out.append(_load_done(done) if os.path.exists(done) else
+                   _score_lines(file, part, lines, outdir, partial_deal, start))
+        start = time.perf_counter()
+    return out
+
+
+Task = tuple[InputFile, list[Partition], str, bool]
+
+
+def tasks_of(run: Run, parts: Sequence[Partition]) -> list[Task]:
+    """One task per plain-file partition; one per gzipped file (its partitions in order)."""
+    tasks: list[Task] = []
+    gz: dict[int, list[Partition]] = {}
+    for p in parts:
+        if run.files[p.file].gz:
+            if p.file not in gz:
+                gz[p.file] = []
+                tasks.append((run.files[p.file], gz[p.file], run.outdir, run.partial_deal))
+            gz[p.file].append(p)
+        else:
+            tasks.append((run.files[p.file], [p], run.outdir, run.partial_deal))
+    return tasks
+
+
+def _score_task(task: Task) -> list[dict[str, Any]]:
+    return score_task(*task)
+
+
+# ----------------------------------------------------------------------------- backends
+
+def run_local(run: Run, parts: Sequence[Partition], jobs: int) -> Iterator[dict[str, Any]]:
+    """Score ``parts`` on a local process pool; yields each partition's counts as it ends."""
+    tasks = tasks_of(run, parts)
+    if jobs <= 1 or len(tasks) <= 1:
+        for t in tasks:
+            yield from _score_task(t)
+        return
+    import multiprocessing
+
+    import core_ext.replay  # noqa: F401 - imported once here, inherited by the forked workers
+
+    with multiprocessing.Pool(min(jobs, len(tasks))) as pool:
+        for result in pool.imap_unordered(_score_task, tasks):
+            yield from result
+
+
+def dask_client(address: str, timeout: float = 30.0) -> Any:
+    """A client of the scheduler at ``address``, or of a new local cluster for
+    ``local[:N]`` (N single-threaded worker processes; default: every core)."""
+    try:
+        from dask.distributed import Client, LocalCluster
+    except ImportError as exc:  # pragma: no cover - the optional extra
+        raise ArchiveError("--dask needs Dask: pip install 'shuangkou[dask]'") from exc
+    if address == "local" or address.startswith("local:"):
+        n = int(address.partition(":")[2] or os.cpu_count() or 1)
+        cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+        return Client(cluster)
+    try:
+        return Client(address, timeout=timeout)
+    except (OSError, TimeoutError) as exc:
+        raise ClusterError(f"cannot reach the Dask scheduler {address}: {exc}") from exc
+
+
+def run_dask(run: Run, parts: Sequence[Partition], client: Any,
+             retries: int = 2) -> Iterator[dict[str, Any]]:
+    """Score ``parts`` as Dask tasks; yields each partition's counts as it ends.
+
+    A task (a plain file's partition, or a gzipped file's pending partitions: tasks_of) is
+    keyed by the run and its first partition, so it is one task in the scheduler; a worker lost mid-task has its task rescheduled by Dask (up to
+    ``distributed.scheduler.allowed-failures`` times), a task that raised is retried
+    ``retries`` times, and either way the partition's files are written once, atomically.
+    """
+    from dask.distributed import as_completed
+
+    futures = [client.submit(score_task, *task,
+                             key=f"score-replays-{run.digest}-{task[1][0].id}",
+                             pure=False, retries=retries) for task in tasks_of(run, parts)]
+    try:
+        for future in as_completed(futures):
+            yield from future.result()
+    finally:
+        for future in futures:
+            future.release()
+
+
+def shard_of(parts: Sequence[Partition], index: int, count: int) -> list[Partition]:
+    """Shard ``index`` of ``count``: every count-th partition from ``index`` (deterministic,
+    balanced to within one partition)."""
+    return [p for k, p in enumerate(parts) if k % count == index]
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``I/N`` (``JOB_COMPLETION_INDEX/COMPLETIONS``) → (I, N); ValueError when malformed."""
+    index, sep, count = text.partition("/")
+    i, n = int(index), int(count)
+    if not sep or n < 1 or not 0 <= i < n:
+        raise ValueError(f"--shard {text!r}: expected I/N with 0 <= I < N")
+    return i, n
+
+
+# ----------------------------------------------------------------------------- summary
+
+class Progress:
+    """Partitions and lines done, drawn on a terminal only."""
+
+    def __init__(self, stream: IO[str], total_parts: int, total_lines: int, draw: bool) -> None:
+        self.stream, self.draw = stream, draw
+        self.total_parts, self.total_lines = total_parts, total_lines
+        self.parts = self.lines = 0
+        self.start = time.perf_counter()
+        self.last = 0.0
+
+    def add(self, stats: dict[str, Any]) -> None:
+        self.parts += 1
+        self.lines += stats["lines"]
+        now = time.perf_counter()
+        if self.draw and (now - self.last >= PROGRESS_INTERVAL or self.parts == self.total_parts):
+            self.last = now
+            rate = self.lines / max(now - self.start, 1e-9)
+            frac = self.lines / self.total_lines if self.total_lines else 1.0
+            eta = (self.total_lines - self.lines) / rate if rate else 0.0
+            bar = "#" * int(frac * 30)
+            self.stream.write(f"\r[{bar:.<30s}] {self.parts}/{self.total_parts} partitions "
+                              f"{self.lines}/{self.total_lines} lines {rate:,.0f}/s "
+                              f"ETA {int(eta) // 60}:{int(eta) % 60:02d} ")
+            self.stream.flush()
+
+    def finish(self) -> float:
+        if self.draw:
+            self.stream.write("\n")
+        return time.perf_counter() - self.start
+
+
+def summarize(run: Run, parts: Iterable[Partition] | None = None) -> tuple[Stats, list[str]]:
+    """The counts of the complete partitions among ``parts`` (default: all), and the ids of
+    those not complete."""
+    total, missing = Stats(), []
+    for p in run.parts if parts is None else parts:
+        try:
+            with open(run.part_path(p, "done"), encoding="utf-8") as f:
+                total.merge(Stats.from_dict(json.load(f)))
+        except FileNotFoundError:
+            missing.append(p.id)
+    return total, missing
+
+
+def summary_dict(run: Run, stats: Stats, this_run: dict[str, Any]) -> dict[str, Any]:
+    """The summary written to ``summary.json``."""
+    reasons = sorted(stats.reasons.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    return {
+        "lines": stats.lines, "scored": stats.ok, "rejected": stats.lines - stats.ok,
+        "internal_errors": stats.internal, "files": len(run.files),
+        "partitions": len(run.parts), "partition_lines": run.partition_lines,
+        "kinds": dict(sorted(stats.kinds.items())),
+        "variants": {v: {"lines": c["scored"] + c["rejected"], "scored": c["scored"],
+                         "rejected": c["rejected"]} for v, c in sorted(stats.variants.items())},
+        "rejections": [{"reason": r, "count": n, "example": ex}
+                       for r, (n, ex) in reasons[:TOP_REASONS]],
+        "other_rejection_reasons": max(len(reasons) - TOP_REASONS, 0),
+        "scoring_seconds": round(stats.seconds, 3),
+        "this_run": this_run,
+        "output": {"partitions": f"{PARTS}/*.jsonl", "manifest": MANIFEST,
+                   "merged_order": "partition ids: inputs as given (globs and directories "
+                                   "sorted by path), then line numbers"},
+    }
+
+
+def format_summary(s: dict[str, Any], outdir: str) -> str:
+    """The summary for a person (stderr)."""
+    kinds = ", ".join(f"{k} {n:,}" for k, n in s["kinds"].items())
+    out = [f"score-replays: {s['lines']:,} lines in {s['files']} files, {s['partitions']} "
+           f"partitions: {s['scored']:,} scored" + (f" ({kinds})" if kinds else "")
+           + f", {s['rejected']:,} rejected"
+           + (f" ({s['internal_errors']} internal errors)" if s["internal_errors"] else "")]
+    if s["variants"]:
+        out.append("  per variant: " + ", ".join(
+            f"{v} {c['lines']:,}" + (f" ({c['rejected']:,} rejected)" if c["rejected"] else "")
+            for v, c in s["variants"].items()))
+    if s["rejections"]:
+        out.append("  top rejection reasons:")
+        for r in s["rejections"]:
+            ex = r["example"]
+            out.append(f"  {r['count']:>9,}  {r['reason']}")
+            out.append(f"             e.g. {ex['file']}:{ex['line']}: {ex['reason']}")
+    t = s["this_run"]
+    out.append(f"  this run: {t['lines']:,} lines in {t['partitions']} partitions, "
+               f"{t['seconds']:.2f} s, {t['lines_per_second']:,.0f} lines/s "
+               f"({t['backend']}); {t['already_complete']} partitions were already complete")
+    out.append(f"  output: {outdir}/{PARTS}/*.jsonl (merged order: sorted names), "
+               f"summary {os.path.join(outdir, SUMMARY)}")
+    return "\n".join(out) + "\n"
+
+
+def write_summary(run: Run, this_run: dict[str, Any]) -> dict[str, Any] | None:
+    """Write and return the summary when every partition is complete (else None)."""
+    stats, missing = summarize(run)
+    if missing:
+        return None
+    summary = summary_dict(run, stats, this_run)
+    _write_atomic(os.path.join(run.outdir, SUMMARY),
+                  lambda out: json.dump(summary, out, indent=1, ensure_ascii=False))
+    return summary
+
+
+def merge(outdir: str) -> tuple[dict[str, Any] | None, list[str]]:
+    """The merge step after sharded runs: check every partition, write the summary, remove
+    temporary files left by killed workers. Returns (summary or None, missing ids)."""
+    path = os.path.join(outdir, MANIFEST)
+    try:
+        with open(path, encoding="utf-8") as f:
+            manifest = json.load(f)
+    except FileNotFoundError as exc:
+        raise ArchiveError(f"{outdir} has no {MANIFEST}: no run wrote there") from exc
+    files = [InputFile(f["name"], f["name"], f["size"], f["gz"]) for f in manifest["files"]]
+    run = Run(outdir, files, [Partition(**p) for p in manifest["partitions"]],
+              manifest["partition_lines"], manifest["partial_deal"], manifest["digest"])
+    stats, missing = summarize(run)
+    if missing:
+        return None, missing
+    parts_dir = os.path.join(outdir, PARTS)
+    for name in os.listdir(parts_dir):
+        if name.startswith(".") and ".tmp." in name:
+            os.unlink(os.path.join(parts_dir, name))
+    this_run = {"lines": 0, "partitions": 0, "seconds": 0.0, "lines_per_second": 0.0,
+                "backend": "merge", "already_complete": len(run.parts)}
+    summary = summary_dict(run, stats, this_run)
+    _write_atomic(os.path.join(outdir, SUMMARY),
+                  lambda out: json.dump(summary, out, indent=1, ensure_ascii=False))
+    return summary, []
+
+
+def execute(parts: Sequence[Partition], results: Iterator[dict[str, Any]], backend: str,
+            already_complete: int, draw: bool, stream: IO[str] | None = None) -> dict[str, Any]:
+    """Consume a backend's results with progress; returns the ``this_run`` counts."""
+    progress = Progress(stream or sys.stderr, len(parts), sum(p.lines for p in parts), draw)
+    for stats in results:
+        progress.add(stats)
+    seconds = progress.finish()
+    return {"lines": progress.lines, "partitions": progress.parts, "seconds": round(seconds, 3),
+            "lines_per_second": round(progress.lines / seconds, 1) if seconds else 0.0,
+            "backend": backend, "already_complete": already_complete}

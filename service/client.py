@@ -1,0 +1,184 @@
+"""The gRPC side of the one-off commands (``shuangkou classify --server ...``): the one module
+that builds request messages and reads responses for :mod:`service.commands`.
+
+Everything here turns messages into the plain dicts :mod:`service.commands` prints, the same
+dicts its local path builds from the core, so both print identical output. Request field
+names live only here (the rule set, the Cards messages, declarations), so a change to the
+protos is a change to this file alone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import grpc
+
+from core_ext.variants import Variant
+
+from .convert import KIND_BY_NAME, KIND_NAMES, variant_data
+from .gen.shuangkou.v1 import (
+    cards_pb2,
+    readings_pb2,
+    scoring_pb2,
+    service_pb2,
+    service_pb2_grpc,
+    variants_pb2,
+)
+from .remote import channel_options
+from .rounds import result_to_dict
+
+__all__ = ["RemoteRules", "ServerError", "reading_dict", "summary_message"]
+
+RPC_TIMEOUT = 30.0   # seconds: one-off questions are small; a hung server must not hang a shell
+
+
+class ServerError(Exception):
+    """A failed call: ``message`` is the server's one-line error, ``usage`` is False for bad
+    input (exit 1) and True when the server could not be reached or failed (exit 2)."""
+
+    def __init__(self, message: str, *, usage: bool) -> None:
+        super().__init__(message)
+        self.usage = usage
+
+
+def reading_dict(kind: str, text: str, cards: int, top: int, top_rank: str, star: int,
+                 is_bomb: bool) -> dict[str, Any]:
+    """A reading as the commands print it (from a core Reading or a Reading message)."""
+    return {"kind": kind, "text": text, "cards": cards, "top": top, "top_rank": top_rank,
+            "star": star, "is_bomb": is_bomb}
+
+
+def _reading(msg: readings_pb2.Reading) -> dict[str, Any]:
+    return reading_dict(KIND_NAMES[msg.kind], msg.text, msg.card_count, msg.top, msg.top_rank,
+                        msg.star, msg.is_bomb)
+
+
+def _card_texts(codes: Sequence[int]) -> list[str]:
+    import core_ext
+
+    return core_ext.format_cards(list(codes))
+
+
+def _rule_set(variant: str | Variant) -> variants_pb2.RuleSet:
+    """The ``RuleSet`` naming a rule set: a built-in/registered id, or a house variant inline."""
+    if isinstance(variant, str):
+        return variants_pb2.RuleSet(id=variant)
+    data = variant_data(variant)
+    data["extends"] = variant.extends or variant.id
+    return variants_pb2.RuleSet(custom_json=json.dumps(data))
+
+
+def _declare(kind: str | None, top: int | None) -> readings_pb2.Declaration | None:
+    if kind is None:
+        return None
+    declaration = readings_pb2.Declaration(kind=KIND_BY_NAME[kind])
+    if top is not None:
+        declaration.top = top
+    return declaration
+
+
+def _cards(text: str) -> cards_pb2.Cards:
+    return cards_pb2.Cards(cards_text=text)
+
+
+class RemoteRules:
+    """The rules questions of :class:`service.commands.LocalRules`, asked of a server."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+        self.channel = grpc.insecure_channel(target, options=channel_options())
+        self.stub = service_pb2_grpc.ShuangkouServiceStub(self.channel)
+
+    def close(self) -> None:
+        self.channel.close()
+
+    def _call(self, method: str, request: Any) -> Any:
+        try:
+            return getattr(self.stub, method)(request, timeout=RPC_TIMEOUT)
+        except grpc.RpcError as exc:
+            code = exc.code()  # type: ignore[attr-defined]
+            details = exc.details() or code.name  # type: ignore[attr-defined]
+            if code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND,
+                        grpc.StatusCode.FAILED_PRECONDITION):
+                raise ServerError(details, usage=False) from None
+            raise ServerError(f"server {self.target}: {code.name}: {details}",
+                              usage=True) from None
+
+    def classify(self, cards: str, variant: str | Variant, declare: tuple[str | None, int | None]
+                 ) -> dict[str, Any]:
+        reply = self._call("ClassifyPlay", service_pb2.ClassifyPlayRequest(
+            play=_cards(cards), declaration=_declare(*declare), rule_set=_rule_set(variant)))
+        return {"cards": _card_texts(reply.cards), "reading": _reading(reply.reading),
+                "readings": [_reading(r) for r in reply.readings]}
+
+    def compare(self, current: str, play: str, variant: str | Variant,
+                current_declare: tuple[str | None, int | None],
+                declare: tuple[str | None, int | None]) -> dict[str, Any]:
+        reply = self._call("ComparePlays", service_pb2.ComparePlaysRequest(
+            current=_cards(current), play=_cards(play),
+            current_declaration=_declare(*current_declare), declaration=_declare(*declare),
+            rule_set=_rule_set(variant)))
+        return {"beats": reply.beats, "current": _reading(reply.current),
+                "play": _reading(reply.play)}
+
+    def plays(self, hand: str, variant: str | Variant, to_beat: str | None, *,
+              kinds: Sequence[str], bombs_only: bool, max_cards: int | None, limit: int,
+              counts: bool) -> dict[str, Any]:
+        reply = self._call("EnumerateLegalPlays", service_pb2.EnumerateLegalPlaysRequest(
+            hand=_cards(hand), to_beat=_cards(to_beat) if to_beat else None,
+            kinds=[KIND_BY_NAME[k] for k in kinds], bombs_only=bombs_only,
+            max_cards=max_cards or 0, page_size=limit, include_counts=counts,
+            rule_set=_rule_set(variant)))
+        result: dict[str, Any] = {
+            "plays": [{"cards": _card_texts(p.cards), "reading": _reading(p.reading)}
+                      for p in reply.plays],
+            "truncated": bool(reply.next_page_token)}
+        if counts:
+            result["counts"] = {KIND_NAMES[c.kind]: c.count for c in reply.counts}
+        return result
+
+    def score_replay(self, document: str, variant: str | Variant | None) -> dict[str, Any]:
+        request = service_pb2.ScoreRoundRequest(
+            replay_json=document,
+            rule_set=_rule_set(variant) if variant is not None else None)
+        return result_to_dict(self._call("ScoreRound", request).result)
+
+    def score_summary(self, summary: dict[str, Any], variant: str | Variant) -> dict[str, Any]:
+        request = service_pb2.ScoreRoundRequest(summary=summary_message(summary),
+                                                rule_set=_rule_set(variant))
+        return result_to_dict(self._call("ScoreRound", request).result)
+
+    def variants(self) -> list[dict[str, Any]]:
+        reply = self._call("ListVariants", service_pb2.ListVariantsRequest())
+        return [_variant(v) for v in reply.variants]
+
+    def variant(self, variant: str | Variant) -> dict[str, Any]:
+        return _variant(self._call("GetVariant",
+                                   service_pb2.GetVariantRequest(rule_set=_rule_set(variant))).variant)
+
+
+def summary_message(summary: dict[str, Any]) -> scoring_pb2.RoundSummary:
+    """A JSON round summary (checked by :func:`service.commands.read_summary`) as the
+    RoundSummary message, which the local path scores with the server's own code."""
+    msg = scoring_pb2.RoundSummary(
+        finish_order=summary["finish_order"], table_fee=summary.get("table_fee") or 0,
+        cards_left=summary.get("cards_left") or [],
+        hands=[_cards(" ".join(h) if isinstance(h, list) else h)
+               for h in summary.get("hands") or []])
+    for bomb in summary.get("bombs", []):
+        msg.bombs.add(seat=bomb["seat"], cards=_cards(bomb["cards"]),
+                      declaration=_declare(bomb.get("declare"), bomb.get("declare_top")))
+    if summary.get("escape") is not None:
+        msg.escape = summary["escape"]
+    if summary.get("stake") is not None:
+        msg.stake = summary["stake"]
+    return msg
+
+
+def _variant(msg: Any) -> dict[str, Any]:
+    """A Variant message as the data ``core_ext`` holds (``variant_data``)."""
+    data = json.loads(msg.variant_json)
+    data["extends"] = msg.extends or None
+    return data

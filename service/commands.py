@@ -1,0 +1,527 @@
+"""One-off questions and demos: ``shuangkou classify | compare | plays | score | generate |
+variants``.
+
+Each command answers from the local core, or from a running service with ``--server
+HOST:PORT`` (through :mod:`service.client`), and prints the same either way: text for
+people, or one JSON document with ``--json`` for scripts. Errors are one line on stderr,
+``shuangkou COMMAND: message``; exit status 0 on success, 1 for bad input (cards, plays,
+replays, variants), 2 for bad usage, an unreadable file or an unreachable server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import IO, Any
+
+__all__ = ["COMMANDS", "main"]
+
+# name -> one-line help (also listed by `shuangkou --help`)
+COMMANDS = {
+    "classify": "every reading of a play",
+    "compare": "does a play beat the one on the table",
+    "plays": "legal plays from a hand, leading or following",
+    "score": "settle a round from a replay or a summary",
+    "generate": "seeded random replays (JSON lines)",
+    "variants": "list the rule sets, or show one",
+}
+DEFAULT_VARIANT = "baibian"
+DEFAULT_LIMIT = 100       # plays listed unless --limit says otherwise (0: the server's cap)
+VARIANT_FILE_SUFFIXES = (".toml", ".json")
+
+
+class Failed(Exception):
+    """A one-line failure: exit 1 for bad input, 2 for usage/IO/server trouble."""
+
+    def __init__(self, message: str, status: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+# ----------------------------------------------------------------------------- rule sets
+
+def _house_variants(paths: Sequence[str]) -> dict[str, Any]:
+    """House variants by id from TOML/JSON files (``core_ext.load_variants``)."""
+    import core_ext
+
+    found: dict[str, Any] = {}
+    for path in paths:
+        if not Path(path).is_file():
+            raise Failed(f"variant file {path!r} does not exist", 2)
+        for v in core_ext.load_variants(path):   # a built-in id is refused by the core
+            found[v.id] = v
+    return found
+
+
+def resolve_variant(spec: str, house: dict[str, Any], remote: bool) -> Any:
+    """``--variant``: a built-in id, a house id (from ``--variants``), or a house file.
+
+    Against a server a plain id is sent as is (the server may have registered house
+    variants of its own); locally it must be a built-in or a house id.
+    """
+    import core_ext
+
+    if spec in house:
+        return house[spec]
+    if spec.endswith(VARIANT_FILE_SUFFIXES) or Path(spec).is_file():
+        variants = list(_house_variants([spec]).values())
+        if len(variants) != 1:
+            raise Failed(f"{spec} defines {len(variants)} variants "
+                         f"({', '.join(v.id for v in variants)}); pass it with --variants "
+                         "FILE and name one with --variant ID", 2)
+        return variants[0]
+    if not remote:
+        core_ext.get_variant(spec)   # VariantError: unknown id
+    return spec
+
+
+def _declaration(text: str | None) -> tuple[str | None, int | None]:
+    """``--declare KIND[:TOP]``, TOP a rank as written in cards (9, T, A, 2, SJ, BJ)."""
+    import core_ext
+
+    if text is None:
+        return None, None
+    kind, _, top = text.partition(":")
+    if kind not in core_ext.KINDS:
+        raise Failed(f"--declare: {kind!r} is not a play type ({', '.join(core_ext.KINDS)})", 2)
+    if not top:
+        return kind, None
+    ranks = {c: i for i, c in enumerate(core_ext.RANK_CHARS)} | {"10": 7, "SJ": 13, "BJ": 14}
+    if top.upper() not in ranks:
+        raise Failed(f"--declare: {top!r} is not a rank (3-9, T, J, Q, K, A, 2, SJ, BJ)", 2)
+    return kind, ranks[top.upper()]
+
+
+# ----------------------------------------------------------------------------- the core
+
+def _reading(r: Any) -> dict[str, Any]:
+    from .client import reading_dict
+
+    return reading_dict(r.kind, r.describe(), r.cards, r.top, r.top_rank, r.star, r.is_bomb)
+
+
+class LocalRules:
+    """The questions answered by the core in this process, as :class:`RemoteRules` would."""
+
+    def close(self) -> None:
+        pass
+
+    def classify(self, cards: str, variant: Any, declare: tuple[str | None, int | None]
+                 ) -> dict[str, Any]:
+        import core_ext
+
+        c = core_ext.classify(cards, variant)
+        reading = c.primary
+        if declare[0] is not None:
+            reading = core_ext.play_reading(cards, variant, None, *declare)
+        return {"cards": core_ext.format_cards(c.cards), "reading": _reading(reading),
+                "readings": [_reading(r) for r in c.readings]}
+
+    def compare(self, current: str, play: str, variant: Any,
+                current_declare: tuple[str | None, int | None],
+                declare: tuple[str | None, int | None]) -> dict[str, Any]:
+        import core_ext
+        from core_ext.errors import IllegalPlay
+
+        standing = core_ext.classify(current, variant).primary
+        if current_declare[0] is not None:
+            standing = core_ext.play_reading(current, variant, None, *current_declare)
+        primary = core_ext.classify(play, variant).primary
+        if declare[0] is not None:   # the declared reading either beats or it does not
+            chosen = core_ext.play_reading(play, variant, None, *declare)
+            beats = chosen.beats(standing)
+        else:
+            try:
+                chosen, beats = core_ext.play_reading(play, variant, standing), True
+            except IllegalPlay:   # no reading beats: the primary is reported
+                chosen, beats = primary, False
+        return {"beats": beats, "current": _reading(standing), "play": _reading(chosen)}
+
+    def plays(self, hand: str, variant: Any, to_beat: str | None, *, kinds: Sequence[str],
+              bombs_only: bool, max_cards: int | None, limit: int, counts: bool
+              ) -> dict[str, Any]:
+        import core_ext
+
+        from .limits import Limits
+
+        beat = core_ext.play_reading(to_beat, variant) if to_beat else None
+        found = core_ext.legal_plays(hand, variant, beat, kinds=list(kinds) or None,
+                                     bombs_only=bombs_only, max_cards=max_cards,
+                                     limit=Limits().plays_limit(limit))
+        result: dict[str, Any] = {
+            "plays": [{"cards": list(p.text), "reading": _reading(p.reading)} for p in found],
+            "truncated": found.truncated}
+        if counts:
+            result["counts"] = core_ext.count_plays(hand, variant, beat)
+        return result
+
+    def score_replay(self, document: str, variant: Any) -> dict[str, Any]:
+        import core_ext
+
+        replay = json.loads(document)
+        if variant is not None and isinstance(replay, dict):
+            own, named = replay.get("variant"), variant if isinstance(variant, str) else variant.id
+            if own is not None and own != named:   # as the server: no silent override
+                raise Failed(f"the replay names variant {own!r} but the request names {named!r}")
+            replay["variant"] = variant
+        return core_ext.score_replay(replay).to_dict()
+
+    def score_summary(self, summary: dict[str, Any], variant: Any) -> dict[str, Any]:
+        # The server's own summary path, so local and remote agree to the error message.
+        from .client import summary_message
+        from .limits import Limits
+        from .rounds import result_to_dict, score_summary
+
+        return result_to_dict(score_summary(summary_message(summary), variant, Limits()))
+
+    def variants(self) -> list[dict[str, Any]]:
+        import core_ext
+
+        from .convert import variant_data
+
+        return [variant_data(v) for v in core_ext.list_variants()]
+
+    def variant(self, variant: Any) -> dict[str, Any]:
+        import core_ext
+
+        from .convert import variant_data
+
+        return variant_data(core_ext.get_variant(variant))
+
+
+# ----------------------------------------------------------------------------- text output
+
+def _reading_line(r: dict[str, Any]) -> str:
+    return r["text"]
+
+
+def text_classify(result: dict[str, Any]) -> str:
+    lines = [f"cards     {' '.join(result['cards'])}",
+             f"stands    {_reading_line(result['reading'])}"]
+    for i, r in enumerate(result["readings"]):
+        lines.append(f"{'readings' if i == 0 else '':<9} {_reading_line(r)}")
+    return "\n".join(lines)
+
+
+def text_compare(result: dict[str, Any]) -> str:
+    verb = "beats" if result["beats"] else "does not beat"
+    return f"{'yes' if result['beats'] else 'no'}: {result['play']['text']} {verb} " \
+           f"{result['current']['text']}"
+
+
+def text_plays(result: dict[str, Any]) -> str:
+    rows = [(" ".join(p["cards"]), p["reading"]["text"]) for p in result["plays"]]
+    width = max((len(cards) for cards, _ in rows), default=0)
+    lines = [f"{cards:<{width}}  {text}" for cards, text in rows]
+    n = len(rows)
+    lines.append(f"{n} play{'' if n == 1 else 's'}"
+                 + (" (truncated: more exist; raise --limit)" if result["truncated"] else ""))
+    if "counts" in result:
+        counts = {k: c for k, c in result["counts"].items() if c}
+        lines.append("counts: " + (", ".join(f"{k} {c}" for k, c in counts.items()) or "none")
+                     + f" (total {sum(counts.values())})")
+    return "\n".join(lines)
+
+
+def text_score(result: dict[str, Any]) -> str:
+    order = " ".join(str(s) for s in result["finish_order"])
+    head = f"{result['variant']}: {result['kind']}"
+    if result.get("winning_team") is not None:
+        head += f" win for team {result['winning_team']}"
+    if result.get("escaper") is not None:
+        head += f" (seat {result['escaper']} escaped)"
+    head += f"; finish order {order or '-'}; stake {result['stake']}"
+    lines = [head, "seat  team  place  base  star  mult  contrib  final"]
+    for s in result["seats"]:
+        place = "-" if s["place"] is None else s["place"]
+        lines.append(f"{s['seat']:>4}  {s['team']:>4}  {place:>5}  {s['base']:>4}  "
+                     f"{s['star']:>4}  {s['multiplier']:>4}  {s['contribution']:>7}  "
+                     f"{s['final']:>5}")
+    return "\n".join(lines)
+
+
+def _table_value(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {_table_value(v)}" for k, v in value.items()) or "-"
+    if isinstance(value, list):
+        return " ".join(_table_value(v) if not isinstance(v, list)
+                        else "(" + " ".join(map(str, v)) + ")" for v in value) or "-"
+    return "-" if value is None or value == "" else str(value)
+
+
+def text_variant(data: dict[str, Any]) -> str:
+    width = max(len(k) for k in data)
+    return "\n".join(f"{k:<{width}}  {_table_value(v)}" for k, v in data.items())
+
+
+def text_variants(rows: list[dict[str, Any]]) -> str:
+    table = [("id", "name", "extends", "decks", "hand", "wild")]
+    table += [(v["id"], v["name"], v["extends"] or "-", str(v["decks"]), str(v["hand_size"]),
+               " ".join(v["wild_jokers"]) or "-") for v in rows]
+    widths = [max(_width(row[i]) for row in table) for i in range(len(table[0]))]
+    return "\n".join("  ".join(cell + " " * (w - _width(cell)) for cell, w in zip(row, widths,
+                                                                                    strict=True))
+                     .rstrip() for row in table)
+
+
+def _width(text: str) -> int:
+    """Terminal columns: CJK characters take two."""
+    return sum(2 if ord(ch) >= 0x1100 else 1 for ch in text)
+
+
+# ----------------------------------------------------------------------------- commands
+
+def _read_text(path: str) -> str:
+    try:
+        return sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise Failed(f"cannot read {path}: {exc.strerror}", 2) from None
+
+
+SUMMARY_KEYS = {"variant", "finish_order", "bombs", "hands", "escape", "stake", "table_fee",
+                "cards_left"}
+
+
+def read_summary(data: dict[str, Any]) -> dict[str, Any]:
+    """Check the shape of a JSON round summary (types; the rules are checked by scoring)."""
+    unknown = sorted(set(data) - SUMMARY_KEYS)
+    if unknown:
+        raise Failed(f"summary: unknown field {unknown[0]!r} (fields: "
+                     f"{', '.join(sorted(SUMMARY_KEYS))})")
+
+    def ints(name: str) -> None:
+        value = data.get(name)
+        if value is not None and not (isinstance(value, list) and all(
+                isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in value)):
+            raise Failed(f"summary: {name!r} must be a list of non-negative integers")
+
+    ints("finish_order")
+    ints("cards_left")
+    if "finish_order" not in data:
+        raise Failed("summary: 'finish_order' is required (seats in the order they went out)")
+    for name in ("escape", "stake", "table_fee"):
+        value = data.get(name)
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)
+                                  or value < 0):
+            raise Failed(f"summary: {name!r} must be a non-negative integer")
+    bombs = data.get("bombs", [])
+    if not isinstance(bombs, list):
+        raise Failed("summary: 'bombs' must be a list of {\"seat\": n, \"cards\": \"...\"}")
+    for i, bomb in enumerate(bombs):
+        if not (isinstance(bomb, dict) and isinstance(bomb.get("seat"), int)
+                and isinstance(bomb.get("cards"), str)
+                and set(bomb) <= {"seat", "cards", "declare", "declare_top"}):
+            raise Failed(f"summary: bombs[{i}] must be {{\"seat\": n, \"cards\": \"...\"}} "
+                         "(optionally \"declare\": KIND, \"declare_top\": n)")
+    hands = data.get("hands")
+    if hands is not None and not (isinstance(hands, list) and all(
+            isinstance(h, (str, list)) for h in hands)):
+        raise Failed("summary: 'hands' must be a list of 4 card strings")
+    return data
+
+
+def cmd_classify(rules: Any, args: argparse.Namespace, variant: Any) -> tuple[Any, str]:
+    result = rules.classify(args.cards, variant, _declaration(args.declare))
+    return result, text_classify(result)
+
+
+def cmd_compare(rules: Any, args: argparse.Namespace, variant: Any) -> tuple[Any, str]:
+    result = rules.compare(args.current, args.play, variant,
+                           _declaration(args.current_declare), _declaration(args.declare))
+    return result, text_compare(result)
+
+
+def cmd_plays(rules: Any, args: argparse.Namespace, variant: Any) -> tuple[Any, str]:
+    import core_ext
+
+    for kind in args.kind:
+        if kind not in core_ext.KINDS:
+            raise Failed(f"--kind: {kind!r} is not a play type ({', '.join(core_ext.KINDS)})",
+                         2)
+    result = rules.plays(args.hand, variant, args.beat, kinds=args.kind,
+                         bombs_only=args.bombs_only, max_cards=args.max_cards,
+                         limit=args.limit, counts=args.counts)
+    return result, text_plays(result)
+
+
+def cmd_score(rules: Any, args: argparse.Namespace, variant: Any) -> tuple[Any, str]:
+    text = _read_text(args.file)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise Failed(f"{args.file} is not JSON: {exc}") from None
+    if not isinstance(data, dict):
+        raise Failed(f"{args.file}: a replay or a summary is a JSON object")
+    if "actions" in data or "finish_order" not in data:   # a replay (docs/replays.md)
+        result = rules.score_replay(text, variant if args.variant else None)
+    else:
+        summary = read_summary(data)
+        if not args.variant and isinstance(summary.get("variant"), str):
+            variant = resolve_variant(summary["variant"], args.house, args.server is not None)
+        summary.pop("variant", None)
+        result = rules.score_summary(summary, variant)
+    return result, text_score(result)
+
+
+def cmd_variants(rules: Any, args: argparse.Namespace, variant: Any) -> tuple[Any, str]:
+    if args.which is None:
+        rows = rules.variants()
+        if args.server is None:   # locally, house files given with --variants are listed too
+            from .convert import variant_data
+
+            rows += [variant_data(v) for v in args.house.values()]
+        return rows, text_variants(rows)
+    if args.which.endswith(VARIANT_FILE_SUFFIXES) or Path(args.which).is_file():
+        shown = [rules.variant(v) for v in _house_variants([args.which]).values()]
+    else:
+        shown = [rules.variant(resolve_variant(args.which, args.house, args.server is not None))]
+    return (shown[0] if len(shown) == 1 else shown), "\n\n".join(map(text_variant, shown))
+
+
+def cmd_generate(args: argparse.Namespace, variant: Any, out: IO[str]) -> None:
+    import core_ext
+
+    if args.count < 0 or not 0.0 <= args.escape <= 1.0:
+        raise Failed("--count must be >= 0 and --escape a probability (0-1)", 2)
+    for seed in range(args.seed, args.seed + args.count):
+        replay = core_ext.generate_replay(variant, seed, args.escape)
+        if not isinstance(variant, str):
+            replay["variant"] = json.loads(_custom_json(variant))
+        out.write(json.dumps(replay, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
+def _custom_json(variant: Any) -> str:
+    from .convert import variant_data
+
+    data = variant_data(variant)
+    data["extends"] = variant.extends or variant.id
+    return json.dumps(data)
+
+
+# ----------------------------------------------------------------------------- parser
+
+def _common(p: argparse.ArgumentParser, *, server: bool = True) -> None:
+    """--variant/--variants everywhere; --json and --server where the answer is a result
+    (``generate`` prints JSON lines and needs no server)."""
+    p.add_argument("-v", "--variant", metavar="ID|FILE",
+                   help=f"rule set: a built-in id (default {DEFAULT_VARIANT}), a house id from "
+                        "--variants, or a house variant file (.toml/.json)")
+    p.add_argument("--variants", metavar="FILE", action="append", default=[],
+                   help="load house variants from a TOML/JSON file (repeatable)")
+    if server:
+        p.add_argument("--json", action="store_true", help="print one JSON document")
+        p.add_argument("--server", metavar="HOST:PORT",
+                       help="ask a running service instead of the local core")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="shuangkou", add_help=False)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("classify", help=COMMANDS["classify"],
+                       description="Every reading of a set of cards (§7) and the one that "
+                                   "stands: the declared one, else the primary.")
+    p.add_argument("cards", help='the play, e.g. "45678 BJ" or "7S 7H 7D 7C"')
+    p.add_argument("--declare", metavar="KIND[:TOP]", help="the reading meant, e.g. straight:9")
+    _common(p)
+
+    p = sub.add_parser("compare", help=COMMANDS["compare"],
+                       description="Whether PLAY beats CURRENT (§7 rule 5, §8) and the reading "
+                                   "that would stand.")
+    p.add_argument("current", help="the play standing on the table")
+    p.add_argument("play", help="the play made on top of it")
+    p.add_argument("--current-declare", metavar="KIND[:TOP]",
+                   help="the reading CURRENT stands in")
+    p.add_argument("--declare", metavar="KIND[:TOP]", help="the reading PLAY is declared as")
+    _common(p)
+
+    p = sub.add_parser("plays", help=COMMANDS["plays"],
+                       description="The legal plays from HAND (docs/enumeration.md): leading, "
+                                   "or with --beat the plays that beat it (passing is always "
+                                   "allowed then).")
+    p.add_argument("hand", help='the hand, e.g. "33 44 55 66 77 BJ"')
+    p.add_argument("--beat", metavar="CARDS", help="the play to beat (default: lead)")
+    p.add_argument("--kind", action="append", default=[], metavar="KIND",
+                   help="only this play type (repeatable)")
+    p.add_argument("--bombs-only", action="store_true", help="only bombs")
+    p.add_argument("--max-cards", type=int, metavar="N", help="only plays of at most N cards")
+    p.add_argument("--limit", type=int, default=DEFAULT_LIMIT, metavar="N",
+                   help=f"list at most N plays (default {DEFAULT_LIMIT}; 0: the server cap)")
+    p.add_argument("--counts", action="store_true", help="also count every legal play by type")
+    _common(p)
+
+    p = sub.add_parser("score", help=COMMANDS["score"],
+                       description="Settle one round (§9, §10). FILE (or - for stdin) holds "
+                                   "a replay (docs/replays.md), validated move by move, or a "
+                                   'summary: {"finish_order": [0, 2], "bombs": [{"seat": 0, '
+                                   '"cards": "7777"}], "stake": 1, ...}.')
+    p.add_argument("file", metavar="FILE", help="a replay or summary JSON file, - for stdin")
+    _common(p)
+
+    p = sub.add_parser("generate", help=COMMANDS["generate"],
+                       description="Deal and play out rounds with a simple bot "
+                                   "(core_ext.generate_replay): one replay per line, "
+                                   "reproducible from the variant and seed.")
+    p.add_argument("-n", "--count", type=int, default=1, help="replays to generate (default 1)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the first replay (default 0)")
+    p.add_argument("--escape", type=float, default=0.0, metavar="P",
+                   help="probability that a round ends in an escape (default 0)")
+    _common(p, server=False)
+
+    p = sub.add_parser("variants", help=COMMANDS["variants"],
+                       description="List the rule sets (built-in, and house variants from "
+                                   "--variants or the server), or show every field of one: "
+                                   "an id or a house variant file.")
+    p.add_argument("which", nargs="?", metavar="ID|FILE", help="the variant to show")
+    _common(p)
+    return parser
+
+
+def _server_target(target: str) -> str:
+    """``host:port`` or ``host:port,host:port`` (a fixed list, round-robin)."""
+    if "," in target and ":" in target and not target.startswith(("ipv4:", "ipv6:", "dns:")):
+        return "ipv4:" + ",".join(t.replace("localhost:", "127.0.0.1:", 1)
+                                  for t in target.split(","))
+    return target
+
+
+def main(argv: Sequence[str], out: IO[str] | None = None) -> int:
+    """Run one command (``argv[0]`` in COMMANDS); the exit status."""
+    out = out or sys.stdout
+    args = build_parser().parse_args(argv)    # usage errors exit 2
+    command = args.command
+    rules: Any = None
+    try:
+        from core_ext.errors import ShuangkouError
+
+        from .client import ServerError
+        try:
+            args.house = _house_variants(args.variants)
+            remote = getattr(args, "server", None) is not None
+            variant = resolve_variant(args.variant or DEFAULT_VARIANT, args.house, remote)
+            if command == "generate":
+                cmd_generate(args, variant, out)
+                return 0
+            if remote:
+                from .client import RemoteRules
+
+                rules = RemoteRules(_server_target(args.server))
+            else:
+                rules = LocalRules()
+            handler: Callable[..., tuple[Any, str]] = globals()[f"cmd_{command}"]
+            data, text = handler(rules, args, variant)
+        except ServerError as exc:
+            raise Failed(str(exc), 2 if exc.usage else 1) from None
+        except ShuangkouError as exc:
+            raise Failed(str(exc)) from None
+        finally:
+            if rules is not None:
+                rules.close()
+    except Failed as exc:
+        print(f"shuangkou {command}: {exc}", file=sys.stderr)
+        return exc.status
+    out.write((json.dumps(data, ensure_ascii=False, indent=2) if args.json else text) + "\n")
+    return 0

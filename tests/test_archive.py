@@ -1,0 +1,296 @@
+"""Archive scoring (service.archive, service.partitions): partitions on line boundaries,
+exactly once with provenance, resumable, the same records as the single-machine scorer.
+
+The Dask tests run a REAL ``dask scheduler`` and two ``dask worker`` processes on loopback
+(started here, killed at the end): a multi-file archive with gzipped parts and malformed
+lines, a resumed run after the client was killed, a worker killed mid-job.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from grpc_helpers import ROOT, free_port
+
+from core_ext.generate import generate_replay
+from service import archive, batch, partitions
+from service.records import score_line
+
+pytest.importorskip("distributed", reason="the dask extra (pip install -e .[test])")
+DASK = Path(sys.executable).with_name("dask")
+BAD = ["{not json", "", "[]", '{"variant": "baibian"}', "\xff\xfe"]
+
+
+def _unique() -> list[str]:
+    variants = ["baibian", "huopin", "fengkuang_crazy", "qianbian", "bianfeng",
+                "bianfeng_lishui", "fengkuang"]
+    return [json.dumps(generate_replay(variants[i % 7], i, escape_prob=0.2)) for i in range(28)]
+
+
+@pytest.fixture(scope="module")
+def unique() -> list[str]:
+    return _unique()
+
+
+def make_archive(root: Path, unique: list[str], lines_per_file: tuple[int, ...]) -> list[str]:
+    """Files a.jsonl, then b/00.jsonl.gz, b/01.jsonl.gz ... (a directory of gzipped parts);
+    every 9th line malformed, a CRLF ending and a lone CR inside a line; returns the lines
+    in merged order."""
+    everything: list[str] = []
+    (root / "b").mkdir(parents=True, exist_ok=True)
+    for n, count in enumerate(lines_per_file):
+        lines = [BAD[(k // 9) % len(BAD)] if k % 9 == 4 else unique[(k + n) % len(unique)]
+                 for k in range(count)]
+        data = "\n".join(lines).encode("utf-8", errors="surrogateescape") + b"\n"
+        data = data.replace(b"\n", b"\r\n", 1).replace(b", ", b",\r", 1)  # \r\n and lone \r
+        if n == 0:
+            (root / "a.jsonl").write_bytes(data[:-1])          # no final newline
+        else:
+            with gzip.open(root / "b" / f"{n - 1:02d}.jsonl.gz", "wb") as f:
+                f.write(data)
+        everything += [line.decode("utf-8", errors="replace").removesuffix("\r")
+                       for line in data.rstrip(b"\n").split(b"\n")]
+    return everything
+
+
+def merged(outdir: Path) -> list[dict]:
+    return [json.loads(line) for p in sorted((outdir / "parts").glob("*.jsonl"))
+            for line in p.read_text(encoding="utf-8").splitlines()]
+
+
+def check_exactly_once(outdir: Path, lines: list[str], names: list[tuple[str, int]]) -> None:
+    """One record per input line, in merged order, naming file and line, equal to the
+    single-line scorer's record."""
+    records = merged(outdir)
+    assert [(r["file"], r["line"]) for r in records] == names
+    assert [score_line_without_source(r) for r in records] == [score_line(x) for x in lines]
+
+
+def score_line_without_source(record: dict) -> str:
+    record = dict(record)
+    del record["file"], record["line"]
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+
+
+def sources(root: Path, counts: tuple[int, ...]) -> list[tuple[str, int]]:
+    names = [str(root / "a.jsonl")] + [str(root / "b" / f"{n:02d}.jsonl.gz")
+                                       for n in range(len(counts) - 1)]
+    return [(name, k + 1) for name, c in zip(names, counts, strict=True) for k in range(c)]
+
+
+# ----------------------------------------------------------------------------- partitions
+
+@pytest.mark.parametrize("size", [1, 2, 3, 7, 100])
+def test_partitions_cover_every_line_once(tmp_path: Path, unique: list[str], size: int) -> None:
+    lines = make_archive(tmp_path, unique, (11, 9, 1))
+    files = partitions.expand([str(tmp_path / "a.jsonl"), str(tmp_path / "b")])
+    parts = partitions.plan(files, size)
+    got = [line for p in parts for line in partitions.read_partition(files[p.file], p)]
+    assert got == lines
+    assert [p.id for p in parts] == sorted(p.id for p in parts)
+    assert all(p.lines <= size for p in parts)
+    assert partitions.plan(files, size) == parts                  # deterministic
+
+
+def test_expand_globs_directories_and_missing(tmp_path: Path, unique: list[str]) -> None:
+    make_archive(tmp_path, unique, (3, 3, 3))
+    (tmp_path / "b" / "notes.txt").write_text("not an input")
+    names = [f.name for f in partitions.expand([str(tmp_path / "b"), str(tmp_path / "*.jsonl"),
+                                                str(tmp_path / "b" / "00.jsonl.gz")])]
+    assert names == [str(tmp_path / "b" / "00.jsonl.gz"), str(tmp_path / "b" / "01.jsonl.gz"),
+                     str(tmp_path / "a.jsonl")]                     # each file once
+    with pytest.raises(FileNotFoundError):
+        partitions.expand([str(tmp_path / "nothing-*.jsonl")])
+
+
+def test_local_archive_run_resume_and_summary(tmp_path: Path, unique: list[str],
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    counts = (40, 25, 30)
+    lines = make_archive(tmp_path / "in", unique, counts)
+    out = tmp_path / "out"
+    args = [str(tmp_path / "in" / "a.jsonl"), str(tmp_path / "in" / "b"), "-o", str(out),
+            "--partition-lines", "8", "-j", "2"]
+    assert batch.main(args) == 1
+    check_exactly_once(out, lines, sources(tmp_path / "in", counts))
+    summary = json.loads((out / "summary.json").read_text())
+    err = capsys.readouterr().err
+    assert summary["lines"] == len(lines) and "top rejection reasons" in err
+    assert summary["scored"] + summary["rejected"] == len(lines)
+    assert sum(v["lines"] for v in summary["variants"].values()) == len(lines)
+    assert sum(summary["kinds"].values()) == summary["scored"]
+    top = summary["rejections"][0]
+    assert top["count"] >= 1 and {"file", "line", "reason"} <= set(top["example"])
+    # an interrupted run: two partitions lost (one mid-write), a stale temporary file
+    done = sorted((out / "parts").glob("*.done"))
+    done[3].unlink()
+    done[5].unlink()
+    (out / "parts" / f"{done[5].stem}.jsonl").write_text("torn")
+    (out / "parts" / f".{done[5].stem}.jsonl.tmp.x.1.abc").write_text("torn")
+    assert batch.main(args) == 1
+    check_exactly_once(out, lines, sources(tmp_path / "in", counts))
+    assert "in 2 partitions" in capsys.readouterr().err
+    # another run's output directory is refused
+    assert batch.main([*args[:2], "-o", str(out), "--partition-lines", "9"]) == 2
+    assert "another run" in capsys.readouterr().err
+
+
+def test_shards_then_merge(tmp_path: Path, unique: list[str],
+                           capsys: pytest.CaptureFixture[str]) -> None:
+    counts = (20, 13)
+    lines = make_archive(tmp_path / "in", unique, counts)
+    out = tmp_path / "out"
+    base = [str(tmp_path / "in"), "-o", str(out), "--partition-lines", "5", "-j", "1"]
+    assert batch.main([*base, "--shard", "0/3"]) == 1
+    assert batch.main(["--merge", "-o", str(out)]) == 2            # shards 1 and 2 missing
+    assert "not complete" in capsys.readouterr().err
+    for i in (2, 1):
+        batch.main([*base, "--shard", f"{i}/3"])
+    assert batch.main(["--merge", "-o", str(out)]) == 1
+    check_exactly_once(out, lines, sorted(sources(tmp_path / "in", counts)))
+    assert json.loads((out / "summary.json").read_text())["lines"] == len(lines)
+    assert archive.shard_of(list(range(7)), 1, 3) == [1, 4]  # type: ignore[arg-type]
+    with pytest.raises(SystemExit):
+        batch.main([*base, "--shard", "3/3"])
+
+
+def test_archive_flags_need_an_output_dir() -> None:
+    for flags in (["--dask", "local"], ["--shard", "0/2"], ["--merge"]):
+        with pytest.raises(SystemExit) as info:
+            batch.main(["x.jsonl", *flags])
+        assert info.value.code == 2
+
+
+# ----------------------------------------------------------------------------- real Dask
+
+
+def _spawn(*args: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([str(DASK), *args], cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait(10)
+
+
+class Cluster:
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.address = f"tcp://127.0.0.1:{self.port}"
+        self.scheduler = _spawn("scheduler", "--host", "127.0.0.1", "--port", str(self.port),
+                                "--no-dashboard")
+        self.workers = [self.worker(f"w{i}") for i in range(2)]
+        self.wait_workers(2)
+
+    def worker(self, name: str) -> subprocess.Popen[bytes]:
+        return _spawn("worker", self.address, "--nthreads", "1", "--no-nanny", "--name", name,
+                      "--no-dashboard", "--death-timeout", "60")
+
+    def wait_workers(self, n: int, timeout: float = 90.0) -> None:
+        from dask.distributed import Client
+
+        deadline = time.monotonic() + timeout
+        with Client(self.address, timeout=timeout) as client:
+            while len(client.scheduler_info()["workers"]) < n:
+                assert time.monotonic() < deadline, "dask workers did not start"
+                time.sleep(0.2)
+
+    def close(self) -> None:
+        for proc in [*self.workers, self.scheduler]:
+            _kill(proc)
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[Cluster]:
+    c = Cluster()
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+def _cli(*args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "service", "score-replays", *args], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_done(out: Path, n: int, proc: subprocess.Popen[str], timeout: float = 120) -> None:
+    deadline = time.monotonic() + timeout
+    while len(list((out / "parts").glob("*.done"))) < n:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+
+
+def test_dask_archive_exactly_once_equals_single_machine(
+        tmp_path: Path, unique: list[str], cluster: Cluster,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    counts = (90, 60, 45, 1)
+    lines = make_archive(tmp_path / "in", unique, counts)
+    out = tmp_path / "out"
+    inputs = [str(tmp_path / "in" / "a.jsonl"), str(tmp_path / "in" / "b" / "*.jsonl.gz")]
+    assert batch.main([*inputs, "-o", str(out), "--dask", cluster.address,
+                       "--partition-lines", "16"]) == 1
+    check_exactly_once(out, lines, sources(tmp_path / "in", counts))
+    assert "2 workers" in capsys.readouterr().err
+    # the single-machine scorer (stdout mode) writes the same records in the merged order
+    assert batch.main([*inputs, "-j", "1"]) == 1
+    single = capsys.readouterr().out.splitlines()
+    assert [score_line_without_source(r) for r in merged(out)] == single
+
+
+def test_dask_resumes_after_the_client_is_killed(tmp_path: Path, unique: list[str],
+                                                 cluster: Cluster) -> None:
+    counts = (400, 200)
+    lines = make_archive(tmp_path / "in", unique, counts)
+    out = tmp_path / "out"
+    args = [str(tmp_path / "in"), "-o", str(out), "--dask", cluster.address,
+            "--partition-lines", "10", "--no-progress"]
+    first = _cli(*args)
+    _wait_done(out, 3, first)
+    first.kill()                                   # the client dies mid-run
+    first.communicate()
+    before = len(list((out / "parts").glob("*.done")))
+    second = _cli(*args)
+    _, err = second.communicate(timeout=240)
+    assert second.returncode == 1, err
+    check_exactly_once(out, lines, sorted(sources(tmp_path / "in", counts)))
+    assert f"{before}" in err and "were already complete" in err
+
+
+def test_dask_worker_killed_mid_job(tmp_path: Path, unique: list[str], cluster: Cluster) -> None:
+    counts = (500, 300)
+    lines = make_archive(tmp_path / "in", unique, counts)
+    out = tmp_path / "out"
+    proc = _cli(str(tmp_path / "in"), "-o", str(out), "--dask", cluster.address,
+                "--partition-lines", "10", "--no-progress")
+    _wait_done(out, 4, proc)
+    _kill(cluster.workers[0])                      # SIGKILL: its running task is lost
+    _, err = proc.communicate(timeout=240)
+    assert proc.returncode == 1, err
+    check_exactly_once(out, lines, sorted(sources(tmp_path / "in", counts)))
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["lines"] == len(lines) and summary["this_run"]["partitions"] == 80
+
+
+def test_unreachable_scheduler_is_one_line_exit_3(tmp_path: Path, unique: list[str],
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    make_archive(tmp_path / "in", unique, (3,))
+    address = f"tcp://127.0.0.1:{free_port()}"
+    real = archive.dask_client
+    monkeypatch.setattr(archive, "dask_client", lambda a: real(a, timeout=2))
+    assert batch.main([str(tmp_path / "in"), "-o", str(tmp_path / "out"),
+                       "--dask", address]) == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"cannot reach the Dask scheduler {address}" in err[0]

@@ -1,0 +1,261 @@
+"""``shuangkou classify | compare | plays | score | generate | variants``: answers, output
+forms, exit statuses, and identical output from the local core and from a server
+(``--server``, a real server on a loopback port)."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from grpc_helpers import REPLAY, free_port, running_server
+
+import core_ext
+from service import cli
+from service.commands import main
+
+ROOT = Path(__file__).resolve().parents[1]
+HOUSE_TOML = 'id = "my_house"\nextends = "bianfeng"\n' \
+             'multiplier = [[5, 2], [6, 4], [7, 8], [8, 16], [9, 32]]\n'
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[str]:
+    with running_server() as running:
+        yield f"127.0.0.1:{running.port}"
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    d = tmp_path_factory.mktemp("commands")
+    paths = {"house": d / "house.toml", "replay": d / "replay.json",
+             "summary": d / "summary.json", "generated": d / "generated.json",
+             "two": d / "two.json", "clash": d / "clash.json", "bad": d / "bad.json"}
+    paths["house"].write_text(HOUSE_TOML)
+    paths["replay"].write_text(json.dumps(REPLAY))
+    paths["summary"].write_text(json.dumps(
+        {"variant": "baibian", "finish_order": [0, 2], "stake": 2,
+         "bombs": [{"seat": 0, "cards": "7777777"}, {"seat": 1, "cards": "8888"}]}))
+    paths["generated"].write_text(json.dumps(core_ext.generate_replay("bianfeng", 7)))
+    paths["two"].write_text(json.dumps({"variants": {
+        "a": {"extends": "baibian", "chain_min_links": 2}, "b": {"extends": "a"}}}))
+    paths["clash"].write_text(json.dumps({"id": "huopin", "extends": "baibian"}))
+    paths["bad"].write_text('{"finish_order": [0, 2], "bombs": [{"seat": 0, "cards": "77"}]}')
+    return paths
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    """Exit status, stdout and stderr of one command, in process."""
+    out, err = io.StringIO(), io.StringIO()
+    old = sys.stderr
+    sys.stderr = err
+    try:
+        try:
+            status = main(list(argv), out)
+        except SystemExit as exc:   # argparse: usage errors
+            status = int(exc.code or 0)
+    finally:
+        sys.stderr = old
+    return status, out.getvalue(), err.getvalue()
+
+
+def ok(*argv: str) -> str:
+    status, out, err = run(*argv)
+    assert status == 0, err
+    return out
+
+
+# Every command form, each run locally and against the server.
+CASES = [
+    ["classify", "45678 BJ"],
+    ["classify", "45678 BJ", "--declare", "straight:8", "--json"],
+    ["classify", "3333 BJ BJ", "--variant", "fengkuang"],
+    ["compare", "33", "7777"],
+    ["compare", "77777 88888 99999", "3333 4444 5555 6666", "--variant", "huopin", "--json"],
+    ["compare", "7777", "33"],
+    ["plays", "33 44 55 66 77 BJ", "--beat", "55", "--counts"],
+    ["plays", "33 44 55 66 77 BJ", "--json", "--kind", "pair_chain", "--max-cards", "6"],
+    ["plays", "3 4 5 6 7 8 9 T J Q K A 2 SJ BJ", "--limit", "7"],
+    ["plays", "7777 8888 9999 BJ", "--bombs-only", "--variant", "bianfeng"],
+    ["score", "{replay}"],
+    ["score", "{generated}", "--json"],
+    ["score", "{summary}"],
+    ["variants"],
+    ["variants", "qianbian"],
+    ["variants", "{house}", "--json"],
+    ["variants", "{two}"],
+    ["classify", "4444 BJ", "--variant", "{house}", "--json"],
+    ["score", "{summary}", "--variant", "b", "--variants", "{two}"],
+    # bad input: exit 1 with the same one-line message
+    ["classify", "3S 4"],
+    ["classify", "3333", "--variant", "nope"],
+    ["compare", "33", "44", "--declare", "bomb"],
+    ["plays", "3S 3S 3S 3S 3S", "--variant", "baibian"],
+    ["score", "{bad}"],
+    ["variants", "{clash}"],
+]
+
+
+@pytest.mark.parametrize("argv", CASES, ids=[" ".join(c) for c in CASES])
+def test_local_and_server_print_the_same(argv: list[str], server: str,
+                                         files: dict[str, Path]) -> None:
+    args = [a.format(**files) for a in argv]
+    local = run(*args)
+    remote = run(*args, "--server", server)
+    assert local == remote
+    status, out, err = local
+    if status == 0:
+        assert out and not err
+        if "--json" in args:
+            json.loads(out)
+    else:
+        assert status == 1 and not out
+        assert err.count("\n") == 1 and err.startswith(f"shuangkou {args[0]}: ")
+
+
+def test_classify_answers_as_the_core() -> None:
+    data = json.loads(ok("classify", "45678 BJ", "--json"))
+    c = core_ext.classify("45678 BJ", "baibian")
+    assert data["reading"]["text"] == "straight 456789 (wild as 9)"
+    assert [r["text"] for r in data["readings"]] == [r.describe() for r in c.readings]
+    assert data["cards"] == ["4", "5", "6", "7", "8", "BJ"]
+    declared = json.loads(ok("classify", "45678 BJ", "--declare", "straight:8", "--json"))
+    assert declared["reading"]["text"] == "straight 345678 (wild as 3)"
+    assert ok("classify", "45678 BJ").splitlines() == [
+        "cards     4 5 6 7 8 BJ",
+        "stands    straight 456789 (wild as 9)",
+        "readings  straight 456789 (wild as 9)",
+        "          straight 345678 (wild as 3)"]
+
+
+def test_compare() -> None:
+    assert ok("compare", "33", "7777") == "yes: bomb 7777 (4 stars) beats pair 33\n"
+    assert ok("compare", "7777", "33") == "no: pair 33 does not beat bomb 7777 (4 stars)\n"
+    data = json.loads(ok("compare", "4444 5555 6666", "3333333", "-v", "fengkuang", "--json"))
+    assert data["beats"] is True and data["current"]["kind"] == "chain_bomb"
+    assert data["play"]["text"] == core_ext.classify("3333333", "fengkuang").primary.describe()
+
+
+def test_plays_leading_and_following() -> None:
+    lead = json.loads(ok("plays", "33 44 55 66 77 BJ", "--limit", "0", "--counts", "--json"))
+    core = core_ext.legal_plays("33 44 55 66 77 BJ", "baibian")
+    assert [p["cards"] for p in lead["plays"]] == [list(p.text) for p in core]
+    assert lead["counts"] == core_ext.count_plays("33 44 55 66 77 BJ", "baibian")
+    assert sum(lead["counts"].values()) == len(core) and not lead["truncated"]
+    follow = ok("plays", "33 44 55 66 77 BJ", "--beat", "55").splitlines()
+    assert follow == ["6 6   pair 66", "6 BJ  pair 66 (wild as 6)", "7 7   pair 77",
+                      "7 BJ  pair 77 (wild as 7)", "4 plays"]
+    capped = json.loads(ok("plays", "33 44 55 66 77 BJ", "--limit", "3", "--json"))
+    assert len(capped["plays"]) == 3 and capped["truncated"]
+    assert ok("plays", "33", "--beat", "BJ BJ").splitlines() == ["0 plays"]
+
+
+def test_score_replay_and_summary(files: dict[str, Path]) -> None:
+    data = json.loads(ok("score", str(files["replay"]), "--json"))
+    assert data == core_ext.score_replay(REPLAY).to_dict()
+    summary = json.loads(ok("score", str(files["summary"]), "--json"))
+    expected = core_ext.score_round("baibian", [0, 2], [["7777777"], ["8888"], [], []], stake=2)
+    assert summary["final"] == list(expected.final)
+    text = ok("score", str(files["summary"])).splitlines()
+    assert text[0] == "baibian: double win for team 0; finish order 0 2; stake 2"
+    assert text[1].split() == ["seat", "team", "place", "base", "star", "mult", "contrib",
+                               "final"]
+    # stdin
+    out = subprocess.run([sys.executable, "-m", "service", "score", "-", "--json"],
+                         input=json.dumps(REPLAY), capture_output=True, text=True, cwd=ROOT,
+                         timeout=60, check=True).stdout
+    assert json.loads(out) == data
+
+
+def test_generate_is_seeded_and_scores(files: dict[str, Path]) -> None:
+    out = ok("generate", "--variant", "qianbian", "--seed", "5", "-n", "3")
+    lines = out.splitlines()
+    assert len(lines) == 3
+    assert [json.loads(line) for line in lines] == [
+        core_ext.generate_replay("qianbian", seed) for seed in (5, 6, 7)]
+    assert out == ok("generate", "--variant", "qianbian", "--seed", "5", "-n", "3")
+    for line in lines:
+        core_ext.score_replay(line)
+    house = json.loads(ok("generate", "--variant", str(files["house"])))
+    assert core_ext.score_replay(house).variant == "my_house"
+
+
+def test_variants(files: dict[str, Path]) -> None:
+    rows = json.loads(ok("variants", "--json"))
+    assert [v["id"] for v in rows] == list(core_ext.BUILTIN)
+    listed = ok("variants", "--variants", str(files["house"])).splitlines()
+    assert listed[0].split() == ["id", "name", "extends", "decks", "hand", "wild"]
+    assert listed[-1].split()[:1] == ["my_house"] and "bianfeng" in listed[-1]
+    shown = json.loads(ok("variants", str(files["house"]), "--json"))
+    assert shown["multiplier"][-1] == [9, 32] and shown["extends"] == "bianfeng"
+    assert len(json.loads(ok("variants", str(files["two"]), "--json"))) == 2
+
+
+@pytest.mark.parametrize(("argv", "status", "message"), [
+    (["classify", "3S 4"], 1, "two cards of different ranks are not a pair"),
+    (["classify", "33", "--variant", "nope"], 1, "unknown variant 'nope'"),
+    (["classify", "33", "--declare", "quad"], 2, "--declare: 'quad' is not a play type"),
+    (["classify", "33", "--declare", "pair:Z"], 2, "--declare: 'Z' is not a rank"),
+    (["plays", "33", "--kind", "quad"], 2, "--kind: 'quad' is not a play type"),
+    (["score", "/nonexistent/replay.json"], 2, "cannot read /nonexistent/replay.json"),
+    (["score", "{summary}", "--variant", "{two}"], 2, "defines 2 variants (a, b)"),
+    (["variants", "{clash}"], 1, "may not take the built-in id 'huopin'"),
+    (["generate", "--escape", "2"], 2, "--escape a probability"),
+    (["classify", "33", "--variants", "/nonexistent.toml"], 2, "does not exist"),
+])
+def test_errors_are_one_line(argv: list[str], status: int, message: str,
+                             files: dict[str, Path]) -> None:
+    got, out, err = run(*[a.format(**files) for a in argv])
+    assert (got, out) == (status, "")
+    assert err.count("\n") == 1 and err.startswith(f"shuangkou {argv[0]}: ") and message in err
+
+
+def test_usage_errors_exit_2() -> None:
+    for argv in (["classify"], ["plays", "33", "--limit", "x"], ["compare", "33"]):
+        status, out, err = run(*argv)
+        assert status == 2 and not out and "usage: shuangkou" in err
+
+
+def test_unreachable_server_exits_2() -> None:
+    port = free_port()   # nothing listens there
+    status, out, err = run("classify", "33", "--server", f"127.0.0.1:{port}")
+    assert status == 2 and not out
+    assert err.count("\n") == 1 and f"server 127.0.0.1:{port}: UNAVAILABLE" in err
+
+
+def test_server_list_target(server: str) -> None:
+    """``--server host:port,host:port`` spreads calls over a fixed list."""
+    port = server.rsplit(":", 1)[1]
+    assert ok("classify", "33", "--server", f"localhost:{port},127.0.0.1:{port}") \
+        == ok("classify", "33")
+
+
+def test_shuangkou_command_line() -> None:
+    """The installed entry point dispatches to the commands and lists them in --help."""
+    assert cli.main(["compare", "33", "44"]) == 0
+    done = subprocess.run([sys.executable, "-m", "service", "--help"], capture_output=True,
+                          text=True, cwd=ROOT, timeout=60)
+    for name in ("classify", "compare", "plays", "score", "generate", "variants"):
+        assert name in done.stdout
+    done = subprocess.run([sys.executable, "-m", "service", "classify", "45678 BJ", "--json"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 0 and json.loads(done.stdout)["reading"]["kind"] == "straight"
+
+
+def test_rule_set_adapter_names_ids_and_inline_house_variants(files: dict[str, Path]) -> None:
+    """service.client names a rule set with the ``RuleSet`` message: an id as is, a house
+    variant inline as the JSON of its data (extending its built-in)."""
+    from service.client import _rule_set
+    from service.gen.shuangkou.v1 import service_pb2
+
+    assert _rule_set("huopin").id == "huopin"
+    house = core_ext.load_variant(files["house"])
+    inline = json.loads(_rule_set(house).custom_json)
+    assert inline["id"] == "my_house" and inline["extends"] == "bianfeng"
+    for request in (service_pb2.ClassifyPlayRequest, service_pb2.GetVariantRequest):
+        request(rule_set=_rule_set("huopin"))
+        request(rule_set=_rule_set(house))

@@ -1,0 +1,125 @@
+"""scripts/setup-env.sh and scripts/serve.sh: serving installs only the runtime, and a set-up
+clone starts without rebuilding.
+
+The stamp logic is tested on a copy of the build inputs with a stand-in ``.venv/bin/python``
+that logs its pip calls and "builds" by creating the outputs; the real start is
+``scripts/serve.sh`` on this (set-up) clone, which must reach SERVING without a build.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_helpers import free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+
+FAKE_PYTHON = """#!/usr/bin/env bash
+# Stand-in for .venv/bin/python: logs pip calls and creates what a build creates.
+if [ "$1" = "-c" ]; then echo "3.11.fake"; exit 0; fi
+echo "$*" >> "$(dirname "$0")/../../pip.log"
+cd "$(dirname "$0")/../.."
+touch core_ext/_core.cpython-311-x86_64-linux-gnu.so core_ext/_enumerate.cpython-311-x86_64-linux-gnu.so
+mkdir -p service/gen/shuangkou/v1 && touch service/gen/shuangkou/v1/service_pb2.py
+"""
+
+
+@pytest.fixture()
+def clone(tmp_path: Path) -> Path:
+    """The build inputs of this repository and a stand-in venv, without any build output."""
+    for name in ("setup.py", "pyproject.toml", "scripts/setup-env.sh"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(ROOT / name, tmp_path / name)
+    shutil.copytree(ROOT / "protos", tmp_path / "protos")
+    (tmp_path / "core_ext").mkdir()
+    for source in [*(ROOT / "core_ext").glob("*.pyx"), *(ROOT / "core_ext").glob("*.pxd")]:
+        shutil.copy(source, tmp_path / "core_ext" / source.name)
+    python = tmp_path / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(FAKE_PYTHON)
+    python.chmod(0o755)
+    return tmp_path
+
+
+def setup(clone: Path, *args: str) -> tuple[int, list[str], str]:
+    """Exit status, the pip calls made, and stderr of one setup-env.sh run."""
+    log = clone / "pip.log"
+    log.unlink(missing_ok=True)
+    done = subprocess.run(["bash", "scripts/setup-env.sh", *args], cwd=clone,
+                          capture_output=True, text=True, timeout=60)
+    calls = log.read_text().splitlines() if log.exists() else []
+    return done.returncode, calls, done.stderr
+
+
+def test_builds_once_then_only_when_sources_change(clone: Path) -> None:
+    assert setup(clone, "--check")[0] == 1                       # nothing built yet
+    status, calls, _ = setup(clone, "--runtime")
+    assert status == 0 and calls == ["-m pip install -q -e ."]   # runtime only: no test extras
+    status, calls, err = setup(clone, "--runtime")
+    assert status == 0 and calls == [] and "up to date" in err   # the second start
+    assert setup(clone, "--check")[0] == 0
+    # the test setup adds the extras once; a test install also serves
+    assert setup(clone)[1] == ['-m pip install -q -e .[test]']
+    assert setup(clone)[1] == [] and setup(clone, "--runtime")[1] == []
+    # touching a source without changing it does not rebuild; changing it does
+    pyx = next((clone / "core_ext").glob("*.pyx"))
+    os.utime(pyx, (time.time() + 10, time.time() + 10))
+    assert setup(clone, "--runtime")[1] == []
+    pyx.write_text(pyx.read_text() + "\n# changed\n")
+    assert setup(clone, "--check")[0] == 1
+    assert setup(clone, "--runtime")[1] == ["-m pip install -q -e ."]
+    assert setup(clone)[1] == []                                 # still a test install
+    proto = next((clone / "protos").rglob("*.proto"))
+    proto.write_text(proto.read_text() + "\n// changed\n")
+    assert setup(clone)[1] == ['-m pip install -q -e .[test]']
+    # a missing build output rebuilds even with a matching stamp
+    next((clone / "core_ext").glob("_core*.so")).unlink()
+    assert setup(clone, "--runtime")[1] == ["-m pip install -q -e ."]
+
+
+def test_bad_argument_is_usage(clone: Path) -> None:
+    status, calls, err = setup(clone, "--serve")
+    assert status == 2 and calls == [] and "usage:" in err
+
+
+def test_this_clone_is_up_to_date() -> None:
+    """The suite runs on a build made by setup-env.sh from the current sources."""
+    done = subprocess.run(["bash", "scripts/setup-env.sh", "--check"], cwd=ROOT, timeout=60)
+    assert done.returncode == 0, "stale build: run bash scripts/setup-env.sh"
+
+
+def test_serve_script_second_start_is_fast() -> None:
+    """scripts/serve.sh on a set-up clone: no install, no build, SERVING in seconds."""
+    port = free_port()
+    start = time.monotonic()
+    proc = subprocess.Popen(
+        ["bash", "scripts/serve.sh", "--host", "127.0.0.1", "--port", str(port),
+         "--metrics-port", "0", "--grace", "1"],
+        cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = health_pb2_grpc.HealthStub(channel)
+            while True:
+                try:
+                    if stub.Check(health_pb2.HealthCheckRequest(), timeout=1).status \
+                            == health_pb2.HealthCheckResponse.SERVING:
+                        break
+                except grpc.RpcError:
+                    pass
+                assert proc.poll() is None, proc.communicate()[1]
+                assert time.monotonic() - start < 30, "serve.sh not SERVING within 30 s"
+                time.sleep(0.05)
+        elapsed = time.monotonic() - start
+    finally:
+        proc.send_signal(signal.SIGTERM)   # exec'd: the server itself
+        _, err = proc.communicate(timeout=30)
+    assert "up to date" in err and "installing" not in err, err
+    assert elapsed < 15, f"second start took {elapsed:.1f} s"
