@@ -776,8 +776,8 @@ def reply_reading_of(text: str, star: int) -> core_ext.Reading:
 
 
 def test_structured_replay_declarations(srv: Running) -> None:
-    """A Replay message's action may declare kind, top and star (the core's typed record
-    carries them); a wild placement is refused until the round engine selects by it."""
+    """A Replay message's action may declare kind, top, star and the wild placement (the
+    core's typed record carries them; the round selects the reading by all four)."""
     replay = structured(REPLAY)
     replay.actions[0].declaration.CopyFrom(readings_pb2.Declaration(
         kind=K.KIND_BOMB, top=4, star=4))
@@ -787,6 +787,9 @@ def test_structured_replay_declarations(srv: Running) -> None:
     err = fails(srv.stub.ScoreRound, service_pb2.ScoreRoundRequest(replay=replay))
     assert err.fields == ["replay.actions[0]"] and "action 0" in err.message
     replay.actions[0].declaration.ClearField("star")
-    replay.actions[0].declaration.wilds.SetInParent()
+    replay.actions[0].declaration.wilds.SetInParent()          # set and empty: no wilds
+    reply = srv.stub.ScoreRound(service_pb2.ScoreRoundRequest(replay=replay), timeout=TIMEOUT)
+    assert result_to_dict(reply.result) == score_replay(REPLAY).to_dict()
+    replay.actions[0].declaration.wilds.ranks.append(5)      # 7777 has no wild to place
     err = fails(srv.stub.ScoreRound, service_pb2.ScoreRoundRequest(replay=replay))
-    assert err.fields == ["replay.actions[0].declaration.wilds"]
+    assert err.fields == ["replay.actions[0]"] and "action 0" in err.message
