@@ -62,8 +62,9 @@ class HealthServicer(health.HealthServicer):
     _lock: threading.RLock
     _server_status: dict[str, int]
 
-    # The List RPC (grpcio >= 1.7x) is newer than typeshed's types-grpcio-health-checking,
-    # which has neither its messages nor its servicer method: hence Any and the ignores.
+    # The List RPC (in the installed grpcio-health-checking) is newer than typeshed's
+    # types-grpcio-health-checking, which has neither its messages nor its servicer
+    # method: hence Any here and the three attr-defined ignores.
     def List(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
         with self._lock:
             return health_pb2.HealthListResponse(statuses={  # type: ignore[attr-defined]
