@@ -31,11 +31,12 @@ def generate_protos() -> None:
             f"--python_out={out}", f"--pyi_out={out}", f"--grpc_python_out={out}", *protos]
     if protoc.main(args) != 0:
         raise RuntimeError("protoc failed on " + " ".join(protos))
-    # Generated modules import each other as top-level `shuangkou.v1...`; make them
-    # packages under service.gen and rewrite those imports to be package-relative.
+    # Generated modules (and their .pyi stubs, which mypy reads) import each other as
+    # top-level `shuangkou.v1...`; make them packages under service.gen and rewrite those
+    # imports to be package-relative.
     for d in [out, *[p for p in out.rglob("*") if p.is_dir()]]:
         (d / "__init__.py").touch()
-    for f in out.rglob("*_pb2*.py"):
+    for f in [*out.rglob("*_pb2*.py"), *out.rglob("*_pb2.pyi")]:
         text = f.read_text()
         text = text.replace("from shuangkou.v1 import", "from service.gen.shuangkou.v1 import")
         f.write_text(text)

@@ -84,7 +84,7 @@ class Run:
 
 # ----------------------------------------------------------------------------- files
 
-def _write_atomic(path: str, write: Callable[[IO[str]], None]) -> None:
+def _write_atomic(path: str, write: Callable[[IO[str]], object]) -> None:
     """Write ``path`` under a unique temporary name, fsync, rename: all or nothing."""
     folder, name = os.path.split(path)
     tmp = os.path.join(folder, f".{name}.tmp.{socket.gethostname()}.{os.getpid()}."
@@ -224,7 +224,8 @@ def _done_path(outdir: str, part: Partition) -> str:
 
 def _load_done(path: str) -> dict[str, Any]:
     with open(path, encoding="utf-8") as f:
-        return json.load(f)
+        done: dict[str, Any] = json.load(f)
+    return done
 
 
 def _score_lines(file: InputFile, part: Partition, lines: list[str], outdir: str,

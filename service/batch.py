@@ -105,7 +105,7 @@ def _file_lines(path: str) -> Iterator[str]:
     import gzip
 
     if path == "-":
-        stream: IO[bytes] = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else None  # type: ignore[assignment]
+        stream: IO[bytes] | gzip.GzipFile | None = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else None
         if stream is None:     # a text stand-in for stdin (tests): newlines are \n already
             for line in sys.stdin:
                 yield line.rstrip("\n")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
@@ -28,6 +28,9 @@ from .gen.shuangkou.v1 import (
 )
 from .remote import channel_options
 from .rounds import result_to_dict
+
+if TYPE_CHECKING:
+    from core_ext._core import _KindName as KindName
 
 __all__ = ["RemoteRules", "ServerError", "reading_dict", "summary_message"]
 
@@ -70,7 +73,7 @@ def _rule_set(variant: str | Variant) -> variants_pb2.RuleSet:
     return variants_pb2.RuleSet(custom_json=json.dumps(data))
 
 
-def _declare(kind: str | None, top: int | None) -> readings_pb2.Declaration | None:
+def _declare(kind: KindName | None, top: int | None) -> readings_pb2.Declaration | None:
     if kind is None:
         return None
     declaration = readings_pb2.Declaration(kind=KIND_BY_NAME[kind])
@@ -98,15 +101,15 @@ class RemoteRules:
         try:
             return getattr(self.stub, method)(request, timeout=RPC_TIMEOUT)
         except grpc.RpcError as exc:
-            code = exc.code()  # type: ignore[attr-defined]
-            details = exc.details() or code.name  # type: ignore[attr-defined]
+            code = exc.code()
+            details = exc.details() or code.name
             if code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND,
                         grpc.StatusCode.FAILED_PRECONDITION):
                 raise ServerError(details, usage=False) from None
             raise ServerError(f"server {self.target}: {code.name}: {details}",
                               usage=True) from None
 
-    def classify(self, cards: str, variant: str | Variant, declare: tuple[str | None, int | None]
+    def classify(self, cards: str, variant: str | Variant, declare: tuple[KindName | None, int | None]
                  ) -> dict[str, Any]:
         reply = self._call("ClassifyPlay", service_pb2.ClassifyPlayRequest(
             play=_cards(cards), declaration=_declare(*declare), rule_set=_rule_set(variant)))
@@ -114,8 +117,8 @@ class RemoteRules:
                 "readings": [_reading(r) for r in reply.readings]}
 
     def compare(self, current: str, play: str, variant: str | Variant,
-                current_declare: tuple[str | None, int | None],
-                declare: tuple[str | None, int | None]) -> dict[str, Any]:
+                current_declare: tuple[KindName | None, int | None],
+                declare: tuple[KindName | None, int | None]) -> dict[str, Any]:
         reply = self._call("ComparePlays", service_pb2.ComparePlaysRequest(
             current=_cards(current), play=_cards(play),
             current_declaration=_declare(*current_declare), declaration=_declare(*declare),
@@ -124,7 +127,7 @@ class RemoteRules:
                 "play": _reading(reply.play)}
 
     def plays(self, hand: str, variant: str | Variant, to_beat: str | None, *,
-              kinds: Sequence[str], bombs_only: bool, max_cards: int | None, limit: int,
+              kinds: Sequence[KindName], bombs_only: bool, max_cards: int | None, limit: int,
               counts: bool) -> dict[str, Any]:
         reply = self._call("EnumerateLegalPlays", service_pb2.EnumerateLegalPlaysRequest(
             hand=_cards(hand), to_beat=_cards(to_beat) if to_beat else None,
@@ -179,6 +182,6 @@ def summary_message(summary: dict[str, Any]) -> scoring_pb2.RoundSummary:
 
 def _variant(msg: Any) -> dict[str, Any]:
     """A Variant message as the data ``core_ext`` holds (``variant_data``)."""
-    data = json.loads(msg.variant_json)
+    data: dict[str, Any] = json.loads(msg.variant_json)
     data["extends"] = msg.extends or None
     return data

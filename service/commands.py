@@ -15,7 +15,10 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from core_ext._core import _KindName as KindName
 
 __all__ = ["COMMANDS", "main"]
 
@@ -78,7 +81,7 @@ def resolve_variant(spec: str, house: dict[str, Any], remote: bool) -> Any:
     return spec
 
 
-def _declaration(text: str | None) -> tuple[str | None, int | None]:
+def _declaration(text: str | None) -> tuple[KindName | None, int | None]:
     """``--declare KIND[:TOP]``, TOP a rank as written in cards (9, T, A, 2, SJ, BJ)."""
     import core_ext
 
@@ -109,7 +112,7 @@ class LocalRules:
     def close(self) -> None:
         pass
 
-    def classify(self, cards: str, variant: Any, declare: tuple[str | None, int | None]
+    def classify(self, cards: str, variant: Any, declare: tuple[KindName | None, int | None]
                  ) -> dict[str, Any]:
         import core_ext
 
@@ -121,8 +124,8 @@ class LocalRules:
                 "readings": [_reading(r) for r in c.readings]}
 
     def compare(self, current: str, play: str, variant: Any,
-                current_declare: tuple[str | None, int | None],
-                declare: tuple[str | None, int | None]) -> dict[str, Any]:
+                current_declare: tuple[KindName | None, int | None],
+                declare: tuple[KindName | None, int | None]) -> dict[str, Any]:
         import core_ext
         from core_ext.errors import IllegalPlay
 
@@ -140,7 +143,7 @@ class LocalRules:
                 chosen, beats = primary, False
         return {"beats": beats, "current": _reading(standing), "play": _reading(chosen)}
 
-    def plays(self, hand: str, variant: Any, to_beat: str | None, *, kinds: Sequence[str],
+    def plays(self, hand: str, variant: Any, to_beat: str | None, *, kinds: Sequence[KindName],
               bombs_only: bool, max_cards: int | None, limit: int, counts: bool
               ) -> dict[str, Any]:
         import core_ext
@@ -195,7 +198,8 @@ class LocalRules:
 # ----------------------------------------------------------------------------- text output
 
 def _reading_line(r: dict[str, Any]) -> str:
-    return r["text"]
+    text: str = r["text"]
+    return text
 
 
 def text_classify(result: dict[str, Any]) -> str:

@@ -10,7 +10,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import fields
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import core_ext
 from core_ext.errors import CardError
@@ -20,15 +20,19 @@ from .errors import BadInput, UnknownVariant, bounded, field_scope
 from .gen.shuangkou.v1 import cards_pb2, readings_pb2, variants_pb2
 from .limits import Limits
 
+if TYPE_CHECKING:
+    from core_ext._core import _KindName as KindName  # the core's play-type names (a Literal)
+
 __all__ = ["resolve_variant", "variant_label", "cards_of", "reading_to_proto", "reading_or_none",
-           "declaration", "declared_reading", "variant_to_proto", "load_json", "KIND_BY_NAME",
+           "declaration", "declaration_to_proto", "declared_reading", "variant_to_proto", "load_json", "KIND_BY_NAME",
            "KIND_NAMES", "DEFAULT_VARIANT", "MAX_JSON_DEPTH"]
 
 DEFAULT_VARIANT = "baibian"
 # core kind name <-> proto Kind value (the proto enum is the core's order shifted by one).
-KIND_BY_NAME: dict[str, int] = {name: readings_pb2.Kind.Value("KIND_" + name.upper())
-                                for name in core_ext.KINDS}
-KIND_NAMES: dict[int, str] = {v: k for k, v in KIND_BY_NAME.items()}
+KIND_BY_NAME: dict[KindName, readings_pb2.Kind] = {
+    name: cast("readings_pb2.Kind", readings_pb2.Kind.Value("KIND_" + name.upper()))
+    for name in core_ext.KINDS}
+KIND_NAMES: dict[int, KindName] = {v: k for k, v in KIND_BY_NAME.items()}
 MAX_CUSTOM_VARIANT_CACHE = 256
 MAX_CUSTOM_VARIANT_CHARS = 16 * 1024   # a full rule set is ~1.5 KB: the cache stays < 4 MiB
 CARD_CODES = frozenset(cards_pb2.Card.values()) - {cards_pb2.CARD_UNSPECIFIED}
@@ -225,6 +229,14 @@ def reading_to_proto(r: core_ext.Reading) -> readings_pb2.Reading:
         ranks=[readings_pb2.RankCount(rank=rank, count=count) for rank, count in r.ranks],
         wilds=list(r.wilds), key_values=list(_flatten(r.key)), is_bomb=r.is_bomb,
         text=r.describe(), links=r.links, top_rank=r.top_rank)
+
+
+def declaration_to_proto(r: core_ext.Reading) -> readings_pb2.Declaration:
+    """The declaration that names exactly reading ``r`` (kind, top, star and wild placement)."""
+    d = r.declaration
+    return readings_pb2.Declaration(
+        kind=KIND_BY_NAME[r.kind], top=r.top, star=r.star,
+        wilds=readings_pb2.WildPlacement(ranks=[int(w) for w in d.wilds or ()]))
 
 
 def reading_or_none(r: core_ext.Reading | None) -> readings_pb2.Reading | None:

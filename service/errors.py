@@ -22,7 +22,7 @@ import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import grpc
 from google.protobuf import any_pb2
@@ -39,6 +39,9 @@ from core_ext.errors import (
     VariantError,
 )
 from core_ext.replay import ReplayError
+
+if TYPE_CHECKING:
+    from google.protobuf.descriptor import Descriptor
 
 __all__ = ["BadInput", "UnknownVariant", "RequestEnded", "Failure", "field_scope",
            "failure_for", "status_proto", "wire_status", "rpc", "still_wanted", "bounded",
@@ -268,13 +271,14 @@ def decode_status(status: status_pb2.Status) -> InBand:
                 grpc.StatusCode.UNKNOWN)
     reason, field, detail, action = code.name, "", status.message, None
     for packed in status.details:
-        if packed.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
+        # types-protobuf types a message's DESCRIPTOR wider than what Any.Is accepts.
+        if packed.Is(cast("Descriptor", error_details_pb2.ErrorInfo.DESCRIPTOR)):
             info = error_details_pb2.ErrorInfo()
             packed.Unpack(info)
             reason = info.reason
             if info.metadata.get("action", "").isdigit():
                 action = int(info.metadata["action"])
-        elif packed.Is(error_details_pb2.BadRequest.DESCRIPTOR):
+        elif packed.Is(cast("Descriptor", error_details_pb2.BadRequest.DESCRIPTOR)):
             bad = error_details_pb2.BadRequest()
             packed.Unpack(bad)
             if bad.field_violations:

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent import futures
 from http.server import BaseHTTPRequestHandler
-from typing import Any
+from typing import Any, Protocol, TypeAlias, cast
 
 import grpc
 from prometheus_client import (
@@ -253,7 +253,7 @@ def _final_code(context: grpc.ServicerContext, failed: bool) -> str:
     if not context.is_active():
         remaining = context.time_remaining()
         return "DEADLINE_EXCEEDED" if remaining is not None and remaining <= 0 else "CANCELLED"
-    code = context.code()
+    code = _status(context)
     if code is not None:
         return code.name
     return "UNKNOWN" if failed else "OK"
@@ -271,6 +271,21 @@ class RejectedMessage:
 
     def __init__(self, reason: str, detail: str) -> None:
         self.reason, self.detail = reason, detail
+
+
+#: A method handler of any service: the interceptor passes every message type through.
+_RpcHandler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"   # generic in the stubs only
+
+
+class _StatusContext(Protocol):
+    """``ServicerContext.code()``: grpcio has it (experimental since 1.38), typeshed does not."""
+
+    def code(self) -> grpc.StatusCode | None: ...
+
+
+def _status(context: grpc.ServicerContext) -> grpc.StatusCode | None:
+    """The status code the handler has set so far (None when it has set none)."""
+    return cast(_StatusContext, context).code()
 
 
 class MetricsInterceptor(grpc.ServerInterceptor):
@@ -294,10 +309,10 @@ class MetricsInterceptor(grpc.ServerInterceptor):
         self._streams = None if max_streams is None else threading.BoundedSemaphore(max_streams) \
             if max_streams > 0 else threading.Semaphore(0)
         self.max_streams = max_streams
-        self._cache: dict[tuple[str, int], grpc.RpcMethodHandler] = {}
+        self._cache: dict[tuple[str, int], _RpcHandler] = {}
 
     def intercept_service(self, continuation: Callable[[grpc.HandlerCallDetails], Any],
-                          details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler | None:
+                          details: grpc.HandlerCallDetails) -> _RpcHandler | None:
         handler = continuation(details)
         if handler is None:
             return None
@@ -325,7 +340,7 @@ class MetricsInterceptor(grpc.ServerInterceptor):
                                                 f"{type(exc).__name__}")
         return decode
 
-    def _wrap(self, full_method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
+    def _wrap(self, full_method: str, handler: _RpcHandler) -> _RpcHandler:
         service, _, method = full_method.lstrip("/").rpartition("/")
         labels = (_TYPES[(handler.request_streaming, handler.response_streaming)],
                   service or "unknown", method)
@@ -372,7 +387,8 @@ class MetricsInterceptor(grpc.ServerInterceptor):
 
         decode = self._decoder(handler.request_deserializer)
         if not handler.response_streaming and not handler.request_streaming:
-            inner = handler.unary_unary
+            # gRPC sets exactly the behaviour that matches the two streaming flags.
+            inner = cast(Callable[[Any, grpc.ServicerContext], Any], handler.unary_unary)
 
             def call_unary(request: Any, context: grpc.ServicerContext) -> Any:
                 started.inc()
@@ -380,7 +396,7 @@ class MetricsInterceptor(grpc.ServerInterceptor):
                 failed = True
                 try:
                     response = inner(checked(request, context), context)
-                    if context.code() in (None, grpc.StatusCode.OK):
+                    if _status(context) in (None, grpc.StatusCode.OK):
                         response = check_out(response, context)
                     failed = False
                     return response
@@ -401,7 +417,8 @@ class MetricsInterceptor(grpc.ServerInterceptor):
             return False
 
         if not handler.response_streaming:      # client streaming: one reply
-            inner_cs = handler.stream_unary
+            inner_cs = cast(Callable[[Iterator[Any], grpc.ServicerContext], Any],
+                            handler.stream_unary)
 
             def call_client_stream(requests: Any, context: grpc.ServicerContext) -> Any:
                 started.inc()
@@ -411,7 +428,7 @@ class MetricsInterceptor(grpc.ServerInterceptor):
                     admitted(context)
                     try:
                         response = inner_cs(count_in(requests, context), context)
-                        if context.code() in (None, grpc.StatusCode.OK):
+                        if _status(context) in (None, grpc.StatusCode.OK):
                             response = check_out(response, context)
                     finally:
                         if streams is not None:
@@ -425,7 +442,8 @@ class MetricsInterceptor(grpc.ServerInterceptor):
                 call_client_stream, request_deserializer=decode,
                 response_serializer=handler.response_serializer)
 
-        inner_stream = handler.unary_stream or handler.stream_stream
+        inner_stream = cast(Callable[[Any, grpc.ServicerContext], Iterator[Any]],
+                            handler.unary_stream or handler.stream_stream)
         if getattr(inner_stream, "experimental_non_blocking", False):
             return self._wrap_non_blocking(handler, decode, started, sent, finish, checked)
 
@@ -456,13 +474,14 @@ class MetricsInterceptor(grpc.ServerInterceptor):
                          response_serializer=handler.response_serializer)
 
     @staticmethod
-    def _wrap_non_blocking(handler: grpc.RpcMethodHandler, decode: Callable[[bytes], Any],
+    def _wrap_non_blocking(handler: _RpcHandler, decode: Callable[[bytes], Any],
                            started: Any, sent: Any, finish: Callable[..., None],
-                           checked: Callable[..., Any]) -> grpc.RpcMethodHandler:
+                           checked: Callable[..., Any]) -> _RpcHandler:
         """A callback-style stream (health ``Watch``) that holds no thread while open: keep it
         so (gRPC looks for ``experimental_non_blocking`` on the behaviour) and count it when
         the call ends rather than when the handler returns. Not under ``max_streams``."""
-        inner = handler.unary_stream
+        # A non-blocking behaviour also takes ``send_response_callback`` and returns None.
+        inner = cast(Callable[..., None], handler.unary_stream)
 
         def call_watch(request: Any, context: grpc.ServicerContext,
                        send_response_callback: Callable[[Any], None]) -> None:

@@ -35,7 +35,8 @@ def _fingerprint(request: Any) -> bytes:
     shape.CopyFrom(request)
     for name in _FREE_FIELDS:
         shape.ClearField(name)
-    return shape.SerializeToString(deterministic=True)
+    encoded: bytes = shape.SerializeToString(deterministic=True)
+    return encoded
 
 
 def _mac(offset_bytes: bytes, request: Any) -> bytes:

@@ -103,7 +103,7 @@ def expand(specs: Sequence[str]) -> list[InputFile]:
     return files
 
 
-def _open(f: InputFile) -> IO[bytes]:
+def _open(f: InputFile) -> IO[bytes] | gzip.GzipFile:
     return gzip.open(f.path, "rb") if f.gz else open(f.path, "rb")  # noqa: SIM115
 
 
@@ -163,7 +163,7 @@ def _split(data: bytes) -> list[str]:
             for raw in lines]
 
 
-def _raw_lines(stream: IO[bytes]) -> Iterator[bytes]:
+def _raw_lines(stream: IO[bytes] | gzip.GzipFile) -> Iterator[bytes]:
     """The lines of a stream, read in bulk, split on ``\\n`` only (without it)."""
     tail = b""
     while block := stream.read(_BLOCK):

@@ -77,7 +77,7 @@ def reply_record(reply: service_pb2.ScoreReplaysResponse) -> dict[str, Any]:
 
 def channel_options(max_message_bytes: int = 64 * 1024 * 1024) -> list[tuple[str, Any]]:
     """Client channel options: round_robin over every resolved address."""
-    config = {"loadBalancingConfig": [{"round_robin": {}}]}
+    config: dict[str, Any] = {"loadBalancingConfig": [{"round_robin": {}}]}
     return [("grpc.service_config", json.dumps(config)),
             ("grpc.max_receive_message_length", max_message_bytes),
             ("grpc.max_send_message_length", max_message_bytes)]
@@ -141,7 +141,7 @@ def _oversize(line: str, limit: int) -> dict[str, Any] | None:
                         f"({limit} bytes); not sent")
 
 
-def _one_line(text: str) -> str:
+def _one_line(text: str | None) -> str:
     return " ".join(str(text).split())[:300]
 
 

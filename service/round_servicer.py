@@ -9,19 +9,24 @@ rule's reason, a forged state → INVALID_ARGUMENT).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import grpc
 
 import core_ext
 from core_ext.variants import Variant
 
-from .convert import KIND_BY_NAME, cards_of, declaration, reading_to_proto, resolve_variant
-from .errors import BadInput, field_scope
-from .gen.shuangkou.v1 import cards_pb2, readings_pb2, rounds_pb2, rounds_pb2_grpc, scoring_pb2
+from .convert import (
+    cards_of,
+    declaration,
+    declaration_to_proto,
+    reading_to_proto,
+    resolve_variant,
+)
+from .errors import BadInput, field_scope, rpc
+from .gen.shuangkou.v1 import cards_pb2, rounds_pb2, rounds_pb2_grpc, scoring_pb2
 from .limits import Limits
 from .rounds import result_to_proto
-from .servicer import rpc
 
 __all__ = ["RoundServicer", "ROUND_SERVICE_NAME", "register_round_service"]
 
@@ -49,18 +54,24 @@ def _load(request: Any, variant: str | Variant) -> core_ext.Round:
         return core_ext.Round.from_bytes(data, variant)
 
 
+
+def _codes(cards: tuple[int, ...]) -> list[cards_pb2.Card]:
+    """Core card codes as the Card enum (the enum's values are the codes)."""
+    return cast("list[cards_pb2.Card]", list(cards))
+
+
 def state_to_proto(r: core_ext.Round) -> rounds_pb2.RoundState:
     """The state bytes plus the readable view."""
     hands = [r.hand(s) for s in range(SEATS)]
     view = rounds_pb2.RoundView(
         turn=r.turn, hand_sizes=[len(h) for h in hands],
-        hands=[cards_pb2.Cards(cards=h) for h in hands], passes=r.passes,
+        hands=[cards_pb2.Cards(cards=_codes(h)) for h in hands], passes=r.passes,
         finish_order=r.finish_order, over=r.is_over, hand_at=r.hand_at,
         actions_applied=r.actions_applied)
     standing = r.standing
     if standing is not None:
         view.standing.seat = standing.seat
-        view.standing.cards[:] = standing.cards
+        view.standing.cards[:] = _codes(standing.cards)
         view.standing.reading.CopyFrom(reading_to_proto(standing.reading))
     return rounds_pb2.RoundState(data=r.to_bytes(), view=view)
 
@@ -137,11 +148,9 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
         action = response.action
         action.seat, action.type = s.seat, _KIND_OF_ACTION[s.kind]
         if s.kind == "play":
-            action.cards.cards[:] = s.cards
-            if s.declaration is not None:
-                d = s.declaration
-                action.declaration.CopyFrom(readings_pb2.Declaration(
-                    kind=KIND_BY_NAME[d.kind], top=d.top, star=d.star))
+            action.cards.cards[:] = _codes(s.cards)
+            if s.declaration is not None:   # named exactly: kind, top, star, wilds
+                action.declaration.CopyFrom(declaration_to_proto(s.reading))
             response.reading.CopyFrom(reading_to_proto(s.reading))
         return response
 

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent import futures
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
 from typing import Any
 
 import grpc
@@ -58,16 +59,25 @@ RESTART_BACKOFF = (0.5, 30.0)
 class HealthServicer(health.HealthServicer):
     """grpcio's health service plus ``List`` (every registered service and its status)."""
 
+    # grpcio's own state, set by its __init__ (typeshed's stub leaves both out).
+    _lock: threading.RLock
+    _server_status: dict[str, int]
+
+    # The List RPC (in the installed grpcio-health-checking) is newer than typeshed's
+    # types-grpcio-health-checking, which has neither its messages nor its servicer
+    # method: hence Any here and the three attr-defined ignores.
     def List(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
         with self._lock:
-            return health_pb2.HealthListResponse(statuses={
+            return health_pb2.HealthListResponse(statuses={  # type: ignore[attr-defined]
                 name: health_pb2.HealthCheckResponse(status=status)
                 for name, status in self._server_status.items()})
 
 
 def server_options(config: Config) -> list[tuple[str, int]]:
     """Channel arguments: message limits, keepalive and connection lifetime."""
-    ms = lambda seconds: int(seconds * 1000)  # noqa: E731
+    def ms(seconds: float) -> int:
+        return int(seconds * 1000)
+
     options = [
         # The transport admits up to twice the limit so the interceptor sees, counts and
         # refuses an oversized request itself (gRPC's own refusal is invisible to metrics).
@@ -138,10 +148,10 @@ def create_server(config: Config, *, health_servicer: health.HealthServicer | No
                                                             server)
     register_round_service(server, limits)
     health_servicer = health_servicer or HealthServicer()
-    if type(health_servicer).List is health_pb2_grpc.HealthServicer.List:
+    if type(health_servicer).List is health_pb2_grpc.HealthServicer.List:  # type: ignore[attr-defined]
         # A plain grpcio HealthServicer (tests, embedders): give it our List too, rather
         # than gRPC's UNIMPLEMENTED with an ERROR traceback in the log.
-        health_servicer.List = types.MethodType(HealthServicer.List, health_servicer)  # type: ignore[method-assign]
+        health_servicer.List = types.MethodType(HealthServicer.List, health_servicer)  # type: ignore[attr-defined]
     for name in ("", SERVICE_NAME, ROUND_SERVICE_NAME):
         health_servicer.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
@@ -217,7 +227,7 @@ def serve(config: Config, *, multiprocess: bool = False,
     metrics = Metrics(registry)
     httpd = None
     if registry is not None:
-        registry.register(SingleProcess())  # type: ignore[arg-type]
+        registry.register(SingleProcess())
     if registry is not None and config.metrics_port:
         httpd = start_metrics_server(config.metrics_port, config.metrics_host, registry)
     stop = stop or _stop_signals()
@@ -308,7 +318,8 @@ class Supervisor:
             restarts = dict(self.restarts)
         return worker_families(up, len(self.slots), restarts)
 
-    def start(self, slot: _Slot) -> None:
+    def start(self, slot: _Slot) -> BaseProcess:
+        """Start ``slot``'s worker process; returns it."""
         parent, child = self.ctx.Pipe(duplex=False)
         proc = self.ctx.Process(target=self.worker_main, args=(self.worker_config, child),
                                 name=f"worker-{slot.index}")
@@ -316,6 +327,7 @@ class Supervisor:
         child.close()
         slot.proc, slot.conn, slot.check_port = proc, parent, 0
         slot.started, slot.missed, slot.healthy = time.monotonic(), 0, False
+        return proc
 
     def retire(self, slot: _Slot, reason: str) -> None:
         """Record a lost worker and schedule its replacement with backoff."""
@@ -391,8 +403,8 @@ class Supervisor:
             now = time.monotonic()
             for slot in self.slots:
                 if slot.proc is None and now >= slot.restart_at:
-                    self.start(slot)
-                    log.info("worker %d restarted (pid %d)", slot.index, slot.proc.pid)
+                    proc = self.start(slot)
+                    log.info("worker %d restarted (pid %d)", slot.index, proc.pid)
             if now >= next_check:
                 self.check()
                 next_check = now + min(self.config.worker_check_interval, 0.5)
@@ -465,7 +477,7 @@ def serve_workers(config: Config, worker_main: Callable[..., int],
         httpd = None
         if config.metrics_port:
             registry = multiprocess_registry(metrics_dir)
-            registry.register(supervisor)    # type: ignore[arg-type]
+            registry.register(supervisor)
             httpd = start_metrics_server(config.metrics_port, config.metrics_host, registry)
         for slot in supervisor.slots:
             supervisor.start(slot)

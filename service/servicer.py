@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import logging
 from collections import Counter as Tally
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any, cast
 
 import grpc
 from google.rpc import status_pb2
@@ -38,6 +38,9 @@ from .paging import decode_token, encode_token
 from .version import build_info
 
 if TYPE_CHECKING:   # prometheus_client must not be imported before the CLI sets it up
+    from core_ext._core import _KindName as KindName
+
+    from .gen.shuangkou.v1 import cards_pb2
     from .metrics import Metrics
 
 __all__ = ["ShuangkouServicer", "SERVICE_NAME", "BATCH_CHUNK"]
@@ -72,7 +75,8 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                 reading = declared_reading(codes, variant, declared)
         self.metrics.plays_classified.labels(variant_label(variant), c.kind).inc()
         return service_pb2.ClassifyPlayResponse(
-            cards=c.cards, readings=[reading_to_proto(r) for r in c.readings],
+            cards=cast("tuple[cards_pb2.Card, ...]", c.cards),   # core codes are Card values
+            readings=[reading_to_proto(r) for r in c.readings],
             reading=reading_to_proto(reading))
 
     @rpc
@@ -135,7 +139,8 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                 columns = core_ext.classify_batch(part, chunk, variant)
             kinds = columns["kind"].tobytes()
             tally.update(kinds)
-            response.kinds.extend(kinds.translate(_KIND_TABLE))
+            # The table maps each core kind index to its proto Kind value.
+            response.kinds.extend(cast("Iterable[readings_pb2.Kind]", kinds.translate(_KIND_TABLE)))
             response.tops.extend(columns["top"])
             response.stars.extend(columns["star"])
             response.card_counts.extend(columns["cards"])
@@ -318,7 +323,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
             variant_ids=[v.id for v in (*list_variants(), *house_variants())])
 
 
-def _kind_name(value: int, field: str) -> str:
+def _kind_name(value: int, field: str) -> KindName:
     name = KIND_NAMES.get(value)
     if name is None:
         raise BadInput(f"{value} is not a play type", field)

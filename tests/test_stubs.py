@@ -2,8 +2,9 @@
 
 ``mypy.stubtest`` imports the built extensions and checks every name, signature, default
 and class of the stubs against them (Cython's functions carry real signatures); the names
-Cython adds on its own are in tests/stubtest_allowlist.txt. ``mypy --strict`` over the
-whole package (pyproject [tool.mypy]) then checks callers against those stubs.
+Cython adds on its own are in tests/stubtest_allowlist.txt. ``mypy --strict`` over
+``core_ext`` and ``service`` (pyproject [tool.mypy]) then checks callers against those
+stubs and against protoc's .pyi stubs of service/gen.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,9 +35,22 @@ def test_stubs_match_the_compiled_modules() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_core_ext_is_strictly_typed() -> None:
-    done = _run("mypy")     # files and strict = true from pyproject.toml
+def test_core_ext_and_service_are_strictly_typed() -> None:
+    done = _run("mypy")     # files, strict = true and the overrides from pyproject.toml
     assert done.returncode == 0, done.stdout + done.stderr
+    # Both packages are checked (service/gen only through its .pyi stubs), none skipped.
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
+    assert config["strict"] is True
+    assert {"core_ext", "service"} <= set(config["files"])
+    checked = sum(len({f.stem for f in (ROOT / package).iterdir() if f.suffix in (".py", ".pyi")})
+                  for package in ("core_ext", "service"))   # one module per name (.pyi wins)
+    assert f"in {checked} source files" in done.stdout, done.stdout
+    for override in config.get("overrides", []):
+        modules = override["module"]
+        modules = [modules] if isinstance(modules, str) else modules
+        if override.get("ignore_errors") or override.get("ignore_missing_imports"):
+            # Only generated or third-party code may be exempt, never our own modules.
+            assert all(m.startswith("service.gen.") for m in modules), override
 
 
 def test_every_public_module_name_has_a_stub() -> None:
