@@ -323,11 +323,11 @@ _TYPE_NAMES = {(str,): "text", (int,): "an integer", (bool,): "true or false",
                (tuple,): "a list", (Mapping,): "a table"}
 
 _BAIBIAN = Variant(
-    id="baibian", name="百变双扣", source="seeds/000_f1dd99c373b18bde.txt",
+    id="baibian", name="百变双扣", source="docs/seeds/000_f1dd99c373b18bde.txt",
     escape="none",
 )
 _FENGKUANG = Variant(
-    id="fengkuang", name="疯狂双扣（平常场）", source="seeds/001_59d6c8a7f796e91e.txt",
+    id="fengkuang", name="疯狂双扣（平常场）", source="docs/seeds/001_59d6c8a7f796e91e.txt",
     wild_jokers=("SJ", "BJ"),
     chain_counts="any", chain_phase="largest",
     bomb_order="fengkuang",
@@ -348,7 +348,7 @@ _FENGKUANG_CRAZY = replace(
                                             (19, 2304, 768), (20, 3000, 1000)),
 )
 _BIANFENG = Variant(
-    id="bianfeng", name="边锋百变双扣", source="seeds/002_7d650771cb65ddd5.txt",
+    id="bianfeng", name="边锋百变双扣", source="docs/seeds/002_7d650771cb65ddd5.txt",
     chain_wrap="through_ace", bomb_order="bianfeng",
     base=MappingProxyType({"double": (4, 4, -4, -4), "single": (2, -2, 2, -2), "flat": (1, -1, -1, 1)}),
     contribution=((6, 6, 2), (7, 18, 6), (8, 30, 10)),
@@ -361,7 +361,7 @@ _BIANFENG_LISHUI = replace(
     contribution_mode="round_star",
 )
 _QIANBIAN = Variant(
-    id="qianbian", name="千变双扣", source="seeds/003_0365516d8eb7a6c4.txt",
+    id="qianbian", name="千变双扣", source="docs/seeds/003_0365516d8eb7a6c4.txt",
     wild_jokers=("SJ", "BJ"),
     chain_counts="any", chain_phase="smallest",
     bomb_order="qianbian",
@@ -371,7 +371,7 @@ _QIANBIAN = Variant(
     escape="qianbian",
 )
 _HUOPIN = Variant(
-    id="huopin", name="火拼双扣", source="seeds/004_ad6aaeb065c829c9.txt",
+    id="huopin", name="火拼双扣", source="docs/seeds/004_ad6aaeb065c829c9.txt",
     wild_jokers=("SJ", "BJ"),
     chain_min_links=2, chain_counts="any", chain_phase="smallest", chain_wrap="natural_two",
     bomb_order="huopin",

@@ -16,16 +16,23 @@ from core_ext.variants import load_variant, load_variants, variant_from_mapping
 
 # RULES.md, the table at the top: id, Chinese name, seed source.
 RULES_TABLE = [
-    ("baibian", "百变双扣", "seeds/000_f1dd99c373b18bde.txt"),
-    ("fengkuang", "疯狂双扣", "seeds/001_59d6c8a7f796e91e.txt"),
-    ("fengkuang_crazy", "疯狂双扣", "seeds/001_59d6c8a7f796e91e.txt"),
-    ("bianfeng", "边锋百变双扣", "seeds/002_7d650771cb65ddd5.txt"),
-    ("bianfeng_lishui", "边锋百变双扣", "seeds/002_7d650771cb65ddd5.txt"),
-    ("qianbian", "千变双扣", "seeds/003_0365516d8eb7a6c4.txt"),
-    ("huopin", "火拼双扣", "seeds/004_ad6aaeb065c829c9.txt"),
+    ("baibian", "百变双扣", "docs/seeds/000_f1dd99c373b18bde.txt"),
+    ("fengkuang", "疯狂双扣", "docs/seeds/001_59d6c8a7f796e91e.txt"),
+    ("fengkuang_crazy", "疯狂双扣", "docs/seeds/001_59d6c8a7f796e91e.txt"),
+    ("bianfeng", "边锋百变双扣", "docs/seeds/002_7d650771cb65ddd5.txt"),
+    ("bianfeng_lishui", "边锋百变双扣", "docs/seeds/002_7d650771cb65ddd5.txt"),
+    ("qianbian", "千变双扣", "docs/seeds/003_0365516d8eb7a6c4.txt"),
+    ("huopin", "火拼双扣", "docs/seeds/004_ad6aaeb065c829c9.txt"),
 ]
 ROOM = {"fengkuang": "平常场", "fengkuang_crazy": "疯狂场", "bianfeng_lishui": "丽水"}
 
+
+
+def test_variant_sources_are_in_the_repository() -> None:
+    """Every built-in names the seed rule text it comes from, shipped in docs/seeds/."""
+    root = Path(__file__).resolve().parents[1]
+    for v in core_ext.list_variants():
+        assert (root / v.source).is_file(), v.source
 
 # ----------------------------------------------------------------------------- built-ins
 
