@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from reference import VARIANTS
 
+pytest_plugins = ["node_fixtures"]   # node_server, node_installed (the Node.js examples)
+
 # Tools the test extras install as console scripts (grpcurl, dask, hadolint …) live beside
 # the interpreter; put them first on PATH so tests find them without an activated venv.
 os.environ["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"

@@ -8,45 +8,20 @@ protos from ../../protos, so these tests also prove the .proto files work outsid
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from grpc_helpers import ServerProcess, free_port
+from grpc_helpers import free_port
+from node_fixtures import EXAMPLE, NODE, NPM
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE = ROOT / "examples" / "node"
-NODE, NPM = shutil.which("node"), shutil.which("npm")
 
 pytestmark = pytest.mark.skipif(
     NODE is None or NPM is None, reason="node and npm are needed for the Node.js client example")
 
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[str]:
-    """`shuangkou serve` on a free loopback port, no metrics endpoint; SIGTERM at the end."""
-    process = ServerProcess("--port", "0", "--metrics-port", "0", "--workers", "1",
-                            "--grace", "2")
-    try:
-        process.wait_serving()
-        yield f"127.0.0.1:{process.port}"
-    finally:
-        process.stop(15)
-
-
-@pytest.fixture(scope="module")
-def installed() -> Path:
-    """`npm ci`: exactly the versions in the committed package-lock.json."""
-    done = subprocess.run(
-        [NPM, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-        cwd=EXAMPLE, capture_output=True, text=True, timeout=300,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return EXAMPLE / "node_modules"
 
 
 STEPS = ("classify", "enumerate", "score")
@@ -76,19 +51,19 @@ def card_text(card: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def following(installed: Path, server: str) -> dict[str, Any]:
+def following(node_installed: Path, node_server: str) -> dict[str, Any]:
     """7777+BJ classified; 7 7 8 following 6 6; the default round summary scored."""
-    _, out = run_client(server, "--play", "7777 BJ", "--hand", "7 7 8", "--to-beat", "6 6")
-    assert out["address"] == server and out["variant"] == "baibian"
+    _, out = run_client(node_server, "--play", "7777 BJ", "--hand", "7 7 8", "--to-beat", "6 6")
+    assert out["address"] == node_server and out["variant"] == "baibian"
     return out
 
 
-def test_lock_file_pins_the_grpc_packages(installed: Path) -> None:
+def test_lock_file_pins_the_grpc_packages(node_installed: Path) -> None:
     lock = json.loads((EXAMPLE / "package-lock.json").read_text())
     packages = lock["packages"]
     for name in ("@grpc/grpc-js", "@grpc/proto-loader"):
         locked = packages[f"node_modules/{name}"]["version"]
-        actual = json.loads((installed / name / "package.json").read_text())["version"]
+        actual = json.loads((node_installed / name / "package.json").read_text())["version"]
         assert actual == locked
 
 
@@ -130,10 +105,10 @@ def test_enumerate_following_a_pair(following: dict[str, Any]) -> None:
 
 
 def test_enumerate_leading_is_capped_and_drawn_from_the_hand(
-    installed: Path, server: str
+    node_installed: Path, node_server: str
 ) -> None:
     hand = "3 4 5 6 7 7 7 7 8 9 BJ"
-    _, out = run_client(f"dns:///{server}", "--hand", hand, "--page-size", "5")
+    _, out = run_client(f"dns:///{node_server}", "--hand", hand, "--page-size", "5")
     enumerate_ = answer(out, "enumerate")
     plays = enumerate_["plays"]
     assert len(plays) == 5 and enumerate_["nextPageToken"]
@@ -148,32 +123,32 @@ def test_enumerate_leading_is_capped_and_drawn_from_the_hand(
     assert (best["kind"], best["cardCount"], best["top"]) == ("KIND_BOMB", 5, 4)
 
 
-def test_bad_play_reports_invalid_argument_and_goes_on(installed: Path, server: str) -> None:
-    status, out = run_client(server, "--play", "7 8", "--hand", "7 7 8")
+def test_bad_play_reports_invalid_argument_and_goes_on(node_installed: Path, node_server: str) -> None:
+    status, out = run_client(node_server, "--play", "7 8", "--hand", "7 7 8")
     assert status == 1
     error = out["classify"]["error"]
     assert error["code"] == "INVALID_ARGUMENT" and error["message"]
     assert "error" not in out["score"]
 
 
-def test_unreachable_server_is_unavailable(installed: Path) -> None:
+def test_unreachable_server_is_unavailable(node_installed: Path) -> None:
     status, out = run_client(f"127.0.0.1:{free_port()}", "--deadline-ms", "2000")
     assert status == 1
     assert {out[step]["error"]["code"] for step in STEPS} <= {"UNAVAILABLE", "DEADLINE_EXCEEDED"}
 
 
-def test_bad_arguments_exit_2(installed: Path) -> None:
+def test_bad_arguments_exit_2(node_installed: Path) -> None:
     done = subprocess.run([NODE, "client.mjs", "--page-size", "-3"], cwd=EXAMPLE,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "--page-size" in done.stderr
 
 
-def test_pages_concatenate_to_the_whole_list(installed: Path, server: str) -> None:
+def test_pages_concatenate_to_the_whole_list(node_installed: Path, node_server: str) -> None:
     """Following next_page_token page by page (AIP-158) reads every legal play, in order,
     past any page size: the same list as one page large enough to hold them all."""
     hand = "3 4 5 6 7 7 7 7 8 9 BJ"
-    _, whole = run_client(server, "--hand", hand, "--page-size", "1000")
-    _, paged = run_client(server, "--hand", hand, "--page-size", "7", "--pages", "1000")
+    _, whole = run_client(node_server, "--hand", hand, "--page-size", "1000")
+    _, paged = run_client(node_server, "--hand", hand, "--page-size", "7", "--pages", "1000")
     want = answer(whole, "enumerate")
     got = answer(paged, "enumerate")
     assert want["nextPageToken"] == "" and got["nextPageToken"] == ""

@@ -5,15 +5,14 @@ and the settlement it prints equals ScoreRound on the same deal and actions as a
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
-from grpc_helpers import TIMEOUT, ServerProcess
+from grpc_helpers import TIMEOUT
+from node_fixtures import EXAMPLE, NODE, NPM
 
 import core_ext
 from service.gen.shuangkou.v1 import (
@@ -26,34 +25,10 @@ from service.gen.shuangkou.v1 import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-EXAMPLE = ROOT / "examples" / "node"
-NODE, NPM = shutil.which("node"), shutil.which("npm")
 
 pytestmark = pytest.mark.skipif(
     NODE is None or NPM is None, reason="node and npm are needed for the Node.js examples")
 
-
-@pytest.fixture(scope="module")
-def server() -> Iterator[str]:
-    """`shuangkou serve` on a free loopback port, no metrics endpoint; SIGTERM at the end."""
-    process = ServerProcess("--port", "0", "--metrics-port", "0", "--workers", "1",
-                            "--grace", "2")
-    try:
-        process.wait_serving()
-        yield f"127.0.0.1:{process.port}"
-    finally:
-        process.stop(15)
-
-
-@pytest.fixture(scope="module")
-def installed() -> Path:
-    """`npm ci`: exactly the versions in the committed package-lock.json."""
-    done = subprocess.run(
-        [NPM, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-        cwd=EXAMPLE, capture_output=True, text=True, timeout=300,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return EXAMPLE / "node_modules"
 
 
 def run_table(address: str, *args: str) -> dict[str, Any]:
@@ -95,12 +70,12 @@ def score(address: str, variant: str, replay: scoring_pb2.Replay) -> scoring_pb2
     ("baibian", 1, 1), ("fengkuang", 2, 5), ("fengkuang_crazy", 5, 3), ("bianfeng", 3, 1),
     ("bianfeng_lishui", 4, 2), ("qianbian", 6, 1), ("huopin", 7, 1),
 ])
-def test_table_settlement_equals_score_round(installed: Path, server: str, variant: str,
+def test_table_settlement_equals_score_round(node_installed: Path, node_server: str, variant: str,
                                              seed: int, stake: int) -> None:
-    table = run_table(server, "--variant", variant, "--seed", str(seed), "--stake", str(stake))
+    table = run_table(node_server, "--variant", variant, "--seed", str(seed), "--stake", str(stake))
     got = table["result"]
     assert table["actions"] and all(a["reason"] for a in table["actions"])
-    want = score(server, variant, as_replay(table))
+    want = score(node_server, variant, as_replay(table))
     assert list(want.hand_at) == table["handAt"]
     assert got["kind"] == scoring_pb2.WinKind.Name(want.kind)
     assert got["finishOrder"] == list(want.finish_order)
@@ -111,13 +86,13 @@ def test_table_settlement_equals_score_round(installed: Path, server: str, varia
     assert got["total"] == want.total
 
 
-def test_same_seed_same_round(installed: Path, server: str) -> None:
-    first = run_table(server, "--variant", "bianfeng", "--seed", "9")
-    again = run_table(server, "--variant", "bianfeng", "--seed", "9")
+def test_same_seed_same_round(node_installed: Path, node_server: str) -> None:
+    first = run_table(node_server, "--variant", "bianfeng", "--seed", "9")
+    again = run_table(node_server, "--variant", "bianfeng", "--seed", "9")
     assert first["actions"] == again["actions"] and first["result"] == again["result"]
 
 
-def test_bad_arguments_exit_2(installed: Path) -> None:
+def test_bad_arguments_exit_2(node_installed: Path) -> None:
     done = subprocess.run([NODE, "table.mjs", "--variant", "nope"], cwd=EXAMPLE,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "usage" in done.stderr
