@@ -17,8 +17,6 @@ import pytest
 from grpc_helpers import free_port
 from node_fixtures import EXAMPLE, NODE, NPM
 
-ROOT = Path(__file__).resolve().parents[1]
-
 pytestmark = pytest.mark.skipif(
     NODE is None or NPM is None, reason="node and npm are needed for the Node.js client example")
 

@@ -24,8 +24,6 @@ from service.gen.shuangkou.v1 import (
     variants_pb2,
 )
 
-ROOT = Path(__file__).resolve().parents[1]
-
 pytestmark = pytest.mark.skipif(
     NODE is None or NPM is None, reason="node and npm are needed for the Node.js examples")
 
