@@ -50,6 +50,20 @@ def _load(request: Any, variant: str | Variant) -> core_ext.Round:
 
 
 def state_to_proto(r: core_ext.Round) -> rounds_pb2.RoundState:
+    """The state bytes plus the readable view (its scalar and card fields written as wire
+    bytes by the compiled core in one pass, parsed by protobuf's C runtime)."""
+    state = rounds_pb2.RoundState(data=r.to_bytes())
+    view = state.view
+    view.MergeFromString(r._view_wire())
+    standing = r.standing
+    if standing is not None:
+        view.standing.seat = standing.seat
+        view.standing.cards[:] = standing.cards
+        view.standing.reading.CopyFrom(reading_to_proto(standing.reading))
+    return state
+
+
+def state_to_proto_old(r: core_ext.Round) -> rounds_pb2.RoundState:
     """The state bytes plus the readable view."""
     hands = [r.hand(s) for s in range(SEATS)]
     view = rounds_pb2.RoundView(
