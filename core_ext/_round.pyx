@@ -932,15 +932,25 @@ cdef class RoundCore:
             k += bomb_slot
         return bytes(out)
 
-    def _view_wire(self):
-        """The ``RoundView`` message (protos/shuangkou/v1/rounds.proto) as wire bytes, all
-        but its ``standing`` field: turn, hand_sizes, hands, passes, finish_order, over,
-        hand_at, actions_applied. Card codes and seats are below 128 (one varint byte)."""
-        cdef Py_ssize_t total = 0
+    def _standing_key(self):
+        """What fixes the standing reading — (rule set, cards, reading index) — or None when
+        a seat leads: a key for caching what is derived from that reading alone."""
+        if not self.has_st:
+            return None
+        return (self.rs, bytes(self.st_cards[:self.st_n]), self.st_index)
+
+    def _view_wire(self, const unsigned char[:] reading=None):
+        """The ``RoundView`` message (protos/shuangkou/v1/rounds.proto) as wire bytes: turn,
+        hand_sizes, hands, standing (seat, cards and ``reading``, the standing Reading
+        message's wire bytes, which the caller builds), passes, finish_order, over, hand_at,
+        actions_applied. Card codes and seats are below 128 (one varint byte)."""
+        cdef Py_ssize_t total = 0, nread = 0, inner
         cdef int s, r, f, n, m, i
         for s in range(SEATS):
             total += self.nleft[s]
-        cdef bytearray out = bytearray(64 + 12 * SEATS + total)
+        if reading is not None:
+            nread = reading.shape[0]
+        cdef bytearray out = bytearray(96 + 12 * SEATS + total + self.st_n + nread)
         cdef unsigned char* b = out
         cdef Py_ssize_t k = 0
         if not self.over_kind:
@@ -981,6 +991,27 @@ cdef class RoundCore:
                     b[k] = 5 + r * 5
                     k += 1
                     m -= 1
+        if self.has_st:                               # 4: standing (StandingPlay)
+            inner = (2 if self.st_seat else 0) + 1 + _vlen(self.st_n) + self.st_n
+            if reading is not None:
+                inner += 1 + _vlen(nread) + nread
+            b[k] = 0x22
+            k = _varint(b, k + 1, inner)
+            if self.st_seat:
+                b[k] = 0x08                           # StandingPlay.seat
+                b[k + 1] = self.st_seat
+                k += 2
+            b[k] = 0x12                               # StandingPlay.cards, packed
+            k = _varint(b, k + 1, self.st_n)
+            for i in range(self.st_n):
+                b[k] = self.st_cards[i]
+                k += 1
+            if reading is not None:
+                b[k] = 0x1a                           # StandingPlay.reading
+                k = _varint(b, k + 1, nread)
+                if nread:
+                    memcpy(b + k, &reading[0], nread)
+                k += nread
         if self.npasses:
             b[k] = 0x28                               # 5: passes
             k = _varint(b, k + 1, self.npasses)

@@ -18,7 +18,7 @@ from core_ext.variants import Variant
 
 from .convert import KIND_BY_NAME, cards_of, declaration, reading_to_proto, resolve_variant
 from .errors import BadInput, field_scope
-from .gen.shuangkou.v1 import cards_pb2, readings_pb2, rounds_pb2, rounds_pb2_grpc, scoring_pb2
+from .gen.shuangkou.v1 import readings_pb2, rounds_pb2, rounds_pb2_grpc, scoring_pb2
 from .limits import Limits
 from .rounds import result_to_proto
 from .servicer import rpc
@@ -49,34 +49,33 @@ def _load(request: Any, variant: str | Variant) -> core_ext.Round:
         return core_ext.Round.from_bytes(data, variant)
 
 
+#: Standing Reading messages (wire bytes) by what fixes the reading (rule set, cards,
+#: reading index): a pure function of the key, bounded, shared by all calls.
+_READING_WIRE: dict[tuple[Any, bytes, int], bytes] = {}
+_READING_WIRE_MAX = 4096
+
+
+def _standing_reading_wire(r: core_ext.Round) -> bytes | None:
+    key = r._standing_key()
+    if key is None:
+        return None
+    wire = _READING_WIRE.get(key)
+    if wire is None:
+        standing = r.standing
+        assert standing is not None
+        wire = reading_to_proto(standing.reading).SerializeToString()
+        if len(_READING_WIRE) >= _READING_WIRE_MAX:
+            _READING_WIRE.clear()
+        _READING_WIRE[key] = wire
+    return wire
+
+
 def state_to_proto(r: core_ext.Round) -> rounds_pb2.RoundState:
-    """The state bytes plus the readable view (its scalar and card fields written as wire
-    bytes by the compiled core in one pass, parsed by protobuf's C runtime)."""
+    """The state bytes plus the readable view: the compiled core writes the view's wire
+    bytes in one pass (no per-card Python), protobuf's C runtime parses them."""
     state = rounds_pb2.RoundState(data=r.to_bytes())
-    view = state.view
-    view.MergeFromString(r._view_wire())
-    standing = r.standing
-    if standing is not None:
-        view.standing.seat = standing.seat
-        view.standing.cards[:] = standing.cards
-        view.standing.reading.CopyFrom(reading_to_proto(standing.reading))
+    state.view.MergeFromString(r._view_wire(_standing_reading_wire(r)))
     return state
-
-
-def state_to_proto_old(r: core_ext.Round) -> rounds_pb2.RoundState:
-    """The state bytes plus the readable view."""
-    hands = [r.hand(s) for s in range(SEATS)]
-    view = rounds_pb2.RoundView(
-        turn=r.turn, hand_sizes=[len(h) for h in hands],
-        hands=[cards_pb2.Cards(cards=h) for h in hands], passes=r.passes,
-        finish_order=r.finish_order, over=r.is_over, hand_at=r.hand_at,
-        actions_applied=r.actions_applied)
-    standing = r.standing
-    if standing is not None:
-        view.standing.seat = standing.seat
-        view.standing.cards[:] = standing.cards
-        view.standing.reading.CopyFrom(reading_to_proto(standing.reading))
-    return rounds_pb2.RoundState(data=r.to_bytes(), view=view)
 
 
 def record_to_proto(rec: Any, view: rounds_pb2.RoundView | None = None
