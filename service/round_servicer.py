@@ -70,28 +70,29 @@ def _standing_reading_wire(r: core_ext.Round) -> bytes | None:
     return wire
 
 
-def state_to_proto(r: core_ext.Round) -> rounds_pb2.RoundState:
-    """The state bytes plus the readable view: the compiled core writes the view's wire
-    bytes in one pass (no per-card Python), protobuf's C runtime parses them."""
-    state = rounds_pb2.RoundState(data=r.to_bytes())
+def fill_state(state: rounds_pb2.RoundState, r: core_ext.Round) -> None:
+    """Write the state bytes plus the readable view into ``state`` (a field of the
+    response, so nothing is copied): the compiled core writes the view's wire bytes in one
+    pass (no per-card Python), protobuf's C runtime parses them."""
+    state.data = r.to_bytes()
     state.view.MergeFromString(r._view_wire(_standing_reading_wire(r)))
-    return state
 
 
-def record_to_proto(rec: Any, view: rounds_pb2.RoundView | None = None
-                    ) -> rounds_pb2.ActionRecord:
-    """A core ActionRecord as its message. ``view``: the state after the action, whose
-    standing reading is the play's when the play still stands (converted once)."""
-    msg = rounds_pb2.ActionRecord(
-        seat=rec.seat, type=_KIND_OF_ACTION[rec.kind], cards=rec.cards or (),
-        trick_won_by=rec.trick_won_by, finished=rec.finished, wind_to=rec.wind_to,
-        next_turn=rec.next_turn, round_over=rec.round_over)
+def fill_record(msg: rounds_pb2.ActionRecord, rec: Any, view: rounds_pb2.RoundView) -> None:
+    """Write a core ActionRecord into its message. ``view``: the state after the action,
+    whose standing reading is the play's when the play still stands (converted once)."""
+    msg.seat, msg.type, msg.round_over = rec.seat, _KIND_OF_ACTION[rec.kind], rec.round_over
+    if rec.cards:
+        msg.cards[:] = rec.cards
+    for name in ("trick_won_by", "finished", "wind_to", "next_turn"):
+        value = getattr(rec, name)
+        if value is not None:
+            setattr(msg, name, value)
     if rec.reading is not None:
-        if view is not None and view.HasField("standing") and view.standing.seat == rec.seat:
+        if view.HasField("standing") and view.standing.seat == rec.seat:
             msg.reading.CopyFrom(view.standing.reading)
         else:
             msg.reading.CopyFrom(reading_to_proto(rec.reading))
-    return msg
 
 
 class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
@@ -116,7 +117,9 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
             variant, hands, leader, revealed=revealed, partner=partner, teams=teams,
             stake=request.stake if request.HasField("stake") else 1,
             table_fee=request.table_fee, partial_deal=request.partial_deal)
-        return rounds_pb2.StartRoundResponse(state=state_to_proto(r))
+        response = rounds_pb2.StartRoundResponse()
+        fill_state(response.state, r)
+        return response
 
     @rpc
     def ApplyAction(self, request: rounds_pb2.ApplyActionRequest,
@@ -135,8 +138,9 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
         else:
             raise BadInput("action.type must be ACTION_TYPE_PLAY, _PASS or _ESCAPE",
                            "action.type")
-        response = rounds_pb2.ApplyActionResponse(state=state_to_proto(r))
-        response.record.CopyFrom(record_to_proto(rec, response.state.view))
+        response = rounds_pb2.ApplyActionResponse()
+        fill_state(response.state, r)
+        fill_record(response.record, rec, response.state.view)
         if r.is_over:
             response.result.CopyFrom(result_to_proto(r.result()))
         return response
