@@ -1265,6 +1265,101 @@ def unpack_slots(const unsigned char[:] data, Py_ssize_t pos, int standing_slot,
     return standing, bombs, need, used
 
 
+def state_plausible(dict st, tuple left, int hand_size, int rule, bint escape_ok,
+                    max_stake, max_table_fee):
+    """The fast path of core_ext/round.py's ``_validate`` on a state :func:`unpack_slots`
+    and the head gave: True only when every one of its checks passes (then that function
+    would raise nothing); False sends the caller to it for the precise sentence. ``left``:
+    cards held per seat; ``rule``: the ROUND_END_RULES value."""
+    cdef int s, i, a, b, why, over, turn, nfin, ended_at, holding, seat, mask, empty
+    cdef int fin[SEATS]
+    cdef int held[SEATS]
+    cdef tuple fin_t = st["finish"]
+    cdef tuple hand_at = st["hand_at"]
+    for s in range(SEATS):
+        held[s] = left[s]
+        if held[s] > hand_size:
+            return False
+    mask = 0
+    for s in range(SEATS):
+        i = hand_at[s]
+        if not 0 <= i < SEATS or mask & (1 << i):
+            return False
+        mask |= 1 << i
+    if st["partial"] not in (0, 1):
+        return False
+    if not 0 <= st["leader"] < SEATS:
+        return False
+    if not 1 <= st["stake"] <= max_stake or not 0 <= st["table_fee"] <= max_table_fee:
+        return False
+    nfin = len(fin_t)
+    mask = 0
+    for i in range(nfin):
+        fin[i] = fin_t[i]
+        if not 0 <= fin[i] < SEATS or mask & (1 << fin[i]):
+            return False
+        mask |= 1 << fin[i]
+    for x in st["fin_pad"]:
+        if x != -1:
+            return False
+    empty = 0
+    for s in range(SEATS):
+        if not held[s]:
+            empty |= 1 << s
+    if empty != mask:
+        return False
+    ended_at = -1                       # _ended_at
+    mask = 0
+    for i in range(nfin):
+        if rule == 1 or mask & (1 << ((fin[i] + 2) % SEATS)):
+            ended_at = i
+            break
+        mask |= 1 << fin[i]
+    over = st["over"]
+    turn = st["turn"]
+    if over == 0:
+        if ended_at != -1 or not 0 <= turn < SEATS or not held[turn]:
+            return False
+        if st["over_seat"] != 0 or st["escaper"] != -1 or st["over_action"] != 0:
+            return False
+    elif over == 1 or over == 2:
+        if over != (2 if rule == 1 else 1) or nfin == 0 or ended_at != nfin - 1 \
+                or st["over_seat"] != fin[nfin - 1] or st["escaper"] != -1:
+            return False
+    elif over == 3:
+        seat = st["escaper"]
+        if ended_at != -1 or not 0 <= seat < SEATS or not held[seat] \
+                or st["over_seat"] != seat or not escape_ok:
+            return False
+    else:
+        return False
+    if over and not st["over_action"] < st["actions"]:
+        return False
+    why, a, b = st["lead"]
+    if not 0 <= why <= 2 or not 0 <= a < SEATS or (why == 2) != (0 <= b < SEATS) or \
+            (why != 2 and b != -1):
+        return False
+    standing = st["standing"]
+    if standing is None:
+        if st["passes"] != 0 or (not over and a != turn):
+            return False
+    else:
+        seat = standing[0]
+        holding = 0
+        for s in range(SEATS):
+            if held[s]:
+                holding += 1
+        if not 0 <= seat < SEATS or st["last"] != seat or not 0 <= st["prev"] < SEATS:
+            return False
+        if not over and not st["passes"] < holding - (1 if held[seat] else 0):
+            return False
+        if not over and turn == seat and held[seat]:
+            return False
+    if why == 0 and a != st["leader"]:
+        return False
+    return True
+
+
 def copies_held(hands, int card):
     """Copies of ``card`` in each hand (lists of codes)."""
     cdef int s, n, c

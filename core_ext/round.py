@@ -38,6 +38,7 @@ from ._round import (
     RoundCore,
     copies_held,
     deck_exact,
+    state_plausible,
     unpack_slots,
 )
 from .cards import SEATS, card_rank, is_suited, rank_name
@@ -351,7 +352,12 @@ class Round(RoundCore):
         why = r._check_cards(v.decks, v.lowest_rank, v.joker_copies, bool(st["partial"]))
         if why is not None:
             raise _bad(why)
-        _validate(st, v, r.cards_left)
+        left = r.cards_left
+        if state_plausible(st, left, v.hand_size, ROUND_END_RULES[v.round_end],
+                           v.escape != "none", MAX_STAKE, MAX_TABLE_FEE):
+            st["partial"] = bool(st["partial"])      # as _validate leaves it
+        else:
+            _validate(st, v, left)                   # the precise sentence (or, rarely, ok)
         r._restore(v, st)
         _validate_live(r, st)
         return r
