@@ -50,6 +50,7 @@ cdef enum:
     SEATS = 4
     NCODES = 76
     BODY = SEATS * (52 + NFACES) + NCODES   # bytes of _body()
+    HEAD = 21 + 8 + 8 + 4 + 4               # struct "<21b QQ II" (core_ext/round.py _HEAD)
 
 # ----------------------------------------------------------------------------- rule data
 
@@ -839,6 +840,203 @@ cdef class RoundCore:
             k += 1
         return bytes(out)
 
+    cdef Py_ssize_t _write_body(self, unsigned char* b) noexcept:
+        cdef int s, c, r
+        cdef Py_ssize_t k = 0
+        for s in range(SEATS):
+            for c in range(NCODES):
+                if SUITED[c]:
+                    b[k] = self.faces[s][c]
+                    k += 1
+            for r in range(NFACES):
+                b[k] = self.nranks[s][r]
+                k += 1
+        for c in range(NCODES):
+            b[k] = self.nplayed[c]
+            k += 1
+        return k
+
+    def _pack(self, bytes prefix, int standing_slot, int bomb_slot):
+        """The whole serialised form (core_ext/round.py documents the layout): ``prefix``
+        (magic and variant id), the head (struct ``<21b QQ II``), :meth:`_body`, the standing
+        slot and the four bomb slots — written in one pass, no intermediate objects."""
+        cdef Py_ssize_t n0 = len(prefix)
+        cdef Py_ssize_t size = n0 + HEAD + BODY + standing_slot + SEATS * bomb_slot
+        cdef bytearray out = bytearray(size)
+        cdef unsigned char* b = out
+        cdef Py_ssize_t k, at, end
+        cdef int s, i, j, n, idx
+        cdef unsigned long long q
+        cdef unsigned int w
+        memcpy(b, <const char*>prefix, n0)
+        k = n0
+        b[k] = <unsigned char><signed char>self.cturn
+        b[k + 1] = <unsigned char><signed char>self.cleader
+        b[k + 2] = <unsigned char><signed char>self.last
+        b[k + 3] = <unsigned char><signed char>self.prev
+        b[k + 4] = <unsigned char><signed char>self.npasses
+        b[k + 5] = <unsigned char><signed char>self.over_kind
+        b[k + 6] = <unsigned char><signed char>self.over_seat
+        b[k + 7] = <unsigned char><signed char>self.cescaper
+        b[k + 8] = <unsigned char><signed char>self.lead_why
+        b[k + 9] = <unsigned char><signed char>self.lead_a
+        b[k + 10] = <unsigned char><signed char>self.lead_b
+        b[k + 11] = <unsigned char>self.nfin
+        for i in range(SEATS):
+            b[k + 12 + i] = <unsigned char><signed char>(self.fin[i] if i < self.nfin else -1)
+            b[k + 16 + i] = <unsigned char><signed char><int>self.hand_at[i]
+        b[k + 20] = 1 if self.partial_deal else 0
+        k += 21
+        for q in (self.stake, self.table_fee):
+            for i in range(8):
+                b[k] = (q >> (8 * i)) & 0xff
+                k += 1
+        for w in (<unsigned int>self.actions_applied, <unsigned int>self.over_action):
+            for i in range(4):
+                b[k] = (w >> (8 * i)) & 0xff
+                k += 1
+        k += self._write_body(b + k)
+        if self.has_st:                 # [1, seat, index (2, LE), n, cards], cut to the slot
+            end = k + standing_slot
+            at = k
+            for w in (1, <unsigned int>self.st_seat, self.st_index & 0xff,
+                      (self.st_index >> 8) & 0xff, <unsigned int>self.st_n):
+                if at < end:
+                    b[at] = w
+                at += 1
+            for i in range(self.st_n):
+                if at < end:
+                    b[at] = self.st_cards[i]
+                at += 1
+        k += standing_slot
+        for s in range(SEATS):          # [count] then per bomb [n, index (2, LE), cards]
+            codes = <list>self.bomb_codes[s]
+            index = <list>self.bomb_index[s]
+            n = len(codes)
+            at, end = k + 1, k + bomb_slot
+            if n > 255:
+                raise AssertionError("round state slots overflowed")
+            b[k] = n
+            for j in range(n):
+                cards = codes[j]
+                idx = index[j]
+                if at + 3 + len(cards) > end:
+                    raise AssertionError("round state slots overflowed")
+                b[at] = len(cards)
+                b[at + 1] = idx & 0xff
+                b[at + 2] = (idx >> 8) & 0xff
+                at += 3
+                for c in cards:
+                    b[at] = <int>c
+                    at += 1
+            k += bomb_slot
+        return bytes(out)
+
+    def _standing_key(self):
+        """What fixes the standing reading — (rule set, cards, reading index) — or None when
+        a seat leads: a key for caching what is derived from that reading alone."""
+        if not self.has_st:
+            return None
+        return (self.rs, bytes(self.st_cards[:self.st_n]), self.st_index)
+
+    def _view_wire(self, const unsigned char[:] reading=None):
+        """The ``RoundView`` message (protos/shuangkou/v1/rounds.proto) as wire bytes: turn,
+        hand_sizes, hands, standing (seat, cards and ``reading``, the standing Reading
+        message's wire bytes, which the caller builds), passes, finish_order, over, hand_at,
+        actions_applied. Card codes and seats are below 128 (one varint byte)."""
+        cdef Py_ssize_t total = 0, nread = 0, inner
+        cdef int s, r, f, n, m, i
+        for s in range(SEATS):
+            total += self.nleft[s]
+        if reading is not None:
+            nread = reading.shape[0]
+        cdef bytearray out = bytearray(96 + 12 * SEATS + total + self.st_n + nread)
+        cdef unsigned char* b = out
+        cdef Py_ssize_t k = 0
+        if not self.over_kind:
+            b[0] = 0x08                               # 1: turn
+            b[1] = self.cturn
+            k = 2
+        m = 0
+        for s in range(SEATS):
+            m += _vlen(self.nleft[s])
+        b[k] = 0x12                                   # 2: hand_sizes, packed
+        k = _varint(b, k + 1, m)
+        for s in range(SEATS):
+            k = _varint(b, k, self.nleft[s])
+        for s in range(SEATS):                        # 3: hands, one Cards each
+            n = self.nleft[s]
+            b[k] = 0x1a
+            k += 1
+            if n == 0:
+                b[k] = 0
+                k += 1
+                continue
+            k = _varint(b, k, 1 + _vlen(n) + n)
+            b[k] = 0x0a                               # Cards.cards, packed
+            k = _varint(b, k + 1, n)
+            for r in range(NFACES):
+                m = self.nranks[s][r]
+                if not m:
+                    continue
+                if r < 13:
+                    for f in range(1 + r * 5, 5 + r * 5):
+                        i = min(self.faces[s][f], m)
+                        m -= i
+                        while i:
+                            b[k] = f
+                            k += 1
+                            i -= 1
+                while m:
+                    b[k] = 5 + r * 5
+                    k += 1
+                    m -= 1
+        if self.has_st:                               # 4: standing (StandingPlay)
+            inner = (2 if self.st_seat else 0) + 1 + _vlen(self.st_n) + self.st_n
+            if reading is not None:
+                inner += 1 + _vlen(nread) + nread
+            b[k] = 0x22
+            k = _varint(b, k + 1, inner)
+            if self.st_seat:
+                b[k] = 0x08                           # StandingPlay.seat
+                b[k + 1] = self.st_seat
+                k += 2
+            b[k] = 0x12                               # StandingPlay.cards, packed
+            k = _varint(b, k + 1, self.st_n)
+            for i in range(self.st_n):
+                b[k] = self.st_cards[i]
+                k += 1
+            if reading is not None:
+                b[k] = 0x1a                           # StandingPlay.reading
+                k = _varint(b, k + 1, nread)
+                if nread:
+                    memcpy(b + k, &reading[0], nread)
+                k += nread
+        if self.npasses:
+            b[k] = 0x28                               # 5: passes
+            k = _varint(b, k + 1, self.npasses)
+        if self.nfin:
+            b[k] = 0x32                               # 6: finish_order, packed
+            b[k + 1] = self.nfin
+            k += 2
+            for i in range(self.nfin):
+                b[k] = self.fin[i]
+                k += 1
+        if self.over_kind:
+            b[k] = 0x38                               # 7: over
+            b[k + 1] = 1
+            k += 2
+        b[k] = 0x42                                   # 8: hand_at, packed
+        b[k + 1] = SEATS
+        k += 2
+        for i in range(SEATS):
+            b[k] = <int>self.hand_at[i]
+            k += 1
+        if self.actions_applied:
+            b[k] = 0x48                               # 9: actions_applied
+            k = _varint(b, k + 1, self.actions_applied)
+        return bytes(out[:k])
+
     def _load_body(self, const unsigned char[:] data, Py_ssize_t pos):
         """Load :meth:`_body`'s layout from ``data[pos:]`` (the caller checked the length)."""
         cdef int s, c, r
@@ -945,6 +1143,24 @@ cdef class RoundCore:
 
 
 
+cdef inline Py_ssize_t _varint(unsigned char* b, Py_ssize_t k, unsigned int v) noexcept:
+    """Write ``v`` as a protobuf varint at ``b[k]``; the position after it."""
+    while v >= 0x80:
+        b[k] = (v & 0x7f) | 0x80
+        v >>= 7
+        k += 1
+    b[k] = v
+    return k + 1
+
+
+cdef inline int _vlen(unsigned int v) noexcept:
+    cdef int n = 1
+    while v >= 0x80:
+        v >>= 7
+        n += 1
+    return n
+
+
 cdef RD _reading_at(RuleSet rs, cards, int idx, RD* buf) except *:
     """Reading number ``idx`` (rule-2 order) of ``cards``; ShuangkouError if there is none."""
     cdef u8 counts[NFACES]
@@ -984,6 +1200,164 @@ cdef object _decl_object(const Decl* d):
     return Declaration(None if d.kind < 0 else _KINDS[d.kind], None if d.top < 0 else d.top,
                        None if d.star < 0 else d.star,
                        None if d.nwild < 0 else tuple([d.wild[i] for i in range(d.nwild)]))
+
+
+def unpack_slots(const unsigned char[:] data, Py_ssize_t pos, int standing_slot,
+                 int bomb_slot):
+    """Parse the serialised form's standing slot and four bomb slots at ``data[pos:]`` (the
+    caller checked the length): ``(standing, bombs, standing_ranks, bomb_ranks)`` —
+    ``standing`` None or (seat, cards, reading index), ``bombs`` per seat a list of
+    (cards, index), and the cards of each rank position in the standing play and in all the
+    bombs. Raises ShuangkouError (field ``state``) for a malformed slot, in the words of
+    core_ext/round.py's ``_bad``."""
+    cdef int s, i, k, at, nb, j
+    cdef Py_ssize_t p
+    cdef list need = [0] * NFACES
+    cdef list used = [0] * NFACES
+    cdef int cnt[NFACES]
+    standing = None
+    if data[pos] == 0:
+        for p in range(pos, pos + standing_slot):
+            if data[p]:
+                raise ShuangkouError("round state: bytes in an empty standing slot", "state")
+    elif data[pos] == 1:
+        k = data[pos + 4]
+        if not 0 < k <= standing_slot - 5:
+            raise ShuangkouError("round state: a malformed standing play", "state")
+        for p in range(pos + 5 + k, pos + standing_slot):
+            if data[p]:
+                raise ShuangkouError("round state: a malformed standing play", "state")
+        memset(cnt, 0, sizeof(cnt))
+        for p in range(pos + 5, pos + 5 + k):
+            cnt[RANK[data[p]] if data[p] < NCODES else 0] += 1
+        for i in range(NFACES):
+            need[i] = cnt[i]
+        standing = (data[pos + 1], tuple(bytes(data[pos + 5:pos + 5 + k])),
+                    data[pos + 2] | (data[pos + 3] << 8))
+    else:
+        raise ShuangkouError("round state: a malformed standing play", "state")
+    pos += standing_slot
+    bombs = []
+    memset(cnt, 0, sizeof(cnt))
+    for s in range(SEATS):
+        seat_bombs = []
+        nb = data[pos]
+        at = 1
+        for j in range(nb):
+            if at + 3 > bomb_slot:
+                raise ShuangkouError(f"round state: seat {s}'s bombs overflow their slot",
+                                     "state")
+            k = data[pos + at]
+            if not k or at + 3 + k > bomb_slot:
+                raise ShuangkouError(f"round state: seat {s}'s bombs are malformed", "state")
+            for p in range(pos + at + 3, pos + at + 3 + k):
+                cnt[RANK[data[p]] if data[p] < NCODES else 0] += 1
+            seat_bombs.append((tuple(bytes(data[pos + at + 3:pos + at + 3 + k])),
+                               data[pos + at + 1] | (data[pos + at + 2] << 8)))
+            at += 3 + k
+        for p in range(pos + at, pos + bomb_slot):
+            if data[p]:
+                raise ShuangkouError(f"round state: bytes after seat {s}'s bombs", "state")
+        bombs.append(seat_bombs)
+        pos += bomb_slot
+    for i in range(NFACES):
+        used[i] = cnt[i]
+    return standing, bombs, need, used
+
+
+def state_plausible(dict st, tuple left, int hand_size, int rule, bint escape_ok,
+                    max_stake, max_table_fee):
+    """The fast path of core_ext/round.py's ``_validate`` on a state :func:`unpack_slots`
+    and the head gave: True only when every one of its checks passes (then that function
+    would raise nothing); False sends the caller to it for the precise sentence. ``left``:
+    cards held per seat; ``rule``: the ROUND_END_RULES value."""
+    cdef int s, i, a, b, why, over, turn, nfin, ended_at, holding, seat, mask, empty
+    cdef int fin[SEATS]
+    cdef int held[SEATS]
+    cdef tuple fin_t = st["finish"]
+    cdef tuple hand_at = st["hand_at"]
+    for s in range(SEATS):
+        held[s] = left[s]
+        if held[s] > hand_size:
+            return False
+    mask = 0
+    for s in range(SEATS):
+        i = hand_at[s]
+        if not 0 <= i < SEATS or mask & (1 << i):
+            return False
+        mask |= 1 << i
+    if st["partial"] not in (0, 1):
+        return False
+    if not 0 <= st["leader"] < SEATS:
+        return False
+    if not 1 <= st["stake"] <= max_stake or not 0 <= st["table_fee"] <= max_table_fee:
+        return False
+    nfin = len(fin_t)
+    mask = 0
+    for i in range(nfin):
+        fin[i] = fin_t[i]
+        if not 0 <= fin[i] < SEATS or mask & (1 << fin[i]):
+            return False
+        mask |= 1 << fin[i]
+    for x in st["fin_pad"]:
+        if x != -1:
+            return False
+    empty = 0
+    for s in range(SEATS):
+        if not held[s]:
+            empty |= 1 << s
+    if empty != mask:
+        return False
+    ended_at = -1                       # _ended_at
+    mask = 0
+    for i in range(nfin):
+        if rule == 1 or mask & (1 << ((fin[i] + 2) % SEATS)):
+            ended_at = i
+            break
+        mask |= 1 << fin[i]
+    over = st["over"]
+    turn = st["turn"]
+    if over == 0:
+        if ended_at != -1 or not 0 <= turn < SEATS or not held[turn]:
+            return False
+        if st["over_seat"] != 0 or st["escaper"] != -1 or st["over_action"] != 0:
+            return False
+    elif over == 1 or over == 2:
+        if over != (2 if rule == 1 else 1) or nfin == 0 or ended_at != nfin - 1 \
+                or st["over_seat"] != fin[nfin - 1] or st["escaper"] != -1:
+            return False
+    elif over == 3:
+        seat = st["escaper"]
+        if ended_at != -1 or not 0 <= seat < SEATS or not held[seat] \
+                or st["over_seat"] != seat or not escape_ok:
+            return False
+    else:
+        return False
+    if over and not st["over_action"] < st["actions"]:
+        return False
+    why, a, b = st["lead"]
+    if not 0 <= why <= 2 or not 0 <= a < SEATS or (why == 2) != (0 <= b < SEATS) or \
+            (why != 2 and b != -1):
+        return False
+    standing = st["standing"]
+    if standing is None:
+        if st["passes"] != 0 or (not over and a != turn):
+            return False
+    else:
+        seat = standing[0]
+        holding = 0
+        for s in range(SEATS):
+            if held[s]:
+                holding += 1
+        if not 0 <= seat < SEATS or st["last"] != seat or not 0 <= st["prev"] < SEATS:
+            return False
+        if not over and not st["passes"] < holding - (1 if held[seat] else 0):
+            return False
+        if not over and turn == seat and held[seat]:
+            return False
+    if why == 0 and a != st["leader"]:
+        return False
+    return True
 
 
 def copies_held(hands, int card):

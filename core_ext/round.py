@@ -38,6 +38,8 @@ from ._round import (
     RoundCore,
     copies_held,
     deck_exact,
+    state_plausible,
+    unpack_slots,
 )
 from .cards import SEATS, card_rank, is_suited, rank_name
 from .cards import partner as partner_of
@@ -212,6 +214,13 @@ def _sized(vid: str, hand_size: int) -> int:
     return len(_MAGIC) + 1 + len(vid.encode()) + _HEAD.size + _BODY + standing + SEATS * bomb
 
 
+@lru_cache(maxsize=256)
+def _prefix(vid: str) -> bytes:
+    """The serialised form's first bytes: magic, the variant id's length and the id."""
+    raw = vid.encode()
+    return _MAGIC + bytes([len(raw)]) + raw
+
+
 def _bad(message: str) -> ShuangkouError:
     return ShuangkouError(f"round state: {message}", "state")
 
@@ -321,31 +330,12 @@ class Round(RoundCore):
     # -- serialised form
     def to_bytes(self) -> bytes:
         """The state in a compact binary form: the same size for every state of a variant
-        (hands, played cards, standing play, passes, finishing order, bombs; no history)."""
+        (hands, played cards, standing play, passes, finishing order, bombs; no history).
+        Layout: magic, variant id, ``_HEAD``, the body, the standing slot, four bomb slots
+        (written by the compiled ``RoundCore._pack``; :func:`_unpack` reads it)."""
         v = self.variant
-        st = self._state()
-        vid = v.id.encode()
-        fin = list(st["finish"]) + [-1] * (SEATS - len(st["finish"]))
-        lead = st["lead"]
-        head = _HEAD.pack(st["turn"], st["leader"], st["last"], st["prev"], st["passes"],
-                          st["over"], st["over_seat"], st["escaper"], lead[0], lead[1],
-                          lead[2], len(st["finish"]), *fin, *st["hand_at"],
-                          int(st["partial"]), st["stake"], st["table_fee"], st["actions"],
-                          st["over_action"])
-        parts = [_MAGIC, bytes([len(vid)]), vid, head, self._body()]
         standing_slot, bomb_slot = _slots(v)
-        if st["standing"] is None:
-            parts.append(bytes(standing_slot))
-        else:
-            seat, cards, idx = st["standing"]
-            parts.append(bytes([1, seat, *idx.to_bytes(2, "little"), len(cards), *cards])
-                         .ljust(standing_slot, b"\0")[:standing_slot])
-        for s in range(SEATS):
-            out = bytearray([len(st["bombs"][s])])
-            for cards, idx in st["bombs"][s]:
-                out += bytes([len(cards), *idx.to_bytes(2, "little"), *cards])
-            parts.append(bytes(out).ljust(bomb_slot, b"\0"))
-        data = b"".join(parts)
+        data: bytes = self._pack(_prefix(v.id), standing_slot, bomb_slot)
         assert len(data) == _size(v), "round state slots overflowed"
         return data
 
@@ -362,7 +352,12 @@ class Round(RoundCore):
         why = r._check_cards(v.decks, v.lowest_rank, v.joker_copies, bool(st["partial"]))
         if why is not None:
             raise _bad(why)
-        _validate(st, v, r.cards_left)
+        left = r.cards_left
+        if state_plausible(st, left, v.hand_size, ROUND_END_RULES[v.round_end],
+                           v.escape != "none", MAX_STAKE, MAX_TABLE_FEE):
+            st["partial"] = bool(st["partial"])      # as _validate leaves it
+        else:
+            _validate(st, v, left)                   # the precise sentence (or, rarely, ok)
         r._restore(v, st)
         _validate_live(r, st)
         return r
@@ -396,39 +391,8 @@ def _unpack(data: bytes, v: Variant) -> dict[str, Any]:
     st["partial"] = h[20]
     st["body_at"] = pos
     pos += _BODY
-    standing_slot, bomb_slot = _slots(v)
-    slot = data[pos:pos + standing_slot]
-    pos += standing_slot
-    if slot[0] == 0:
-        if any(slot):
-            raise _bad("bytes in an empty standing slot")
-        st["standing"] = None
-    elif slot[0] == 1:
-        k = slot[4]
-        if not 0 < k <= standing_slot - 5 or any(slot[5 + k:]):
-            raise _bad("a malformed standing play")
-        st["standing"] = (slot[1], tuple(slot[5:5 + k]), int.from_bytes(slot[2:4], "little"))
-    else:
-        raise _bad("a malformed standing play")
-    bombs = []
-    for s in range(SEATS):
-        slot = data[pos:pos + bomb_slot]
-        pos += bomb_slot
-        seat_bombs, at = [], 1
-        for _ in range(slot[0]):
-            if at + 3 > bomb_slot:
-                raise _bad(f"seat {s}'s bombs overflow their slot")
-            k = slot[at]
-            idx = int.from_bytes(slot[at + 1:at + 3], "little")
-            cards = tuple(slot[at + 3:at + 3 + k])
-            if not k or len(cards) != k:
-                raise _bad(f"seat {s}'s bombs are malformed")
-            seat_bombs.append((cards, idx))
-            at += 3 + k
-        if any(slot[at:]):
-            raise _bad(f"bytes after seat {s}'s bombs")
-        bombs.append(seat_bombs)
-    st["bombs"] = bombs
+    st["standing"], st["bombs"], st["standing_ranks"], st["bomb_ranks"] = unpack_slots(
+        data, pos, *_slots(v))
     return st
 
 
@@ -513,18 +477,10 @@ def _validate_live(r: Round, st: dict[str, Any]) -> None:
     """The checks on the restored readings: the standing play's and every bomb's cards were
     played (bombs real)."""
     played = r._played_ranks()
-    used = [0] * 15
-    for s in range(SEATS):
-        for cards, _ in st["bombs"][s]:
-            for c in cards:
-                used[card_rank(c)] += 1
-    if any(map(gt, used, played)):
+    if any(map(gt, st["bomb_ranks"], played)):      # cards per rank in all the bombs
         raise _bad("bombs hold cards that were never played")
     if st["standing"] is not None:
-        need = [0] * 15
-        for c in st["standing"][1]:
-            need[card_rank(c)] += 1
-        if any(map(gt, need, played)):
+        if any(map(gt, st["standing_ranks"], played)):
             raise _bad("the standing play holds cards that were never played")
         reading = r.standing.reading if r.standing is not None else None
         if reading is not None and reading.is_bomb and \

@@ -60,36 +60,50 @@ def _codes(cards: tuple[int, ...]) -> list[cards_pb2.Card]:
     return cast("list[cards_pb2.Card]", list(cards))
 
 
-def state_to_proto(r: core_ext.Round) -> rounds_pb2.RoundState:
-    """The state bytes plus the readable view."""
-    hands = [r.hand(s) for s in range(SEATS)]
-    view = rounds_pb2.RoundView(
-        turn=r.turn, hand_sizes=[len(h) for h in hands],
-        hands=[cards_pb2.Cards(cards=_codes(h)) for h in hands], passes=r.passes,
-        finish_order=r.finish_order, over=r.is_over, hand_at=r.hand_at,
-        actions_applied=r.actions_applied)
-    standing = r.standing
-    if standing is not None:
-        view.standing.seat = standing.seat
-        view.standing.cards[:] = _codes(standing.cards)
-        view.standing.reading.CopyFrom(reading_to_proto(standing.reading))
-    return rounds_pb2.RoundState(data=r.to_bytes(), view=view)
+#: Standing Reading messages (wire bytes) by what fixes the reading (rule set, cards,
+#: reading index): a pure function of the key, bounded, shared by all calls.
+_READING_WIRE: dict[tuple[Any, bytes, int], bytes] = {}
+_READING_WIRE_MAX = 4096
 
 
-def record_to_proto(rec: Any, view: rounds_pb2.RoundView | None = None
-                    ) -> rounds_pb2.ActionRecord:
-    """A core ActionRecord as its message. ``view``: the state after the action, whose
-    standing reading is the play's when the play still stands (converted once)."""
-    msg = rounds_pb2.ActionRecord(
-        seat=rec.seat, type=_KIND_OF_ACTION[rec.kind], cards=rec.cards or (),
-        trick_won_by=rec.trick_won_by, finished=rec.finished, wind_to=rec.wind_to,
-        next_turn=rec.next_turn, round_over=rec.round_over)
+def _standing_reading_wire(r: core_ext.Round) -> bytes | None:
+    key = r._standing_key()
+    if key is None:
+        return None
+    wire = _READING_WIRE.get(key)
+    if wire is None:
+        standing = r.standing
+        assert standing is not None
+        wire = reading_to_proto(standing.reading).SerializeToString()
+        if len(_READING_WIRE) >= _READING_WIRE_MAX:
+            _READING_WIRE.clear()
+        _READING_WIRE[key] = wire
+    return wire
+
+
+def fill_state(state: rounds_pb2.RoundState, r: core_ext.Round) -> None:
+    """Write the state bytes plus the readable view into ``state`` (a field of the
+    response, so nothing is copied): the compiled core writes the view's wire bytes in one
+    pass (no per-card Python), protobuf's C runtime parses them."""
+    state.data = r.to_bytes()
+    state.view.MergeFromString(r._view_wire(_standing_reading_wire(r)))
+
+
+def fill_record(msg: rounds_pb2.ActionRecord, rec: Any, view: rounds_pb2.RoundView) -> None:
+    """Write a core ActionRecord into its message. ``view``: the state after the action,
+    whose standing reading is the play's when the play still stands (converted once)."""
+    msg.seat, msg.type, msg.round_over = rec.seat, _KIND_OF_ACTION[rec.kind], rec.round_over
+    if rec.cards:
+        msg.cards[:] = _codes(rec.cards)
+    for name in ("trick_won_by", "finished", "wind_to", "next_turn"):
+        value = getattr(rec, name)
+        if value is not None:
+            setattr(msg, name, value)
     if rec.reading is not None:
-        if view is not None and view.HasField("standing") and view.standing.seat == rec.seat:
+        if view.HasField("standing") and view.standing.seat == rec.seat:
             msg.reading.CopyFrom(view.standing.reading)
         else:
             msg.reading.CopyFrom(reading_to_proto(rec.reading))
-    return msg
 
 
 class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
@@ -114,7 +128,9 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
             variant, hands, leader, revealed=revealed, partner=partner, teams=teams,
             stake=request.stake if request.HasField("stake") else 1,
             table_fee=request.table_fee, partial_deal=request.partial_deal)
-        return rounds_pb2.StartRoundResponse(state=state_to_proto(r))
+        response = rounds_pb2.StartRoundResponse()
+        fill_state(response.state, r)
+        return response
 
     @rpc
     def ApplyAction(self, request: rounds_pb2.ApplyActionRequest,
@@ -133,8 +149,9 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
         else:
             raise BadInput("action.type must be ACTION_TYPE_PLAY, _PASS or _ESCAPE",
                            "action.type")
-        response = rounds_pb2.ApplyActionResponse(state=state_to_proto(r))
-        response.record.CopyFrom(record_to_proto(rec, response.state.view))
+        response = rounds_pb2.ApplyActionResponse()
+        fill_state(response.state, r)
+        fill_record(response.record, rec, response.state.view)
         if r.is_over:
             response.result.CopyFrom(result_to_proto(r.result()))
         return response

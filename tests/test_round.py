@@ -373,6 +373,50 @@ def test_random_byte_flips_never_crash() -> None:
             assert back.to_bytes() == data
 
 
+def test_fast_state_check_never_accepts_what_the_full_check_refuses() -> None:
+    """``state_plausible`` (the compiled fast path of from_bytes) says yes only for states
+    the Python ``_validate`` accepts, and says yes for every reachable state."""
+    from core_ext._round import state_plausible
+    from core_ext.round import ROUND_END_RULES, _unpack, _validate
+    from core_ext.scoring import MAX_STAKE, MAX_TABLE_FEE
+
+    rng = random.Random(11)
+    rounds = [_mid_round(), replay_round(generate_replay("huopin", 2)),
+              replay_round(generate_replay("baibian", 3)),
+              Round.deal("fengkuang", *_full("fengkuang"))]
+    checked = 0
+    for r in rounds:
+        v, blob = r.variant, r.to_bytes()
+        args = (v.hand_size, ROUND_END_RULES[v.round_end], v.escape != "none", MAX_STAKE,
+                MAX_TABLE_FEE)
+        head = len(_MAGIC) + 1 + len(v.id)
+        for n in range(1500):
+            if n == 0:
+                data = blob
+            else:                         # flips in the head (seats, ends) or anywhere
+                at = (head + rng.randrange(_HEAD.size) if n % 2 else
+                      rng.randrange(len(blob)))
+                data = _forge(blob, at, blob[at] ^ (1 << rng.randrange(8)))
+            try:
+                st = _unpack(data, v)
+            except ShuangkouError:
+                continue
+            probe = Round.__new__(Round)
+            probe._load_body(data, st["body_at"])
+            left = probe.cards_left
+            fast = state_plausible(st, left, *args)
+            try:
+                _validate(dict(st), v, left)
+                full = True
+            except ShuangkouError:
+                full = False
+            assert not fast or full, (v.id, data.hex())
+            if n == 0:
+                assert fast and full
+            checked += 1
+    assert checked > 1000
+
+
 def test_copies_and_pickles() -> None:
     r = _mid_round()
     for twin in (copy.copy(r), copy.deepcopy(r), pickle.loads(pickle.dumps(r))):
