@@ -259,6 +259,11 @@ _BUILTIN_RULES = {vid: RuleSet(v) for vid, v in _variants.BUILTIN.items()}
 RULES_CACHE_SIZE = 256
 cdef dict _custom_rules = {}
 cdef tuple _last_rules = (None, None)     # (variant, rules): one object, swapped atomically
+# The same Variant objects come back again and again (the built-ins, a server's house
+# variants, a batch alternating between variants): found by identity, a Variant's hash —
+# every field — is computed once per object, not once per call. Entries hold the variant,
+# so an id is never reused while its entry lives; bounded like the value-keyed cache.
+cdef dict _rules_by_id = {}
 
 
 cdef RuleSet _custom_rules_for(object variant):
@@ -267,6 +272,11 @@ cdef RuleSet _custom_rules_for(object variant):
     cdef tuple last = _last_rules
     if last[0] is variant:
         return last[1]
+    hit = _rules_by_id.get(id(variant))
+    if hit is not None and (<tuple>hit)[0] is variant:
+        rs = (<tuple>hit)[1]
+        _last_rules = (variant, rs)
+        return rs
     rs = _custom_rules.pop(variant, None)
     if rs is None:
         rs = RuleSet(variant)
@@ -276,6 +286,9 @@ cdef RuleSet _custom_rules_for(object variant):
             except (KeyError, RuntimeError, StopIteration):
                 pass            # another thread evicted it first
     _custom_rules[variant] = rs          # re-inserted: dict order is recency order
+    if len(_rules_by_id) >= RULES_CACHE_SIZE:
+        _rules_by_id.clear()
+    _rules_by_id[id(variant)] = (variant, rs)
     _last_rules = (variant, rs)
     return rs
 
