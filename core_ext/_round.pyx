@@ -16,7 +16,7 @@ so a replay and a live round fail alike.
 from cpython.unicode cimport PyUnicode_1BYTE_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND
 from cpython.dict cimport PyDict_Next
 from cpython.object cimport PyObject
-from libc.string cimport memcmp, memcpy, memset
+from libc.string cimport memcmp, memcpy, memmove, memset
 
 from core_ext._core cimport (
     K_BOMB,
@@ -44,6 +44,8 @@ from core_ext._settle import settle as _settle_inputs
 from core_ext.cards import rank_name as _rank_name
 from core_ext.errors import InvalidPlay, RuleViolation, ShuangkouError
 from core_ext.scoring import _settle_escape
+from core_ext.scoring import MAX_STAKE as _MAX_STAKE_PY
+from core_ext.scoring import MAX_TABLE_FEE as _MAX_TABLE_FEE_PY
 from core_ext.round_records import ActionRecord, Standing
 
 cdef enum:
@@ -51,6 +53,58 @@ cdef enum:
     NCODES = 76
     BODY = SEATS * (52 + NFACES) + NCODES   # bytes of _body()
     HEAD = 21 + 8 + 8 + 4 + 4               # struct "<21b QQ II" (core_ext/round.py _HEAD)
+
+# ----------------------------------------------------------------------------- serialised form
+
+cdef unsigned long long _MAX_STAKE = _MAX_STAKE_PY
+cdef unsigned long long _MAX_TABLE_FEE = _MAX_TABLE_FEE_PY
+
+#: The serialised form's first bytes (core_ext/round.py documents the whole layout).
+MAGIC = b"SKR2"     # SKR1 had a standing slot one byte short of a whole-hand play
+#: Actions a state may count (the counters are C ints; a real round has a few hundred).
+MAX_ACTIONS = 2**31 - 1
+
+
+def slot_sizes(int hand_size):
+    """Bytes of the standing-play slot and of each seat's bomb slot for a hand of
+    ``hand_size`` cards: a seat never plays more cards than it was dealt (a whole hand can
+    be one play: a triple chain, a chain bomb), a bomb has at least three."""
+    return 5 + hand_size, 1 + hand_size + 3 * (hand_size // 3)
+
+
+cdef class Layout:
+    """A variant's serialised form: its prefix (magic, id length, id), slot sizes, total."""
+    cdef readonly bytes prefix
+    cdef readonly int standing_slot, bomb_slot, size
+    # A stored bomb's bytes (n, index, cards) -> (Reading, cards): bombs pile up as a
+    # round goes on, and each would be classified again on every load.
+    cdef dict bombs
+
+    def __init__(self, str vid, int hand_size):
+        raw = vid.encode()
+        self.prefix = MAGIC + bytes([len(raw)]) + raw
+        self.standing_slot, self.bomb_slot = slot_sizes(hand_size)
+        self.size = len(self.prefix) + HEAD + BODY + self.standing_slot + SEATS * self.bomb_slot
+        self.bombs = {}
+
+
+cdef dict _LAYOUTS = {}         # by compiled rule set (identity): built-ins and cached customs
+
+
+cdef Layout _layout(RuleSet rs):
+    cdef Layout L = _LAYOUTS.get(rs)
+    if L is None:
+        L = Layout(rs.id, rs.variant.hand_size)
+        if len(_LAYOUTS) >= 256:
+            _LAYOUTS.clear()
+        _LAYOUTS[rs] = L
+    return L
+
+
+def layout(variant):
+    """The :class:`Layout` of a variant id or Variant's serialised rounds."""
+    return _layout(get_rules(variant))
+
 
 # ----------------------------------------------------------------------------- rule data
 
@@ -856,14 +910,20 @@ cdef class RoundCore:
             k += 1
         return k
 
-    def _pack(self, bytes prefix, int standing_slot, int bomb_slot):
-        """The whole serialised form (core_ext/round.py documents the layout): ``prefix``
+    def _pack(self):
+        """The whole serialised form (core_ext/round.py documents the layout): the prefix
         (magic and variant id), the head (struct ``<21b QQ II``), :meth:`_body`, the standing
         slot and the four bomb slots — written in one pass, no intermediate objects."""
+        cdef Layout L = _layout(self.rs)
+        cdef bytearray out = bytearray(L.size)
+        self._pack_into(out, L)
+        return bytes(out)
+
+    cdef int _pack_into(self, unsigned char* b, Layout L) except -1:
+        """Write :meth:`_pack`'s ``L.size`` bytes at ``b`` (zeroed by the caller)."""
+        cdef bytes prefix = L.prefix
+        cdef int standing_slot = L.standing_slot, bomb_slot = L.bomb_slot
         cdef Py_ssize_t n0 = len(prefix)
-        cdef Py_ssize_t size = n0 + HEAD + BODY + standing_slot + SEATS * bomb_slot
-        cdef bytearray out = bytearray(size)
-        cdef unsigned char* b = out
         cdef Py_ssize_t k, at, end
         cdef int s, i, j, n, idx
         cdef unsigned long long q
@@ -896,18 +956,13 @@ cdef class RoundCore:
                 b[k] = (w >> (8 * i)) & 0xff
                 k += 1
         k += self._write_body(b + k)
-        if self.has_st:                 # [1, seat, index (2, LE), n, cards], cut to the slot
-            end = k + standing_slot
-            at = k
-            for w in (1, <unsigned int>self.st_seat, self.st_index & 0xff,
-                      (self.st_index >> 8) & 0xff, <unsigned int>self.st_n):
-                if at < end:
-                    b[at] = w
-                at += 1
+        if self.has_st:                 # [1, seat, index (2, LE), n, cards]
+            if 5 + self.st_n > standing_slot:
+                raise AssertionError("round state slots overflowed")
+            b[k], b[k + 1], b[k + 4] = 1, self.st_seat, self.st_n
+            b[k + 2], b[k + 3] = self.st_index & 0xff, (self.st_index >> 8) & 0xff
             for i in range(self.st_n):
-                if at < end:
-                    b[at] = self.st_cards[i]
-                at += 1
+                b[k + 5 + i] = self.st_cards[i]
         k += standing_slot
         for s in range(SEATS):          # [count] then per bomb [n, index (2, LE), cards]
             codes = <list>self.bomb_codes[s]
@@ -930,7 +985,7 @@ cdef class RoundCore:
                     b[at] = <int>c
                     at += 1
             k += bomb_slot
-        return bytes(out)
+        return 0
 
     def _standing_key(self):
         """What fixes the standing reading — (rule set, cards, reading index) — or None when
@@ -939,19 +994,42 @@ cdef class RoundCore:
             return None
         return (self.rs, bytes(self.st_cards[:self.st_n]), self.st_index)
 
-    def _view_wire(self, const unsigned char[:] reading=None):
-        """The ``RoundView`` message (protos/shuangkou/v1/rounds.proto) as wire bytes: turn,
+    def _state_wire(self, const unsigned char[:] reading=None):
+        """The ``RoundState`` message (protos/shuangkou/v1/rounds.proto) as wire bytes, one
+        buffer for one parse: ``data`` (:meth:`_pack`) and ``view``, a ``RoundView`` — turn,
         hand_sizes, hands, standing (seat, cards and ``reading``, the standing Reading
         message's wire bytes, which the caller builds), passes, finish_order, over, hand_at,
         actions_applied. Card codes and seats are below 128 (one varint byte)."""
-        cdef Py_ssize_t total = 0, nread = 0, inner
-        cdef int s, r, f, n, m, i
+        cdef Layout L = _layout(self.rs)
+        cdef Py_ssize_t nread = 0 if reading is None else reading.shape[0]
+        cdef const unsigned char* rp = NULL if reading is None or not nread else &reading[0]
+        cdef Py_ssize_t bound = self._view_bound(nread)
+        cdef Py_ssize_t head = 1 + _vlen(L.size), k, n, vl
+        cdef bytearray out = bytearray(head + L.size + 1 + 3 + bound)
+        cdef unsigned char* b = out
+        b[0] = 0x0a                                   # 1: data
+        _varint(b, 1, L.size)
+        self._pack_into(b + head, L)
+        k = head + L.size
+        n = self._view_into(b + k + 4, reading is not None, rp, nread)   # 2: view, after
+        vl = _vlen(n)                                 # room for its tag and length
+        b[k] = 0x12
+        _varint(b, k + 1, n)
+        memmove(b + k + 1 + vl, b + k + 4, n)
+        return bytes(out[:k + 1 + vl + n])
+
+    cdef Py_ssize_t _view_bound(self, Py_ssize_t nread) noexcept:
+        cdef Py_ssize_t total = 0
+        cdef int s
         for s in range(SEATS):
             total += self.nleft[s]
-        if reading is not None:
-            nread = reading.shape[0]
-        cdef bytearray out = bytearray(96 + 12 * SEATS + total + self.st_n + nread)
-        cdef unsigned char* b = out
+        return 96 + 12 * SEATS + total + self.st_n + nread
+
+    cdef Py_ssize_t _view_into(self, unsigned char* b, bint has_reading,
+                               const unsigned char* reading, Py_ssize_t nread) noexcept:
+        """Write the view at ``b`` (:meth:`_view_bound` bytes of room); its length."""
+        cdef Py_ssize_t inner
+        cdef int s, r, f, n, m, i
         cdef Py_ssize_t k = 0
         if not self.over_kind:
             b[0] = 0x08                               # 1: turn
@@ -993,7 +1071,7 @@ cdef class RoundCore:
                     m -= 1
         if self.has_st:                               # 4: standing (StandingPlay)
             inner = (2 if self.st_seat else 0) + 1 + _vlen(self.st_n) + self.st_n
-            if reading is not None:
+            if has_reading:
                 inner += 1 + _vlen(nread) + nread
             b[k] = 0x22
             k = _varint(b, k + 1, inner)
@@ -1006,11 +1084,11 @@ cdef class RoundCore:
             for i in range(self.st_n):
                 b[k] = self.st_cards[i]
                 k += 1
-            if reading is not None:
+            if has_reading:
                 b[k] = 0x1a                           # StandingPlay.reading
                 k = _varint(b, k + 1, nread)
                 if nread:
-                    memcpy(b + k, &reading[0], nread)
+                    memcpy(b + k, reading, nread)
                 k += nread
         if self.npasses:
             b[k] = 0x28                               # 5: passes
@@ -1035,39 +1113,43 @@ cdef class RoundCore:
         if self.actions_applied:
             b[k] = 0x48                               # 9: actions_applied
             k = _varint(b, k + 1, self.actions_applied)
-        return bytes(out[:k])
+        return k
 
     def _load_body(self, const unsigned char[:] data, Py_ssize_t pos):
         """Load :meth:`_body`'s layout from ``data[pos:]`` (the caller checked the length)."""
+        self._read_body(&data[pos])
+
+    cdef void _read_body(self, const unsigned char* b) noexcept:
         cdef int s, c, r
         memset(self.faces, 0, sizeof(self.faces))
         self.holding = 0
         for s in range(SEATS):
             for c in range(NCODES):
                 if SUITED[c]:
-                    self.faces[s][c] = data[pos]
-                    pos += 1
+                    self.faces[s][c] = b[0]
+                    b += 1
             self.nleft[s] = 0
             for r in range(NFACES):
-                self.nranks[s][r] = data[pos]
-                self.nleft[s] += data[pos]
-                pos += 1
+                self.nranks[s][r] = b[0]
+                self.nleft[s] += b[0]
+                b += 1
             if self.nleft[s]:
                 self.holding += 1
         for c in range(NCODES):
-            self.nplayed[c] = data[pos]
-            pos += 1
+            self.nplayed[c] = b[0]
+            b += 1
 
-    def _check_cards(self, int decks, int lowest, int jokers, bint partial):
-        """Why the held and played cards cannot come from the deck (a sentence), or None:
-        per rank held + played = the deck (at most, for a partial deal), per suited face
-        at most ``decks`` copies."""
+    cdef int _deck_fault(self, int decks, int lowest, int jokers, bint partial,
+                         int* what) noexcept:
+        """0 when the held and played cards can come from the deck; else 1 (played codes
+        that are no card), 2 (rank position ``what[0]`` over or short of the deck) or 3
+        (suited face ``what[0]`` held and played more than ``decks`` times)."""
         cdef int want[NFACES]
         cdef int total[NFACES]
         cdef int s, c, r, held
         for c in range(NCODES):
             if self.nplayed[c] and (c == 0 or (c > 65 and c != 70 and c != 75)):
-                return "played cards include codes that are no card"
+                return 1
         for r in range(NFACES):
             want[r] = jokers if r >= 13 else (4 * decks if r >= lowest else 0)
             total[r] = 0
@@ -1077,16 +1159,41 @@ cdef class RoundCore:
             total[RANK[c]] += self.nplayed[c]
         for r in range(NFACES):
             if total[r] > want[r] or (not partial and total[r] != want[r]):
-                return (f"{total[r]} cards of rank {_rank_name(r)} held and played; the deck "
-                        f"has {want[r]}")
+                what[0] = r
+                return 2
         for c in range(NCODES):
             if SUITED[c]:
                 held = self.nplayed[c]
                 for s in range(SEATS):
                     held += self.faces[s][c]
                 if held > decks:
-                    return (f"{held} copies of {format_cards([c])[0]} held and played; the "
-                            f"deck has {decks}")
+                    what[0] = c
+                    return 3
+        return 0
+
+    def _check_cards(self, int decks, int lowest, int jokers, bint partial):
+        """Why the held and played cards cannot come from the deck (a sentence), or None:
+        per rank held + played = the deck (at most, for a partial deal), per suited face
+        at most ``decks`` copies."""
+        cdef int what = 0, s, c, r, n
+        cdef int fault = self._deck_fault(decks, lowest, jokers, partial, &what)
+        if fault == 1:
+            return "played cards include codes that are no card"
+        if fault == 2:
+            r, n = what, 0
+            want = jokers if r >= 13 else (4 * decks if r >= lowest else 0)
+            for s in range(SEATS):
+                n += self.nranks[s][r]
+            for c in range(1, NCODES):
+                if RANK[c] == r:
+                    n += self.nplayed[c]
+            return f"{n} cards of rank {_rank_name(r)} held and played; the deck has {want}"
+        if fault == 3:
+            c, n = what, self.nplayed[what]
+            for s in range(SEATS):
+                n += self.faces[s][c]
+            return (f"{n} copies of {format_cards([c])[0]} held and played; the deck has "
+                    f"{decks}")
         return None
 
     def _played_ranks(self):
@@ -1141,6 +1248,232 @@ cdef class RoundCore:
         self.hand_at = tuple(st["hand_at"])
         self.partial_deal = st["partial"]
 
+
+
+    def _load_state(self, variant, const unsigned char[:] data):
+        """The fast path of ``Round.from_bytes``: load ``data`` and answer True when it is a
+        state the rules can reach, by the checks of core_ext/round.py's slow path (``_unpack``,
+        ``_validate``, ``_restore``, ``_validate_live``) on C fields; False (this object is
+        then unusable) leaves the precise sentence to that path. Never accepts what the slow
+        path refuses (tests/test_round.py checks it on thousands of forged states)."""
+        cdef RuleSet rs = get_rules(variant)
+        cdef Layout L = _layout(rs)
+        cdef Py_ssize_t n0 = len(L.prefix), k, p, sp, bp
+        cdef signed char h[21]
+        cdef unsigned long long stake = 0, fee = 0
+        cdef unsigned int actions = 0, over_action = 0
+        cdef int i, s, r, c, j, nb, at, n, idx, nfin, mask, empty, ended_at, over, turn, seat
+        cdef int why, a, bb, holding, what = 0, nr, hand_size
+        cdef bint found
+        cdef int held[SEATS]
+        cdef int played[NFACES]
+        cdef int used[NFACES]
+        cdef u8 counts[NFACES]
+        cdef RD buf[MAXREAD]
+        if data.shape[0] != L.size or memcmp(&data[0], <const char*>L.prefix, n0) != 0:
+            return False
+        k = n0
+        for i in range(21):
+            h[i] = <signed char>data[k + i]
+        k += 21
+        for i in range(8):
+            stake |= (<unsigned long long>data[k + i]) << (8 * i)
+            fee |= (<unsigned long long>data[k + 8 + i]) << (8 * i)
+        k += 16
+        for i in range(4):
+            actions |= (<unsigned int>data[k + i]) << (8 * i)
+            over_action |= (<unsigned int>data[k + 4 + i]) << (8 * i)
+        k += 8
+        # the head alone: seating, flags, stake, finishers
+        nfin = h[11]
+        if not 0 <= nfin <= SEATS or not 0 <= h[20] <= 1 or not 0 <= h[1] < SEATS:
+            return False
+        if not 1 <= stake <= _MAX_STAKE or fee > _MAX_TABLE_FEE:
+            return False
+        mask = 0
+        for s in range(SEATS):
+            i = h[16 + s]
+            if not 0 <= i < SEATS or mask & (1 << i):
+                return False
+            mask |= 1 << i
+        mask = 0
+        for i in range(SEATS):
+            if i < nfin:
+                if not 0 <= h[12 + i] < SEATS or mask & (1 << h[12 + i]):
+                    return False
+                mask |= 1 << h[12 + i]
+            elif h[12 + i] != -1:
+                return False
+        # the cards: against the deck, the empty hands are the finishers
+        self._bind(rs)
+        v = self.variant
+        hand_size = v.hand_size
+        self._read_body(&data[k])
+        if self._deck_fault(v.decks, v.lowest_rank, v.joker_copies, h[20], &what):
+            return False
+        empty = holding = 0
+        for s in range(SEATS):
+            held[s] = self.nleft[s]
+            if held[s] > hand_size:
+                return False
+            if held[s]:
+                holding += 1
+            else:
+                empty |= 1 << s
+        if empty != mask:
+            return False
+        # how the round stands (_validate)
+        ended_at = -1
+        mask = 0
+        for i in range(nfin):
+            if self.end_rule == END_FIRST or mask & (1 << ((h[12 + i] + 2) % SEATS)):
+                ended_at = i
+                break
+            mask |= 1 << h[12 + i]
+        over, turn = h[5], h[0]
+        if over == OVER_NONE:
+            if ended_at != -1 or not 0 <= turn < SEATS or not held[turn]:
+                return False
+            if h[6] != 0 or h[7] != -1 or over_action != 0:
+                return False
+        elif over == OVER_TEAM or over == OVER_FIRST:
+            if over != (OVER_FIRST if self.end_rule == END_FIRST else OVER_TEAM) or nfin == 0 \
+                    or ended_at != nfin - 1 or h[6] != h[12 + nfin - 1] or h[7] != -1:
+                return False
+        elif over == OVER_ESCAPE:
+            seat = h[7]
+            if ended_at != -1 or not 0 <= seat < SEATS or not held[seat] or h[6] != seat \
+                    or not self.escape_ok:
+                return False
+        else:
+            return False
+        if actions > <unsigned int>MAX_ACTIONS or (over and not over_action < actions):
+            return False
+        why, a, bb = h[8], h[9], h[10]
+        if not 0 <= why <= 2 or not 0 <= a < SEATS or (why == 2) != (0 <= bb < SEATS) or \
+                (why != 2 and bb != -1):
+            return False
+        if why == LEAD_FIRST and a != h[1]:
+            return False
+        # the standing slot
+        sp = k + BODY
+        memset(played, 0, sizeof(played))
+        for c in range(1, NCODES):
+            played[RANK[c]] += self.nplayed[c]
+        self.has_st = 0
+        self.st_reading = None
+        if data[sp] == 0:
+            for p in range(sp, sp + L.standing_slot):
+                if data[p]:
+                    return False
+            if h[4] != 0 or (not over and a != turn):
+                return False
+        elif data[sp] == 1:
+            seat, idx, n = data[sp + 1], data[sp + 2] | (data[sp + 3] << 8), data[sp + 4]
+            if not 0 < n <= L.standing_slot - 5 or n > MAXCARDS:
+                return False
+            for p in range(sp + 5 + n, sp + L.standing_slot):
+                if data[p]:
+                    return False
+            if not seat < SEATS or h[2] != seat or not 0 <= h[3] < SEATS:
+                return False
+            if not over and not h[4] < holding - (1 if held[seat] else 0):
+                return False
+            if not over and turn == seat and held[seat]:
+                return False
+            memset(counts, 0, NFACES)
+            for i in range(n):
+                c = data[sp + 5 + i]
+                if not 0 < c < NCODES:
+                    return False
+                counts[RANK[c]] += 1
+                self.st_cards[i] = c
+            for r in range(NFACES):
+                if counts[r] > played[r]:
+                    return False
+            nr = classify_counts(&rs.r, counts, buf, MAXREAD)
+            if not idx < nr:
+                return False
+            self.st = buf[idx]
+            self.has_st, self.st_seat, self.st_index, self.st_n = 1, seat, idx, n
+        else:
+            return False
+        # the bomb slots: real bombs, made of played cards; a standing bomb among them
+        memset(used, 0, sizeof(used))
+        bp = sp + L.standing_slot
+        self.bomb_readings = [[], [], [], []]
+        self.bomb_codes = [[], [], [], []]
+        self.bomb_index = [[], [], [], []]
+        found = not (self.has_st and self.st.kind >= K_BOMB)
+        for s in range(SEATS):
+            nb, at = data[bp], 1
+            for j in range(nb):
+                if at + 3 > L.bomb_slot:
+                    return False
+                n = data[bp + at]
+                idx = data[bp + at + 1] | (data[bp + at + 2] << 8)
+                if not n or at + 3 + n > L.bomb_slot or n > MAXCARDS:
+                    return False
+                for i in range(n):
+                    c = data[bp + at + 3 + i]
+                    if not 0 < c < NCODES:
+                        return False
+                    used[RANK[c]] += 1
+                key = bytes(data[bp + at:bp + at + 3 + n])
+                known = L.bombs.get(key)
+                if known is None:
+                    memset(counts, 0, NFACES)
+                    for i in range(n):
+                        counts[RANK[data[bp + at + 3 + i]]] += 1
+                    nr = classify_counts(&rs.r, counts, buf, MAXREAD)
+                    if not idx < nr or buf[idx].kind < K_BOMB:
+                        return False
+                    known = (make_reading(&buf[idx], rs), tuple(key[3:]))
+                    if len(L.bombs) >= 4096:
+                        L.bombs.clear()
+                    L.bombs[key] = known
+                if not found and s == self.st_seat and idx == self.st_index and \
+                        n == self.st_n and _same_ranks(&data[bp + at + 3], self.st_cards, n):
+                    found = True
+                (<list>self.bomb_readings[s]).append((<tuple>known)[0])
+                (<list>self.bomb_codes[s]).append((<tuple>known)[1])
+                (<list>self.bomb_index[s]).append(idx)
+                at += 3 + n
+            for p in range(bp + at, bp + L.bomb_slot):
+                if data[p]:
+                    return False
+            bp += L.bomb_slot
+        if not found:
+            return False
+        for r in range(NFACES):
+            if used[r] > played[r]:
+                return False
+        # accepted: the head's fields
+        self.nfin = nfin
+        for i in range(nfin):
+            self.fin[i] = h[12 + i]
+        self.cturn, self.cleader, self.last, self.prev, self.npasses = h[0], h[1], h[2], h[3], h[4]
+        self.over_kind, self.over_seat, self.over_action, self.cescaper = over, h[6], over_action, h[7]
+        self.lead_why, self.lead_a, self.lead_b = why, a, bb
+        self.actions_applied = actions
+        self.stake, self.table_fee = stake, fee
+        self.hand_at = (h[16], h[17], h[18], h[19])
+        self.partial_deal = h[20]
+        return True
+
+
+cdef inline bint _same_ranks(const unsigned char* x, const u8* y, int n) noexcept:
+    """Whether two plays of ``n`` cards hold the same cards per rank position."""
+    cdef int cnt[NFACES]
+    cdef int i
+    memset(cnt, 0, sizeof(cnt))
+    for i in range(n):
+        cnt[RANK[x[i]]] += 1
+        cnt[RANK[y[i]]] -= 1
+    for i in range(NFACES):
+        if cnt[i]:
+            return False
+    return True
 
 
 cdef inline Py_ssize_t _varint(unsigned char* b, Py_ssize_t k, unsigned int v) noexcept:
@@ -1263,101 +1596,6 @@ def unpack_slots(const unsigned char[:] data, Py_ssize_t pos, int standing_slot,
     for i in range(NFACES):
         used[i] = cnt[i]
     return standing, bombs, need, used
-
-
-def state_plausible(dict st, tuple left, int hand_size, int rule, bint escape_ok,
-                    max_stake, max_table_fee):
-    """The fast path of core_ext/round.py's ``_validate`` on a state :func:`unpack_slots`
-    and the head gave: True only when every one of its checks passes (then that function
-    would raise nothing); False sends the caller to it for the precise sentence. ``left``:
-    cards held per seat; ``rule``: the ROUND_END_RULES value."""
-    cdef int s, i, a, b, why, over, turn, nfin, ended_at, holding, seat, mask, empty
-    cdef int fin[SEATS]
-    cdef int held[SEATS]
-    cdef tuple fin_t = st["finish"]
-    cdef tuple hand_at = st["hand_at"]
-    for s in range(SEATS):
-        held[s] = left[s]
-        if held[s] > hand_size:
-            return False
-    mask = 0
-    for s in range(SEATS):
-        i = hand_at[s]
-        if not 0 <= i < SEATS or mask & (1 << i):
-            return False
-        mask |= 1 << i
-    if st["partial"] not in (0, 1):
-        return False
-    if not 0 <= st["leader"] < SEATS:
-        return False
-    if not 1 <= st["stake"] <= max_stake or not 0 <= st["table_fee"] <= max_table_fee:
-        return False
-    nfin = len(fin_t)
-    mask = 0
-    for i in range(nfin):
-        fin[i] = fin_t[i]
-        if not 0 <= fin[i] < SEATS or mask & (1 << fin[i]):
-            return False
-        mask |= 1 << fin[i]
-    for x in st["fin_pad"]:
-        if x != -1:
-            return False
-    empty = 0
-    for s in range(SEATS):
-        if not held[s]:
-            empty |= 1 << s
-    if empty != mask:
-        return False
-    ended_at = -1                       # _ended_at
-    mask = 0
-    for i in range(nfin):
-        if rule == 1 or mask & (1 << ((fin[i] + 2) % SEATS)):
-            ended_at = i
-            break
-        mask |= 1 << fin[i]
-    over = st["over"]
-    turn = st["turn"]
-    if over == 0:
-        if ended_at != -1 or not 0 <= turn < SEATS or not held[turn]:
-            return False
-        if st["over_seat"] != 0 or st["escaper"] != -1 or st["over_action"] != 0:
-            return False
-    elif over == 1 or over == 2:
-        if over != (2 if rule == 1 else 1) or nfin == 0 or ended_at != nfin - 1 \
-                or st["over_seat"] != fin[nfin - 1] or st["escaper"] != -1:
-            return False
-    elif over == 3:
-        seat = st["escaper"]
-        if ended_at != -1 or not 0 <= seat < SEATS or not held[seat] \
-                or st["over_seat"] != seat or not escape_ok:
-            return False
-    else:
-        return False
-    if over and not st["over_action"] < st["actions"]:
-        return False
-    why, a, b = st["lead"]
-    if not 0 <= why <= 2 or not 0 <= a < SEATS or (why == 2) != (0 <= b < SEATS) or \
-            (why != 2 and b != -1):
-        return False
-    standing = st["standing"]
-    if standing is None:
-        if st["passes"] != 0 or (not over and a != turn):
-            return False
-    else:
-        seat = standing[0]
-        holding = 0
-        for s in range(SEATS):
-            if held[s]:
-                holding += 1
-        if not 0 <= seat < SEATS or st["last"] != seat or not 0 <= st["prev"] < SEATS:
-            return False
-        if not over and not st["passes"] < holding - (1 if held[seat] else 0):
-            return False
-        if not over and turn == seat and held[seat]:
-            return False
-    if why == 0 and a != st["leader"]:
-        return False
-    return True
 
 
 def copies_held(hands, int card):

@@ -26,19 +26,20 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
-from functools import lru_cache
 from operator import gt
 from typing import Any
 
 from ._core import format_cards, parse_cards
 from ._round import (
+    MAGIC,
+    MAX_ACTIONS,
     ROUND_END_RULES,
     TURN_AFTER,
     WIND_ORDER,
     RoundCore,
     copies_held,
     deck_exact,
-    state_plausible,
+    layout,
     unpack_slots,
 )
 from .cards import SEATS, card_rank, is_suited, rank_name
@@ -190,35 +191,13 @@ def seating(v: Variant, hands: Sequence[Sequence[int]], leader: int, *, revealed
 
 # ----------------------------------------------------------------------------- serialised form
 
-_MAGIC = b"SKR1"
+_MAGIC = MAGIC
 #: turn leader last prev passes over over_seat escaper lead(3) nfin fin(4) hand_at(4)
 #: partial | stake table_fee | actions over_action  (seats: -1 = none)
 _HEAD = struct.Struct("<21b QQ II")
 _BODY = SEATS * (len(_SUITED_CODES) + 15) + 76   # RoundCore._body(): hands, played cards
-
-
-def _slots(v: Variant) -> tuple[int, int]:
-    """Bytes of the standing-play slot and of each seat's bomb slot (fixed per variant:
-    a seat never plays more cards than it was dealt, a bomb has at least three)."""
-    n = v.hand_size
-    return 4 + n, 1 + n + 3 * (n // 3)
-
-
-def _size(v: Variant) -> int:
-    return _sized(v.id, v.hand_size)
-
-
-@lru_cache(maxsize=256)
-def _sized(vid: str, hand_size: int) -> int:
-    standing, bomb = 4 + hand_size, 1 + hand_size + 3 * (hand_size // 3)   # as _slots
-    return len(_MAGIC) + 1 + len(vid.encode()) + _HEAD.size + _BODY + standing + SEATS * bomb
-
-
-@lru_cache(maxsize=256)
-def _prefix(vid: str) -> bytes:
-    """The serialised form's first bytes: magic, the variant id's length and the id."""
-    raw = vid.encode()
-    return _MAGIC + bytes([len(raw)]) + raw
+# Then the standing slot and four bomb slots, sized by the hand (_round.slot_sizes); a
+# variant's whole layout (prefix, slots, size) is ``_round.layout(variant)``.
 
 
 def _bad(message: str) -> ShuangkouError:
@@ -333,11 +312,7 @@ class Round(RoundCore):
         (hands, played cards, standing play, passes, finishing order, bombs; no history).
         Layout: magic, variant id, ``_HEAD``, the body, the standing slot, four bomb slots
         (written by the compiled ``RoundCore._pack``; :func:`_unpack` reads it)."""
-        v = self.variant
-        standing_slot, bomb_slot = _slots(v)
-        data: bytes = self._pack(_prefix(v.id), standing_slot, bomb_slot)
-        assert len(data) == _size(v), "round state slots overflowed"
-        return data
+        return self._pack()
 
     @classmethod
     def from_bytes(cls, data: bytes, variant: str | Variant) -> Round:
@@ -345,19 +320,22 @@ class Round(RoundCore):
         (cards, seats, turn, standing play, bombs). Raises ShuangkouError (field
         ``state``) for a forged or inconsistent state."""
         v = get_variant(variant)
-        data = bytes(data)
+        r = cls.__new__(cls)
+        if r._load_state(v, data):           # compiled: every check, no sentence
+            return r
+        return cls._from_bytes_checked(bytes(data), v)
+
+    @classmethod
+    def _from_bytes_checked(cls, data: bytes, v: Variant) -> Round:
+        """:meth:`from_bytes` check by check in Python: the reference the compiled
+        ``_load_state`` is tested against, and the precise sentence when it refuses."""
         st = _unpack(data, v)
         r = cls.__new__(cls)
         r._load_body(data, st["body_at"])
         why = r._check_cards(v.decks, v.lowest_rank, v.joker_copies, bool(st["partial"]))
         if why is not None:
             raise _bad(why)
-        left = r.cards_left
-        if state_plausible(st, left, v.hand_size, ROUND_END_RULES[v.round_end],
-                           v.escape != "none", MAX_STAKE, MAX_TABLE_FEE):
-            st["partial"] = bool(st["partial"])      # as _validate leaves it
-        else:
-            _validate(st, v, left)                   # the precise sentence (or, rarely, ok)
+        _validate(st, v, r.cards_left)
         r._restore(v, st)
         _validate_live(r, st)
         return r
@@ -368,9 +346,10 @@ def _unpickle(cls: type[Round], data: bytes, spec: str | dict[str, Any]) -> Roun
 
 
 def _unpack(data: bytes, v: Variant) -> dict[str, Any]:
-    if len(data) != _size(v) or not data.startswith(_MAGIC):
+    shape = layout(v)
+    if len(data) != shape.size or not data.startswith(_MAGIC):
         raise _bad(f"{len(data)} bytes is not a serialised {v.id} round "
-                   f"({_size(v)} bytes starting {_MAGIC!r})")
+                   f"({shape.size} bytes starting {_MAGIC!r})")
     pos = len(_MAGIC)
     n = data[pos]
     vid = data[pos + 1:pos + 1 + n]
@@ -392,7 +371,7 @@ def _unpack(data: bytes, v: Variant) -> dict[str, Any]:
     st["body_at"] = pos
     pos += _BODY
     st["standing"], st["bombs"], st["standing_ranks"], st["bomb_ranks"] = unpack_slots(
-        data, pos, *_slots(v))
+        data, pos, shape.standing_slot, shape.bomb_slot)
     return st
 
 
@@ -438,6 +417,8 @@ def _validate(st: dict[str, Any], v: Variant, left: Sequence[int]) -> None:
             raise _bad("an escape the round cannot have had")
     else:
         raise _bad(f"unknown round end {over}")
+    if st["actions"] > MAX_ACTIONS:
+        raise _bad(f"{st['actions']:,} actions is not a round's count")
     if over and not st["over_action"] < st["actions"]:
         raise _bad("the round ended after its last action")
     why, a, b = st["lead"]

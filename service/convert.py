@@ -213,9 +213,9 @@ def cards_of(msg: cards_pb2.Cards, where: str, limits: Limits, *,
     else:
         field = f"{where}.cards"
         codes = list(msg.cards)
-        for i, code in enumerate(codes):
-            if code not in CARD_CODES:
-                raise CardError(f"invalid card code {code} at position {i}", f"{field}[{i}]")
+        if not CARD_CODES.issuperset(codes):
+            i, code = next((i, c) for i, c in enumerate(codes) if c not in CARD_CODES)
+            raise CardError(f"invalid card code {code} at position {i}", f"{field}[{i}]")
     if not codes and not allow_empty:
         raise BadInput("no cards given", where)
     limits.check_cards(len(codes), field)

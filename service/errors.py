@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
 
 import grpc
 from google.protobuf import any_pb2
@@ -228,23 +227,29 @@ def _join(where: str, inner: str | None) -> str:
     return f"{where}{inner}" if inner.startswith("[") else f"{where}.{inner}"
 
 
-@contextmanager
-def field_scope(where: str, nested: bool = False) -> Iterator[None]:
-    """Tag core errors raised inside with the request field ``where``.
+class field_scope:
+    """Tag core errors raised inside with the request field ``where`` (a context manager).
 
     ``nested``: ``where`` is a document or message (a custom variant, a replay), and the core's
     own ``field`` is a path inside it, appended to ``where``; otherwise ``where`` replaces it.
-    An ``UnknownVariant`` keeps its class (NOT_FOUND).
+    An ``UnknownVariant`` keeps its class (NOT_FOUND). A class, not a generator: it wraps
+    every state load of the round RPCs, where a generator's set-up cost shows.
     """
-    try:
-        yield
-    except ShuangkouError as exc:
-        if getattr(exc, "_scoped", False):
-            raise
-        field = _join(where, core_field(exc)) if nested else where
-        exc.field = field
-        exc._scoped = True  # type: ignore[attr-defined]  # outer scopes keep the inner path
-        raise
+
+    __slots__ = ("where", "nested")
+
+    def __init__(self, where: str, nested: bool = False) -> None:
+        self.where, self.nested = where, nested
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: Any) -> Literal[False]:
+        if isinstance(exc, ShuangkouError) and not getattr(exc, "_scoped", False):
+            exc.field = _join(self.where, core_field(exc)) if self.nested else self.where
+            exc._scoped = True  # type: ignore[attr-defined]  # outer scopes keep the inner path
+        return False      # the error goes on, tagged
 
 
 def status_for(exc: BaseException) -> grpc.Status | None:

@@ -259,6 +259,19 @@ def _final_code(context: grpc.ServicerContext, failed: bool) -> str:
     return "UNKNOWN" if failed else "OK"
 
 
+def _wire_serializer(serialize: Callable[[Any], bytes] | None
+                     ) -> Callable[[Any], bytes] | None:
+    """A response serializer that lets bytes through: the interceptor serializes each reply
+    once, to measure it, and hands gRPC those bytes (a reply not checked — a failed call's —
+    is still serialized here)."""
+    if serialize is None:
+        return None
+
+    def to_wire(response: Any) -> bytes:
+        return response if type(response) is bytes else serialize(response)
+    return to_wire
+
+
 class RejectedMessage:
     """What the request deserializer hands on instead of a message it refused.
 
@@ -349,8 +362,14 @@ class MetricsInterceptor(grpc.ServerInterceptor):
         started, received, sent = (c.labels(*labels) for c in (m.started, m.received, m.sent))
         handling = m.handling.labels(*labels)
 
+        handled: dict[str, Any] = {}      # by status code: its labelled child, found once
+
         def finish(context: grpc.ServicerContext, t0: float, failed: bool) -> None:
-            m.handled.labels(*labels, _final_code(context, failed)).inc()
+            code = _final_code(context, failed)
+            child = handled.get(code)
+            if child is None:
+                child = handled[code] = m.handled.labels(*labels, code)
+            child.inc()
             handling.observe(time.perf_counter() - t0)
 
         def refuse(context: grpc.ServicerContext, reason: str, detail: str) -> None:
@@ -377,13 +396,18 @@ class MetricsInterceptor(grpc.ServerInterceptor):
                 else:
                     yield checked(request, context)
 
+        to_wire = _wire_serializer(handler.response_serializer)
+
         def check_out(response: Any, context: grpc.ServicerContext) -> Any:
-            size = response.ByteSize() if hasattr(response, "ByteSize") else 0
+            """The reply serialized once (the bytes pass through ``to_wire`` untouched),
+            refused when over the limit, counted."""
+            data = to_wire(response) if to_wire is not None else response
+            size = len(data) if isinstance(data, bytes) else 0
             if size > limit:
                 refuse(context, "reply_too_large", f"the reply is {size:,} bytes, over the "
                        f"server limit of {limit:,} (max_message_bytes); ask for less")
             sent.inc()
-            return response
+            return data
 
         decode = self._decoder(handler.request_deserializer)
         if not handler.response_streaming and not handler.request_streaming:
@@ -404,8 +428,7 @@ class MetricsInterceptor(grpc.ServerInterceptor):
                     finish(context, t0, failed)
 
             return grpc.unary_unary_rpc_method_handler(
-                call_unary, request_deserializer=decode,
-                response_serializer=handler.response_serializer)
+                call_unary, request_deserializer=decode, response_serializer=to_wire)
 
         streams = self._streams
 
@@ -439,8 +462,7 @@ class MetricsInterceptor(grpc.ServerInterceptor):
                     finish(context, t0, failed)
 
             return grpc.stream_unary_rpc_method_handler(
-                call_client_stream, request_deserializer=decode,
-                response_serializer=handler.response_serializer)
+                call_client_stream, request_deserializer=decode, response_serializer=to_wire)
 
         inner_stream = cast(Callable[[Any, grpc.ServicerContext], Iterator[Any]],
                             handler.unary_stream or handler.stream_stream)
@@ -470,8 +492,7 @@ class MetricsInterceptor(grpc.ServerInterceptor):
 
         factory_s = (grpc.stream_stream_rpc_method_handler if handler.request_streaming
                      else grpc.unary_stream_rpc_method_handler)
-        return factory_s(call_stream, request_deserializer=decode,
-                         response_serializer=handler.response_serializer)
+        return factory_s(call_stream, request_deserializer=decode, response_serializer=to_wire)
 
     @staticmethod
     def _wrap_non_blocking(handler: _RpcHandler, decode: Callable[[bytes], Any],

@@ -83,10 +83,9 @@ def _standing_reading_wire(r: core_ext.Round) -> bytes | None:
 
 def fill_state(state: rounds_pb2.RoundState, r: core_ext.Round) -> None:
     """Write the state bytes plus the readable view into ``state`` (a field of the
-    response, so nothing is copied): the compiled core writes the view's wire bytes in one
-    pass (no per-card Python), protobuf's C runtime parses them."""
-    state.data = r.to_bytes()
-    state.view.MergeFromString(r._view_wire(_standing_reading_wire(r)))
+    response, so nothing is copied): the compiled core writes the RoundState's wire bytes in
+    one pass (no per-card Python), protobuf's C runtime parses them."""
+    state.MergeFromString(r._state_wire(_standing_reading_wire(r)))
 
 
 def fill_record(msg: rounds_pb2.ActionRecord, rec: Any, view: rounds_pb2.RoundView) -> None:
