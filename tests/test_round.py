@@ -330,7 +330,11 @@ def test_forged_states_are_refused() -> None:
         "a rank card too many": _forge(blob, body + 52, blob[body + 52] + 1),
         "nothing held": bytes(blob[:body]) + bytes(4 * 67) + blob[body + 4 * 67:],
         "partial flag": _forge(blob, head + 20, 5),
+        "an action count beyond a C int": _forge(blob, head + 21 + 16 + 3, 0x80),
     }
+    finished = replay_round(generate_replay("bianfeng", 2)).to_bytes()
+    forgeries["a finished round's count beyond a C int"] = _forge(finished, head + 21 + 16 + 3,
+                                                                 0x80)
     for what, data in forgeries.items():
         with pytest.raises(ShuangkouError) as info:
             Round.from_bytes(data, "bianfeng")
