@@ -1003,20 +1003,76 @@ cdef class RoundCore:
         cdef Layout L = _layout(self.rs)
         cdef Py_ssize_t nread = 0 if reading is None else reading.shape[0]
         cdef const unsigned char* rp = NULL if reading is None or not nread else &reading[0]
-        cdef Py_ssize_t bound = self._view_bound(nread)
-        cdef Py_ssize_t head = 1 + _vlen(L.size), k, n, vl
-        cdef bytearray out = bytearray(head + L.size + 1 + 3 + bound)
+        cdef bytearray out = bytearray(self._state_bound(L, nread))
+        return bytes(out[:self._state_into(out, L, reading is not None, rp, nread)])
+
+    def _response_wire(self, record, int action_type, const unsigned char[:] reading=None,
+                       reading_to_wire=None):
+        """An ``ApplyActionResponse``'s ``state`` (:meth:`_state_wire` with ``reading``) and
+        ``record`` (the ActionRecord ``record`` of the action just applied, whose
+        ``ActionType`` number is ``action_type``) as wire bytes. The record's reading is
+        ``reading`` when the play still stands, else ``reading_to_wire(record.reading)``."""
+        cdef Layout L = _layout(self.rs)
+        cdef Py_ssize_t nread = 0 if reading is None else reading.shape[0]
+        cdef const unsigned char* rp = NULL if reading is None or not nread else &reading[0]
+        cdef const unsigned char* own = rp
+        cdef Py_ssize_t nown = nread, k, n
+        cdef tuple cards = record.cards
+        cdef int i
+        cdef const unsigned char[:] other
+        played = record.reading
+        if played is not None and not (reading is not None and self.has_st and
+                                       self.st_seat == record.seat):
+            other = reading_to_wire(played)
+            nown = other.shape[0]
+            own = NULL if not nown else &other[0]
+        cdef bytearray out = bytearray(4 + self._state_bound(L, nread) + 64 + len(cards) + nown)
         cdef unsigned char* b = out
+        k = _close(b, 0, 0x0a, self._state_into(b + 4, L, reading is not None, rp, nread))
+        n = 0                                         # 2: record (ActionRecord), at k + 4
+        b += k + 4
+        if record.seat:
+            b[n], b[n + 1] = 0x08, record.seat       # 1: seat
+            n += 2
+        if action_type:
+            b[n], b[n + 1] = 0x10, action_type       # 2: type
+            n += 2
+        if cards:
+            b[n], b[n + 1] = 0x1a, len(cards)        # 3: cards, packed (codes < 128)
+            n += 2
+            for i in range(len(cards)):
+                b[n] = <int>cards[i]
+                n += 1
+        if played is not None:
+            b[n] = 0x22                               # 4: reading
+            n = _varint(b, n + 1, nown)
+            if nown:
+                memcpy(b + n, own, nown)
+            n += nown
+        for tag, value in ((0x28, record.trick_won_by), (0x30, record.finished),
+                           (0x38, record.wind_to), (0x40, record.next_turn)):
+            if value is not None:                     # 5-8: optional seats
+                b[n], b[n + 1] = tag, value
+                n += 2
+        if record.round_over:
+            b[n], b[n + 1] = 0x48, 1                  # 9: round_over
+            n += 2
+        b -= k + 4
+        return bytes(out[:_close(b, k, 0x12, n)])
+
+    cdef Py_ssize_t _state_bound(self, Layout L, Py_ssize_t nread) noexcept:
+        return 8 + L.size + self._view_bound(nread)
+
+    cdef Py_ssize_t _state_into(self, unsigned char* b, Layout L, bint has_reading,
+                                const unsigned char* reading, Py_ssize_t nread) except -1:
+        """Write the RoundState's fields at ``b`` (:meth:`_state_bound` bytes of room,
+        zeroed); their length."""
+        cdef Py_ssize_t head = 1 + _vlen(L.size)
         b[0] = 0x0a                                   # 1: data
         _varint(b, 1, L.size)
         self._pack_into(b + head, L)
-        k = head + L.size
-        n = self._view_into(b + k + 4, reading is not None, rp, nread)   # 2: view, after
-        vl = _vlen(n)                                 # room for its tag and length
-        b[k] = 0x12
-        _varint(b, k + 1, n)
-        memmove(b + k + 1 + vl, b + k + 4, n)
-        return bytes(out[:k + 1 + vl + n])
+        return _close(b, head + L.size, 0x12,         # 2: view
+                      self._view_into(b + head + L.size + 4, has_reading, reading, nread))
 
     cdef Py_ssize_t _view_bound(self, Py_ssize_t nread) noexcept:
         cdef Py_ssize_t total = 0
@@ -1484,6 +1540,17 @@ cdef inline Py_ssize_t _varint(unsigned char* b, Py_ssize_t k, unsigned int v) n
         k += 1
     b[k] = v
     return k + 1
+
+
+cdef inline Py_ssize_t _close(unsigned char* b, Py_ssize_t k, int tag, Py_ssize_t n) noexcept:
+    """Finish a length-delimited field whose ``n`` payload bytes were written at
+    ``b + k + 4`` (room left for its tag and a length below 2**21): tag and length at
+    ``b + k``, the payload moved up behind them. The position after the field."""
+    cdef int vl = _vlen(<unsigned int>n)
+    b[k] = tag
+    _varint(b, k + 1, <unsigned int>n)
+    memmove(b + k + 1 + vl, b + k + 4, n)
+    return k + 1 + vl + n
 
 
 cdef inline int _vlen(unsigned int v) noexcept:

@@ -88,21 +88,8 @@ def fill_state(state: rounds_pb2.RoundState, r: core_ext.Round) -> None:
     state.MergeFromString(r._state_wire(_standing_reading_wire(r)))
 
 
-def fill_record(msg: rounds_pb2.ActionRecord, rec: Any, view: rounds_pb2.RoundView) -> None:
-    """Write a core ActionRecord into its message. ``view``: the state after the action,
-    whose standing reading is the play's when the play still stands (converted once)."""
-    msg.seat, msg.type, msg.round_over = rec.seat, _KIND_OF_ACTION[rec.kind], rec.round_over
-    if rec.cards:
-        msg.cards[:] = _codes(rec.cards)
-    for name in ("trick_won_by", "finished", "wind_to", "next_turn"):
-        value = getattr(rec, name)
-        if value is not None:
-            setattr(msg, name, value)
-    if rec.reading is not None:
-        if view.HasField("standing") and view.standing.seat == rec.seat:
-            msg.reading.CopyFrom(view.standing.reading)
-        else:
-            msg.reading.CopyFrom(reading_to_proto(rec.reading))
+def _reading_wire(reading: core_ext.Reading) -> bytes:
+    return reading_to_proto(reading).SerializeToString()
 
 
 class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
@@ -148,9 +135,9 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
         else:
             raise BadInput("action.type must be ACTION_TYPE_PLAY, _PASS or _ESCAPE",
                            "action.type")
-        response = rounds_pb2.ApplyActionResponse()
-        fill_state(response.state, r)
-        fill_record(response.record, rec, response.state.view)
+        # state, view and record written by the compiled core in one pass, parsed once
+        response = rounds_pb2.ApplyActionResponse.FromString(r._response_wire(
+            rec, _KIND_OF_ACTION[rec.kind], _standing_reading_wire(r), _reading_wire))
         if r.is_over:
             response.result.CopyFrom(result_to_proto(r.result()))
         return response
