@@ -14,6 +14,7 @@ so a replay and a live round fail alike.
 """
 
 from cpython.unicode cimport PyUnicode_1BYTE_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND
+from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.dict cimport PyDict_Next
 from cpython.object cimport PyObject
 from libc.string cimport memcmp, memcpy, memmove, memset
@@ -79,6 +80,8 @@ cdef class Layout:
     # A stored bomb's bytes (n, index, cards) -> (Reading, cards): bombs pile up as a
     # round goes on, and each would be classified again on every load.
     cdef dict bombs
+    # A standing play's (reading index, cards) -> its Reading message's bytes (service).
+    cdef dict readings
 
     def __init__(self, str vid, int hand_size):
         raw = vid.encode()
@@ -86,6 +89,7 @@ cdef class Layout:
         self.standing_slot, self.bomb_slot = slot_sizes(hand_size)
         self.size = len(self.prefix) + HEAD + BODY + self.standing_slot + SEATS * self.bomb_slot
         self.bombs = {}
+        self.readings = {}
 
 
 cdef dict _LAYOUTS = {}         # by compiled rule set (identity): built-ins and cached customs
@@ -987,48 +991,58 @@ cdef class RoundCore:
             k += bomb_slot
         return 0
 
-    def _standing_key(self):
-        """What fixes the standing reading — (rule set, cards, reading index) — or None when
-        a seat leads: a key for caching what is derived from that reading alone."""
-        if not self.has_st:
+    cdef object _standing_wire(self, Layout L, reading_to_wire):
+        """The standing reading as message bytes — ``reading_to_wire(reading)``, a pure
+        function of the reading, called once per rule set, cards and reading index and
+        kept — or None when a seat leads."""
+        cdef unsigned char key[2 + MAXCARDS]
+        if not self.has_st or reading_to_wire is None:
             return None
-        return (self.rs, bytes(self.st_cards[:self.st_n]), self.st_index)
+        key[0], key[1] = self.st_index & 0xff, (self.st_index >> 8) & 0xff
+        memcpy(key + 2, self.st_cards, self.st_n)
+        k = PyBytes_FromStringAndSize(<char*>key, 2 + self.st_n)
+        wire = L.readings.get(k)
+        if wire is None:
+            wire = bytes(reading_to_wire(self._standing_reading()))
+            if len(L.readings) >= 4096:
+                L.readings.clear()
+            L.readings[k] = wire
+        return wire
 
-    def _state_wire(self, const unsigned char[:] reading=None):
+    def _state_wire(self, reading_to_wire=None):
         """The ``RoundState`` message (protos/shuangkou/v1/rounds.proto) as wire bytes, one
         buffer for one parse: ``data`` (:meth:`_pack`) and ``view``, a ``RoundView`` — turn,
-        hand_sizes, hands, standing (seat, cards and ``reading``, the standing Reading
-        message's wire bytes, which the caller builds), passes, finish_order, over, hand_at,
-        actions_applied. Card codes and seats are below 128 (one varint byte)."""
+        hand_sizes, hands, standing (seat, cards and its Reading message,
+        ``reading_to_wire(reading)``; none without that function), passes, finish_order,
+        over, hand_at, actions_applied. Card codes and seats are below 128 (one varint
+        byte)."""
         cdef Layout L = _layout(self.rs)
-        cdef Py_ssize_t nread = 0 if reading is None else reading.shape[0]
-        cdef const unsigned char* rp = NULL if reading is None or not nread else &reading[0]
+        cdef object wire = self._standing_wire(L, reading_to_wire)
+        cdef Py_ssize_t nread = 0 if wire is None else len(<bytes>wire)
+        cdef const unsigned char* rp = NULL if wire is None else <const unsigned char*><bytes>wire
         cdef bytearray out = bytearray(self._state_bound(L, nread))
-        return bytes(out[:self._state_into(out, L, reading is not None, rp, nread)])
+        return bytes(out[:self._state_into(out, L, wire is not None, rp, nread)])
 
-    def _response_wire(self, record, int action_type, const unsigned char[:] reading=None,
-                       reading_to_wire=None):
-        """An ``ApplyActionResponse``'s ``state`` (:meth:`_state_wire` with ``reading``) and
-        ``record`` (the ActionRecord ``record`` of the action just applied, whose
-        ``ActionType`` number is ``action_type``) as wire bytes. The record's reading is
-        ``reading`` when the play still stands, else ``reading_to_wire(record.reading)``."""
+    def _response_wire(self, record, int action_type, reading_to_wire):
+        """An ``ApplyActionResponse``'s ``state`` (:meth:`_state_wire`) and ``record`` (the
+        ActionRecord ``record`` of the action just applied, whose ``ActionType`` number is
+        ``action_type``) as wire bytes; readings become message bytes by
+        ``reading_to_wire``."""
         cdef Layout L = _layout(self.rs)
-        cdef Py_ssize_t nread = 0 if reading is None else reading.shape[0]
-        cdef const unsigned char* rp = NULL if reading is None or not nread else &reading[0]
-        cdef const unsigned char* own = rp
-        cdef Py_ssize_t nown = nread, k, n
+        cdef object wire = self._standing_wire(L, reading_to_wire)
+        cdef Py_ssize_t nread = 0 if wire is None else len(<bytes>wire)
+        cdef const unsigned char* rp = NULL if wire is None else <const unsigned char*><bytes>wire
+        cdef Py_ssize_t k, n
         cdef tuple cards = record.cards
         cdef int i
-        cdef const unsigned char[:] other
         played = record.reading
-        if played is not None and not (reading is not None and self.has_st and
-                                       self.st_seat == record.seat):
-            other = reading_to_wire(played)
-            nown = other.shape[0]
-            own = NULL if not nown else &other[0]
+        own = wire                                    # the record's reading: the standing
+        if played is not None and not (self.has_st and self.st_seat == record.seat):
+            own = bytes(reading_to_wire(played))      # one unless the play no longer stands
+        cdef Py_ssize_t nown = 0 if played is None else len(<bytes>own)
         cdef bytearray out = bytearray(4 + self._state_bound(L, nread) + 64 + len(cards) + nown)
         cdef unsigned char* b = out
-        k = _close(b, 0, 0x0a, self._state_into(b + 4, L, reading is not None, rp, nread))
+        k = _close(b, 0, 0x0a, self._state_into(b + 4, L, wire is not None, rp, nread))
         n = 0                                         # 2: record (ActionRecord), at k + 4
         b += k + 4
         if record.seat:
@@ -1047,7 +1061,7 @@ cdef class RoundCore:
             b[n] = 0x22                               # 4: reading
             n = _varint(b, n + 1, nown)
             if nown:
-                memcpy(b + n, own, nown)
+                memcpy(b + n, <const char*><bytes>own, nown)
             n += nown
         for tag, value in ((0x28, record.trick_won_by), (0x30, record.finished),
                            (0x38, record.wind_to), (0x40, record.next_turn)):

@@ -60,36 +60,16 @@ def _codes(cards: tuple[int, ...]) -> list[cards_pb2.Card]:
     return cast("list[cards_pb2.Card]", list(cards))
 
 
-#: Standing Reading messages (wire bytes) by what fixes the reading (rule set, cards,
-#: reading index): a pure function of the key, bounded, shared by all calls.
-_READING_WIRE: dict[tuple[Any, bytes, int], bytes] = {}
-_READING_WIRE_MAX = 4096
-
-
-def _standing_reading_wire(r: core_ext.Round) -> bytes | None:
-    key = r._standing_key()
-    if key is None:
-        return None
-    wire = _READING_WIRE.get(key)
-    if wire is None:
-        standing = r.standing
-        assert standing is not None
-        wire = reading_to_proto(standing.reading).SerializeToString()
-        if len(_READING_WIRE) >= _READING_WIRE_MAX:
-            _READING_WIRE.clear()
-        _READING_WIRE[key] = wire
-    return wire
+def _reading_wire(reading: core_ext.Reading) -> bytes:
+    """A Reading message's bytes (the core keeps those of standing plays, per rule set)."""
+    return reading_to_proto(reading).SerializeToString()
 
 
 def fill_state(state: rounds_pb2.RoundState, r: core_ext.Round) -> None:
     """Write the state bytes plus the readable view into ``state`` (a field of the
     response, so nothing is copied): the compiled core writes the RoundState's wire bytes in
     one pass (no per-card Python), protobuf's C runtime parses them."""
-    state.MergeFromString(r._state_wire(_standing_reading_wire(r)))
-
-
-def _reading_wire(reading: core_ext.Reading) -> bytes:
-    return reading_to_proto(reading).SerializeToString()
+    state.MergeFromString(r._state_wire(_reading_wire))
 
 
 class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
@@ -136,8 +116,8 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
             raise BadInput("action.type must be ACTION_TYPE_PLAY, _PASS or _ESCAPE",
                            "action.type")
         # state, view and record written by the compiled core in one pass, parsed once
-        response = rounds_pb2.ApplyActionResponse.FromString(r._response_wire(
-            rec, _KIND_OF_ACTION[rec.kind], _standing_reading_wire(r), _reading_wire))
+        response = rounds_pb2.ApplyActionResponse.FromString(
+            r._response_wire(rec, _KIND_OF_ACTION[rec.kind], _reading_wire))
         if r.is_over:
             response.result.CopyFrom(result_to_proto(r.result()))
         return response
