@@ -52,7 +52,7 @@ from core_ext.round_records import ActionRecord, Standing
 cdef enum:
     SEATS = 4
     NCODES = 76
-    BODY = SEATS * (52 + NFACES) + NCODES   # bytes of _body()
+    BODY = SEATS * (52 + NFACES) + NCODES   # bytes of _write_body()
     HEAD = 21 + 8 + 8 + 4 + 4               # struct "<21b QQ II" (core_ext/round.py _HEAD)
 
 # ----------------------------------------------------------------------------- serialised form
@@ -864,7 +864,7 @@ cdef class RoundCore:
 
     def _state(self):
         """The small fields of the serialised form, as plain data (core_ext/round.py packs
-        them; the hands and played cards travel as :meth:`_body`)."""
+        them; the hands and played cards travel as :meth:`_write_body`)."""
         return {
             "finish": self.finish_order,
             "turn": self.cturn, "leader": self.cleader, "last": self.last, "prev": self.prev,
@@ -878,27 +878,10 @@ cdef class RoundCore:
             "hand_at": self.hand_at, "partial": self.partial_deal,
         }
 
-    def _body(self):
-        """The hands and played cards as the serialised form lays them out: per seat the
-        copies of the 52 suited faces then the cards of the 15 ranks; then the cards played
-        as each of the 76 codes."""
-        cdef bytearray out = bytearray(BODY)
-        cdef unsigned char[:] b = out
-        cdef int s, c, r, k = 0
-        for s in range(SEATS):
-            for c in range(NCODES):
-                if SUITED[c]:
-                    b[k] = self.faces[s][c]
-                    k += 1
-            for r in range(NFACES):
-                b[k] = self.nranks[s][r]
-                k += 1
-        for c in range(NCODES):
-            b[k] = self.nplayed[c]
-            k += 1
-        return bytes(out)
-
     cdef Py_ssize_t _write_body(self, unsigned char* b) noexcept:
+        """The hands and played cards as the serialised form lays them out (``BODY`` bytes):
+        per seat the copies of the 52 suited faces then the cards of the 15 ranks; then the
+        cards played as each of the 76 codes. :meth:`_read_body` reads them back."""
         cdef int s, c, r
         cdef Py_ssize_t k = 0
         for s in range(SEATS):
@@ -916,7 +899,7 @@ cdef class RoundCore:
 
     def _pack(self):
         """The whole serialised form (core_ext/round.py documents the layout): the prefix
-        (magic and variant id), the head (struct ``<21b QQ II``), :meth:`_body`, the standing
+        (magic and variant id), the head (struct ``<21b QQ II``), :meth:`_write_body`, the standing
         slot and the four bomb slots — written in one pass, no intermediate objects."""
         cdef Layout L = _layout(self.rs)
         cdef bytearray out = bytearray(L.size)
@@ -1186,7 +1169,7 @@ cdef class RoundCore:
         return k
 
     def _load_body(self, const unsigned char[:] data, Py_ssize_t pos):
-        """Load :meth:`_body`'s layout from ``data[pos:]`` (the caller checked the length)."""
+        """Load :meth:`_write_body`'s layout from ``data[pos:]`` (the caller checked the length)."""
         self._read_body(&data[pos])
 
     cdef void _read_body(self, const unsigned char* b) noexcept:

@@ -195,7 +195,7 @@ _MAGIC = MAGIC
 #: turn leader last prev passes over over_seat escaper lead(3) nfin fin(4) hand_at(4)
 #: partial | stake table_fee | actions over_action  (seats: -1 = none)
 _HEAD = struct.Struct("<21b QQ II")
-_BODY = SEATS * (len(_SUITED_CODES) + 15) + 76   # RoundCore._body(): hands, played cards
+_BODY = SEATS * (len(_SUITED_CODES) + 15) + 76   # RoundCore._write_body(): hands, played
 # Then the standing slot and four bomb slots, sized by the hand (_round.slot_sizes); a
 # variant's whole layout (prefix, slots, size) is ``_round.layout(variant)``.
 
