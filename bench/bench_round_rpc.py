@@ -1,7 +1,7 @@
 """RoundService over gRPC: ApplyAction late in a long round vs a health Check, same server.
 
     .venv/bin/python bench/bench_round_rpc.py [--seconds 3] [--concurrency 8] [--clients 2]
-                                              [--actions 130] [--repeat 3]
+                                              [--actions 130] [--repeat 3] [--handlers-only]
 
 One ``shuangkou serve`` process (``--workers 1``, metrics interceptor on); load from client
 processes on loopback, bounded (``--concurrency`` blocking calls in flight), for a fixed
@@ -16,7 +16,9 @@ Three figures for the ratio, since clients and server share the machine's two co
 shared machine's other load moves single rates by +-20 %: the ratio of the best rates
 (the least disturbed run of each), the median of the per-run ratios (each pair measured
 back to back), and the server's capacity — its CPU time per call (all threads, from
-/proc), whose inverse is the rate one server core sustains.
+/proc), whose inverse is the rate one server core sustains. First, in process, the server-side
+Python each call runs besides gRPC (the interceptor's decoding, the handler, the encoding),
+warm; in a live server the same code runs with cold caches between gRPC's own work.
 """
 
 from __future__ import annotations
@@ -29,7 +31,9 @@ import statistics
 import sys
 import threading
 import time
+import timeit
 from pathlib import Path
+from types import SimpleNamespace
 
 import grpc
 
@@ -49,6 +53,7 @@ from service.gen.shuangkou.v1 import (  # noqa: E402
 )
 
 VARIANT = "baibian"
+ROUND_SERVICE = rounds_pb2.DESCRIPTOR.services_by_name["RoundService"].full_name
 
 
 def long_round(actions: int) -> tuple[bytes, bytes]:
@@ -122,6 +127,64 @@ def rate(port: int, payload: bytes | None, args: argparse.Namespace) -> float:
     return total / args.seconds
 
 
+class _Handlers:
+    """Stands in for a grpc.Server to collect the method handlers a servicer registers."""
+
+    def __init__(self) -> None:
+        self.by_method: dict[str, grpc.RpcMethodHandler] = {}
+
+    def add_generic_rpc_handlers(self, handlers: object) -> None:
+        pass
+
+    def add_registered_method_handlers(self, service: str, handlers: dict) -> None:
+        self.by_method.update({f"/{service}/{m}": h for m, h in handlers.items()})
+
+
+class _Context:
+    """The part of a ServicerContext the interceptor and servicers read on success."""
+
+    def is_active(self) -> bool:
+        return True
+
+    def code(self) -> None:
+        return None
+
+
+def handler_times(late: bytes, first: bytes, number: int = 20_000) -> dict[str, float]:
+    """Microseconds per call of each RPC's server-side Python in process, warm: the request's
+    bytes through the metrics interceptor's decoder, handler and serializer — what a server
+    thread runs for the call besides gRPC itself (best of 5 × ``number`` calls)."""
+    from prometheus_client import CollectorRegistry
+
+    from service.limits import Limits
+    from service.metrics import Metrics, MetricsInterceptor
+    from service.round_servicer import register_round_service
+    from service.server import HealthServicer
+
+    server = _Handlers()
+    register_round_service(server, Limits())   # type: ignore[arg-type]
+    health = HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health, server)
+    interceptor = MetricsInterceptor(Metrics(CollectorRegistry()))
+
+    def through(method: str) -> grpc.RpcMethodHandler:
+        details = SimpleNamespace(method=method, invocation_metadata=())
+        return interceptor.intercept_service(lambda _: server.by_method[method], details)
+
+    check = through("/grpc.health.v1.Health/Check")
+    apply = through(f"/{ROUND_SERVICE}/ApplyAction")
+    context = _Context()
+    loads = {"check": (check, health_pb2.HealthCheckRequest().SerializeToString()),
+             "late": (apply, late), "first": (apply, first)}
+    times = {}
+    for name, (h, payload) in loads.items():
+        def call(h: grpc.RpcMethodHandler = h, payload: bytes = payload) -> bytes:
+            return h.response_serializer(h.unary_unary(h.request_deserializer(payload), context))
+        call()
+        times[name] = min(timeit.repeat(call, number=number, repeat=5)) / number * 1e6
+    return times
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process, all its threads (Linux /proc)."""
     with open(f"/proc/{pid}/stat") as f:
@@ -139,10 +202,19 @@ def main() -> None:
     ap.add_argument("--no-pin", dest="pin", action="store_false",
                     help="let the scheduler place server and clients (default: server on "
                          "one CPU, clients on the rest)")
+    ap.add_argument("--handlers-only", action="store_true",
+                    help="only the in-process figures (no server, no load)")
     args = ap.parse_args()
     first, late = long_round(args.actions)
     print(f"state bytes: first action {len(rounds_pb2.ApplyActionRequest.FromString(first).state)}"
           f", action {args.actions}: {len(rounds_pb2.ApplyActionRequest.FromString(late).state)}")
+    us = handler_times(late, first)
+    print("server-side Python per call, in process, warm (decode + interceptor + handler + "
+          "encode):")
+    for name, t in us.items():
+        print(f"  {LABELS[name].format(n=args.actions):<28} {t:6.1f} us")
+    if args.handlers_only:
+        return
     cpus = sorted(os.sched_getaffinity(0))
     pin = args.pin and len(cpus) >= 2
     if pin:          # the server on one core, the clients on the others (inherited)

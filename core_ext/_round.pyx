@@ -1308,7 +1308,10 @@ cdef class RoundCore:
         state the rules can reach, by the checks of core_ext/round.py's slow path (``_unpack``,
         ``_validate``, ``_restore``, ``_validate_live``) on C fields; False (this object is
         then unusable) leaves the precise sentence to that path. Never accepts what the slow
-        path refuses (tests/test_round.py checks it on thousands of forged states)."""
+        path refuses (tests/test_round.py checks it on thousands of forged states). Loads into
+        a new object only (``cls.__new__``), whose bomb lists are still empty."""
+        if self.rs is not None:
+            raise TypeError("_load_state loads into a new round object")
         cdef RuleSet rs = get_rules(variant)
         cdef Layout L = _layout(rs)
         cdef Py_ssize_t n0 = len(L.prefix), k, p, sp, bp
@@ -1453,10 +1456,7 @@ cdef class RoundCore:
             return False
         # the bomb slots: real bombs, made of played cards; a standing bomb among them
         memset(used, 0, sizeof(used))
-        bp = sp + L.standing_slot
-        self.bomb_readings = [[], [], [], []]
-        self.bomb_codes = [[], [], [], []]
-        self.bomb_index = [[], [], [], []]
+        bp = sp + L.standing_slot      # (the per-seat bomb lists: empty, from __cinit__)
         found = not (self.has_st and self.st.kind >= K_BOMB)
         for s in range(SEATS):
             nb, at = data[bp], 1

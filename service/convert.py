@@ -202,17 +202,17 @@ def cards_of(msg: cards_pb2.Cards, where: str, limits: Limits, *,
              allow_empty: bool = False) -> tuple[list[int], str]:
     """The card codes of a ``Cards`` message (codes or text, not both), size-checked, and the
     path of the field they came from (for errors found later by the core)."""
-    if msg.cards and msg.cards_text:
+    codes, text = list(msg.cards), msg.cards_text    # each field read once (hot path)
+    if codes and text:
         raise BadInput("give the cards either as codes or as text, not both", where)
-    if msg.cards_text:
+    if text:
         field = f"{where}.cards_text"
-        if len(msg.cards_text) > 16 * limits.max_cards:
-            raise BadInput(f"card text of {len(msg.cards_text)} characters is too long", field)
+        if len(text) > 16 * limits.max_cards:
+            raise BadInput(f"card text of {len(text)} characters is too long", field)
         with field_scope(field):
-            codes = core_ext.parse_cards(msg.cards_text)
+            codes = core_ext.parse_cards(text)
     else:
         field = f"{where}.cards"
-        codes = list(msg.cards)
         if not CARD_CODES.issuperset(codes):
             i, code = next((i, c) for i, c in enumerate(codes) if c not in CARD_CODES)
             raise CardError(f"invalid card code {code} at position {i}", f"{field}[{i}]")

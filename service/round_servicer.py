@@ -43,6 +43,9 @@ def _seat(value: int, field: str) -> int:
     return value
 
 
+_STATE_SCOPE = field_scope("state")      # one, reused: it keeps nothing between calls
+
+
 def _load(request: Any, variant: str | Variant) -> core_ext.Round:
     """The round a request's state bytes hold, validated against the variant."""
     data = request.state
@@ -50,7 +53,7 @@ def _load(request: Any, variant: str | Variant) -> core_ext.Round:
         raise BadInput("no state given: send the state.data of the last response", "state")
     if len(data) > MAX_STATE_BYTES:
         raise BadInput(f"a state of {len(data):,} bytes is not a round state", "state")
-    with field_scope("state"):
+    with _STATE_SCOPE:
         return core_ext.Round.from_bytes(data, variant)
 
 
