@@ -33,8 +33,9 @@ __all__ = ["RoundServicer", "ROUND_SERVICE_NAME", "register_round_service"]
 ROUND_SERVICE_NAME = rounds_pb2.DESCRIPTOR.services_by_name["RoundService"].full_name
 SEATS = 4
 MAX_STATE_BYTES = 4096   # a state is ~650 bytes (fixed per variant); far larger is not one
-_KIND_OF_ACTION = {"play": scoring_pb2.ACTION_TYPE_PLAY, "pass": scoring_pb2.ACTION_TYPE_PASS,
-                   "escape": scoring_pb2.ACTION_TYPE_ESCAPE}
+_PLAY, _PASS, _ESCAPE = (scoring_pb2.ACTION_TYPE_PLAY, scoring_pb2.ACTION_TYPE_PASS,
+                         scoring_pb2.ACTION_TYPE_ESCAPE)
+_KIND_OF_ACTION = {"play": _PLAY, "pass": _PASS, "escape": _ESCAPE}
 
 
 def _seat(value: int, field: str) -> int:
@@ -104,26 +105,38 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
     @rpc
     def ApplyAction(self, request: rounds_pb2.ApplyActionRequest,
                     context: grpc.ServicerContext) -> rounds_pb2.ApplyActionResponse:
+        return rounds_pb2.ApplyActionResponse.FromString(self._apply(request))
+
+    @rpc
+    def apply_action_wire(self, request: rounds_pb2.ApplyActionRequest,
+                          context: grpc.ServicerContext) -> bytes:
+        """ApplyAction as the server registers it: the reply's wire bytes as the core wrote
+        them, sent as they are (no response message built, then serialized again)."""
+        return self._apply(request)
+
+    def _apply(self, request: rounds_pb2.ApplyActionRequest) -> bytes:
+        """The ApplyActionResponse's bytes: state, view and record written by the compiled
+        core in one pass; the settlement appended when the action ended the round."""
         variant = resolve_variant(request)
         r = _load(request, variant)
         action = request.action
         seat = _seat(action.seat, "action.seat")
-        if action.type == scoring_pb2.ACTION_TYPE_PLAY:
+        kind = action.type
+        if kind == _PLAY:
             cards, _ = cards_of(action.cards, "action.cards", self.limits)
             rec = r.play(seat, cards, declaration(action, "declaration", "action.declaration"))
-        elif action.type == scoring_pb2.ACTION_TYPE_PASS:
+        elif kind == _PASS:
             rec = r.pass_turn(seat)
-        elif action.type == scoring_pb2.ACTION_TYPE_ESCAPE:
+        elif kind == _ESCAPE:
             rec = r.escape(seat)
         else:
             raise BadInput("action.type must be ACTION_TYPE_PLAY, _PASS or _ESCAPE",
                            "action.type")
-        # state, view and record written by the compiled core in one pass, parsed once
-        response = rounds_pb2.ApplyActionResponse.FromString(
-            r._response_wire(rec, _KIND_OF_ACTION[rec.kind], _reading_wire))
-        if r.is_over:
-            response.result.CopyFrom(result_to_proto(r.result()))
-        return response
+        wire = r._response_wire(rec, _KIND_OF_ACTION[rec.kind], _reading_wire)
+        if r.is_over:     # a message's bytes followed by another's parse as their merge
+            wire += rounds_pb2.ApplyActionResponse(
+                result=result_to_proto(r.result())).SerializeToString()
+        return wire
 
     @rpc
     def SuggestAction(self, request: rounds_pb2.SuggestActionRequest,
@@ -142,6 +155,22 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
 
 
 def register_round_service(server: grpc.Server, limits: Limits) -> str:
-    """Add the RoundService to ``server``; returns its full name (for reflection, health)."""
-    rounds_pb2_grpc.add_RoundServiceServicer_to_server(RoundServicer(limits), server)
+    """Add the RoundService to ``server``; returns its full name (for reflection, health).
+
+    What the generated ``add_RoundServiceServicer_to_server`` does, except that ApplyAction,
+    the call a table makes on every move, is served by
+    :meth:`RoundServicer.apply_action_wire` with no response serializer: its reply leaves
+    as the bytes the core wrote. Every RPC of the proto's service is registered (tested)."""
+    s = RoundServicer(limits)
+    unary = grpc.unary_unary_rpc_method_handler
+    handlers: dict[str, grpc.RpcMethodHandler[Any, Any]] = {   # generic in the stubs only
+        "StartRound": unary(s.StartRound, rounds_pb2.StartRoundRequest.FromString,
+                            rounds_pb2.StartRoundResponse.SerializeToString),
+        "ApplyAction": unary(s.apply_action_wire, rounds_pb2.ApplyActionRequest.FromString),
+        "SuggestAction": unary(s.SuggestAction, rounds_pb2.SuggestActionRequest.FromString,
+                               rounds_pb2.SuggestActionResponse.SerializeToString),
+    }
+    server.add_generic_rpc_handlers(
+        (grpc.method_handlers_generic_handler(ROUND_SERVICE_NAME, handlers),))
+    server.add_registered_method_handlers(ROUND_SERVICE_NAME, handlers)
     return ROUND_SERVICE_NAME

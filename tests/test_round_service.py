@@ -372,3 +372,34 @@ def test_the_wire_the_core_writes_is_the_message_built_field_by_field(variant: s
             assert got == want, (variant, seed, r.actions_applied)
             checked += 1
     assert checked > 100
+
+
+def test_every_rpc_of_the_round_service_is_registered() -> None:
+    """register_round_service writes the handler table itself (ApplyAction's reply leaves as
+    the core's bytes): it serves exactly the proto's RPCs, with the proto's message types."""
+    from service.limits import Limits
+    from service.round_servicer import ROUND_SERVICE_NAME, register_round_service
+
+    class Registry:
+        def __init__(self) -> None:
+            self.handlers: dict[str, Any] = {}
+
+        def add_generic_rpc_handlers(self, generic: Any) -> None:
+            pass
+
+        def add_registered_method_handlers(self, service: str, handlers: Any) -> None:
+            assert service == ROUND_SERVICE_NAME
+            self.handlers.update(handlers)
+
+    registry = Registry()
+    register_round_service(registry, Limits())   # type: ignore[arg-type]
+    methods = rounds_pb2.DESCRIPTOR.services_by_name["RoundService"].methods
+    assert set(registry.handlers) == {m.name for m in methods}
+    for m in methods:
+        h = registry.handlers[m.name]
+        assert not (h.request_streaming or h.response_streaming or m.client_streaming
+                    or m.server_streaming)
+        request_type = getattr(rounds_pb2, m.input_type.name)
+        assert h.request_deserializer == request_type.FromString, m.name
+        reply_type = getattr(rounds_pb2, m.output_type.name)
+        assert h.response_serializer in (None, reply_type.SerializeToString), m.name
