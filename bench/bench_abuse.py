@@ -2,10 +2,17 @@
 dead and hung workers, and SIGTERM with long work in flight. Prints one line per figure.
 
     .venv/bin/python bench/bench_abuse.py            # ~1 minute on 2 cores
+    .venv/bin/python bench/bench_abuse.py --deadline # CPU after a deadline, peak RSS
+
+``--plays N`` (default 100,000) sets the plays of each large BatchClassify: the three in
+flight at SIGTERM and, with ``--deadline``, those sent to the server with the 64 MiB message
+limit. A small N (tests/test_bench.py runs both commands with 10,000) runs every figure
+in seconds; the figures then show less load.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import queue
@@ -129,13 +136,16 @@ def workers(interval: float = 1.0) -> None:
         server.stop()
 
 
-def shutdown_with_long_work(grace: float = 1.0) -> None:
-    server = ServerProcess("--port", "0", "--metrics-port", "0", "--grace", str(grace))
+def shutdown_with_long_work(plays: int, grace: float = 1.0) -> None:
+    # 64 MiB messages: 100,000 plays are over the batch cap of the default 4 MiB limit
+    # (the calls would be refused at once and nothing would be in flight).
+    server = ServerProcess("--port", "0", "--metrics-port", "0", "--grace", str(grace),
+                           "--max-message-bytes", str(64 * 2**20))
     try:
         server.wait_serving()
         house = json.dumps({"id": "house", "extends": "baibian"})
         request = service_pb2.BatchClassifyRequest(rule_set=RuleSet(custom_json=house),
-                                                   plays_text=["3456789TJQKA2 34567"] * 100_000)
+                                                   plays_text=["3456789TJQKA2 34567"] * plays)
         with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
             stub = service_pb2_grpc.ShuangkouServiceStub(channel)
             futures = [stub.BatchClassify.future(request, timeout=120) for _ in range(3)]
@@ -151,7 +161,7 @@ def shutdown_with_long_work(grace: float = 1.0) -> None:
                     codes.append("OK")
                 except grpc.RpcError as exc:
                     codes.append(exc.code().name)
-        print(f"SIGTERM with 3 BatchClassify of 100,000 plays in flight, grace {grace:g} s: "
+        print(f"SIGTERM with 3 BatchClassify of {plays:,} plays in flight, grace {grace:g} s: "
               f"exited after {took:.2f} s; calls ended {', '.join(codes)}")
     finally:
         server.stop()
@@ -186,10 +196,11 @@ def _peak_rss(server: ServerProcess, request: service_pb2.BatchClassifyRequest) 
             f"{_rss_mib(pid, 'VmHWM'):.0f} MiB, after {_rss_mib(pid, 'VmRSS'):.0f} MiB")
 
 
-def deadline_cpu_and_peak_rss() -> None:
+def deadline_cpu_and_peak_rss(plays: int) -> None:
     """CPU a server spends on a BatchClassify after its 1 s deadline, and peak RSS under four
     concurrent maximal batches: at the default limits (the batch cap derived from the 4 MiB
-    message limit) and on a server whose message limit admits 100,000-play batches."""
+    message limit) and on a server whose message limit admits ``plays``-play batches
+    (100,000 by default)."""
     house = json.dumps({"id": "house", "extends": "baibian"})
     bad = "3456789TJQKA2 34567"   # invalid: the longest per-play answers (an error each)
     server = ServerProcess("--port", "0", "--metrics-port", "0")
@@ -209,7 +220,7 @@ def deadline_cpu_and_peak_rss() -> None:
         server.wait_serving()
         pid = server.proc.pid
         request = service_pb2.BatchClassifyRequest(rule_set=RuleSet(custom_json=house),
-                                                   plays_text=[bad] * 100_000)
+                                                   plays_text=[bad] * plays)
         with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
             stub = service_pb2_grpc.ShuangkouServiceStub(channel)
             code = "OK"
@@ -225,10 +236,10 @@ def deadline_cpu_and_peak_rss() -> None:
                 if now - last < 0.05 or time.monotonic() - t0 > 60:
                     break
                 last = now
-            print(f"--max-message-bytes 64 MiB: BatchClassify of 100,000 plays (house variant), "
+            print(f"--max-message-bytes 64 MiB: BatchClassify of {plays:,} plays (house variant), "
                   f"deadline 1 s -> {code}; server CPU after the deadline: "
                   f"{last - at_deadline:.2f} s")
-        print("--max-message-bytes 64 MiB, 4 x BatchClassify of 100,000 invalid plays: "
+        print(f"--max-message-bytes 64 MiB, 4 x BatchClassify of {plays:,} invalid plays: "
               + _peak_rss(server, request))
     finally:
         server.stop()
@@ -236,10 +247,16 @@ def deadline_cpu_and_peak_rss() -> None:
 
 if __name__ == "__main__":
     threading.current_thread().name = "bench"
-    if sys.argv[1:] == ["--deadline"]:
-        deadline_cpu_and_peak_rss()
+    parser = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
+    parser.add_argument("--deadline", action="store_true",
+                        help="only the CPU after a deadline and the peak RSS figures")
+    parser.add_argument("--plays", type=int, default=100_000,
+                        help="plays per large BatchClassify (default 100,000)")
+    args = parser.parse_args()
+    if args.deadline:
+        deadline_cpu_and_peak_rss(args.plays)
         sys.exit(0)
     held_streams()
     idle_metrics_connections()
     workers()
-    shutdown_with_long_work()
+    shutdown_with_long_work(args.plays)

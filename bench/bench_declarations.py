@@ -100,7 +100,8 @@ def main() -> None:
     print(f"{'variant':16} {'large bombs':>11}  " + "  ".join(f"{n:>15}" for n in SELECTORS))
     for variant in core_ext.BUILTIN:
         large, shared = measure(variant, args.plays, args.seed)
-        cells = "  ".join(f"{shared[n] / large:>8.1%} ({shared[n]:>4})" for n in SELECTORS)
+        cells = "  ".join(f"{shared[n] / max(large, 1):>8.1%} ({shared[n]:>4})"  # none drawn: 0
+                          for n in SELECTORS)
         print(f"{variant:16} {large:>11}  {cells}")
     print(f"\n{'variant':16} {'compare µs':>11} {'3 calls µs':>11} {'ratio':>6}")
     for variant in core_ext.BUILTIN:

@@ -277,7 +277,8 @@ def main() -> None:
     workers = os.cpu_count() or 1
     print(f"python {sys.version.split()[0]}, {workers} cores, load {os.getloadavg()[0]:.1f}")
     if args.cli_path_only:
-        cli_path_ratio(archive_file(args.file_replays, workers), 3000, max(args.repeat, 3))
+        cli_path_ratio(archive_file(args.file_replays, workers), min(args.file_replays, 3000),
+                       max(args.repeat, 3))
         return
     if not args.skip_in_process:
         in_process(args.replays, args.repeat, workers)

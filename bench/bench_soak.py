@@ -86,7 +86,7 @@ def build_mix(batch: int, seed: int = 7) -> Mix:
     for _ in range(8):
         chosen = [rng.choice(pool) for _ in range(batch)]
         batches.append(S.BatchClassifyRequest(
-            variant="baibian", codes=bytes(c for p in chosen for c in p),
+            rule_set=RuleSet(id="baibian"), codes=bytes(c for p in chosen for c in p),
             lengths=[len(p) for p in chosen]))
     for i in range(8):
         mix.cycle.append(("BatchClassify", batches[i], batch))
