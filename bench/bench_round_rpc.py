@@ -18,7 +18,7 @@ shared machine's other load moves single rates by +-20 %: the ratio of the best 
 back to back), and the server's capacity — its CPU time per call (all threads, from
 /proc), whose inverse is the rate one server core sustains. First, in process, the server-side
 Python each call runs besides gRPC (the interceptor's decoding, the handler, the encoding),
-warm; in a live server the same code runs with cold caches between gRPC's own work.
+warm; in a live server the same code runs between gRPC's own work and costs more.
 """
 
 from __future__ import annotations

@@ -191,7 +191,6 @@ def seating(v: Variant, hands: Sequence[Sequence[int]], leader: int, *, revealed
 
 # ----------------------------------------------------------------------------- serialised form
 
-_MAGIC = MAGIC
 #: turn leader last prev passes over over_seat escaper lead(3) nfin fin(4) hand_at(4)
 #: partial | stake table_fee | actions over_action  (seats: -1 = none)
 _HEAD = struct.Struct("<21b QQ II")
@@ -347,10 +346,10 @@ def _unpickle(cls: type[Round], data: bytes, spec: str | dict[str, Any]) -> Roun
 
 def _unpack(data: bytes, v: Variant) -> dict[str, Any]:
     shape = layout(v)
-    if len(data) != shape.size or not data.startswith(_MAGIC):
+    if len(data) != shape.size or not data.startswith(MAGIC):
         raise _bad(f"{len(data)} bytes is not a serialised {v.id} round "
-                   f"({shape.size} bytes starting {_MAGIC!r})")
-    pos = len(_MAGIC)
+                   f"({shape.size} bytes starting {MAGIC!r})")
+    pos = len(MAGIC)
     n = data[pos]
     vid = data[pos + 1:pos + 1 + n]
     if vid != v.id.encode():

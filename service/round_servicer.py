@@ -14,6 +14,7 @@ from typing import Any, cast
 import grpc
 
 import core_ext
+from core_ext.cards import SEATS
 from core_ext.variants import Variant
 
 from .convert import (
@@ -31,7 +32,6 @@ from .rounds import result_to_proto
 __all__ = ["RoundServicer", "ROUND_SERVICE_NAME", "register_round_service"]
 
 ROUND_SERVICE_NAME = rounds_pb2.DESCRIPTOR.services_by_name["RoundService"].full_name
-SEATS = 4
 MAX_STATE_BYTES = 4096   # a state is ~650 bytes (fixed per variant); far larger is not one
 _PLAY, _PASS, _ESCAPE = (scoring_pb2.ACTION_TYPE_PLAY, scoring_pb2.ACTION_TYPE_PASS,
                          scoring_pb2.ACTION_TYPE_ESCAPE)

@@ -16,10 +16,10 @@ import replay_v1
 
 import core_ext
 from core_ext import Declaration, Round, RuleViolation, ShuangkouError
-from core_ext._round import slot_sizes
+from core_ext._round import MAGIC, slot_sizes
 from core_ext.generate import generate_replay
 from core_ext.replay import ReplayError, parse_replay, replay_round, score_replay
-from core_ext.round import _BODY, _HEAD, _MAGIC
+from core_ext.round import _BODY, _HEAD
 
 VARIANTS = list(core_ext.BUILTIN)
 HANDS = ["3S 3H 9C", "4S 9S", "5S 5H TD", "6S 9H"]
@@ -317,7 +317,7 @@ def _forge(blob: bytes, at: int, value: int) -> bytes:
 def test_forged_states_are_refused() -> None:
     r = _mid_round()
     blob = r.to_bytes()
-    head = len(_MAGIC) + 1 + len("bianfeng")
+    head = len(MAGIC) + 1 + len("bianfeng")
     body = head + _HEAD.size
     forgeries = {
         "truncated": blob[:-1],
@@ -347,7 +347,7 @@ def test_forged_standing_play_and_bombs_are_refused() -> None:
     blob = r.to_bytes()
     assert Round.from_bytes(blob, "bianfeng") == r
     v = core_ext.get_variant("bianfeng")
-    standing_at = len(_MAGIC) + 1 + len("bianfeng") + _HEAD.size + _BODY
+    standing_at = len(MAGIC) + 1 + len("bianfeng") + _HEAD.size + _BODY
     bombs_at = standing_at + slot_sizes(v.hand_size)[0]    # seat 0's bomb slot
     assert blob[standing_at:standing_at + 2] == bytes([1, 0])   # present, seat 0
     assert blob[bombs_at:bombs_at + 2] == bytes([1, 4])         # one bomb of 4 cards
@@ -406,7 +406,7 @@ def test_compiled_state_check_agrees_with_the_python_reference() -> None:
     checked = accepted = 0
     for r in rounds:
         v, blob = r.variant, r.to_bytes()
-        head = len(_MAGIC) + 1 + len(v.id)
+        head = len(MAGIC) + 1 + len(v.id)
         slots = head + _HEAD.size + _BODY
         for n in range(1500):
             if n == 0:
