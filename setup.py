@@ -1,8 +1,16 @@
 """Build the Cython rules core and generate the gRPC stubs from protos/.
 
-Everything static lives in pyproject.toml; this file only adds the two build steps
-that need code: cythonize core_ext/*.pyx and run protoc over protos/ (stubs are
-generated at build time, never committed, never edited by hand).
+Everything static lives in pyproject.toml; this file only adds the build steps that need
+code: cythonize core_ext/*.pyx as ``shuangkou.core.*`` and run protoc over protos/ (stubs
+are generated at build time beside the .proto files, never committed, never edited by hand).
+
+The folders keep the names of the design card (core_ext/, service/) while everything is
+installed under the one import name ``shuangkou`` (pyproject ``package-dir``;
+docs/decisions.md "Packaging"). Two tools read modules by folder rather than through the
+install, so the build also links build/tree/shuangkou/{core,service,v1} to the folders:
+Cython finds ``shuangkou.core._core``'s .pxd there (cimports use the installed name, which
+is also the name the compiled modules import each other by at run time) and mypy reads
+the sources there (pyproject ``mypy_path``).
 """
 
 import os
@@ -14,38 +22,36 @@ from setuptools.command.build_py import build_py
 
 ROOT = Path(__file__).parent
 DEBUG = os.environ.get("SHUANGKOU_DEBUG_BUILD") == "1"
+STUBS = ROOT / "protos" / "shuangkou" / "v1"
+#: installed subpackage -> the folder that holds it (as pyproject's package-dir)
+FOLDERS = {"core": "core_ext", "service": "service", "v1": "protos/shuangkou/v1"}
 
 
 def generate_protos() -> None:
-    """protoc protos/**/*.proto -> service/gen (messages, services, type stubs)."""
+    """protoc protos/**/*.proto -> *_pb2.py, *_pb2.pyi, *_pb2_grpc.py beside each .proto.
+
+    The proto package is ``shuangkou.v1`` and the stubs are installed as ``shuangkou.v1``,
+    so protoc's own imports (``from shuangkou.v1 import cards_pb2``) need no rewriting."""
     import grpc_tools
     from grpc_tools import protoc  # build requirement
 
     protos = sorted(str(p.relative_to(ROOT / "protos")) for p in (ROOT / "protos").rglob("*.proto"))
     if not protos:
         return
-    out = ROOT / "service" / "gen"
-    out.mkdir(parents=True, exist_ok=True)
     include = str(Path(grpc_tools.__file__).parent / "_proto")
-    args = ["protoc", f"-I{ROOT / 'protos'}", f"-I{include}", f"-I{googleapis_protos()}",
+    out = ROOT / "protos"
+    args = ["protoc", f"-I{out}", f"-I{include}", f"-I{googleapis_protos()}",
             f"--python_out={out}", f"--pyi_out={out}", f"--grpc_python_out={out}", *protos]
     if protoc.main(args) != 0:
         raise RuntimeError("protoc failed on " + " ".join(protos))
-    # Generated modules (and their .pyi stubs, which mypy reads) import each other as
-    # top-level `shuangkou.v1...`; make them packages under service.gen and rewrite those
-    # imports to be package-relative.
-    for d in [out, *[p for p in out.rglob("*") if p.is_dir()]]:
-        (d / "__init__.py").touch()
-    for f in [*out.rglob("*_pb2*.py"), *out.rglob("*_pb2.pyi")]:
-        text = f.read_text()
-        text = text.replace("from shuangkou.v1 import", "from service.gen.shuangkou.v1 import")
-        f.write_text(text)
+    (STUBS / "__init__.py").write_text('"""Generated from protos/shuangkou/v1 (setup.py)."""\n')
+    (STUBS / "py.typed").touch()
 
 
 def googleapis_protos() -> Path:
-    """Where google/rpc/*.proto are found for imports only (never generated into service/gen:
-    the stubs import googleapis-common-protos' own modules at run time). The package ships
-    the .proto files; without it in the build environment, the vendored copy buf uses."""
+    """Where google/rpc/*.proto are found for imports only (never generated here: the stubs
+    import googleapis-common-protos' own modules at run time). The package ships the .proto
+    files; without it in the build environment, the vendored copy buf uses."""
     try:
         from google.rpc import status_pb2
     except ImportError:
@@ -53,6 +59,21 @@ def googleapis_protos() -> Path:
     root = Path(status_pb2.__file__).parents[2]
     return root if (root / "google" / "rpc" / "status.proto").is_file() else (
         ROOT / "third_party" / "googleapis")
+
+
+def link_tree() -> Path:
+    """build/tree/shuangkou/<name> -> the folder of each installed subpackage."""
+    tree = ROOT / "build" / "tree" / "shuangkou"
+    tree.mkdir(parents=True, exist_ok=True)
+    for name, folder in FOLDERS.items():
+        link = tree / name
+        target = Path(os.path.relpath(ROOT / folder, tree))
+        if link.is_symlink() and Path(os.readlink(link)) == target:
+            continue
+        if link.is_symlink() or link.exists():
+            link.unlink()
+        link.symlink_to(target, target_is_directory=True)
+    return tree.parent
 
 
 class BuildPyWithProtos(build_py):
@@ -63,7 +84,8 @@ class BuildPyWithProtos(build_py):
 
 compile_args = ["-O0", "-g"] if DEBUG else ["-O3"]
 extensions = [
-    Extension(f"core_ext.{p.stem}", [str(p.relative_to(ROOT))], extra_compile_args=compile_args)
+    Extension(f"shuangkou.core.{p.stem}", [str(p.relative_to(ROOT))],
+              extra_compile_args=compile_args)
     for p in sorted((ROOT / "core_ext").glob("*.pyx"))
 ]
 
@@ -72,6 +94,7 @@ if __name__ == "__main__":
     setup(
         ext_modules=cythonize(
             extensions,
+            include_path=[str(link_tree())],
             language_level=3,
             compiler_directives={"boundscheck": False, "wraparound": False, "cdivision": True,
                                  "initializedcheck": False},

@@ -33,8 +33,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from grpc_helpers import ServerProcess, cards, free_port, metric_value, running_server  # noqa: E402
 
-from service.gen.shuangkou.v1 import service_pb2, service_pb2_grpc  # noqa: E402
-from service.gen.shuangkou.v1.variants_pb2 import RuleSet  # noqa: E402
+from shuangkou.v1 import service_pb2, service_pb2_grpc  # noqa: E402
+from shuangkou.v1.variants_pb2 import RuleSet  # noqa: E402
 
 
 def timings(call, request, n: int) -> list[float]:  # type: ignore[no-untyped-def]
@@ -206,7 +206,7 @@ def deadline_cpu_and_peak_rss(plays: int) -> None:
     server = ServerProcess("--port", "0", "--metrics-port", "0")
     try:
         server.wait_serving()
-        from service.limits import Limits
+        from shuangkou.service.limits import Limits
         cap = Limits().batch_cap
         request = service_pb2.BatchClassifyRequest(rule_set=RuleSet(custom_json=house),
                                                    plays_text=[bad] * cap)

@@ -27,13 +27,13 @@ from prometheus_client import CollectorRegistry
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import core_ext  # noqa: E402
-from service import servicer as servicer_module  # noqa: E402
-from service.config import Config  # noqa: E402
-from service.gen.shuangkou.v1 import cards_pb2, service_pb2, service_pb2_grpc  # noqa: E402
-from service.limits import Limits  # noqa: E402
-from service.metrics import Metrics  # noqa: E402
-from service.server import create_server  # noqa: E402
+from shuangkou import core  # noqa: E402
+from shuangkou.service import servicer as servicer_module  # noqa: E402
+from shuangkou.service.config import Config  # noqa: E402
+from shuangkou.service.limits import Limits  # noqa: E402
+from shuangkou.service.metrics import Metrics  # noqa: E402
+from shuangkou.service.server import create_server  # noqa: E402
+from shuangkou.v1 import cards_pb2, service_pb2, service_pb2_grpc  # noqa: E402
 
 S = service_pb2
 HAND = "33 44 55 66 77 88 99 TT JJ QQ KK AA BJ BJ"   # 2,744 legal plays leading
@@ -62,7 +62,7 @@ def main() -> None:
         ("grpc.max_receive_message_length", BIG), ("grpc.max_send_message_length", BIG)])
     stub = service_pb2_grpc.ShuangkouServiceStub(channel)
     try:
-        plays = [core_ext.parse_cards(p) for p in ("7777 BJ", "45678", "33 44 55", "SJ BJ")]
+        plays = [core.parse_cards(p) for p in ("7777 BJ", "45678", "33 44 55", "SJ BJ")]
         chosen = [plays[i % len(plays)] for i in range(cap)]
         valid = S.BatchClassifyRequest(codes=bytes(c for p in chosen for c in p),
                                        lengths=[len(p) for p in chosen])
@@ -82,7 +82,7 @@ def main() -> None:
               f"plays/s; reply {reply.ByteSize():,} bytes of the {config.max_message_bytes:,} "
               f"limit ({reply.ByteSize() / cap:.0f} bytes a play)")
         hand = cards_pb2.Cards(cards_text=HAND)
-        total = len(core_ext.legal_plays(HAND, "baibian"))
+        total = len(core.legal_plays(HAND, "baibian"))
 
         def paged(size: int) -> int:
             request = S.EnumerateLegalPlaysRequest(hand=hand, page_size=size)

@@ -26,7 +26,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from randomplays import PlayMaker  # noqa: E402
 from reference import classify_ref  # noqa: E402
 
-import core_ext  # noqa: E402
+from shuangkou import core  # noqa: E402
 
 MAX_CARDS = 10
 
@@ -40,10 +40,10 @@ def make_mix(variant: str, n: int, seed: int) -> list[list[str]]:
         if not 1 <= len(cards) <= MAX_CARDS:
             continue
         try:
-            core_ext.classify(cards, variant)
+            core.classify(cards, variant)
         except ValueError:
             continue
-        plays.append(core_ext.format_cards(cards))
+        plays.append(core.format_cards(cards))
     return plays
 
 
@@ -65,9 +65,9 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
 
-    classify = core_ext.classify
+    classify = core.classify
     rows = []
-    for variant in core_ext.BUILTIN:
+    for variant in core.BUILTIN:
         plays = make_mix(variant, args.plays, args.seed)
         jokers = sum(any(t in ("SJ", "BJ") for t in p) for p in plays) / len(plays)
 
@@ -75,12 +75,12 @@ def main() -> None:
             for p in plays:
                 classify(p, variant)
 
-        codes = [core_ext.parse_cards(p) for p in plays]
+        codes = [core.parse_cards(p) for p in plays]
         buf = bytes(c for cs in codes for c in cs)
         lengths = array("i", (len(cs) for cs in codes))
 
         def batch(buf=buf, lengths=lengths, variant=variant):
-            core_ext.classify_batch(buf, lengths, variant)
+            core.classify_batch(buf, lengths, variant)
 
         ref_plays = plays[: args.ref_plays]
 

@@ -12,7 +12,7 @@ Per variant, in one run (so ratios compare like with like on a noisy machine):
 * worst cases: four jokers (both-wild variants: four wilds), a run of pairs with jokers, a
   run of bombs with jokers, three eight-card bombs with jokers (leading);
 * ``ratio``: brute force over every sub-multiset (tests/enum_reference.py, classification
-  by ``core_ext.classify``, fresh cache per hand) vs ``legal_plays`` on random 14-card hands
+  by ``core.classify``, fresh cache per hand) vs ``legal_plays`` on random 14-card hands
   with 0-4 jokers.
 
 Every timing is the best of ``--repeats`` calls on the same hand (the least disturbed by
@@ -34,11 +34,11 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from enum_reference import Readings, brute_force, full_deck, random_hand  # noqa: E402
 
-import core_ext  # noqa: E402
-from core_ext import count_plays, legal_plays  # noqa: E402
-from core_ext.variants import get_variant  # noqa: E402
+from shuangkou import core  # noqa: E402
+from shuangkou.core import count_plays, legal_plays  # noqa: E402
+from shuangkou.core.variants import get_variant  # noqa: E402
 
-RANKS = core_ext.RANK_CHARS
+RANKS = core.RANK_CHARS
 # Targets to follow, relative to the deck's lowest rank: (name, offsets, copies each).
 TARGETS = (("single", (5,), 1), ("pair", (5,), 2), ("straight", (2, 3, 4, 5, 6), 1),
            ("bomb", (5,), 5))
@@ -98,7 +98,7 @@ def bench_variant(variant: str, args: argparse.Namespace) -> tuple[str, list, tu
     follow = []
     for _, offsets, n in TARGETS:
         text = " ".join(RANKS[v.lowest_rank + o] * n for o in offsets)
-        target = core_ext.classify(text, v).primary
+        target = core.classify(text, v).primary
         follow.append(per_hand(hands, args.repeats, lambda h, t=target: legal_plays(h, v, t)))
     row = (f"{variant:16} {plays:6.0f} {lead[0]:6.1f} ({lead[1]:4.0f}) "
            f"{objs[0]:7.1f} ({objs[1]:4.0f}) {count[0]:6.1f} ({count[1]:4.0f})  "
@@ -130,7 +130,7 @@ def main() -> None:
           + "  ".join(f"{'follow ' + name:>15}" for name, _, _ in TARGETS))
     worst_rows = []
     ratio_rows = []
-    for variant in core_ext.BUILTIN:
+    for variant in core.BUILTIN:
         row, worst, ratio = bench_variant(variant, args)
         print(row)
         worst_rows += worst
@@ -142,8 +142,8 @@ def main() -> None:
         print(f"{variant:16} {name:14} {n:7} {t:9.1f} {t * 1e3 / max(n, 1):8.0f}")
     print("\nbrute force vs engine on 14-card hands (leading, per hand):")
     print(f"{'variant':16} {'engine µs':>10} {'brute µs':>12} {'ratio':>9}")
-    for variant, core, ref, ratio in ratio_rows:
-        print(f"{variant:16} {core:10.1f} {ref:12.0f} {ratio:8.0f}x")
+    for variant, engine, ref, ratio in ratio_rows:
+        print(f"{variant:16} {engine:10.1f} {ref:12.0f} {ratio:8.0f}x")
 
 
 if __name__ == "__main__":

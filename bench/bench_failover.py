@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 from grpc_helpers import ServerProcess  # noqa: E402
 
-from core_ext import BUILTIN  # noqa: E402
-from core_ext.generate import generate_replay  # noqa: E402
+from shuangkou.core import BUILTIN  # noqa: E402
+from shuangkou.core.generate import generate_replay  # noqa: E402
 
 
 def archive(n: int, path: Path) -> None:

@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from grpc_health.v1 import health_pb2, health_pb2_grpc  # noqa: E402
 
-from service.gen.shuangkou.v1 import (  # noqa: E402
+from shuangkou.v1 import (  # noqa: E402
     cards_pb2,
     service_pb2,
     service_pb2_grpc,
@@ -56,9 +56,9 @@ PLAY = service_pb2.ClassifyPlayRequest(rule_set=variants_pb2.RuleSet(id="baibian
 def _bare_servicer():
     from prometheus_client import CollectorRegistry
 
-    from service.limits import Limits
-    from service.metrics import Metrics
-    from service.servicer import ShuangkouServicer
+    from shuangkou.service.limits import Limits
+    from shuangkou.service.metrics import Metrics
+    from shuangkou.service.servicer import ShuangkouServicer
     return ShuangkouServicer(Limits(), Metrics(CollectorRegistry()))
 
 
@@ -115,7 +115,7 @@ class Server:
 
     @classmethod
     def shuangkou(cls, workers: int) -> Server:
-        return cls([sys.executable, "-m", "service", "serve", "--host", "127.0.0.1", "--port",
+        return cls([sys.executable, "-m", "shuangkou.service", "serve", "--host", "127.0.0.1", "--port",
                     "0", "--metrics-port", "0", "--workers", str(workers),
                     "--log-level", "INFO"], "LOG")
 
@@ -171,12 +171,12 @@ def _client(port: int, method: str, seconds: float, threads: int, out) -> None:
 def _batch(n: int) -> service_pb2.BatchClassifyRequest:
     import random
 
-    import core_ext
+    from shuangkou import core
     rng = random.Random(7)
     plays = ["7777 BJ", "45678", "33 44 55", "KK", "9", "TTT JJJ QQQ", "5678 BJ"]  # all valid
     codes, lengths = bytearray(), []
     for _ in range(n):
-        play = core_ext.parse_cards(rng.choice(plays))
+        play = core.parse_cards(rng.choice(plays))
         codes.extend(play)
         lengths.append(len(play))
     return service_pb2.BatchClassifyRequest(rule_set=variants_pb2.RuleSet(id="baibian"), codes=bytes(codes),

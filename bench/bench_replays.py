@@ -31,12 +31,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-import core_ext  # noqa: E402
-from core_ext.generate import generate_replay  # noqa: E402
-from core_ext.replay import score_replay  # noqa: E402
+from shuangkou import core  # noqa: E402
+from shuangkou.core.generate import generate_replay  # noqa: E402
+from shuangkou.core.replay import score_replay  # noqa: E402
 
 CACHE = Path("/tmp/shuangkou-bench")
-VARIANTS = list(core_ext.BUILTIN)
+VARIANTS = list(core.BUILTIN)
 FILE_ESCAPE_PROB = 0.05
 
 
@@ -76,7 +76,7 @@ def best_rate(fn, items: list, repeat: int) -> float:
 def _rejected(doc: object) -> bool:
     try:
         score_replay(doc)  # type: ignore[arg-type]
-    except core_ext.ShuangkouError as exc:
+    except core.ShuangkouError as exc:
         print(f"  rejected: {exc}", file=sys.stderr)
         return True
     return False
@@ -85,7 +85,7 @@ def _rejected(doc: object) -> bool:
 def _score_or_error(doc: object) -> None:
     try:
         score_replay(doc)  # type: ignore[arg-type]
-    except core_ext.ShuangkouError:
+    except core.ShuangkouError:
         pass
 
 
@@ -158,7 +158,7 @@ def cli_path_ratio(path: Path, n: int, repeat: int) -> None:
     per-line cost the CLI adds, free of process start-up and of other load."""
     import tempfile
 
-    from service import batch
+    from shuangkou.service import batch
 
     with open(path, encoding="utf-8") as f:
         texts = [next(f).rstrip("\n") for _ in range(n)]
@@ -203,7 +203,7 @@ def batch_cli(n: int, workers: int, repeat: int) -> None:
     print(f"{'jobs':>4s} {'wall s':>8s} {'replays/s':>10s} {'per core':>9s} {'CPU s':>7s} "
           f"{'per CPU-s':>10s} {'vs in-process':>13s}")
     for jobs_n in (1, 2):
-        cmd = [sys.executable, "-m", "service.cli", "score-replays", str(path),
+        cmd = [sys.executable, "-m", "shuangkou.service.cli", "score-replays", str(path),
                "--jobs", str(jobs_n), "--no-progress"]
         wall, cpu, _ = _run(cmd)
         per_cpu = n / cpu
@@ -217,7 +217,7 @@ def _archive_run(path: Path, flags: list[str]) -> tuple[float, float, dict]:
 
     out = Path(tempfile.mkdtemp(prefix="bench-archive-"))
     try:
-        cmd = [sys.executable, "-m", "service.cli", "score-replays", str(path),
+        cmd = [sys.executable, "-m", "shuangkou.service.cli", "score-replays", str(path),
                "--output-dir", str(out), "--no-progress", *flags]
         wall, cpu, _ = _run(cmd)
         summary = json.loads((out / "summary.json").read_text())
@@ -231,7 +231,7 @@ def dask_vs_cli(n: int, workers: int, partition_lines: int) -> None:
     path = archive_file(n, workers)
     print(f"\nDask vs the single-process CLI on {n} lines (--partition-lines "
           f"{partition_lines}); wall time of the whole command\n")
-    single, single_cpu, _ = _run([sys.executable, "-m", "service.cli", "score-replays",
+    single, single_cpu, _ = _run([sys.executable, "-m", "shuangkou.service.cli", "score-replays",
                                   str(path), "--jobs", "1", "--no-progress"])
     print(f"  single process (--jobs 1, stdout):      {single:7.1f} s  {n / single:8,.0f}/s  "
           f"CPU {single_cpu:.1f} s")

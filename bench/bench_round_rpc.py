@@ -43,9 +43,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
 from bench_grpc import Server  # noqa: E402
 from grpc_health.v1 import health_pb2, health_pb2_grpc  # noqa: E402
 
-import core_ext  # noqa: E402
-from core_ext.generate import deal  # noqa: E402
-from service.gen.shuangkou.v1 import (  # noqa: E402
+from shuangkou import core  # noqa: E402
+from shuangkou.core.generate import deal  # noqa: E402
+from shuangkou.v1 import (  # noqa: E402
     rounds_pb2,
     rounds_pb2_grpc,
     scoring_pb2,
@@ -63,7 +63,7 @@ def long_round(actions: int) -> tuple[bytes, bytes]:
     for seed in range(1000):
         rng = random.Random(seed)
         hands = deal(VARIANT, rng)
-        r = core_ext.Round.deal(VARIANT, hands, 0, revealed=hands[0][:1])
+        r = core.Round.deal(VARIANT, hands, 0, revealed=hands[0][:1])
         requests = []
         while not r.is_over and len(requests) < actions:
             plays = r.legal_plays()
@@ -157,10 +157,10 @@ def handler_times(late: bytes, first: bytes, number: int = 20_000) -> dict[str, 
     thread runs for the call besides gRPC itself (best of 5 × ``number`` calls)."""
     from prometheus_client import CollectorRegistry
 
-    from service.limits import Limits
-    from service.metrics import Metrics, MetricsInterceptor
-    from service.round_servicer import register_round_service
-    from service.server import HealthServicer
+    from shuangkou.service.limits import Limits
+    from shuangkou.service.metrics import Metrics, MetricsInterceptor
+    from shuangkou.service.round_servicer import register_round_service
+    from shuangkou.service.server import HealthServicer
 
     server = _Handlers()
     register_round_service(server, Limits())   # type: ignore[arg-type]

@@ -1,7 +1,7 @@
-"""The round flow through core_ext.Round against the replay validator it replaced.
+"""The round flow through core.Round against the replay validator it replaced.
 
 1. Replay validation + scoring per second per core (CPU time, best of ``--repeat`` passes):
-   ``core_ext.score_replay`` (a document folded over a Round in compiled code, settled by
+   ``core.score_replay`` (a document folded over a Round in compiled code, settled by
    the compiled settlement core_ext/_settle.pyx) against ``score_replay`` of commit
    :data:`BASE` (the last one before Round: its Python validator and Python settlement,
    loaded from git history) — the issue-11 ratio — and against the old validator kept as
@@ -35,13 +35,13 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import replay_v1  # noqa: E402  (the pre-Round validator, tests/replay_v1.py)
 
-import core_ext  # noqa: E402
-from core_ext import Declaration, Round, ShuangkouError  # noqa: E402
-from core_ext.generate import generate_replay  # noqa: E402
-from core_ext.replay import parse_replay, replay_round, score_replay  # noqa: E402
+from shuangkou import core  # noqa: E402
+from shuangkou.core import Declaration, Round, ShuangkouError  # noqa: E402
+from shuangkou.core.generate import generate_replay  # noqa: E402
+from shuangkou.core.replay import parse_replay, replay_round, score_replay  # noqa: E402
 
 ESCAPE_PROB = 0.05
-#: The last commit before core_ext.Round: its score_replay (validator and settlement) is
+#: The last commit before core.Round: its score_replay (validator and settlement) is
 #: loaded from git history and measured in the same run as "base".
 BASE = "6777089"
 
@@ -57,11 +57,11 @@ def base_score_replay() -> Any:
             return None
         code[name] = got.stdout.replace("from .scoring import", "from ._base_scoring import")
     for name in ("scoring", "replay"):
-        mod = types.ModuleType(f"core_ext._base_{name}")
-        mod.__package__ = "core_ext"
+        mod = types.ModuleType(f"shuangkou.core._base_{name}")
+        mod.__package__ = "shuangkou.core"
         sys.modules[mod.__name__] = mod
         exec(compile(code[name], f"{BASE}:core_ext/{name}.py", "exec"), mod.__dict__)
-    return sys.modules["core_ext._base_replay"].score_replay
+    return sys.modules["shuangkou.core._base_replay"].score_replay
 
 
 def best_rates(fns: dict[str, Any], items: list, repeat: int) -> dict[str, float]:
@@ -117,7 +117,7 @@ def main() -> None:
     ap.add_argument("--replays", type=int, default=150, help="replays per variant")
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
-    docs = [generate_replay(v, seed, ESCAPE_PROB) for v in core_ext.BUILTIN
+    docs = [generate_replay(v, seed, ESCAPE_PROB) for v in core.BUILTIN
             for seed in range(args.replays)]
     texts = [json.dumps(d) for d in docs]
     actions = sum(len(d["actions"]) for d in docs)
@@ -162,7 +162,7 @@ def main() -> None:
           f"median {statistics.median(times) / 1000:.2f} µs, "
           f"p99 {times[int(len(times) * 0.99)] / 1000:.2f} µs over {len(times):,} actions")
     sizes = {}
-    for v in core_ext.BUILTIN:
+    for v in core.BUILTIN:
         # a round played to the end (with few --replays, all of a variant's may escape)
         done = next((d for d in docs if d["variant"] == v
                      and not d["actions"][-1].get("escape")), None)

@@ -42,15 +42,15 @@ import grpc
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from core_ext import format_cards, legal_plays, parse_cards  # noqa: E402
-from core_ext.generate import deal, generate_replay  # noqa: E402
-from service.gen.shuangkou.v1 import (  # noqa: E402
+from shuangkou.core import format_cards, legal_plays, parse_cards  # noqa: E402
+from shuangkou.core.generate import deal, generate_replay  # noqa: E402
+from shuangkou.v1 import (  # noqa: E402
     cards_pb2,
     scoring_pb2,
     service_pb2,
     service_pb2_grpc,
 )
-from service.gen.shuangkou.v1.variants_pb2 import RuleSet  # noqa: E402
+from shuangkou.v1.variants_pb2 import RuleSet  # noqa: E402
 
 VARIANTS = ("baibian", "fengkuang", "fengkuang_crazy", "bianfeng", "bianfeng_lishui",
             "qianbian", "huopin")
@@ -120,11 +120,11 @@ def build_mix(batch: int, seed: int = 7) -> Mix:
 # ----------------------------------------------------------------------------- the server
 
 class Server:
-    """``python -m service serve`` on 127.0.0.1, any free port; its RSS from /proc."""
+    """``python -m shuangkou.service serve`` on 127.0.0.1, any free port; its RSS from /proc."""
 
     def __init__(self, threads: int) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "service", "serve", "--host", "127.0.0.1", "--port", "0",
+            [sys.executable, "-m", "shuangkou.service", "serve", "--host", "127.0.0.1", "--port", "0",
              "--metrics-port", "0", "--threads", str(threads), "--log-level", "INFO"],
             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.port = 0

@@ -1,4 +1,4 @@
-"""托管 policy (core_ext.suggest): strength by self-play and decision time on full hands.
+"""托管 policy (core.suggest): strength by self-play and decision time on full hands.
 
     .venv/bin/python bench/bench_suggest.py [--rounds 2000] [--variants ID ...] [--seed 1]
                                             [--latency 300] [--opponents random bot]
@@ -9,7 +9,7 @@ with seats rotated and the luck of the deal cancels out. Opponents:
 
 * ``random`` chooses uniformly among its legal actions (every legal play, plus pass when
   following);
-* ``bot`` is the replay generator's bot (core_ext.generate._Bot): leads low, follows with
+* ``bot`` is the replay generator's bot (core.generate._Bot): leads low, follows with
   the cheapest beat, bombs often.
 
 Printed per variant and opponent: the suggest team's win rate (its team placed 1st, §9),
@@ -35,10 +35,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT)]
 
-import core_ext  # noqa: E402
-from core_ext import Round, suggest  # noqa: E402
-from core_ext.generate import _Bot, deal  # noqa: E402
-from core_ext.variants import Variant, get_variant  # noqa: E402
+from shuangkou import core  # noqa: E402
+from shuangkou.core import Round, suggest  # noqa: E402
+from shuangkou.core.generate import _Bot, deal  # noqa: E402
+from shuangkou.core.variants import Variant, get_variant  # noqa: E402
 
 SEATS = 4
 
@@ -144,7 +144,7 @@ def p99(times: list[float]) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=2000, help="rounds per variant and opponent")
-    ap.add_argument("--variants", nargs="*", default=[v.id for v in core_ext.list_variants()])
+    ap.add_argument("--variants", nargs="*", default=[v.id for v in core.list_variants()])
     ap.add_argument("--opponents", nargs="*", default=["random", "bot"],
                     choices=["random", "bot"])
     ap.add_argument("--latency", type=int, default=300, help="deals timed per variant")

@@ -1,21 +1,25 @@
 """Shuangkou (双扣) rules core: cards, readings, bomb order, legal plays and scoring.
 
-The layers, bottom up: :mod:`core_ext.cards` (card codes, rank names, seats) →
-:mod:`core_ext.variants` (rule sets as data) → ``_core`` (readings, bomb order, declarations,
+The layers, bottom up: :mod:`shuangkou.core.cards` (card codes, rank names, seats) →
+:mod:`shuangkou.core.variants` (rule sets as data) → ``_core`` (readings, bomb order, declarations,
 comparison; compiled) → ``_enumerate`` (legal plays; compiled) →
-:mod:`core_ext.scoring` (settlement, §10) → :mod:`core_ext.replay` (round validation, §9).
+:mod:`shuangkou.core.scoring` (settlement, §10) → :mod:`shuangkou.core.replay` (round validation, §9).
 
 Quick tour::
 
-    >>> import core_ext
-    >>> core_ext.classify("45678 BJ", "baibian").primary.describe()
+    >>> from shuangkou import core
+    >>> core.classify("45678 BJ", "baibian").primary.describe()
     'straight 456789 (wild as 9)'
-    >>> core_ext.beats("3333333", "4444 5555 6666", "fengkuang")
+    >>> core.beats("3333333", "4444 5555 6666", "fengkuang")
     True
 
 Everything takes a ``variant``: a built-in id (see :func:`list_variants`) or a
-:class:`Variant`. Errors are ``ValueError`` subclasses from :mod:`core_ext.errors`.
+:class:`Variant`. Errors are ``ValueError`` subclasses from :mod:`shuangkou.core.errors`.
 """
+
+if __name__ != "shuangkou.core":   # the folder imported by its own name (python in the repo root)
+    raise ImportError(f"this folder is the package shuangkou.core; import it by that name, not "
+                      f"as {__name__!r} (docs/decisions.md, Packaging)")
 
 from ._core import (
     BOMB_KINDS,

@@ -1,5 +1,5 @@
 # C-level declarations of the rules core, shared with other compiled modules
-# (`from core_ext._core cimport ...`). See _core.pyx for the documentation.
+# (`from shuangkou.core._core cimport ...`). See _core.pyx for the documentation.
 
 cdef enum:
     NRANKS = 13          # natural ranks 3..A, 2 (positions 0..12)
@@ -82,7 +82,7 @@ cdef class RuleSet:
     cdef Rules r
     cdef readonly object variant
     cdef readonly str id
-    cdef public object settlement   # core_ext._settle's tables, built on first use
+    cdef public object settlement   # shuangkou.core._settle's tables, built on first use
 
 cdef RuleSet get_rules(object variant)
 cdef int classify_counts(const Rules* R, const u8* c, RD* out, int cap) noexcept nogil

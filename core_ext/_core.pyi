@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from typing_extensions import disjoint_base
 
-# The card vocabulary lives in core_ext.cards; _core imports these names from there.
+# The card vocabulary lives in shuangkou.core.cards; _core imports these names from there.
 from .cards import CARD_BJ as CARD_BJ
 from .cards import CARD_SJ as CARD_SJ
 from .cards import MAX_CODE as MAX_CODE
@@ -45,7 +45,7 @@ class RuleSet:
     variant: Variant
     id: str
     def __init__(self, variant: str | Variant) -> None: ...
-    settlement: Any   # core_ext._settle's tables, built on first use
+    settlement: Any   # shuangkou.core._settle's tables, built on first use
 
 def rules_for(variant: _VariantLike) -> RuleSet:
     """The compiled RuleSet of a variant id or Variant (cached)."""

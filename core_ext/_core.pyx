@@ -21,12 +21,12 @@ import re
 from array import array
 from types import MappingProxyType
 
-from core_ext.errors import CardError, IllegalPlay, InvalidPlay, VariantError
-from core_ext import variants as _variants
-from core_ext.cards import (CARD_BJ, CARD_SJ, MAX_CODE, RANK_CHARS, SUIT_CHARS, card_code,
+from shuangkou.core.errors import CardError, IllegalPlay, InvalidPlay, VariantError
+from shuangkou.core import variants as _variants
+from shuangkou.core.cards import (CARD_BJ, CARD_SJ, MAX_CODE, RANK_CHARS, SUIT_CHARS, card_code,
                             rank_name, rank_position)
-from core_ext.declaration import Declaration
-from core_ext.records import BatchResult, Comparison
+from shuangkou.core.declaration import Declaration
+from shuangkou.core.records import BatchResult, Comparison
 
 # ----------------------------------------------------------------------------- constants
 
@@ -188,7 +188,7 @@ def parse_cards(cards, variant=None):
 
     ``cards`` is text (``"7S 7H BJ"``, ``"7777+BJ"``), an iterable of tokens or codes, or a
     bytes-like buffer of codes. With a ``variant`` the cards are also checked against its
-    deck. Raises :class:`~core_ext.errors.CardError` naming the offending card.
+    deck. Raises :class:`~shuangkou.core.errors.CardError` naming the offending card.
     """
     cdef int codes[MAXCARDS * 4]
     cdef u8 counts[NFACES]
@@ -766,7 +766,7 @@ cdef class Reading:
 
     @property
     def declaration(self):
-        """The :class:`~core_ext.declaration.Declaration` that names exactly this reading
+        """The :class:`~shuangkou.core.declaration.Declaration` that names exactly this reading
         among the readings of its cards (kind, top, star and the wild ranks)."""
         return Declaration(KINDS[self.rd.kind], self.rd.top, self.rd.star, self.wilds)
 
@@ -887,7 +887,7 @@ cdef class Classification:
     def reading(self, kind=None, top=None, star=None, wilds=None):
         """The strongest reading that matches (unset parts match any), or None.
 
-        ``kind`` may also be a :class:`~core_ext.declaration.Declaration`.
+        ``kind`` may also be a :class:`~shuangkou.core.declaration.Declaration`.
         """
         cdef Decl d
         cdef int i
@@ -1050,11 +1050,11 @@ def classify(cards, variant="baibian", declare=None):
 
     ``cards``: text, tokens or codes (see :func:`parse_cards`). Returns a
     :class:`Classification` whose ``primary`` is the rule-2 reading. With ``declare`` (a
-    kind name or a :class:`~core_ext.declaration.Declaration`), only the readings that
+    kind name or a :class:`~shuangkou.core.declaration.Declaration`), only the readings that
     match it are returned, strongest first.
-    Raises :class:`~core_ext.errors.CardError` for malformed or impossible cards,
-    :class:`~core_ext.errors.InvalidPlay` (with a reason) when no reading exists and
-    :class:`~core_ext.errors.IllegalPlay` when no reading matches the declaration.
+    Raises :class:`~shuangkou.core.errors.CardError` for malformed or impossible cards,
+    :class:`~shuangkou.core.errors.InvalidPlay` (with a reason) when no reading exists and
+    :class:`~shuangkou.core.errors.IllegalPlay` when no reading matches the declaration.
     """
     cdef Decl d
     cdef Classification res = _classify(cards, get_rules(variant))
@@ -1118,11 +1118,11 @@ def play_reading(cards, variant="baibian", to_beat=None, declare=None, declare_t
     """The reading that stands on the table after playing ``cards`` (§7 rules 4–6).
 
     ``declare`` is a kind name (narrowed by ``declare_top``) or a
-    :class:`~core_ext.declaration.Declaration`. Leading (``to_beat`` None): the first
+    :class:`~shuangkou.core.declaration.Declaration`. Leading (``to_beat`` None): the first
     reading in rule-2 order that matches the declaration, else the primary. Following: the
     first matching reading that beats; without a declaration the primary if it beats, else
     the first reading in rule-2 order that beats.
-    Raises :class:`~core_ext.errors.IllegalPlay` when nothing qualifies.
+    Raises :class:`~shuangkou.core.errors.IllegalPlay` when nothing qualifies.
     """
     cdef RuleSet rs = get_rules(variant)
     cdef Classification c = _classify(cards, rs)
@@ -1167,10 +1167,10 @@ def compare(play, current, variant="baibian", *, declare=None, current_declare=N
     ``current_declare``, else its primary stands) or a :class:`Reading`. ``play`` is cards
     or a :class:`Classification` (``declare`` narrows its readings), or a :class:`Reading`
     (that reading only). Returns a
-    :class:`~core_ext.records.Comparison` whose ``play`` is the reading that would stand if
+    :class:`~shuangkou.core.records.Comparison` whose ``play`` is the reading that would stand if
     it beats (§7 rule 6), else the first reading matching the declaration (the primary
-    without one). Raises :class:`~core_ext.errors.IllegalPlay` when a declared reading
-    does not exist, :class:`~core_ext.errors.InvalidPlay` / ``CardError`` for bad cards.
+    without one). Raises :class:`~shuangkou.core.errors.IllegalPlay` when a declared reading
+    does not exist, :class:`~shuangkou.core.errors.InvalidPlay` / ``CardError`` for bad cards.
     """
     cdef RuleSet rs = get_rules(variant)
     cdef Decl dc, dp
@@ -1216,7 +1216,7 @@ def classify_batch(codes, lengths, variant="baibian"):
 
     ``codes``: a bytes-like buffer of card codes (uint8), the plays back to back;
     ``lengths``: the number of cards of each play (any integer sequence or buffer).
-    Returns a :class:`~core_ext.records.BatchResult`: ``array`` columns, one entry per
+    Returns a :class:`~shuangkou.core.records.BatchResult`: ``array`` columns, one entry per
     play — ``kind`` (index into :data:`KINDS`, 255 = invalid or impossible cards), ``top``,
     ``star``, ``cards``, ``readings`` (how many readings) — and ``errors``, for each
     invalid play the exception :func:`classify` raises for it. Invalid plays do not stop

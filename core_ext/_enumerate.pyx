@@ -39,7 +39,7 @@ from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from cpython.ref cimport Py_INCREF
 from cpython.pyport cimport PY_SSIZE_T_MAX
 
-from core_ext._core cimport (
+from shuangkou.core._core cimport (
     BJ, KEYLEN, K_BOMB, K_CHAIN_BOMB, K_JOKER_BOMB_3, K_JOKER_BOMB_4, K_PAIR, K_PAIR_CHAIN,
     K_SINGLE, K_STRAIGHT, K_TRIPLE, K_TRIPLE_CHAIN, MAXCARDS, MAXREAD, NFACES, NKINDS, RD,
     SJ, Rules, RuleSet, classify_counts, count_codes, get_rules, key_cmp, make_reading,
@@ -51,8 +51,8 @@ import operator
 NO_LIMIT_FROM = 2**31    # a limit this large cuts nothing; larger ones mean "no limit"
 from collections import namedtuple
 
-from core_ext._core import KINDS, Classification, Reading, classify, format_cards
-from core_ext.errors import DeadlineExceeded, InvalidPlay, ShuangkouError
+from shuangkou.core._core import KINDS, Classification, Reading, classify, format_cards
+from shuangkou.core.errors import DeadlineExceeded, InvalidPlay, ShuangkouError
 
 __all__ = ["LegalPlays", "Play", "best_bomb", "count_plays", "legal_plays"]
 
@@ -600,7 +600,7 @@ class Play(_PlayBase):
     """One legal play: the card codes to play (taken from the hand) and its reading.
 
     A ``(cards, reading)`` named tuple: ``cards`` is a tuple of card codes (lowest codes of
-    each rank first, in rank order), ``reading`` the :class:`~core_ext.Reading` the play is
+    each rank first, in rank order), ``reading`` the :class:`~shuangkou.core.Reading` the play is
     listed with (when following: the reading that beats).
     """
 

@@ -1,5 +1,5 @@
 """Typed stubs of the compiled round flow (core_ext/_round.pyx); the public class is
-core_ext.Round (core_ext/round.py)."""
+shuangkou.core.Round (core_ext/round.py)."""
 
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, TypeVar

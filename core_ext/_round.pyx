@@ -5,7 +5,7 @@
 suited face and the cards of each rank (a card written without a suit takes any card of its
 rank, so the face counts are an upper bound), the cards left, the standing play's C reading,
 the passes, the finishing order — and applies actions without building Python objects on
-the hot path. The public façade :class:`core_ext.Round` (core_ext/round.py) adds the deal,
+the hot path. The public façade :class:`shuangkou.core.Round` (core_ext/round.py) adds the deal,
 settlement, legal plays and the serialised form; replay validation folds a document's
 actions over it with :meth:`RoundCore._fold`.
 
@@ -19,7 +19,7 @@ from cpython.dict cimport PyDict_Next
 from cpython.object cimport PyObject
 from libc.string cimport memcmp, memcpy, memmove, memset
 
-from core_ext._core cimport (
+from shuangkou.core._core cimport (
     K_BOMB,
     Decl,
     _parse_decl,
@@ -38,16 +38,16 @@ from core_ext._core cimport (
     u8,
 )
 
-from core_ext._core import KINDS as _KINDS
-from core_ext._core import Reading, format_cards, play_reading
-from core_ext.declaration import Declaration
-from core_ext._settle import settle as _settle_inputs
-from core_ext.cards import rank_name as _rank_name
-from core_ext.errors import InvalidPlay, RuleViolation, ShuangkouError
-from core_ext.scoring import _settle_escape
-from core_ext.scoring import MAX_STAKE as _MAX_STAKE_PY
-from core_ext.scoring import MAX_TABLE_FEE as _MAX_TABLE_FEE_PY
-from core_ext.round_records import ActionRecord, Standing
+from shuangkou.core._core import KINDS as _KINDS
+from shuangkou.core._core import Reading, format_cards, play_reading
+from shuangkou.core.declaration import Declaration
+from shuangkou.core._settle import settle as _settle_inputs
+from shuangkou.core.cards import rank_name as _rank_name
+from shuangkou.core.errors import InvalidPlay, RuleViolation, ShuangkouError
+from shuangkou.core.scoring import _settle_escape
+from shuangkou.core.scoring import MAX_STAKE as _MAX_STAKE_PY
+from shuangkou.core.scoring import MAX_TABLE_FEE as _MAX_TABLE_FEE_PY
+from shuangkou.core.round_records import ActionRecord, Standing
 
 cdef enum:
     SEATS = 4
@@ -290,7 +290,7 @@ def _text(codes):
 
 cdef class RoundCore:
     """One round in progress, in table seats (after the §9 swap). Create with
-    ``core_ext.Round.deal``; see that class for the public API."""
+    ``shuangkou.core.Round.deal``; see that class for the public API."""
 
     cdef RuleSet rs
     cdef readonly object variant
@@ -416,7 +416,7 @@ cdef class RoundCore:
         return tuple([tuple(b) for b in self.bomb_codes])
 
     def _settle(self, result_type, dict extra=None):
-        """The settlement (core_ext.scoring.settle, compiled) of the state as it stands,
+        """The settlement (shuangkou.core.scoring.settle, compiled) of the state as it stands,
         as ``result_type`` with the ``extra`` fields (the caller checked it is over)."""
         escaper = _opt(self.cescaper)
         return _settle_inputs(
@@ -660,7 +660,7 @@ cdef class RoundCore:
     # -- the actions (Python API: verify / can / do)
     def verify_play(self, int seat, cards, declare=None):
         """The reading that would stand if ``seat`` played ``cards`` (declaring ``declare``,
-        a :class:`~core_ext.Declaration` or a kind name); raises the rule error otherwise."""
+        a :class:`~shuangkou.core.Declaration` or a kind name); raises the rule error otherwise."""
         cdef int codes[MAXCARDS]
         cdef RD rd
         cdef Decl d
@@ -1582,8 +1582,8 @@ cdef int _check_seat(int seat) except -1:
 
 
 cdef int _declared(object declare, Decl* d) except -1:
-    """Fill ``d`` from a declaration: a kind name, a :class:`~core_ext.Declaration` (kind,
-    top, star, wilds: every reading can be named) or a :class:`~core_ext.Reading`."""
+    """Fill ``d`` from a declaration: a kind name, a :class:`~shuangkou.core.Declaration` (kind,
+    top, star, wilds: every reading can be named) or a :class:`~shuangkou.core.Reading`."""
     if isinstance(declare, Reading):
         declare = declare.declaration
     _parse_decl(declare, None, d)
@@ -1591,7 +1591,7 @@ cdef int _declared(object declare, Decl* d) except -1:
 
 
 cdef object _decl_object(const Decl* d):
-    """The :class:`~core_ext.Declaration` a C declaration stands for (None: nothing declared)."""
+    """The :class:`~shuangkou.core.Declaration` a C declaration stands for (None: nothing declared)."""
     if d.kind < 0 and d.top < 0 and d.star < 0 and d.nwild < 0:
         return None
     return Declaration(None if d.kind < 0 else _KINDS[d.kind], None if d.top < 0 else d.top,

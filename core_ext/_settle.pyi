@@ -1,5 +1,5 @@
 """Typed stubs of the compiled settlement (core_ext/_settle.pyx); the public entry points
-are core_ext.scoring.score_round / settle / round_star."""
+are shuangkou.core.scoring.score_round / settle / round_star."""
 
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar

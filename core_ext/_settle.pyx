@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """Round settlement in compiled code (RULES.md §9 round end, §10): round stars, the
 multiplier, contribution events and the final amounts, over tables read once from the
-:class:`~core_ext.variants.Variant` (the rule data stays data: each named behaviour —
+:class:`~shuangkou.core.variants.Variant` (the rule data stays data: each named behaviour —
 ``round_end``, ``multiplier_star``, ``contribution_mode``, ``contribution_recipients`` —
 is looked up in a table here and selects a branch; the amounts are the variant's rows).
 
@@ -14,12 +14,12 @@ field in their declared order (what their ``__init__`` does, without the Python 
 from cpython.object cimport PyObject
 from libc.string cimport memset
 
-from core_ext._core cimport RuleSet, get_rules
+from shuangkou.core._core cimport RuleSet, get_rules
 
 cdef extern from "Python.h":
     int PyObject_GenericSetAttr(object o, object name, object value) except -1
 
-from core_ext.errors import ShuangkouError
+from shuangkou.core.errors import ShuangkouError
 
 cdef enum:
     SEATS = 4
@@ -219,7 +219,7 @@ cdef int _read_bombs(list bombs, int* stars, unsigned char* chain) except -1:
 
 def round_star(bombs, v):
     """(star, StarSource) of one seat's bombs (Readings, in play order) — see
-    core_ext.scoring.round_star."""
+    shuangkou.core.scoring.round_star."""
     cdef int stars[MAXB]
     cdef unsigned char chain[MAXB]
     cdef int rule, a, b, star
@@ -238,7 +238,7 @@ def round_stars(played, v):
 
 def settle(v, tuple order, played, stake, cards_left, escaper, hands, table_fee,
            result_type, escape_settle, dict extra):
-    """Settle consistent inputs (core_ext.scoring.settle): ``played`` per seat the bomb
+    """Settle consistent inputs (shuangkou.core.scoring.settle): ``played`` per seat the bomb
     Readings; escapes go to ``escape_settle`` (core_ext/scoring.py) with the round stars.
     Positional (the compiled round calls it per replay)."""
     cdef Tables t = tables(v)

@@ -1,11 +1,11 @@
 """Random replays for tests and benchmarks: deal a round and play it out with a simple bot.
 
 :func:`generate_replay` is seeded and reproducible (the same variant, seed and escape
-probability give the same replay). The bot picks among :func:`core_ext.legal_plays`: it
+probability give the same replay). The bot picks among :func:`shuangkou.core.legal_plays`: it
 leads low, follows with the cheapest play that beats, rarely beats its partner, throws
 bombs often enough that every star rule gets exercised, and sometimes declares a
 non-primary reading. The round itself (seating, turn order, 接风, round end) is a
-:class:`~core_ext.Round`, the one model of round flow; the independent check of that flow is
+:class:`~shuangkou.core.Round`, the one model of round flow; the independent check of that flow is
 the slow reference in tests/reference.py.
 """
 
@@ -142,7 +142,7 @@ def generate_replay(variant: str | Variant, seed: int, escape_prob: float = 0.0)
 
     With probability ``escape_prob`` the round is cut at a random move and a random seat
     still holding cards escapes (in ``baibian``, which has no escape rule, such replays are
-    refused by :func:`~core_ext.replay.score_replay`).
+    refused by :func:`~shuangkou.core.replay.score_replay`).
     """
     v = get_variant(variant)
     rng = random.Random(f"{v.id}/{seed}")

@@ -17,7 +17,7 @@ __all__ = ["Comparison", "BatchResult", "BATCH_COLUMNS"]
 
 @dataclass(frozen=True)
 class Comparison:
-    """The outcome of :func:`core_ext.compare`: does ``play`` beat ``current``?
+    """The outcome of :func:`shuangkou.core.compare`: does ``play`` beat ``current``?
 
     ``current`` is the reading standing on the table; ``play`` is the reading of the new
     play that would stand if it beats (§7 rule 6), else its declared or primary reading.
@@ -34,12 +34,12 @@ BATCH_COLUMNS = ("kind", "top", "star", "cards", "readings")
 
 @dataclass(frozen=True, eq=False)
 class BatchResult(Mapping[str, "array[int]"]):
-    """What :func:`core_ext.classify_batch` found, one entry per play, as columns.
+    """What :func:`shuangkou.core.classify_batch` found, one entry per play, as columns.
 
-    ``kind`` is an index into :data:`core_ext.KINDS` (255 = no reading or impossible
+    ``kind`` is an index into :data:`shuangkou.core.KINDS` (255 = no reading or impossible
     cards); ``top``, ``star`` and ``cards`` describe the primary reading; ``readings``
     counts the readings. ``errors`` maps the index of every invalid play to the exception
-    :func:`core_ext.classify` raises for it, found in the same pass.
+    :func:`shuangkou.core.classify` raises for it, found in the same pass.
 
     It is also a read-only mapping of column name to column (``result["kind"]``), the
     shape ``classify_batch`` returned before it reported errors.

@@ -2,10 +2,10 @@
 
 The JSON format is documented in ``docs/replays.md``. :func:`score_replay` validates a
 replay and settles it; :func:`summarize_replay` stops after validation and returns the
-inputs of :func:`~core_ext.scoring.score_round`, so a replay's score can be checked
+inputs of :func:`~shuangkou.core.scoring.score_round`, so a replay's score can be checked
 against the summary's.
 
-One round flow: a replay is its deal plus actions folded over a :class:`~core_ext.Round`
+One round flow: a replay is its deal plus actions folded over a :class:`~shuangkou.core.Round`
 (core_ext/round.py), the same state machine game servers drive live, so turn order,
 接风, round end and the card-held checks live in one place (compiled). A document is
 folded as it is read; :func:`parse_replay` gives the typed :class:`Replay` record, which

@@ -3,9 +3,9 @@
 A game server (or the replay validator, or the replay generator's bot) deals a round with
 :meth:`Round.deal` and applies actions: ``play`` (optionally declaring the reading),
 ``pass_turn`` and ``escape``. Each has a verify / can / do triple: ``verify_*`` raises the
-precise :class:`~core_ext.errors.RuleViolation` (``NOT_YOUR_TURN``, ``CARDS_NOT_HELD`` …),
+precise :class:`~shuangkou.core.errors.RuleViolation` (``NOT_YOUR_TURN``, ``CARDS_NOT_HELD`` …),
 ``can_*`` answers yes or no, and the action returns a frozen :class:`ActionRecord`.
-``result()`` settles a finished round exactly as :func:`~core_ext.scoring.score_round`
+``result()`` settles a finished round exactly as :func:`~shuangkou.core.scoring.score_round`
 does; ``to_bytes`` / ``from_bytes`` are a compact serialised form whose size never grows
 with the number of actions (no history is kept), validated on the way in.
 
@@ -13,7 +13,7 @@ The flow itself (turn, trick, 接风, finishing, round end, card-held checks) is
 (core_ext/_round.pyx); this module adds the deal, the seating swap, settlement and the
 serialised form.
 
-    >>> from core_ext import Round
+    >>> from shuangkou.core import Round
     >>> r = Round.deal("baibian", ["3S 3H", "4S 9S", "5S 5H", "6S 9H"], 0, partial_deal=True)
     >>> r.play(0, "3S 3H").next_turn, r.pass_turn(1).next_turn
     (1, 2)
@@ -258,7 +258,7 @@ class Round(RoundCore):
 
     # -- derived answers
     def legal_plays(self, *, limit: int | None = None) -> Any:
-        """The legal plays of the seat to act (``core_ext.legal_plays``); passing is
+        """The legal plays of the seat to act (``shuangkou.core.legal_plays``); passing is
         allowed besides when following (``.can_pass``)."""
         from ._enumerate import legal_plays  # the enumeration engine (compiled separately)
 

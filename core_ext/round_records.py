@@ -1,4 +1,4 @@
-"""The plain records a :class:`core_ext.Round` hands out: what stands on the table and what an
+"""The plain records a :class:`shuangkou.core.Round` hands out: what stands on the table and what an
 action did. Kept apart from the compiled round so both it and the façade can import them."""
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ and, for an escape, the escaping seat and the current hands — and returns a
 :class:`RoundResult` with a per-seat breakdown.
 
 Seats are table seats (after the revealed-card swap): seats ``s`` and ``s + 2`` are
-partners. The tables themselves are :class:`~core_ext.variants.Variant` data; every rule
+partners. The tables themselves are :class:`~shuangkou.core.variants.Variant` data; every rule
 that behaves differently between variants is a small named function chosen by the value
 of the variant field that names it (``multiplier_star``, ``contribution_mode``,
 ``contribution_recipients``, ``round_end``, ``escape``). Round stars, the round end, the
@@ -506,7 +506,7 @@ def settle(v: Variant, order: tuple[int, ...], played: Sequence[Sequence[Reading
            result_type: type[RoundResult] = RoundResult, **extra: Any) -> RoundResult:
     """Settle inputs that are already consistent (the second half of :func:`score_round`;
     replays, validated move by move, come straight here). ``result_type`` and ``extra``
-    let a caller return a richer record (core_ext.replay.ReplayResult).
+    let a caller return a richer record (shuangkou.core.replay.ReplayResult).
 
     Round stars, the round end, the multiplier, contributions and the finals are compiled
     (core_ext/_settle.pyx, over the variant's tables); an escape is settled here

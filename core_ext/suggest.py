@@ -288,7 +288,7 @@ def _play(v: Variant, seat: int, cards: tuple[int, ...], meant: Any, to_beat: An
 
 
 def suggest(round: Any, *, seed: int | None = None) -> Suggestion:
-    """A legal action for the seat to act in ``round`` (a :class:`core_ext.Round`).
+    """A legal action for the seat to act in ``round`` (a :class:`shuangkou.core.Round`).
 
     :raises RuleViolation: the round is over (``ROUND_OVER``).
     """

@@ -2,7 +2,7 @@
 
 Every harness is a function ``one_input(data: bytes) -> None`` that decodes the bytes into
 structured input with :class:`Input`, calls the code under test and lets an exception escape
-only when it is a finding: any exception other than a ``core_ext.errors`` one in the core, or
+only when it is a finding: any exception other than a ``core.errors`` one in the core, or
 a status other than the documented ones at the gRPC boundary. :func:`main` runs a harness
 under atheris (coverage guided, libFuzzer flags such as ``-atheris_runs=N`` and
 ``-max_total_time=S``) or, when atheris is not installed, under a hypothesis-driven random
@@ -166,7 +166,7 @@ def core_call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[bool, 
 
     Any other exception is a finding and propagates (unless it is a known, reported one).
     """
-    from core_ext.errors import ShuangkouError
+    from shuangkou.core.errors import ShuangkouError
 
     try:
         return True, fn(*args, **kwargs)
@@ -237,7 +237,7 @@ def cards_any(inp: Input) -> Any:
 
 
 def play_codes_text(inp: Input) -> list[str]:
-    from core_ext import format_cards
+    from shuangkou.core import format_cards
     return format_cards(play_codes(inp))
 
 

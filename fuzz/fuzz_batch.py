@@ -1,4 +1,4 @@
-"""Fuzz core_ext.classify_batch with arbitrary buffers and lengths.
+"""Fuzz core.classify_batch with arbitrary buffers and lengths.
 
 Buffers are raw bytes (any code 0-255) or packed plays; lengths are any integers (negative,
 past the buffer, past 2**31) in lists, tuples or ``array`` buffers. A batch either raises a
@@ -13,9 +13,9 @@ from array import array
 
 from common import Input, core_call, main, play_codes, variant_any
 
-import core_ext
+from shuangkou import core
 
-KIND_INDEX = {name: i for i, name in enumerate(core_ext.KINDS)}
+KIND_INDEX = {name: i for i, name in enumerate(core.KINDS)}
 CHECKED = 8   # plays per batch cross-checked against classify
 
 
@@ -54,7 +54,7 @@ def one_input(data: bytes) -> None:
     inp = Input(data)
     variant = variant_any(inp)
     codes, lengths = batch_input(inp)
-    ok, cols = core_call(core_ext.classify_batch, codes, lengths, variant)
+    ok, cols = core_call(core.classify_batch, codes, lengths, variant)
     if not ok:
         return
     n = len(lengths)   # type: ignore[arg-type]
@@ -66,7 +66,7 @@ def one_input(data: bytes) -> None:
     for i, length in enumerate(list(lengths)[:CHECKED]):   # type: ignore[call-overload]
         piece = raw[offset:offset + length]
         offset += length
-        good, c = core_call(core_ext.classify, piece, variant) if piece else (False, None)
+        good, c = core_call(core.classify, piece, variant) if piece else (False, None)
         if cols["kind"][i] == 255:
             if good:
                 raise AssertionError(f"batch marks play {i} {list(piece)} invalid; classify "

@@ -1,4 +1,4 @@
-"""Fuzz classification and comparison: core_ext.classify, beats and play_reading.
+"""Fuzz classification and comparison: core.classify, beats and play_reading.
 
 Inputs are mostly plays of few consecutive ranks plus jokers (so they reach deep into the
 reading search) under every built-in variant, with arbitrary declarations. Beyond "a result
@@ -13,7 +13,7 @@ import sys
 
 from common import KIND_NAMES, Input, cards_any, core_call, main, play_codes, variant_any
 
-import core_ext
+from shuangkou import core
 
 
 def declare_any(inp: Input) -> object:
@@ -34,7 +34,7 @@ def top_any(inp: Input) -> object:
     return inp.choice(("A", "10", "t", "SJ", "bj", "X", "", 2**40, -2**40, 1.5, [3]))
 
 
-def check_classification(c: core_ext.Classification) -> None:
+def check_classification(c: core.Classification) -> None:
     readings = c.readings
     if not readings or c.primary is not readings[0]:
         if not readings or c.primary.describe() != readings[0].describe():
@@ -56,15 +56,15 @@ def one_input(data: bytes) -> None:
     b = play_codes(inp) if inp.byte() % 4 else cards_any(inp)
     a = play_codes(inp) if inp.byte() % 4 else cards_any(inp)
     declare = declare_any(inp)
-    ok, c = core_call(core_ext.classify, b, variant, declare)
+    ok, c = core_call(core.classify, b, variant, declare)
     if ok:
         check_classification(c)
-    ok_beats, beats = core_call(core_ext.beats, b, a, variant)
-    ok_read, reading = core_call(core_ext.play_reading, b, variant, a, declare, top_any(inp))
+    ok_beats, beats = core_call(core.beats, b, a, variant)
+    ok_read, reading = core_call(core.play_reading, b, variant, a, declare, top_any(inp))
     if ok_read and declare is None and ok_beats and not beats:
         raise AssertionError(f"play_reading found {reading.describe()} beating {a!r} but "
                              f"beats() says no")
-    ok_a, ca = core_call(core_ext.classify, a, variant)
+    ok_a, ca = core_call(core.classify, a, variant)
     if ok and ok_a and ok_beats and beats != any(r.beats(ca.primary) for r in c.readings) \
             and declare is None:
         raise AssertionError("beats() disagrees with Reading.beats over the readings")

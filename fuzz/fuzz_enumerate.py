@@ -1,4 +1,4 @@
-"""Fuzz the enumeration engine: core_ext.legal_plays, count_plays and best_bomb.
+"""Fuzz the enumeration engine: core.legal_plays, count_plays and best_bomb.
 
 Hands are drawn from the variant's deck (few ranks and jokers more often than not, the
 expensive shapes), sometimes anything at all; filters, limits and the play to beat are
@@ -14,10 +14,10 @@ from collections import Counter
 
 from common import KIND_NAMES, Input, cards_any, core_call, main, play_codes, variant_any
 
-import core_ext
+from shuangkou import core
 
-if not hasattr(core_ext, "legal_plays"):
-    print("FUZZ-SKIP: core_ext has no legal_plays yet", file=sys.stderr)
+if not hasattr(core, "legal_plays"):
+    print("FUZZ-SKIP: shuangkou.core has no legal_plays yet", file=sys.stderr)
     sys.exit(0)
 
 
@@ -59,7 +59,7 @@ def check(plays: object, hand: list[int], variant: object, to_beat: object,
             raise AssertionError(f"play {play!r} takes cards the hand {hand} lacks")
         if reading.cards != len(cards):
             raise AssertionError(f"play {play!r} lists {reading.cards} cards")
-        readings = core_ext.classify(list(cards), variant).readings
+        readings = core.classify(list(cards), variant).readings
         if not any(r.kind == reading.kind and r.key == reading.key and r.top == reading.top
                    for r in readings):
             raise AssertionError(f"{play!r} is listed with a reading classify does not give")
@@ -81,7 +81,7 @@ def one_input(data: bytes) -> None:
     if inp.bool():
         to_beat = play_codes(inp, inp.int(1, 12)) if inp.byte() % 4 else hand_any(inp)
     opts = filters(inp)
-    ok, plays = core_call(core_ext.legal_plays, hand, variant, to_beat, **opts)
+    ok, plays = core_call(core.legal_plays, hand, variant, to_beat, **opts)
     if not ok:
         return
     check(plays, list(plays.hand), variant, to_beat, opts)
@@ -91,11 +91,11 @@ def one_input(data: bytes) -> None:
         pass
     if opts:
         return
-    ok_count, counts = core_call(core_ext.count_plays, hand, variant, to_beat)
+    ok_count, counts = core_call(core.count_plays, hand, variant, to_beat)
     if not ok_count or sum(counts.values()) != len(plays):
         raise AssertionError(f"count_plays {counts} vs {len(plays)} listed plays")
     if to_beat is None:
-        best = core_ext.best_bomb(hand, variant)
+        best = core.best_bomb(hand, variant)
         bombs = [r for _, r in plays if r.is_bomb]
         if (best is None) != (not bombs):
             raise AssertionError(f"best_bomb {best} but {len(bombs)} bombs listed")

@@ -1,5 +1,5 @@
-"""Fuzz replay validation and round settlement: core_ext.replay.score_replay on arbitrary
-JSON-ish documents and on mutations of valid replays, and core_ext.scoring.score_round on
+"""Fuzz replay validation and round settlement: core.replay.score_replay on arbitrary
+JSON-ish documents and on mutations of valid replays, and core.scoring.score_round on
 arbitrary summaries.
 
 A document either fails with a core_ext error (ReplayError naming the action or field) or
@@ -15,8 +15,8 @@ import sys
 
 from common import VARIANTS, Input, cards_any, core_call, main, play_codes, variant_any
 
-from core_ext.replay import score_replay
-from core_ext.scoring import score_round
+from shuangkou.core.replay import score_replay
+from shuangkou.core.scoring import score_round
 
 REPLAY_KEYS = ("variant", "hands", "leader", "revealed", "teams", "partner", "actions",
                "stake", "table_fee", "partial_deal", "seat", "play", "pass", "escape",
@@ -26,7 +26,7 @@ REPLAY_KEYS = ("variant", "hands", "leader", "revealed", "teams", "partner", "ac
 def _generated() -> list[dict[str, object]]:
     """Valid replays to mutate (needs the enumeration engine; empty without it)."""
     try:
-        from core_ext.generate import generate_replay
+        from shuangkou.core.generate import generate_replay
         return [generate_replay(v, seed=s) for v in VARIANTS for s in range(3)]
     except Exception:  # noqa: BLE001 - the generator is optional here
         return []

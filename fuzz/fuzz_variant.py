@@ -1,4 +1,4 @@
-"""Fuzz custom variant loading: core_ext.variants.variant_from_mapping and load_variants.
+"""Fuzz custom variant loading: core.variants.variant_from_mapping and load_variants.
 
 Documents extend a built-in (or each other, possibly in cycles) and override fields with
 plausible, edge or absurd values; sometimes the document goes through a real TOML/JSON
@@ -17,10 +17,10 @@ from pathlib import Path
 
 from common import VARIANTS, Input, core_call, main
 
-import core_ext
-from core_ext.scoring import score_round
-from core_ext.variants import BUILTIN, Variant, load_variants, variant_from_mapping
-from service.convert import variant_data
+from shuangkou import core
+from shuangkou.core.scoring import score_round
+from shuangkou.core.variants import BUILTIN, Variant, load_variants, variant_from_mapping
+from shuangkou.service.convert import variant_data
 
 FIELDS = [f.name for f in fields(Variant)]
 TMP = Path(tempfile.mkdtemp(prefix="fuzz-variant-", dir="/dev/shm" if Path("/dev/shm").is_dir()
@@ -64,9 +64,9 @@ def exercise(v: Variant) -> None:
     again = variant_from_mapping(json.loads(json.dumps(data)))
     if variant_data(again) != data:
         raise AssertionError(f"variant {v.id!r} changes through its JSON form")
-    lo = core_ext.RANK_CHARS[v.lowest_rank]
-    core_call(core_ext.classify, f"{lo}{lo}{lo}{lo} BJ", v)
-    core_call(core_ext.classify, "SJ SJ BJ", v)
+    lo = core.RANK_CHARS[v.lowest_rank]
+    core_call(core.classify, f"{lo}{lo}{lo}{lo} BJ", v)
+    core_call(core.classify, "SJ SJ BJ", v)
     core_call(score_round, v, [0, 2], [[], [], [], []],
               cards_left=[0, 5, 0, 5] if v.round_end == "first_out" else None)
 

@@ -21,7 +21,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 from google.rpc import error_details_pb2, status_pb2
 
-from service.gen.shuangkou.v1 import service_pb2
+from shuangkou.v1 import service_pb2
 
 FD = FieldDescriptor
 ALLOWED = frozenset({grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND,
@@ -103,7 +103,7 @@ def _scalar(inp: Input, f: FieldDescriptor, path: str) -> Any:
             doc = replay_document(inp) if inp.byte() % 6 else inp.json(3)
             return json.dumps(doc, default=repr)
         if name in ("cards_text", "plays_text"):
-            from core_ext import format_cards
+            from shuangkou.core import format_cards
 
             return inp.text() if inp.bool() else " ".join(format_cards(play_codes(inp)))
         return inp.text(3)
@@ -240,7 +240,7 @@ class LogTrap(logging.Handler):
 
 def install_log_trap() -> LogTrap:
     trap = LogTrap()
-    logger = logging.getLogger("service")
+    logger = logging.getLogger("shuangkou.service")
     logger.addHandler(trap)
     logger.propagate = False
     return trap

@@ -38,7 +38,7 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 
 flags = ["-O1", "-g", "-fsanitize=address", "-fno-omit-frame-pointer"]
-exts = [Extension(f"core_ext.{n}", [f"core_ext/{n}.pyx"], extra_compile_args=flags,
+exts = [Extension(f"shuangkou.core.{n}", [f"core_ext/{n}.pyx"], extra_compile_args=flags,
                   extra_link_args=["-fsanitize=address"]) for n in ("_core", "_enumerate")]
 setup(ext_modules=cythonize(exts, language_level=3, quiet=True, compiler_directives={
           "boundscheck": False, "wraparound": False, "cdivision": True,
@@ -49,7 +49,7 @@ PYEOF
   ENV=(PYTHONPATH="$PWD/build/asan/src" LD_PRELOAD="$(gcc -print-file-name=libasan.so)"
        ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 FUZZ_ENGINE=hypothesis)
   (cd fuzz && env "${ENV[@]}" "$PY" -c \
-      "import common, core_ext._core as c; print('   core under test:', c.__file__)") || exit 2
+      "import common, core._core as c; print('   core under test:', c.__file__)") || exit 2
 elif ! "$PY" -c "import atheris" 2>/dev/null; then
   echo "atheris is not installed: using the hypothesis fallback" >&2
 fi

@@ -3,8 +3,8 @@
 #
 #   bash scripts/leakcheck.sh [ROUNDS]
 #
-# Runs a small workload of the compiled modules (core_ext._core: parse_cards, classify,
-# beats, play_reading, classify_batch, error paths; core_ext._enumerate: legal_plays,
+# Runs a small workload of the compiled modules (core._core: parse_cards, classify,
+# beats, play_reading, classify_batch, error paths; core._enumerate: legal_plays,
 # count_plays, best_bomb) ROUNDS times (default 3) under
 # `valgrind --leak-check=full` with PYTHONMALLOC=malloc, so every allocation is visible to
 # valgrind. Then it keeps only the records that matter: "definitely lost" blocks and memory
@@ -21,8 +21,8 @@ command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get ins
 
 cat >"$OUT/workload.py" <<'PYEOF'
 import sys
-import core_ext
-from core_ext.errors import ShuangkouError
+from shuangkou import core
+from shuangkou.core.errors import ShuangkouError
 
 ROUNDS = int(sys.argv[1])
 PLAYS = ["7777 BJ", "345678", "SJ SJ BJ BJ", "33 44 55", "QQQ KKK AA BJ", "3333 4444 5555",
@@ -34,7 +34,7 @@ VARIANTS = ["baibian", "fengkuang", "qianbian", "huopin", "bianfeng"]
 codes = bytearray()
 lengths = []
 for p in PLAYS:
-    c = core_ext.parse_cards(p)
+    c = core.parse_cards(p)
     codes.extend(c)
     lengths.append(len(c))
 codes.extend([0, 76, 21])
@@ -43,30 +43,30 @@ for _ in range(ROUNDS):
     for v in VARIANTS:
         for p in PLAYS:
             try:
-                c = core_ext.classify(p, v)
+                c = core.classify(p, v)
                 [r.describe() for r in c.readings]
                 c.to_dict()
-                core_ext.beats(p, "345678", v)
-                core_ext.play_reading(p, v, "77")
+                core.beats(p, "345678", v)
+                core.play_reading(p, v, "77")
             except ShuangkouError:
                 pass
         for b in BAD:
             try:
-                core_ext.classify(b, v)
+                core.classify(b, v)
             except ShuangkouError:
                 pass
-        core_ext.classify_batch(bytes(codes), lengths, v)
+        core.classify_batch(bytes(codes), lengths, v)
         try:
-            core_ext.classify_batch(bytes(codes), lengths[:-1], v)
+            core.classify_batch(bytes(codes), lengths[:-1], v)
         except ShuangkouError:
             pass
         for h in HANDS:
             try:
-                plays = core_ext.legal_plays(h, v, limit=300)
+                plays = core.legal_plays(h, v, limit=300)
                 list(plays)
-                core_ext.legal_plays(h, v, "345678")
-                core_ext.count_plays(h, v)
-                core_ext.best_bomb(h, v)
+                core.legal_plays(h, v, "345678")
+                core.count_plays(h, v)
+                core.best_bomb(h, v)
             except ShuangkouError:
                 pass
 print("workload done")

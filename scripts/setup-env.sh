@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Create .venv (Python 3.11) and install the project editable: the compiled core is built in
-# place and service/gen/ generated from protos/.
+# Create .venv (Python 3.11) and install the project editable (as `shuangkou.*`, docs/decisions.md
+# "Packaging"): the compiled core is built in place and the stubs generated beside protos/.
 #
 #   bash scripts/setup-env.sh            runtime + test extras (what scripts/test.sh needs)
 #   bash scripts/setup-env.sh --runtime  only what serving needs (scripts/serve.sh)
@@ -36,7 +36,8 @@ inputs_hash() {
 up_to_date() {
   [ -x .venv/bin/python ] && [ -f "$STAMP" ] || return 1
   compgen -G 'core_ext/_core*.so' >/dev/null && compgen -G 'core_ext/_enumerate*.so' >/dev/null \
-    && [ -f service/gen/shuangkou/v1/service_pb2.py ] || return 1
+    && [ -f protos/shuangkou/v1/service_pb2.py ] && [ -d build/tree/shuangkou/core ] \
+    || return 1
   local hash extras
   read -r hash extras <"$STAMP" || return 1
   [ "$hash" = "$(inputs_hash)" ] || return 1

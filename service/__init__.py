@@ -1,8 +1,13 @@
-"""The Shuangkou gRPC service: ``shuangkou serve`` (see :mod:`service.cli`).
+"""The Shuangkou gRPC service: ``shuangkou serve`` (see :mod:`shuangkou.service.cli`).
 
-Modules: :mod:`~service.config` settings, :mod:`~service.server` assembly and lifecycle,
-:mod:`~service.servicer` the RPCs, :mod:`~service.convert` / :mod:`~service.rounds` wire <->
-core translation, :mod:`~service.errors` status mapping, :mod:`~service.limits` request
-limits, :mod:`~service.metrics` Prometheus, :mod:`~service.remote` a client for
-``ScoreReplays`` over a pool of replicas. Generated stubs live in ``service.gen``.
+Modules: :mod:`~shuangkou.service.config` settings, :mod:`~shuangkou.service.server` assembly and lifecycle,
+:mod:`~shuangkou.service.servicer` the RPCs, :mod:`~shuangkou.service.convert` / :mod:`~shuangkou.service.rounds` wire <->
+core translation, :mod:`~shuangkou.service.errors` status mapping, :mod:`~shuangkou.service.limits` request
+limits, :mod:`~shuangkou.service.metrics` Prometheus, :mod:`~shuangkou.service.remote` a client for
+``ScoreReplays`` over a pool of replicas. Generated stubs are ``shuangkou.v1``.
 """
+
+if __name__ != "shuangkou.service":   # the folder imported by its own name (python in the repo root)
+    raise ImportError(f"this folder is the package shuangkou.service; import it by that name, "
+                      f"not as {__name__!r} (docs/decisions.md, Packaging)")
+

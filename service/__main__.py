@@ -1,4 +1,4 @@
-"""``python -m service``: the same as the ``shuangkou`` command."""
+"""``python -m shuangkou.service``: the same as the ``shuangkou`` command."""
 
 import sys
 

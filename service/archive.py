@@ -309,7 +309,7 @@ def run_local(run: Run, parts: Sequence[Partition], jobs: int) -> Iterator[dict[
         return
     import multiprocessing
 
-    import core_ext.replay  # noqa: F401 - imported once here, inherited by the forked workers
+    from shuangkou import core  # noqa: F401 - imported once here, inherited by the forked workers
 
     with multiprocessing.Pool(min(jobs, len(tasks))) as pool:
         for result in pool.imap_unordered(_score_task, tasks):

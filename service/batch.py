@@ -252,7 +252,7 @@ def _local(tasks: Iterator[Task], jobs: int) -> Iterator[Block]:
         return
     import multiprocessing
 
-    import core_ext.replay  # noqa: F401 - imported once here, inherited by the forked workers
+    from shuangkou import core  # noqa: F401 - imported once here, inherited by the forked workers
 
     with multiprocessing.Pool(jobs) as pool:
         pending: collections.deque[Any] = collections.deque()
@@ -265,7 +265,7 @@ def _local(tasks: Iterator[Task], jobs: int) -> Iterator[Block]:
 
 
 def _remote(lines: Iterable[str], target: str, jobs: int) -> Iterator[Block]:
-    from service.remote import score_remote  # the gRPC client (imported only when used)
+    from shuangkou.service.remote import score_remote  # the gRPC client (imported only when used)
 
     for rec in score_remote(lines, target, jobs):
         block = Block()

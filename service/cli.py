@@ -26,7 +26,7 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s"
 #: The function parses its own arguments and returns the exit status. Add a command with one
 #: line here.
 COMMANDS: dict[str, tuple[str, str, str]] = {
-    "score-replays": ("service.batch", "main",
+    "score-replays": ("shuangkou.service.batch", "main",
                       "score replay files locally (see score-replays --help)"),
 }
 
@@ -89,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         parser.exit(2, f"shuangkou serve: {exc}\n")
     _configure_logging(config.log_level)
-    from core_ext.errors import VariantError
+    from shuangkou.core.errors import VariantError
 
     from .server import run
 

@@ -1,7 +1,7 @@
 """The gRPC side of the one-off commands (``shuangkou classify --server ...``): the one module
-that builds request messages and reads responses for :mod:`service.commands`.
+that builds request messages and reads responses for :mod:`shuangkou.service.commands`.
 
-Everything here turns messages into the plain dicts :mod:`service.commands` prints, the same
+Everything here turns messages into the plain dicts :mod:`shuangkou.service.commands` prints, the same
 dicts its local path builds from the core, so both print identical output. Request field
 names live only here (the rule set, the Cards messages, declarations), so a change to the
 protos is a change to this file alone.
@@ -15,10 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import grpc
 
-from core_ext.variants import Variant
-
-from .convert import KIND_BY_NAME, KIND_NAMES, variant_data
-from .gen.shuangkou.v1 import (
+from shuangkou.core.variants import Variant
+from shuangkou.v1 import (
     cards_pb2,
     readings_pb2,
     scoring_pb2,
@@ -26,11 +24,13 @@ from .gen.shuangkou.v1 import (
     service_pb2_grpc,
     variants_pb2,
 )
+
+from .convert import KIND_BY_NAME, KIND_NAMES, variant_data
 from .remote import channel_options
 from .rounds import result_to_dict
 
 if TYPE_CHECKING:
-    from core_ext._core import _KindName as KindName
+    from shuangkou.core._core import _KindName as KindName
 
 __all__ = ["RemoteRules", "ServerError", "reading_dict", "summary_message"]
 
@@ -59,9 +59,9 @@ def _reading(msg: readings_pb2.Reading) -> dict[str, Any]:
 
 
 def _card_texts(codes: Sequence[int]) -> list[str]:
-    import core_ext
+    from shuangkou import core
 
-    return core_ext.format_cards(list(codes))
+    return core.format_cards(list(codes))
 
 
 def _rule_set(variant: str | Variant) -> variants_pb2.RuleSet:
@@ -87,7 +87,7 @@ def _cards(text: str) -> cards_pb2.Cards:
 
 
 class RemoteRules:
-    """The rules questions of :class:`service.commands.LocalRules`, asked of a server."""
+    """The rules questions of :class:`shuangkou.service.commands.LocalRules`, asked of a server."""
 
     def __init__(self, target: str) -> None:
         self.target = target
@@ -163,7 +163,7 @@ class RemoteRules:
 
 
 def summary_message(summary: dict[str, Any]) -> scoring_pb2.RoundSummary:
-    """A JSON round summary (checked by :func:`service.commands.read_summary`) as the
+    """A JSON round summary (checked by :func:`shuangkou.service.commands.read_summary`) as the
     RoundSummary message, which the local path scores with the server's own code."""
     msg = scoring_pb2.RoundSummary(
         finish_order=summary["finish_order"], table_fee=summary.get("table_fee") or 0,

@@ -2,7 +2,7 @@
 variants``.
 
 Each command answers from the local core, or from a running service with ``--server
-HOST:PORT`` (through :mod:`service.client`), and prints the same either way: text for
+HOST:PORT`` (through :mod:`shuangkou.service.client`), and prints the same either way: text for
 people, or one JSON document with ``--json`` for scripts. Errors are one line on stderr,
 ``shuangkou COMMAND: message``; exit status 0 on success, 1 for bad input (cards, plays,
 replays, variants), 2 for bad usage, an unreadable file or an unreachable server.
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from core_ext._core import _KindName as KindName
+    from shuangkou.core._core import _KindName as KindName
 
 __all__ = ["COMMANDS", "main"]
 
@@ -47,14 +47,14 @@ class Failed(Exception):
 # ----------------------------------------------------------------------------- rule sets
 
 def _house_variants(paths: Sequence[str]) -> dict[str, Any]:
-    """House variants by id from TOML/JSON files (``core_ext.load_variants``)."""
-    import core_ext
+    """House variants by id from TOML/JSON files (``core.load_variants``)."""
+    from shuangkou import core
 
     found: dict[str, Any] = {}
     for path in paths:
         if not Path(path).is_file():
             raise Failed(f"variant file {path!r} does not exist", 2)
-        for v in core_ext.load_variants(path):   # a built-in id is refused by the core
+        for v in core.load_variants(path):   # a built-in id is refused by the core
             found[v.id] = v
     return found
 
@@ -65,7 +65,7 @@ def resolve_variant(spec: str, house: dict[str, Any], remote: bool) -> Any:
     Against a server a plain id is sent as is (the server may have registered house
     variants of its own); locally it must be a built-in or a house id.
     """
-    import core_ext
+    from shuangkou import core
 
     if spec in house:
         return house[spec]
@@ -77,22 +77,22 @@ def resolve_variant(spec: str, house: dict[str, Any], remote: bool) -> Any:
                          "FILE and name one with --variant ID", 2)
         return variants[0]
     if not remote:
-        core_ext.get_variant(spec)   # VariantError: unknown id
+        core.get_variant(spec)   # VariantError: unknown id
     return spec
 
 
 def _declaration(text: str | None) -> tuple[KindName | None, int | None]:
     """``--declare KIND[:TOP]``, TOP a rank as written in cards (9, T, A, 2, SJ, BJ)."""
-    import core_ext
+    from shuangkou import core
 
     if text is None:
         return None, None
     kind, _, top = text.partition(":")
-    if kind not in core_ext.KINDS:
-        raise Failed(f"--declare: {kind!r} is not a play type ({', '.join(core_ext.KINDS)})", 2)
+    if kind not in core.KINDS:
+        raise Failed(f"--declare: {kind!r} is not a play type ({', '.join(core.KINDS)})", 2)
     if not top:
         return kind, None
-    ranks = {c: i for i, c in enumerate(core_ext.RANK_CHARS)} | {"10": 7, "SJ": 13, "BJ": 14}
+    ranks = {c: i for i, c in enumerate(core.RANK_CHARS)} | {"10": 7, "SJ": 13, "BJ": 14}
     if top.upper() not in ranks:
         raise Failed(f"--declare: {top!r} is not a rank (3-9, T, J, Q, K, A, 2, SJ, BJ)", 2)
     return kind, ranks[top.upper()]
@@ -114,31 +114,31 @@ class LocalRules:
 
     def classify(self, cards: str, variant: Any, declare: tuple[KindName | None, int | None]
                  ) -> dict[str, Any]:
-        import core_ext
+        from shuangkou import core
 
-        c = core_ext.classify(cards, variant)
+        c = core.classify(cards, variant)
         reading = c.primary
         if declare[0] is not None:
-            reading = core_ext.play_reading(cards, variant, None, *declare)
-        return {"cards": core_ext.format_cards(c.cards), "reading": _reading(reading),
+            reading = core.play_reading(cards, variant, None, *declare)
+        return {"cards": core.format_cards(c.cards), "reading": _reading(reading),
                 "readings": [_reading(r) for r in c.readings]}
 
     def compare(self, current: str, play: str, variant: Any,
                 current_declare: tuple[KindName | None, int | None],
                 declare: tuple[KindName | None, int | None]) -> dict[str, Any]:
-        import core_ext
-        from core_ext.errors import IllegalPlay
+        from shuangkou import core
+        from shuangkou.core.errors import IllegalPlay
 
-        standing = core_ext.classify(current, variant).primary
+        standing = core.classify(current, variant).primary
         if current_declare[0] is not None:
-            standing = core_ext.play_reading(current, variant, None, *current_declare)
-        primary = core_ext.classify(play, variant).primary
+            standing = core.play_reading(current, variant, None, *current_declare)
+        primary = core.classify(play, variant).primary
         if declare[0] is not None:   # the declared reading either beats or it does not
-            chosen = core_ext.play_reading(play, variant, None, *declare)
+            chosen = core.play_reading(play, variant, None, *declare)
             beats = chosen.beats(standing)
         else:
             try:
-                chosen, beats = core_ext.play_reading(play, variant, standing), True
+                chosen, beats = core.play_reading(play, variant, standing), True
             except IllegalPlay:   # no reading beats: the primary is reported
                 chosen, beats = primary, False
         return {"beats": beats, "current": _reading(standing), "play": _reading(chosen)}
@@ -146,23 +146,23 @@ class LocalRules:
     def plays(self, hand: str, variant: Any, to_beat: str | None, *, kinds: Sequence[KindName],
               bombs_only: bool, max_cards: int | None, limit: int, counts: bool
               ) -> dict[str, Any]:
-        import core_ext
+        from shuangkou import core
 
         from .limits import Limits
 
-        beat = core_ext.play_reading(to_beat, variant) if to_beat else None
-        found = core_ext.legal_plays(hand, variant, beat, kinds=list(kinds) or None,
+        beat = core.play_reading(to_beat, variant) if to_beat else None
+        found = core.legal_plays(hand, variant, beat, kinds=list(kinds) or None,
                                      bombs_only=bombs_only, max_cards=max_cards,
                                      limit=Limits().plays_limit(limit))
         result: dict[str, Any] = {
             "plays": [{"cards": list(p.text), "reading": _reading(p.reading)} for p in found],
             "truncated": found.truncated}
         if counts:
-            result["counts"] = core_ext.count_plays(hand, variant, beat)
+            result["counts"] = core.count_plays(hand, variant, beat)
         return result
 
     def score_replay(self, document: str, variant: Any) -> dict[str, Any]:
-        import core_ext
+        from shuangkou import core
 
         replay = json.loads(document)
         if variant is not None and isinstance(replay, dict):
@@ -170,7 +170,7 @@ class LocalRules:
             if own is not None and own != named:   # as the server: no silent override
                 raise Failed(f"the replay names variant {own!r} but the request names {named!r}")
             replay["variant"] = variant
-        return core_ext.score_replay(replay).to_dict()
+        return core.score_replay(replay).to_dict()
 
     def score_summary(self, summary: dict[str, Any], variant: Any) -> dict[str, Any]:
         # The server's own summary path, so local and remote agree to the error message.
@@ -181,18 +181,18 @@ class LocalRules:
         return result_to_dict(score_summary(summary_message(summary), variant, Limits()))
 
     def variants(self) -> list[dict[str, Any]]:
-        import core_ext
+        from shuangkou import core
 
         from .convert import variant_data
 
-        return [variant_data(v) for v in core_ext.list_variants()]
+        return [variant_data(v) for v in core.list_variants()]
 
     def variant(self, variant: Any) -> dict[str, Any]:
-        import core_ext
+        from shuangkou import core
 
         from .convert import variant_data
 
-        return variant_data(core_ext.get_variant(variant))
+        return variant_data(core.get_variant(variant))
 
 
 # ----------------------------------------------------------------------------- text output
@@ -339,11 +339,11 @@ def cmd_compare(rules: Any, args: argparse.Namespace, variant: Any) -> tuple[Any
 
 
 def cmd_plays(rules: Any, args: argparse.Namespace, variant: Any) -> tuple[Any, str]:
-    import core_ext
+    from shuangkou import core
 
     for kind in args.kind:
-        if kind not in core_ext.KINDS:
-            raise Failed(f"--kind: {kind!r} is not a play type ({', '.join(core_ext.KINDS)})",
+        if kind not in core.KINDS:
+            raise Failed(f"--kind: {kind!r} is not a play type ({', '.join(core.KINDS)})",
                          2)
     result = rules.plays(args.hand, variant, args.beat, kinds=args.kind,
                          bombs_only=args.bombs_only, max_cards=args.max_cards,
@@ -386,12 +386,12 @@ def cmd_variants(rules: Any, args: argparse.Namespace, variant: Any) -> tuple[An
 
 
 def cmd_generate(args: argparse.Namespace, variant: Any, out: IO[str]) -> None:
-    import core_ext
+    from shuangkou import core
 
     if args.count < 0 or not 0.0 <= args.escape <= 1.0:
         raise Failed("--count must be >= 0 and --escape a probability (0-1)", 2)
     for seed in range(args.seed, args.seed + args.count):
-        replay = core_ext.generate_replay(variant, seed, args.escape)
+        replay = core.generate_replay(variant, seed, args.escape)
         if not isinstance(variant, str):
             replay["variant"] = json.loads(_custom_json(variant))
         out.write(json.dumps(replay, ensure_ascii=False, separators=(",", ":")) + "\n")
@@ -467,7 +467,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("generate", help=COMMANDS["generate"],
                        description="Deal and play out rounds with a simple bot "
-                                   "(core_ext.generate_replay): one replay per line, "
+                                   "(core.generate_replay): one replay per line, "
                                    "reproducible from the variant and seed.")
     p.add_argument("-n", "--count", type=int, default=1, help="replays to generate (default 1)")
     p.add_argument("--seed", type=int, default=0, help="seed of the first replay (default 0)")
@@ -499,7 +499,7 @@ def main(argv: Sequence[str], out: IO[str] | None = None) -> int:
     command = args.command
     rules: Any = None
     try:
-        from core_ext.errors import ShuangkouError
+        from shuangkou.core.errors import ShuangkouError
 
         from .client import ServerError
         try:

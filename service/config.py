@@ -175,7 +175,7 @@ def _read_toml(text: str, source: str) -> dict[str, Any]:
 
 def defaults() -> dict[str, Any]:
     """The embedded defaults (service/defaults.toml)."""
-    text = resources.files("service").joinpath("defaults.toml").read_text(encoding="utf-8")
+    text = resources.files(__package__ or "shuangkou.service").joinpath("defaults.toml").read_text(encoding="utf-8")
     return _from_mapping(_read_toml(text, "defaults.toml"), "defaults.toml")
 
 

@@ -1,7 +1,7 @@
 """Translate between the wire messages and the core: rule sets, cards, readings, variants.
 
 Every function that reads request data raises core_ext errors tagged with the request field
-(see :func:`service.errors.field_scope`), so :mod:`service.errors` can map them.
+(see :func:`shuangkou.service.errors.field_scope`), so :mod:`shuangkou.service.errors` can map them.
 """
 
 from __future__ import annotations
@@ -12,16 +12,16 @@ from dataclasses import fields
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
 
-import core_ext
-from core_ext.errors import CardError
-from core_ext.variants import BUILTIN, Variant, find_variant, variant_from_mapping
+from shuangkou import core
+from shuangkou.core.errors import CardError
+from shuangkou.core.variants import BUILTIN, Variant, find_variant, variant_from_mapping
+from shuangkou.v1 import cards_pb2, readings_pb2, variants_pb2
 
 from .errors import BadInput, UnknownVariant, bounded, field_scope
-from .gen.shuangkou.v1 import cards_pb2, readings_pb2, variants_pb2
 from .limits import Limits
 
 if TYPE_CHECKING:
-    from core_ext._core import _KindName as KindName  # the core's play-type names (a Literal)
+    from shuangkou.core._core import _KindName as KindName  # the core's play-type names (a Literal)
 
 __all__ = ["resolve_variant", "variant_label", "cards_of", "reading_to_proto", "reading_or_none",
            "declaration", "declaration_to_proto", "declared_reading", "variant_to_proto", "load_json", "KIND_BY_NAME",
@@ -31,7 +31,7 @@ DEFAULT_VARIANT = "baibian"
 # core kind name <-> proto Kind value (the proto enum is the core's order shifted by one).
 KIND_BY_NAME: dict[KindName, readings_pb2.Kind] = {
     name: cast("readings_pb2.Kind", readings_pb2.Kind.Value("KIND_" + name.upper()))
-    for name in core_ext.KINDS}
+    for name in core.KINDS}
 KIND_NAMES: dict[int, KindName] = {v: k for k, v in KIND_BY_NAME.items()}
 MAX_CUSTOM_VARIANT_CACHE = 256
 MAX_CUSTOM_VARIANT_CHARS = 16 * 1024   # a full rule set is ~1.5 KB: the cache stays < 4 MiB
@@ -211,7 +211,7 @@ def cards_of(msg: cards_pb2.Cards, where: str, limits: Limits, *,
         if len(text) > 16 * limits.max_cards:
             raise BadInput(f"card text of {len(text)} characters is too long", field)
         with field_scope(field):
-            codes = core_ext.parse_cards(text)
+            codes = core.parse_cards(text)
     else:
         field = f"{where}.cards"
         if not CARD_CODES.issuperset(codes):
@@ -223,7 +223,7 @@ def cards_of(msg: cards_pb2.Cards, where: str, limits: Limits, *,
     return codes, field
 
 
-def reading_to_proto(r: core_ext.Reading) -> readings_pb2.Reading:
+def reading_to_proto(r: core.Reading) -> readings_pb2.Reading:
     return readings_pb2.Reading(
         kind=KIND_BY_NAME[r.kind], card_count=r.cards, top=r.top, length=r.length,
         star=r.star, phase=r.phase, regular=r.regular, wrap_class=r.wrap_class,
@@ -232,7 +232,7 @@ def reading_to_proto(r: core_ext.Reading) -> readings_pb2.Reading:
         text=r.describe(), links=r.links, top_rank=r.top_rank)
 
 
-def declaration_to_proto(r: core_ext.Reading) -> readings_pb2.Declaration:
+def declaration_to_proto(r: core.Reading) -> readings_pb2.Declaration:
     """The declaration that names exactly reading ``r`` (kind, top, star and wild placement)."""
     d = r.declaration
     return readings_pb2.Declaration(
@@ -240,7 +240,7 @@ def declaration_to_proto(r: core_ext.Reading) -> readings_pb2.Declaration:
         wilds=readings_pb2.WildPlacement(ranks=[int(w) for w in d.wilds or ()]))
 
 
-def reading_or_none(r: core_ext.Reading | None) -> readings_pb2.Reading | None:
+def reading_or_none(r: core.Reading | None) -> readings_pb2.Reading | None:
     return None if r is None else reading_to_proto(r)
 
 
@@ -252,7 +252,7 @@ def _flatten(values: Iterable[Any]) -> Iterable[int]:
             yield int(v)
 
 
-def declaration(owner: Any, name: str, where: str) -> core_ext.Declaration | None:
+def declaration(owner: Any, name: str, where: str) -> core.Declaration | None:
     """The core Declaration of ``owner.<name>`` (a Declaration message), None when unset."""
     if not owner.HasField(name):
         return None
@@ -273,14 +273,14 @@ def declaration(owner: Any, name: str, where: str) -> core_ext.Declaration | Non
             if rank > MAX_RANK:
                 raise BadInput(f"{rank} is not a rank position (0-{MAX_RANK})",
                                f"{where}.wilds.ranks[{i}]")
-    return core_ext.Declaration(kind, top, msg.star if msg.HasField("star") else None, wilds)
+    return core.Declaration(kind, top, msg.star if msg.HasField("star") else None, wilds)
 
 
-def declared_reading(codes: Any, variant: str | Variant, declared: core_ext.Declaration | None,
-                     to_beat: Any = None) -> core_ext.Reading:
+def declared_reading(codes: Any, variant: str | Variant, declared: core.Declaration | None,
+                     to_beat: Any = None) -> core.Reading:
     """The reading that stands for ``codes`` (§7 rules 4-6): the declared one (beating
     ``to_beat`` when given), else the primary (or the first that beats)."""
-    return core_ext.play_reading(codes, variant, to_beat, declared)
+    return core.play_reading(codes, variant, to_beat, declared)
 
 
 def variant_data(v: Variant) -> dict[str, Any]:

@@ -28,7 +28,7 @@ from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
-from core_ext.errors import (
+from shuangkou.core.errors import (
     CardError,
     DeadlineExceeded,
     IllegalPlay,
@@ -37,7 +37,7 @@ from core_ext.errors import (
     ShuangkouError,
     VariantError,
 )
-from core_ext.replay import ReplayError
+from shuangkou.core.replay import ReplayError
 
 if TYPE_CHECKING:
     from google.protobuf.descriptor import Descriptor

@@ -1,9 +1,9 @@
 """The output records of the batch scorer, shared by every backend (local pool, Dask workers,
-Kubernetes shards, the gRPC client in :mod:`service.remote`).
+Kubernetes shards, the gRPC client in :mod:`shuangkou.service.remote`).
 
 A record is ``{"ok": true, ...ReplayResult.to_dict()}`` or ``{"ok": false, "error":
 {"action": n, "reason": "..."}}`` (docs/replays.md). It depends only on
-:mod:`service.errors` (the wire's text bound), so ``batch`` and ``remote`` can both depend on
+:mod:`shuangkou.service.errors` (the wire's text bound), so ``batch`` and ``remote`` can both depend on
 it without a cycle.
 """
 
@@ -45,8 +45,8 @@ def error_record(reason: str, action: int | None = None) -> dict[str, Any]:
 
 def record_of(line: str, partial_deal: bool = False) -> dict[str, Any]:
     """Score one input line (without its newline) into its record; never raises."""
-    from core_ext.errors import ShuangkouError
-    from core_ext.replay import ReplayError, score_replay
+    from shuangkou.core.errors import ShuangkouError
+    from shuangkou.core.replay import ReplayError, score_replay
 
     text = line.strip()
     if not text:

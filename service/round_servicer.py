@@ -1,9 +1,9 @@
 """RoundService: live rounds for game servers, one action per call (protos/shuangkou/v1/rounds.proto).
 
 Stateless: each call rebuilds the round from the state bytes the caller sends back
-(:meth:`core_ext.Round.from_bytes` validates them), acts, and returns the new bytes, so any
+(:meth:`shuangkou.core.Round.from_bytes` validates them), acts, and returns the new bytes, so any
 replica answers any call. Each RPC is translate → core → translate; core exceptions go to
-the wire through :func:`service.servicer.rpc` (RuleViolation → FAILED_PRECONDITION with the
+the wire through :func:`shuangkou.service.servicer.rpc` (RuleViolation → FAILED_PRECONDITION with the
 rule's reason, a forged state → INVALID_ARGUMENT).
 """
 
@@ -13,9 +13,10 @@ from typing import Any, cast
 
 import grpc
 
-import core_ext
-from core_ext.cards import SEATS
-from core_ext.variants import Variant
+from shuangkou import core
+from shuangkou.core.cards import SEATS
+from shuangkou.core.variants import Variant
+from shuangkou.v1 import cards_pb2, rounds_pb2, rounds_pb2_grpc, scoring_pb2
 
 from .convert import (
     cards_of,
@@ -25,7 +26,6 @@ from .convert import (
     resolve_variant,
 )
 from .errors import BadInput, field_scope, rpc
-from .gen.shuangkou.v1 import cards_pb2, rounds_pb2, rounds_pb2_grpc, scoring_pb2
 from .limits import Limits
 from .rounds import result_to_proto
 
@@ -47,7 +47,7 @@ def _seat(value: int, field: str) -> int:
 _STATE_SCOPE = field_scope("state")      # one, reused: it keeps nothing between calls
 
 
-def _load(request: Any, variant: str | Variant) -> core_ext.Round:
+def _load(request: Any, variant: str | Variant) -> core.Round:
     """The round a request's state bytes hold, validated against the variant."""
     data = request.state
     if not data:
@@ -55,7 +55,7 @@ def _load(request: Any, variant: str | Variant) -> core_ext.Round:
     if len(data) > MAX_STATE_BYTES:
         raise BadInput(f"a state of {len(data):,} bytes is not a round state", "state")
     with _STATE_SCOPE:
-        return core_ext.Round.from_bytes(data, variant)
+        return core.Round.from_bytes(data, variant)
 
 
 
@@ -64,12 +64,12 @@ def _codes(cards: tuple[int, ...]) -> list[cards_pb2.Card]:
     return cast("list[cards_pb2.Card]", list(cards))
 
 
-def _reading_wire(reading: core_ext.Reading) -> bytes:
+def _reading_wire(reading: core.Reading) -> bytes:
     """A Reading message's bytes (the core keeps those of standing plays, per rule set)."""
     return reading_to_proto(reading).SerializeToString()
 
 
-def fill_state(state: rounds_pb2.RoundState, r: core_ext.Round) -> None:
+def fill_state(state: rounds_pb2.RoundState, r: core.Round) -> None:
     """Write the state bytes plus the readable view into ``state`` (a field of the
     response, so nothing is copied): the compiled core writes the RoundState's wire bytes in
     one pass (no per-card Python), protobuf's C runtime parses them."""
@@ -94,7 +94,7 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
         teams = [list(t.seats) for t in request.teams] or None
         revealed = [request.revealed] if request.revealed else None   # one card code
         # The core names the offending field as the request does (hands, revealed, teams …).
-        r = core_ext.Round.deal(
+        r = core.Round.deal(
             variant, hands, leader, revealed=revealed, partner=partner, teams=teams,
             stake=request.stake if request.HasField("stake") else 1,
             table_fee=request.table_fee, partial_deal=request.partial_deal)
@@ -142,7 +142,7 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
     def SuggestAction(self, request: rounds_pb2.SuggestActionRequest,
                       context: grpc.ServicerContext) -> rounds_pb2.SuggestActionResponse:
         r = _load(request, resolve_variant(request))
-        s = core_ext.suggest(r, seed=request.seed if request.HasField("seed") else None)
+        s = core.suggest(r, seed=request.seed if request.HasField("seed") else None)
         response = rounds_pb2.SuggestActionResponse(reason=s.reason)
         action = response.action
         action.seat, action.type = s.seat, _KIND_OF_ACTION[s.kind]

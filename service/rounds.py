@@ -1,23 +1,23 @@
 """Round settlement on the wire: summaries and replays in, RoundResult messages out.
 
-One result shape: :class:`core_ext.scoring.RoundResult` (and the replay's subclass), rendered
+One result shape: :class:`shuangkou.core.scoring.RoundResult` (and the replay's subclass), rendered
 to JSON by its own ``to_dict`` and to the wire by :func:`result_to_proto`, the one function
 that does; :func:`result_to_dict` reads a message back into exactly ``to_dict()``'s shape
-(clients such as :mod:`service.remote`, which must yield the same dicts as the local scorer).
+(clients such as :mod:`shuangkou.service.remote`, which must yield the same dicts as the local scorer).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import core_ext
-from core_ext.cards import SEATS
-from core_ext.errors import InvalidPlay, VariantError
-from core_ext.variants import BUILTIN, Variant, get_variant
+from shuangkou import core
+from shuangkou.core.cards import SEATS
+from shuangkou.core.errors import InvalidPlay, VariantError
+from shuangkou.core.variants import BUILTIN, Variant, get_variant
+from shuangkou.v1 import scoring_pb2
 
 from .convert import cards_of, declaration, declared_reading, load_json
 from .errors import BadInput, UnknownVariant, field_scope
-from .gen.shuangkou.v1 import scoring_pb2
 from .limits import Limits
 
 __all__ = ["score_summary", "score_replay_request", "replay_record", "result_to_proto",
@@ -36,8 +36,8 @@ def _seat(value: int, field: str) -> int:
 
 def score_summary(summary: scoring_pb2.RoundSummary, variant: str | Variant,
                   limits: Limits) -> scoring_pb2.RoundResult:
-    """Settle a round from a RoundSummary message (core_ext.scoring.score_round)."""
-    bombs: list[list[core_ext.Reading]] = [[] for _ in range(SEATS)]
+    """Settle a round from a RoundSummary message (core.scoring.score_round)."""
+    bombs: list[list[core.Reading]] = [[] for _ in range(SEATS)]
     for i, bomb in enumerate(summary.bombs):
         where = f"summary.bombs[{i}]"
         seat = _seat(bomb.seat, f"{where}.seat")
@@ -46,7 +46,7 @@ def score_summary(summary: scoring_pb2.RoundSummary, variant: str | Variant,
         with field_scope(where_cards):
             reading = declared_reading(codes, variant, declared)
         if not reading.is_bomb:
-            raise InvalidPlay(f"{' '.join(core_ext.format_cards(codes))} is not a bomb: it "
+            raise InvalidPlay(f"{' '.join(core.format_cards(codes))} is not a bomb: it "
                               f"reads as {reading.describe()}", where)
         bombs[seat].append(reading)
     hands = None
@@ -58,7 +58,7 @@ def score_summary(summary: scoring_pb2.RoundSummary, variant: str | Variant,
                  for s, h in enumerate(summary.hands)]
     cards_left = list(summary.cards_left) if summary.cards_left else None
     with field_scope("summary", nested=True):
-        result = core_ext.score_round(
+        result = core.score_round(
             variant, list(summary.finish_order), bombs,
             stake=summary.stake if summary.HasField("stake") else 1,
             cards_left=cards_left,
@@ -81,13 +81,13 @@ def score_replay_request(request: Any, variant: str | Variant,
     else:   # a typed message becomes the core's typed record: nothing to parse again
         record = replay_record(request.replay, variant, limits)   # names full paths itself
         with field_scope("replay", nested=True):
-            return result_to_proto(core_ext.score_replay(record))
+            return result_to_proto(core.score_replay(record))
     if isinstance(document, dict):
         _check_replay_variant(document, variant, named, where)
         if named or "variant" not in document:
             document["variant"] = variant
     with field_scope(where, nested=True):
-        result = core_ext.score_replay(document)
+        result = core.score_replay(document)
     return result_to_proto(result)
 
 
@@ -119,7 +119,7 @@ _ACTIONS = {scoring_pb2.ACTION_TYPE_PLAY: "play", scoring_pb2.ACTION_TYPE_PASS: 
 
 
 def replay_record(replay: scoring_pb2.Replay, variant: str | Variant,
-                  limits: Limits) -> core_ext.Replay:
+                  limits: Limits) -> core.Replay:
     """A Replay message as the core's typed record (its form checked here, field by field;
     the rules when the core folds it over a Round)."""
     if len(replay.hands) != SEATS:
@@ -136,14 +136,14 @@ def replay_record(replay: scoring_pb2.Replay, variant: str | Variant,
             raise BadInput("an action's type must be PLAY, PASS or ESCAPE", f"{where}.type")
         if kind == "play":
             declared = declaration(action, "declaration", f"{where}.declaration")
-            actions.append(core_ext.Action(
+            actions.append(core.Action(
                 seat, kind, tuple(cards_of(action.cards, f"{where}.cards", limits)[0]),
                 declared))
         elif action.cards.cards or action.cards.cards_text or action.HasField("declaration"):
             raise BadInput("only a play carries cards or a declaration", where)
         else:
-            actions.append(core_ext.Action(seat, kind))
-    return core_ext.Replay(
+            actions.append(core.Action(seat, kind))
+    return core.Replay(
         variant=get_variant(variant) if isinstance(variant, str) else variant, hands=hands,
         leader=_seat(replay.leader, "replay.leader"),
         revealed=[replay.revealed] if replay.revealed else None,
@@ -160,7 +160,7 @@ def _opt(msg: Any, name: str) -> Any:
 
 
 def result_to_proto(r: Any) -> scoring_pb2.RoundResult:
-    """core_ext.scoring.RoundResult -> RoundResult message."""
+    """shuangkou.core.scoring.RoundResult -> RoundResult message."""
     msg = scoring_pb2.RoundResult(
         variant=r.variant, kind=_WIN_KINDS[r.kind], winning_team=r.winning_team,
         finish_order=list(r.finish_order), star=r.star, star_seat=r.star_seat,
@@ -183,7 +183,7 @@ def result_to_proto(r: Any) -> scoring_pb2.RoundResult:
 
 
 def result_to_dict(msg: scoring_pb2.RoundResult) -> dict[str, Any]:
-    """RoundResult message -> the dict core_ext.scoring.RoundResult.to_dict() gives."""
+    """RoundResult message -> the dict core.scoring.RoundResult.to_dict() gives."""
     seats = []
     for s in msg.seats:
         src = s.star_source
@@ -208,7 +208,7 @@ def result_to_dict(msg: scoring_pb2.RoundResult) -> dict[str, Any]:
                            "to": list(e.to_seats), "bomb": _opt(e, "bomb")}
                           for e in msg.contributions],
     }
-    if msg.hand_at:   # a replay's result (core_ext.replay.ReplayResult.to_dict)
+    if msg.hand_at:   # a replay's result (core.replay.ReplayResult.to_dict)
         result["hand_at"] = list(msg.hand_at)
         result["actions"] = msg.action_count
     return result

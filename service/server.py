@@ -38,8 +38,9 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from shuangkou.v1 import rounds_pb2, service_pb2, service_pb2_grpc
+
 from .config import Config
-from .gen.shuangkou.v1 import rounds_pb2, service_pb2, service_pb2_grpc
 from .limits import Limits
 from .round_servicer import ROUND_SERVICE_NAME, register_round_service
 from .servicer import SERVICE_NAME, ShuangkouServicer
@@ -124,7 +125,7 @@ def create_server(config: Config, *, health_servicer: health.HealthServicer | No
     """A bound, not yet started server for ``config``, and the port it is bound to.
 
     ``health_servicer``: pass one to control serving status (it starts NOT_SERVING for
-    every service until :func:`set_serving`); ``metrics``: a :class:`service.metrics.Metrics`
+    every service until :func:`set_serving`); ``metrics``: a :class:`shuangkou.service.metrics.Metrics`
     (a private registry is made when None).
     """
     if metrics is None:
@@ -178,10 +179,10 @@ def set_serving(health_servicer: health.HealthServicer) -> None:
 def load_house_variants(files: Sequence[str]) -> list[str]:
     """Register the house variants of ``files`` (replacing any registered before); their ids.
 
-    Raises core_ext.VariantError naming the file when one is invalid or its id is taken.
+    Raises core.VariantError naming the file when one is invalid or its id is taken.
     """
-    from core_ext.errors import VariantError
-    from core_ext.variants import register_variants, unregister_variants
+    from shuangkou.core.errors import VariantError
+    from shuangkou.core.variants import register_variants, unregister_variants
 
     unregister_variants()
     ids: list[str] = []

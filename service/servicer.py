@@ -1,7 +1,7 @@
 """ShuangkouService: each RPC translates the request, calls the core, translates back.
 
-Failures are never turned into statuses here: :func:`service.errors.rpc` fails a unary call
-with the status of whatever it raised, and :func:`service.errors.status_proto` builds the
+Failures are never turned into statuses here: :func:`shuangkou.service.errors.rpc` fails a unary call
+with the status of whatever it raised, and :func:`shuangkou.service.errors.status_proto` builds the
 in-band ones (batch items, stream results), so the wire sees one shape of error.
 """
 
@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any, cast
 import grpc
 from google.rpc import status_pb2
 
-import core_ext
-from core_ext.errors import CardError, ShuangkouError
-from core_ext.variants import BUILTIN, Variant, house_variants, list_variants
+from shuangkou import core
+from shuangkou.core.errors import CardError, ShuangkouError
+from shuangkou.core.variants import BUILTIN, Variant, house_variants, list_variants
+from shuangkou.v1 import readings_pb2, scoring_pb2, service_pb2, service_pb2_grpc
 
 from . import rounds
 from .convert import (
@@ -32,24 +33,23 @@ from .convert import (
     variant_to_proto,
 )
 from .errors import BadInput, failure_for, field_scope, rpc, status_proto, still_wanted
-from .gen.shuangkou.v1 import readings_pb2, scoring_pb2, service_pb2, service_pb2_grpc
 from .limits import Limits
 from .paging import decode_token, encode_token
 from .version import build_info
 
 if TYPE_CHECKING:   # prometheus_client must not be imported before the CLI sets it up
-    from core_ext._core import _KindName as KindName
+    from shuangkou.core._core import _KindName as KindName
+    from shuangkou.v1 import cards_pb2
 
-    from .gen.shuangkou.v1 import cards_pb2
     from .metrics import Metrics
 
 __all__ = ["ShuangkouServicer", "SERVICE_NAME", "BATCH_CHUNK"]
 
 log = logging.getLogger(__name__)
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["ShuangkouService"].full_name
-# classify_batch's kind column: index into core_ext.KINDS, 255 = invalid -> proto Kind.
-_KIND_TABLE = bytes([i + 1 if i < len(core_ext.KINDS) else 0 for i in range(256)])
-_KIND_LABEL = {i: name for i, name in enumerate(core_ext.KINDS)} | {255: "invalid"}
+# classify_batch's kind column: index into core.KINDS, 255 = invalid -> proto Kind.
+_KIND_TABLE = bytes([i + 1 if i < len(core.KINDS) else 0 for i in range(256)])
+_KIND_LABEL = {i: name for i, name in enumerate(core.KINDS)} | {255: "invalid"}
 # Plays classified between two checks of the deadline / cancellation: ~2 ms of core work
 # for built-ins, well under 100 ms for the slowest house variants.
 BATCH_CHUNK = 2048
@@ -68,7 +68,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
         codes, where = cards_of(request.play, "play", self.limits)
         declared = declaration(request, "declaration", "declaration")
         with field_scope(where):
-            c = core_ext.classify(codes, variant)
+            c = core.classify(codes, variant)
         reading = c.primary
         if declared is not None:
             with field_scope("declaration"):
@@ -90,11 +90,11 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
         # Classified one by one so that an error names its own field; the comparison
         # (§7 rules 4-6, §8) is the core's.
         with field_scope(where_current):
-            standing = core_ext.classify(current, variant)
+            standing = core.classify(current, variant)
         with field_scope(where_play):
-            played = core_ext.classify(play, variant)
+            played = core.classify(play, variant)
         try:
-            result = core_ext.compare(played, standing, variant, declare=declared,
+            result = core.compare(played, standing, variant, declare=declared,
                                       current_declare=current_declared)
         except ShuangkouError as exc:
             exc.field = ("current_declaration" if exc.field == "current_declare"
@@ -136,7 +136,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
             size = sum(chunk)
             part = codes[offset:offset + size]
             with field_scope("lengths"):
-                columns = core_ext.classify_batch(part, chunk, variant)
+                columns = core.classify_batch(part, chunk, variant)
             kinds = columns["kind"].tobytes()
             tally.update(kinds)
             # The table maps each core kind index to its proto Kind value.
@@ -172,7 +172,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                 with field_scope(f"plays_text[{i}]"):
                     if len(text) > 16 * self.limits.max_cards:
                         raise BadInput(f"card text of {len(text)} characters is too long")
-                    play = core_ext.parse_cards(text)
+                    play = core.parse_cards(text)
                     self.limits.check_cards(len(play), f"plays_text[{i}]")
             except ShuangkouError as exc:   # kept as its status: no traceback held per play
                 errors[i] = status_proto(exc, compact=True)
@@ -189,7 +189,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
             if kinds[j] == 255:
                 yield readings_pb2.Reading()
             else:
-                yield reading_to_proto(core_ext.classify(codes[offset:offset + n],
+                yield reading_to_proto(core.classify(codes[offset:offset + n],
                                                          variant).primary)
             offset += n
 
@@ -214,7 +214,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
         # `to_beat` is passed as a Reading so the core classifies nothing here. The page is
         # the plays [offset, offset + size) of the core's deterministic order.
         with field_scope(where_hand):
-            plays = core_ext.legal_plays(hand, variant, to_beat, kinds=kinds,
+            plays = core.legal_plays(hand, variant, to_beat, kinds=kinds,
                                          bombs_only=request.bombs_only,
                                          max_cards=request.max_cards or None,
                                          limit=offset + size, timeout=context.time_remaining())
@@ -225,7 +225,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
         if request.include_counts:
             still_wanted(context)
             with field_scope(where_hand):
-                counts = core_ext.count_plays(hand, variant, to_beat,
+                counts = core.count_plays(hand, variant, to_beat,
                                               timeout=context.time_remaining())
             response.counts.extend(service_pb2.KindCount(kind=KIND_BY_NAME[k], count=n)
                                    for k, n in counts.items() if k in KIND_BY_NAME)
@@ -233,7 +233,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
         if request.include_best_bomb:
             still_wanted(context)
             with field_scope(where_hand):
-                best = core_ext.best_bomb(hand, variant, timeout=context.time_remaining())
+                best = core.best_bomb(hand, variant, timeout=context.time_remaining())
             if best is not None:
                 response.best_bomb.CopyFrom(reading_to_proto(best))
         self.metrics.enumeration_size.labels(variant_label(variant)).observe(len(response.plays))

@@ -24,7 +24,7 @@ def build_info() -> dict[str, str]:
     ``shuangkou_build_info``, the start-up log line and the server-info RPC)."""
     import grpc
 
-    import core_ext._core as core
+    import shuangkou.core._core as core
 
     return {"version": version(), "python": platform.python_version(),
             "grpcio": grpc.__version__,

@@ -1,7 +1,7 @@
 """Two independent references for legal-play enumeration (docs/enumeration.md).
 
-Neither shares code with ``core_ext._enumerate``; both classify multisets with
-``core_ext.classify`` (classification is checked against its own twin elsewhere) and apply
+Neither shares code with ``core._enumerate``; both classify multisets with
+``core.classify`` (classification is checked against its own twin elsewhere) and apply
 the listing rules themselves:
 
 * a play is a sub-multiset of the hand's faces (13 natural ranks, SJ, BJ);
@@ -25,13 +25,13 @@ from collections.abc import Iterable, Iterator, Sequence
 from itertools import product
 from typing import Any
 
-import core_ext
-from core_ext.errors import InvalidPlay
-from core_ext.variants import Variant, get_variant
+from shuangkou import core
+from shuangkou.core.errors import InvalidPlay
+from shuangkou.core.variants import Variant, get_variant
 
 SJ, BJ, ACE, TWO = 13, 14, 11, 12
 NFACES = 15
-KINDS: tuple[str, ...] = tuple(core_ext.KINDS)
+KINDS: tuple[str, ...] = tuple(core.KINDS)
 ORDINARY = KINDS[:6]
 BOMBS = "bombs"                      # the class of every bomb reading
 CLASSES = (*ORDINARY, BOMBS)
@@ -60,13 +60,13 @@ def codes_of(counts: Sequence[int]) -> list[int]:
 
 
 def class_of(kind: str) -> str:
-    return BOMBS if kind in core_ext.BOMB_KINDS else kind
+    return BOMBS if kind in core.BOMB_KINDS else kind
 
 
 # ----------------------------------------------------------------------------- listing rules
 
 class Readings:
-    """``core_ext.classify`` of count vectors, cached per variant (small multisets repeat)."""
+    """``core.classify`` of count vectors, cached per variant (small multisets repeat)."""
 
     def __init__(self, variant: str | Variant) -> None:
         self.variant = get_variant(variant)
@@ -76,7 +76,7 @@ class Readings:
         found = self.cache.get(counts)
         if found is None:
             try:
-                found = tuple(core_ext.classify(codes_of(counts), self.variant).readings)
+                found = tuple(core.classify(codes_of(counts), self.variant).readings)
             except InvalidPlay:
                 found = ()
             self.cache[counts] = found

@@ -22,10 +22,10 @@ from grpc_health.v1 import health
 from grpc_status import rpc_status
 from prometheus_client import CollectorRegistry, generate_latest
 
-from service.config import Config
-from service.gen.shuangkou.v1 import cards_pb2, service_pb2_grpc
-from service.metrics import Metrics
-from service.server import create_server, set_serving
+from shuangkou.service.config import Config
+from shuangkou.service.metrics import Metrics
+from shuangkou.service.server import create_server, set_serving
+from shuangkou.v1 import cards_pb2, service_pb2_grpc
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 10.0   # seconds: every RPC in the tests carries this deadline
@@ -133,13 +133,13 @@ def metric_value(text: str, name: str, **labels: str) -> float:
 
 
 class ServerProcess:
-    """``python -m service serve ...`` in a subprocess; ``port`` read from its log."""
+    """``python -m shuangkou.service serve ...`` in a subprocess; ``port`` read from its log."""
 
     LISTEN = re.compile(r"serving shuangkou\.v1 on [^ ]+:(\d+)")
 
     def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "service", "serve", "--host", "127.0.0.1", *args],
+            [sys.executable, "-m", "shuangkou.service", "serve", "--host", "127.0.0.1", *args],
             cwd=ROOT, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE, text=True)
         self.log: list[str] = []

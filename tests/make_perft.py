@@ -1,7 +1,7 @@
 """Write or verify the perft fixtures tests/fixtures/perft_<variant>.txt.
 
 Every case (a full hand, a play to beat or ``-``) is counted by two independent methods —
-the compiled engine (``core_ext.count_plays``) and the pattern-walking reference
+the compiled engine (``core.count_plays``) and the pattern-walking reference
 (``enum_reference.by_patterns``, which shares no code with the engine) — and a case is
 written only when both agree per type; a disagreement stops the run with a per-type
 breakdown. ``--check`` recomputes both for the committed files and compares.
@@ -30,11 +30,11 @@ from enum_reference import (  # noqa: E402
     per_kind,
 )
 
-import core_ext  # noqa: E402
-from core_ext.variants import Variant, get_variant  # noqa: E402
+from shuangkou import core  # noqa: E402
+from shuangkou.core.variants import Variant, get_variant  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures"
-RANKS = core_ext.RANK_CHARS
+RANKS = core.RANK_CHARS
 SJ_CODE, BJ_CODE = 70, 75
 
 # Plays to beat, as rank text relative to the deck's lowest rank (so they exist in every
@@ -111,14 +111,14 @@ def cases(v: Variant) -> list[tuple[str, list[int], str]]:
 
 
 def count_both(v: Variant, hand: list[int], to_beat: str, read: Readings) -> dict[str, int]:
-    target = None if to_beat == "-" else core_ext.classify(to_beat, v).primary
-    engine = core_ext.count_plays(hand, v, target)
+    target = None if to_beat == "-" else core.classify(to_beat, v).primary
+    engine = core.count_plays(hand, v, target)
     patterns = per_kind(by_patterns(hand, v, target, readings=read))
     if engine != patterns:
         rows = "\n".join(f"  {k:13} engine {engine[k]:6}  patterns {patterns[k]:6}"
                          + ("   <--" if engine[k] != patterns[k] else "") for k in KINDS)
         raise SystemExit(f"{v.id}: the two methods disagree on hand "
-                         f"{' '.join(core_ext.format_cards(hand))} to_beat {to_beat}\n{rows}")
+                         f"{' '.join(core.format_cards(hand))} to_beat {to_beat}\n{rows}")
     return engine
 
 
@@ -129,7 +129,7 @@ def render(v: Variant, read: Readings) -> str:
              ""]
     for i, (name, hand, to_beat) in enumerate(cases(v), 1):
         counts = count_both(v, hand, to_beat, read)
-        lines += [f"id {i}", f"name {name}", f"hand {' '.join(core_ext.format_cards(hand))}",
+        lines += [f"id {i}", f"name {name}", f"hand {' '.join(core.format_cards(hand))}",
                   f"to_beat {to_beat}"]
         lines += [f"{k} {n}" for k, n in counts.items() if n]
         lines += [f"total {sum(counts.values())}", ""]
@@ -155,7 +155,7 @@ def check(v: Variant, read: Readings) -> int:
     path = FIXTURES / f"perft_{v.id}.txt"
     bad = 0
     for case in parse(path.read_text()):
-        hand = core_ext.parse_cards(case["hand"], v)
+        hand = core.parse_cards(case["hand"], v)
         got = count_both(v, hand, case["to_beat"], read)
         want = {k: int(case.get(k, 0)) for k in KINDS}
         if got != want:
@@ -170,7 +170,7 @@ def main() -> int:
     parser.add_argument("--check", action="store_true", help="verify instead of writing")
     args = parser.parse_args()
     bad = 0
-    for vid in args.variants or list(core_ext.BUILTIN):
+    for vid in args.variants or list(core.BUILTIN):
         v = get_variant(vid)
         read = Readings(v)
         started = time.perf_counter()

@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator
 
-from core_ext.variants import Variant, get_variant
+from shuangkou.core.variants import Variant, get_variant
 
 SJ, BJ, ACE, TWO = 13, 14, 11, 12
 NO_SUIT = 4

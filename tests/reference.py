@@ -1,6 +1,6 @@
 """The slow, obviously-correct twin of the rules core, written from RULES.md §2–§8 alone.
 
-Nothing here is shared with ``core_ext._core``: card text is parsed with regular
+Nothing here is shared with ``core._core``: card text is parsed with regular
 expressions, a play is read by brute force — every assignment of natural ranks to the wild
 jokers is tried and each resulting rank multiset is tested against every pattern definition
 of §5/§6 — and the five bomb orders of §8 are written out as plain tuple builders. The only
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from itertools import combinations_with_replacement
 from typing import Any
 
-import core_ext
-from core_ext.variants import Variant, get_variant
+from shuangkou import core
+from shuangkou.core.variants import Variant, get_variant
 
 # ----------------------------------------------------------------------------- cards (§2)
 
@@ -502,8 +502,8 @@ def show(readings: Iterable[Any]) -> str:
 def core_readings(cards: Any, variant: str) -> list[Any]:
     """The core's readings in its order; [] when it says InvalidPlay."""
     try:
-        return list(core_ext.classify(cards, variant).readings)
-    except core_ext.InvalidPlay:
+        return list(core.classify(cards, variant).readings)
+    except core.InvalidPlay:
         return []
 
 
@@ -513,5 +513,5 @@ def reading_diff(cards: Any, variant: str) -> str | None:
     core = core_readings(cards, variant)
     if [view(r) for r in ref] == [view(r) for r in core]:
         return None
-    text = " ".join(core_ext.format_cards(core_ext.parse_cards(cards)))
+    text = " ".join(core.format_cards(core.parse_cards(cards)))
     return (f"{variant}: {text}\n  reference:\n{show(ref)}\n  core:\n{show(core)}")

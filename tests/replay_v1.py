@@ -1,4 +1,4 @@
-"""The replay validator as it was before core_ext.Round: an independent twin of the round flow.
+"""The replay validator as it was before core.Round: an independent twin of the round flow.
 
 Kept verbatim (only its imports changed) as the test reference for turn order, tricks,
 接风, round end, seating and the card-held checks, written separately from the compiled
@@ -11,7 +11,7 @@ Original description: replays, a dealt round and its moves, validated move by mo
 
 The JSON format is documented in ``docs/replays.md``. :func:`score_replay` validates a
 replay and settles it; :func:`summarize_replay` stops after validation and returns the
-inputs of :func:`~core_ext.scoring.score_round`, so a replay's score can be checked
+inputs of :func:`~shuangkou.core.scoring.score_round`, so a replay's score can be checked
 against the summary's.
 
 Hands are kept as count vectors (copies of each suited face, cards of each rank), so a
@@ -30,11 +30,11 @@ from typing import Any
 
 import orjson
 
-from core_ext._core import Reading, format_cards, parse_cards, play_reading, rules_for
-from core_ext.cards import SEATS
-from core_ext.errors import IllegalPlay, ShuangkouError
-from core_ext.scoring import MAX_STAKE, MAX_TABLE_FEE, RoundResult, settle
-from core_ext.variants import Variant, get_variant, variant_from_mapping
+from shuangkou.core._core import Reading, format_cards, parse_cards, play_reading, rules_for
+from shuangkou.core.cards import SEATS
+from shuangkou.core.errors import IllegalPlay, ShuangkouError
+from shuangkou.core.scoring import MAX_STAKE, MAX_TABLE_FEE, RoundResult, settle
+from shuangkou.core.variants import Variant, get_variant, variant_from_mapping
 
 __all__ = ["ReplayError", "ReplayResult", "ReplaySummary", "score_replay", "summarize_replay"]
 

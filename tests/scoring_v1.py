@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from core_ext._core import Reading, classify, parse_cards
-from core_ext.errors import IllegalPlay, InvalidPlay, ShuangkouError
-from core_ext.variants import Variant, get_variant
+from shuangkou.core._core import Reading, classify, parse_cards
+from shuangkou.core.errors import IllegalPlay, InvalidPlay, ShuangkouError
+from shuangkou.core.variants import Variant, get_variant
 
 __all__ = [
     "ContributionEvent",
@@ -394,7 +394,7 @@ def _need_hands(ctx: _EscapeContext) -> Sequence[Sequence[int]]:
 
 def _best_bomb_stars(ctx: _EscapeContext) -> list[int]:
     """Star of the best bomb each current hand could play (0 when it has none)."""
-    from core_ext._enumerate import best_bomb  # the enumeration engine (compiled separately)
+    from shuangkou.core._enumerate import best_bomb  # the enumeration engine (compiled separately)
 
     stars = []
     for hand in _need_hands(ctx):
@@ -602,7 +602,7 @@ def settle(v: Variant, order: tuple[int, ...], played: Sequence[Sequence[Reading
            result_type: type[RoundResult] = RoundResult, **extra: Any) -> RoundResult:
     """Settle inputs that are already consistent (the second half of :func:`score_round`;
     replays, validated move by move, come straight here). ``result_type`` and ``extra``
-    let a caller return a richer record (core_ext.replay.ReplayResult)."""
+    let a caller return a richer record (core.replay.ReplayResult)."""
     rounds = [round_star(played[s], v) for s in range(SEATS)]
     stars = [r[0] for r in rounds]
     if escaper is not None:

@@ -18,10 +18,10 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_helpers import TIMEOUT, cards, metric_value, running_server
 from prometheus_client import CollectorRegistry, Counter
 
-from service.config import Config
-from service.gen.shuangkou.v1 import service_pb2
-from service.gen.shuangkou.v1.variants_pb2 import RuleSet
-from service.metrics import MetricsHTTPServer
+from shuangkou.service.config import Config
+from shuangkou.service.metrics import MetricsHTTPServer
+from shuangkou.v1 import service_pb2
+from shuangkou.v1.variants_pb2 import RuleSet
 
 CLASSIFY = "/shuangkou.v1.ShuangkouService/ClassifyPlay"
 
@@ -196,7 +196,7 @@ def test_mtls_requires_a_client_certificate(pki: Path) -> None:
     ({"tls_client_ca": "ca.pem"}, "needs 'tls_cert'"),
 ])
 def test_tls_settings_are_checked(settings: dict[str, str], words: str) -> None:
-    from service.config import ConfigError
+    from shuangkou.service.config import ConfigError
 
     with pytest.raises(ConfigError, match=words):
         Config(**settings)  # type: ignore[arg-type]
@@ -273,7 +273,7 @@ def test_max_connection_age_recycles_held_streams() -> None:
 
 
 def test_server_options_follow_the_settings() -> None:
-    from service.server import server_options
+    from shuangkou.service.server import server_options
 
     options = dict(server_options(Config(max_message_bytes=1 << 20, keepalive_time=30,
                                          max_connection_idle=0, max_connection_age=600)))
@@ -331,7 +331,7 @@ class _EndedContext:
 def test_ended_calls_are_counted_by_why_they_ended(remaining: float,
                                                    late_code: grpc.StatusCode | None,
                                                    counted: str) -> None:
-    from service.metrics import _final_code
+    from shuangkou.service.metrics import _final_code
 
     assert _final_code(_EndedContext(remaining, late_code), failed=True) == counted  # type: ignore[arg-type]
 
@@ -342,7 +342,7 @@ def test_a_bad_message_in_a_stream_can_be_answered_in_band(in_band: bool) -> Non
     refused message in its iterator and the stream goes on; otherwise the call ends."""
     from concurrent import futures
 
-    from service.metrics import Metrics, MetricsInterceptor, RejectedMessage
+    from shuangkou.service.metrics import Metrics, MetricsInterceptor, RejectedMessage
 
     def echo(requests: Iterator[object], context: grpc.ServicerContext) -> Iterator[bytes]:
         for r in requests:
@@ -382,8 +382,8 @@ def test_score_replays_answers_refused_messages_in_band_and_goes_on() -> None:
     limit inside a ScoreReplays stream are answered in-band, and the next line is scored."""
     from google.protobuf import json_format
 
-    from core_ext import generate_replay
-    from service.errors import decode_status
+    from shuangkou.core import generate_replay
+    from shuangkou.service.errors import decode_status
 
     good = service_pb2.ScoreReplaysRequest(replay_json=json.dumps(generate_replay("baibian", 3)))
     big = service_pb2.ScoreReplaysRequest(replay_json=json.dumps({"pad": "x" * 20_000}))

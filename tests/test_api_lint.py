@@ -103,8 +103,8 @@ def test_googleapis_is_imported_not_generated() -> None:
     """The vendored googleapis module is for buf only: the stubs use googleapis-common-protos."""
     from google.rpc import status_pb2
 
-    from service.gen.shuangkou.v1 import service_pb2
+    from shuangkou.v1 import service_pb2
 
-    assert not (ROOT / "service" / "gen" / "google").exists()
+    assert not (ROOT / "protos" / "google").exists()
     error = service_pb2.ScoreReplaysResponse.DESCRIPTOR.fields_by_name["error"]
     assert error.message_type is status_pb2.Status.DESCRIPTOR

@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 from grpc_helpers import ROOT, free_port
 
-from core_ext.generate import generate_replay
-from service import archive, batch, partitions
-from service.records import score_line
+from shuangkou.core.generate import generate_replay
+from shuangkou.service import archive, batch, partitions
+from shuangkou.service.records import score_line
 
 pytest.importorskip("distributed", reason="the dask extra (pip install -e .[test])")
 DASK = Path(sys.executable).with_name("dask")
@@ -220,7 +220,7 @@ def cluster() -> Iterator[Cluster]:
 
 
 def _cli(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "service", "score-replays", *args], cwd=ROOT,
+    return subprocess.Popen([sys.executable, "-m", "shuangkou.service", "score-replays", *args], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from service import batch
+from shuangkou.service import batch
 
 yaml = pytest.importorskip("yaml", reason="pyyaml is a test dependency (pip install -e .[test])")
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from core_ext.generate import generate_replay
-from core_ext.replay import score_replay
-from service import batch
+from shuangkou.core.generate import generate_replay
+from shuangkou.core.replay import score_replay
+from shuangkou.service import batch
 
 
 def _replays() -> list[str]:
@@ -131,7 +131,7 @@ def test_unreadable_file_and_bad_usage(tmp_path: Path, capsys: pytest.CaptureFix
 
 def test_shuangkou_cli_dispatch(jsonl: Path, lines: list[str],
                                 capsys: pytest.CaptureFixture[str]) -> None:
-    from service import cli
+    from shuangkou.service import cli
 
     assert cli.main(["score-replays", str(jsonl), "--jobs", "1"]) == 1
     check_records(_records(capsys.readouterr().out), lines)
@@ -147,7 +147,7 @@ def test_server_delegates_to_remote(jsonl: Path, lines: list[str],
         for line in items:
             yield json.loads(batch.score_line(line))
 
-    monkeypatch.setitem(sys.modules, "service.remote",
+    monkeypatch.setitem(sys.modules, "shuangkou.service.remote",
                         types.SimpleNamespace(score_remote=score_remote,
                                                   parse_targets=lambda t: [t]))
     assert batch.main([str(jsonl), "--server", "127.0.0.1:1", "--jobs", "3"]) == 1
@@ -157,12 +157,12 @@ def test_server_delegates_to_remote(jsonl: Path, lines: list[str],
 
 
 def test_score_line_internal_errors_do_not_stop(monkeypatch: pytest.MonkeyPatch) -> None:
-    import core_ext.replay
+    from shuangkou import core
 
     def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("kaputt")
 
-    monkeypatch.setattr(core_ext.replay, "score_replay", boom)
+    monkeypatch.setattr(core.replay, "score_replay", boom)
     rec = json.loads(batch.score_line('{"variant": "baibian"}'))
     assert rec == {"ok": False, "error": {"reason": "internal error: RuntimeError: kaputt",
                                           "internal": True}}
@@ -174,7 +174,7 @@ def test_server_failure_is_reported(jsonl: Path, monkeypatch: pytest.MonkeyPatch
         yield json.loads(batch.score_line(next(iter(items))))
         raise ConnectionError("server gone")
 
-    monkeypatch.setitem(sys.modules, "service.remote",
+    monkeypatch.setitem(sys.modules, "shuangkou.service.remote",
                         types.SimpleNamespace(score_remote=score_remote,
                                                   parse_targets=lambda t: [t]))
     assert batch.main([str(jsonl), "--server", "127.0.0.1:1"]) == 3   # distinct from usage (2)
@@ -185,7 +185,7 @@ def test_server_failure_is_reported(jsonl: Path, monkeypatch: pytest.MonkeyPatch
 
 def test_server_records_equal_local_records(jsonl: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """End to end over loopback: the service scores the file into the same records."""
-    pytest.importorskip("service.remote")
+    pytest.importorskip("shuangkou.service.remote")
     from grpc_helpers import running_server
 
     assert batch.main([str(jsonl), "--jobs", "1"]) == 1

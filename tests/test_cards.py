@@ -11,9 +11,9 @@ import pytest
 from randomplays import PlayMaker, deal, full_deck
 from reference import VARIANTS, Card, as_cards, deck_problems, parse
 
-import core_ext
-from core_ext import CardError, VariantError, _core
-from core_ext import cards as vocab
+from shuangkou import core
+from shuangkou.core import CardError, VariantError, _core
+from shuangkou.core import cards as vocab
 
 ALL_CODES = [1 + r * 5 + s for r in range(13) for s in range(5)] + [70, 75]
 
@@ -21,27 +21,27 @@ ALL_CODES = [1 + r * 5 + s for r in range(13) for s in range(5)] + [70, 75]
 # ----------------------------------------------------------------------------- codes
 
 def test_card_codes() -> None:
-    assert core_ext.card_code(4, 0) == 21                # 7S
-    assert core_ext.card_code(4) == 25                   # 7 (no suit)
-    assert (core_ext.card_rank(64), core_ext.card_suit(64)) == (12, 3)   # 2C
-    assert (core_ext.card_rank(75), core_ext.card_suit(75)) == (14, 4)   # BJ
-    assert core_ext.RANK_CHARS == "3456789TJQKA2"
-    assert core_ext.SUIT_CHARS == "SHDC"
+    assert core.card_code(4, 0) == 21                # 7S
+    assert core.card_code(4) == 25                   # 7 (no suit)
+    assert (core.card_rank(64), core.card_suit(64)) == (12, 3)   # 2C
+    assert (core.card_rank(75), core.card_suit(75)) == (14, 4)   # BJ
+    assert core.RANK_CHARS == "3456789TJQKA2"
+    assert core.SUIT_CHARS == "SHDC"
     for code in ALL_CODES:
         assert Card.from_code(code).code == code
-        assert core_ext.card_code(core_ext.card_rank(code), core_ext.card_suit(code)) == code
+        assert core.card_code(core.card_rank(code), core.card_suit(code)) == code
 
 
 def test_card_code_of_a_suited_joker_is_refused() -> None:
     with pytest.raises(CardError, match="rank 13 and suit 0"):
-        core_ext.card_code(13, 0)
+        core.card_code(13, 0)
 
 
 def test_one_home_for_the_vocabulary() -> None:
     # core_ext re-exports the cards module's names; _core only imports them
-    assert core_ext.card_code is vocab.card_code and core_ext.SEATS == vocab.SEATS == 4
-    assert core_ext.RANK_CHARS is vocab.RANK_CHARS and _core.RANK_CHARS is vocab.RANK_CHARS
-    assert core_ext.Variant.ranks.fget(core_ext.get_variant("fengkuang_crazy")) == "789TJQKA2"
+    assert core.card_code is vocab.card_code and core.SEATS == vocab.SEATS == 4
+    assert core.RANK_CHARS is vocab.RANK_CHARS and _core.RANK_CHARS is vocab.RANK_CHARS
+    assert core.Variant.ranks.fget(core.get_variant("fengkuang_crazy")) == "789TJQKA2"
 
 
 def test_the_compiled_twin_agrees_with_the_cards_module() -> None:
@@ -49,14 +49,14 @@ def test_the_compiled_twin_agrees_with_the_cards_module() -> None:
     # accepts exactly the codes vocab.is_card accepts, and reads its rank the same way
     for code in range(0, 80):
         try:
-            parsed = core_ext.parse_cards(bytes([code]))
+            parsed = core.parse_cards(bytes([code]))
         except CardError:
             assert not vocab.is_card(code)
             continue
         assert vocab.is_card(code) and parsed == [code]
-        assert core_ext.classify([code], "baibian").primary.top == vocab.card_rank(code)
+        assert core.classify([code], "baibian").primary.top == vocab.card_rank(code)
     assert (vocab.CARD_SJ, vocab.CARD_BJ, vocab.MAX_CODE) == (70, 75, 75)
-    assert core_ext.parse_cards("SJ BJ") == [vocab.CARD_SJ, vocab.CARD_BJ]
+    assert core.parse_cards("SJ BJ") == [vocab.CARD_SJ, vocab.CARD_BJ]
 
 
 def test_rank_names_and_positions() -> None:
@@ -78,26 +78,26 @@ def test_seats() -> None:
 # ----------------------------------------------------------------------------- formatting
 
 def test_format_cards() -> None:
-    assert core_ext.format_cards([1, 5, 21, 64, 70, 75, 36, 40]) == [
+    assert core.format_cards([1, 5, 21, 64, 70, 75, 36, 40]) == [
         "3S", "3", "7S", "2C", "SJ", "BJ", "TS", "T"]
 
 
 def test_every_card_round_trips() -> None:
-    texts = core_ext.format_cards(ALL_CODES)
+    texts = core.format_cards(ALL_CODES)
     assert texts == [Card.from_code(c).text for c in ALL_CODES]
-    assert core_ext.parse_cards(" ".join(texts)) == ALL_CODES
-    assert core_ext.parse_cards(texts) == ALL_CODES          # a list of tokens
-    assert core_ext.parse_cards(ALL_CODES) == ALL_CODES      # codes pass through
+    assert core.parse_cards(" ".join(texts)) == ALL_CODES
+    assert core.parse_cards(texts) == ALL_CODES          # a list of tokens
+    assert core.parse_cards(ALL_CODES) == ALL_CODES      # codes pass through
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_random_plays_round_trip(variant: str) -> None:
     maker = PlayMaker(variant, random.Random(f"cards/{variant}"))
     for cards in maker.plays(300):
-        text = " ".join(core_ext.format_cards(cards))
-        assert core_ext.parse_cards(text) == cards
+        text = " ".join(core.format_cards(cards))
+        assert core.parse_cards(text) == cards
         assert [c.code for c in parse(text)] == cards
-        assert core_ext.parse_cards(text.lower().replace(" ", ",")) == cards
+        assert core.parse_cards(text.lower().replace(" ", ",")) == cards
 
 
 # ----------------------------------------------------------------------------- parsing
@@ -113,15 +113,15 @@ def test_random_plays_round_trip(variant: str) -> None:
     ("   ", []),
 ])
 def test_parse_text(text: str, codes: list[int]) -> None:
-    assert core_ext.parse_cards(text) == codes
+    assert core.parse_cards(text) == codes
     assert [c.code for c in parse(text)] == codes
 
 
 def test_parse_token_lists() -> None:
-    assert core_ext.parse_cards(["7S", "bj"]) == [21, 75]
-    assert core_ext.parse_cards(("7S",)) == [21]
-    assert core_ext.parse_cards(["7777"]) == [25] * 4
-    assert core_ext.parse_cards([21, "7S"]) == [21, 21]
+    assert core.parse_cards(["7S", "bj"]) == [21, 75]
+    assert core.parse_cards(("7S",)) == [21]
+    assert core.parse_cards(["7777"]) == [25] * 4
+    assert core.parse_cards([21, "7S"]) == [21, 21]
 
 
 @pytest.mark.parametrize("cards, says", [
@@ -141,7 +141,7 @@ def test_parse_token_lists() -> None:
 ])
 def test_parse_errors_name_the_card_and_why(cards: object, says: list[str]) -> None:
     with pytest.raises(CardError) as info:
-        core_ext.parse_cards(cards)
+        core.parse_cards(cards)
     assert isinstance(info.value, ValueError)
     assert info.value.field == "cards"
     for part in says:
@@ -153,7 +153,7 @@ def test_reference_rejects_the_same_tokens(text: str) -> None:
     with pytest.raises(ValueError, match="not a card"):
         parse(text)
     with pytest.raises(CardError):
-        core_ext.parse_cards(text)
+        core.parse_cards(text)
 
 
 # ----------------------------------------------------------------------------- deck limits
@@ -173,7 +173,7 @@ def test_reference_rejects_the_same_tokens(text: str) -> None:
 ])
 def test_deck_errors_name_the_card_and_why(variant: str, cards: str, says: list[str]) -> None:
     assert deck_problems(cards, variant)
-    for call in (core_ext.validate_hand, core_ext.classify):
+    for call in (core.validate_hand, core.classify):
         with pytest.raises(CardError) as info:
             call(cards, variant)
         for part in says:
@@ -182,12 +182,12 @@ def test_deck_errors_name_the_card_and_why(variant: str, cards: str, says: list[
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_dealt_hands_are_valid(variant: str) -> None:
-    v = core_ext.get_variant(variant)
+    v = core.get_variant(variant)
     assert len(full_deck(variant)) == v.deck_size
     for hand in deal(variant, random.Random(variant)):
         assert len(hand) == v.hand_size
-        assert core_ext.validate_hand(hand, variant) == hand
-        assert core_ext.validate_hand(" ".join(core_ext.format_cards(hand)), v) == hand
+        assert core.validate_hand(hand, variant) == hand
+        assert core.validate_hand(" ".join(core.format_cards(hand)), v) == hand
         assert not deck_problems(hand, variant)
 
 
@@ -196,7 +196,7 @@ def test_validate_hand_agrees_with_reference(variant: str) -> None:
     """Dealt hands cut down and padded with random cards: CardError exactly when the
     reference finds a deck problem."""
     rng = random.Random(f"validate/{variant}")
-    v = core_ext.get_variant(variant)
+    v = core.get_variant(variant)
     any_card = [c for c in range(1, 76) if c <= 65 or c in (70, 75)]
     errors = 0
     for _ in range(400):
@@ -204,18 +204,18 @@ def test_validate_hand_agrees_with_reference(variant: str) -> None:
         hand += rng.choices(any_card, k=rng.randint(0, 4))
         problems = deck_problems(hand, variant)
         try:
-            core_ext.validate_hand(hand, variant)
+            core.validate_hand(hand, variant)
         except CardError:
             errors += 1
-            assert problems, core_ext.format_cards(hand)
+            assert problems, core.format_cards(hand)
         else:
-            assert not problems, (problems, core_ext.format_cards(hand))
+            assert not problems, (problems, core.format_cards(hand))
     assert 20 < errors < 380   # both outcomes well exercised
 
 
 def test_validate_hand_unknown_variant() -> None:
     with pytest.raises(VariantError, match="unknown variant 'nope'") as info:
-        core_ext.validate_hand("7777", "nope")
+        core.validate_hand("7777", "nope")
     assert info.value.field == "variant"
 
 
@@ -235,13 +235,13 @@ def test_batch_errors_for_impossible_cards_are_classifys() -> None:
     """classify_batch reports, per invalid play, exactly what classify raises for it."""
     plays = [b"", bytes([21] * 3), bytes([1] * 28), bytes([5] * 70), bytes([21, 0, 22]),
              bytes([21, 66]), bytes([5] * 9), bytes([70, 75]), bytes([21, 22])]
-    result = core_ext.classify_batch(b"".join(plays), [len(p) for p in plays], "baibian")
+    result = core.classify_batch(b"".join(plays), [len(p) for p in plays], "baibian")
     assert sorted(result.errors) == list(range(len(plays) - 1))   # all but the last pair
     for i, play in enumerate(plays[:-1]):
-        with pytest.raises(core_ext.ShuangkouError) as err:
-            core_ext.classify(play, "baibian")
+        with pytest.raises(core.ShuangkouError) as err:
+            core.classify(play, "baibian")
         got = result.errors[i]
         assert (type(got), str(got), got.field) == (type(err.value), str(err.value), err.value.field)
-    assert isinstance(result.errors[0], core_ext.InvalidPlay)      # no cards
+    assert isinstance(result.errors[0], core.InvalidPlay)      # no cards
     assert isinstance(result.errors[3], CardError)                 # more than 64 cards
-    assert result.valid == 1 and result.kind[-1] == core_ext.KINDS.index("pair")
+    assert result.valid == 1 and result.kind[-1] == core.KINDS.index("pair")

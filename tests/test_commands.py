@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from grpc_helpers import REPLAY, free_port, running_server
 
-import core_ext
-from service import cli
-from service.commands import main
+from shuangkou import core
+from shuangkou.service import cli
+from shuangkou.service.commands import main
 
 ROOT = Path(__file__).resolve().parents[1]
 HOUSE_TOML = 'id = "my_house"\nextends = "bianfeng"\n' \
@@ -40,7 +40,7 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     paths["summary"].write_text(json.dumps(
         {"variant": "baibian", "finish_order": [0, 2], "stake": 2,
          "bombs": [{"seat": 0, "cards": "7777777"}, {"seat": 1, "cards": "8888"}]}))
-    paths["generated"].write_text(json.dumps(core_ext.generate_replay("bianfeng", 7)))
+    paths["generated"].write_text(json.dumps(core.generate_replay("bianfeng", 7)))
     paths["two"].write_text(json.dumps({"variants": {
         "a": {"extends": "baibian", "chain_min_links": 2}, "b": {"extends": "a"}}}))
     paths["clash"].write_text(json.dumps({"id": "huopin", "extends": "baibian"}))
@@ -119,7 +119,7 @@ def test_local_and_server_print_the_same(argv: list[str], server: str,
 
 def test_classify_answers_as_the_core() -> None:
     data = json.loads(ok("classify", "45678 BJ", "--json"))
-    c = core_ext.classify("45678 BJ", "baibian")
+    c = core.classify("45678 BJ", "baibian")
     assert data["reading"]["text"] == "straight 456789 (wild as 9)"
     assert [r["text"] for r in data["readings"]] == [r.describe() for r in c.readings]
     assert data["cards"] == ["4", "5", "6", "7", "8", "BJ"]
@@ -137,15 +137,15 @@ def test_compare() -> None:
     assert ok("compare", "7777", "33") == "no: pair 33 does not beat bomb 7777 (4 stars)\n"
     data = json.loads(ok("compare", "4444 5555 6666", "3333333", "-v", "fengkuang", "--json"))
     assert data["beats"] is True and data["current"]["kind"] == "chain_bomb"
-    assert data["play"]["text"] == core_ext.classify("3333333", "fengkuang").primary.describe()
+    assert data["play"]["text"] == core.classify("3333333", "fengkuang").primary.describe()
 
 
 def test_plays_leading_and_following() -> None:
     lead = json.loads(ok("plays", "33 44 55 66 77 BJ", "--limit", "0", "--counts", "--json"))
-    core = core_ext.legal_plays("33 44 55 66 77 BJ", "baibian")
-    assert [p["cards"] for p in lead["plays"]] == [list(p.text) for p in core]
-    assert lead["counts"] == core_ext.count_plays("33 44 55 66 77 BJ", "baibian")
-    assert sum(lead["counts"].values()) == len(core) and not lead["truncated"]
+    plays = core.legal_plays("33 44 55 66 77 BJ", "baibian")
+    assert [p["cards"] for p in lead["plays"]] == [list(p.text) for p in plays]
+    assert lead["counts"] == core.count_plays("33 44 55 66 77 BJ", "baibian")
+    assert sum(lead["counts"].values()) == len(plays) and not lead["truncated"]
     follow = ok("plays", "33 44 55 66 77 BJ", "--beat", "55").splitlines()
     assert follow == ["6 6   pair 66", "6 BJ  pair 66 (wild as 6)", "7 7   pair 77",
                       "7 BJ  pair 77 (wild as 7)", "4 plays"]
@@ -156,16 +156,16 @@ def test_plays_leading_and_following() -> None:
 
 def test_score_replay_and_summary(files: dict[str, Path]) -> None:
     data = json.loads(ok("score", str(files["replay"]), "--json"))
-    assert data == core_ext.score_replay(REPLAY).to_dict()
+    assert data == core.score_replay(REPLAY).to_dict()
     summary = json.loads(ok("score", str(files["summary"]), "--json"))
-    expected = core_ext.score_round("baibian", [0, 2], [["7777777"], ["8888"], [], []], stake=2)
+    expected = core.score_round("baibian", [0, 2], [["7777777"], ["8888"], [], []], stake=2)
     assert summary["final"] == list(expected.final)
     text = ok("score", str(files["summary"])).splitlines()
     assert text[0] == "baibian: double win for team 0; finish order 0 2; stake 2"
     assert text[1].split() == ["seat", "team", "place", "base", "star", "mult", "contrib",
                                "final"]
     # stdin
-    out = subprocess.run([sys.executable, "-m", "service", "score", "-", "--json"],
+    out = subprocess.run([sys.executable, "-m", "shuangkou.service", "score", "-", "--json"],
                          input=json.dumps(REPLAY), capture_output=True, text=True, cwd=ROOT,
                          timeout=60, check=True).stdout
     assert json.loads(out) == data
@@ -176,17 +176,17 @@ def test_generate_is_seeded_and_scores(files: dict[str, Path]) -> None:
     lines = out.splitlines()
     assert len(lines) == 3
     assert [json.loads(line) for line in lines] == [
-        core_ext.generate_replay("qianbian", seed) for seed in (5, 6, 7)]
+        core.generate_replay("qianbian", seed) for seed in (5, 6, 7)]
     assert out == ok("generate", "--variant", "qianbian", "--seed", "5", "-n", "3")
     for line in lines:
-        core_ext.score_replay(line)
+        core.score_replay(line)
     house = json.loads(ok("generate", "--variant", str(files["house"])))
-    assert core_ext.score_replay(house).variant == "my_house"
+    assert core.score_replay(house).variant == "my_house"
 
 
 def test_variants(files: dict[str, Path]) -> None:
     rows = json.loads(ok("variants", "--json"))
-    assert [v["id"] for v in rows] == list(core_ext.BUILTIN)
+    assert [v["id"] for v in rows] == list(core.BUILTIN)
     listed = ok("variants", "--variants", str(files["house"])).splitlines()
     assert listed[0].split() == ["id", "name", "extends", "decks", "hand", "wild"]
     assert listed[-1].split()[:1] == ["my_house"] and "bianfeng" in listed[-1]
@@ -237,23 +237,23 @@ def test_server_list_target(server: str) -> None:
 def test_shuangkou_command_line() -> None:
     """The installed entry point dispatches to the commands and lists them in --help."""
     assert cli.main(["compare", "33", "44"]) == 0
-    done = subprocess.run([sys.executable, "-m", "service", "--help"], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "shuangkou.service", "--help"], capture_output=True,
                           text=True, cwd=ROOT, timeout=60)
     for name in ("classify", "compare", "plays", "score", "generate", "variants"):
         assert name in done.stdout
-    done = subprocess.run([sys.executable, "-m", "service", "classify", "45678 BJ", "--json"],
+    done = subprocess.run([sys.executable, "-m", "shuangkou.service", "classify", "45678 BJ", "--json"],
                           capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 0 and json.loads(done.stdout)["reading"]["kind"] == "straight"
 
 
 def test_rule_set_adapter_names_ids_and_inline_house_variants(files: dict[str, Path]) -> None:
-    """service.client names a rule set with the ``RuleSet`` message: an id as is, a house
+    """shuangkou.service.client names a rule set with the ``RuleSet`` message: an id as is, a house
     variant inline as the JSON of its data (extending its built-in)."""
-    from service.client import _rule_set
-    from service.gen.shuangkou.v1 import service_pb2
+    from shuangkou.service.client import _rule_set
+    from shuangkou.v1 import service_pb2
 
     assert _rule_set("huopin").id == "huopin"
-    house = core_ext.load_variant(files["house"])
+    house = core.load_variant(files["house"])
     inline = json.loads(_rule_set(house).custom_json)
     assert inline["id"] == "my_house" and inline["extends"] == "bianfeng"
     for request in (service_pb2.ClassifyPlayRequest, service_pb2.GetVariantRequest):

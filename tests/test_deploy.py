@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import urllib.request
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -241,7 +242,8 @@ def test_build_context_has_sources_and_no_artifacts(stages: dict[str, Stage]) ->
     assert any(p.startswith("core_ext/") and p.endswith(".pyx") for p in placed)
     leaked = sorted(
         f for f in context
-        if f.startswith((".git/", ".venv/", "service/gen/", "build/", "tests/", "examples/"))
+        if f.startswith((".git/", ".venv/", "build/", "tests/", "examples/"))
+        or f.endswith(("_pb2.py", "_pb2.pyi", "_pb2_grpc.py"))
         or f.endswith((".so", ".pyc", ".c"))
         or "/__pycache__/" in f
     )
@@ -272,14 +274,20 @@ def test_wheel_from_docker_context_installs_and_runs(
     run(sys.executable, "-m", "pip", "wheel", "--quiet", "--wheel-dir", wheels, ".", cwd=src)
     (wheel,) = wheels.glob("shuangkou-*.whl")
     assert not wheel.name.endswith("-none-any.whl"), f"{wheel.name}: no compiled extension"
+    # One import name of our own (docs/decisions.md "Packaging"): nothing else at the top.
+    with zipfile.ZipFile(wheel) as whl:
+        tops = {name.split("/")[0] for name in whl.namelist()}
+    assert tops == {"shuangkou", wheel.name.split("-")[0] + "-" + wheel.name.split("-")[1]
+                    + ".dist-info"}, tops
 
     run(sys.executable, "-m", "venv", venv, timeout=120)
     python = venv / "bin" / "python"
     run(python, "-m", "pip", "install", "--quiet", "--no-index", "--find-links", wheels, wheel)
     assert "serve" in run(venv / "bin" / "shuangkou", "--help", timeout=60)
     probe = (
-        "import json, core_ext, core_ext._core as c, service.gen.shuangkou.v1.service_pb2_grpc;"
-        "print(json.dumps([c.__file__, core_ext.classify('7777 BJ').primary.kind]))"
+        "import json, shuangkou.core as core, shuangkou.core._core as c, "
+        "shuangkou.v1.service_pb2_grpc;"
+        "print(json.dumps([c.__file__, core.classify('7777 BJ').primary.kind]))"
     )
     core_file, kind = json.loads(run(python, "-c", probe, timeout=60))
     assert Path(core_file).is_relative_to(venv) and core_file.endswith(".so"), core_file
@@ -471,12 +479,12 @@ def test_resources_and_autoscaling(
 
 def server_defaults() -> dict[str, Any]:
     """The server's embedded defaults (service/defaults.toml), keyed by setting name."""
-    config = pytest.importorskip("service.config")
+    config = pytest.importorskip("shuangkou.service.config")
     return config.defaults()
 
 
 def server_env_names() -> set[str]:
-    config = pytest.importorskip("service.config")
+    config = pytest.importorskip("shuangkou.service.config")
     return {config.ENV_PREFIX + key.upper() for key in [*config.defaults(), "config"]}
 
 
@@ -532,7 +540,7 @@ def alert_selectors() -> list[tuple[str, set[str]]]:
 
 @pytest.fixture(scope="module")
 def metrics_server() -> Iterator[ServerProcess]:
-    """`python -m service serve` on free loopback ports, gRPC and metrics."""
+    """`python -m shuangkou.service serve` on free loopback ports, gRPC and metrics."""
     process = ServerProcess("--port", "0", "--metrics-port", str(free_port()), "--workers", "1",
                             "--grace", "2")
     try:
@@ -549,8 +557,8 @@ def test_metrics_used_by_alerts_are_exported_and_sigterm_exits_0(
     import grpc
     from prometheus_client.parser import text_string_to_metric_families
 
-    from service.gen.shuangkou.v1 import cards_pb2, service_pb2, service_pb2_grpc
-    from service.gen.shuangkou.v1.variants_pb2 import RuleSet
+    from shuangkou.v1 import cards_pb2, service_pb2, service_pb2_grpc
+    from shuangkou.v1.variants_pb2 import RuleSet
 
     metrics_server.wait_serving()
     address = f"127.0.0.1:{metrics_server.port}"
@@ -608,7 +616,7 @@ def test_operations_doc_lists_every_setting_with_its_default() -> None:
 def test_operations_doc_lists_every_metric() -> None:
     from prometheus_client import CollectorRegistry
 
-    from service.metrics import Metrics
+    from shuangkou.service.metrics import Metrics
 
     registry = CollectorRegistry()
     Metrics(registry)

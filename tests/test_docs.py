@@ -33,7 +33,7 @@ from pathlib import Path
 import pytest
 from grpc_helpers import ServerProcess, free_port
 
-import core_ext
+from shuangkou import core
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -135,7 +135,7 @@ HOUSE_FILE = "examples/variants/my_house.toml"   # registered on the docs server
 
 def _server_args() -> list[str]:
     """The docs server registers the example house variant where ``serve`` can (--variants)."""
-    usage = subprocess.run([sys.executable, "-m", "service", "serve", "--help"], cwd=ROOT,
+    usage = subprocess.run([sys.executable, "-m", "shuangkou.service", "serve", "--help"], cwd=ROOT,
                            capture_output=True, text=True, timeout=60).stdout
     return ["--variants", HOUSE_FILE] if "--variants" in usage else []
 
@@ -196,14 +196,14 @@ def test_python_block(block: Block, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_package_doctests() -> None:
-    result = doctest.testmod(core_ext)
+    result = doctest.testmod(core)
     assert result.attempted > 0 and result.failed == 0
 
 
 def test_readme_quick_start_and_commands() -> None:
     """The quick start names scripts that exist (CI runs the second), and the command table
     lists exactly the one-off commands ``shuangkou`` has."""
-    from service.commands import COMMANDS
+    from shuangkou.service.commands import COMMANDS
 
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     quick = next(b for b in ALL if b.path == ROOT / "README.md" and b.lang == "console")

@@ -1,4 +1,4 @@
-"""Legal-play enumeration (core_ext._enumerate) against RULES.md §4–§8 and two references.
+"""Legal-play enumeration (core._enumerate) against RULES.md §4–§8 and two references.
 
 * rule examples: what a distinct play is (§4 jokers, §7 readings listed per type), what
   beats (§5, §8 seed examples), the reading a following play stands in (§7 rule 6);
@@ -31,8 +31,8 @@ from enum_reference import (
 )
 from reference import VARIANTS
 
-import core_ext
-from core_ext import (
+from shuangkou import core
+from shuangkou.core import (
     KINDS,
     CardError,
     InvalidPlay,
@@ -46,7 +46,7 @@ from core_ext import (
     parse_cards,
     play_reading,
 )
-from core_ext.variants import get_variant
+from shuangkou.core.variants import get_variant
 
 HANDS = 2000                # random small hands per variant (brute-force crosscheck)
 TARGETS = 2                 # random targets followed per hand (besides leading)
@@ -108,9 +108,9 @@ def check_properties(hand: list[int], variant: Any, target: Any, plays: LegalPla
 
 def mismatch(hand: list[int], variant: Any, target: Any, ref: dict, got: dict) -> str:
     def show(keys: set) -> str:
-        return "; ".join(f"{' '.join(core_ext.format_cards(_codes(k[0])))} [{k[1]}]"
+        return "; ".join(f"{' '.join(core.format_cards(_codes(k[0])))} [{k[1]}]"
                          for k in sorted(keys)[:8])
-    lines = [f"{getattr(variant, 'id', variant)} hand {' '.join(core_ext.format_cards(hand))}"
+    lines = [f"{getattr(variant, 'id', variant)} hand {' '.join(core.format_cards(hand))}"
              f" to_beat {target!r}",
              f"  missing: {show(set(ref) - set(got))}",
              f"  extra:   {show(set(got) - set(ref))}"]
@@ -441,7 +441,7 @@ def test_errors() -> None:
     with pytest.raises(VariantError):
         count_plays("3 4 5", "nope")
     for bad in ({"limit": -1}, {"limit": "3"}, {"max_cards": -2}, {"max_cards": 1.5}):
-        with pytest.raises(core_ext.ShuangkouError) as err:
+        with pytest.raises(core.ShuangkouError) as err:
             legal_plays("3 4 5", "baibian", **bad)
         assert err.value.field == next(iter(bad))
     for bad_kinds in (5, [["pair"]]):

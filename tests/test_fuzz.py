@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-import core_ext
-from core_ext.errors import ShuangkouError
+from shuangkou import core
+from shuangkou.core.errors import ShuangkouError
 
 ROOT = Path(__file__).resolve().parents[1]
 FUZZ = ROOT / "fuzz"
@@ -63,47 +63,47 @@ def _rejects(fn: object, *args: object, **kwargs: object) -> None:
 
 @pytest.mark.parametrize("cards", [5, None, 1.5, True])
 def test_f1_cards_that_are_not_cards(cards: object) -> None:
-    _rejects(core_ext.parse_cards, cards)
-    _rejects(core_ext.classify, cards)
-    _rejects(core_ext.beats, cards, "77")
+    _rejects(core.parse_cards, cards)
+    _rejects(core.classify, cards)
+    _rejects(core.beats, cards, "77")
 
 
 @pytest.mark.parametrize("declare", [["bomb"], {"k": 1}])
 def test_f2_unhashable_declaration(declare: object) -> None:
-    _rejects(core_ext.classify, "77", "baibian", declare)
-    _rejects(core_ext.play_reading, "77", "baibian", None, declare)
+    _rejects(core.classify, "77", "baibian", declare)
+    _rejects(core.play_reading, "77", "baibian", None, declare)
 
 
 @pytest.mark.parametrize("top", [2**40, -2**40, [3], 1e300])
 def test_f3_f4_declared_top_out_of_range(top: object) -> None:
-    _rejects(core_ext.play_reading, "77", "baibian", None, "pair", top)
+    _rejects(core.play_reading, "77", "baibian", None, "pair", top)
 
 
 @pytest.mark.parametrize(("codes", "lengths"), [
     (b"", [2**40]), (b"\x01", [2**31, 1]), (b"\x01", ["a"]), ("abc", [3]), ([1, 2], [2]),
 ])
 def test_f3_f4_f6_batch_arguments(codes: object, lengths: object) -> None:
-    _rejects(core_ext.classify_batch, codes, lengths)
+    _rejects(core.classify_batch, codes, lengths)
 
 
 def test_f5_buffer_of_wide_items() -> None:
-    _rejects(core_ext.parse_cards, memoryview(array("i", [21, 22])))
-    _rejects(core_ext.classify_batch, b"\x15", array("d", [1.0]))
+    _rejects(core.parse_cards, memoryview(array("i", [21, 22])))
+    _rejects(core.classify_batch, b"\x15", array("d", [1.0]))
 
 
 def test_batch_buffer_and_lengths_that_disagree() -> None:
-    _rejects(core_ext.classify_batch, b"\x15\x16", [1])
-    _rejects(core_ext.classify_batch, b"\x15", [-1, 2])
-    _rejects(core_ext.classify_batch, b"\x15", [2**31 - 1, 2**31 - 1, 3])
-    cols = core_ext.classify_batch(bytes([0, 76, 255, 66, 21]), [1, 1, 1, 1, 1])
-    assert list(cols["kind"]) == [255, 255, 255, 255, core_ext.KINDS.index("single")]
+    _rejects(core.classify_batch, b"\x15\x16", [1])
+    _rejects(core.classify_batch, b"\x15", [-1, 2])
+    _rejects(core.classify_batch, b"\x15", [2**31 - 1, 2**31 - 1, 3])
+    cols = core.classify_batch(bytes([0, 76, 255, 66, 21]), [1, 1, 1, 1, 1])
+    assert list(cols["kind"]) == [255, 255, 255, 255, core.KINDS.index("single")]
 
 
 def test_f7_enumeration_index_and_limit_past_ssize_t() -> None:
-    plays = core_ext.legal_plays("7777 BJ", "baibian")
+    plays = core.legal_plays("7777 BJ", "baibian")
     with pytest.raises(IndexError):
         plays[2**70]
-    core_ext.legal_plays("7777 BJ", "baibian", limit=2**70)   # no limit in practice
+    core.legal_plays("7777 BJ", "baibian", limit=2**70)   # no limit in practice
 
 
 @pytest.mark.parametrize("limit", [2**62, 2**63 - 1, 2**70])
@@ -111,8 +111,8 @@ def test_f13_limit_near_ssize_t_max_does_not_crash(limit: int) -> None:
     """``2 * keep + 64`` overflowed for a limit near PY_SSIZE_T_MAX: the bomb class then
     wrote past the listing (AddressSanitizer: heap-buffer-overflow in add_entry). Run in a
     subprocess: the failure mode is a segmentation fault."""
-    code = ("import core_ext; hand = [5]*3 + [10]*7 + [15]*7 + [20]*6; "
-            f"print(len(core_ext.legal_plays(hand, 'fengkuang', [5, 5], limit={limit})))")
+    code = ("from shuangkou import core; hand = [5]*3 + [10]*7 + [15]*7 + [20]*6; "
+            f"print(len(core.legal_plays(hand, 'fengkuang', [5, 5], limit={limit})))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -122,7 +122,7 @@ def test_f13_limit_near_ssize_t_max_does_not_crash(limit: int) -> None:
 @pytest.mark.parametrize("opts", [{"limit": 1.5}, {"limit": "3"}, {"max_cards": "3"},
                                   {"kinds": 5}])
 def test_f8_enumeration_options_of_the_wrong_type(opts: dict[str, object]) -> None:
-    _rejects(core_ext.legal_plays, "7777 BJ", "baibian", **opts)
+    _rejects(core.legal_plays, "7777 BJ", "baibian", **opts)
 
 
 @pytest.mark.parametrize("action", [
@@ -130,7 +130,7 @@ def test_f8_enumeration_options_of_the_wrong_type(opts: dict[str, object]) -> No
     {"seat": 0, "play": "7", "declare": ["single"]},
 ])
 def test_replay_with_hostile_declaration(action: dict[str, object]) -> None:
-    from core_ext.replay import score_replay
+    from shuangkou.core.replay import score_replay
 
     doc = {"variant": "baibian", "hands": ["7", "8", "9", "T"], "leader": 0,
            "partial_deal": True, "actions": [action]}
@@ -140,7 +140,7 @@ def test_replay_with_hostile_declaration(action: dict[str, object]) -> None:
 @pytest.mark.parametrize("override", [{"decks": 2.0}, {"chain_min_links": 3.0},
                                       {"name": 5}])
 def test_f10_custom_variant_field_types(override: dict[str, object]) -> None:
-    from core_ext.variants import variant_from_mapping
+    from shuangkou.core.variants import variant_from_mapping
 
     _rejects(variant_from_mapping, {"extends": "baibian", "id": "house", **override})
 
@@ -168,12 +168,12 @@ def test_random_messages_over_loopback() -> None:
         random_rpc,
     )
 
-    from service.config import Config
-    from service.gen.shuangkou.v1 import service_pb2_grpc
-    from service.limits import Limits
-    from service.metrics import Metrics
-    from service.server import create_server
-    from service.servicer import ShuangkouServicer
+    from shuangkou.service.config import Config
+    from shuangkou.service.limits import Limits
+    from shuangkou.service.metrics import Metrics
+    from shuangkou.service.server import create_server
+    from shuangkou.service.servicer import ShuangkouServicer
+    from shuangkou.v1 import service_pb2_grpc
 
     def known_cause(name: str, request: object) -> bool:
         trap = install_log_trap()
@@ -184,8 +184,8 @@ def test_random_messages_over_loopback() -> None:
             pass
         finally:
             import logging
-            logging.getLogger("service").removeHandler(trap)
-            logging.getLogger("service").propagate = True
+            logging.getLogger("shuangkou.service").removeHandler(trap)
+            logging.getLogger("shuangkou.service").propagate = True
         return any(k.matches(e) for e in trap.caught for k in KNOWN)
 
     rng = random.Random(1)
@@ -218,14 +218,14 @@ def test_random_messages_over_loopback() -> None:
 
 @pytest.mark.parametrize("rows", [[{"n": 4}], [{"x": 1, "y": 2}]])
 def test_f12_multi_bomb_rows_that_are_mappings(rows: list[object]) -> None:
-    from core_ext.variants import variant_from_mapping
+    from shuangkou.core.variants import variant_from_mapping
 
     _rejects(variant_from_mapping, {"extends": "baibian", "id": "house", "multi_bomb": rows})
 
 
 @pytest.mark.parametrize("thresholds", [[float("nan"), 12], [1, 2, 3], ["a", "b"], [1.5, 1]])
 def test_f14_kou_thresholds_are_checked_in_every_variant(thresholds: list[object]) -> None:
-    from core_ext.variants import variant_from_mapping
+    from shuangkou.core.variants import variant_from_mapping
 
     _rejects(variant_from_mapping, {"extends": "qianbian", "id": "house",
                                     "kou_thresholds": thresholds})

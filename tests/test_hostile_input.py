@@ -24,11 +24,14 @@ from google.rpc import error_details_pb2, status_pb2
 from grpc_status import rpc_status
 from prometheus_client import CollectorRegistry
 
-from core_ext.errors import VariantError
-from core_ext.variants import load_variants
-from service.config import Config
-from service.errors import MAX_MESSAGE_CHARS, decode_status
-from service.gen.shuangkou.v1 import (
+from shuangkou.core.errors import VariantError
+from shuangkou.core.variants import load_variants
+from shuangkou.service.config import Config
+from shuangkou.service.errors import MAX_MESSAGE_CHARS, decode_status
+from shuangkou.service.limits import Limits
+from shuangkou.service.metrics import Metrics
+from shuangkou.service.server import create_server
+from shuangkou.v1 import (
     cards_pb2,
     readings_pb2,
     scoring_pb2,
@@ -36,9 +39,6 @@ from service.gen.shuangkou.v1 import (
     service_pb2_grpc,
     variants_pb2,
 )
-from service.limits import Limits
-from service.metrics import Metrics
-from service.server import create_server
 
 S = service_pb2
 RS = variants_pb2.RuleSet

@@ -1,4 +1,4 @@
-"""The server's house-variant registry (core_ext.variants.register_variants) and its setting."""
+"""The server's house-variant registry (core.variants.register_variants) and its setting."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from collections.abc import Iterator
 import pytest
 from grpc_helpers import TIMEOUT, cards, running_server
 
-from core_ext.errors import VariantError
-from core_ext.variants import (
+from shuangkou.core.errors import VariantError
+from shuangkou.core.variants import (
     BUILTIN,
     find_variant,
     get_variant,
@@ -16,10 +16,10 @@ from core_ext.variants import (
     register_variants,
     unregister_variants,
 )
-from service.config import load_config, parse_flags
-from service.gen.shuangkou.v1 import service_pb2
-from service.gen.shuangkou.v1.variants_pb2 import RuleSet
-from service.server import load_house_variants
+from shuangkou.service.config import load_config, parse_flags
+from shuangkou.service.server import load_house_variants
+from shuangkou.v1 import service_pb2
+from shuangkou.v1.variants_pb2 import RuleSet
 
 HOUSE = '[variants.club_rules]\nextends = "baibian"\nescape = "none"\n'
 

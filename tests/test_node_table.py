@@ -14,8 +14,8 @@ import pytest
 from grpc_helpers import TIMEOUT
 from node_fixtures import EXAMPLE, NODE, NPM
 
-import core_ext
-from service.gen.shuangkou.v1 import (
+from shuangkou import core
+from shuangkou.v1 import (
     cards_pb2,
     readings_pb2,
     scoring_pb2,
@@ -42,7 +42,7 @@ def as_replay(table: dict[str, Any]) -> scoring_pb2.Replay:
         hands=[cards_pb2.Cards(cards_text=" ".join(h)) for h in table["hands"]],
         leader=table["leader"], stake=table["stake"])
     if "revealed" in table:
-        replay.revealed = core_ext.parse_cards(table["revealed"])[0]
+        replay.revealed = core.parse_cards(table["revealed"])[0]
     for team in table.get("teams", []):
         replay.teams.add(seats=team)
     for a in table["actions"]:

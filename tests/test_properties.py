@@ -21,9 +21,9 @@ from hypothesis import strategies as st
 from randomplays import PlayMaker
 from reference import VARIANTS, view
 
-import core_ext
-from core_ext import Declaration
-from core_ext.cards import NO_SUIT, SJ, card_code, card_rank, rank_name
+from shuangkou import core
+from shuangkou.core import Declaration
+from shuangkou.core.cards import NO_SUIT, SJ, card_code, card_rank, rank_name
 
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SAMPLES = settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -34,14 +34,14 @@ seeds = st.integers(0, 2**32 - 1)   # one seed drives a whole sample of plays
 
 def _readings(cards: list[int], variant: str) -> list[Any] | None:
     try:
-        return list(core_ext.classify(cards, variant).readings)
-    except core_ext.InvalidPlay:
+        return list(core.classify(cards, variant).readings)
+    except core.InvalidPlay:
         return None
 
 
 def _resuit(cards: list[int], variant: str, rng: random.Random) -> list[int]:
     """The same ranks with other suits (or none), still within the deck's copy limits."""
-    decks = core_ext.get_variant(variant).decks
+    decks = core.get_variant(variant).decks
     used: dict[int, int] = defaultdict(int)
     out = []
     for code in cards:
@@ -59,8 +59,8 @@ def _resuit(cards: list[int], variant: str, rng: random.Random) -> list[int]:
 def test_card_order_and_suits_never_change_the_result(variant: str, rng: random.Random) -> None:
     cards = PlayMaker(variant, rng).play()
     try:
-        core_ext.validate_hand(cards, variant)
-    except core_ext.CardError:
+        core.validate_hand(cards, variant)
+    except core.CardError:
         return
     before = _readings(cards, variant)
     other = _resuit(cards, variant, rng)
@@ -78,8 +78,8 @@ def _sample(variant: str, rng: random.Random, n: int = 160) -> list[Any]:
     out = []
     for cards in maker.plays(n):
         try:
-            out += core_ext.classify(cards, variant).readings
-        except (core_ext.InvalidPlay, core_ext.CardError):
+            out += core.classify(cards, variant).readings
+        except (core.InvalidPlay, core.CardError):
             continue
     return out
 
@@ -97,7 +97,7 @@ def _classes(readings: list[Any]) -> dict[Any, list[Any]]:
 def test_beats_is_a_strict_order_within_a_class(variant: str, seed: int) -> None:
     for cls, members in _classes(_sample(variant, random.Random(seed))).items():
         members = members[:45]
-        m = [[core_ext.beats(x, y, variant) for y in members] for x in members]
+        m = [[core.beats(x, y, variant) for y in members] for x in members]
         n = len(members)
         for i in range(n):
             assert not m[i][i], ("irreflexive", cls, view(members[i]))
@@ -118,8 +118,8 @@ def test_every_bomb_beats_every_ordinary_play(variant: str, seed: int) -> None:
     plain = [r for r in readings if not r.is_bomb][:30]
     for b in bombs:
         for o in plain:
-            assert core_ext.beats(b, o, variant), (view(b), view(o))
-            assert not core_ext.beats(o, b, variant), (view(o), view(b))
+            assert core.beats(b, o, variant), (view(b), view(o))
+            assert not core.beats(o, b, variant), (view(o), view(b))
 
 
 @SAMPLES
@@ -129,9 +129,9 @@ def test_ordinary_plays_of_other_shapes_never_beat(variant: str, seed: int) -> N
     for x in plain:
         for y in plain:
             if (x.kind, x.cards) != (y.kind, y.cards):
-                assert not core_ext.beats(x, y, variant), (view(x), view(y))
+                assert not core.beats(x, y, variant), (view(x), view(y))
             else:
-                assert core_ext.beats(x, y, variant) == (x.top > y.top), (view(x), view(y))
+                assert core.beats(x, y, variant) == (x.top > y.top), (view(x), view(y))
 
 
 @FAST
@@ -144,23 +144,23 @@ def test_play_beats_iff_a_reading_beats_and_standing_reading_beats(
     if not rb or not ra:
         return
     standing_a = ra[0]
-    any_beats = any(core_ext.beats(r, standing_a, variant) for r in rb)
-    assert core_ext.beats(b, standing_a, variant) == any_beats
-    assert core_ext.beats(b, a, variant) == any_beats     # cards: a's primary stands
+    any_beats = any(core.beats(r, standing_a, variant) for r in rb)
+    assert core.beats(b, standing_a, variant) == any_beats
+    assert core.beats(b, a, variant) == any_beats     # cards: a's primary stands
     try:
-        standing = core_ext.play_reading(b, variant, to_beat=standing_a)
-    except core_ext.IllegalPlay:
+        standing = core.play_reading(b, variant, to_beat=standing_a)
+    except core.IllegalPlay:
         assert not any_beats
     else:
-        assert any_beats and core_ext.beats(standing, standing_a, variant)
-        first = next(r for r in rb if core_ext.beats(r, standing_a, variant))
+        assert any_beats and core.beats(standing, standing_a, variant)
+        first = next(r for r in rb if core.beats(r, standing_a, variant))
         assert view(standing) == view(first)
 
 
 def _safe(cards: list[int], variant: str) -> list[Any] | None:
     try:
-        return list(core_ext.classify(cards, variant).readings)
-    except (core_ext.InvalidPlay, core_ext.CardError):
+        return list(core.classify(cards, variant).readings)
+    except (core.InvalidPlay, core.CardError):
         return None
 
 
@@ -171,12 +171,12 @@ def test_readings_are_well_formed(variant: str, rng: random.Random) -> None:
     readings = _safe(cards, variant)
     if not readings:
         return
-    c = core_ext.classify(cards, variant)
+    c = core.classify(cards, variant)
     assert view(c.primary) == view(readings[0])
     seen = set()
     for r in readings:
         assert r.cards == len(cards)
-        assert r.is_bomb == (r.kind in core_ext.BOMB_KINDS)
+        assert r.is_bomb == (r.kind in core.BOMB_KINDS)
         assert (r.star > 0) == r.is_bomb and bool(r.key) == r.is_bomb
         assert sum(n for _, n in r.ranks) + (0 if r.ranks else len(cards)) == len(cards)
         assert len(r.wilds) <= 4
@@ -199,22 +199,22 @@ def test_every_reading_is_selectable_by_its_declaration(variant: str, seed: int)
         readings = _safe(cards, variant)
         if not readings:
             continue
-        c = core_ext.classify(cards, variant)
+        c = core.classify(cards, variant)
         for r in readings:
             full = Declaration(r.kind, r.top, r.star, tuple(reversed(r.wilds)))   # any order
-            matches = core_ext.classify(cards, variant, declare=full).readings
+            matches = core.classify(cards, variant, declare=full).readings
             assert len(matches) == 1 and _same(matches[0], r)
-            assert _same(core_ext.play_reading(cards, variant, declare=full), r)
+            assert _same(core.play_reading(cards, variant, declare=full), r)
             assert _same(c.reading(full), r)
             assert r.declaration == (r.kind, r.top, r.star, r.wilds)
-            assert _same(core_ext.play_reading(cards, variant, declare=r.declaration), r)
+            assert _same(core.play_reading(cards, variant, declare=r.declaration), r)
             assert _same(c.reading(r.kind, r.top, r.star, r.wilds), r)
             by_name = Declaration(r.kind, r.top_rank, r.star,
                                   tuple(rank_name(w) for w in r.wilds))
             assert _same(c.reading(by_name), r)
             # without the placement: the first reading with that kind, top and star
             kts = [x for x in readings if (x.kind, x.top, x.star) == (r.kind, r.top, r.star)]
-            assert _same(core_ext.play_reading(cards, variant, declare=full[:3]), kts[0])
+            assert _same(core.play_reading(cards, variant, declare=full[:3]), kts[0])
 
 
 @FAST
@@ -227,21 +227,21 @@ def test_compare_is_play_reading_on_the_standing_reading(variant: str,
     rb, ra = _safe(b, variant), _safe(a, variant)
     if not rb or not ra:
         return
-    result = core_ext.compare(b, a, variant)
+    result = core.compare(b, a, variant)
     assert _same(result.current, ra[0])
-    assert result.beats == core_ext.beats(b, a, variant)
+    assert result.beats == core.beats(b, a, variant)
     if result.beats:
-        assert _same(result.play, core_ext.play_reading(b, variant, to_beat=ra[0]))
+        assert _same(result.play, core.play_reading(b, variant, to_beat=ra[0]))
     else:
         assert _same(result.play, rb[0])
     # a declared current reading stands; a declared play reading is judged as declared
     last = ra[-1]
     declared = Declaration(last.kind, last.top, last.star, last.wilds)
-    result = core_ext.compare(b, a, variant, current_declare=declared)
+    result = core.compare(b, a, variant, current_declare=declared)
     assert _same(result.current, last)
     for r in rb:
         mine = Declaration(r.kind, r.top, r.star, r.wilds)
-        got = core_ext.compare(b, last, variant, declare=mine)
+        got = core.compare(b, last, variant, declare=mine)
         assert _same(got.play, r) and got.beats == r.beats(last)
 
 
@@ -252,14 +252,14 @@ def test_batch_errors_are_what_classify_raises(variant: str, seed: int) -> None:
     maker = PlayMaker(variant, rng)
     plays = [maker.play() for _ in range(100)]
     plays += [[], [rng.randrange(0, 256) for _ in range(rng.randrange(1, 6))]]  # odd bytes
-    result = core_ext.classify_batch(bytes(c for p in plays for c in p),
+    result = core.classify_batch(bytes(c for p in plays for c in p),
                                      [len(p) for p in plays], variant)
     assert result.plays == len(plays)
     assert result.valid == sum(1 for k in result.kind if k != 255)
     for i, play in enumerate(plays):
         try:
-            core_ext.classify(bytes(play), variant)
-        except core_ext.ShuangkouError as exc:
+            core.classify(bytes(play), variant)
+        except core.ShuangkouError as exc:
             got = result.errors[i]
             assert (type(got), str(got), got.field) == (type(exc), str(exc), exc.field)
             assert result.kind[i] == 255 and result.readings[i] == 0

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from grpc_helpers import free_port, running_server
 
-import core_ext
+from shuangkou import core
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "python"
 
@@ -31,13 +31,13 @@ def test_client_answers_as_the_core(address: str) -> None:
     done = client(address)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    c = core_ext.classify("45678 BJ", "baibian")
+    c = core.classify("45678 BJ", "baibian")
     assert lines[0] == f"classify 45678 BJ: {c.primary.describe()}"
-    plays = core_ext.legal_plays("33 44 55 66 77 BJ", "baibian", to_beat="55")
+    plays = core.legal_plays("33 44 55 66 77 BJ", "baibian", to_beat="55")
     assert lines[2] == f"plays beating 55: {len(plays)}"
     assert [line.strip() for line in lines[3:3 + len(plays)]] == \
         [p.reading.describe() for p in plays]
-    result = core_ext.score_round("baibian", [0, 2], [["7777777"], [], [], []])
+    result = core.score_round("baibian", [0, 2], [["7777777"], [], [], []])
     assert f"final {list(result.final)}" in lines[-2]
     assert lines[-1].startswith("classify 3S 4: INVALID_ARGUMENT: ")
     assert "[field play.cards_text, reason INVALID_PLAY]" in lines[-1]
@@ -48,7 +48,7 @@ def test_client_variant_and_env(address: str) -> None:
                           cwd=EXAMPLE, capture_output=True, text=True, timeout=60,
                           env={**os.environ, "SHUANGKOU_ADDR": address})
     assert done.returncode == 0, done.stderr
-    expected = core_ext.classify("45678 BJ", "fengkuang").primary.describe()
+    expected = core.classify("45678 BJ", "fengkuang").primary.describe()
     assert done.stdout.splitlines()[0] == f"classify 45678 BJ: {expected}"
 
 

@@ -34,8 +34,8 @@ from reference import (
     view,
 )
 
-import core_ext
-from core_ext.variants import Variant
+from shuangkou import core
+from shuangkou.core.variants import Variant
 
 PLAYS = 10_000
 MAX_REPORTED = 12
@@ -55,10 +55,10 @@ class Table:
         if len(group) > 48:
             group.pop(self.rng.randrange(len(group)))
 
-    def add(self, cards: list[int], core: list[Any], ref: list[Any]) -> None:
+    def add(self, cards: list[int], engine: list[Any], ref: list[Any]) -> None:
         """A valid play: its primary stands for plays to beat; all its bomb readings are kept."""
-        self._keep(self.by_size[len(cards)], (cards, core[0], ref[0]))
-        for c, r in zip(core, ref, strict=True):
+        self._keep(self.by_size[len(cards)], (cards, engine[0], ref[0]))
+        for c, r in zip(engine, ref, strict=True):
             if r.is_bomb:
                 self._keep(self.bombs_by_star[r.star], (c, r))
 
@@ -77,7 +77,7 @@ class Table:
 
 
 def _text(cards: list[int]) -> str:
-    return " ".join(core_ext.format_cards(cards))
+    return " ".join(core.format_cards(cards))
 
 
 def check_play(cards: list[int], variant: str | Variant,
@@ -88,32 +88,32 @@ def check_play(cards: list[int], variant: str | Variant,
     problems = deck_problems(cards, variant)
     if problems:
         try:
-            core_ext.classify(cards, variant)
-        except core_ext.CardError:
+            core.classify(cards, variant)
+        except core.CardError:
             return [], "card_error"
-        except core_ext.InvalidPlay as exc:
+        except core.InvalidPlay as exc:
             return [f"{name}: {_text(cards)}: expected CardError ({problems}), "
                     f"got InvalidPlay: {exc}"], "card_error"
         return [f"{name}: {_text(cards)}: expected CardError ({problems}), "
                 "core accepted it"], "card_error"
     ref = classify_ref(cards, variant)
     try:
-        core = list(core_ext.classify(cards, variant).readings)
-    except core_ext.InvalidPlay:
-        core = []
-    if [view(r) for r in ref] != [view(r) for r in core]:
-        return [f"{name}: {_text(cards)}\n  reference:\n{show(ref)}\n  core:\n{show(core)}"], "?"
+        engine = list(core.classify(cards, variant).readings)
+    except core.InvalidPlay:
+        engine = []
+    if [view(r) for r in ref] != [view(r) for r in engine]:
+        return [f"{name}: {_text(cards)}\n  reference:\n{show(ref)}\n  core:\n{show(engine)}"], "?"
     if not ref:
         return [], "invalid"
     reports = []
     # §8 bomb order: every bomb reading against earlier bombs of about the same star, both ways.
-    for rb, cb in zip(ref, core, strict=True):
+    for rb, cb in zip(ref, engine, strict=True):
         if not rb.is_bomb:
             continue
         for ca, ra in table.bombs_near(rb.star, 6):
             for (x_ref, x_core), (y_ref, y_core) in (((rb, cb), (ra, ca)), ((ra, ca), (rb, cb))):
                 want = reading_beats(x_ref, y_ref)
-                got = core_ext.beats(x_core, y_core, variant)
+                got = core.beats(x_core, y_core, variant)
                 if want != got:
                     reports.append(f"{name}: bomb order: beats expected {want}, got {got}\n"
                                    f"  b:\n{show([x_ref])}\n  a:\n{show([y_ref])}")
@@ -121,30 +121,30 @@ def check_play(cards: list[int], variant: str | Variant,
     if earlier is not None:
         a_cards, a_core, a_ref = earlier
         want = any(reading_beats(r, a_ref) for r in ref)
-        got = core_ext.beats(cards, a_core, variant)
+        got = core.beats(cards, a_core, variant)
         if want != got:
             reports.append(f"{name}: beats({_text(cards)}, {_text(a_cards)}) "
                            f"expected {want}, got {got}\n  b readings:\n{show(ref)}\n"
                            f"  a standing:\n{show([a_ref])}")
-        for rb, cb in zip(ref, core, strict=True):
+        for rb, cb in zip(ref, engine, strict=True):
             for (x_ref, x_core), (y_ref, y_core) in (((rb, cb), (a_ref, a_core)),
                                                      ((a_ref, a_core), (rb, cb))):
                 want = reading_beats(x_ref, y_ref)
-                got = core_ext.beats(x_core, y_core, variant)
+                got = core.beats(x_core, y_core, variant)
                 if want != got:
                     reports.append(f"{name}: reading beats expected {want}, got {got}\n"
                                    f"  b:\n{show([x_ref])}\n  a:\n{show([y_ref])}")
         standing = play_reading_ref(cards, variant, to_beat=a_ref)
         try:
-            got_standing = core_ext.play_reading(cards, variant, to_beat=a_core)
-        except core_ext.IllegalPlay:
+            got_standing = core.play_reading(cards, variant, to_beat=a_core)
+        except core.IllegalPlay:
             got_standing = None
         if (standing is None) != (got_standing is None) or (
                 standing is not None and view(standing) != view(got_standing)):
             reports.append(f"{name}: play_reading({_text(cards)}, to_beat={_text(a_cards)})\n"
                            f"  expected:\n{show([standing] if standing else [])}\n"
                            f"  got:\n{show([got_standing] if got_standing else [])}")
-    table.add(cards, core, ref)
+    table.add(cards, engine, ref)
     return reports, ref[0].kind
 
 
@@ -184,7 +184,7 @@ CUSTOM = {
 
 @pytest.mark.parametrize("name", CUSTOM)
 def test_custom_variants_match_reference(name: str) -> None:
-    variant = core_ext.load_variant({"id": name, **CUSTOM[name]})
+    variant = core.load_variant({"id": name, **CUSTOM[name]})
     rng = random.Random(f"crosscheck/{name}")
     maker = PlayMaker(variant, rng)
     table = Table(rng)
@@ -201,7 +201,7 @@ def test_custom_variants_match_reference(name: str) -> None:
 def test_batch_classification_matches_reference(variant: str) -> None:
     """classify_batch columns = the reference's primary reading (255: invalid or impossible)."""
     plays = list(PlayMaker(variant, random.Random(f"batch/{variant}")).plays(1_000))
-    got = core_ext.classify_batch(bytes(c for p in plays for c in p), [len(p) for p in plays],
+    got = core.classify_batch(bytes(c for p in plays for c in p), [len(p) for p in plays],
                                   variant)
     for i, cards in enumerate(plays):
         refs = [] if deck_problems(cards, variant) else classify_ref(cards, variant)
@@ -210,7 +210,7 @@ def test_batch_classification_matches_reference(variant: str) -> None:
             assert row["kind"] == 255, (_text(cards), row)
             continue
         p = refs[0]
-        want = {"kind": core_ext.KINDS.index(p.kind), "top": p.top, "star": p.star,
+        want = {"kind": core.KINDS.index(p.kind), "top": p.top, "star": p.star,
                 "cards": p.cards, "readings": len(refs)}
         if p.kind.startswith("joker_bomb"):
             want["top"] = row["top"]   # not defined for joker bombs (see reference.view)

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-import core_ext
-from core_ext.errors import IllegalPlay
-from core_ext.generate import deal, generate_replay
-from core_ext.replay import ReplayError, score_replay, summarize_replay
-from core_ext.scoring import score_round
+from shuangkou import core
+from shuangkou.core.errors import IllegalPlay
+from shuangkou.core.generate import deal, generate_replay
+from shuangkou.core.replay import ReplayError, score_replay, summarize_replay
+from shuangkou.core.scoring import score_round
 
-VARIANTS = list(core_ext.BUILTIN)
+VARIANTS = list(core.BUILTIN)
 GENERATED_PER_VARIANT = 300
 
 
@@ -240,16 +240,16 @@ def test_revealed_card_swaps_the_partner_opposite() -> None:
 
 
 def test_leader_holding_both_copies_moves_nobody() -> None:
-    from core_ext.replay import _seating
+    from shuangkou.core.replay import _seating
 
     hands = [["7S", "7S", "3H"], ["4S"], ["5S"], ["6S"]]
-    codes = [core_ext.parse_cards(h) for h in hands]
-    v = core_ext.get_variant("baibian")
+    codes = [core.parse_cards(h) for h in hands]
+    v = core.get_variant("baibian")
     assert _seating({"revealed": "7S"}, codes, 0, v) == [0, 1, 2, 3]
     assert _seating({"revealed": "7S"}, [codes[1], codes[0], codes[2], codes[3]], 1, v) == \
         [0, 1, 2, 3]
     # other copy with dealt seat 3: seats 3 and 2 swap
-    others = [core_ext.parse_cards(h) for h in ("4S 3S", "5S", "6S", "4S")]
+    others = [core.parse_cards(h) for h in ("4S 3S", "5S", "6S", "4S")]
     assert _seating({"revealed": "4S"}, others, 0, v) == [0, 1, 3, 2]
 
 
@@ -278,10 +278,10 @@ def test_three_decks_need_the_teams() -> None:
 
 
 def test_three_decks_teams_swap() -> None:
-    from core_ext.replay import _seating
+    from shuangkou.core.replay import _seating
 
-    v = core_ext.get_variant("fengkuang_crazy")
-    codes = [core_ext.parse_cards(h) for h in ("7S 8S", "9S", "TS", "JS")]
+    v = core.get_variant("fengkuang_crazy")
+    codes = [core.parse_cards(h) for h in ("7S 8S", "9S", "TS", "JS")]
     assert _seating({"revealed": "7S", "teams": [[0, 1], [2, 3]]}, codes, 0, v) == [0, 2, 1, 3]
     assert _seating({"revealed": "7S", "partner": 3}, codes, 0, v) == [0, 1, 3, 2]
     assert _seating({"teams": [[1, 3], [0, 2]]}, codes, 0, v) == [0, 1, 2, 3]
@@ -291,7 +291,7 @@ def test_three_decks_teams_swap() -> None:
 
 def complete(variant: str) -> dict:
     hands = full_deal(variant)
-    return {"variant": variant, "hands": [core_ext.format_cards(h) for h in hands],
+    return {"variant": variant, "hands": [core.format_cards(h) for h in hands],
             "leader": 0, "actions": []}
 
 
@@ -391,8 +391,8 @@ def test_json_text_and_custom_variant() -> None:
 # ----------------------------------------------------------------------------- generated rounds
 
 def generate_or_skip(variant: str, seed: int, escape_prob: float = 0.0) -> dict:
-    if importlib.util.find_spec("core_ext._enumerate") is None:
-        pytest.skip("core_ext.legal_plays (the enumeration engine) is not built yet")
+    if importlib.util.find_spec("shuangkou.core._enumerate") is None:
+        pytest.skip("shuangkou.core.legal_plays (the enumeration engine) is not built yet")
     return generate_replay(variant, seed, escape_prob)
 
 
@@ -400,7 +400,7 @@ def expected_total(res: Any, variant: str) -> int | None:
     """The sum rule of docs/replays.md (None: escapes, checked separately)."""
     if res.kind == "escape":
         return None
-    v = core_ext.get_variant(variant)
+    v = core.get_variant(variant)
     base = sum(v.base[res.kind]) if v.round_end == "finishing_order" else 0
     events = sum(len(e.to) * e.gain - (4 - len(e.to)) * e.pay for e in res.contributions)
     return (base * res.multiplier + events) * res.stake
@@ -460,7 +460,7 @@ def leads(rep: dict) -> list[int]:
     last, passes = -1, 0
     for i, a in enumerate(rep["actions"]):
         if "play" in a:
-            left[a["seat"]] -= len(core_ext.parse_cards(a["play"]))
+            left[a["seat"]] -= len(core.parse_cards(a["play"]))
             last, passes = a["seat"], 0
         elif a.get("pass"):
             passes += 1
@@ -471,10 +471,10 @@ def leads(rep: dict) -> list[int]:
 
 def hands_before(rep: dict, index: int) -> list[list[int]]:
     res = score_replay(rep)
-    hands = [list(core_ext.parse_cards(rep["hands"][d])) for d in res.hand_at]
+    hands = [list(core.parse_cards(rep["hands"][d])) for d in res.hand_at]
     for a in rep["actions"][:index]:
         if "play" in a:
-            for c in core_ext.parse_cards(a["play"]):
+            for c in core.parse_cards(a["play"]):
                 hands[a["seat"]].remove(c)
     return hands
 
@@ -490,10 +490,10 @@ def test_corrupt_card_not_in_hand(variant: str) -> None:
         i = next(i for i, a in enumerate(rep["actions"]) if "play" in a and i > 3)
         a = rep["actions"][i]
         held = hands_before(rep, i)[a["seat"]]
-        deck = core_ext.parse_cards(sum(rep["hands"], []))
+        deck = core.parse_cards(sum(rep["hands"], []))
         foreign = next(c for c in deck if c not in held)
         bad = copy.deepcopy(rep)
-        bad["actions"][i]["play"] = [*a["play"][:-1], core_ext.format_cards([foreign])[0]]
+        bad["actions"][i]["play"] = [*a["play"][:-1], core.format_cards([foreign])[0]]
         err = rejected(bad)
         assert err.action == i and "does not hold" in err.detail
 
@@ -539,16 +539,16 @@ def test_corrupt_play_that_does_not_beat(variant: str) -> None:
             prev = rep["actions"][i - 1] if i else None
             if i in lead_at or not prev or "play" not in prev or "play" not in a:
                 continue
-            standing = core_ext.play_reading(prev["play"], rep["variant"]) \
+            standing = core.play_reading(prev["play"], rep["variant"]) \
                 if "declare" not in prev else None
             if standing is None or standing.kind != "single" or standing.top >= 13:
                 continue
             held = hands_before(rep, i)[a["seat"]]
-            low = [c for c in held if core_ext.card_rank(c) <= standing.top]
+            low = [c for c in held if core.card_rank(c) <= standing.top]
             if not low:
                 continue
             bad = copy.deepcopy(rep)
-            bad["actions"][i] = {"seat": a["seat"], "play": core_ext.format_cards(low[:1])}
+            bad["actions"][i] = {"seat": a["seat"], "play": core.format_cards(low[:1])}
             err = rejected(bad)
             assert err.action == i and "does not beat" in err.detail
             found += 1
@@ -560,7 +560,7 @@ def test_corrupt_play_that_does_not_beat(variant: str) -> None:
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_corrupt_jiefeng(variant: str) -> None:
-    if core_ext.get_variant(variant).round_end == "first_out":
+    if core.get_variant(variant).round_end == "first_out":
         pytest.skip("huopin ends at the first finisher: no 接风")
     found = 0
     for rep in corruptible(variant, range(40)):
@@ -569,7 +569,7 @@ def test_corrupt_jiefeng(variant: str) -> None:
         left = [len(rep["hands"][d]) for d in res.hand_at]
         for i, a in enumerate(rep["actions"]):
             if "play" in a:
-                left[a["seat"]] -= len(core_ext.parse_cards(a["play"]))
+                left[a["seat"]] -= len(core.parse_cards(a["play"]))
             if a["seat"] == first and not left[first]:
                 # find the lead after the passes that follow the going-out play
                 j = i + 1
@@ -588,7 +588,7 @@ def test_corrupt_jiefeng(variant: str) -> None:
 
 def test_generated_replays_of_a_house_variant() -> None:
     generate_or_skip("baibian", 0)
-    house = core_ext.get_variant("bianfeng").replace(
+    house = core.get_variant("bianfeng").replace(
         id="house", wild_jokers=["SJ", "BJ"], escape="fengkuang",
         base={"double": [6, 6, -6, -6], "single": [3, -3, 3, -3], "flat": [1, -1, -1, 1]})
     for seed in range(20):

@@ -22,12 +22,12 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry
 
-from core_ext.errors import ShuangkouError
-from core_ext.replay import score_replay
-from service.gen.shuangkou.v1 import cards_pb2, service_pb2, variants_pb2
-from service.limits import Limits
-from service.metrics import Metrics
-from service.servicer import ShuangkouServicer
+from shuangkou.core.errors import ShuangkouError
+from shuangkou.core.replay import score_replay
+from shuangkou.service.limits import Limits
+from shuangkou.service.metrics import Metrics
+from shuangkou.service.servicer import ShuangkouServicer
+from shuangkou.v1 import cards_pb2, service_pb2, variants_pb2
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "fuzz"))
@@ -73,19 +73,19 @@ def test_worst_case_enumeration_is_bounded_by_the_cap() -> None:
     """Every worst hand, every built-in variant: the capped listing stops at the cap, the
     uncapped count finishes, and the process stays small."""
     result = run_measured(f"""
-        import core_ext
+        from shuangkou import core
         hands = {WORST_HANDS!r}
         RESULT = {{"counts": {{}}, "listed": {{}}}}
         for v in ("baibian", "fengkuang", "qianbian", "huopin", "bianfeng", "fengkuang_crazy"):
             for name, hand in hands.items():
                 try:
-                    total = sum(core_ext.count_plays(hand, v).values())
-                except core_ext.CardError:
+                    total = sum(core.count_plays(hand, v).values())
+                except core.CardError:
                     continue   # not a hand of this deck
-                plays = core_ext.legal_plays(hand, v, limit=10_000)
+                plays = core.legal_plays(hand, v, limit=10_000)
                 RESULT["counts"][f"{{v}}/{{name}}"] = total
                 RESULT["listed"][f"{{v}}/{{name}}"] = [len(plays), plays.truncated]
-                core_ext.best_bomb(hand, v)
+                core.best_bomb(hand, v)
     """)
     for key, (listed, truncated) in result["listed"].items():
         total = result["counts"][key]
@@ -98,11 +98,11 @@ def test_edge_variant_enumeration_is_bounded() -> None:
     """The largest hand validation allows: the count finishes (hundreds of thousands of
     plays) and the capped listing holds at most the cap, in bounded memory."""
     result = run_measured(f"""
-        import core_ext
-        from core_ext.variants import variant_from_mapping
+        from shuangkou import core
+        from shuangkou.core.variants import variant_from_mapping
         v = variant_from_mapping({EDGE_VARIANT!r})
-        total = sum(core_ext.count_plays({EDGE_HAND!r}, v).values())
-        plays = core_ext.legal_plays({EDGE_HAND!r}, v, limit=10_000)
+        total = sum(core.count_plays({EDGE_HAND!r}, v).values())
+        plays = core.legal_plays({EDGE_HAND!r}, v, limit=10_000)
         RESULT = {{"total": total, "listed": len(plays), "truncated": plays.truncated}}
     """)
     assert result["total"] > 10_000
@@ -114,10 +114,10 @@ def test_uncapped_listing_of_the_edge_hand_fits_in_memory() -> None:
     """Even without a limit (the Python API allows it), the C listing of ~250k plays stays
     far from exhausting memory: it is the worst a caller of the library can ask for."""
     result = run_measured(f"""
-        import core_ext
-        from core_ext.variants import variant_from_mapping
+        from shuangkou import core
+        from shuangkou.core.variants import variant_from_mapping
         v = variant_from_mapping({EDGE_VARIANT!r})
-        plays = core_ext.legal_plays({EDGE_HAND!r}, v)
+        plays = core.legal_plays({EDGE_HAND!r}, v)
         RESULT = {{"listed": len(plays)}}
     """)
     assert result["listed"] > 100_000
@@ -148,7 +148,7 @@ def test_huge_replays_fail_at_the_first_bad_action(shape: str) -> None:
 
 def test_long_valid_replays_validate_in_linear_work() -> None:
     """Every generated replay of every variant validates; each action is a bounded step."""
-    from core_ext.generate import generate_replay
+    from shuangkou.core.generate import generate_replay
 
     for variant in ("baibian", "fengkuang_crazy", "huopin"):
         for seed in range(3):
@@ -187,7 +187,7 @@ def retained_mib(work: Callable[[], None], warmup: Callable[[], None] | None = N
 
 
 def test_enumeration_request_is_capped(servicer: ShuangkouServicer) -> None:
-    from service.convert import _custom_variant
+    from shuangkou.service.convert import _custom_variant
 
     _custom_variant.cache_clear()
     request = S.EnumerateLegalPlaysRequest(
@@ -201,7 +201,7 @@ def test_enumeration_request_is_capped(servicer: ShuangkouServicer) -> None:
 
 def test_repeated_requests_keep_no_memory(servicer: ShuangkouServicer) -> None:
     """Big batches, enumerations, replays and failures, over and over: the heap is flat."""
-    from core_ext.generate import generate_replay
+    from shuangkou.core.generate import generate_replay
 
     replay = json.dumps(generate_replay("baibian", seed=1))
     batch = S.BatchClassifyRequest(plays_text=["7777 BJ", "345678", "SJ BJ", "x"] * 500,
@@ -229,7 +229,7 @@ def test_repeated_requests_keep_no_memory(servicer: ShuangkouServicer) -> None:
 
 
 def test_score_replays_stream_keeps_no_memory(servicer: ShuangkouServicer) -> None:
-    from core_ext.generate import generate_replay
+    from shuangkou.core.generate import generate_replay
 
     docs = [json.dumps(generate_replay("qianbian", seed=s)) for s in range(5)]
     stream = [S.ScoreReplaysRequest(replay_json=d) for d in docs] * 40 + \
@@ -254,7 +254,7 @@ def test_custom_variants_cannot_pin_unbounded_memory(servicer: ShuangkouServicer
     """Distinct custom variants of 256 KiB each (valid JSON padded with whitespace): the
     server's variant cache must not keep ~cache size x document size (256 x 256 KiB = 64 MiB
     here, 1 GiB with 4 MiB documents). Finding R2, fixed by capping the document size."""
-    from service.convert import _custom_variant
+    from shuangkou.service.convert import _custom_variant
 
     _custom_variant.cache_clear()
     requests = list(_distinct_custom_variants(300, 256 * 1024))
@@ -274,7 +274,7 @@ def test_custom_variants_cannot_pin_unbounded_memory(servicer: ShuangkouServicer
 def test_many_custom_variants_are_not_kept_beyond_the_cache(servicer: ShuangkouServicer) -> None:
     """Small distinct custom variants: the cache is bounded in entries, so a client that
     sends thousands of variants does not grow the server."""
-    from service.convert import _custom_variant
+    from shuangkou.service.convert import _custom_variant
 
     _custom_variant.cache_clear()
     first = list(_distinct_custom_variants(400, 16))
@@ -295,22 +295,22 @@ def test_classify_leaks_nothing_in_c() -> None:
     enumerations: the process RSS after the first quarter stays flat (the C allocations of
     readings and listings are freed)."""
     result = run_measured("""
-        import core_ext
+        from shuangkou import core
         def rss():
             for line in open("/proc/self/status"):
                 if line.startswith("VmRSS:"):
                     return int(line.split()[1]) / 1024
         plays = ["7777 BJ", "345678", "SJ SJ BJ BJ", "33 44 55", "QQQ KKK AA BJ"]
-        codes = bytes(core_ext.parse_cards("7777 BJ")) * 2000
+        codes = bytes(core.parse_cards("7777 BJ")) * 2000
         marks = []
         for round_ in range(4):
             for _ in range(5000):
                 for p in plays:
-                    c = core_ext.classify(p, "qianbian")
-                    core_ext.beats(p, "345678", "qianbian")
-                    core_ext.play_reading(p, "qianbian")
-                core_ext.classify_batch(codes, [5] * 2000, "qianbian")
-                plays_ = core_ext.legal_plays("77778888 BJ", "baibian", limit=50)
+                    c = core.classify(p, "qianbian")
+                    core.beats(p, "345678", "qianbian")
+                    core.play_reading(p, "qianbian")
+                core.classify_batch(codes, [5] * 2000, "qianbian")
+                plays_ = core.legal_plays("77778888 BJ", "baibian", limit=50)
                 list(plays_)
             marks.append(rss())
         RESULT = {"rss": marks}
@@ -326,11 +326,11 @@ def test_worst_batch_items_fit_the_per_item_bound() -> None:
     the reply: the largest compact error (quoted input cut to its bound, non-ASCII text,
     the longest field path) and the largest reading (a 40-card chain bomb of the edge
     variant) stay inside it."""
-    from core_ext.errors import CardError
-    from core_ext.variants import variant_from_mapping
-    from service.convert import reading_to_proto
-    from service.errors import status_proto
-    from service.limits import WORST_BATCH_ITEM_BYTES
+    from shuangkou.core.errors import CardError
+    from shuangkou.core.variants import variant_from_mapping
+    from shuangkou.service.convert import reading_to_proto
+    from shuangkou.service.errors import status_proto
+    from shuangkou.service.limits import WORST_BATCH_ITEM_BYTES
 
     columns = 8   # kind, top, card count, star, reading count: packed varints
     error = S.BatchError(index=10**7, status=status_proto(
@@ -343,9 +343,9 @@ def test_worst_batch_items_fit_the_per_item_bound() -> None:
 
 
 def core_ext_classify(text: str, variant: Any) -> list[Any]:
-    import core_ext
+    from shuangkou import core
 
-    return list(core_ext.classify(text, variant).readings)
+    return list(core.classify(text, variant).readings)
 
 
 def test_a_batch_at_the_cap_is_answerable(servicer: ShuangkouServicer) -> None:
@@ -381,17 +381,17 @@ def test_batch_stops_at_the_deadline(servicer: ShuangkouServicer,
                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """BatchClassify classifies in chunks and checks the call between them: once the
     deadline passes no further chunk is classified, and the status is DEADLINE_EXCEEDED."""
-    import core_ext
-    from service import servicer as module
+    from shuangkou import core
+    from shuangkou.service import servicer as module
 
     chunks: list[int] = []
-    real = core_ext.classify_batch
+    real = core.classify_batch
 
     def counted(codes: bytes, lengths: Any, variant: Any) -> Any:
         chunks.append(len(lengths))
         return real(codes, lengths, variant)
 
-    monkeypatch.setattr(core_ext, "classify_batch", counted)
+    monkeypatch.setattr(core, "classify_batch", counted)
     plays = module.BATCH_CHUNK * 4
     request = S.BatchClassifyRequest(codes=bytes([21, 22, 23, 24]) * plays,
                                      lengths=[4] * plays)
@@ -406,7 +406,7 @@ def test_batch_stops_at_the_deadline(servicer: ShuangkouServicer,
 
 def test_stream_stops_when_the_client_is_gone(servicer: ShuangkouServicer) -> None:
     """ScoreReplays reads no further request once the call has ended."""
-    from core_ext.generate import generate_replay
+    from shuangkou.core.generate import generate_replay
 
     doc = json.dumps(generate_replay("baibian", seed=3))
     read: list[int] = []
@@ -428,7 +428,7 @@ def test_concurrent_maximal_batches_stay_inside_the_pod_limit() -> None:
     import grpc
     from grpc_helpers import ServerProcess
 
-    from service.config import Config
+    from shuangkou.service.config import Config
 
     cap = Limits(max_batch=Config().max_batch,
                  max_message_bytes=Config().max_message_bytes).batch_cap
@@ -443,7 +443,7 @@ def test_concurrent_maximal_batches_stay_inside_the_pod_limit() -> None:
         failures: list[str] = []
 
         def one() -> None:
-            from service.gen.shuangkou.v1 import service_pb2_grpc
+            from shuangkou.v1 import service_pb2_grpc
 
             with grpc.insecure_channel(f"127.0.0.1:{process.port}", options=options) as ch:
                 stub = service_pb2_grpc.ShuangkouServiceStub(ch)

@@ -1,4 +1,4 @@
-"""core_ext.Round (RULES.md §9): rule errors per reason, action records, seating, settlement,
+"""shuangkou.core.Round (RULES.md §9): rule errors per reason, action records, seating, settlement,
 the serialised state (round trips, constant size, forgeries refused) and Round against the
 independent pre-Round replay validator (tests/replay_v1.py) on thousands of generated and
 corrupted replays in every variant."""
@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 import replay_v1
 
-import core_ext
-from core_ext import Declaration, Round, RuleViolation, ShuangkouError
-from core_ext._round import MAGIC, slot_sizes
-from core_ext.generate import generate_replay
-from core_ext.replay import ReplayError, parse_replay, replay_round, score_replay
-from core_ext.round import _BODY, _HEAD
+from shuangkou import core
+from shuangkou.core import Declaration, Round, RuleViolation, ShuangkouError
+from shuangkou.core._round import MAGIC, slot_sizes
+from shuangkou.core.generate import generate_replay
+from shuangkou.core.replay import ReplayError, parse_replay, replay_round, score_replay
+from shuangkou.core.round import _BODY, _HEAD
 
-VARIANTS = list(core_ext.BUILTIN)
+VARIANTS = list(core.BUILTIN)
 HANDS = ["3S 3H 9C", "4S 9S", "5S 5H TD", "6S 9H"]
 
 
@@ -122,7 +122,7 @@ def test_no_such_reading() -> None:
 def test_every_reading_can_be_played_by_its_declaration(variant: str, cards: str) -> None:
     """RULES.md §7 rule 4: a leader may play any valid reading. The full declaration (kind,
     top, star and wild placement) names each one, live and in a replay document."""
-    readings = core_ext.classify(cards, variant).readings
+    readings = core.classify(cards, variant).readings
     assert len({(r.kind, r.top) for r in readings}) < len(readings)   # ambiguous
     for reading in readings:
         r = deal(variant, [cards, "7S", "8S", "9S"])
@@ -149,11 +149,11 @@ def test_escape_not_allowed() -> None:
 
 def test_malformed_cards_are_not_rule_errors() -> None:
     r = deal()
-    with pytest.raises(core_ext.InvalidPlay, match="seat 0 plays 3S 9C"):
+    with pytest.raises(core.InvalidPlay, match="seat 0 plays 3S 9C"):
         r.play(0, "3S 9C")
-    with pytest.raises(core_ext.CardError):
+    with pytest.raises(core.CardError):
         r.play(0, "3X")
-    with pytest.raises(core_ext.InvalidPlay, match="at least one card"):
+    with pytest.raises(core.InvalidPlay, match="at least one card"):
         r.play(0, [])
     with pytest.raises(ShuangkouError, match="seat 0–3"):
         r.escape(7)
@@ -202,7 +202,7 @@ def test_seating_swap_and_hands() -> None:
     r = Round.deal("baibian", dealt, 0, revealed="7S", partial_deal=True)
     assert r.hand_at == (0, 2, 1, 3)
     for seat in range(4):
-        assert sorted(r.hand(seat)) == sorted(core_ext.parse_cards(dealt[r.hand_at[seat]]))
+        assert sorted(r.hand(seat)) == sorted(core.parse_cards(dealt[r.hand_at[seat]]))
     with pytest.raises(ShuangkouError, match="does not hold the revealed card") as info:
         Round.deal("baibian", dealt, 2, revealed="7S", partial_deal=True)
     assert info.value.field == "revealed"
@@ -215,7 +215,7 @@ def test_result_is_score_round() -> None:
         for variant in VARIANTS:
             rnd = replay_round(generate_replay(variant, seed, 0.3 if variant != "baibian" else 0))
             hands = [rnd.hand(s) for s in range(4)] if rnd.escaper is not None else None
-            want = core_ext.score_round(rnd.variant, rnd.finish_order, rnd.bombs,
+            want = core.score_round(rnd.variant, rnd.finish_order, rnd.bombs,
                                         stake=rnd.stake, cards_left=rnd.cards_left,
                                         escape=rnd.escaper, hands=hands,
                                         table_fee=rnd.table_fee)
@@ -231,7 +231,7 @@ def test_legal_plays_and_copy() -> None:
     for a in rep.actions[:40]:
         plays = live.legal_plays()
         standing = live.standing
-        want = core_ext.legal_plays(list(live.hand(live.turn)), "fengkuang",
+        want = core.legal_plays(list(live.hand(live.turn)), "fengkuang",
                                     standing.reading if standing else None)
         assert [p.cards for p in plays] == [p.cards for p in want]
         for p in list(plays)[:10]:
@@ -274,13 +274,13 @@ def test_a_whole_hand_played_at_once_survives_the_state(variant: str, hand: str)
     """A seat may empty a full hand in one play; the standing slot holds it (the first
     layout was one byte short and refused such a state)."""
     r = Round.deal(variant, [hand, "KS", "QS", "JS"], 0, partial_deal=True)
-    assert len(r.hand(0)) == core_ext.get_variant(variant).hand_size
+    assert len(r.hand(0)) == core.get_variant(variant).hand_size
     rec = r.play(0, hand)
     assert rec.finished == 0 and r.standing is not None
     blob = r.to_bytes()
     back = Round.from_bytes(blob, variant)
     assert back == r and back.standing == r.standing and back.bombs == r.bombs
-    assert Round._from_bytes_checked(blob, core_ext.get_variant(variant)) == r
+    assert Round._from_bytes_checked(blob, core.get_variant(variant)) == r
 
 
 def test_restored_state_plays_on_identically() -> None:
@@ -346,12 +346,12 @@ def test_forged_standing_play_and_bombs_are_refused() -> None:
     r.play(0, "4S 4H 4D 4C")
     blob = r.to_bytes()
     assert Round.from_bytes(blob, "bianfeng") == r
-    v = core_ext.get_variant("bianfeng")
+    v = core.get_variant("bianfeng")
     standing_at = len(MAGIC) + 1 + len("bianfeng") + _HEAD.size + _BODY
     bombs_at = standing_at + slot_sizes(v.hand_size)[0]    # seat 0's bomb slot
     assert blob[standing_at:standing_at + 2] == bytes([1, 0])   # present, seat 0
     assert blob[bombs_at:bombs_at + 2] == bytes([1, 4])         # one bomb of 4 cards
-    four_fives = bytes(core_ext.parse_cards("5S 5H 5D 5C"))
+    four_fives = bytes(core.parse_cards("5S 5H 5D 5C"))
     forgeries = {
         "standing seat out of range": _forge(blob, standing_at + 1, 9),
         "standing reading that does not exist": _forge(blob, standing_at + 2, 250),
@@ -373,7 +373,7 @@ def test_forged_standing_play_and_bombs_are_refused() -> None:
 
 
 def _full(variant: str) -> tuple[list[list[int]], int]:
-    return core_ext.generate.deal(variant, random.Random(1)), 0
+    return core.generate.deal(variant, random.Random(1)), 0
 
 
 def test_random_byte_flips_never_crash() -> None:
@@ -435,7 +435,7 @@ def test_copies_and_pickles() -> None:
     for twin in (copy.copy(r), copy.deepcopy(r), pickle.loads(pickle.dumps(r))):
         assert twin == r and twin is not r and type(twin) is Round
         assert twin.standing == r.standing and twin.bombs == r.bombs
-    house = core_ext.get_variant("bianfeng").replace(id="house", wild_jokers=["SJ", "BJ"])
+    house = core.get_variant("bianfeng").replace(id="house", wild_jokers=["SJ", "BJ"])
     rnd = replay_round(generate_replay(house, 1))
     assert pickle.loads(pickle.dumps(rnd)).result() == rnd.result()
 

@@ -12,9 +12,9 @@ import grpc
 import pytest
 from grpc_helpers import TIMEOUT, Running, rich_error, running_server
 
-import core_ext
-from core_ext.generate import deal
-from service.gen.shuangkou.v1 import (
+from shuangkou import core
+from shuangkou.core.generate import deal
+from shuangkou.v1 import (
     cards_pb2,
     readings_pb2,
     rounds_pb2,
@@ -23,7 +23,7 @@ from service.gen.shuangkou.v1 import (
     variants_pb2,
 )
 
-VARIANTS = [v.id for v in core_ext.list_variants()]
+VARIANTS = [v.id for v in core.list_variants()]
 PLAY, PASS, ESCAPE = (scoring_pb2.ACTION_TYPE_PLAY, scoring_pb2.ACTION_TYPE_PASS,
                       scoring_pb2.ACTION_TYPE_ESCAPE)
 
@@ -50,7 +50,7 @@ def full_deal(variant: str, seed: int) -> rounds_pb2.StartRoundRequest:
     request = rounds_pb2.StartRoundRequest(
         rule_set=rule_set(variant), leader=leader, revealed=hands[leader][0], stake=2,
         hands=[cards_pb2.Cards(cards=h) for h in hands])
-    if core_ext.get_variant(variant).decks == 3:      # three decks: teams stated (§9)
+    if core.get_variant(variant).decks == 3:      # three decks: teams stated (§9)
         request.ClearField("revealed")
         request.teams.add(seats=[leader, (leader + 2) % 4])
         request.teams.add(seats=[(leader + 1) % 4, (leader + 3) % 4])
@@ -285,10 +285,10 @@ def test_a_house_variant_travels_as_custom_json(stub: Any) -> None:
 
 # ----------------------------------------------------------------------------- the wire
 
-def _reference_response(r: core_ext.Round, rec: Any) -> rounds_pb2.ApplyActionResponse:
+def _reference_response(r: core.Round, rec: Any) -> rounds_pb2.ApplyActionResponse:
     """An ApplyActionResponse built field by field from the core's answers (the slow,
     obvious twin of the bytes the compiled core writes)."""
-    from service.convert import reading_to_proto
+    from shuangkou.service.convert import reading_to_proto
 
     out = rounds_pb2.ApplyActionResponse()
     out.state.data = r.to_bytes()
@@ -317,9 +317,9 @@ def _reference_response(r: core_ext.Round, rec: Any) -> rounds_pb2.ApplyActionRe
     return out
 
 
-def _declare(msg: readings_pb2.Declaration, d: core_ext.Declaration) -> None:
-    from core_ext.cards import rank_position
-    from service.convert import KIND_BY_NAME
+def _declare(msg: readings_pb2.Declaration, d: core.Declaration) -> None:
+    from shuangkou.core.cards import rank_position
+    from shuangkou.service.convert import KIND_BY_NAME
 
     def rank(r: int | str) -> int:
         return r if isinstance(r, int) else rank_position(r)    # "9" or a position
@@ -341,17 +341,17 @@ def test_the_wire_the_core_writes_is_the_message_built_field_by_field(variant: s
     import sys
     from pathlib import Path
 
-    from core_ext.generate import generate_replay
-    from core_ext.replay import parse_replay
-    from service.limits import Limits
-    from service.round_servicer import RoundServicer
+    from shuangkou.core.generate import generate_replay
+    from shuangkou.core.replay import parse_replay
+    from shuangkou.service.limits import Limits
+    from shuangkou.service.round_servicer import RoundServicer
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
     from messages import Context
 
     servicer = RoundServicer(Limits(max_cards=64, max_batch=64, enumeration_cap=10_000,
                                     max_message_bytes=4 << 20))
-    checked, escapes = 0, core_ext.get_variant(variant).escape != "none"
+    checked, escapes = 0, core.get_variant(variant).escape != "none"
     for seed in range(4):
         rep = parse_replay(generate_replay(variant, seed, 0.5 if escapes else 0))
         r = rep.start()
@@ -377,8 +377,8 @@ def test_the_wire_the_core_writes_is_the_message_built_field_by_field(variant: s
 def test_every_rpc_of_the_round_service_is_registered() -> None:
     """register_round_service writes the handler table itself (ApplyAction's reply leaves as
     the core's bytes): it serves exactly the proto's RPCs, with the proto's message types."""
-    from service.limits import Limits
-    from service.round_servicer import ROUND_SERVICE_NAME, register_round_service
+    from shuangkou.service.limits import Limits
+    from shuangkou.service.round_servicer import ROUND_SERVICE_NAME, register_round_service
 
     class Registry:
         def __init__(self) -> None:

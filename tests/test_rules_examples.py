@@ -5,7 +5,7 @@ implementations, so both are pinned to the rule book, not just to each other:
 
 * ``expect_reading``: the primary reading (kind + pattern) of both, and identical reading lists;
 * ``expect_invalid`` / ``expect_card_error``: both reject, with the core's message checked;
-* ``expect_beats``: ``core_ext.beats`` and ``reference.beats_ref`` agree with the rule book.
+* ``expect_beats``: ``core.beats`` and ``reference.beats_ref`` agree with the rule book.
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from reference import (
     view,
 )
 
-import core_ext
-from core_ext import CardError, Declaration, IllegalPlay, InvalidPlay
-from core_ext.cards import rank_name
+from shuangkou import core
+from shuangkou.core import CardError, Declaration, IllegalPlay, InvalidPlay
+from shuangkou.core.cards import rank_name
 
 FULL_DECK = tuple(v for v in VARIANTS if v != "fengkuang_crazy")
 WRAP = ("bianfeng", "bianfeng_lishui", "huopin")
@@ -51,11 +51,11 @@ def pattern(text: str) -> tuple[tuple[int, int], ...]:
 
 
 def expect_reading(cards: str, variant: str, kind: str, shape: str | None = None,
-                   star: int | None = None) -> core_ext.Reading:
+                   star: int | None = None) -> core.Reading:
     """Both implementations read ``cards`` with this primary kind (and pattern, star)."""
     diff = reading_diff(cards, variant)
     assert diff is None, diff
-    primary = core_ext.classify(cards, variant).primary
+    primary = core.classify(cards, variant).primary
     ref = classify_ref(cards, variant)[0]
     for r in (primary, ref):
         assert r.kind == kind, (cards, variant, view(r))
@@ -71,7 +71,7 @@ def expect_invalid(cards: str, variant: str, why: str | None = None) -> None:
     assert not deck_problems(cards, variant)
     assert classify_ref(cards, variant) == [], (cards, variant)
     with pytest.raises(InvalidPlay, match=why) as info:
-        core_ext.classify(cards, variant)
+        core.classify(cards, variant)
     assert str(info.value), "InvalidPlay must say why"
 
 
@@ -82,8 +82,8 @@ def expect_card_error(cards: str, variant: str, card: str, why: str) -> None:
     except RefCardError:
         problems = ["unparseable"]
     assert problems, (cards, variant)
-    for call in (lambda: core_ext.classify(cards, variant),
-                 lambda: core_ext.validate_hand(cards, variant)):
+    for call in (lambda: core.classify(cards, variant),
+                 lambda: core.validate_hand(cards, variant)):
         with pytest.raises(CardError) as info:
             call()
         message = str(info.value)
@@ -93,7 +93,7 @@ def expect_card_error(cards: str, variant: str, card: str, why: str) -> None:
 def expect_beats(b: str, a: str, variant: str, expected: bool) -> None:
     """b played on a (a's primary stands) beats it or not, in both implementations."""
     assert beats_ref(b, a, variant) is expected, ("reference", b, a, variant)
-    assert core_ext.beats(b, a, variant) is expected, ("core", b, a, variant)
+    assert core.beats(b, a, variant) is expected, ("core", b, a, variant)
 
 
 def expect_order(stronger: str, weaker: str, variant: str) -> None:
@@ -128,13 +128,13 @@ def expect_tie(x: str, y: str, variant: str) -> None:
 ])
 def test_s2_notation(text: str, expected: list[Card]) -> None:
     assert parse(text) == expected
-    assert core_ext.parse_cards(text) == [c.code for c in expected]
+    assert core.parse_cards(text) == [c.code for c in expected]
 
 
 def test_s2_rank_positions_and_codes() -> None:
     """Rank positions 3 = 0 … A = 11, 2 = 12; card codes per docs/design.md."""
     assert [c.rank for c in parse("3 4 5 6 7 8 9 T J Q K A 2 SJ BJ")] == list(range(15))
-    assert core_ext.parse_cards("3S 3 7S 2C SJ BJ") == [1, 5, 21, 64, 70, 75]
+    assert core.parse_cards("3S 3 7S 2C SJ BJ") == [1, 5, 21, 64, 70, 75]
     assert codes("3S 3 7S 2C SJ BJ") == [1, 5, 21, 64, 70, 75]
 
 
@@ -143,12 +143,12 @@ def test_s2_notation_invalid_tokens(text: str) -> None:
     with pytest.raises(RefCardError):
         parse(text)
     with pytest.raises(CardError, match=re.escape(repr(text))):
-        core_ext.parse_cards(text)
+        core.parse_cards(text)
 
 
 def test_s2_jokers_are_tokens_of_their_own() -> None:
     with pytest.raises(CardError, match="own"):
-        core_ext.parse_cards("7SJ")
+        core.parse_cards("7SJ")
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -165,8 +165,8 @@ def test_s2_joker_order(variant: str) -> None:
 def test_s2_suits_never_matter(variant: str) -> None:
     for suited, plain in [("7S 7H", "77"), ("3S 4H 5D 6C 7S", "34567"),
                           ("9S 9H 9D 9C BJ", "9999 BJ")]:
-        assert [view(r) for r in core_ext.classify(suited, variant).readings] == [
-            view(r) for r in core_ext.classify(plain, variant).readings]
+        assert [view(r) for r in core.classify(suited, variant).readings] == [
+            view(r) for r in core.classify(plain, variant).readings]
         assert classify_ref(suited, variant) == classify_ref(plain, variant)
     expect_tie("7S 7H", "7D 7C", variant)
 
@@ -174,34 +174,34 @@ def test_s2_suits_never_matter(variant: str) -> None:
 @pytest.mark.parametrize("variant", FULL_DECK)
 def test_s2_deck_limits_two_decks(variant: str) -> None:
     """A rank at most 8 times, a suited face at most twice, each joker at most twice."""
-    core_ext.validate_hand("77777777", variant)
+    core.validate_hand("77777777", variant)
     expect_card_error("777777777", variant, "7", "9 copies")
-    core_ext.validate_hand("7S 7S", variant)
+    core.validate_hand("7S 7S", variant)
     expect_card_error("7S 7S 7S", variant, "7S", "3 copies")
-    core_ext.validate_hand("SJ SJ BJ BJ", variant)
+    core.validate_hand("SJ SJ BJ BJ", variant)
     expect_card_error("SJ SJ SJ", variant, "SJ", "3 copies")
     expect_card_error("BJ BJ BJ", variant, "BJ", "3 copies")
     # A suitless card counts only toward its rank's limit.
-    core_ext.validate_hand("7S 7S 7 7 7 7 7 7", variant)
+    core.validate_hand("7S 7S 7 7 7 7 7 7", variant)
     assert not deck_problems("7S 7S 7 7 7 7 7 7", variant)
     expect_card_error("7S 7S 7 7 7 7 7 7 7", variant, "7", "9 copies")
 
 
 def test_s2_deck_limits_three_decks() -> None:
     variant = "fengkuang_crazy"
-    core_ext.validate_hand("777777777777", variant)
+    core.validate_hand("777777777777", variant)
     expect_card_error("7777777777777", variant, "7", "13 copies")
-    core_ext.validate_hand("7S 7S 7S", variant)
+    core.validate_hand("7S 7S 7S", variant)
     expect_card_error("7S 7S 7S 7S", variant, "7S", "4 copies")
     expect_card_error("SJ SJ SJ", variant, "SJ", "3 copies")
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_s2_play_never_more_cards_than_a_hand(variant: str) -> None:
-    size = core_ext.get_variant(variant).hand_size
+    size = core.get_variant(variant).hand_size
     assert size == (28 if variant == "fengkuang_crazy" else 27)
     cards = [c.text for c in parse("7777 8888 9999 TTTT JJJJ QQQQ KKKK AAAA 2222")]
-    core_ext.validate_hand(" ".join(cards[:size]), variant)
+    core.validate_hand(" ".join(cards[:size]), variant)
     expect_card_error(" ".join(cards[:size + 1]), variant, str(size + 1), f"at most {size}")
 
 
@@ -215,7 +215,7 @@ def test_s2_ranks_absent_from_the_crazy_deck(card: str) -> None:
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_s3_decks(variant: str) -> None:
-    v = core_ext.get_variant(variant)
+    v = core.get_variant(variant)
     crazy = variant == "fengkuang_crazy"
     assert v.deck_size == (112 if crazy else 108)
     assert v.hand_size * 4 == v.deck_size
@@ -259,11 +259,11 @@ def test_s4_every_joker_in_a_mixed_play_is_wild(variant: str) -> None:
 
 def test_s4_wilds_stand_only_for_ranks_of_the_deck() -> None:
     """In fengkuang_crazy a wild is 7…2, never 3…6."""
-    readings = core_ext.classify("789T BJ", "fengkuang_crazy").readings
+    readings = core.classify("789T BJ", "fengkuang_crazy").readings
     assert [tuple(map(tuple, r.ranks)) for r in readings] == [pattern("789TJ")]
     assert reading_diff("789T BJ", "fengkuang_crazy") is None
     expect_reading("7 BJ", "fengkuang_crazy", "pair", "77")
-    chains = core_ext.classify("8888 9999 SJ SJ BJ BJ", "fengkuang_crazy").readings
+    chains = core.classify("8888 9999 SJ SJ BJ BJ", "fengkuang_crazy").readings
     assert [tuple(map(tuple, r.ranks)) for r in chains] == [pattern("8888 9999 TTTT"),
                                                             pattern("7777 8888 9999")]
     assert reading_diff("8888 9999 SJ SJ BJ BJ", "fengkuang_crazy") is None
@@ -292,8 +292,8 @@ def test_s4_all_joker_plays_read_naturally(variant: str) -> None:
 def test_s4_either_joker_as_wild_is_equally_strong(variant: str) -> None:
     """9 T J Q BJ = 9 T J Q SJ where both are wild."""
     assert reading_diff("9TJQ BJ", variant) is None
-    assert [view(r) for r in core_ext.classify("9TJQ BJ", variant).readings] == [
-        view(r) for r in core_ext.classify("9TJQ SJ", variant).readings]
+    assert [view(r) for r in core.classify("9TJQ BJ", variant).readings] == [
+        view(r) for r in core.classify("9TJQ SJ", variant).readings]
     assert classify_ref("9TJQ BJ", variant) == classify_ref("9TJQ SJ", variant)
     expect_tie("9TJQ BJ", "9TJQ SJ", variant)
     expect_tie("8888 SJ", "8888 BJ", variant)
@@ -501,7 +501,7 @@ def test_s7_seed_examples_huopin() -> None:
 def test_s7_primary_highest_top_within_a_type(variant: str) -> None:
     """`4 5 6 7 8 BJ` → 4 5 6 7 8 9, not 3…8; both readings are listed."""
     expect_reading("4 5 6 7 8 BJ", variant, "straight", "456789")
-    readings = core_ext.classify("4 5 6 7 8 BJ", variant).readings
+    readings = core.classify("4 5 6 7 8 BJ", variant).readings
     assert [tuple(map(tuple, r.ranks)) for r in readings] == [pattern("456789"),
                                                                pattern("345678")]
     assert [r.wilds for r in readings] == [(6,), (0,)]
@@ -510,7 +510,7 @@ def test_s7_primary_highest_top_within_a_type(variant: str) -> None:
 @pytest.mark.parametrize("variant", ("fengkuang", "qianbian", "huopin"))
 def test_s7_primary_strongest_bomb_then_all_other_readings(variant: str) -> None:
     """`77 + four wilds`: the 6-bomb is primary; pair chains and… follow in rule-2 order."""
-    readings = core_ext.classify("77 SJ SJ BJ BJ", variant).readings
+    readings = core.classify("77 SJ SJ BJ BJ", variant).readings
     assert reading_diff("77 SJ SJ BJ BJ", variant) is None
     assert [(r.kind, tuple(map(tuple, r.ranks))) for r in readings] == [
         ("bomb", pattern("777777")),
@@ -523,7 +523,7 @@ def test_s7_primary_strongest_bomb_then_all_other_readings(variant: str) -> None
 @pytest.mark.parametrize("variant", ("fengkuang", "qianbian", "huopin"))
 def test_s7_type_order_then_top(variant: str) -> None:
     """`7 8 + four wilds`: pair chains before straights, each highest top first."""
-    readings = core_ext.classify("78 SJ SJ BJ BJ", variant).readings
+    readings = core.classify("78 SJ SJ BJ BJ", variant).readings
     assert reading_diff("78 SJ SJ BJ BJ", variant) is None
     assert [(r.kind, tuple(map(tuple, r.ranks))) for r in readings] == [
         ("pair_chain", pattern("778899")),
@@ -541,7 +541,7 @@ def test_s7_lowest_placement_reported(variant: str) -> None:
     """3333 4444 5555 + wild: the wild as 3, 4 or 5 gives one reading; the lowest is reported."""
     cards = "7777 8888 9999 BJ" if variant == "fengkuang_crazy" else "3333 4444 5555 BJ"
     low = "77777 8888 9999" if variant == "fengkuang_crazy" else "33333 4444 5555"
-    readings = core_ext.classify(cards, variant).readings
+    readings = core.classify(cards, variant).readings
     assert len(readings) == 1
     expect_reading(cards, variant, "chain_bomb", low, star=8 if variant in FENGKUANG else 7)
 
@@ -552,7 +552,7 @@ def test_s7_lowest_placement_in_a_wrap_chain_huopin() -> None:
     the 2 comes first in the chain A 2 3 4."""
     r = expect_reading("AAAA 2222222 33333 4444 SJ", "huopin", "chain_bomb", star=8)
     assert r.ranks == pattern("AAAAA 2222222 33333 4444")
-    readings = core_ext.classify("AAAA 2222222 33333 4444 SJ", "huopin").readings
+    readings = core.classify("AAAA 2222222 33333 4444 SJ", "huopin").readings
     assert [r.wilds for r in readings] == [(11,), (1,), (0,)]
 
 
@@ -564,21 +564,21 @@ def test_s7_invalid_says_why(variant: str) -> None:
     expect_invalid("SJ BJ", variant, "not a pair")
     expect_invalid("JQKA2", variant, "2 cannot be in a straight")
     with pytest.raises(InvalidPlay, match="no cards"):
-        core_ext.classify("", variant)
+        core.classify("", variant)
 
 
 @pytest.mark.parametrize("variant", ("fengkuang", "qianbian", "huopin"))
 def test_s7_declare_any_reading_when_leading(variant: str) -> None:
     """A bomb-capable play may be declared as a non-bomb reading when leading (rule 4)."""
     cards = "77 SJ SJ BJ BJ"
-    declared = core_ext.play_reading(cards, variant, declare="pair_chain")
+    declared = core.play_reading(cards, variant, declare="pair_chain")
     assert declared.kind == "pair_chain" and tuple(map(tuple, declared.ranks)) == pattern("778899")
     assert view(declared) == view(play_reading_ref(cards, variant, declare="pair_chain"))
-    only = core_ext.classify(cards, variant, declare="pair_chain").readings
+    only = core.classify(cards, variant, declare="pair_chain").readings
     assert [r.kind for r in only] == ["pair_chain"] * 3
-    assert core_ext.play_reading(cards, variant).kind == "bomb"   # undeclared: the primary
+    assert core.play_reading(cards, variant).kind == "bomb"   # undeclared: the primary
     with pytest.raises(IllegalPlay, match="straight"):
-        core_ext.play_reading(cards, variant, declare="straight")
+        core.play_reading(cards, variant, declare="straight")
     assert play_reading_ref(cards, variant, declare="straight") is None
 
 
@@ -589,35 +589,35 @@ def test_s7_follow_any_reading_beats_and_which_stands(variant: str) -> None:
     cards = "78 SJ SJ BJ BJ"            # pair chains 778899 / 667788, straights …Q … 8
     straight = "6789TJ"
     expect_beats(cards, straight, variant, True)
-    a = core_ext.classify(straight, variant).primary
-    standing = core_ext.play_reading(cards, variant, to_beat=a)
+    a = core.classify(straight, variant).primary
+    standing = core.play_reading(cards, variant, to_beat=a)
     assert standing.kind == "straight" and tuple(map(tuple, standing.ranks)) == pattern("789TJQ")
     assert view(standing) == view(play_reading_ref(cards, variant, classify_ref(straight, variant)[0]))
-    pairs = core_ext.classify("556677", variant).primary
-    assert core_ext.play_reading(cards, variant, to_beat=pairs).top == 6      # primary 778899
-    declared = core_ext.play_reading(cards, variant, to_beat=pairs, declare="pair_chain")
+    pairs = core.classify("556677", variant).primary
+    assert core.play_reading(cards, variant, to_beat=pairs).top == 6      # primary 778899
+    declared = core.play_reading(cards, variant, to_beat=pairs, declare="pair_chain")
     assert declared.top == 6
     with pytest.raises(IllegalPlay):
-        core_ext.play_reading(cards, variant, to_beat=pairs, declare="straight")
+        core.play_reading(cards, variant, to_beat=pairs, declare="straight")
     with pytest.raises(IllegalPlay, match="does not beat"):
-        core_ext.play_reading(cards, variant, to_beat=core_ext.classify("789TJQ", variant).primary)
+        core.play_reading(cards, variant, to_beat=core.classify("789TJQ", variant).primary)
     expect_beats(cards, "789TJQ", variant, False)
 
 
 def test_s7_declare_by_star_when_kind_and_top_agree() -> None:
     """fengkuang 4444 5555 6666 SJ BJ: a 9★ and an 8★ chain bomb, both with top 6 (rule 4)."""
     cards = "4444 5555 6666 SJ BJ"
-    c = core_ext.classify(cards, "fengkuang")
+    c = core.classify(cards, "fengkuang")
     assert [(r.kind, r.top_rank, r.star) for r in c] == [("chain_bomb", "6", 9),
                                                           ("chain_bomb", "6", 8)]
-    eight = core_ext.play_reading(cards, "fengkuang", declare=Declaration("chain_bomb", "6", 8))
+    eight = core.play_reading(cards, "fengkuang", declare=Declaration("chain_bomb", "6", 8))
     assert eight.star == 8 and tuple(map(tuple, eight.ranks)) == pattern("44444 55555 6666")
-    assert core_ext.play_reading(cards, "fengkuang", None, "chain_bomb", "6").star == 9
+    assert core.play_reading(cards, "fengkuang", None, "chain_bomb", "6").star == 9
     assert c.reading("chain_bomb", "6", 8) == eight == c.reading(Declaration("chain_bomb", star=8))
-    assert [r.star for r in core_ext.classify(cards, "fengkuang",
+    assert [r.star for r in core.classify(cards, "fengkuang",
                                               declare=Declaration("chain_bomb", star=8))] == [8]
     with pytest.raises(IllegalPlay, match="cannot be read as chain_bomb with top 6, 7 stars"):
-        core_ext.play_reading(cards, "fengkuang", declare=Declaration("chain_bomb", "6", 7))
+        core.play_reading(cards, "fengkuang", declare=Declaration("chain_bomb", "6", 7))
     assert c.reading("chain_bomb", "6", 7) is None
 
 
@@ -625,16 +625,16 @@ def test_s7_declare_by_wild_placement_when_kind_top_and_star_agree() -> None:
     """huopin 9999 TTTTT JJJJJ QQQQQ KKKKK SJ BJ: the two wilds may join any two links at 9★
     (X = the smallest count); only the placement tells those readings apart."""
     cards = "9999 TTTTT JJJJJ QQQQQ KKKKK SJ BJ"
-    nine = [r for r in core_ext.classify(cards, "huopin") if (r.kind, r.star) == ("chain_bomb", 9)]
+    nine = [r for r in core.classify(cards, "huopin") if (r.kind, r.star) == ("chain_bomb", 9)]
     assert len(nine) > 1 and len({r.top for r in nine}) == 1
     for r in nine:
         declared = Declaration("chain_bomb", "K", 9, tuple(rank_name(w) for w in r.wilds))
-        assert core_ext.play_reading(cards, "huopin", declare=declared) == r
-    jk = core_ext.play_reading(cards, "huopin", declare=Declaration("chain_bomb", "K", 9, ("K", "J")))
+        assert core.play_reading(cards, "huopin", declare=declared) == r
+    jk = core.play_reading(cards, "huopin", declare=Declaration("chain_bomb", "K", 9, ("K", "J")))
     assert tuple(map(tuple, jk.ranks)) == pattern("9999 TTTTT JJJJJJ QQQQQ KKKKKK")
     with pytest.raises(IllegalPlay, match="wild as 9 9"):    # 99999 9 …: X would be 5, 10★
-        core_ext.play_reading(cards, "huopin", declare=Declaration("chain_bomb", "K", 9, ("9", "9")))
-    assert core_ext.play_reading(cards, "huopin",
+        core.play_reading(cards, "huopin", declare=Declaration("chain_bomb", "K", 9, ("9", "9")))
+    assert core.play_reading(cards, "huopin",
                                  declare=Declaration("chain_bomb", wilds=("9", "9"))).star == 10
 
 
@@ -642,9 +642,9 @@ def test_s7_declare_by_wild_placement_when_kind_top_and_star_agree() -> None:
                                         ("QQQQ KKKK AAAA 2222", "2"), ("AAAA 2222", "2")])
 def test_s7_top_of_a_huopin_wrap_chain_is_its_last_rank_in_chain_order(cards: str, top: str) -> None:
     """docs/decisions.md: top is the last rank in chain order, in huopin as in bianfeng."""
-    r = core_ext.classify(cards, "huopin").primary
+    r = core.classify(cards, "huopin").primary
     assert r.kind == "chain_bomb" and r.top_rank == top
-    assert core_ext.play_reading(cards, "huopin", declare=Declaration("chain_bomb", top)) == r
+    assert core.play_reading(cards, "huopin", declare=Declaration("chain_bomb", top)) == r
 
 
 @pytest.mark.parametrize("declare, field", [
@@ -655,13 +655,13 @@ def test_s7_top_of_a_huopin_wrap_chain_is_its_last_rank_in_chain_order(cards: st
 ])
 def test_s7_malformed_declarations_name_the_field(declare: object, field: str) -> None:
     with pytest.raises(InvalidPlay) as err:
-        core_ext.play_reading("7777 BJ", "baibian", declare=declare)
+        core.play_reading("7777 BJ", "baibian", declare=declare)
     assert err.value.field == field
 
 
 def test_s7_the_top_may_not_be_declared_twice() -> None:
     with pytest.raises(InvalidPlay, match="declared twice"):
-        core_ext.play_reading("7777 BJ", "baibian", declare=Declaration("bomb", "7"),
+        core.play_reading("7777 BJ", "baibian", declare=Declaration("bomb", "7"),
                               declare_top="7")
 
 
@@ -669,39 +669,39 @@ def test_s7_the_top_may_not_be_declared_twice() -> None:
 def test_s7_compare_reports_the_reading_that_would_stand(variant: str) -> None:
     """compare (rule 6): the standing reading if the play beats; else the primary."""
     cards = "78 SJ SJ BJ BJ"
-    got = core_ext.compare(cards, "6789TJ", variant)
+    got = core.compare(cards, "6789TJ", variant)
     assert got.beats and got.current.describe() == "straight 6789TJ"
     assert got.play.kind == "straight" and got.play.top_rank == "Q"
-    lost = core_ext.compare(cards, "789TJQ", variant)
-    assert not lost.beats and lost.play == core_ext.classify(cards, variant).primary
-    assert core_ext.compare(cards, "556677", variant).play.top_rank == "9"    # the primary
-    declared = core_ext.compare(cards, "556677", variant, declare="pair_chain")
+    lost = core.compare(cards, "789TJQ", variant)
+    assert not lost.beats and lost.play == core.classify(cards, variant).primary
+    assert core.compare(cards, "556677", variant).play.top_rank == "9"    # the primary
+    declared = core.compare(cards, "556677", variant, declare="pair_chain")
     assert declared.beats and declared.play.kind == "pair_chain"
     # a declared reading that does not beat is reported as declared, beats False
-    low = core_ext.compare(cards, "99TTJJ", variant, declare=Declaration("pair_chain", "8"))
+    low = core.compare(cards, "99TTJJ", variant, declare=Declaration("pair_chain", "8"))
     assert not low.beats and low.play.top_rank == "8"
     with pytest.raises(IllegalPlay, match="triple"):
-        core_ext.compare(cards, "556677", variant, declare="triple_chain")
+        core.compare(cards, "556677", variant, declare="triple_chain")
 
 
 def test_s7_compare_with_a_declared_current_reading() -> None:
     """The current play stands in its declared reading (fengkuang 8★ instead of 9★)."""
     current = "4444 5555 6666 SJ BJ"
-    assert not core_ext.compare("44444444", current, "fengkuang").beats         # 8★ vs 9★
-    got = core_ext.compare("44444444", current, "fengkuang",
+    assert not core.compare("44444444", current, "fengkuang").beats         # 8★ vs 9★
+    got = core.compare("44444444", current, "fengkuang",
                            current_declare=Declaration("chain_bomb", star=8))
     assert got.beats and got.current.star == 8
-    standing = core_ext.play_reading(current, "fengkuang", declare=Declaration("chain_bomb", star=8))
-    assert core_ext.compare("44444444", standing, "fengkuang") == got
+    standing = core.play_reading(current, "fengkuang", declare=Declaration("chain_bomb", star=8))
+    assert core.compare("44444444", standing, "fengkuang") == got
     with pytest.raises(IllegalPlay) as err:
-        core_ext.compare("44444444", current, "fengkuang", current_declare="straight")
+        core.compare("44444444", current, "fengkuang", current_declare="straight")
     assert err.value.field == "current_declare"
     with pytest.raises(InvalidPlay):
-        core_ext.compare("44444444", standing, "fengkuang", current_declare="bomb")
-    eight = core_ext.classify("44444444", "fengkuang").primary
-    assert core_ext.compare(eight, standing, "fengkuang") == got     # Readings on both sides
+        core.compare("44444444", standing, "fengkuang", current_declare="bomb")
+    eight = core.classify("44444444", "fengkuang").primary
+    assert core.compare(eight, standing, "fengkuang") == got     # Readings on both sides
     with pytest.raises(InvalidPlay):
-        core_ext.compare(eight, standing, "fengkuang", declare="bomb")
+        core.compare(eight, standing, "fengkuang", declare="bomb")
 
 
 # ----------------------------------------------------------------------------- §8 bomb order
@@ -811,6 +811,6 @@ def test_s8_equal_bombs_do_not_beat(variant: str) -> None:
 
 
 def test_s7_a_declaration_without_a_kind_matches_any_kind() -> None:
-    only = core_ext.classify("7 SJ SJ BJ BJ", "fengkuang", declare=Declaration(None, "7"))
+    only = core.classify("7 SJ SJ BJ BJ", "fengkuang", declare=Declaration(None, "7"))
     assert [r.describe() for r in only] == ["bomb 77777 (5 stars) (wild as 7 7 7 7)",
                                             "straight 34567 (wild as 3 4 5 6)"]

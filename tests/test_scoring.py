@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-import core_ext
-from core_ext.errors import IllegalPlay, InvalidPlay, ShuangkouError
-from core_ext.scoring import round_star, score_round
+from shuangkou import core
+from shuangkou.core.errors import IllegalPlay, InvalidPlay, ShuangkouError
+from shuangkou.core.scoring import round_star, score_round
 
 FINISHING = ("baibian", "fengkuang", "fengkuang_crazy", "bianfeng", "bianfeng_lishui",
              "qianbian")
@@ -47,7 +47,7 @@ def test_bomb_helper_stars() -> None:
                      ("fengkuang_crazy", range(4, 21)), ("bianfeng", (*range(4, 11), 11)),
                      ("qianbian", range(4, 13)), ("huopin", range(4, 13))):
         for s in stars:
-            assert core_ext.classify(bomb(v, s), v).primary.star == s, (v, s, bomb(v, s))
+            assert core.classify(bomb(v, s), v).primary.star == s, (v, s, bomb(v, s))
 
 
 # ----------------------------------------------------------------------------- §10.1 base
@@ -289,8 +289,8 @@ def multi_bomb_cases() -> list[tuple[str, int, int, int | None]]:
 @pytest.mark.parametrize("variant,n,k,expected", multi_bomb_cases())
 def test_10_2_multi_bomb_cell(variant: str, n: int, k: int, expected: int | None) -> None:
     plays = [bomb(variant, n)] * k
-    readings = [core_ext.classify(p, variant).primary for p in plays]
-    star, source = round_star(readings, core_ext.get_variant(variant))
+    readings = [core.classify(p, variant).primary for p in plays]
+    star, source = round_star(readings, core.get_variant(variant))
     if expected is None:
         assert (star, source.rule) == (n, "bomb")
     else:
@@ -307,28 +307,28 @@ def test_10_2_no_multi_bomb_table_elsewhere(variant: str) -> None:
 
 
 def test_10_2_at_least_n_cards_and_k_or_more() -> None:
-    v = core_ext.get_variant("bianfeng_lishui")
-    read = [core_ext.classify(p, v).primary for p in ("77777", "888888")]
+    v = core.get_variant("bianfeng_lishui")
+    read = [core.classify(p, v).primary for p in ("77777", "888888")]
     assert round_star(read, v)[0] == 6                    # two bombs of at least 5 -> (5, 2)
-    read = [core_ext.classify(p, v).primary for p in ("77777", "77777", "888888", "888888")]
+    read = [core.classify(p, v).primary for p in ("77777", "77777", "888888", "888888")]
     star, src = round_star(read, v)
     assert (star, src.n, src.k) == (8, 5, 4)              # (5, 4) = 8 beats (6, 2) = 7
-    read = [core_ext.classify(p, v).primary for p in ("77777", "888888", "9999999")]
+    read = [core.classify(p, v).primary for p in ("77777", "888888", "9999999")]
     star, src = round_star(read, v)
     assert (star, src.rule) == (7, "bomb")                # ties: the bomb itself is reported
 
 
 def test_10_2_joker_bombs_count_with_n_their_star() -> None:
-    v = core_ext.get_variant("bianfeng_lishui")
-    read = [core_ext.classify(p, v).primary for p in ("SJ SJ BJ", "666666")]
+    v = core.get_variant("bianfeng_lishui")
+    read = [core.classify(p, v).primary for p in ("SJ SJ BJ", "666666")]
     star, src = round_star(read, v)
     assert (star, src.rule, src.n, src.k) == (7, "multi_bomb", 6, 2)
 
 
 def test_10_2_chain_bombs_do_not_count_as_n_bombs() -> None:
-    v = core_ext.get_variant("qianbian")
+    v = core.get_variant("qianbian")
     plays = ["77777"] * 4 + ["33333 44444 55555"]           # chain: 5 + 3 = 8 stars
-    read = [core_ext.classify(p, v).primary for p in plays]
+    read = [core.classify(p, v).primary for p in plays]
     assert read[-1].kind == "chain_bomb" and read[-1].star == 8
     star, _ = round_star(read, v)
     assert star == 8                   # (5, 4) = 8; counting the chain would give (5, 5) = 9
@@ -349,12 +349,12 @@ def test_10_2_qianbian_chain_bonus_worked_example() -> None:
 
 
 def test_10_2_chain_bonus_counts_other_bombs_of_any_kind() -> None:
-    v = core_ext.get_variant("qianbian")
+    v = core.get_variant("qianbian")
     plays = ["3333 4444 5555", "6666 7777 8888", "SJ SJ BJ BJ"]    # 7, 7, four-joker 7
-    read = [core_ext.classify(p, v).primary for p in plays]
+    read = [core.classify(p, v).primary for p in plays]
     star, src = round_star(read, v)
     assert (star, src.rule, src.bonus) == (9, "chain_bonus", 2)
-    assert round_star(read, core_ext.get_variant("qianbian").replace(chain_bonus=False))[0] == 7
+    assert round_star(read, core.get_variant("qianbian").replace(chain_bonus=False))[0] == 7
 
 
 def test_10_2_chain_bonus_only_in_qianbian() -> None:
@@ -493,7 +493,7 @@ def test_bombs_must_be_bombs() -> None:
 
 
 def test_bombs_as_readings() -> None:
-    reading = core_ext.play_reading("7777 BJ", "baibian")
+    reading = core.play_reading("7777 BJ", "baibian")
     by_reading = score_round("baibian", [0, 2], [[reading], [], [], []])
     by_cards = score_round("baibian", [0, 2], [["7777 BJ"], [], [], []])
     assert by_reading == by_cards
@@ -520,7 +520,7 @@ def test_to_dict_is_plain_json() -> None:
 def test_to_dict_names_every_field() -> None:
     from dataclasses import fields
 
-    from core_ext.scoring import ContributionEvent, RoundResult, SeatResult, StarSource
+    from shuangkou.core.scoring import ContributionEvent, RoundResult, SeatResult, StarSource
 
     res = score_round("qianbian", [0, 2], [["3333 4444 5555", "7777777"], [], [], []])
     d = res.to_dict()
@@ -535,18 +535,18 @@ def test_to_dict_names_every_field() -> None:
 def test_settlements_beyond_int64_are_refused_naming_the_stake() -> None:
     """A house variant's tables (each amount up to 10**6) with the largest stake reach
     10**21: refused up front, as the wire carries int64 amounts (docs/decisions.md)."""
-    huge = core_ext.get_variant("bianfeng").replace(
+    huge = core.get_variant("bianfeng").replace(
         id="huge", multiplier=[[5, 2], [6, 10**6]],
         base={"double": [10**6, 10**6, -10**6, -10**6], "single": [2, -2, 2, -2],
               "flat": [1, -1, -1, 1]})
-    with pytest.raises(core_ext.ShuangkouError, match="64-bit") as info:
-        core_ext.score_round(huge, [0, 2], [["666666"], [], [], []], stake=10**9)
+    with pytest.raises(core.ShuangkouError, match="64-bit") as info:
+        core.score_round(huge, [0, 2], [["666666"], [], [], []], stake=10**9)
     assert info.value.field == "stake"
-    ok = core_ext.score_round(huge, [0, 2], [["666666"], [], [], []], stake=10**6)
+    ok = core.score_round(huge, [0, 2], [["666666"], [], [], []], stake=10**6)
     assert max(abs(x) for x in ok.final) < 2**63 and abs(ok.total) < 2**63
     # the largest escape fee, stake and table fee of the documented caps still fit
-    fee = core_ext.get_variant("huopin").replace(id="fee", escape_fee=10**6)
-    res = core_ext.score_round(fee, [], None, stake=10**9, escape=0, cards_left=[5, 5, 5, 5],
+    fee = core.get_variant("huopin").replace(id="fee", escape_fee=10**6)
+    res = core.score_round(fee, [], None, stake=10**9, escape=0, cards_left=[5, 5, 5, 5],
                                table_fee=10**12)
     assert res.final[0] == -(10**15 + 10**12)
 
@@ -575,17 +575,17 @@ def _settled(fn, kwargs):
         return f"{type(exc).__name__}: {exc} [{exc.field}]"
 
 
-@pytest.mark.parametrize("variant", sorted(core_ext.BUILTIN))
+@pytest.mark.parametrize("variant", sorted(core.BUILTIN))
 def test_compiled_settlement_equals_the_reference(variant: str) -> None:
     """The compiled settlement (core_ext/_settle.pyx) against the Python settlement it
     replaced (tests/scoring_v1.py), record for record (repr compares every field), on
     generated rounds with escapes, under the built-in and house settlement rules."""
     import scoring_v1
 
-    from core_ext.generate import generate_replay
-    from core_ext.replay import summarize_replay
+    from shuangkou.core.generate import generate_replay
+    from shuangkou.core.replay import summarize_replay
 
-    base = core_ext.get_variant(variant)
+    base = core.get_variant(variant)
     checked = 0
     for seed in range(40):
         try:

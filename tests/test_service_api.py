@@ -11,18 +11,18 @@ from grpc_helpers import REPLAY, TIMEOUT, Running, cards, rich_error, running_se
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import core_ext
-from core_ext.replay import score_replay
-from core_ext.scoring import score_round
-from service.errors import decode_status
-from service.gen.shuangkou.v1 import (
+from shuangkou import core
+from shuangkou.core.replay import score_replay
+from shuangkou.core.scoring import score_round
+from shuangkou.service.errors import decode_status
+from shuangkou.service.rounds import result_to_dict
+from shuangkou.v1 import (
     cards_pb2,
     readings_pb2,
     scoring_pb2,
     service_pb2,
     variants_pb2,
 )
-from service.rounds import result_to_dict
 
 K = readings_pb2
 
@@ -79,9 +79,9 @@ def test_classify_rules_examples(srv: Running, variant: str, text: str, kind: in
 ])
 def test_classify_mirrors_core_reading(srv: Running, variant: str, text: str) -> None:
     reply = classify(srv, text, variant)
-    core = core_ext.classify(text, variant)
-    assert len(reply.readings) == len(core.readings)
-    for got, want in zip(reply.readings, core.readings, strict=True):
+    local = core.classify(text, variant)
+    assert len(reply.readings) == len(local.readings)
+    for got, want in zip(reply.readings, local.readings, strict=True):
         assert K.Kind.Name(got.kind) == "KIND_" + want.kind.upper()
         assert (got.card_count, got.top, got.length, got.star, got.phase, got.regular,
                 got.wrap_class, got.is_bomb, got.links, got.top_rank, got.text) == (
@@ -207,7 +207,7 @@ def test_compare_rules_examples(srv: Running, variant: str, current: str, play: 
     reply = srv.stub.ComparePlays(service_pb2.ComparePlaysRequest(
         rule_set=rule_set(variant), current=cards(current), play=cards(play)), timeout=TIMEOUT)
     assert reply.beats is beats
-    assert reply.beats == core_ext.beats(play, current, variant)
+    assert reply.beats == core.beats(play, current, variant)
 
 
 def test_compare_reports_standing_reading(srv: Running) -> None:
@@ -235,7 +235,7 @@ def test_compare_errors_name_the_side(srv: Running) -> None:
 
 def test_batch_codes(srv: Running) -> None:
     plays = ["7777 BJ", "3 4", "45678", "SJ BJ", "BJ BJ SJ"]
-    codes = [core_ext.parse_cards(p) for p in plays]
+    codes = [core.parse_cards(p) for p in plays]
     reply = srv.stub.BatchClassify(service_pb2.BatchClassifyRequest(
         rule_set=rule_set("baibian"), codes=bytes(c for p in codes for c in p),
         lengths=[len(p) for p in codes], include_readings=True), timeout=TIMEOUT)
@@ -247,7 +247,7 @@ def test_batch_codes(srv: Running) -> None:
     assert [e.index for e in reply.errors] == [1, 3]
     assert all(decode_status(e.status).code == grpc.StatusCode.INVALID_ARGUMENT
                and decode_status(e.status).reason == "INVALID_PLAY" for e in reply.errors)
-    assert reply.readings[2].text == core_ext.classify("45678").primary.describe()
+    assert reply.readings[2].text == core.classify("45678").primary.describe()
     assert reply.readings[1] == readings_pb2.Reading()
 
 
@@ -292,21 +292,21 @@ def test_batch_bad_requests() -> None:
 def _enumerate_core():
     import importlib
 
-    return getattr(core_ext, "legal_plays", None) or importlib.import_module(
-        "core_ext._enumerate").legal_plays
+    return getattr(core, "legal_plays", None) or importlib.import_module(
+        "shuangkou.core._enumerate").legal_plays
 
 
 def test_enumerate_following(srv: Running) -> None:
     reply = srv.stub.EnumerateLegalPlays(service_pb2.EnumerateLegalPlaysRequest(
         rule_set=rule_set("baibian"), hand=cards("3 3 4 5 6 7 BJ"), to_beat=cards("33"),
         include_counts=True, include_best_bomb=True), timeout=TIMEOUT)
-    want = _enumerate_core()("3 3 4 5 6 7 BJ", "baibian", core_ext.classify("33").primary)
+    want = _enumerate_core()("3 3 4 5 6 7 BJ", "baibian", core.classify("33").primary)
     assert [list(p.cards) for p in reply.plays] == [list(p.cards) for p in want]
     assert [p.reading.text for p in reply.plays] == [p.reading.describe() for p in want]
     assert not reply.next_page_token and len(reply.plays) == 4
     for play in reply.plays:
         assert play.reading.kind == K.KIND_PAIR
-        assert core_ext.beats(list(play.cards), "33", "baibian")
+        assert core.beats(list(play.cards), "33", "baibian")
     assert {c.kind: c.count for c in reply.counts if c.count} == {K.KIND_PAIR: 4}
     assert reply.total == 4
     assert not reply.HasField("best_bomb")
@@ -357,7 +357,7 @@ def structured(replay: dict) -> scoring_pb2.Replay:
 def test_replay_declarations_name_any_reading(srv: Running) -> None:
     """A replay action may declare the wild placement: fengkuang `4444 5555 6666 SJ BJ` played
     as its 8★ chain bomb (not the primary 9★) sets the round star 8, by message and by JSON."""
-    eight = core_ext.classify("4444 5555 6666 SJ BJ", "fengkuang").readings[1]
+    eight = core.classify("4444 5555 6666 SJ BJ", "fengkuang").readings[1]
     assert eight.star == 8
     hands = ["4444 5555 6666 SJ BJ", "7S", "8S", "9S"]
     msg = scoring_pb2.Replay(hands=[cards(h) for h in hands], leader=0, partial_deal=True)
@@ -469,7 +469,7 @@ def test_score_replays_empty_stream(srv: Running) -> None:
 
 def test_list_and_get_variants(srv: Running) -> None:
     listed = srv.stub.ListVariants(service_pb2.ListVariantsRequest(), timeout=TIMEOUT)
-    assert [v.id for v in listed.variants] == list(core_ext.BUILTIN)
+    assert [v.id for v in listed.variants] == list(core.BUILTIN)
     assert all(v.builtin for v in listed.variants)
     huopin = srv.stub.GetVariant(service_pb2.GetVariantRequest(rule_set=rule_set("huopin")),
                                  timeout=TIMEOUT).variant
@@ -516,7 +516,7 @@ def _status(call, request) -> grpc.StatusCode:
 
 @settings(max_examples=150, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=_texts, codes=_codes, variant=st.sampled_from(list(core_ext.BUILTIN) + ["", "x"]),
+@given(text=_texts, codes=_codes, variant=st.sampled_from(list(core.BUILTIN) + ["", "x"]),
        kind=st.integers(0, 12), top=st.integers(0, 20))
 def test_bad_input_is_never_a_server_error(srv: Running, text: str, codes: list[int],
                                            variant: str, kind: int, top: int) -> None:
@@ -545,7 +545,7 @@ def test_concurrent_batches_and_single_calls_agree(srv: Running) -> None:
     """Batches run the classifier without the GIL: concurrent calls must not mix results."""
     import threading
 
-    plays = core_ext.parse_cards("7777 BJ 45678") * 4500
+    plays = core.parse_cards("7777 BJ 45678") * 4500
     batch = service_pb2.BatchClassifyRequest(rule_set=rule_set("baibian"), codes=bytes(plays),
                                              lengths=[5, 5] * 4500)
     want = list(srv.stub.BatchClassify(batch, timeout=TIMEOUT).kinds)
@@ -595,13 +595,13 @@ def test_declaration_star_selects_every_reading(srv: Running) -> None:
             declaration=readings_pb2.Declaration(kind=K.KIND_CHAIN_BOMB, star=8)),
             timeout=TIMEOUT)
         assert reply.play.star == 8
-        assert reply.beats == core_ext.beats(
-            core_ext.classify("4444 5555 6666 SJ BJ", "fengkuang").readings[1],
+        assert reply.beats == core.beats(
+            core.classify("4444 5555 6666 SJ BJ", "fengkuang").readings[1],
             reply_reading(current), "fengkuang") == beats
 
 
-def reply_reading(text: str) -> core_ext.Reading:
-    return core_ext.classify(text, "fengkuang").primary
+def reply_reading(text: str) -> core.Reading:
+    return core.classify(text, "fengkuang").primary
 
 
 def _pages(srv: Running, request: service_pb2.EnumerateLegalPlaysRequest
@@ -619,7 +619,7 @@ def test_paging_reads_every_play_past_the_cap() -> None:
     """AIP-158: pages of the server cap (or of page_size) concatenate to the full list,
     which a single response cannot hold; any replica continues another's page."""
     hand = "3 4 5 6 7 7 7 7 8 9 BJ"
-    want = [list(p.cards) for p in core_ext.legal_plays(hand, "baibian")]
+    want = [list(p.cards) for p in core.legal_plays(hand, "baibian")]
     assert len(want) > 10
     with running_server(enumeration_cap=10) as a, running_server(enumeration_cap=10) as b:
         request = service_pb2.EnumerateLegalPlaysRequest(hand=cards(hand))
@@ -664,13 +664,13 @@ def test_page_tokens_are_checked(srv: Running) -> None:
 
 
 def test_server_info(srv: Running) -> None:
-    from service.version import build_info
+    from shuangkou.service.version import build_info
 
     info = srv.stub.GetServerInfo(service_pb2.GetServerInfoRequest(), timeout=TIMEOUT)
     want = build_info()
     assert (info.version, info.python_version, info.grpcio_version, info.core_build) == (
         want["version"], want["python"], want["grpcio"], want["core"])
-    assert list(info.variant_ids) == list(core_ext.BUILTIN)
+    assert list(info.variant_ids) == list(core.BUILTIN)
 
 
 def test_in_band_errors_are_google_rpc_status(srv: Running) -> None:
@@ -763,7 +763,7 @@ def test_compare_with_a_declared_current_play(srv: Running) -> None:
             current_declaration=readings_pb2.Declaration(kind=K.KIND_CHAIN_BOMB, star=star),
             play=cards(eight_bomb)), timeout=TIMEOUT)
         assert reply.current.star == star
-        assert reply.beats == core_ext.beats(eight_bomb, reply_reading_of(
+        assert reply.beats == core.beats(eight_bomb, reply_reading_of(
             "4444 5555 6666 SJ BJ", star), "fengkuang") == beats
     err = fails(srv.stub.ComparePlays, service_pb2.ComparePlaysRequest(
         current=cards("33"), play=cards("44"),
@@ -771,8 +771,8 @@ def test_compare_with_a_declared_current_play(srv: Running) -> None:
     assert err.fields == ["current_declaration"]
 
 
-def reply_reading_of(text: str, star: int) -> core_ext.Reading:
-    return next(r for r in core_ext.classify(text, "fengkuang").readings if r.star == star)
+def reply_reading_of(text: str, star: int) -> core.Reading:
+    return next(r for r in core.classify(text, "fengkuang").readings if r.star == star)
 
 
 def test_structured_replay_declarations(srv: Running) -> None:

@@ -14,13 +14,13 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_helpers import TIMEOUT, cards, free_port, metric_value, running_server, scrape
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
-import core_ext
-from core_ext.errors import CardError, IllegalPlay, InvalidPlay, ShuangkouError, VariantError
-from service.config import Config, ConfigError, load_config, parse_flags
-from service.errors import BadInput, UnknownVariant, status_for
-from service.gen.shuangkou.v1 import cards_pb2, service_pb2, service_pb2_grpc
-from service.gen.shuangkou.v1.variants_pb2 import RuleSet
-from service.server import SERVICE_NAME, serve
+from shuangkou import core
+from shuangkou.core.errors import CardError, IllegalPlay, InvalidPlay, ShuangkouError, VariantError
+from shuangkou.service.config import Config, ConfigError, load_config, parse_flags
+from shuangkou.service.errors import BadInput, UnknownVariant, status_for
+from shuangkou.service.server import SERVICE_NAME, serve
+from shuangkou.v1 import cards_pb2, service_pb2, service_pb2_grpc
+from shuangkou.v1.variants_pb2 import RuleSet
 
 SERVING = health_pb2.HealthCheckResponse.SERVING
 NOT_SERVING = health_pb2.HealthCheckResponse.NOT_SERVING
@@ -185,7 +185,7 @@ def test_every_core_error_maps_to_a_client_error(exc: Exception, code: grpc.Stat
 
 
 def test_replay_error_field_includes_the_action() -> None:
-    from core_ext.replay import ReplayError
+    from shuangkou.core.replay import ReplayError
 
     status = status_for(ReplayError("seat 2 acted out of turn", 5))
     assert b"actions[5]" in dict(status.trailing_metadata)["grpc-status-details-bin"]
@@ -198,8 +198,8 @@ def test_card_enum_values_are_core_codes() -> None:
     assert len(values) == 13 * 5 + 2
     for value in values:
         name = cards_pb2.Card.Name(value).removeprefix("CARD_")
-        assert core_ext.parse_cards(name) == [value], name
-        assert core_ext.format_cards([value]) == [name]
+        assert core.parse_cards(name) == [value], name
+        assert core.format_cards([value]) == [name]
 
 
 def test_variant_json_matches_core_data() -> None:
@@ -207,10 +207,10 @@ def test_variant_json_matches_core_data() -> None:
         for v in srv.stub.ListVariants(service_pb2.ListVariantsRequest(),
                                        timeout=TIMEOUT).variants:
             data = json.loads(v.variant_json)
-            core = core_ext.BUILTIN[v.id]
-            assert data["multiplier"] == [list(row) for row in core.multiplier]
-            assert [(r.star, r.multiplier) for r in v.multiplier_rows] == list(core.multiplier)
-            assert [(r.star, r.gain, r.pay) for r in v.contribution_rows] == list(core.contribution)
+            builtin = core.BUILTIN[v.id]
+            assert data["multiplier"] == [list(row) for row in builtin.multiplier]
+            assert [(r.star, r.multiplier) for r in v.multiplier_rows] == list(builtin.multiplier)
+            assert [(r.star, r.gain, r.pay) for r in v.contribution_rows] == list(builtin.contribution)
 
 
 def test_grpcurl_through_reflection() -> None:

@@ -27,9 +27,9 @@ from grpc_helpers import (
     scrape,
 )
 
-from service.gen.shuangkou.v1 import service_pb2, service_pb2_grpc
-from service.gen.shuangkou.v1.variants_pb2 import RuleSet
-from service.server import SERVICE_NAME
+from shuangkou.service.server import SERVICE_NAME
+from shuangkou.v1 import service_pb2, service_pb2_grpc
+from shuangkou.v1.variants_pb2 import RuleSet
 
 
 def test_sigterm_drains_in_flight_stream() -> None:
@@ -161,7 +161,7 @@ def test_metrics_port_clash_names_the_port_and_setting() -> None:
         busy.listen()
         port = busy.getsockname()[1]
         run = subprocess.run(
-            [sys.executable, "-m", "service", "serve", "--host", "127.0.0.1", "--port", "0",
+            [sys.executable, "-m", "shuangkou.service", "serve", "--host", "127.0.0.1", "--port", "0",
              "--metrics-host", "127.0.0.1", "--metrics-port", str(port)],
             cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert run.returncode == 1
@@ -210,7 +210,7 @@ def test_bad_house_variants_refuse_to_start(tmp_path, text: str, words: str) -> 
     path = tmp_path / "house.json"
     path.write_text(text)
     run = subprocess.run(
-        [sys.executable, "-m", "service", "serve", "--host", "127.0.0.1", "--port", "0",
+        [sys.executable, "-m", "shuangkou.service", "serve", "--host", "127.0.0.1", "--port", "0",
          "--metrics-port", "0", "--variants", str(path)],
         cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert run.returncode == 2
@@ -218,9 +218,9 @@ def test_bad_house_variants_refuse_to_start(tmp_path, text: str, words: str) -> 
 
 
 def test_version_everywhere() -> None:
-    from service.version import build_info, version
+    from shuangkou.service.version import build_info, version
 
-    run = subprocess.run([sys.executable, "-m", "service", "--version"], cwd=ROOT,
+    run = subprocess.run([sys.executable, "-m", "shuangkou.service", "--version"], cwd=ROOT,
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 0 and run.stdout.strip() == f"shuangkou {version()}"
     metrics_port = free_port()
@@ -239,7 +239,7 @@ def test_second_server_on_a_busy_port_fails() -> None:
     try:
         first.wait_serving()
         second = subprocess.run(
-            [sys.executable, "-m", "service", "serve", "--host", "127.0.0.1", "--port",
+            [sys.executable, "-m", "shuangkou.service", "serve", "--host", "127.0.0.1", "--port",
              str(first.port), "--metrics-port", "0"],
             cwd=ROOT, capture_output=True, text=True, timeout=60)
         assert second.returncode == 1
@@ -259,7 +259,7 @@ def test_second_server_on_a_busy_port_fails() -> None:
     (["serve", "--max-connection-age", "-1"], 2, "'max_connection_age'"),
 ])
 def test_cli_usage(args: list[str], code: int, words: str) -> None:
-    run = subprocess.run([sys.executable, "-m", "service", *args], cwd=ROOT,
+    run = subprocess.run([sys.executable, "-m", "shuangkou.service", *args], cwd=ROOT,
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == code
     assert words in run.stdout + run.stderr

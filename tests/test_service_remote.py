@@ -1,4 +1,4 @@
-"""service.remote: replays scored through ScoreReplays on local servers give the same records,
+"""shuangkou.service.remote: replays scored through ScoreReplays on local servers give the same records,
 in the same order, as the local scorer (service.records) — also when a replica vanishes
 mid-run, when a line is over the message limit, and with a lone carriage return."""
 
@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 from grpc_helpers import metric_value, running_server
 
-from core_ext.generate import generate_replay
-from service import batch
-from service.records import RemoteFailure, score_line
-from service.remote import parse_targets, score_remote
+from shuangkou.core.generate import generate_replay
+from shuangkou.service import batch
+from shuangkou.service.records import RemoteFailure, score_line
+from shuangkou.service.remote import parse_targets, score_remote
 
 
 def _lines() -> list[str]:

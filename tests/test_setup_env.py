@@ -28,7 +28,8 @@ if [ "$1" = "-c" ]; then echo "3.11.fake"; exit 0; fi
 echo "$*" >> "$(dirname "$0")/../../pip.log"
 cd "$(dirname "$0")/../.."
 touch core_ext/_core.cpython-311-x86_64-linux-gnu.so core_ext/_enumerate.cpython-311-x86_64-linux-gnu.so
-mkdir -p service/gen/shuangkou/v1 && touch service/gen/shuangkou/v1/service_pb2.py
+touch protos/shuangkou/v1/service_pb2.py
+mkdir -p build/tree/shuangkou && ln -sfn ../../../core_ext build/tree/shuangkou/core
 """
 
 

@@ -3,31 +3,36 @@
 ``mypy.stubtest`` imports the built extensions and checks every name, signature, default
 and class of the stubs against them (Cython's functions carry real signatures); the names
 Cython adds on its own are in tests/stubtest_allowlist.txt. ``mypy --strict`` over
-``core_ext`` and ``service`` (pyproject [tool.mypy]) then checks callers against those
-stubs and against protoc's .pyi stubs of service/gen.
+``shuangkou.core`` and ``shuangkou.service`` (pyproject [tool.mypy]) then checks callers
+against those stubs and against protoc's .pyi stubs of ``shuangkou.v1``.
 """
 
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-COMPILED = sorted(f"core_ext.{p.stem}" for p in (ROOT / "core_ext").glob("_*.pyx"))
+COMPILED = sorted(f"shuangkou.core.{p.stem}" for p in (ROOT / "core_ext").glob("_*.pyx"))
+#: installed package -> its folder (pyproject package-dir)
+FOLDERS = {"shuangkou.core": "core_ext", "shuangkou.service": "service"}
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    # mypy reads the sources through build/tree (pyproject mypy_path), stubtest too.
+    env = {**os.environ, "MYPYPATH": str(ROOT / "build" / "tree")}
     return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=300)
+                          text=True, timeout=300, env=env)
 
 
 def test_every_compiled_module_has_a_stub() -> None:
-    assert {"core_ext._core", "core_ext._enumerate", "core_ext._round"} <= set(COMPILED)
+    assert {"shuangkou.core._core", "shuangkou.core._enumerate", "shuangkou.core._round"} <= set(COMPILED)
     for module in COMPILED:
-        assert (ROOT / (module.replace(".", "/") + ".pyi")).is_file(), module
+        assert (ROOT / "core_ext" / (module.rsplit(".", 1)[1] + ".pyi")).is_file(), module
 
 
 def test_stubs_match_the_compiled_modules() -> None:
@@ -41,23 +46,23 @@ def test_core_ext_and_service_are_strictly_typed() -> None:
     # Both packages are checked (service/gen only through its .pyi stubs), none skipped.
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
     assert config["strict"] is True
-    assert {"core_ext", "service"} <= set(config["files"])
-    checked = sum(len({f.stem for f in (ROOT / package).iterdir() if f.suffix in (".py", ".pyi")})
-                  for package in ("core_ext", "service"))   # one module per name (.pyi wins)
+    assert set(FOLDERS) <= set(config["packages"])
+    checked = sum(len({f.stem for f in (ROOT / folder).iterdir() if f.suffix in (".py", ".pyi")})
+                  for folder in FOLDERS.values())   # one module per name (.pyi wins)
     assert f"in {checked} source files" in done.stdout, done.stdout
     for override in config.get("overrides", []):
         modules = override["module"]
         modules = [modules] if isinstance(modules, str) else modules
         if override.get("ignore_errors") or override.get("ignore_missing_imports"):
             # Only generated or third-party code may be exempt, never our own modules.
-            assert all(m.startswith("service.gen.") for m in modules), override
+            assert all(m.startswith("shuangkou.v1.") for m in modules), override
 
 
 def test_every_public_module_name_has_a_stub() -> None:
-    import core_ext
+    from shuangkou import core
 
     declared: set[str] = set()
     for node in ast.parse((ROOT / "core_ext" / "__init__.pyi").read_text()).body:
         if isinstance(node, ast.ImportFrom):
             declared |= {alias.asname or alias.name for alias in node.names}
-    assert set(core_ext.__all__) <= declared, set(core_ext.__all__) - declared
+    assert set(core.__all__) <= declared, set(core.__all__) - declared

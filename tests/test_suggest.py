@@ -1,4 +1,4 @@
-"""The 托管 policy (core_ext.suggest): each documented step on a hand made for it, legality
+"""The 托管 policy (core.suggest): each documented step on a hand made for it, legality
 and determinism over whole self-played rounds in every variant."""
 
 from __future__ import annotations
@@ -7,12 +7,12 @@ import random
 
 import pytest
 
-import core_ext
-from core_ext import Round, RuleViolation, Suggestion, format_cards, parse_cards, suggest
-from core_ext.generate import deal
-from core_ext.suggest import DANGER, decide
+from shuangkou import core
+from shuangkou.core import Round, RuleViolation, Suggestion, format_cards, parse_cards, suggest
+from shuangkou.core.generate import deal
+from shuangkou.core.suggest import DANGER, decide
 
-VARIANTS = [v.id for v in core_ext.list_variants()]
+VARIANTS = [v.id for v in core.list_variants()]
 FULL = (27, 27, 27, 27)
 
 
@@ -20,8 +20,8 @@ def text(s: Suggestion) -> str:
     return " ".join(format_cards(s.cards))
 
 
-def reading(cards: str, variant: str = "baibian") -> core_ext.Reading:
-    return core_ext.classify(cards, variant).primary
+def reading(cards: str, variant: str = "baibian") -> core.Reading:
+    return core.classify(cards, variant).primary
 
 
 # --------------------------------------------------------------------- 1. go out
@@ -142,23 +142,23 @@ def test_passes_when_nothing_beats() -> None:
 def test_declares_the_reading_it_means_when_another_would_stand() -> None:
     """qianbian 3 4 5 SJ SJ BJ: undeclared it stands as the pair chain 334455 (§7 rule 6);
     meant as the straight 345678 it carries a declaration, and the Round agrees."""
-    from core_ext.suggest import _play
+    from shuangkou.core.suggest import _play
     cards = tuple(parse_cards("3S 4H 5H SJ SJ BJ"))
-    straight = next(r for r in core_ext.classify(cards, "qianbian").readings
+    straight = next(r for r in core.classify(cards, "qianbian").readings
                     if r.kind == "straight")
-    s = _play(core_ext.get_variant("qianbian"), 0, cards, straight, None, "leads")
+    s = _play(core.get_variant("qianbian"), 0, cards, straight, None, "leads")
     assert s.declaration is not None and s.declaration.kind == "straight"
     r = Round.deal("qianbian", ["3S 4H 5H SJ SJ BJ 9", "4S", "5S", "6S"], 0,
                    partial_deal=True, partner=2)
     rec = r.play(0, s.cards, s.declaration)
     assert (rec.reading.kind, rec.reading.top) == ("straight", straight.top)
-    assert _play(core_ext.get_variant("qianbian"), 0, cards,
-                 core_ext.play_reading(cards, "qianbian"), None, "x").declaration is None
+    assert _play(core.get_variant("qianbian"), 0, cards,
+                 core.play_reading(cards, "qianbian"), None, "x").declaration is None
 
 
 # --------------------------------------------------------------------- whole rounds
 def start(variant: str, seed: int) -> Round:
-    v = core_ext.get_variant(variant)
+    v = core.get_variant(variant)
     rng = random.Random(seed)
     hands = deal(v, rng)
     if v.decks == 2:

@@ -13,10 +13,10 @@ import grpc
 import pytest
 from grpc_helpers import running_server
 
-import core_ext
-from core_ext.errors import DeadlineExceeded, InvalidPlay
-from core_ext.variants import variant_from_mapping
-from service.gen.shuangkou.v1 import cards_pb2, service_pb2, variants_pb2
+from shuangkou import core
+from shuangkou.core.errors import DeadlineExceeded, InvalidPlay
+from shuangkou.core.variants import variant_from_mapping
+from shuangkou.v1 import cards_pb2, service_pb2, variants_pb2
 
 EDGE_VARIANT = {"id": "edge", "extends": "huopin", "decks": 4, "joker_copies": 4,
                 "hand_size": 40, "chain_min_links": 2}
@@ -24,9 +24,9 @@ EDGE_HAND = "3333 4444 5555 6666 7777 8888 9999 TTTT SJ SJ SJ SJ BJ BJ BJ BJ"
 
 
 @pytest.mark.parametrize("work", [
-    lambda v: core_ext.legal_plays(EDGE_HAND, v, timeout=0.05),
-    lambda v: core_ext.count_plays(EDGE_HAND, v, timeout=0.05),
-    lambda v: core_ext.best_bomb(EDGE_HAND, v, timeout=0.05),
+    lambda v: core.legal_plays(EDGE_HAND, v, timeout=0.05),
+    lambda v: core.count_plays(EDGE_HAND, v, timeout=0.05),
+    lambda v: core.best_bomb(EDGE_HAND, v, timeout=0.05),
 ], ids=["legal_plays", "count_plays", "best_bomb"])
 def test_enumeration_stops_at_its_budget(work) -> None:
     v = variant_from_mapping(EDGE_VARIANT)
@@ -38,16 +38,16 @@ def test_enumeration_stops_at_its_budget(work) -> None:
 
 def test_a_budget_that_suffices_changes_nothing() -> None:
     hand = "33 44 55 66 77 88 99 TT JJ BJ BJ"
-    assert list(core_ext.legal_plays(hand, "baibian", timeout=60)) == list(
-        core_ext.legal_plays(hand, "baibian"))
-    assert core_ext.count_plays(hand, "baibian", timeout=60) == core_ext.count_plays(
+    assert list(core.legal_plays(hand, "baibian", timeout=60)) == list(
+        core.legal_plays(hand, "baibian"))
+    assert core.count_plays(hand, "baibian", timeout=60) == core.count_plays(
         hand, "baibian")
 
 
 @pytest.mark.parametrize("timeout", ["soon", float("nan"), [1]])
 def test_a_malformed_budget_is_a_clear_error(timeout: object) -> None:
     with pytest.raises(InvalidPlay, match="timeout"):
-        core_ext.legal_plays("7777 BJ", "baibian", timeout=timeout)
+        core.legal_plays("7777 BJ", "baibian", timeout=timeout)
 
 
 def test_server_stops_enumerating_at_the_deadline() -> None:

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from reference import DECK_SIZE, RULEBOOK, VARIANTS, classify_ref, reading_diff, rules_of, view
 
-import core_ext
-from core_ext import VariantError
-from core_ext.variants import load_variant, load_variants, variant_from_mapping
+from shuangkou import core
+from shuangkou.core import VariantError
+from shuangkou.core.variants import load_variant, load_variants, variant_from_mapping
 
 # RULES.md, the table at the top: id, Chinese name, seed source.
 RULES_TABLE = [
@@ -31,26 +31,26 @@ ROOM = {"fengkuang": "平常场", "fengkuang_crazy": "疯狂场", "bianfeng_lish
 def test_variant_sources_are_in_the_repository() -> None:
     """Every built-in names the seed rule text it comes from, shipped in docs/seeds/."""
     root = Path(__file__).resolve().parents[1]
-    for v in core_ext.list_variants():
+    for v in core.list_variants():
         assert (root / v.source).is_file(), v.source
 
 # ----------------------------------------------------------------------------- built-ins
 
 def test_list_variants_in_rules_order_with_chinese_names_and_sources() -> None:
-    listed = core_ext.list_variants()
+    listed = core.list_variants()
     assert [v.id for v in listed] == [row[0] for row in RULES_TABLE] == list(VARIANTS)
     for v, (vid, name, source) in zip(listed, RULES_TABLE, strict=True):
         assert name in v.name, (vid, v.name)
         assert ROOM.get(vid, "") in v.name, (vid, v.name)
         assert v.source == source
-        assert core_ext.get_variant(vid) is v
+        assert core.get_variant(vid) is v
         assert v.extends is None
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_builtin_rule_data_matches_the_rule_book(variant: str) -> None:
     """§3 decks, §4 wilds, §6 chain-bomb table, §8 bomb family, as transcribed in reference."""
-    v = core_ext.get_variant(variant)
+    v = core.get_variant(variant)
     assert rules_of(v) == RULEBOOK[variant]
     assert v.deck_size == DECK_SIZE[variant]
     assert v.chain_wrap == {"bianfeng": "through_ace", "bianfeng_lishui": "through_ace",
@@ -59,14 +59,14 @@ def test_builtin_rule_data_matches_the_rule_book(variant: str) -> None:
 
 def test_unknown_variant() -> None:
     with pytest.raises(VariantError, match="unknown variant 'nope'.*baibian") as info:
-        core_ext.get_variant("nope")
+        core.get_variant("nope")
     assert info.value.field == "variant"
     with pytest.raises(VariantError, match="nope"):
-        core_ext.classify("7", "nope")
+        core.classify("7", "nope")
 
 
 def test_replace_builds_a_validated_copy() -> None:
-    base = core_ext.get_variant("baibian")
+    base = core.get_variant("baibian")
     house = base.replace(id="house", chain_min_links=2)
     assert (house.chain_min_links, house.extends, base.chain_min_links) == (2, "baibian", 3)
     with pytest.raises(VariantError) as info:
@@ -87,20 +87,20 @@ HOUSE = {"id": "house", "name": "Wenzhou house rules", "extends": "baibian",
          "wild_jokers": ["SJ", "BJ"], "chain_min_links": 2}
 
 
-def _check_house(v: core_ext.Variant) -> None:
+def _check_house(v: core.Variant) -> None:
     assert (v.id, v.extends, v.wild_jokers, v.chain_min_links) == (
         "house", "baibian", ("SJ", "BJ"), 2)
-    base = core_ext.get_variant("baibian")
+    base = core.get_variant("baibian")
     assert (v.bomb_order, v.decks, v.multiplier) == (base.bomb_order, base.decks, base.multiplier)
     # The overrides change how plays read, in the core and the reference alike.
     for cards, kind in [("7 SJ", "pair"), ("3333 4444", "chain_bomb"),
                         ("3333 444 SJ", "chain_bomb")]:
-        assert core_ext.classify(cards, v).primary.kind == kind
+        assert core.classify(cards, v).primary.kind == kind
         assert classify_ref(cards, v)[0].kind == kind
         assert reading_diff(cards, v) is None
-    assert core_ext.beats("3333 4444", "22222", v)        # 6 stars > 5
-    assert not core_ext.beats("3333 4444", "222222", v)   # 6 stars each, top 4 < 2
-    assert [view(r) for r in core_ext.classify("3333 4444", v).readings] == [
+    assert core.beats("3333 4444", "22222", v)        # 6 stars > 5
+    assert not core.beats("3333 4444", "222222", v)   # 6 stars each, top 4 < 2
+    assert [view(r) for r in core.classify("3333 4444", v).readings] == [
         view(r) for r in classify_ref("3333 4444", v)]
 
 
@@ -183,7 +183,7 @@ def test_missing_file(tmp_path: Path) -> None:
 
 
 def test_mapping_round_trip() -> None:
-    for v in core_ext.list_variants():
+    for v in core.list_variants():
         data = v.to_dict()
         data["extends"] = v.id
         data["id"] = f"{v.id}_copy"
@@ -194,21 +194,21 @@ def test_mapping_round_trip() -> None:
 # ----------------------------------------------------------------------------- identity
 
 def test_variants_are_hashable_and_equal_by_value() -> None:
-    for v in core_ext.list_variants():
+    for v in core.list_variants():
         copy = variant_from_mapping({**v.to_dict(), "id": "house", "extends": v.id})
         same = copy.replace(id=v.id, extends=None)
         assert same == v and hash(same) == hash(v) and same is not v
         assert {v: 1}[same] == 1
-    assert len(set(core_ext.list_variants())) == len(core_ext.BUILTIN)
+    assert len(set(core.list_variants())) == len(core.BUILTIN)
 
 
 def test_a_replaced_copy_compiles_its_own_rules() -> None:
-    base = core_ext.get_variant("baibian")
+    base = core.get_variant("baibian")
     short = base.replace(id="short", chain_min_links=2)
-    assert core_ext.rules_for(short) is not core_ext.rules_for(base)
-    assert core_ext.classify("3333 4444", short).primary.kind == "chain_bomb"
-    with pytest.raises(core_ext.InvalidPlay):
-        core_ext.classify("3333 4444", base)
+    assert core.rules_for(short) is not core.rules_for(base)
+    assert core.classify("3333 4444", short).primary.kind == "chain_bomb"
+    with pytest.raises(core.InvalidPlay):
+        core.classify("3333 4444", base)
     # nothing is written into the frozen variant: its fields are all it holds
     assert set(vars(short)) == {f.name for f in fields(short)}
 
@@ -217,20 +217,20 @@ def test_equal_variants_share_compiled_rules() -> None:
     data = {"id": "house", "extends": "huopin", "chain_min_links": 3}
     first, again = variant_from_mapping(data), variant_from_mapping(data)
     assert first is not again
-    assert core_ext.rules_for(first) is core_ext.rules_for(again)
+    assert core.rules_for(first) is core.rules_for(again)
 
 
 def test_the_rule_cache_is_bounded() -> None:
-    from core_ext import _core
+    from shuangkou.core import _core
 
-    base = core_ext.get_variant("qianbian")
+    base = core.get_variant("qianbian")
     made = [base.replace(id=f"q{i}") for i in range(_core.RULES_CACHE_SIZE + 5)]
-    first = core_ext.rules_for(made[0])
+    first = core.rules_for(made[0])
     for v in made[1:]:
-        core_ext.rules_for(v)
-    assert core_ext.rules_for(made[-1]) is core_ext.rules_for(made[-1])
-    assert core_ext.rules_for(made[0]) is not first      # evicted and compiled again
-    assert core_ext.rules_for(made[0]).variant == made[0]
+        core.rules_for(v)
+    assert core.rules_for(made[-1]) is core.rules_for(made[-1])
+    assert core.rules_for(made[0]) is not first      # evicted and compiled again
+    assert core.rules_for(made[0]).variant == made[0]
 
 
 @pytest.mark.parametrize("data", [
@@ -255,18 +255,18 @@ def test_the_rule_cache_under_threads() -> None:
     """Threads swapping between custom variants each read their own variant's rules."""
     from concurrent.futures import ThreadPoolExecutor
 
-    base = core_ext.get_variant("baibian")
+    base = core.get_variant("baibian")
     short = [base.replace(id=f"short{i}", chain_min_links=2) for i in range(4)]
     plain = [base.replace(id=f"plain{i}") for i in range(4)]
 
     def work(i: int) -> bool:
         ok = True
         for _ in range(300):
-            ok &= core_ext.classify("3333 4444", short[i % 4]).primary.kind == "chain_bomb"
+            ok &= core.classify("3333 4444", short[i % 4]).primary.kind == "chain_bomb"
             try:
-                core_ext.classify("3333 4444", plain[i % 4])
+                core.classify("3333 4444", plain[i % 4])
                 ok = False
-            except core_ext.InvalidPlay:
+            except core.InvalidPlay:
                 pass
         return ok
 

@@ -17,7 +17,7 @@ import grpc
 from google.rpc import error_details_pb2
 from grpc_status import rpc_status
 
-from service.gen.shuangkou.v1 import (
+from shuangkou.v1 import (
     cards_pb2,
     scoring_pb2,
     service_pb2,
