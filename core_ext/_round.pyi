@@ -19,6 +19,8 @@ WIND_ORDER: tuple[tuple[int, int, int], ...]
 MAGIC: bytes
 MAX_ACTIONS: int
 
+def round_over_at(finish_order: Sequence[int], round_end: str) -> int | None: ...
+
 @disjoint_base
 class Layout:
     """A variant's serialised form: its prefix (magic, id length, id), slot sizes, total."""

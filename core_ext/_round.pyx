@@ -121,9 +121,22 @@ TURN_AFTER = tuple(tuple((s + k) % SEATS for k in (1, 2, 3)) for s in range(SEAT
 #: seats in turn order (the partner can be out too only in a house variant).
 WIND_ORDER = tuple(((s + 2) % SEATS, (s + 1) % SEATS, (s + 3) % SEATS) for s in range(SEATS))
 
+
+
+def round_over_at(finish_order, round_end):
+    """Index in ``finish_order`` (seats, in the order their hands emptied) of the finish that
+    ended the round under the rule ``round_end`` (a variant's field), or None while it goes
+    on: the one round-over decision (``ended_at`` in _round.pxd)."""
+    cdef int fin[SEATS]
+    cdef int i, n = len(finish_order)
+    if n > SEATS:
+        raise ValueError("a finishing order has at most 4 seats")
+    for i in range(n):
+        fin[i] = finish_order[i]
+    i = ended_at(ROUND_END_RULES[round_end], fin, n)
+    return None if i < 0 else i
+
 cdef enum:
-    END_TEAM = 0
-    END_FIRST = 1
     OVER_NONE = 0        # the round goes on
     OVER_TEAM = 1        # both players of one team finished
     OVER_FIRST = 2       # the first finisher ends it (huopin)
@@ -569,8 +582,7 @@ cdef class RoundCore:
             self.holding -= 1
             self.fin[self.nfin] = seat
             self.nfin += 1
-            mate = (seat + 2) % SEATS
-            if self.end_rule == END_FIRST or not self.nleft[mate]:
+            if ended_at(self.end_rule, self.fin, self.nfin) >= 0:
                 self.over_kind = OVER_FIRST if self.end_rule == END_FIRST else OVER_TEAM
                 self.over_seat = seat
                 self.over_action = self.actions_applied - 1
@@ -1318,10 +1330,11 @@ cdef class RoundCore:
         cdef signed char h[21]
         cdef unsigned long long stake = 0, fee = 0
         cdef unsigned int actions = 0, over_action = 0
-        cdef int i, s, r, c, j, nb, at, n, idx, nfin, mask, empty, ended_at, over, turn, seat
+        cdef int i, s, r, c, j, nb, at, n, idx, nfin, mask, empty, end_at, over, turn, seat
         cdef int why, a, bb, holding, what = 0, nr, hand_size
         cdef bint found
         cdef int held[SEATS]
+        cdef int fin[SEATS]
         cdef int played[NFACES]
         cdef int used[NFACES]
         cdef u8 counts[NFACES]
@@ -1379,26 +1392,22 @@ cdef class RoundCore:
         if empty != mask:
             return False
         # how the round stands (_validate)
-        ended_at = -1
-        mask = 0
         for i in range(nfin):
-            if self.end_rule == END_FIRST or mask & (1 << ((h[12 + i] + 2) % SEATS)):
-                ended_at = i
-                break
-            mask |= 1 << h[12 + i]
+            fin[i] = h[12 + i]
+        end_at = ended_at(self.end_rule, fin, nfin)
         over, turn = h[5], h[0]
         if over == OVER_NONE:
-            if ended_at != -1 or not 0 <= turn < SEATS or not held[turn]:
+            if end_at != -1 or not 0 <= turn < SEATS or not held[turn]:
                 return False
             if h[6] != 0 or h[7] != -1 or over_action != 0:
                 return False
         elif over == OVER_TEAM or over == OVER_FIRST:
             if over != (OVER_FIRST if self.end_rule == END_FIRST else OVER_TEAM) or nfin == 0 \
-                    or ended_at != nfin - 1 or h[6] != h[12 + nfin - 1] or h[7] != -1:
+                    or end_at != nfin - 1 or h[6] != h[12 + nfin - 1] or h[7] != -1:
                 return False
         elif over == OVER_ESCAPE:
             seat = h[7]
-            if ended_at != -1 or not 0 <= seat < SEATS or not held[seat] or h[6] != seat \
+            if end_at != -1 or not 0 <= seat < SEATS or not held[seat] or h[6] != seat \
                     or not self.escape_ok:
                 return False
         else:
