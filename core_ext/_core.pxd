@@ -1,11 +1,10 @@
 # C-level declarations of the rules core, shared with other compiled modules
-# (`from shuangkou.core._core cimport ...`). See _core.pyx for the documentation.
+# (`from shuangkou.core._core cimport ...`). See _core.pyx for the documentation. The card
+# vocabulary (NFACES, SJ, BJ, code_rank …) is core_ext/cards.pxd's.
+
+from shuangkou.core.cards cimport NFACES
 
 cdef enum:
-    NRANKS = 13          # natural ranks 3..A, 2 (positions 0..12)
-    SJ = 13              # small joker position in a count vector
-    BJ = 14              # big joker position
-    NFACES = 15          # length of a count vector: 13 ranks + SJ + BJ
     KEYLEN = 18          # bomb key length (huopin's rank list is the longest)
     MAXREAD = 512        # readings one play can have (far above what any play reaches)
     MAXCARDS = 64        # cards one play/hand may hold at C level (variants cap lower)
@@ -24,18 +23,6 @@ cdef enum Kind:
     NKINDS = 10
 
 ctypedef unsigned char u8
-
-# Card codes: the C twin of core_ext/cards.py (1 + rank * 5 + suit), for the hot loops.
-cdef enum:
-    CODE_LAST_NATURAL = 65   # 2C, the highest natural card code
-    CODE_SJ = 70
-    CODE_BJ = 75
-
-cdef inline int code_rank(int code) noexcept nogil:
-    return (code - 1) // 5
-
-cdef inline int code_suit(int code) noexcept nogil:
-    return (code - 1) % 5
 
 # One reading of a set of cards (§7).
 cdef struct RD:
@@ -92,6 +79,7 @@ cdef void sort_ints(int* a, int n) noexcept nogil
 cdef int decl_match(const RD* rd, const Decl* d) noexcept nogil
 cdef int _parse_decl(object declare, object declare_top, Decl* d) except -1
 cdef int parse_into(object cards, int* codes, int cap) except -1
+cdef int token_code(object t) noexcept
 cdef int count_codes(RuleSet rs, const int* codes, int n, u8* counts) except -1
 cdef object make_reading(const RD* rd, RuleSet rs)
 cdef int reading_rd(object reading, RuleSet rs, RD* out) except -1

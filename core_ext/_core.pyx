@@ -16,6 +16,19 @@ from libc.string cimport memcpy, memset
 from libc.stdlib cimport malloc, free
 from cpython.dict cimport PyDict_GetItem
 from cpython.ref cimport PyObject
+from cpython.unicode cimport PyUnicode_1BYTE_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND
+
+from shuangkou.core.cards cimport (
+    BJ,
+    CODE_BJ,
+    CODE_LAST_NATURAL,
+    CODE_SJ,
+    NFACES,
+    NRANKS,
+    SJ,
+    code_rank,
+    code_suit,
+)
 
 import re
 from array import array
@@ -71,6 +84,50 @@ def _build_tokens():
 
 _TOKENS, _NAMES = _build_tokens()
 cdef dict _TOKEN_CODES = _TOKENS     # typed: looked up with the C API on the hot path
+
+# The one card tokenizer's fast path: every ASCII token of the table ("3S", "th", "10H",
+# "SJ", "5" …) decoded from the string's bytes with no hashing; the few others (小王, 大王)
+# are looked up in the table itself.
+cdef u8 TOK1[128]
+cdef u8 TOK2[128][128]
+cdef u8 TOK10[128]          # "10" followed by one character
+memset(TOK1, 0, sizeof(TOK1))
+memset(TOK2, 0, sizeof(TOK2))
+memset(TOK10, 0, sizeof(TOK10))
+for _name, _code in _TOKENS.items():
+    if not _name.isascii():
+        continue
+    _b = _name.encode("ascii")
+    if len(_b) == 1:
+        TOK1[_b[0]] = _code
+    elif len(_b) == 2:
+        TOK2[_b[0]][_b[1]] = _code
+    elif len(_b) == 3 and _b[:2] == b"10":
+        TOK10[_b[2]] = _code
+    else:
+        raise AssertionError(f"token {_name!r} has no place in the compiled token table")
+
+
+cdef int token_code(object t) noexcept:
+    """The card code of a one-card token (``"7S"``, ``"10h"``, ``"BJ"``, ``"7"``), or 0 when
+    ``t`` is not one: the tokenizer every text and replay reader uses."""
+    cdef Py_ssize_t n
+    cdef const unsigned char* d
+    cdef PyObject* hit
+    if type(t) is not str:
+        return 0
+    if PyUnicode_KIND(t) != PyUnicode_1BYTE_KIND:
+        hit = PyDict_GetItem(_TOKEN_CODES, t)
+        return 0 if hit == NULL else <int><object>hit
+    n = PyUnicode_GET_LENGTH(t)
+    d = <const unsigned char*>PyUnicode_DATA(t)
+    if n == 2:
+        return TOK2[d[0]][d[1]] if d[0] < 128 and d[1] < 128 else 0
+    if n == 1:
+        return TOK1[d[0]] if d[0] < 128 else 0
+    if n == 3 and d[0] == 49 and d[1] == 48:        # "10"
+        return TOK10[d[2]] if d[2] < 128 else 0
+    return 0
 _SPLIT = re.compile(r"[\s,+]+")
 _RUN_CHARS = set(RANK_CHARS + RANK_CHARS.lower() + "10")
 
@@ -125,13 +182,13 @@ cdef int parse_into(object cards, int* codes, int cap) except -1:
     except TypeError:
         raise CardError(f"cards must be text, a list of cards or a buffer of codes, not "
                         f"{type(cards).__name__}", "cards") from None
-    cdef PyObject* hit
+    cdef int code1
     for tok in cards:
-        hit = PyDict_GetItem(_TOKEN_CODES, tok) if type(tok) is str else NULL
-        if hit != NULL:
+        code1 = token_code(tok)
+        if code1:
             if n >= cap:
                 raise CardError(f"too many cards (at most {cap})", "cards")
-            codes[n] = <int><object>hit
+            codes[n] = code1
             n += 1
         elif isinstance(tok, int) and not isinstance(tok, bool):
             if tok < 1 or tok > MAX_CODE or (tok > CODE_LAST_NATURAL and tok != CARD_SJ and tok != CARD_BJ):

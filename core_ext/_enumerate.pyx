@@ -40,11 +40,12 @@ from cpython.ref cimport Py_INCREF
 from cpython.pyport cimport PY_SSIZE_T_MAX
 
 from shuangkou.core._core cimport (
-    BJ, KEYLEN, K_BOMB, K_CHAIN_BOMB, K_JOKER_BOMB_3, K_JOKER_BOMB_4, K_PAIR, K_PAIR_CHAIN,
-    K_SINGLE, K_STRAIGHT, K_TRIPLE, K_TRIPLE_CHAIN, MAXCARDS, MAXREAD, NFACES, NKINDS, RD,
-    SJ, Rules, RuleSet, classify_counts, count_codes, get_rules, key_cmp, make_reading,
-    CODE_BJ, code_rank, parse_into, rd_beats, reading_rd, sort_ints, u8, window_reading,
+    KEYLEN, K_BOMB, K_CHAIN_BOMB, K_JOKER_BOMB_3, K_JOKER_BOMB_4, K_PAIR, K_PAIR_CHAIN,
+    K_SINGLE, K_STRAIGHT, K_TRIPLE, K_TRIPLE_CHAIN, MAXCARDS, MAXREAD, NKINDS, RD,
+    Rules, RuleSet, classify_counts, count_codes, get_rules, key_cmp, make_reading,
+    parse_into, rd_beats, reading_rd, sort_ints, u8, window_reading,
 )
+from shuangkou.core.cards cimport BJ, CODE_BJ, NFACES, SJ, code_rank
 
 import operator
 

@@ -1,11 +1,20 @@
 # C-level declarations of the round (core_ext/_round.pyx), shared with the compiled modules
-# that read a round: the state format, replay folding and settlement.
+# that read or drive a round: the state format (_state.pyx), replay folding (_replay.pyx)
+# and settlement (_settle.pyx). _round.pyx documents every field.
 
-from shuangkou.core.cards cimport partner_of
+from shuangkou.core._core cimport MAXCARDS, RD, Decl, RuleSet, u8
+from shuangkou.core.cards cimport NCODES, NFACES, SEATS, partner_of
 
 cdef enum:
     END_TEAM = 0         # finishing_order: the round ends once both players of a team are out
     END_FIRST = 1        # first_out (huopin): the first finisher ends it
+    OVER_NONE = 0        # the round goes on
+    OVER_TEAM = 1        # both players of one team finished
+    OVER_FIRST = 2       # the first finisher ended it (huopin)
+    OVER_ESCAPE = 3      # a seat escaped
+    LEAD_FIRST = 0       # why the seat to act leads: the first trick,
+    LEAD_WON = 1         # everyone passed on its play,
+    LEAD_WIND = 2        # 接风
 
 
 # The round end (§9), decided here only: live rounds, stored states and settlement ask it.
@@ -18,3 +27,47 @@ cdef inline int ended_at(int end_rule, const int* fin, int nfin) noexcept nogil:
             return i
         out |= 1 << fin[i]
     return -1
+
+
+cdef class RoundCore:
+    cdef RuleSet rs
+    cdef readonly object variant
+    cdef u8 faces[SEATS][NCODES]     # copies of each suited face (an upper bound, see _round.pyx)
+    cdef u8 nranks[SEATS][NFACES]    # cards of each rank position
+    cdef int nleft[SEATS]
+    cdef u8 nplayed[NCODES]          # cards played so far, by the code they were played as
+    cdef int fin[SEATS]
+    cdef int nfin
+    cdef int cturn, cleader, last, prev, npasses, holding, end_rule, escape_ok
+    cdef int over_kind, over_seat, over_action, cescaper
+    cdef int lead_why, lead_a, lead_b
+    cdef int has_st, st_seat, st_index, st_n
+    cdef RD st
+    cdef u8 st_cards[MAXCARDS]
+    cdef object st_reading           # the standing Reading, built on demand
+    cdef list bomb_readings          # per seat: the bombs that stood (Readings)
+    cdef list bomb_codes             # per seat: their cards
+    cdef list bomb_index             # per seat: their reading's index among the cards' readings
+    cdef readonly int actions_applied
+    cdef readonly object stake
+    cdef readonly object table_fee
+    cdef readonly tuple hand_at
+    cdef readonly bint partial_deal
+
+    cdef int bind(self, object variant) except -1
+    cdef object standing_reading(self)
+    cdef int turn_check(self, int seat) except -1
+    cdef int take(self, int seat, const int* codes, int n, u8* fc, u8* rk, u8* counts) except -1
+    cdef int do_play(self, int seat, const int* codes, int n, const Decl* d, bint commit,
+                     RD* out) except -1
+    cdef int do_pass(self, int seat) except -1
+    cdef int do_escape(self, int seat) except -1
+    # the module's own helpers (cold sentences, turn order)
+    cdef str _lead_note(self)
+    cdef str _over_note(self)
+    cdef object _over_error(self)
+    cdef int _not_held(self, int seat, int c, const u8* fc, const u8* rk) except -1
+    cdef int _play_failed(self, int seat, list codes, const Decl* d) except -1
+    cdef int _next_holding(self, int seat) noexcept
+    cdef int _check_pass(self, int seat) except -1
+    cdef int _check_escape(self, int seat) except -1

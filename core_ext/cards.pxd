@@ -15,6 +15,9 @@ cdef enum:
     SEATS = 4            # seats 0..3 in turn order; 0 & 2 and 1 & 3 are partners
 
 
+cdef inline int code_of(int rank, int suit) noexcept nogil:
+    return 1 + rank * 5 + suit
+
 cdef inline int code_rank(int code) noexcept nogil:
     return (code - 1) // 5
 

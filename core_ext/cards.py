@@ -14,17 +14,19 @@ suit (rank-only cards such as ``7``; jokers). Code 0 is never a card.
     (12, 3, '2', 'SJ')
     >>> partner(1), next_seat(3), seats_after(2)
     (3, 0, (3, 0, 1))
+    >>> len(deck(2, 0, 2)), deck_copies(card_code(0, 0), 3, 4, 2)
+    (108, 0)
 """
 
 from __future__ import annotations
 
-from .errors import CardError
+from .errors import CardError, ShuangkouError
 
 __all__ = [
     "RANK_CHARS", "SUIT_CHARS", "NO_SUIT", "NATURAL_RANKS", "ACE", "TWO", "SJ", "BJ",
     "CARD_SJ", "CARD_BJ", "MAX_CODE", "SEATS",
     "card_code", "card_rank", "card_suit", "is_card", "is_suited", "rank_name", "rank_position",
-    "partner", "next_seat", "seats_after", "same_team",
+    "partner", "next_seat", "seats_after", "same_team", "check_seat", "deck", "deck_copies",
 ]
 
 # ------------------------------------------------------------------ ranks and suits
@@ -86,6 +88,20 @@ def rank_position(name: str) -> int | None:
     return RANK_CHARS.index(text) if len(text) == 1 and text in RANK_CHARS else None
 
 
+def deck_copies(code: int, decks: int, lowest: int, jokers: int) -> int:
+    """Copies of card ``code`` in a deck of ``decks`` decks of the ranks from position
+    ``lowest`` up and ``jokers`` copies of each joker (§3); 0 for a rank-only code, which
+    names no card of the deck."""
+    if code in (CARD_SJ, CARD_BJ):
+        return jokers
+    return decks if is_suited(code) and card_rank(code) >= lowest else 0
+
+
+def deck(decks: int, lowest: int, jokers: int) -> list[int]:
+    """The deck as sorted card codes (a variant's: ``decks``, ``lowest_rank``, ``joker_copies``)."""
+    return [c for c in range(1, MAX_CODE + 1) for _ in range(deck_copies(c, decks, lowest, jokers))]
+
+
 # ------------------------------------------------------------------ seats (§1, §9)
 SEATS = 4                         # seats 0..3 in turn order; 0 & 2 and 1 & 3 are partners
 
@@ -108,3 +124,10 @@ def seats_after(seat: int) -> tuple[int, ...]:
 def same_team(a: int, b: int) -> bool:
     """Do seats ``a`` and ``b`` play on one team (dealt seating, §1)?"""
     return a % 2 == b % 2
+
+
+def check_seat(value: object, name: str = "seat", field: str | None = None) -> int:
+    """``value`` if it is a seat 0–3, else ShuangkouError naming it (``field``, else ``name``)."""
+    if type(value) is not int or not 0 <= value < SEATS:
+        raise ShuangkouError(f"{name} must be a seat 0–3; got {value!r}", field or name)
+    return value

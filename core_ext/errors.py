@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 __all__ = ["ShuangkouError", "CardError", "InvalidPlay", "IllegalPlay", "VariantError",
-           "DeadlineExceeded", "RuleViolation"]
+           "DeadlineExceeded", "RuleViolation", "ReplayError"]
 
 
 class ShuangkouError(ValueError):
@@ -76,3 +76,21 @@ class RuleViolation(IllegalPlay):
             raise ValueError(f"unknown rule reason {reason!r}")
         super().__init__(message, field)
         self.reason = reason
+
+
+class ReplayError(IllegalPlay):
+    """A replay that cannot have happened under the rules (docs/replays.md).
+
+    ``action`` is the 0-based index of the offending action in ``actions`` (None when the
+    replay is malformed as a whole); ``detail`` says why, naming the seat and cards (the
+    message without the action prefix).
+    """
+
+    reason = "INVALID_REPLAY"
+
+    def __init__(self, detail: str, action: int | None = None, field: str | None = None) -> None:
+        where = f"action {action}: " if action is not None else ""
+        super().__init__(where + detail,
+                         field or (f"actions[{action}]" if action is not None else None))
+        self.action = action
+        self.detail = detail

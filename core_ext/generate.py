@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._core import classify, format_cards, play_reading
-from .cards import SEATS, partner, rank_name
+from .cards import SEATS, SJ, card_rank, deck, partner, rank_name
 from .declaration import Declaration
 from .round import Round
 from .variants import BUILTIN, Variant, get_variant
@@ -25,17 +25,14 @@ __all__ = ["generate_replay", "deal"]
 
 _STAKES = (1, 1, 1, 2, 5)     # stakes drawn for generated replays
 _TABLE_FEES = (0, 0, 3)       # table fees drawn for escaped replays
-_LAST_NATURAL = 65            # card codes above this are jokers
 
 
 def deal(variant: str | Variant, rng: random.Random) -> list[list[int]]:
     """Shuffle the variant's deck and deal ``hand_size`` cards to each seat (codes)."""
     v = get_variant(variant)
-    deck = [1 + r * 5 + s for r in range(v.lowest_rank, 13) for s in range(4)
-            for _ in range(v.decks)]
-    deck += [1 + 13 * 5 + 4] * v.joker_copies + [1 + 14 * 5 + 4] * v.joker_copies
-    rng.shuffle(deck)
-    return [sorted(deck[i * v.hand_size:(i + 1) * v.hand_size]) for i in range(SEATS)]
+    cards = deck(v.decks, v.lowest_rank, v.joker_copies)
+    rng.shuffle(cards)
+    return [sorted(cards[i * v.hand_size:(i + 1) * v.hand_size]) for i in range(SEATS)]
 
 
 class _Bot:
@@ -65,7 +62,7 @@ class _Bot:
         ordinary = [p for p in plays if not p.reading.is_bomb]
         if not ordinary or self.rng.random() < self.BOMB_ON_LEAD:
             return self._bomb([p for p in plays if p.reading.is_bomb] or plays)
-        wild = [p for p in ordinary if len(p.cards) > 1 and max(p.cards) > _LAST_NATURAL]
+        wild = [p for p in ordinary if len(p.cards) > 1 and card_rank(max(p.cards)) >= SJ]
         if wild and self.rng.random() < self.LEAD_WILD:
             several = [p for p in wild if len(classify(p.cards, self.v)) > 1]
             return self.rng.choice(several or wild)
@@ -124,7 +121,7 @@ def _team_fields(hands: list[list[int]], v: Variant, rng: random.Random) -> dict
     when the deck does not hold exactly two copies of the card: three decks)."""
     leader = rng.randrange(SEATS)
     card = rng.choice(hands[leader])
-    copies = v.joker_copies if card > _LAST_NATURAL else v.decks
+    copies = v.joker_copies if card_rank(card) >= SJ else v.decks
     fields: dict[str, Any] = {"leader": leader, "revealed": format_cards([card])[0]}
     if copies != 2:
         holders = [d for d in range(SEATS) for _ in range(hands[d].count(card))]
@@ -163,7 +160,7 @@ def generate_replay(variant: str | Variant, seed: int, escape_prob: float = 0.0)
         if standing is None:
             play = bot.lead(hand)
         else:
-            play = bot.follow(hand, standing.reading, standing.seat == (seat + 2) % SEATS)
+            play = bot.follow(hand, standing.reading, standing.seat == partner(seat))
         if play is None:
             actions.append({"seat": seat, "pass": True})
             rnd.pass_turn(seat)

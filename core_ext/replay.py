@@ -8,8 +8,9 @@ against the summary's.
 One round flow: a replay is its deal plus actions folded over a :class:`~shuangkou.core.Round`
 (core_ext/round.py), the same state machine game servers drive live, so turn order,
 接风, round end and the card-held checks live in one place (compiled). A document is
-folded as it is read; :func:`parse_replay` gives the typed :class:`Replay` record, which
-folds through the public actions with the same errors.
+folded as it is read (core_ext/_replay.pyx, which reads the actions with the core's one card
+tokenizer); :func:`parse_replay` gives the typed :class:`Replay` record, which folds through
+the public actions with the same errors.
 A card written without a suit in a play takes any card of that rank from the hand; a
 suited one needs that very face (docs/replays.md, "Decisions").
 """
@@ -24,50 +25,20 @@ from typing import Any
 
 import orjson
 
-from ._core import Reading, format_cards, parse_cards
-from ._round import deal_codes
-from .cards import CARD_BJ, CARD_SJ, MAX_CODE, NATURAL_RANKS, SEATS, card_rank, is_card
-from .declaration import Declaration
-from .errors import IllegalPlay, ShuangkouError
+from ._core import Reading, parse_cards
+from ._replay import deal_codes, fold, read_actions
+from .cards import SEATS, check_seat
+from .errors import ReplayError, ShuangkouError
 from .round import Round, seating
+from .round_records import Action
 from .scoring import MAX_STAKE, MAX_TABLE_FEE, RoundResult
 from .variants import Variant, get_variant, variant_from_mapping
 
 __all__ = ["Action", "Replay", "ReplayError", "ReplayResult", "ReplaySummary", "parse_replay",
            "replay_round", "score_replay", "summarize_replay"]
 
-# Card tokens as written by format_cards (and "10" for "T"): the fast path of play parsing.
-_TOKEN_CODES = {name: c for c in range(1, MAX_CODE + 1)
-                if is_card(c) and (card_rank(c) < NATURAL_RANKS or c in (CARD_SJ, CARD_BJ))
-                for name in {format_cards([c])[0], format_cards([c])[0].replace("T", "10")}}
 _KEYS = frozenset({"variant", "hands", "leader", "revealed", "teams", "partner", "actions",
                    "stake", "table_fee", "partial_deal"})
-_ACTION_KEYS = frozenset({"seat", "play", "pass", "escape", "declare", "declare_top",
-                          "declare_star", "declare_wilds"})
-
-
-class ReplayError(IllegalPlay):
-    """A replay that cannot have happened under the rules.
-
-    ``action`` is the 0-based index of the offending action in ``actions`` (None when the
-    replay is malformed as a whole); ``detail`` says why, naming the seat and cards (the
-    message without the action prefix).
-    """
-
-    reason = "INVALID_REPLAY"
-
-    def __init__(self, detail: str, action: int | None = None, field: str | None = None) -> None:
-        where = f"action {action}: " if action is not None else ""
-        super().__init__(where + detail,
-                         field or (f"actions[{action}]" if action is not None else None))
-        self.action = action
-        self.detail = detail
-
-
-def _seat(value: Any, what: str, action: int | None = None) -> int:
-    if type(value) is not int or not 0 <= value < SEATS:
-        raise ReplayError(f"{what} must be a seat 0–3; got {value!r}", action)
-    return value
 
 
 # ----------------------------------------------------------------------------- summary
@@ -191,55 +162,7 @@ def _seating(replay: Mapping[str, Any], hands: list[list[int]], leader: int,
         raise ReplayError(str(exc), field=exc.field) from None
 
 
-def _declaration(i: int, a: Mapping[str, Any]) -> Declaration | None:
-    """An action's declared reading: ``declare`` (a play type name) and, to tell readings of
-    that type apart, ``declare_top`` (a rank), ``declare_star`` (a star) and
-    ``declare_wilds`` (the ranks the wild jokers stand for); checked."""
-    kind, top = a.get("declare"), a.get("declare_top")
-    star, wilds = a.get("declare_star"), a.get("declare_wilds")
-    if kind is not None and type(kind) is not str:
-        raise ReplayError(f"declare must be a play type name such as \"straight\"; got "
-                          f"{kind!r}", i)
-    if kind is None:
-        for name in ("declare_top", "declare_star", "declare_wilds"):
-            if a.get(name) is not None:
-                raise ReplayError(f"{name} needs declare (the play type it refines)", i)
-        return None
-    if top is not None and not (type(top) is str and len(top) <= 2) \
-            and not (type(top) is int and 0 <= top <= 14):
-        raise ReplayError(f"declare_top must be a rank such as \"9\" or a rank position "
-                          f"0–14; got {top!r}", i)
-    if star is not None and not (type(star) is int and 0 <= star <= 255):
-        raise ReplayError(f"declare_star must be a star 0–255; got {star!r}", i)
-    if wilds is not None and not (type(wilds) is list and len(wilds) <= 8
-                                  and all(type(w) in (str, int) for w in wilds)):
-        raise ReplayError(f"declare_wilds must be a list of at most 8 ranks such as [\"9\"]; "
-                          f"got {wilds!r}", i)
-    return Declaration(kind, top, star, None if wilds is None else tuple(wilds))
-
-
-def _cards(i: int, raw: Any) -> list[int]:
-    """Slow path of a play's cards: full parsing with a CardError turned into a ReplayError."""
-    try:
-        return parse_cards(raw)
-    except ShuangkouError as exc:
-        raise ReplayError(f"play: {exc}", i) from None
-    except TypeError:
-        raise ReplayError(f"play must be a list of cards or a text; got {raw!r}", i) from None
-
-
 # ----------------------------------------------------------------------------- typed replays
-
-@dataclass(frozen=True)
-class Action:
-    """One action of a replay: ``kind`` is ``play``, ``pass`` or ``escape``; ``cards`` the
-    codes played (empty otherwise); ``declare`` the declared reading, if any."""
-
-    seat: int
-    kind: str
-    cards: tuple[int, ...] = ()
-    declare: Declaration | None = None
-
 
 @dataclass(frozen=True)
 class Replay:
@@ -270,18 +193,16 @@ class Replay:
             raise ReplayError(str(exc), field=exc.field) from None
 
 
-#: The pass and escape of each seat: records are frozen, so parsed replays share them.
-_PASSES = tuple(Action(s, "pass") for s in range(SEATS))
-_ESCAPES = tuple(Action(s, "escape") for s in range(SEATS))
-
-
 def _header(r: Mapping[str, Any], partial_deal: bool) -> dict[str, Any]:
     """The checked deal fields of a loaded document (everything but the actions)."""
     if "variant" not in r or "hands" not in r or "actions" not in r:
         missing = next(k for k in ("variant", "hands", "actions") if k not in r)
         raise ReplayError(f"a replay needs {missing!r}", field=missing)
     v = _variant(r["variant"])
-    leader = _seat(r.get("leader"), "leader")
+    try:
+        leader = check_seat(r.get("leader"), "leader")
+    except ShuangkouError as exc:
+        raise ReplayError(str(exc)) from None
     stake = _int_field(r, "stake", 1, 1, MAX_STAKE)
     table_fee = _int_field(r, "table_fee", 0, 0, MAX_TABLE_FEE)
     hands, checked = _hands(r["hands"], v)
@@ -296,7 +217,7 @@ def _hands(raw: Any, v: Variant) -> tuple[list[list[int]], bool]:
     (lists of tokens, each hand full, together exactly the deck) is read and checked in one
     compiled pass; anything else is parsed here and checked by the Round, in full, for its
     precise error."""
-    fast = deal_codes(raw, _TOKEN_CODES, v.hand_size, v.decks, v.lowest_rank, v.joker_copies)
+    fast = deal_codes(raw, v.hand_size, v.decks, v.lowest_rank, v.joker_copies)
     return (fast, True) if fast is not None else (_dealt_hands(raw, v), False)
 
 
@@ -310,37 +231,6 @@ def _start(h: dict[str, Any]) -> Round:
         raise
     except ShuangkouError as exc:
         raise ReplayError(str(exc), field=exc.field) from None
-
-
-def _parse_action(i: int, a: Any) -> Action:
-    """One action document as an :class:`Action`, with the validator's error sentences."""
-    if type(a) is not dict:
-        raise ReplayError("an action must be an object such as {\"seat\": 0, \"pass\": true}", i)
-    seat = a.get("seat")
-    if type(seat) is not int or not 0 <= seat < SEATS:
-        raise ReplayError(f"seat must be a seat 0–3; got {seat!r}", i)
-    if not a.keys() <= _ACTION_KEYS:
-        raise ReplayError(f"unknown action field {sorted(set(a) - _ACTION_KEYS)[0]!r}", i)
-    if "play" in a:
-        if "pass" in a or "escape" in a:
-            raise ReplayError("an action is one of play, pass or escape", i)
-        raw = a["play"]
-        try:
-            codes = [_TOKEN_CODES[t] for t in raw] if type(raw) is list else _cards(i, raw)
-        except (KeyError, TypeError):
-            codes = _cards(i, raw)
-        if not codes:
-            raise ReplayError("a play needs at least one card (use {\"pass\": true} to pass)", i)
-        return Action(seat, "play", tuple(codes), _declaration(i, a))
-    if a.get("pass") is True:
-        if len(a) > 2:
-            raise ReplayError("a pass takes no other field", i)
-        return _PASSES[seat]
-    if a.get("escape") is True:
-        if len(a) > 2:
-            raise ReplayError("an escape takes no other field", i)
-        return _ESCAPES[seat]
-    raise ReplayError("an action needs \"play\": [cards], \"pass\": true or \"escape\": true", i)
 
 
 def parse_replay(document: Mapping[str, Any] | str | bytes, *,
@@ -357,7 +247,7 @@ def parse_replay(document: Mapping[str, Any] | str | bytes, *,
                   leader=h["leader"], revealed=h["revealed"], partner=h["partner"],
                   teams=h["teams"], stake=h["stake"], table_fee=h["table_fee"],
                   partial_deal=h["partial_deal"],
-                  actions=tuple(_parse_action(i, a) for i, a in enumerate(raw)))
+                  actions=read_actions(raw))
 
 
 def _fold_typed(rnd: Round, actions: Sequence[Action]) -> None:
@@ -399,7 +289,7 @@ def replay_round(replay: Replay | Mapping[str, Any] | str | bytes, *,
     actions = r["actions"]
     if not isinstance(actions, list):
         raise ReplayError("actions must be a list", field="actions")
-    rnd._fold(actions, ReplayError, _TOKEN_CODES, _declaration, _cards, _ACTION_KEYS)
+    fold(rnd, actions)
     return rnd
 
 
@@ -430,8 +320,7 @@ def score_replay(replay: Replay | Mapping[str, Any] | str | bytes, *,
     including an escape in a variant without an escape rule (at the escape's index)."""
     rnd = replay_round(replay, partial_deal=partial_deal)
     try:
-        result = rnd._settle(ReplayResult, {"hand_at": rnd.hand_at,
-                                                 "actions": rnd.actions_applied})
+        result = rnd.settle(ReplayResult, hand_at=rnd.hand_at, actions=rnd.actions_applied)
     except ShuangkouError as exc:   # an amount beyond the wire's 64 bits
         raise ReplayError(str(exc), rnd.escape_action, exc.field) from None
     return result

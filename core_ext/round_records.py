@@ -1,13 +1,28 @@
-"""The plain records a :class:`shuangkou.core.Round` hands out: what stands on the table and what an
-action did. Kept apart from the compiled round so both it and the façade can import them."""
+"""The plain records of a round (:class:`shuangkou.core.Round`): an action as a replay states
+it, what stands on the table, and what an action did. Kept apart from the compiled round so
+that it, replay reading and the façade can all import them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ._core import Reading
+if TYPE_CHECKING:   # the compiled modules import this one
+    from ._core import Reading
+    from .declaration import Declaration
 
-__all__ = ["ActionRecord", "Standing"]
+__all__ = ["Action", "ActionRecord", "Standing"]
+
+
+@dataclass(frozen=True)
+class Action:
+    """One action of a replay: ``kind`` is ``play``, ``pass`` or ``escape``; ``cards`` the
+    codes played (empty otherwise); ``declare`` the declared reading, if any."""
+
+    seat: int
+    kind: str
+    cards: tuple[int, ...] = ()
+    declare: Declaration | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -36,20 +36,19 @@ import random
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from ._core import format_cards, play_reading
+from ._core import format_cards, parse_cards, play_reading
 from ._enumerate import legal_plays
+from .cards import SEATS, SJ, card_rank, partner, seats_after
 from .declaration import Declaration
 from .errors import ShuangkouError
 from .variants import Variant, get_variant
 
 __all__ = ["Suggestion", "suggest", "decide", "DANGER"]
 
-SEATS = 4
 DANGER = 5            # an opponent with this many cards or fewer may go out soon
 _SMALL_AFTER_BOMB = 4  # a bomb that leaves this many cards or fewer clears the way out
 _SPLIT = 6            # the cost of splitting a group of equal ranks (pair, triple)
 _ENDGAME = 10         # hands (or what a bomb leaves) this small are tried as two-play finishes
-_JOKER_CODES = {"SJ": 70, "BJ": 75}
 # How much a card of each rank position is worth getting rid of when leading (§2 ranks:
 # 3=0 … A=11, 2=12, SJ=13, BJ=14): low cards are liabilities, high ones regain the lead.
 _LIABILITY = tuple(max(0, 10 - r) for r in range(15))
@@ -77,7 +76,6 @@ class Suggestion:
         return tuple(format_cards(self.cards))
 
 
-_RANK = tuple((c - 1) // 5 for c in range(76))   # card code -> rank position
 
 
 @dataclass(slots=True)
@@ -94,28 +92,28 @@ class _Hand:
     def of(cls, hand: tuple[int, ...], v: Variant) -> _Hand:
         counts = [0] * 15
         for c in hand:
-            counts[_RANK[c]] += 1
-        wild = frozenset(_JOKER_CODES[j] for j in v.wild_jokers)
-        plain = [c for c in hand if c not in wild and counts[_RANK[c]] < 4]
+            counts[card_rank(c)] += 1
+        wild = frozenset(parse_cards(list(v.wild_jokers)))
+        plain = [c for c in hand if c not in wild and counts[card_rank(c)] < 4]
         return cls(hand, counts, wild, plain)
 
     def splits(self, cards: tuple[int, ...]) -> int:
         """Groups of equal ranks (pairs, triples) the play leaves a part of."""
         used: dict[int, int] = {}
         for c in cards:
-            r = _RANK[c]
+            r = card_rank(c)
             used[r] = used.get(r, 0) + 1
         return sum(1 for r, n in used.items() if n < self.counts[r])
 
     def precious(self, cards: tuple[int, ...]) -> bool:
         """Spends a wild joker in a mixed play, or splits a bomb."""
-        jokers_only = all(c > 65 for c in cards)
-        return any((c in self.wild and not jokers_only) or self.counts[_RANK[c]] >= 4
+        jokers_only = all(card_rank(c) >= SJ for c in cards)
+        return any((c in self.wild and not jokers_only) or self.counts[card_rank(c)] >= 4
                    for c in cards)
 
 
 def _liability(cards: tuple[int, ...]) -> int:
-    return sum(_LIABILITY[_RANK[c]] for c in cards)
+    return sum(_LIABILITY[card_rank(c)] for c in cards)
 
 
 def _remainder(hand: tuple[int, ...], cards: tuple[int, ...]) -> list[int]:
@@ -185,13 +183,13 @@ def decide(variant: str | Variant, seat: int, hand: tuple[int, ...] | list[int],
     whole = _reading(hand, v, to_beat)
     if whole is not None:
         return _play(v, seat, hand, whole, to_beat, "goes out with its last cards")
-    partner = (seat + 2) % SEATS
-    opponents = [s for s in ((seat + 1) % SEATS, (seat + 3) % SEATS) if sizes[s]]
+    mate = partner(seat)
+    opponents = [s for s in seats_after(seat) if s != mate and sizes[s]]
     danger = min((sizes[s] for s in opponents), default=99)
     shape = _Hand.of(hand, v)
     if standing is None:
-        return _lead(v, seat, shape, sizes[partner], danger, rng)
-    if standing[0] == partner:
+        return _lead(v, seat, shape, sizes[mate], danger, rng)
+    if standing[0] == mate:
         return Suggestion("pass", seat, reason="lets the partner's winning play stand")
     return _follow(v, seat, shape, to_beat, danger, _Stakes(star, winning), rng)
 

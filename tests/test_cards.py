@@ -59,6 +59,19 @@ def test_the_compiled_twin_agrees_with_the_cards_module() -> None:
     assert core.parse_cards("SJ BJ") == [vocab.CARD_SJ, vocab.CARD_BJ]
 
 
+def test_the_deck_in_python_and_in_c_agree() -> None:
+    # cards.deck / deck_copies and their C twin in cards.pxd (used by the compiled deal check)
+    from shuangkou.core._round import deck_exact
+
+    for v in core.list_variants():
+        shape = (v.decks, v.lowest_rank, v.joker_copies)
+        cards = vocab.deck(*shape)
+        assert len(cards) == v.deck_size and cards == sorted(cards)
+        assert deck_exact([cards, [], [], []], *shape)
+        assert not deck_exact([cards[1:], [], [], []], *shape)
+        assert not deck_exact([cards + [vocab.card_code(12)], [], [], []], *shape)
+
+
 def test_rank_names_and_positions() -> None:
     names = [vocab.rank_name(r) for r in range(15)]
     assert names == list("3456789TJQKA2") + ["SJ", "BJ"]

@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 import replay_v1
+import state_reference
+from state_reference import BODY, HEAD, MAGIC, slot_sizes
 
 from shuangkou import core
 from shuangkou.core import Declaration, Round, RuleViolation, ShuangkouError
-from shuangkou.core._round import MAGIC, slot_sizes
 from shuangkou.core.generate import generate_replay
 from shuangkou.core.replay import ReplayError, parse_replay, replay_round, score_replay
-from shuangkou.core.round import _BODY, _HEAD
 
 VARIANTS = list(core.BUILTIN)
 HANDS = ["3S 3H 9C", "4S 9S", "5S 5H TD", "6S 9H"]
@@ -280,7 +280,7 @@ def test_a_whole_hand_played_at_once_survives_the_state(variant: str, hand: str)
     blob = r.to_bytes()
     back = Round.from_bytes(blob, variant)
     assert back == r and back.standing == r.standing and back.bombs == r.bombs
-    assert Round._from_bytes_checked(blob, core.get_variant(variant)) == r
+    assert state_reference.check(blob, variant) is None
 
 
 def test_restored_state_plays_on_identically() -> None:
@@ -318,7 +318,7 @@ def test_forged_states_are_refused() -> None:
     r = _mid_round()
     blob = r.to_bytes()
     head = len(MAGIC) + 1 + len("bianfeng")
-    body = head + _HEAD.size
+    body = head + HEAD.size
     forgeries = {
         "truncated": blob[:-1],
         "other variant": Round.deal("baibian", *_full("baibian")).to_bytes(),
@@ -347,7 +347,7 @@ def test_forged_standing_play_and_bombs_are_refused() -> None:
     blob = r.to_bytes()
     assert Round.from_bytes(blob, "bianfeng") == r
     v = core.get_variant("bianfeng")
-    standing_at = len(MAGIC) + 1 + len("bianfeng") + _HEAD.size + _BODY
+    standing_at = len(MAGIC) + 1 + len("bianfeng") + HEAD.size + BODY
     bombs_at = standing_at + slot_sizes(v.hand_size)[0]    # seat 0's bomb slot
     assert blob[standing_at:standing_at + 2] == bytes([1, 0])   # present, seat 0
     assert blob[bombs_at:bombs_at + 2] == bytes([1, 4])         # one bomb of 4 cards
@@ -396,9 +396,10 @@ def test_random_byte_flips_never_crash() -> None:
 
 
 def test_compiled_state_check_agrees_with_the_python_reference() -> None:
-    """``RoundCore._load_state`` (the compiled path of from_bytes) accepts exactly the states
-    the check-by-check Python path accepts, and loads the same round: on every reachable
-    state and on thousands of forgeries (bit flips in the head, the slots, anywhere)."""
+    """``Round.from_bytes`` (core_ext/_state.pyx) accepts exactly the states its slow twin
+    (tests/state_reference.py) accepts, refuses the others with the same sentence, and loads
+    what the twin reads: on every reachable state and on thousands of forgeries (bit flips
+    in the head, the slots, anywhere)."""
     rng = random.Random(11)
     rounds = [_mid_round(), replay_round(generate_replay("huopin", 2)),
               replay_round(generate_replay("baibian", 3)),
@@ -407,26 +408,31 @@ def test_compiled_state_check_agrees_with_the_python_reference() -> None:
     for r in rounds:
         v, blob = r.variant, r.to_bytes()
         head = len(MAGIC) + 1 + len(v.id)
-        slots = head + _HEAD.size + _BODY
+        slots = head + HEAD.size + BODY
         for n in range(1500):
             if n == 0:
                 data = blob
             else:
-                at = (head + rng.randrange(_HEAD.size), rng.randrange(slots, len(blob)),
+                at = (head + rng.randrange(HEAD.size), rng.randrange(slots, len(blob)),
                       rng.randrange(len(blob)))[n % 3]
                 data = _forge(blob, at, blob[at] ^ (1 << rng.randrange(8)))
-            fast = Round.__new__(Round)
-            try:
-                slow = Round._from_bytes_checked(data, v)
-            except ShuangkouError:
-                slow = None
-            assert fast._load_state(v, data) == (slow is not None), (v.id, n, data.hex())
-            if slow is not None:
-                accepted += 1
-                assert fast.to_bytes() == slow.to_bytes() == data
-                assert (fast.standing, fast.bombs, fast.bomb_cards, fast.turn) == \
-                    (slow.standing, slow.bombs, slow.bomb_cards, slow.turn)
             checked += 1
+            why = state_reference.check(data, v)
+            try:
+                fast = Round.from_bytes(data, v)
+            except ShuangkouError as exc:
+                assert str(exc) == why and exc.field == "state", (v.id, n, data.hex())
+                continue
+            assert why is None, (v.id, n, why, data.hex())
+            accepted += 1
+            twin = state_reference.read(data, v)
+            assert fast.to_bytes() == data
+            assert fast.turn == twin.turn
+            assert (None if fast.standing is None else fast.standing.seat,
+                    None if fast.standing is None else fast.standing.cards) == (
+                None if twin.standing is None else twin.standing[0],
+                None if twin.standing is None else twin.standing[1])
+            assert fast.bomb_cards == tuple(tuple(c for c, _ in b) for b in twin.bombs)
     assert checked == 6000 and accepted > 50
 
 
