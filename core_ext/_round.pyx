@@ -44,9 +44,8 @@ from shuangkou.core.declaration import Declaration
 from shuangkou.core._settle import settle as _settle_inputs
 from shuangkou.core.cards import rank_name as _rank_name
 from shuangkou.core.errors import InvalidPlay, RuleViolation, ShuangkouError
-from shuangkou.core.scoring import _settle_escape
-from shuangkou.core.scoring import MAX_STAKE as _MAX_STAKE_PY
-from shuangkou.core.scoring import MAX_TABLE_FEE as _MAX_TABLE_FEE_PY
+from shuangkou.core._settle import MAX_STAKE as _MAX_STAKE_PY
+from shuangkou.core._settle import MAX_TABLE_FEE as _MAX_TABLE_FEE_PY
 from shuangkou.core.round_records import ActionRecord, Standing
 
 cdef enum:
@@ -435,7 +434,7 @@ cdef class RoundCore:
         return _settle_inputs(
             self.variant, self.finish_order, self.bomb_readings, self.stake, self.cards_left,
             escaper, [self.hand(s) for s in range(SEATS)] if escaper is not None else None,
-            self.table_fee, result_type, _settle_escape, extra or {})
+            self.table_fee, result_type, extra or {})
 
     cdef object _standing_reading(self):
         if self.st_reading is None and self.has_st:

@@ -30,7 +30,8 @@ from .cards import CARD_BJ, CARD_SJ, MAX_CODE, NATURAL_RANKS, SEATS, card_rank, 
 from .declaration import Declaration
 from .errors import IllegalPlay, ShuangkouError
 from .round import Round, seating
-from .scoring import MAX_STAKE, MAX_TABLE_FEE, RoundResult
+from .results import ReplayResult
+from .scoring import MAX_STAKE, MAX_TABLE_FEE
 from .variants import Variant, get_variant, variant_from_mapping
 
 __all__ = ["Action", "Replay", "ReplayError", "ReplayResult", "ReplaySummary", "parse_replay",
@@ -105,22 +106,6 @@ class ReplaySummary:
                 "cards_left": self.cards_left, "escape": self.escaper,
                 "hands": self.hands if self.escaper is not None else None,
                 "table_fee": self.table_fee}
-
-
-@dataclass(frozen=True)
-class ReplayResult(RoundResult):
-    """A replay's settlement: the :class:`RoundResult` plus where each dealt hand sat."""
-
-    hand_at: tuple[int, ...]   # dealt seat whose hand sits at each table seat
-    actions: int               # number of actions validated
-
-    def to_dict(self) -> dict[str, Any]:
-        d = super().to_dict()
-        d["hand_at"] = list(self.hand_at)
-        for s in d["seats"]:
-            s["dealt_seat"] = self.hand_at[s["seat"]]
-        d["actions"] = self.actions
-        return d
 
 
 # ----------------------------------------------------------------------------- set-up checks

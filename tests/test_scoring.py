@@ -580,7 +580,7 @@ def test_compiled_settlement_equals_the_reference(variant: str) -> None:
     """The compiled settlement (core_ext/_settle.pyx) against the Python settlement it
     replaced (tests/scoring_v1.py), record for record (repr compares every field), on
     generated rounds with escapes, under the built-in and house settlement rules."""
-    import scoring_v1
+    import settlement_reference
 
     from shuangkou.core.generate import generate_replay
     from shuangkou.core.replay import summarize_replay
@@ -598,7 +598,7 @@ def test_compiled_settlement_equals_the_reference(variant: str) -> None:
             v = base.replace(**changes) if changes else base
             for stake in (1, 7, 10**9):
                 kwargs = {**summary.score_args(), "variant": v, "stake": stake}
-                assert _settled(score_round, kwargs) == _settled(scoring_v1.score_round,
+                assert _settled(score_round, kwargs) == _settled(settlement_reference.score_round,
                                                                  kwargs), (seed, changes)
                 checked += 1
     assert checked > 500
