@@ -20,6 +20,7 @@ CONTRIBUTION_RECIPIENTS: Mapping[str, int]
 ESCAPES: Mapping[str, int]
 KEPT_ON_ESCAPE: frozenset[str]
 ESCAPE_AMOUNTS: Mapping[str, Mapping[str, int]]
+KINDS_OF_WIN: tuple[str, str, str]   # variants.KINDS_OF_WIN
 
 _R = TypeVar("_R")
 

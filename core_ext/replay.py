@@ -29,8 +29,8 @@ from ._round import deal_codes
 from .cards import CARD_BJ, CARD_SJ, MAX_CODE, NATURAL_RANKS, SEATS, card_rank, is_card
 from .declaration import Declaration
 from .errors import IllegalPlay, ShuangkouError
-from .round import Round, seating
 from .results import ReplayResult
+from .round import Round, seating
 from .scoring import MAX_STAKE, MAX_TABLE_FEE
 from .variants import Variant, get_variant, variant_from_mapping
 

@@ -1,9 +1,17 @@
-"""Round settlement as it was before it was compiled: an independent twin of the settlement.
+"""The slow, obviously-correct twin of the settlement, written from RULES.md §9–§10: the
+reference the compiled settlement (core_ext/_settle.pyx) is checked against.
 
-Kept verbatim (only its imports changed) as the test reference for round stars, the round
-end, the multiplier, contributions and the finals, written separately from the compiled
-settlement (core_ext/_settle.pyx): tests/test_scoring.py checks that both settle every
-generated round and summary alike, record for record.
+Plain Python, one small named function per rule (round stars §10.2, the round end and
+places §9, whose star sets the multiplier §10.3, contribution events §10.4, each escape
+rule §10.6, the finals and the int64 refusal §10.5), with its own records, seat arithmetic
+and round end: it shares no settlement code with the core. From the core it takes only
+what is not settlement — reading cards (``_core``), the best bomb of a hand
+(``_enumerate.best_bomb``, itself checked against tests/enum_reference.py), the errors and
+the Variant data. It began as the Python settlement the compiled one replaced.
+
+tests/test_scoring.py::test_compiled_settlement_equals_the_reference settles every
+generated round and summary it builds (escapes included, under every escape rule and
+house settlement rules) both ways and compares them record for record.
 """
 
 from __future__ import annotations
