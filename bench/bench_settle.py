@@ -54,8 +54,19 @@ def _per_call(fn: Any, items: list[Any], loops: int) -> float:
     return (time.process_time_ns() - t) / (loops * len(items)) / 1000
 
 
+def _apply(rnd: Any, a: Any) -> None:
+    """One action of a typed replay (``replay.Action``) applied to its round."""
+    if a.kind == "play":
+        rnd.play(a.seat, a.cards, a.declare)
+    elif a.kind == "pass":
+        rnd.pass_turn(a.seat)
+    else:
+        rnd.escape(a.seat)
+
+
 def _action_median(docs: list[dict[str, Any]]) -> float:
-    from shuangkou.core import ShuangkouError
+    """µs of one play or pass, each timed on its own (escapes, a round's last action, are
+    left out: baibian refuses them)."""
     from shuangkou.core.replay import parse_replay
 
     out: list[int] = []
@@ -64,19 +75,11 @@ def _action_median(docs: list[dict[str, Any]]) -> float:
         rep = parse_replay(doc)
         rnd = rep.start()
         for a in rep.actions:
-            if a.kind == "play":
-                t = clock()
-                rnd.play(a.seat, a.cards, a.declare)
-                out.append(clock() - t)
-            elif a.kind == "pass":
-                t = clock()
-                rnd.pass_turn(a.seat)
-                out.append(clock() - t)
-            else:
-                try:
-                    rnd.escape(a.seat)
-                except ShuangkouError:
-                    pass
+            if a.kind == "escape":
+                break
+            t = clock()
+            _apply(rnd, a)
+            out.append(clock() - t)
     return statistics.median(out) / 1000
 
 
@@ -92,10 +95,7 @@ def _suggest_median(docs: list[dict[str, Any]]) -> float:
             continue
         rnd = rep.start()
         for a in rep.actions[:SUGGEST_AT]:
-            if a.kind == "play":
-                rnd.play(a.seat, a.cards, a.declare)
-            else:
-                rnd.pass_turn(a.seat)
+            _apply(rnd, a)
         best = float("inf")
         for _ in range(3):
             t = time.perf_counter_ns()

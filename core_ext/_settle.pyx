@@ -293,8 +293,8 @@ cdef int _event(Tables t, list events, long long* contrib, int seat, int star,
     """One contribution payment at the capped star, unless it pays nothing: the player (or
     the player's team) gets +gain, every other seat pays."""
     cdef int s, c = t.capped(star)
-    cdef long long gain, pay
-    gain, pay = t.gain[c if c < NSTAR else NSTAR - 1], t.pay[c if c < NSTAR else NSTAR - 1]
+    cdef int row = c if c < NSTAR else NSTAR - 1
+    cdef long long gain = t.gain[row], pay = t.pay[row]
     if not gain and not pay:
         return 0
     to = (<tuple>_TO_TEAM)[seat] if t.to_team else (<tuple>_TO_PLAYER)[seat]

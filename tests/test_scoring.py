@@ -570,9 +570,9 @@ HOUSE_SETTLEMENTS = (
 )
 
 
-def _settled(fn, kwargs):
+def _settled(fn, *args, **kwargs):
     try:
-        return repr(fn(**kwargs))
+        return repr(fn(*args, **kwargs))
     except ShuangkouError as exc:
         return f"{type(exc).__name__}: {exc} [{exc.field}]"
 
@@ -589,8 +589,9 @@ HOUSE_ESCAPES = (
 
 @pytest.mark.parametrize("variant", sorted(core.BUILTIN))
 def test_compiled_settlement_equals_the_reference(variant: str) -> None:
-    """The compiled settlement (core_ext/_settle.pyx, escapes included) against the slow
-    Python twin written from RULES.md §10 (tests/settlement_reference.py), record for record
+    """The compiled settlement (core_ext/_settle.pyx, escapes included, through
+    score_round) against the slow Python twin written from RULES.md §10
+    (tests/settlement_reference.py, given the round's checked summary), record for record
     (repr compares every field, an error its class, message and field), on generated rounds
     with escapes, under the built-in and house settlement rules and every escape rule.
     ``baibian`` defines no escape, so its rounds are replayed under a house copy that
@@ -617,9 +618,13 @@ def test_compiled_settlement_equals_the_reference(variant: str) -> None:
                 continue
             v = base.replace(**changes) if changes else base
             for stake in (1, 7, 10**9):
-                kwargs = {**summary.score_args(), "variant": v, "stake": stake}
-                assert _settled(score_round, kwargs) == _settled(
-                    settlement_reference.score_round, kwargs), (seed, changes)
+                args = summary.score_args()
+                compiled = _settled(score_round, **{**args, "variant": v, "stake": stake})
+                reference = _settled(
+                    settlement_reference.settle, v, summary.finish_order, summary.bombs,
+                    stake=stake, cards_left=summary.cards_left, escaper=summary.escaper,
+                    hands=args["hands"], table_fee=summary.table_fee)
+                assert compiled == reference, (seed, changes)
                 checked += 1
                 escaped += summary.escaper is not None
     assert checked > 500 and escaped > 100
