@@ -434,6 +434,8 @@ ESCAPE_RULES[:] = [_escape_none, _escape_bianfeng, _escape_fengkuang, _escape_qi
 cdef object _settle_escape(Tables t, v, tuple order, const Bombs* b, const int* stars,
                            list sources, hands, int escaper, stake, table_fee, result_type,
                            dict extra):
+    """§10.6: the variant's escape rule, the contributions that stand (per bomb), the
+    finals (the huopin escaper's table fee after the stake); finishers keep their places."""
     cdef Escape e
     cdef long long contrib[SEATS]
     cdef int played[SEATS]

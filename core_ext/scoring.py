@@ -42,6 +42,7 @@ __all__ = [
     "settle",
 ]
 
+
 def round_star(bombs: Sequence[Reading], variant: Variant) -> tuple[int, StarSource]:
     """A seat's round star and its source from the bombs it played (in play order, §10.2).
 
@@ -187,6 +188,8 @@ def settle(v: Variant, order: tuple[int, ...], played: Sequence[Sequence[Reading
     """Settle inputs that are already consistent (the second half of :func:`score_round`;
     replays, validated move by move, come straight here), escapes included. ``result_type``
     and ``extra`` let a caller return a richer record (shuangkou.core.results.ReplayResult).
+    A finishing order that did not end the round (or, with ``escaper``, had already ended
+    it) is refused, as is a seat outside 0–3.
     """
     return _settle.settle(v, tuple(order), played, stake, cards_left, escaper, hands,
                           table_fee, result_type, extra)
