@@ -3,7 +3,8 @@
 The layers, bottom up: :mod:`shuangkou.core.cards` (card codes, rank names, seats) →
 :mod:`shuangkou.core.variants` (rule sets as data) → ``_core`` (readings, bomb order, declarations,
 comparison; compiled) → ``_enumerate`` (legal plays; compiled) →
-:mod:`shuangkou.core.scoring` (settlement, §10) → :mod:`shuangkou.core.replay` (round validation, §9).
+:mod:`shuangkou.core.scoring` (settlement, §10; compiled in ``_settle``, records in
+:mod:`shuangkou.core.results`) → :mod:`shuangkou.core.replay` (round validation, §9).
 
 Quick tour::
 

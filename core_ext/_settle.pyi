@@ -1,19 +1,26 @@
 """Typed stubs of the compiled settlement (core_ext/_settle.pyx); the public entry points
 are shuangkou.core.scoring.score_round / settle / round_star."""
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, TypeVar
 
 from typing_extensions import disjoint_base
 
 from ._core import Reading
+from ._round import RoundCore
+from .results import StarSource
 from .variants import Variant
 
-ROUND_ENDS: Mapping[str, int]
+MAX_STAKE: Final[int]
+MAX_TABLE_FEE: Final[int]
+INT64_MAX: Final[int]
 MULTIPLIER_STARS: Mapping[str, int]
 CONTRIBUTION_MODES: Mapping[str, int]
 CONTRIBUTION_RECIPIENTS: Mapping[str, int]
-KINDS_OF_WIN: tuple[str, str, str]
+ESCAPES: Mapping[str, int]
+KEPT_ON_ESCAPE: frozenset[str]
+ESCAPE_AMOUNTS: Mapping[str, Mapping[str, int]]
+KINDS_OF_WIN: tuple[str, str, str]   # variants.KINDS_OF_WIN
 
 _R = TypeVar("_R")
 
@@ -24,11 +31,9 @@ class Tables:
     def __init__(self, v: Variant) -> None: ...
 
 def tables(v: Variant) -> Tables: ...
-def bind_records(star_source: type, seat_result: type, contribution_event: type,
-                 check_fits: Callable[..., None]) -> None: ...
-def round_star(bombs: Sequence[Reading], v: Variant) -> tuple[int, Any]: ...
-def round_stars(played: Sequence[Sequence[Reading]], v: Variant) -> list[tuple[int, Any]]: ...
+def round_star(bombs: Sequence[Reading], v: Variant) -> tuple[int, StarSource]: ...
 def settle(v: Variant, order: tuple[int, ...], played: Sequence[Sequence[Reading]], stake: int,
            cards_left: Sequence[int] | None, escaper: int | None,
            hands: Sequence[Sequence[int]] | None, table_fee: int, result_type: type[_R],
-           escape_settle: Callable[..., Any], extra: dict[str, Any]) -> _R: ...
+           extra: dict[str, Any]) -> _R: ...
+def settle_round(r: RoundCore, result_type: type[_R], extra: dict[str, Any]) -> _R: ...

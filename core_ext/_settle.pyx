@@ -1,52 +1,100 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""Round settlement in compiled code (RULES.md §9 round end, §10): round stars, the
-multiplier, contribution events and the final amounts, over tables read once from the
-:class:`~shuangkou.core.variants.Variant` (the rule data stays data: each named behaviour —
-``round_end``, ``multiplier_star``, ``contribution_mode``, ``contribution_recipients`` —
-is looked up in a table here and selects a branch; the amounts are the variant's rows).
+"""Round settlement, all of it compiled (RULES.md §9 round end, §10): round stars (§10.2),
+places and the kind of win (§9), the multiplier (§10.3), contributions (§10.4), escapes
+(§10.6) and the finals (§10.5), refused when the wire's 64 bits cannot carry them.
 
-core_ext/scoring.py owns the records and the escape rules; its :func:`settle` is this
-module's :func:`settle`, so ``score_round`` and ``Round.result()`` are one computation.
-The result records are the frozen dataclasses of core_ext/scoring.py, filled field by
-field in their declared order (what their ``__init__`` does, without the Python frames).
+The rule data stays data. Every behaviour that differs between variants is named by a
+variant field — ``round_end``, ``multiplier_star``, ``contribution_mode``,
+``contribution_recipients``, ``escape`` — looked up once per variant in the tables below
+(``ROUND_END_RULES`` … ``ESCAPES``) to select a branch or a small named function; the amounts
+are the variant's rows and :data:`ESCAPE_AMOUNTS`, read into C tables once per variant
+(:func:`tables`). The round end itself is ``ended_at`` of core_ext/_round.pxd (the one
+round-over decision); seats come from core_ext/cards.pxd.
+
+What a settlement returns are the records of core_ext/results.py, filled field by field
+in their declared order (what their ``__init__`` does, without the Python frames).
+core_ext/scoring.py is the Python face: it checks a summary, then calls :func:`settle`,
+as the compiled round does (``Round.result()``, replays), so both are one computation.
 """
 
-from cpython.object cimport PyObject
 from libc.string cimport memset
 
 from shuangkou.core._core cimport RuleSet, get_rules
+from shuangkou.core._round cimport END_TEAM, RoundCore, ended_at
+from shuangkou.core.cards cimport SEATS, next_seat_of, partner_of, team_of
 
 cdef extern from "Python.h":
     int PyObject_GenericSetAttr(object o, object name, object value) except -1
 
-from shuangkou.core.errors import ShuangkouError
+from types import MappingProxyType
+
+from shuangkou.core._enumerate import best_bomb
+from shuangkou.core._round import ROUND_END_RULES as _ROUND_END_RULES
+from shuangkou.core.errors import IllegalPlay, ShuangkouError
+from shuangkou.core.results import ContributionEvent, SeatResult, StarSource
+from shuangkou.core.variants import KINDS_OF_WIN
+
+#: Largest stake and table fee accepted. With a house variant's table amounts (each up to
+#: variants.MAX_AMOUNT) a settlement can still pass int64; :func:`settle` refuses those.
+MAX_STAKE = 10**9
+MAX_TABLE_FEE = 10**12
+#: The wire carries amounts as int64 (protos/shuangkou/v1/scoring.proto).
+INT64_MAX = 2**63 - 1
 
 cdef enum:
-    SEATS = 4
     NSTAR = 512            # star-indexed tables; the variants' rows stop at star 64
     MAXB = 128             # bombs per seat a settlement reads at once
 
-#: The variant fields that name a behaviour, and the branch each value selects.
-ROUND_ENDS = {"finishing_order": 0, "first_out": 1}
-MULTIPLIER_STARS = {"winning_team": 0, "all": 1, "winner": 2}
-CONTRIBUTION_MODES = {"per_bomb": 0, "round_star": 1}
+cdef enum:                 # whose star sets the multiplier (§10.3)
+    STAR_WINNING_TEAM = 0
+    STAR_ALL = 1
+    STAR_WINNER = 2
+
+cdef enum:                 # when contributions are paid (§10.4)
+    PER_BOMB = 0
+    PER_ROUND_STAR = 1
+
+cdef enum:                 # the escape rules (§10.6)
+    ESCAPE_NONE = 0
+    ESCAPE_BIANFENG = 1
+    ESCAPE_FENGKUANG = 2
+    ESCAPE_QIANBIAN = 3
+    ESCAPE_HUOPIN = 4
+
+cdef enum:                 # where a round star came from (StarSource.rule)
+    SRC_NONE = 0
+    SRC_BOMB = 1
+    SRC_MULTI_BOMB = 2
+    SRC_CHAIN_BONUS = 3
+
+#: The variant fields that name a behaviour, and the branch each value selects (the round
+#: end's is the round's own table, ``_round.ROUND_END_RULES``).
+MULTIPLIER_STARS = {"winning_team": STAR_WINNING_TEAM, "all": STAR_ALL, "winner": STAR_WINNER}
+CONTRIBUTION_MODES = {"per_bomb": PER_BOMB, "round_star": PER_ROUND_STAR}
 CONTRIBUTION_RECIPIENTS = {"player": 0, "team": 1}
+ESCAPES = {"none": ESCAPE_NONE, "bianfeng": ESCAPE_BIANFENG, "fengkuang": ESCAPE_FENGKUANG,
+           "qianbian": ESCAPE_QIANBIAN, "huopin": ESCAPE_HUOPIN}
+#: Contribution modes that survive an escape (§10.6): earned-when-played payments stand.
+KEPT_ON_ESCAPE = frozenset({"per_bomb"})
+
+#: §10.6 escape amounts in units of the escape multiplier M (before the stake):
+#: what the escaper pays and what each receiving seat gets.
+ESCAPE_AMOUNTS = MappingProxyType({
+    "bianfeng": MappingProxyType({"pay": 4 * 2, "receive": 0}),    # 双扣 base × M × 2, nobody receives
+    "fengkuang": MappingProxyType({"pay": 4, "receive": 1}),       # 4th-place 双扣 base × M; half to the opponents
+    "qianbian": MappingProxyType({"pay": 3 * 4, "receive": 4}),    # 3 × the 双扣 base × M(S); holders get the base
+})
+
 #: Place of the first finisher's partner -> kind of win (§9), by index into KINDS_OF_WIN.
-KINDS_OF_WIN = ("double", "single", "flat")
 cdef int KIND_BY_PARTNER_PLACE[5]
 KIND_BY_PARTNER_PLACE[:] = [-1, -1, 0, 1, 2]
 
-cdef long long INT64_MAX = 9223372036854775807
+cdef long long C_INT64_MAX = 9223372036854775807
 
-# The records (core_ext/scoring.py binds them at import: it defines them and imports this).
-cdef object StarSource = None
-cdef object SeatResult = None
-cdef object ContributionEvent = None
-cdef object _check_fits = None
 cdef object _new = object.__new__
 cdef dict _SOURCES = {}          # (rule, a, b) -> the shared frozen StarSource
 cdef tuple _TO_PLAYER = tuple((s,) for s in range(SEATS))
-cdef tuple _TO_TEAM = tuple((s, (s + 2) % SEATS) for s in range(SEATS))
+cdef tuple _TO_TEAM = tuple((s, partner_of(s)) for s in range(SEATS))
 cdef tuple _SEAT_FIELDS = ("seat", "team", "place", "base", "star", "star_source",
                            "multiplier", "contribution", "escape", "final")
 cdef tuple _EVENT_FIELDS = ("seat", "star", "gain", "pay", "to", "bomb")
@@ -55,24 +103,16 @@ cdef tuple _RESULT_FIELDS = ("variant", "kind", "winning_team", "finish_order", 
                              "seats", "contributions")
 
 
-def bind_records(star_source, seat_result, contribution_event, check_fits):
-    """Called once by core_ext/scoring.py with its record classes."""
-    global StarSource, SeatResult, ContributionEvent, _check_fits
-    StarSource, SeatResult, ContributionEvent = star_source, seat_result, contribution_event
-    _check_fits = check_fits
-    _SOURCES.clear()
-
-
 cdef object _source(int rule, int a, int b):
     """The StarSource of a round star (shared: the records are frozen)."""
     key = (rule, a, b)
     src = _SOURCES.get(key)
     if src is None:
-        if rule == 0:
+        if rule == SRC_NONE:
             src = StarSource()
-        elif rule == 1:
+        elif rule == SRC_BOMB:
             src = StarSource("bomb", bomb=a)
-        elif rule == 2:
+        elif rule == SRC_MULTI_BOMB:
             src = StarSource("multi_bomb", n=a, k=b)
         else:
             src = StarSource("chain_bonus", bomb=a, bonus=b)
@@ -98,6 +138,8 @@ cdef class Tables:
     cdef readonly object variant
     cdef int end_rule, star_rule, contrib_mode, to_team, cap, multi, need4, need5
     cdef int chain_bonus, first_contrib, kou_double, kou_single
+    cdef int escape_rule, kept_on_escape
+    cdef long long escape_pay, escape_receive, escape_fee
     cdef long long base[3][SEATS]
     cdef long long kou[3]
     cdef long long mult[NSTAR]
@@ -107,7 +149,7 @@ cdef class Tables:
     def __init__(self, v):
         cdef int s, k
         self.variant = v
-        self.end_rule = ROUND_ENDS[v.round_end]
+        self.end_rule = _ROUND_END_RULES[v.round_end]
         self.star_rule = MULTIPLIER_STARS[v.multiplier_star]
         self.contrib_mode = CONTRIBUTION_MODES[v.contribution_mode]
         self.to_team = CONTRIBUTION_RECIPIENTS[v.contribution_recipients]
@@ -118,10 +160,16 @@ cdef class Tables:
         self.need5 = need.get(5, 99)
         self.chain_bonus = 1 if v.chain_bonus else 0
         self.first_contrib = v.contribution[0][0] if v.contribution else -1
+        self.escape_rule = ESCAPES[v.escape]
+        self.kept_on_escape = v.contribution_mode in KEPT_ON_ESCAPE
+        amounts = ESCAPE_AMOUNTS.get(v.escape)
+        self.escape_pay = amounts["pay"] if amounts else 0
+        self.escape_receive = amounts["receive"] if amounts else 0
+        self.escape_fee = v.escape_fee
         memset(self.base, 0, sizeof(self.base))
         memset(self.kou, 0, sizeof(self.kou))
         for k, name in enumerate(KINDS_OF_WIN):
-            if self.end_rule == 0:
+            if self.end_rule == END_TEAM:
                 for s in range(SEATS):
                     self.base[k][s] = v.base[name][s]
             else:
@@ -157,20 +205,26 @@ cpdef Tables tables(v):
     return <Tables>t
 
 
-# ----------------------------------------------------------------------------- round stars
+# ----------------------------------------------------------------------------- round stars (§10.2)
+
+cdef struct Bombs:
+    int n[SEATS]                        # bombs each seat played
+    int star[SEATS][MAXB]               # their stars, in play order
+    unsigned char chain[SEATS][MAXB]    # chain bomb?
+
 
 cdef int _round_star(Tables t, const int* stars, const unsigned char* chain, int nb,
                      int* rule, int* a, int* b) noexcept:
     """§10.2 over one seat's bombs (stars and chain-bomb flags, in play order); the source
-    is (rule, a, b): 0 none, 1 bomb a, 2 multi_bomb n=a k=b, 3 chain_bonus bomb a bonus b.
+    is (rule, a, b): none, bomb a, multi_bomb n=a k=b, or chain_bonus bomb a bonus b.
     On equal stars the simplest source wins: a bomb, then the table, then the bonus."""
     cdef int star = 0, i, j, k, n, s, bonus, nsz = 0, tmp
     cdef int sizes[MAXB]
     cdef int ns[2]
-    rule[0] = a[0] = b[0] = 0
+    rule[0], a[0], b[0] = SRC_NONE, 0, 0
     for i in range(nb):
         if stars[i] > star:
-            star, rule[0], a[0] = stars[i], 1, i
+            star, rule[0], a[0] = stars[i], SRC_BOMB, i
     if t.multi:
         for i in range(nb):
             if not chain[i]:
@@ -184,13 +238,14 @@ cdef int _round_star(Tables t, const int* stars, const unsigned char* chain, int
                 j -= 1
             sizes[j + 1] = tmp
         for k in range(1, nsz + 1):
-            # k bombs have at least sizes[k-1] cards; only N = sizes[k-1] and N = 4 count
+            # k bombs have at least sizes[k-1] cards; the star grows with N (N + k − 1 for
+            # N ≥ 5, k + 2 for N = 4), so only N = sizes[k-1] and N = 4 need checking
             ns[0], ns[1] = sizes[k - 1], 4
             for j in range(2):
                 n = ns[j]
                 s = t.multi_star(n, k)
                 if s > star:
-                    star, rule[0], a[0], b[0] = s, 2, n, k
+                    star, rule[0], a[0], b[0] = s, SRC_MULTI_BOMB, n, k
     if t.chain_bonus:
         for i in range(nb):
             if chain[i]:
@@ -199,19 +254,20 @@ cdef int _round_star(Tables t, const int* stars, const unsigned char* chain, int
                     if j != i and stars[j] == stars[i]:
                         bonus += 1
                 if stars[i] + bonus > star:
-                    star, rule[0], a[0], b[0] = stars[i] + bonus, 3, i, bonus
-    if rule[0] == 0:
+                    star, rule[0], a[0], b[0] = stars[i] + bonus, SRC_CHAIN_BONUS, i, bonus
+    if rule[0] == SRC_NONE:
         a[0] = b[0] = 0
     return star
 
 
-cdef int _read_bombs(list bombs, int* stars, unsigned char* chain) except -1:
+cdef int _read_bombs(bombs, int* stars, unsigned char* chain) except -1:
     """Stars and chain flags of one seat's bomb Readings."""
-    cdef int i, nb = len(bombs)
+    cdef list rows = <list>bombs if type(bombs) is list else list(bombs)
+    cdef int i, nb = len(rows)
     if nb > MAXB:
         raise ShuangkouError(f"at most {MAXB} bombs per seat can be settled", "bombs")
     for i in range(nb):
-        r = bombs[i]
+        r = rows[i]
         stars[i] = r.star
         chain[i] = r.kind == "chain_bomb"
     return nb
@@ -224,60 +280,280 @@ def round_star(bombs, v):
     cdef unsigned char chain[MAXB]
     cdef int rule, a, b, star
     cdef Tables t = tables(v)
-    cdef int nb = _read_bombs(list(bombs), stars, chain)
+    cdef int nb = _read_bombs(bombs, stars, chain)
     star = _round_star(t, stars, chain, nb, &rule, &a, &b)
     return star, _source(rule, a, b)
 
 
-def round_stars(played, v):
-    """[(star, StarSource)] per seat."""
-    return [round_star(played[s], v) for s in range(SEATS)]
+# ----------------------------------------------------------------------------- contributions (§10.4)
+
+cdef int _event(Tables t, list events, long long* contrib, int seat, int star,
+                int bomb) except -1:
+    """One contribution payment at the capped star, unless it pays nothing: the player (or
+    the player's team) gets +gain, every other seat pays."""
+    cdef int s, c = t.capped(star)
+    cdef int row = c if c < NSTAR else NSTAR - 1
+    cdef long long gain = t.gain[row], pay = t.pay[row]
+    if not gain and not pay:
+        return 0
+    to = (<tuple>_TO_TEAM)[seat] if t.to_team else (<tuple>_TO_PLAYER)[seat]
+    events.append(_record(ContributionEvent, _EVENT_FIELDS,
+                          (seat, c, gain, pay, to, None if bomb < 0 else bomb)))
+    for s in range(SEATS):
+        if s == seat or (t.to_team and s == partner_of(seat)):
+            contrib[s] += gain
+        else:
+            contrib[s] -= pay
+    return 0
+
+
+cdef list _contributions(Tables t, const Bombs* b, const int* stars, long long* contrib):
+    """The events of the variant's mode — each bomb at its star (below the first row pays
+    nothing), or once per seat at its round star — and their sum per seat."""
+    cdef int s, i
+    events = []
+    memset(contrib, 0, SEATS * sizeof(long long))
+    for s in range(SEATS):
+        if t.contrib_mode == PER_BOMB:
+            for i in range(b.n[s]):
+                if t.first_contrib >= 0 and b.star[s][i] >= t.first_contrib:
+                    _event(t, events, contrib, s, b.star[s][i], i)
+        else:
+            _event(t, events, contrib, s, stars[s], -1)
+    return events
+
+
+# ----------------------------------------------------------------------------- escapes (§10.6)
+
+cdef struct Escape:
+    long long amount[SEATS]    # per seat, before the stake
+    long long m                # the escape multiplier
+    int star                   # the star that set it
+    int star_seat              # whose (-1: none)
+    bint fee                   # the escaper also pays the table fee (after the stake)
+
+
+cdef inline int _argmax(const int* x) noexcept:
+    """The first seat with the largest value."""
+    cdef int s, best = 0
+    for s in range(1, SEATS):
+        if x[s] > x[best]:
+            best = s
+    return best
+
+
+cdef int _held_stars(v, hands, int* held) except -1:
+    """Star of the best bomb each current hand could play (0 when it has none)."""
+    if hands is None:
+        raise ShuangkouError(f"{v.id}: settling an escape needs the four current hands (its "
+                             "best bomb is part of the rule)", "hands")
+    cdef int s
+    for s in range(SEATS):
+        hand = hands[s]
+        best = best_bomb(list(hand), v) if hand else None
+        held[s] = best.star if best is not None else 0
+    return 0
+
+
+cdef int _escape_none(Tables t, v, int escaper, const int* stars, const int* played, hands,
+                      Escape* e) except -1:
+    raise IllegalPlay(f"{v.id} defines no escape settlement (its rules say nothing about a "
+                      "player leaving mid-round), so an escaped round cannot be scored",
+                      "escape")
+
+
+cdef int _escape_bianfeng(Tables t, v, int escaper, const int* stars, const int* played,
+                          hands, Escape* e) except -1:
+    """The escaper pays 双扣 × current M × 2 (M from the highest round star so far)."""
+    cdef int seat = _argmax(stars)
+    e.star = t.capped(stars[seat])
+    e.star_seat = seat if e.star else -1
+    e.m = t.m_for(e.star)
+    e.amount[escaper] = -t.escape_pay * e.m
+    return 0
+
+
+cdef int _escape_fengkuang(Tables t, v, int escaper, const int* stars, const int* played,
+                           hands, Escape* e) except -1:
+    """M from the best bomb in any current hand; escaper pays 4M, each opponent gets M."""
+    cdef int held[SEATS]
+    _held_stars(v, hands, held)
+    cdef int seat = _argmax(held)
+    e.star = t.capped(held[seat])
+    e.star_seat = seat if e.star else -1
+    e.m = t.m_for(e.star)
+    e.amount[escaper] = -t.escape_pay * e.m
+    e.amount[next_seat_of(escaper)] = t.escape_receive * e.m
+    e.amount[next_seat_of(partner_of(escaper))] = t.escape_receive * e.m
+    return 0
+
+
+cdef int _escape_qianbian(Tables t, v, int escaper, const int* stars, const int* played,
+                          hands, Escape* e) except -1:
+    """S = best single bomb played or held; escaper pays 12·M(S), S-bomb teams get 4·M(S)."""
+    cdef int held[SEATS]
+    cdef int best[SEATS]
+    cdef int s, teams = 0
+    _held_stars(v, hands, held)
+    for s in range(SEATS):
+        best[s] = held[s] if held[s] > played[s] else played[s]
+    cdef int seat = _argmax(best)
+    e.star = best[seat]
+    e.star_seat = seat if e.star else -1
+    e.m = t.m_for(t.capped(e.star))
+    e.amount[escaper] = -t.escape_pay * e.m
+    if e.star:
+        # A team "played or holds a bomb of star S" when either member does; S is the
+        # maximum, so holding one means the hand's best bomb has exactly star S.
+        for s in range(SEATS):
+            if played[s] == e.star or held[s] == e.star:
+                teams |= 1 << team_of(s)
+        for s in range(SEATS):
+            if s != escaper and teams & (1 << team_of(s)):
+                e.amount[s] = t.escape_receive * e.m
+    return 0
+
+
+cdef int _escape_huopin(Tables t, v, int escaper, const int* stars, const int* played,
+                        hands, Escape* e) except -1:
+    """The escaper pays escape_fee × stake plus the table fee; the others nothing."""
+    e.star, e.star_seat, e.m, e.fee = 0, -1, 1, True
+    e.amount[escaper] = -t.escape_fee
+    return 0
+
+
+ctypedef int (*escape_rule)(Tables, object, int, const int*, const int*, object,
+                            Escape*) except -1
+#: The escape rules by ESCAPES value (the variant's ``escape``).
+cdef escape_rule ESCAPE_RULES[5]
+ESCAPE_RULES[:] = [_escape_none, _escape_bianfeng, _escape_fengkuang, _escape_qianbian,
+                   _escape_huopin]
+
+
+cdef object _settle_escape(Tables t, v, tuple order, const Bombs* b, const int* stars,
+                           list sources, hands, int escaper, stake, table_fee, result_type,
+                           dict extra):
+    """§10.6: the variant's escape rule, the contributions that stand (per bomb), the
+    finals (the huopin escaper's table fee after the stake); finishers keep their places."""
+    cdef Escape e
+    cdef long long contrib[SEATS]
+    cdef int played[SEATS]
+    cdef int places[SEATS]
+    cdef int s, i
+    if hands is not None and not hands[escaper]:
+        raise ShuangkouError(f"seat {escaper} escaped but hands[{escaper}] is empty", "hands")
+    for s in range(SEATS):                  # the best single bomb each seat played
+        played[s] = 0
+        for i in range(b.n[s]):
+            if b.star[s][i] > played[s]:
+                played[s] = b.star[s][i]
+    memset(&e, 0, sizeof(e))
+    ESCAPE_RULES[t.escape_rule](t, v, escaper, stars, played, hands, &e)
+    if t.kept_on_escape:
+        events = _contributions(t, b, stars, contrib)
+    else:
+        events = []
+        memset(contrib, 0, sizeof(contrib))
+    memset(places, 0, sizeof(places))
+    for i in range(len(order)):
+        places[<int>order[i]] = i + 1
+    finals = [(e.amount[s] + contrib[s]) * stake - (table_fee if e.fee and s == escaper else 0)
+              for s in range(SEATS)]           # Python ints: exact
+    _check_fits(v, finals, stake)
+    seats = tuple([_record(SeatResult, _SEAT_FIELDS,
+                           (s, team_of(s), places[s] or None, 0, stars[s], sources[s], e.m,
+                            contrib[s], e.amount[s], finals[s]))
+                   for s in range(SEATS)])
+    return _result(result_type, extra,
+                   (v.id, "escape", None, order, e.star,
+                    e.star_seat if e.star_seat >= 0 else None, e.m, stake, escaper, table_fee,
+                    seats, tuple(events)))
+
+
+# ----------------------------------------------------------------------------- finals (§10.5)
+
+cdef int _check_fits(v, list finals, stake) except -1:
+    """Refuse a settlement the wire cannot carry exactly: every final amount and their sum
+    must fit int64 (only house variants with huge tables reach this; docs/decisions.md)."""
+    total = sum(finals)
+    worst = max([*finals, total], key=abs)
+    if abs(worst) > INT64_MAX:
+        raise ShuangkouError(
+            f"the settlement does not fit the 64-bit amounts results carry: an amount of "
+            f"{worst:.3e} (base × multiplier + contributions in {v.id}, × stake {stake:,}); "
+            f"lower the stake or the variant's table amounts", "stake")
+    return 0
+
+
+cdef object _result(result_type, dict extra, tuple values):
+    res = _record(result_type, _RESULT_FIELDS, values)
+    if extra:
+        for name, value in extra.items():
+            PyObject_GenericSetAttr(res, name, value)
+    return res
 
 
 # ----------------------------------------------------------------------------- settlement
 
 def settle(v, tuple order, played, stake, cards_left, escaper, hands, table_fee,
-           result_type, escape_settle, dict extra):
-    """Settle consistent inputs (shuangkou.core.scoring.settle): ``played`` per seat the bomb
-    Readings; escapes go to ``escape_settle`` (core_ext/scoring.py) with the round stars.
-    Positional (the compiled round calls it per replay)."""
+           result_type, dict extra):
+    """Settle consistent inputs (shuangkou.core.scoring.settle; positional, the compiled
+    round calls it once per round): ``order`` the finishing order, ``played`` per seat the
+    bomb Readings in play order, ``escaper`` the seat that escaped or None, ``hands`` the
+    current hands' codes (escapes whose rule reads them), ``result_type`` the record to
+    fill (results.RoundResult or a subclass) and ``extra`` its further fields."""
     cdef Tables t = tables(v)
+    cdef Bombs b
     cdef int stars[SEATS]
     cdef int capped[SEATS]
-    cdef int bstar[SEATS][MAXB]
-    cdef unsigned char bchain[SEATS][MAXB]
-    cdef int nb[SEATS]
+    cdef int fin[SEATS]
     cdef int places[SEATS]
     cdef long long base[SEATS]
     cdef long long contrib[SEATS]
     cdef long long amount[SEATS]
-    cdef int rule, a, b, s, i, k, winner, mate, kind, nxt, last, star, star_seat, held
+    cdef int rule, a, c, s, i, winner, kind, nxt, end, star, star_seat, held
     cdef int nfin = len(order)
-    cdef long long m, gain, pay, total, limit
+    cdef long long m, total, limit
+    # -- the round end (§9): where the finishing order ended the round
+    if nfin > SEATS:
+        raise ShuangkouError(f"finish_order {list(order)} lists more than {SEATS} seats",
+                             "finish_order")
+    for i in range(nfin):
+        fin[i] = order[i]
+        if not 0 <= fin[i] < SEATS:
+            raise ShuangkouError(f"finish_order[{i}] must be a seat 0–3; got {order[i]!r}",
+                                 "finish_order")
+    if escaper is not None and not 0 <= escaper < SEATS:
+        raise ShuangkouError(f"escape must be a seat 0–3; got {escaper!r}", "escape")
+    end = ended_at(t.end_rule, fin, nfin)
+    if end != (-1 if escaper is not None else nfin - 1):
+        raise ShuangkouError(f"finish_order {list(order)} is not where a round "
+                             f"{'escaped' if escaper is not None else 'ended'} "
+                             "(settle takes consistent inputs; score_round checks a summary)",
+                             "finish_order")
+    # -- round stars (§10.2)
     sources = [None] * SEATS
     for s in range(SEATS):
-        nb[s] = _read_bombs(<list>played[s] if type(played[s]) is list else list(played[s]),
-                            bstar[s], bchain[s])
-        stars[s] = _round_star(t, bstar[s], bchain[s], nb[s], &rule, &a, &b)
-        sources[s] = _source(rule, a, b)
+        b.n[s] = _read_bombs(played[s], b.star[s], b.chain[s])
+        stars[s] = _round_star(t, b.star[s], b.chain[s], b.n[s], &rule, &a, &c)
+        sources[s] = _source(rule, a, c)
     if escaper is not None:
-        rounds = [(stars[s], sources[s]) for s in range(SEATS)]
-        return escape_settle(v, order, played, rounds, hands, escaper, stake, table_fee,
-                             result_type, extra)
-    # -- round end (§9): places, the kind of win, base amounts
-    winner = order[0]
+        return _settle_escape(t, v, order, &b, stars, sources, hands, escaper, stake,
+                              table_fee, result_type, extra)
+    # -- places (finishers in order, then turn order after the last one) and base amounts
+    winner = fin[0]
     memset(places, 0, sizeof(places))
     for i in range(nfin):
-        places[<int>order[i]] = i + 1
+        places[fin[i]] = i + 1
     nxt = nfin + 1
-    last = order[nfin - 1]
+    s = fin[end]
     for i in range(1, SEATS):
-        s = (last + i) % SEATS
+        s = next_seat_of(s)
         if not places[s]:
             places[s] = nxt
             nxt += 1
-    if t.end_rule == 0:
-        kind = KIND_BY_PARTNER_PLACE[places[(winner + 2) % SEATS]]
+    if t.end_rule == END_TEAM:
+        kind = KIND_BY_PARTNER_PLACE[places[partner_of(winner)]]
         for s in range(SEATS):
             base[s] = t.base[kind][places[s] - 1]
     else:
@@ -287,17 +563,16 @@ def settle(v, tuple order, played, stake, cards_left, escaper, hands, table_fee,
         if cards_left[winner] != 0:
             raise ShuangkouError(f"seat {winner} finished first but cards_left says it holds "
                                  f"{cards_left[winner]} cards", "cards_left")
-        held = cards_left[(winner + 1) % SEATS] + cards_left[(winner + 3) % SEATS]
+        held = cards_left[next_seat_of(winner)] + cards_left[next_seat_of(partner_of(winner))]
         kind = 0 if held >= t.kou_double else 1 if held >= t.kou_single else 2
         for s in range(SEATS):
-            base[s] = t.kou[kind] if s % 2 == winner % 2 else -t.kou[kind]
+            base[s] = t.kou[kind] if team_of(s) == team_of(winner) else -t.kou[kind]
     # -- whose star sets the multiplier (§10.3)
     for s in range(SEATS):
         capped[s] = t.capped(stars[s])
-    if t.star_rule == 0:
-        mate = (winner + 2) % SEATS
-        star_seat = winner if capped[winner] >= capped[mate] else mate
-    elif t.star_rule == 1:
+    if t.star_rule == STAR_WINNING_TEAM:
+        star_seat = winner if capped[winner] >= capped[partner_of(winner)] else partner_of(winner)
+    elif t.star_rule == STAR_ALL:
         star_seat = 0
         for s in range(1, SEATS):       # highest star; on a tie the winner, else the first
             if capped[s] > capped[star_seat] or (capped[s] == capped[star_seat]
@@ -307,19 +582,10 @@ def settle(v, tuple order, played, stake, cards_left, escaper, hands, table_fee,
         star_seat = winner
     star = capped[star_seat]
     m = t.m_for(star)
-    # -- contributions (§10.4)
-    memset(contrib, 0, sizeof(contrib))
-    events = []
-    for s in range(SEATS):
-        if t.contrib_mode == 0:
-            for i in range(nb[s]):
-                if t.first_contrib >= 0 and bstar[s][i] >= t.first_contrib:
-                    _event(t, events, contrib, s, bstar[s][i], i)
-        else:
-            _event(t, events, contrib, s, stars[s], -1)
-    # -- finals, checked against the wire's 64 bits
+    # -- contributions (§10.4), then the finals, checked against the wire's 64 bits
+    events = _contributions(t, &b, stars, contrib)
     total = 0
-    limit = INT64_MAX // <long long>stake if stake <= INT64_MAX else 0
+    limit = C_INT64_MAX // <long long>stake if stake <= C_INT64_MAX else 0
     fits = True
     for s in range(SEATS):
         amount[s] = base[s] * m + contrib[s]
@@ -332,35 +598,19 @@ def settle(v, tuple order, played, stake, cards_left, escaper, hands, table_fee,
     if not fits:
         _check_fits(v, finals, stake)
     seats = tuple([_record(SeatResult, _SEAT_FIELDS,
-                           (s, s % 2, places[s], base[s], stars[s], sources[s], m, contrib[s],
-                            0, finals[s]))
+                           (s, team_of(s), places[s], base[s], stars[s], sources[s], m,
+                            contrib[s], 0, finals[s]))
                    for s in range(SEATS)])
-    res = _record(result_type, _RESULT_FIELDS,
-                  (v.id, KINDS_OF_WIN[kind], winner % 2, order, star,
-                   star_seat if star else None, m, stake, None, table_fee, seats,
-                   tuple(events)))
-    if extra:
-        for name, value in extra.items():
-            PyObject_GenericSetAttr(res, name, value)
-    return res
+    return _result(result_type, extra,
+                   (v.id, KINDS_OF_WIN[kind], team_of(winner), order, star,
+                    star_seat if star else None, m, stake, None, table_fee, seats,
+                    tuple(events)))
 
 
-cdef int _event(Tables t, list events, long long* contrib, int seat, int star,
-                int bomb) except -1:
-    """One contribution payment (§10.4) at the capped star, unless it pays nothing."""
-    cdef int s, c = t.capped(star)
-    cdef long long gain, pay
-    c = c if c < NSTAR else NSTAR - 1
-    gain, pay = t.gain[c], t.pay[c]
-    if not gain and not pay:
-        return 0
-    to = (<tuple>_TO_TEAM)[seat] if t.to_team else (<tuple>_TO_PLAYER)[seat]
-    events.append(_record(ContributionEvent, _EVENT_FIELDS,
-                          (seat, t.capped(star), gain, pay, to,
-                           None if bomb < 0 else bomb)))
-    for s in range(SEATS):
-        if s == seat or (t.to_team and s == (seat + 2) % SEATS):
-            contrib[s] += gain
-        else:
-            contrib[s] -= pay
-    return 0
+def settle_round(RoundCore r, result_type, dict extra):
+    """The settlement of a round as it stands, read off the round itself (``Round.result()``
+    and a replay's score; the caller checked it is over)."""
+    escaper = None if r.cescaper < 0 else r.cescaper
+    return settle(r.variant, r.finish_order, r.bomb_readings, r.stake, r.cards_left, escaper,
+                  [r.hand(s) for s in range(SEATS)] if escaper is not None else None,
+                  r.table_fee, result_type, extra)

@@ -42,3 +42,6 @@ cdef inline int partner_of(int seat) noexcept nogil:
 
 cdef inline int next_seat_of(int seat) noexcept nogil:
     return (seat + 1) % SEATS
+
+cdef inline int team_of(int seat) noexcept nogil:
+    return seat % 2

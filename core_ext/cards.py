@@ -12,8 +12,8 @@ suit (rank-only cards such as ``7``; jokers). Code 0 is never a card.
     (21, 75)
     >>> card_rank(64), card_suit(64), rank_name(card_rank(64)), rank_name(SJ)
     (12, 3, '2', 'SJ')
-    >>> partner(1), next_seat(3), seats_after(2)
-    (3, 0, (3, 0, 1))
+    >>> partner(1), next_seat(3), seats_after(2), team(3)
+    (3, 0, (3, 0, 1), 1)
     >>> len(deck(2, 0, 2)), deck_copies(card_code(0, 0), 3, 4, 2)
     (108, 0)
 """
@@ -26,7 +26,8 @@ __all__ = [
     "RANK_CHARS", "SUIT_CHARS", "NO_SUIT", "NATURAL_RANKS", "ACE", "TWO", "SJ", "BJ",
     "CARD_SJ", "CARD_BJ", "MAX_CODE", "SEATS",
     "card_code", "card_rank", "card_suit", "is_card", "is_suited", "rank_name", "rank_position",
-    "partner", "next_seat", "seats_after", "same_team", "check_seat", "deck", "deck_copies",
+    "partner", "next_seat", "seats_after", "team", "same_team", "check_seat", "deck",
+    "deck_copies",
 ]
 
 # ------------------------------------------------------------------ ranks and suits
@@ -121,9 +122,14 @@ def seats_after(seat: int) -> tuple[int, ...]:
     return tuple((seat + k) % SEATS for k in range(1, SEATS))
 
 
+def team(seat: int) -> int:
+    """The team of a seat: 0 for seats 0 and 2, 1 for seats 1 and 3 (§1)."""
+    return seat % 2
+
+
 def same_team(a: int, b: int) -> bool:
     """Do seats ``a`` and ``b`` play on one team (dealt seating, §1)?"""
-    return a % 2 == b % 2
+    return team(a) == team(b)
 
 
 def check_seat(value: object, name: str = "seat", field: str | None = None) -> int:

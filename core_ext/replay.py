@@ -29,9 +29,10 @@ from ._core import Reading, parse_cards
 from ._replay import deal_codes, fold, read_actions
 from .cards import SEATS, check_seat
 from .errors import ReplayError, ShuangkouError
+from .results import ReplayResult
 from .round import Round, seating
 from .round_records import Action
-from .scoring import MAX_STAKE, MAX_TABLE_FEE, RoundResult
+from .scoring import MAX_STAKE, MAX_TABLE_FEE
 from .variants import Variant, get_variant, variant_from_mapping
 
 __all__ = ["Action", "Replay", "ReplayError", "ReplayResult", "ReplaySummary", "parse_replay",
@@ -76,22 +77,6 @@ class ReplaySummary:
                 "cards_left": self.cards_left, "escape": self.escaper,
                 "hands": self.hands if self.escaper is not None else None,
                 "table_fee": self.table_fee}
-
-
-@dataclass(frozen=True)
-class ReplayResult(RoundResult):
-    """A replay's settlement: the :class:`RoundResult` plus where each dealt hand sat."""
-
-    hand_at: tuple[int, ...]   # dealt seat whose hand sits at each table seat
-    actions: int               # number of actions validated
-
-    def to_dict(self) -> dict[str, Any]:
-        d = super().to_dict()
-        d["hand_at"] = list(self.hand_at)
-        for s in d["seats"]:
-            s["dealt_seat"] = self.hand_at[s["seat"]]
-        d["actions"] = self.actions
-        return d
 
 
 # ----------------------------------------------------------------------------- set-up checks

@@ -25,7 +25,7 @@ deal and the seating swap, and settles through :func:`~shuangkou.core.scoring.se
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
 from . import _state
 from ._core import format_cards, parse_cards
@@ -37,11 +37,12 @@ from ._round import (
     copies_held,
     deck_exact,
 )
+from ._settle import settle_round
 from .cards import MAX_CODE, SEATS, card_rank, check_seat, deck_copies, is_suited, rank_name
 from .cards import partner as partner_of
 from .errors import RuleViolation, ShuangkouError
 from .round_records import ActionRecord, Standing
-from .scoring import MAX_STAKE, MAX_TABLE_FEE, RoundResult, settle
+from .scoring import MAX_STAKE, MAX_TABLE_FEE, RoundResult
 from .variants import BUILTIN, Variant, get_variant, variant_from_mapping
 
 __all__ = ["ActionRecord", "Round", "Standing", "ROUND_END_RULES", "TURN_AFTER", "WIND_ORDER",
@@ -243,11 +244,7 @@ class Round(RoundCore):
     def settle(self, result_type: type[_R], **extra: Any) -> _R:
         """The settlement of the state as it stands, as ``result_type`` with the ``extra``
         fields (a replay's result adds the seating and the action count)."""
-        escaper = self.escaper
-        return cast(_R, settle(self.variant, self.finish_order, self.bombs, stake=self.stake,
-                      cards_left=self.cards_left, escaper=escaper,
-                      hands=[self.hand(s) for s in range(SEATS)] if escaper is not None else None,
-                      table_fee=self.table_fee, result_type=result_type, **extra))
+        return settle_round(self, result_type, extra)
 
     def copy(self) -> Round:
         other = type(self).__new__(type(self))

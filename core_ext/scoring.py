@@ -1,32 +1,32 @@
-"""Round settlement from a summary (RULES.md §9 round end, §10 scoring).
+"""Round settlement from a summary (RULES.md §9 round end, §10 scoring): the Python face.
 
 :func:`score_round` takes what a round leaves behind — the finishing order (``huopin``: the
 first finisher and the cards each seat still holds), the bombs each seat played, the stake
-and, for an escape, the escaping seat and the current hands — and returns a
+and, for an escape, the escaping seat and the current hands — checks it, and returns a
 :class:`RoundResult` with a per-seat breakdown.
 
 Seats are table seats (after the revealed-card swap): seats ``s`` and ``s + 2`` are
-partners. The tables themselves are :class:`~shuangkou.core.variants.Variant` data; every rule
-that behaves differently between variants is a small named function chosen by the value
-of the variant field that names it (``multiplier_star``, ``contribution_mode``,
-``contribution_recipients``, ``round_end``, ``escape``). Round stars, the round end, the
-multiplier, contributions and the finals are compiled (core_ext/_settle.pyx: the named
-behaviours are branches selected by table lookups of those fields, the amounts the
-variant's rows read into C tables once per variant); escapes are settled here. The
-records are filled by the compiled code field by field (their ``__init__`` without the
-Python frames).
+partners. The settlement itself — round stars, places and the kind of win, the multiplier,
+contributions, escapes and the finals — is compiled (core_ext/_settle.pyx, over the
+:class:`~shuangkou.core.variants.Variant`'s tables; every rule that behaves differently
+between variants is chosen there by the variant field that names it); :func:`settle` and
+:func:`round_star` delegate to it, and the records are those of core_ext/results.py. Here:
+the checks of a summary, the round end asked of the round (``round_over_at``), the
+constants and the records, re-exported.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 from . import _settle
 from ._core import Reading, classify, parse_cards
-from .cards import SEATS, next_seat, partner
-from .errors import IllegalPlay, InvalidPlay, ShuangkouError
+from ._round import round_over_at
+from ._settle import ESCAPE_AMOUNTS, MAX_STAKE, MAX_TABLE_FEE
+from .cards import SEATS
+from .errors import InvalidPlay, ShuangkouError
+from .results import ContributionEvent, RoundResult, SeatResult, StarSource
 from .variants import Variant, get_variant
 
 __all__ = [
@@ -42,334 +42,15 @@ __all__ = [
     "settle",
 ]
 
-#: Largest stake and table fee accepted. With a house variant's table amounts (each up to
-#: variants.MAX_AMOUNT) a settlement can still pass int64; :func:`settle` refuses those.
-MAX_STAKE = 10**9
-MAX_TABLE_FEE = 10**12
-#: The wire carries amounts as int64 (protos/shuangkou/v1/scoring.proto).
-INT64_MAX = 2**63 - 1
-KINDS_OF_WIN = ("double", "single", "flat")
-
-#: §10.6 escape amounts in units of the escape multiplier M (before the stake):
-#: what the escaper pays and what each receiving seat gets.
-ESCAPE_AMOUNTS: Mapping[str, Mapping[str, int]] = {
-    "bianfeng": {"pay": 4 * 2, "receive": 0},   # 双扣 base × M × 2, nobody receives
-    "fengkuang": {"pay": 4, "receive": 1},      # 4th-place 双扣 base × M; half to the opponents
-    "qianbian": {"pay": 3 * 4, "receive": 4},   # 3 × the 双扣 base × M(S); holders get the base
-}
-
-
-# ----------------------------------------------------------------------------- result records
-
-@dataclass(frozen=True)
-class StarSource:
-    """Where a seat's round star came from (§10.2).
-
-    ``rule``: ``none`` (no bomb), ``bomb`` (the star of bomb number ``bomb`` of the seat,
-    0-based in play order), ``multi_bomb`` (``k`` or more bombs of at least ``n`` cards) or
-    ``chain_bonus`` (chain bomb number ``bomb`` plus ``bonus`` other bombs of equal star).
-    """
-
-    rule: str = "none"
-    bomb: int | None = None
-    n: int | None = None
-    k: int | None = None
-    bonus: int | None = None
-
-    def describe(self) -> str:
-        if self.rule == "bomb":
-            return f"bomb #{self.bomb}"
-        if self.rule == "multi_bomb":
-            return f"{self.k} bombs of at least {self.n} cards"
-        if self.rule == "chain_bonus":
-            return f"chain bomb #{self.bomb} + {self.bonus} bombs of equal star"
-        return "no bomb"
-
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"rule": self.rule}
-        for name in ("bomb", "n", "k", "bonus"):
-            value = getattr(self, name)
-            if value is not None:
-                d[name] = value
-        d["text"] = self.describe()
-        return d
-
-
-@dataclass(frozen=True)
-class ContributionEvent:
-    """One contribution payment (§10.4): ``to`` seats get +gain, the others pay each."""
-
-    seat: int                 # whose bomb / round star earned it
-    star: int                 # the settlement star (capped) it was paid at
-    gain: int
-    pay: int
-    to: tuple[int, ...]       # seats receiving +gain (the player, or the player's team)
-    bomb: int | None = None   # bomb number of the seat (per-bomb mode); None = round star
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"seat": self.seat, "star": self.star, "gain": self.gain, "pay": self.pay,
-                "to": list(self.to), "bomb": self.bomb}
-
-
-@dataclass(frozen=True)
-class SeatResult:
-    """One seat's settlement: ``final = (base × multiplier + contribution + escape) × stake``
-    (the huopin escaper also pays the table fee, which the stake does not multiply)."""
-
-    seat: int
-    team: int                 # 0 = seats 0 and 2, 1 = seats 1 and 3
-    place: int | None         # None for seats still holding cards at an escape
-    base: int
-    star: int                 # the seat's round star (uncapped)
-    star_source: StarSource
-    multiplier: int
-    contribution: int
-    escape: int               # escape settlement amount (0 unless the round was escaped)
-    final: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"seat": self.seat, "team": self.team, "place": self.place, "base": self.base,
-                "star": self.star, "star_source": self.star_source.to_dict(),
-                "multiplier": self.multiplier, "contribution": self.contribution,
-                "escape": self.escape, "final": self.final}
-
-
-@dataclass(frozen=True)
-class RoundResult:
-    """The settlement of one round. ``kind`` is double/single/flat (双扣/单扣/平扣) or escape."""
-
-    variant: str
-    kind: str
-    winning_team: int | None  # 0 = seats 0 and 2, 1 = seats 1 and 3; None after an escape
-    finish_order: tuple[int, ...]  # seats that emptied their hands, in order
-    star: int                 # settlement star that set the multiplier (capped)
-    star_seat: int | None     # whose star that was (None: no bomb counted / escape rules)
-    multiplier: int
-    stake: int
-    escaper: int | None
-    table_fee: int
-    seats: tuple[SeatResult, ...]
-    contributions: tuple[ContributionEvent, ...]
-
-    @property
-    def final(self) -> tuple[int, ...]:
-        return tuple(s.final for s in self.seats)
-
-    @property
-    def ranking(self) -> tuple[int, ...]:
-        """Seats by place (1st first); only the finishers after an escape."""
-        placed = [s for s in self.seats if s.place is not None]
-        return tuple(s.seat for s in sorted(placed, key=lambda s: s.place or 0))
-
-    @property
-    def total(self) -> int:
-        """Sum of the final amounts: 0 where the variant is zero-sum (docs/replays.md)."""
-        return sum(s.final for s in self.seats)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "variant": self.variant, "kind": self.kind,
-            "winning_team": self.winning_team,
-            "finish_order": list(self.finish_order), "star": self.star,
-            "star_seat": self.star_seat, "multiplier": self.multiplier, "stake": self.stake,
-            "escaper": self.escaper, "table_fee": self.table_fee,
-            "final": list(self.final), "total": self.total,
-            "seats": [s.to_dict() for s in self.seats],
-            "contributions": [c.to_dict() for c in self.contributions],
-        }
-
-
-# ----------------------------------------------------------------------------- round stars (§10.2)
 
 def round_star(bombs: Sequence[Reading], variant: Variant) -> tuple[int, StarSource]:
-    """A seat's round star and its source from the bombs it played (in play order).
+    """A seat's round star and its source from the bombs it played (in play order, §10.2).
 
     The maximum of each bomb's star, the multi-bomb table (variants with ``multi_bomb``)
     over the N-bombs and joker bombs (N = their star), and the chain bonus (``chain_bonus``).
     On equal stars the simplest source is reported: a bomb, then the table, then the bonus.
-    (Compiled in core_ext/_settle.pyx, over the variant's tables.)
     """
-    if not bombs:
-        return 0, _NO_BOMB
     return _settle.round_star(bombs, variant)
-
-
-_NO_BOMB = StarSource()   # shared: the records are frozen
-
-
-def _cap(star: int, variant: Variant) -> int:
-    cap = variant.settlement_star_cap
-    return star if cap is None else min(star, cap)
-
-
-# ----------------------------------------------------------------------------- named behaviours
-
-# Who receives a contribution (§10.4).
-_RECIPIENTS: Mapping[str, Callable[[int], tuple[int, ...]]] = {
-    "player": lambda seat: (seat,),
-    "team": lambda seat: (seat, partner(seat)),
-}
-
-
-def _contribution_event(variant: Variant, seat: int, star: int,
-                        bomb: int | None) -> ContributionEvent | None:
-    star = _cap(star, variant)
-    gain, pay = variant.contribution_for(star)
-    if not gain and not pay:
-        return None
-    to = _RECIPIENTS[variant.contribution_recipients](seat)
-    return ContributionEvent(seat=seat, star=star, gain=gain, pay=pay, to=to, bomb=bomb)
-
-
-# When contributions are paid (§10.4): bombs per seat, round stars -> events.
-def _per_bomb_events(variant: Variant, bombs: Sequence[Sequence[Reading]],
-                     stars: Sequence[int]) -> list[ContributionEvent]:
-    first = variant.contribution[0][0] if variant.contribution else None
-    events = (_contribution_event(variant, seat, b.star, i)
-              for seat in range(SEATS) for i, b in enumerate(bombs[seat])
-              if first is not None and b.star >= first)   # below the first row pays nothing
-    return [e for e in events if e is not None]
-
-
-def _round_star_events(variant: Variant, bombs: Sequence[Sequence[Reading]],
-                       stars: Sequence[int]) -> list[ContributionEvent]:
-    events = (_contribution_event(variant, seat, stars[seat], None) for seat in range(SEATS))
-    return [e for e in events if e is not None]
-
-
-_CONTRIBUTION_MODES: Mapping[str, Callable[..., list[ContributionEvent]]] = {
-    "per_bomb": _per_bomb_events,
-    "round_star": _round_star_events,
-}
-#: Contribution modes that survive an escape (§10.6): earned-when-played payments stand.
-_KEPT_ON_ESCAPE = frozenset({"per_bomb"})
-
-
-def _apply_events(events: Iterable[ContributionEvent]) -> list[int]:
-    amounts = [0] * SEATS
-    for e in events:
-        for seat in range(SEATS):
-            amounts[seat] += e.gain if seat in e.to else -e.pay
-    return amounts
-
-
-# ----------------------------------------------------------------------------- round end (§9)
-
-def _round_over_at(finish_order: Sequence[int], round_end: str) -> int | None:
-    """Index in ``finish_order`` at which the round ended, or None if it has not."""
-    if round_end == "first_out":
-        return 0 if finish_order else None
-    done: set[int] = set()
-    for i, seat in enumerate(finish_order):
-        done.add(seat)
-        if partner(seat) in done:
-            return i
-    return None
-
-
-# ----------------------------------------------------------------------------- escapes (§10.6)
-
-@dataclass(frozen=True)
-class _EscapeContext:
-    variant: Variant
-    escaper: int
-    bombs: Sequence[Sequence[Reading]]
-    stars: Sequence[int]                  # round stars so far
-    hands: Sequence[Sequence[int]] | None  # current hands (codes), None if not given
-    stake: int
-    table_fee: int
-
-
-@dataclass(frozen=True)
-class _EscapeSettlement:
-    amounts: tuple[int, ...]     # per seat, before the stake
-    star: int
-    star_seat: int | None
-    multiplier: int
-    fee: int = 0                 # added to the escaper's final after the stake
-
-
-def _need_hands(ctx: _EscapeContext) -> Sequence[Sequence[int]]:
-    if ctx.hands is None:
-        raise ShuangkouError(f"{ctx.variant.id}: settling an escape needs the four current "
-                             "hands (its best bomb is part of the rule)", "hands")
-    return ctx.hands
-
-
-def _best_bomb_stars(ctx: _EscapeContext) -> list[int]:
-    """Star of the best bomb each current hand could play (0 when it has none)."""
-    from ._enumerate import best_bomb  # the enumeration engine (compiled separately)
-
-    stars = []
-    for hand in _need_hands(ctx):
-        best = best_bomb(list(hand), ctx.variant) if hand else None
-        stars.append(best.star if best is not None else 0)
-    return stars
-
-
-def _escape_none(ctx: _EscapeContext) -> _EscapeSettlement:
-    raise IllegalPlay(f"{ctx.variant.id} defines no escape settlement (its rules say nothing "
-                      "about a player leaving mid-round), so an escaped round cannot be scored",
-                      "escape")
-
-
-def _escape_bianfeng(ctx: _EscapeContext) -> _EscapeSettlement:
-    """The escaper pays 双扣 × current M × 2 (M from the highest round star so far)."""
-    seat = max(range(SEATS), key=lambda s: ctx.stars[s])
-    star = _cap(ctx.stars[seat], ctx.variant)
-    m = ctx.variant.multiplier_for(star)
-    amounts = [0] * SEATS
-    amounts[ctx.escaper] = -ESCAPE_AMOUNTS["bianfeng"]["pay"] * m
-    return _EscapeSettlement(tuple(amounts), star, seat if star else None, m)
-
-
-def _escape_fengkuang(ctx: _EscapeContext) -> _EscapeSettlement:
-    """M from the best bomb in any current hand; escaper pays 4M, each opponent gets M."""
-    held = _best_bomb_stars(ctx)
-    seat = max(range(SEATS), key=lambda s: held[s])
-    star = _cap(held[seat], ctx.variant)
-    m = ctx.variant.multiplier_for(star)
-    amounts = [0] * SEATS
-    amounts[ctx.escaper] = -ESCAPE_AMOUNTS["fengkuang"]["pay"] * m
-    for s in (next_seat(ctx.escaper), next_seat(partner(ctx.escaper))):
-        amounts[s] = ESCAPE_AMOUNTS["fengkuang"]["receive"] * m
-    return _EscapeSettlement(tuple(amounts), star, seat if star else None, m)
-
-
-def _escape_qianbian(ctx: _EscapeContext) -> _EscapeSettlement:
-    """S = best single bomb played or held; escaper pays 12·M(S), S-bomb teams get 4·M(S)."""
-    held = _best_bomb_stars(ctx)
-    played = [max((b.star for b in ctx.bombs[s]), default=0) for s in range(SEATS)]
-    best = [max(held[s], played[s]) for s in range(SEATS)]
-    seat = max(range(SEATS), key=lambda s: best[s])
-    s_star = best[seat]
-    m = ctx.variant.multiplier_for(_cap(s_star, ctx.variant))
-    amounts = [0] * SEATS
-    amounts[ctx.escaper] = -ESCAPE_AMOUNTS["qianbian"]["pay"] * m
-    if s_star:
-        # A team "played or holds a bomb of star S" when either member does; S is the
-        # maximum, so holding one means the hand's best bomb has exactly star S.
-        teams = {s % 2 for s in range(SEATS) if s_star in (played[s], held[s])}
-        for s in range(SEATS):
-            if s != ctx.escaper and s % 2 in teams:
-                amounts[s] = ESCAPE_AMOUNTS["qianbian"]["receive"] * m
-    return _EscapeSettlement(tuple(amounts), s_star, seat if s_star else None, m)
-
-
-def _escape_huopin(ctx: _EscapeContext) -> _EscapeSettlement:
-    """The escaper pays escape_fee × stake plus the table fee; the others nothing."""
-    amounts = [0] * SEATS
-    amounts[ctx.escaper] = -ctx.variant.escape_fee
-    return _EscapeSettlement(tuple(amounts), 0, None, 1, fee=ctx.table_fee)
-
-
-_ESCAPES: Mapping[str, Callable[[_EscapeContext], _EscapeSettlement]] = {
-    "none": _escape_none,
-    "bianfeng": _escape_bianfeng,
-    "fengkuang": _escape_fengkuang,
-    "qianbian": _escape_qianbian,
-    "huopin": _escape_huopin,
-}
 
 
 # ----------------------------------------------------------------------------- inputs
@@ -416,7 +97,7 @@ def _check_finish_order(finish_order: Sequence[int], variant: Variant,
     order = tuple(_check_seat(f"finish_order[{i}]", s) for i, s in enumerate(finish_order))
     if len(set(order)) != len(order):
         raise ShuangkouError(f"finish_order repeats a seat: {list(order)}", "finish_order")
-    over = _round_over_at(order, variant.round_end)
+    over = round_over_at(order, variant.round_end)
     if escaper is not None:
         if escaper in order:
             raise ShuangkouError(f"seat {escaper} escaped but had already finished",
@@ -505,57 +186,10 @@ def settle(v: Variant, order: tuple[int, ...], played: Sequence[Sequence[Reading
            hands: Sequence[Sequence[int]] | None, table_fee: int,
            result_type: type[RoundResult] = RoundResult, **extra: Any) -> RoundResult:
     """Settle inputs that are already consistent (the second half of :func:`score_round`;
-    replays, validated move by move, come straight here). ``result_type`` and ``extra``
-    let a caller return a richer record (shuangkou.core.replay.ReplayResult).
-
-    Round stars, the round end, the multiplier, contributions and the finals are compiled
-    (core_ext/_settle.pyx, over the variant's tables); an escape is settled here
-    (:func:`_settle_escape`) from the round stars it computes."""
+    replays, validated move by move, come straight here), escapes included. ``result_type``
+    and ``extra`` let a caller return a richer record (shuangkou.core.results.ReplayResult).
+    A finishing order that did not end the round (or, with ``escaper``, had already ended
+    it) is refused, as is a seat outside 0–3.
+    """
     return _settle.settle(v, tuple(order), played, stake, cards_left, escaper, hands,
-                          table_fee, result_type, _settle_escape, extra)
-
-
-def _check_fits(v: Variant, finals: Sequence[int], stake: int) -> None:
-    """Refuse a settlement the wire cannot carry exactly: every final amount and their sum
-    must fit int64 (only house variants with huge tables reach this; docs/decisions.md)."""
-    total = sum(finals)
-    if -INT64_MAX <= min(finals) and max(finals) <= INT64_MAX and -INT64_MAX <= total <= INT64_MAX:
-        return
-    worst = max((*finals, total), key=abs)
-    if abs(worst) > INT64_MAX:
-        raise ShuangkouError(
-            f"the settlement does not fit the 64-bit amounts results carry: an amount of "
-            f"{worst:.3e} (base × multiplier + contributions in {v.id}, × stake {stake:,}); "
-            f"lower the stake or the variant's table amounts", "stake")
-
-
-def _settle_escape(v: Variant, order: tuple[int, ...], played: Sequence[Sequence[Reading]],
-                   rounds: list[tuple[int, StarSource]], codes: Sequence[Sequence[int]] | None,
-                   escaper: int, stake: int, table_fee: int, result_type: type[RoundResult],
-                   extra: dict[str, Any]) -> RoundResult:
-    stars = [r[0] for r in rounds]
-    if codes is not None and not codes[escaper]:
-        raise ShuangkouError(f"seat {escaper} escaped but hands[{escaper}] is empty", "hands")
-    ctx = _EscapeContext(v, escaper, played, stars, codes, stake, table_fee)
-    settled = _ESCAPES[v.escape](ctx)
-    events = (_CONTRIBUTION_MODES[v.contribution_mode](v, played, stars)
-              if v.contribution_mode in _KEPT_ON_ESCAPE else [])
-    contrib = _apply_events(events)
-    places = {s: i + 1 for i, s in enumerate(order)}
-    _check_fits(v, [(settled.amounts[s] + contrib[s]) * stake
-                    - (settled.fee if s == escaper else 0) for s in range(SEATS)], stake)
-    seats = tuple(
-        SeatResult(seat=s, team=s % 2, place=places.get(s), base=0, star=stars[s],
-                   star_source=rounds[s][1], multiplier=settled.multiplier,
-                   contribution=contrib[s], escape=settled.amounts[s],
-                   final=(settled.amounts[s] + contrib[s]) * stake
-                   - (settled.fee if s == escaper else 0))
-        for s in range(SEATS))
-    return result_type(
-        variant=v.id, kind="escape", winning_team=None, finish_order=order,
-        star=settled.star, star_seat=settled.star_seat, multiplier=settled.multiplier,
-        stake=stake, escaper=escaper, table_fee=table_fee, seats=seats,
-        contributions=tuple(events), **extra)
-
-
-_settle.bind_records(StarSource, SeatResult, ContributionEvent, _check_fits)
+                          table_fee, result_type, extra)

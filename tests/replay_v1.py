@@ -33,7 +33,8 @@ import orjson
 from shuangkou.core._core import Reading, format_cards, parse_cards, play_reading, rules_for
 from shuangkou.core.cards import SEATS
 from shuangkou.core.errors import IllegalPlay, ShuangkouError
-from shuangkou.core.scoring import MAX_STAKE, MAX_TABLE_FEE, RoundResult, settle
+from shuangkou.core.results import ReplayResult
+from shuangkou.core.scoring import MAX_STAKE, MAX_TABLE_FEE, settle
 from shuangkou.core.variants import Variant, get_variant, variant_from_mapping
 
 __all__ = ["ReplayError", "ReplayResult", "ReplaySummary", "score_replay", "summarize_replay"]
@@ -113,22 +114,6 @@ class ReplaySummary:
                 "cards_left": self.cards_left, "escape": self.escaper,
                 "hands": self.hands if self.escaper is not None else None,
                 "table_fee": self.table_fee}
-
-
-@dataclass(frozen=True)
-class ReplayResult(RoundResult):
-    """A replay's settlement: the :class:`RoundResult` plus where each dealt hand sat."""
-
-    hand_at: tuple[int, ...]   # dealt seat whose hand sits at each table seat
-    actions: int               # number of actions validated
-
-    def to_dict(self) -> dict[str, Any]:
-        d = super().to_dict()
-        d["hand_at"] = list(self.hand_at)
-        for s in d["seats"]:
-            s["dealt_seat"] = self.hand_at[s["seat"]]
-        d["actions"] = self.actions
-        return d
 
 
 # ----------------------------------------------------------------------------- set-up checks

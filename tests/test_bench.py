@@ -104,6 +104,12 @@ CASES = [
     Case("bench_rounds.py", ("--replays", "1", "--repeat", "1"),
          (r"^7 generated replays \(1 per variant", r"^\s+validate \+ score, dicts: old ",
           r"^one applied action .*: median [\d.]+ µs", r"^\s+huopin\s+\d+ B\s+[\d.]+ µs$")),
+    # against itself: the comparison path, with this interpreter as the "other" build
+    Case("bench_settle.py", ("--replays", "2", "--repeat", "1", "--against", sys.executable),
+         (r"^14 generated rounds \(2 per variant, \d+ escaped\)",
+          r"^score_round, plain\s+huopin\s+[\d.]+\s+[\d.]+\s+[\d.]+$",
+          r"^score_replay\s+qianbian\s+[\d.]+", r"^suggest at the 10th action",
+          r"^geometric mean this/other over \d+ lines: [\d.]+$")),
     # the p99 target is the soak's pass mark on an idle machine, not what a smoke run checks;
     # the verdict (exit 0) still needs 0 errors and RSS growth under 5 %
     Case("bench_soak.py", ("--seconds", "1", "--max-ops", "200", "--batch", "10",

@@ -85,6 +85,7 @@ def test_seats() -> None:
     assert [vocab.partner(s) for s in range(4)] == [2, 3, 0, 1]
     assert [vocab.next_seat(s) for s in range(4)] == [1, 2, 3, 0]
     assert vocab.seats_after(3) == (0, 1, 2)
+    assert [vocab.team(s) for s in range(4)] == [0, 1, 0, 1]
     assert vocab.same_team(0, 2) and vocab.same_team(3, 1) and not vocab.same_team(0, 1)
 
 

@@ -7,6 +7,8 @@ Seat layout: seats 0 and 2 are partners, as are 1 and 3.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from shuangkou import core
@@ -568,37 +570,161 @@ HOUSE_SETTLEMENTS = (
 )
 
 
-def _settled(fn, kwargs):
+def _settled(fn, *args, **kwargs):
     try:
-        return repr(fn(**kwargs))
+        return repr(fn(*args, **kwargs))
     except ShuangkouError as exc:
         return f"{type(exc).__name__}: {exc} [{exc.field}]"
 
 
+#: Every escape rule (§10.6) over every variant's escaped rounds, whatever the variant's own.
+HOUSE_ESCAPES = (
+    {"escape": "none"},
+    {"escape": "bianfeng"},
+    {"escape": "fengkuang"},
+    {"escape": "qianbian"},
+    {"escape": "huopin", "escape_fee": 128},
+)
+
+
 @pytest.mark.parametrize("variant", sorted(core.BUILTIN))
 def test_compiled_settlement_equals_the_reference(variant: str) -> None:
-    """The compiled settlement (core_ext/_settle.pyx) against the Python settlement it
-    replaced (tests/scoring_v1.py), record for record (repr compares every field), on
-    generated rounds with escapes, under the built-in and house settlement rules."""
-    import scoring_v1
+    """The compiled settlement (core_ext/_settle.pyx, escapes included, through
+    score_round) against the slow Python twin written from RULES.md §10
+    (tests/settlement_reference.py, given the round's checked summary), record for record
+    (repr compares every field, an error its class, message and field), on generated rounds
+    with escapes, under the built-in and house settlement rules and every escape rule.
+    ``baibian`` defines no escape, so its rounds are replayed under a house copy that
+    allows escapes (the copy's own rule, then every rule, settles them)."""
+    import settlement_reference
 
     from shuangkou.core.generate import generate_replay
     from shuangkou.core.replay import summarize_replay
 
     base = core.get_variant(variant)
-    checked = 0
+    spec: str | dict[str, str] = variant
+    if base.escape == "none":
+        spec = {"id": f"{variant}_escapes", "extends": variant, "escape": "bianfeng"}
+        base = core.variants.variant_from_mapping(spec)
+    checked = escaped = 0
     for seed in range(40):
         try:
-            summary = summarize_replay(generate_replay(variant, seed, 0.2))
+            summary = summarize_replay({**generate_replay(variant, seed, 0.2), "variant": spec})
         except ShuangkouError:
             continue
-        for changes in HOUSE_SETTLEMENTS:
+        rules = HOUSE_SETTLEMENTS + (HOUSE_ESCAPES if summary.escaper is not None else ())
+        for changes in rules:
             if variant == "huopin" and "contribution_mode" in changes:
                 continue
             v = base.replace(**changes) if changes else base
             for stake in (1, 7, 10**9):
-                kwargs = {**summary.score_args(), "variant": v, "stake": stake}
-                assert _settled(score_round, kwargs) == _settled(scoring_v1.score_round,
-                                                                 kwargs), (seed, changes)
+                args = summary.score_args()
+                compiled = _settled(score_round, **{**args, "variant": v, "stake": stake})
+                reference = _settled(
+                    settlement_reference.settle, v, summary.finish_order, summary.bombs,
+                    stake=stake, cards_left=summary.cards_left, escaper=summary.escaper,
+                    hands=args["hands"], table_fee=summary.table_fee)
+                assert compiled == reference, (seed, changes)
                 checked += 1
-    assert checked > 500
+                escaped += summary.escaper is not None
+    assert checked > 500 and escaped > 100
+
+
+# ----------------------------------------------------------------------------- the layer
+
+def test_settlement_stands_alone() -> None:
+    """The compiled settlement imports only what sits below it: loaded without the package
+    (so without scoring.py, the Round façade or replays; the compiled state machine it reads
+    a round from sits below it), it settles a round and an escape into the records of
+    results.py; nothing is bound into it at import."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent('''
+        import importlib.util, sys, types
+        where = importlib.util.find_spec("shuangkou.core").submodule_search_locations
+        package = types.ModuleType("shuangkou.core")    # the folder, without its __init__
+        package.__path__ = list(where)
+        sys.modules["shuangkou.core"] = package
+        from shuangkou.core import _core, _settle, results
+        from shuangkou.core.variants import get_variant
+        v = get_variant("fengkuang")
+        bombs = [[_core.play_reading("777777", v)], [], [], []]
+        plain = _settle.settle(v, (0, 2), bombs, 1, None, None, None, 0,
+                               results.RoundResult, {})
+        escape = _settle.settle(v, (), bombs, 2, None, 1, [[21, 22], [5], [9], [13]], 0,
+                                results.RoundResult, {})
+        assert type(plain) is results.RoundResult and plain.kind == "double", plain
+        assert escape.kind == "escape" and type(escape.seats[0]) is results.SeatResult
+        assert not hasattr(_settle, "bind_records")
+        loaded = sorted(m for m in sys.modules if m.startswith("shuangkou.core."))
+        print(" ".join(loaded))
+    ''')
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 0, done.stderr
+    loaded = set(done.stdout.split())
+    assert "shuangkou.core._settle" in loaded
+    assert not loaded & {"shuangkou.core.scoring", "shuangkou.core.round",
+                         "shuangkou.core.replay"}, loaded
+
+
+def _runtime_imports(path: Path) -> set[str]:
+    """The core modules a module of core_ext/ imports when it runs (cimports of .pxd
+    declarations and imports for type checking only are not imports at run time)."""
+    import ast
+    import re
+
+    text = path.read_text()
+    if path.suffix == ".pyx":
+        found = re.findall(r"^\s*from shuangkou\.core\.(\w+) import ", text, re.M)
+        found += [n for group in re.findall(r"^\s*from shuangkou\.core import (.+)$", text, re.M)
+                  for n in re.findall(r"\w+", group)]
+        return set(found)
+    names: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            return
+        if isinstance(node, ast.ImportFrom) and node.level == 1:
+            names.update([node.module] if node.module else [a.name for a in node.names])
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(text))
+    return names
+
+
+def test_the_core_imports_form_no_cycle() -> None:
+    """core_ext/ imports one way (docs/design.md's layers): no module of it, compiled or
+    Python, imports one that imports it back, however far round."""
+    folder = Path(core.__file__).parent
+    modules = {p.stem: p for p in folder.iterdir()
+               if p.suffix in (".py", ".pyx") and p.stem != "__init__"}
+    graph = {name: _runtime_imports(p) & set(modules) for name, p in modules.items()}
+    assert graph["_settle"] >= {"results", "_enumerate"} and "scoring" in graph["round"]
+
+    def cycle_from(name: str, path: tuple[str, ...]) -> tuple[str, ...] | None:
+        for dep in sorted(graph[name]):
+            if dep in path:
+                return (*path[path.index(dep):], dep)
+            found = cycle_from(dep, (*path, dep))
+            if found:
+                return found
+        return None
+
+    for name in sorted(graph):
+        assert cycle_from(name, (name,)) is None, " -> ".join(cycle_from(name, (name,)) or ())
+
+
+def test_compiled_modules_import_no_private_names() -> None:
+    """A compiled module takes public names only from the modules it imports (the escape
+    settlement was once a private function of scoring.py that the round imported)."""
+    import re
+
+    for path in Path(core.__file__).parent.glob("*.pyx"):
+        for names in re.findall(r"^\s*from shuangkou\.core[.\w]* import \(?([^)\n]+)",
+                                path.read_text(), re.M):
+            imported = [n.split(" as ")[0].strip() for n in names.split(",")]
+            assert not [n for n in imported if n.startswith("_")], (path.name, names)

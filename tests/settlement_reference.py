@@ -1,9 +1,19 @@
-"""Round settlement as it was before it was compiled: an independent twin of the settlement.
+"""The slow, obviously-correct twin of the settlement, written from RULES.md §9–§10: the
+reference the compiled settlement (core_ext/_settle.pyx) is checked against.
 
-Kept verbatim (only its imports changed) as the test reference for round stars, the round
-end, the multiplier, contributions and the finals, written separately from the compiled
-settlement (core_ext/_settle.pyx): tests/test_scoring.py checks that both settle every
-generated round and summary alike, record for record.
+Plain Python, one small named function per rule (round stars §10.2, places and the kind
+of win §9, whose star sets the multiplier §10.3, contribution events §10.4, each escape
+rule §10.6, the finals and the int64 refusal §10.5), with its own tables, seat arithmetic
+and escape amounts: it shares no settlement code with the core. From the core it takes only
+what is not settlement — the records it fills (``results``), the best bomb of a hand
+(``_enumerate.best_bomb``, itself checked against the legal plays in
+tests/test_enumerate.py), the errors and the Variant data. Like the compiled
+:func:`settle`, it takes consistent inputs (checking a summary is score_round's part). It
+began as the Python settlement the compiled one replaced.
+
+tests/test_scoring.py::test_compiled_settlement_equals_the_reference settles every
+generated round it builds (escapes included, under every escape rule and house
+settlement rules) both ways and compares the records field by field.
 """
 
 from __future__ import annotations
@@ -12,31 +22,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from shuangkou.core._core import Reading, classify, parse_cards
-from shuangkou.core.errors import IllegalPlay, InvalidPlay, ShuangkouError
-from shuangkou.core.variants import Variant, get_variant
+from shuangkou.core._core import Reading
+from shuangkou.core.errors import IllegalPlay, ShuangkouError
+from shuangkou.core.results import ContributionEvent, RoundResult, SeatResult, StarSource
+from shuangkou.core.variants import Variant
 
-__all__ = [
-    "ContributionEvent",
-    "ESCAPE_AMOUNTS",
-    "MAX_STAKE",
-    "MAX_TABLE_FEE",
-    "RoundResult",
-    "SeatResult",
-    "StarSource",
-    "round_star",
-    "score_round",
-    "settle",
-]
+__all__ = ["ESCAPE_AMOUNTS", "round_star", "settle"]
 
 SEATS = 4
-#: Largest stake and table fee accepted. With a house variant's table amounts (each up to
-#: variants.MAX_AMOUNT) a settlement can still pass int64; :func:`settle` refuses those.
-MAX_STAKE = 10**9
-MAX_TABLE_FEE = 10**12
 #: The wire carries amounts as int64 (protos/shuangkou/v1/scoring.proto).
 INT64_MAX = 2**63 - 1
-KINDS_OF_WIN = ("double", "single", "flat")
 #: Place of the first finisher's partner -> kind of win (§9).
 _KIND_BY_PARTNER_PLACE = {2: "double", 3: "single", 4: "flat"}
 
@@ -51,126 +46,6 @@ ESCAPE_AMOUNTS: Mapping[str, Mapping[str, int]] = {
 
 def partner(seat: int) -> int:
     return (seat + 2) % SEATS
-
-
-# ----------------------------------------------------------------------------- result records
-
-@dataclass(frozen=True)
-class StarSource:
-    """Where a seat's round star came from (§10.2).
-
-    ``rule``: ``none`` (no bomb), ``bomb`` (the star of bomb number ``bomb`` of the seat,
-    0-based in play order), ``multi_bomb`` (``k`` or more bombs of at least ``n`` cards) or
-    ``chain_bonus`` (chain bomb number ``bomb`` plus ``bonus`` other bombs of equal star).
-    """
-
-    rule: str = "none"
-    bomb: int | None = None
-    n: int | None = None
-    k: int | None = None
-    bonus: int | None = None
-
-    def describe(self) -> str:
-        if self.rule == "bomb":
-            return f"bomb #{self.bomb}"
-        if self.rule == "multi_bomb":
-            return f"{self.k} bombs of at least {self.n} cards"
-        if self.rule == "chain_bonus":
-            return f"chain bomb #{self.bomb} + {self.bonus} bombs of equal star"
-        return "no bomb"
-
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"rule": self.rule}
-        for name in ("bomb", "n", "k", "bonus"):
-            value = getattr(self, name)
-            if value is not None:
-                d[name] = value
-        d["text"] = self.describe()
-        return d
-
-
-@dataclass(frozen=True)
-class ContributionEvent:
-    """One contribution payment (§10.4): ``to`` seats get +gain, the others pay each."""
-
-    seat: int                 # whose bomb / round star earned it
-    star: int                 # the settlement star (capped) it was paid at
-    gain: int
-    pay: int
-    to: tuple[int, ...]       # seats receiving +gain (the player, or the player's team)
-    bomb: int | None = None   # bomb number of the seat (per-bomb mode); None = round star
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"seat": self.seat, "star": self.star, "gain": self.gain, "pay": self.pay,
-                "to": list(self.to), "bomb": self.bomb}
-
-
-@dataclass(frozen=True)
-class SeatResult:
-    """One seat's settlement: ``final = (base × multiplier + contribution + escape) × stake``
-    (the huopin escaper also pays the table fee, which the stake does not multiply)."""
-
-    seat: int
-    team: int                 # 0 = seats 0 and 2, 1 = seats 1 and 3
-    place: int | None         # None for seats still holding cards at an escape
-    base: int
-    star: int                 # the seat's round star (uncapped)
-    star_source: StarSource
-    multiplier: int
-    contribution: int
-    escape: int               # escape settlement amount (0 unless the round was escaped)
-    final: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"seat": self.seat, "team": self.team, "place": self.place, "base": self.base,
-                "star": self.star, "star_source": self.star_source.to_dict(),
-                "multiplier": self.multiplier, "contribution": self.contribution,
-                "escape": self.escape, "final": self.final}
-
-
-@dataclass(frozen=True)
-class RoundResult:
-    """The settlement of one round. ``kind`` is double/single/flat (双扣/单扣/平扣) or escape."""
-
-    variant: str
-    kind: str
-    winning_team: int | None  # 0 = seats 0 and 2, 1 = seats 1 and 3; None after an escape
-    finish_order: tuple[int, ...]  # seats that emptied their hands, in order
-    star: int                 # settlement star that set the multiplier (capped)
-    star_seat: int | None     # whose star that was (None: no bomb counted / escape rules)
-    multiplier: int
-    stake: int
-    escaper: int | None
-    table_fee: int
-    seats: tuple[SeatResult, ...]
-    contributions: tuple[ContributionEvent, ...]
-
-    @property
-    def final(self) -> tuple[int, ...]:
-        return tuple(s.final for s in self.seats)
-
-    @property
-    def ranking(self) -> tuple[int, ...]:
-        """Seats by place (1st first); only the finishers after an escape."""
-        placed = [s for s in self.seats if s.place is not None]
-        return tuple(s.seat for s in sorted(placed, key=lambda s: s.place or 0))
-
-    @property
-    def total(self) -> int:
-        """Sum of the final amounts: 0 where the variant is zero-sum (docs/replays.md)."""
-        return sum(s.final for s in self.seats)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "variant": self.variant, "kind": self.kind,
-            "winning_team": self.winning_team,
-            "finish_order": list(self.finish_order), "star": self.star,
-            "star_seat": self.star_seat, "multiplier": self.multiplier, "stake": self.stake,
-            "escaper": self.escaper, "table_fee": self.table_fee,
-            "final": list(self.final), "total": self.total,
-            "seats": [s.to_dict() for s in self.seats],
-            "contributions": [c.to_dict() for c in self.contributions],
-        }
 
 
 # ----------------------------------------------------------------------------- round stars (§10.2)
@@ -318,18 +193,6 @@ def _derived_places(finish_order: Sequence[int]) -> tuple[int, ...]:
     return tuple(places)
 
 
-def _round_over_at(finish_order: Sequence[int], round_end: str) -> int | None:
-    """Index in ``finish_order`` at which the round ended, or None if it has not."""
-    if round_end == "first_out":
-        return 0 if finish_order else None
-    done: set[int] = set()
-    for i, seat in enumerate(finish_order):
-        done.add(seat)
-        if partner(seat) in done:
-            return i
-    return None
-
-
 def _finishing_order_outcome(variant: Variant, finish_order: Sequence[int],
                              cards_left: Sequence[int] | None) -> _Outcome:
     places = _derived_places(finish_order)
@@ -342,12 +205,7 @@ def _finishing_order_outcome(variant: Variant, finish_order: Sequence[int],
 def _first_out_outcome(variant: Variant, finish_order: Sequence[int],
                        cards_left: Sequence[int] | None) -> _Outcome:
     winner = finish_order[0]
-    if cards_left is None:
-        raise ShuangkouError(f"{variant.id}: scoring needs the cards each seat still holds "
-                             "(cards_left or hands)", "cards_left")
-    if cards_left[winner] != 0:
-        raise ShuangkouError(f"seat {winner} finished first but cards_left says it holds "
-                             f"{cards_left[winner]} cards", "cards_left")
+    assert cards_left is not None and cards_left[winner] == 0   # consistent inputs
     losers = (winner + 1) % SEATS, (winner + 3) % SEATS
     held = sum(cards_left[s] for s in losers)
     double_from, single_from = variant.kou_thresholds
@@ -468,133 +326,7 @@ _ESCAPES: Mapping[str, Callable[[_EscapeContext], _EscapeSettlement]] = {
 }
 
 
-# ----------------------------------------------------------------------------- inputs
-
-def _check_int(name: str, value: Any, low: int, high: int = 10**6) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-        raise ShuangkouError(f"{name} must be an integer {low}–{high:,}; got {value!r}", name)
-    return value
-
-
-def _check_seat(name: str, value: Any) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < SEATS:
-        raise ShuangkouError(f"{name} must be a seat 0–3; got {value!r}", name)
-    return value
-
-
-def _bomb_reading(play: Any, variant: Variant, seat: int, i: int) -> Reading:
-    """A bomb given as a standing Reading or as cards (read by its primary reading)."""
-    if isinstance(play, Reading):
-        reading = play
-        if reading.variant != variant.id:
-            raise ShuangkouError(f"bombs[{seat}][{i}] is a {reading.variant} reading, "
-                                 f"not {variant.id}", "bombs")
-    else:
-        reading = classify(play, variant).primary
-    if not reading.is_bomb:
-        raise InvalidPlay(f"bombs[{seat}][{i}] is not a bomb: it reads as "
-                          f"{reading.describe()}", "bombs")
-    return reading
-
-
-def _bombs_by_seat(bombs: Sequence[Sequence[Any]] | None,
-                   variant: Variant) -> list[list[Reading]]:
-    if bombs is None:
-        return [[] for _ in range(SEATS)]
-    if isinstance(bombs, (str, bytes)) or len(bombs) != SEATS:
-        raise ShuangkouError("bombs must list the bombs of each of the 4 seats", "bombs")
-    return [[_bomb_reading(p, variant, seat, i) for i, p in enumerate(plays)]
-            for seat, plays in enumerate(bombs)]
-
-
-def _check_finish_order(finish_order: Sequence[int], variant: Variant,
-                        escaper: int | None) -> tuple[int, ...]:
-    order = tuple(_check_seat(f"finish_order[{i}]", s) for i, s in enumerate(finish_order))
-    if len(set(order)) != len(order):
-        raise ShuangkouError(f"finish_order repeats a seat: {list(order)}", "finish_order")
-    over = _round_over_at(order, variant.round_end)
-    if escaper is not None:
-        if escaper in order:
-            raise ShuangkouError(f"seat {escaper} escaped but had already finished",
-                                 "escape")
-        if over is not None:
-            raise ShuangkouError(f"the round was already over at seat {order[over]}'s "
-                                 "finish; nobody can escape afterwards", "escape")
-        return order
-    if over is None:
-        what = ("the first finisher" if variant.round_end == "first_out"
-                else "both players of one team")
-        raise ShuangkouError(f"finish_order {list(order)} does not end the round: "
-                             f"{variant.id} ends with {what}", "finish_order")
-    if over != len(order) - 1:
-        raise ShuangkouError(f"finish_order {list(order)} goes on after the round ended at "
-                             f"seat {order[over]}; later places are derived, not given",
-                             "finish_order")
-    return order
-
-
-def _hand_codes(hands: Sequence[Any] | None, variant: Variant) -> list[list[int]] | None:
-    if hands is None:
-        return None
-    if isinstance(hands, (str, bytes)) or len(hands) != SEATS:
-        raise ShuangkouError("hands must list the current hand of each of the 4 seats", "hands")
-    return [parse_cards(h, variant) for h in hands]
-
-
-# ----------------------------------------------------------------------------- entry point
-
-def score_round(
-    variant: str | Variant,
-    finish_order: Sequence[int] = (),
-    bombs: Sequence[Sequence[Any]] | None = None,
-    *,
-    stake: int = 1,
-    cards_left: Sequence[int] | None = None,
-    escape: int | None = None,
-    hands: Sequence[Any] | None = None,
-    table_fee: int = 0,
-) -> RoundResult:
-    """Settle a round from its summary (§9 round end, §10).
-
-    :param variant: built-in id or :class:`Variant`.
-    :param finish_order: the seats in the order their hands emptied, up to the end of the
-        round (``huopin``: the one first finisher). With ``escape``: those who had finished.
-    :param bombs: per seat (4 entries), the bombs it played in order: each a standing
-        :class:`Reading`, or cards (read by their primary reading).
-    :param stake: multiplies every amount (§10).
-    :param cards_left: ``huopin``: the number of cards each seat still holds (or give
-        ``hands``).
-    :param escape: the seat that abandoned the round (§10.6), if any.
-    :param hands: the cards each seat still holds (needed for ``fengkuang*``/``qianbian``
-        escapes; also gives ``cards_left``).
-    :param table_fee: ``huopin`` escape: the table fee the escaper pays on top.
-    :raises ShuangkouError: inconsistent summary (message names the field);
-        :class:`IllegalPlay` for an escape in a variant without an escape rule;
-        :class:`InvalidPlay`/:class:`CardError` for a bomb that is not one.
-    """
-    v = get_variant(variant)
-    stake = _check_int("stake", stake, 1, MAX_STAKE)
-    table_fee = _check_int("table_fee", table_fee, 0, MAX_TABLE_FEE)
-    if escape is not None:
-        _check_seat("escape", escape)
-    order = _check_finish_order(finish_order, v, escape)
-    played = _bombs_by_seat(bombs, v)
-    codes = _hand_codes(hands, v)
-    if codes is not None:
-        for s in order:
-            if codes[s]:
-                raise ShuangkouError(f"seat {s} finished but hands[{s}] holds cards", "hands")
-        if cards_left is None:
-            cards_left = [len(h) for h in codes]
-    if cards_left is not None:
-        if isinstance(cards_left, (str, bytes)) or len(cards_left) != SEATS:
-            raise ShuangkouError("cards_left must give a count for each of the 4 seats",
-                                 "cards_left")
-        cards_left = [_check_int(f"cards_left[{s}]", n, 0) for s, n in enumerate(cards_left)]
-
-    return settle(v, order, played, stake=stake, cards_left=cards_left, escaper=escape,
-                  hands=codes, table_fee=table_fee)
-
+# ----------------------------------------------------------------------------- settlement
 
 def settle(v: Variant, order: tuple[int, ...], played: Sequence[Sequence[Reading]], *,
            stake: int, cards_left: Sequence[int] | None, escaper: int | None,
