@@ -74,7 +74,7 @@ build() {
   googleapis=$(googleapis_dir)
   cp=$(classpath "${RUNTIME_JARS[@]}")
   stamp=$({
-    "$protoc" --version; javac -version 2>&1; echo "$plugin $googleapis $cp"
+    "$protoc" --version; readlink -f "$(command -v javac)"; echo "$plugin $googleapis $cp"
     cd "$ROOT" && find protos third_party -name '*.proto' -print0 | LC_ALL=C sort -z \
       | xargs -0 sha256sum
     cd "$HERE" && sha256sum run.sh ./*.java "$googleapis/google/rpc/error_details.proto"
@@ -101,7 +101,7 @@ case "${1:-}" in
     [ "$1" = table ] && main=shuangkou.example.Table
     shift
     build
-    exec java -cp "$(cat "$BUILD/classpath")" "$main" "$@"
+    exec java ${JAVA_OPTS:-} -cp "$(cat "$BUILD/classpath")" "$main" "$@"
     ;;
   *) echo "$USAGE" >&2; exit 2 ;;
 esac
