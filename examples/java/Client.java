@@ -30,6 +30,7 @@ import io.grpc.ManagedChannel;
 import io.grpc.ManagedChannelBuilder;
 import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.StatusProto;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import shuangkou.v1.CardsOuterClass.Cards;
@@ -140,13 +141,14 @@ public final class Client {
     error.addProperty("code", e.getStatus().getCode().name());
     error.addProperty("message", e.getStatus().getDescription());
     com.google.rpc.Status status = StatusProto.fromThrowable(e);
-    for (Any detail : status == null ? java.util.List.<Any>of() : status.getDetailsList()) {
+    for (Any detail : status == null ? List.<Any>of() : status.getDetailsList()) {
       try {
         if (detail.is(ErrorInfo.class)) {
           error.addProperty("reason", detail.unpack(ErrorInfo.class).getReason());
         } else if (detail.is(BadRequest.class)) {
-          for (BadRequest.FieldViolation v : detail.unpack(BadRequest.class).getFieldViolationsList()) {
-            error.addProperty("field", v.getField());
+          BadRequest bad = detail.unpack(BadRequest.class);
+          for (BadRequest.FieldViolation violation : bad.getFieldViolationsList()) {
+            error.addProperty("field", violation.getField());
           }
         }
       } catch (InvalidProtocolBufferException ignored) {

@@ -82,6 +82,7 @@ public final class Table {
 
   /** A move the rules refused: the google.rpc.ErrorInfo reason and the status message. */
   static final class Refused extends Exception {
+    private static final long serialVersionUID = 1L;
     final String reason;
 
     Refused(String reason, String message) {
