@@ -381,6 +381,8 @@ def test_kept_messages_are_dropped_when_full(monkeypatch: pytest.MonkeyPatch) ->
     from shuangkou.service.api import rounds
 
     monkeypatch.setattr(rounds, "MAX_MESSAGES", 1)
+    for cache in ("_READINGS", "_STANDING", "_HANDS"):
+        monkeypatch.setattr(rounds, cache, {})
     test_the_reply_is_the_message_built_field_by_field("fengkuang")
     assert max(map(len, (rounds._READINGS, rounds._STANDING, rounds._HANDS))) <= 1
 
