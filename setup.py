@@ -1,7 +1,8 @@
 """Build the Cython rules core and generate the gRPC stubs from protos/.
 
 Everything static lives in pyproject.toml; this file only adds the build steps that need
-code: cythonize core_ext/*.pyx as ``shuangkou.core.*`` and run protoc over protos/ (stubs
+code: cythonize core_ext/*.pyx as ``shuangkou.core.*`` (and service/api/_wire.pyx, the
+service's reply writer) and run protoc over protos/ (stubs
 are generated at build time beside the .proto files, never committed, never edited by hand).
 
 The folders keep the names of the design card (core_ext/, service/) while everything is
@@ -83,10 +84,11 @@ class BuildPyWithProtos(build_py):
 
 
 compile_args = ["-O0", "-g"] if DEBUG else ["-O3"]
+#: compiled modules: the core's, and the service's one fast path (its RoundService replies)
+COMPILED = {"core_ext": "shuangkou.core", "service/api": "shuangkou.service.api"}
 extensions = [
-    Extension(f"shuangkou.core.{p.stem}", [str(p.relative_to(ROOT))],
-              extra_compile_args=compile_args)
-    for p in sorted((ROOT / "core_ext").glob("*.pyx"))
+    Extension(f"{package}.{p.stem}", [str(p.relative_to(ROOT))], extra_compile_args=compile_args)
+    for folder, package in COMPILED.items() for p in sorted((ROOT / folder).glob("*.pyx"))
 ]
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ Every sentence of a rule error here is the one replay validation reports (docs/r
 so a replay and a live round fail alike.
 """
 
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.string cimport memcpy, memset
 
 from shuangkou.core._core cimport (
@@ -79,6 +81,9 @@ def round_over_at(finish_order, round_end):
     i = ended_at(ROUND_END_RULES[round_end], fin, n)
     return None if i < 0 else i
 
+
+cdef enum:
+    MAXHAND = 255        # cards one seat can hold (a seat's rank counts are bytes)
 
 cdef int AFTER[4][3]
 cdef int WIND[4][3]
@@ -215,8 +220,11 @@ cdef class RoundCore:
         """The play standing on the table (:class:`Standing`), or None when a seat leads."""
         if not self.has_st:
             return None
-        return Standing(self.st_seat, tuple([self.st_cards[i] for i in range(self.st_n)]),
-                        self.standing_reading())
+        rec = _new(Standing)        # its frozen __init__ without the Python frame
+        PyObject_GenericSetAttr(rec, "seat", self.st_seat)
+        PyObject_GenericSetAttr(rec, "cards", tuple([self.st_cards[i] for i in range(self.st_n)]))
+        PyObject_GenericSetAttr(rec, "reading", self.standing_reading())
+        return rec
 
     @property
     def bombs(self):
@@ -235,9 +243,9 @@ cdef class RoundCore:
 
     def hand(self, int seat):
         """The cards ``seat`` holds (codes; suited where the deal and plays say so)."""
-        cdef int r, f, n, k
+        cdef int r, f, n, k, i = 0
+        cdef int codes[MAXHAND]
         _check_seat(seat)
-        out = []
         for r in range(NFACES):
             n = self.nranks[seat][r]
             if not n:
@@ -245,10 +253,21 @@ cdef class RoundCore:
             if r < 13:
                 for f in range(code_of(r, 0), code_of(r, NO_SUIT)):
                     k = min(self.faces[seat][f], n)
-                    out += [f] * k
                     n -= k
-            out += [code_of(r, NO_SUIT)] * n
-        return tuple(out)
+                    while k and i < MAXHAND:
+                        codes[i] = f
+                        i += 1
+                        k -= 1
+            while n and i < MAXHAND:
+                codes[i] = code_of(r, NO_SUIT)
+                i += 1
+                n -= 1
+        out = PyTuple_New(i)
+        for k in range(i):
+            item = codes[k]
+            Py_INCREF(item)
+            PyTuple_SET_ITEM(out, k, item)
+        return out
 
     # -- error sentences (cold)
     cdef str _lead_note(self):

@@ -38,7 +38,16 @@ from shuangkou.core._round cimport (
     RoundCore,
     ended_at,
 )
-from shuangkou.core.cards cimport NCODES, NFACES, SEATS, code_rank, is_card_code, is_suited_code
+from shuangkou.core.cards cimport (
+    NCODES,
+    NFACES,
+    NRANKS,
+    SEATS,
+    code_of,
+    code_rank,
+    is_card_code,
+    is_suited_code,
+)
 
 from shuangkou.core._core import format_cards
 from shuangkou.core.cards import rank_name
@@ -73,11 +82,9 @@ def slot_sizes(int hand_size):
 
 cdef class Layout:
     """A variant's serialised form: its prefix (magic, id length, id), slot sizes, total."""
-    cdef readonly bytes prefix
-    cdef readonly int standing_slot, bomb_slot, size
-    # A stored bomb's bytes (n, index, cards) -> (Reading, cards): bombs pile up as a
-    # round goes on, and each would be classified again on every load.
-    cdef dict bombs
+    # (fields in _state.pxd) The bomb cache: a stored bomb's bytes (n, index, cards) ->
+    # (Reading, cards): bombs pile up as a round goes on, and each would be classified again
+    # on every load.
 
     def __init__(self, str vid, int hand_size):
         raw = vid.encode()
@@ -91,7 +98,7 @@ cdef class Layout:
 cdef dict _LAYOUTS = {}         # by compiled rule set (identity): built-ins and cached customs
 
 
-cdef Layout _layout(RuleSet rs):
+cdef Layout layout_of(RuleSet rs):
     cdef Layout L = _LAYOUTS.get(rs)
     if L is None:
         L = Layout(rs.id, rs.variant.hand_size)
@@ -103,22 +110,23 @@ cdef Layout _layout(RuleSet rs):
 
 def layout(variant):
     """The :class:`Layout` of a variant id or Variant's serialised rounds."""
-    return _layout(get_rules(variant))
+    return layout_of(get_rules(variant))
 
 
 # ----------------------------------------------------------------------------- writing
 
 def pack(RoundCore r):
     """The round's state in the serialised form (the same size for every state of a variant)."""
-    cdef Layout L = _layout(r.rs)
+    cdef Layout L = layout_of(r.rs)
     cdef bytes out = PyBytes_FromStringAndSize(NULL, L.size)
     cdef unsigned char* b = <unsigned char*>PyBytes_AS_STRING(out)
     memset(b, 0, L.size)
-    _pack_into(r, b, L)
+    pack_into(r, b, L)
     return out
 
 
-cdef int _pack_into(RoundCore r, unsigned char* b, Layout L) except -1:
+cdef int pack_into(RoundCore r, unsigned char* b, Layout L) except -1:
+    """Write the state's ``L.size`` bytes at ``b`` (zeroed by the caller)."""
     cdef bytes prefix = L.prefix
     cdef Py_ssize_t n0 = len(prefix), k, at, end
     cdef int s, i, j, n, idx, c
@@ -146,9 +154,9 @@ cdef int _pack_into(RoundCore r, unsigned char* b, Layout L) except -1:
             b[k] = (w >> (8 * i)) & 0xff
             k += 1
     for s in range(SEATS):                  # the body
-        for c in range(NCODES):
-            if is_suited_code(c):
-                b[k] = r.faces[s][c]
+        for c in range(NRANKS):
+            for j in range(4):
+                b[k] = r.faces[s][code_of(c, j)]
                 k += 1
         for i in range(NFACES):
             b[k] = r.nranks[s][i]
@@ -204,8 +212,10 @@ def load(RoundCore r, variant, data):
     a fixed order (the module doc, tests/state_reference.py), so each forged state is
     refused with one sentence."""
     cdef RuleSet rs = get_rules(variant)
-    cdef Layout L = _layout(rs)
-    cdef const unsigned char[:] d = data
+    cdef Layout L = layout_of(rs)
+    cdef bytes raw = data if type(data) is bytes else bytes(data)
+    cdef const unsigned char* d = <const unsigned char*>PyBytes_AS_STRING(raw)
+    cdef Py_ssize_t size = len(raw)
     cdef Py_ssize_t n0 = len(L.prefix), k, p, sp, bp
     cdef signed char h[NHEAD]
     cdef unsigned long long stake = 0, fee = 0
@@ -222,11 +232,11 @@ def load(RoundCore r, variant, data):
         raise TypeError("load reads into a new round object")
     v = rs.variant
     # -- the prefix and the head
-    if d.shape[0] != L.size or d.shape[0] < 4 or memcmp(&d[0], <const char*>MAGIC, 4) != 0:
-        raise _bad(f"{d.shape[0]} bytes is not a serialised {v.id} round ({L.size} bytes "
+    if size != L.size or size < 4 or memcmp(d, <const char*>MAGIC, 4) != 0:
+        raise _bad(f"{size} bytes is not a serialised {v.id} round ({L.size} bytes "
                    f"starting {MAGIC!r})")
-    if memcmp(&d[0], PyBytes_AS_STRING(L.prefix), n0) != 0:
-        vid = bytes(d[5:5 + d[4]])
+    if memcmp(d, PyBytes_AS_STRING(L.prefix), n0) != 0:
+        vid = raw[5:5 + d[4]]
         raise _bad(f"it is a round of {vid.decode(errors='replace')!r}, not {v.id}")
     k = n0
     for i in range(NHEAD):
@@ -276,7 +286,7 @@ def load(RoundCore r, variant, data):
             fin[i] = h[12 + i]
     holding = 0
     for s in range(SEATS):
-        if (r.nleft[s] == 0) != bool(mask & (1 << s)):
+        if (r.nleft[s] == 0) != ((mask >> s) & 1):
             raise _bad(f"the seats without cards {[t for t in range(SEATS) if not r.nleft[t]]} "
                        f"are not the finishers {[fin[j] for j in range(nfin)]}")
         holding += r.nleft[s] != 0
@@ -344,7 +354,7 @@ def load(RoundCore r, variant, data):
         for j in range(nb):
             n = d[bp + at]
             idx = d[bp + at + 1] | (d[bp + at + 2] << 8)
-            key = bytes(d[bp + at:bp + at + 3 + n])
+            key = PyBytes_FromStringAndSize(<const char*>&d[bp + at], 3 + n)
             known = L.bombs.get(key)
             if known is None:
                 rd = _reading_at(rs, &d[bp + at + 3], n, idx, buf)
@@ -402,7 +412,7 @@ def load(RoundCore r, variant, data):
     r.partial_deal = h[20]
 
 
-cdef int _check_slots(const unsigned char[:] d, Py_ssize_t sp, Layout L) except -1:
+cdef int _check_slots(const unsigned char* d, Py_ssize_t sp, Layout L) except -1:
     """The form of the standing slot and of the four bomb slots (their sizes, no stray
     bytes); what they hold is read later."""
     cdef Py_ssize_t p, bp
@@ -442,9 +452,9 @@ cdef void _read_body(RoundCore r, const unsigned char* b) noexcept:
     memset(r.faces, 0, sizeof(r.faces))
     r.holding = 0
     for s in range(SEATS):
-        for c in range(NCODES):
-            if is_suited_code(c):
-                r.faces[s][c] = b[0]
+        for c in range(NRANKS):
+            for i in range(4):
+                r.faces[s][code_of(c, i)] = b[0]
                 b += 1
         r.nleft[s] = 0
         for i in range(NFACES):

@@ -12,7 +12,7 @@
 # or through sudo); a package that cannot be installed fails the set-up.
 #
 # The build is skipped when nothing it depends on changed: a stamp in .venv records a hash of
-# the build inputs (core_ext/*.pyx|*.pxd, protos/**/*.proto, setup.py, pyproject.toml, the
+# the build inputs (core_ext/ and service/ *.pyx|*.pxd, protos/**/*.proto, setup.py, pyproject.toml, the
 # Python version) and the extras installed; a test install also satisfies --runtime.
 # Serialised with a lock so parallel builds never collide.
 set -euo pipefail
@@ -31,7 +31,7 @@ STAMP=.venv/.shuangkou-build-stamp
 inputs_hash() {
   {
     .venv/bin/python -c 'import sys; print(sys.version)' 2>/dev/null || echo "no venv"
-    find core_ext protos -type f \( -name '*.pyx' -o -name '*.pxd' -o -name '*.proto' \) \
+    find core_ext service protos -type f \( -name '*.pyx' -o -name '*.pxd' -o -name '*.proto' \) \
       -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
     sha256sum setup.py pyproject.toml
   } | sha256sum | cut -d' ' -f1

@@ -376,15 +376,14 @@ def test_the_reply_is_the_message_built_field_by_field(variant: str) -> None:
 
 
 def test_kept_messages_are_dropped_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The servicer keeps Reading, standing-play and hand messages; with room for one of
-    each, every reply of whole rounds is still the response built field by field."""
+    """The servicer keeps the encoded Reading of each distinct standing play; with room for
+    one, every reply of whole rounds is still the response built field by field."""
     from shuangkou.service.api import rounds
 
     monkeypatch.setattr(rounds, "MAX_MESSAGES", 1)
-    for cache in ("_READINGS", "_STANDING", "_HANDS"):
-        monkeypatch.setattr(rounds, cache, {})
+    monkeypatch.setattr(rounds, "_READINGS", {})
     test_the_reply_is_the_message_built_field_by_field("fengkuang")
-    assert max(map(len, (rounds._READINGS, rounds._STANDING, rounds._HANDS))) <= 1
+    assert len(rounds._READINGS) <= 1
 
 
 def test_every_rpc_of_the_round_service_is_registered() -> None:

@@ -3,16 +3,15 @@
 
 Stateless: each call rebuilds the round from the state bytes the caller sends back
 (:meth:`shuangkou.core.Round.from_bytes` validates them), acts, and returns the new bytes,
-so any replica answers any call. Each RPC is translate → core → translate, the replies
-built with the generated message classes from the public :class:`~shuangkou.core.Round`
-API; core exceptions go to the wire through :func:`shuangkou.service.errors.rpc`
+so any replica answers any call. Each RPC is translate → core → translate; the round replies
+(state, view, action record) come from the compiled reply writer (service/api/_wire.pyx,
+its field keys read from the generated descriptors), the rest from the generated classes; core exceptions go to the wire through :func:`shuangkou.service.errors.rpc`
 (RuleViolation → FAILED_PRECONDITION with the rule's reason, a forged state →
 INVALID_ARGUMENT).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any, cast
 
 import grpc
@@ -20,10 +19,11 @@ import grpc
 from shuangkou import core
 from shuangkou.core.cards import SEATS
 from shuangkou.core.variants import Variant
-from shuangkou.v1 import cards_pb2, readings_pb2, rounds_pb2, rounds_pb2_grpc
+from shuangkou.v1 import cards_pb2, rounds_pb2, rounds_pb2_grpc
 
 from ..errors import BadInput, field_scope, rpc
 from ..limits import Limits
+from . import _wire
 from .convert import (
     ACTION_NAMES,
     ACTION_TYPES,
@@ -36,11 +36,12 @@ from .convert import (
 )
 from .results import result_to_proto
 
-__all__ = ["RoundServicer", "ROUND_SERVICE_NAME", "register_round_service", "fill_state"]
+__all__ = ["RoundServicer", "ROUND_SERVICE_NAME", "register_round_service", "fill_state",
+           "apply_response"]
 
 ROUND_SERVICE_NAME = rounds_pb2.DESCRIPTOR.services_by_name["RoundService"].full_name
 MAX_STATE_BYTES = 4096   # a state is ~650 bytes (fixed per variant); far larger is not one
-MAX_MESSAGES = 4096      # messages kept of the distinct standing plays seen
+MAX_MESSAGES = 4096      # Reading messages kept of the distinct standing plays seen
 
 _STATE_SCOPE = field_scope("state")      # one, reused: it keeps nothing between calls
 
@@ -61,88 +62,45 @@ def _codes(cards: tuple[int, ...]) -> tuple[cards_pb2.Card, ...]:
     return cast("tuple[cards_pb2.Card, ...]", cards)
 
 
-# Messages built once, then only ever copied from. What stands on the table: every later
-# call of the trick sends the same play back, and building its Reading is most of what a
-# reply costs; a play is its seat, its cards and the reading's name (kind, top, star and
-# wilds name exactly one reading of the cards, docs/decisions.md 7) under one compiled rule
-# set. And hands: an action changes at most the acting seat's, so the other three come back
-# unchanged in the next call of the table.
-_READINGS: dict[tuple[Any, ...], readings_pb2.Reading] = {}
-_STANDING: dict[tuple[Any, ...], rounds_pb2.StandingPlay] = {}
-_HANDS: dict[tuple[int, ...], cards_pb2.Cards] = {}
+# The Reading messages of the plays that stand, as bytes: every later call of the trick sends
+# the same play back, and building its Reading is most of what a reply would cost. A play is
+# its cards and the reading's name (kind, top, star and wilds name exactly one reading of the
+# cards, docs/decisions.md 7) under one compiled rule set.
+_READINGS: dict[tuple[Any, ...], bytes] = {}
 
 
-def _kept(cache: dict[Any, Any], key: Any, make: Callable[[], Any]) -> Any:
-    """``cache[key]``, made on a miss; the cache is emptied when it holds MAX_MESSAGES."""
-    msg = cache.get(key)
-    if msg is None:
-        if len(cache) >= MAX_MESSAGES:
-            cache.clear()
-        msg = cache[key] = make()
-    return msg
+def _reading_bytes(cards: tuple[int, ...], reading: core.Reading) -> bytes:
+    key = (reading.rules, cards, reading.kind, reading.top, reading.star, reading.wilds)
+    wire = _READINGS.get(key)
+    if wire is None:
+        if len(_READINGS) >= MAX_MESSAGES:
+            _READINGS.clear()
+        wire = _READINGS[key] = reading_to_proto(reading).SerializeToString()
+    return wire
 
 
-def _key(cards: tuple[int, ...], reading: core.Reading) -> tuple[Any, ...]:
-    return (reading.rules, cards, reading.kind, reading.top, reading.star, reading.wilds)
-
-
-def _reading(cards: tuple[int, ...], reading: core.Reading) -> readings_pb2.Reading:
-    msg: readings_pb2.Reading = _kept(_READINGS, _key(cards, reading),
-                                      lambda: reading_to_proto(reading))
-    return msg
-
-
-def _standing(play: core.Standing) -> rounds_pb2.StandingPlay:
-    msg: rounds_pb2.StandingPlay = _kept(
-        _STANDING, (play.seat, *_key(play.cards, play.reading)),
-        lambda: rounds_pb2.StandingPlay(seat=play.seat, cards=_codes(play.cards),
-                                        reading=_reading(play.cards, play.reading)))
-    return msg
-
-
-def _hand(cards: tuple[int, ...]) -> cards_pb2.Cards:
-    msg: cards_pb2.Cards = _kept(_HANDS, cards, lambda: cards_pb2.Cards(cards=_codes(cards)))
-    return msg
+def _standing_bytes(r: core.Round) -> bytes | None:
+    standing = r.standing
+    return None if standing is None else _reading_bytes(standing.cards, standing.reading)
 
 
 def fill_state(state: rounds_pb2.RoundState, r: core.Round) -> None:
     """Write the state bytes and the readable view of ``r`` into ``state`` (a field of the
-    response, so nothing is copied; fields left at their zero value are not set)."""
-    state.data = r.to_bytes()
-    view = state.view
-    turn = r.turn
-    if turn is not None:
-        view.turn = turn
-    view.hand_sizes.extend(r.cards_left)
-    view.hands.extend([_hand(r.hand(seat)) for seat in range(SEATS)])
-    standing = r.standing
-    if standing is not None:
-        view.standing.CopyFrom(_standing(standing))
-    if r.passes:
-        view.passes = r.passes
-    if r.finish_order:
-        view.finish_order.extend(r.finish_order)
+    response, so nothing is copied): written by the compiled reply writer
+    (service/api/_wire.pyx), parsed once by protobuf's runtime."""
+    state.MergeFromString(_wire.state_bytes(r, _standing_bytes(r)))
+
+
+def apply_response(r: core.Round, rec: core.ActionRecord) -> rounds_pb2.ApplyActionResponse:
+    """The ApplyActionResponse of action ``rec`` just applied to ``r``: state, view and record
+    written by the compiled reply writer; the settlement added when the round is over."""
+    reading = None if rec.reading is None else _reading_bytes(rec.cards, rec.reading)
+    response = rounds_pb2.ApplyActionResponse.FromString(_wire.apply_bytes(
+        r, rec.seat, ACTION_TYPES[rec.kind], rec.cards, reading, _standing_bytes(r),
+        rec.trick_won_by, rec.finished, rec.wind_to, rec.next_turn, rec.round_over))
     if r.is_over:
-        view.over = True
-    view.hand_at.extend(r.hand_at)
-    view.actions_applied = r.actions_applied
-
-
-def _fill_record(out: rounds_pb2.ActionRecord, rec: core.ActionRecord) -> None:
-    out.seat = rec.seat
-    out.type = ACTION_TYPES[rec.kind]
-    out.cards.extend(_codes(rec.cards))
-    if rec.reading is not None:
-        out.reading.CopyFrom(_reading(rec.cards, rec.reading))
-    if rec.trick_won_by is not None:
-        out.trick_won_by = rec.trick_won_by
-    if rec.finished is not None:
-        out.finished = rec.finished
-    if rec.wind_to is not None:
-        out.wind_to = rec.wind_to
-    if rec.next_turn is not None:
-        out.next_turn = rec.next_turn
-    out.round_over = rec.round_over
+        response.result.CopyFrom(result_to_proto(r.result()))
+    return response
 
 
 class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
@@ -189,12 +147,7 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
         else:
             raise BadInput("action.type must be ACTION_TYPE_PLAY, _PASS or _ESCAPE",
                            "action.type")
-        response = rounds_pb2.ApplyActionResponse()
-        fill_state(response.state, r)
-        _fill_record(response.record, rec)
-        if r.is_over:
-            response.result.CopyFrom(result_to_proto(r.result()))
-        return response
+        return apply_response(r, rec)
 
     @rpc
     def SuggestAction(self, request: rounds_pb2.SuggestActionRequest,
