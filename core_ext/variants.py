@@ -16,6 +16,7 @@ Tables are tuples of rows so they stay hashable and printable:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import tomllib
 from collections.abc import Mapping
@@ -135,6 +136,17 @@ class Variant:
         """
         return hash(tuple([_hashable(getattr(self, name)) for name in _FIELD_NAMES]))
 
+    @property
+    def fingerprint(self) -> bytes:
+        """16 bytes that name the rules: the first 16 bytes of the SHA-256 of every rule
+        field (all but the labels :data:`LABEL_FIELDS`) as canonical JSON — sorted keys, no
+        spaces, ASCII escapes, the values of :meth:`to_dict`. Variants that play and settle
+        alike share it whatever their ids; any rule changed changes it. A round state is
+        bound to it (core_ext/_state.pyx)."""
+        rules = {k: v for k, v in self.to_dict().items() if k not in LABEL_FIELDS}
+        text = json.dumps(rules, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+        return hashlib.sha256(text.encode("ascii")).digest()[:16]   # ~20 µs: callers keep it
+
     # ------------------------------------------------------------------ derived data
     @property
     def copies_per_rank(self) -> int:
@@ -197,8 +209,14 @@ class Variant:
             if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
                 fail(name, f"must be {_TYPE_NAMES[types]}; got {type(value).__name__} {value!r}")
         for name, longest in _TEXT_LIMITS.items():
-            if len(getattr(self, name) or "") > longest:
+            text = getattr(self, name) or ""
+            if len(text) > longest:
                 fail(name, f"is longer than {longest} characters")
+            if not text.isascii():
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError:     # "\ud800" from JSON: no reply could carry it
+                    fail(name, "holds a lone surrogate (\\ud800-\\udfff), which is not text")
         if not self.id or not self.id.replace("_", "").isalnum():
             fail("id", "must be a non-empty identifier (letters, digits, _)")
         if self.decks not in (1, 2, 3, 4):
@@ -317,6 +335,9 @@ _FIELD_TYPES: Mapping[str, tuple[type, ...]] = MappingProxyType({
     "kou": (Mapping,),
 })
 _TEXT_LIMITS = {"id": 64, "name": 200, "source": 200, "extends": 64}
+#: The fields that name a rule set rather than state a rule: no round, reading or
+#: settlement depends on them (so they stay out of :attr:`Variant.fingerprint`).
+LABEL_FIELDS = ("id", "name", "source", "extends")
 MAX_AMOUNT = 10**6      # largest table amount or fee: settlements stay far inside int64
 _TYPE_NAMES = {(str,): "text", (int,): "an integer", (bool,): "true or false",
                (int, type(None)): "an integer or null", (str, type(None)): "text or null",
@@ -539,12 +560,16 @@ def register_variants(sources: Any) -> list[Variant]:
             raise VariantError(f"house variant id {v.id!r} is defined twice", "id")
         seen.add(v.id)
     _HOUSE.update((v.id, v) for v in loaded)
+    for v in loaded:
+        _BY_RULES.setdefault(v.fingerprint, v)
     return loaded
 
 
 def unregister_variants() -> None:
     """Forget every house variant (tests and embedding)."""
     _HOUSE.clear()
+    _BY_RULES.clear()
+    _BY_RULES.update((v.fingerprint, v) for v in reversed(list(BUILTIN.values())))
 
 
 def house_variants() -> list[Variant]:
@@ -555,3 +580,14 @@ def house_variants() -> list[Variant]:
 def find_variant(variant_id: str) -> Variant | None:
     """The built-in or registered house variant with this id, or None."""
     return BUILTIN.get(variant_id) or _HOUSE.get(variant_id)
+
+
+# The built-in and registered house variants by the fingerprint of their rules (the first
+# listed of those sharing rules), for messages that name the rule set a state was played under.
+_BY_RULES: dict[bytes, Variant] = {}
+unregister_variants()
+
+
+def variant_with_rules(fingerprint: bytes) -> Variant | None:
+    """The built-in or registered house variant whose :attr:`Variant.fingerprint` this is."""
+    return _BY_RULES.get(fingerprint)
