@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -26,8 +25,8 @@ from types import MappingProxyType
 from typing import Any
 
 from .cards import RANK_CHARS
-from .documents import bounded, load_json
-from .errors import VariantError
+from .documents import bounded, load_json, read_document
+from .errors import ShuangkouError, VariantError
 
 __all__ = [
     "Variant",
@@ -517,15 +516,15 @@ def load_variants(source: str | Path | Mapping[str, Any]) -> list[Variant]:
     if isinstance(source, Mapping):
         data: Any = source
     else:
-        path = Path(source)
+        # Hostile files (deep nesting, huge integers, not UTF-8, lone surrogates) are refused
+        # with one sentence naming the file and where in it; Python's own errors never escape.
+        name = f"variant file {str(source)!r}"
         try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise VariantError(f"cannot read variant file {str(path)!r}: {exc.strerror}", None) from None
-        try:
-            data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
-        except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
-            raise VariantError(f"variant file {str(path)!r} is not valid {path.suffix[1:] or 'JSON'}: {exc}", None) from None
+            data = read_document(source, name, invalid=VariantError)
+        except VariantError:
+            raise
+        except ShuangkouError as exc:
+            raise VariantError(str(exc), None) from None
     if not isinstance(data, Mapping):
         raise VariantError("a variant file must hold a table/object", None)
     if "variants" in data:
@@ -542,6 +541,9 @@ def load_variants(source: str | Path | Mapping[str, Any]) -> list[Variant]:
 # House variants a server loads at start-up (`shuangkou serve --variants FILE...`), resolvable
 # by id next to the built-ins. Written once before serving; read-only afterwards.
 _HOUSE: dict[str, Variant] = {}
+#: House variants one server may register: their ids must fit one GetServerInfo reply
+#: (10,000 ids of 64 characters: 0.7 MB of the 4 MiB message limit).
+MAX_HOUSE_VARIANTS = 10_000
 
 
 def register_variants(sources: Any) -> list[Variant]:
@@ -553,6 +555,9 @@ def register_variants(sources: Any) -> list[Variant]:
     loaded: list[Variant] = []
     for source in sources:
         loaded.extend(load_variants(source))
+    if len(loaded) + len(_HOUSE) > MAX_HOUSE_VARIANTS:
+        raise VariantError(f"{len(loaded) + len(_HOUSE):,} house variants: a server registers "
+                           f"at most {MAX_HOUSE_VARIANTS:,}", None)
     seen: set[str] = set()
     for v in loaded:
         if v.id in BUILTIN:

@@ -185,8 +185,9 @@ def load_house_variants(files: Sequence[str]) -> list[str]:
             ids += [v.id for v in register_variants([path])]
         except VariantError as exc:
             unregister_variants()
-            raise VariantError(f"house variants {path!r}: {exc}", getattr(exc, "field", None)
-                               ) from None
+            named = repr(path) in str(exc)       # the file's own errors name it already
+            raise VariantError(str(exc) if named else f"house variants {path!r}: {exc}",
+                               getattr(exc, "field", None)) from None
     return ids
 
 

@@ -559,3 +559,18 @@ def test_a_pass_or_an_escape_with_a_declaration_or_cards_is_refused(stub: Any) -
             assert err.code == grpc.StatusCode.INVALID_ARGUMENT and err.fields == [field], err
             assert "takes no" in err.message
     assert apply(stub, "bianfeng", state, act(1, PASS)).record.seat == 1
+
+
+@pytest.mark.parametrize("hands", [["7777 7777 7", "3S", "4S", "5S"],      # one hand
+                                   ["7777", "7777", "7", "5S"],            # the deal
+                                   ["7S 7S 7S", "3S", "4S", "5S"]])        # one face
+def test_more_copies_than_the_deck_are_invalid_cards(stub: Any, hands: list[str]) -> None:
+    """Nine copies of a rank (of two decks' eight) are bad cards, as docs/api.md lists them
+    (INVALID_CARDS), not a malformed request (they were BAD_REQUEST, issue 19)."""
+    request = rounds_pb2.StartRoundRequest(rule_set=rule_set("baibian"), partial_deal=True,
+                                           hands=[cards_pb2.Cards(cards_text=h) for h in hands])
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.StartRound(request, timeout=TIMEOUT)
+    err = rich_error(caught.value)
+    assert (err.code, err.reason, err.fields) == (grpc.StatusCode.INVALID_ARGUMENT,
+                                                  "INVALID_CARDS", ["hands"]), err
