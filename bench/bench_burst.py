@@ -7,7 +7,8 @@ lost — reconciled with the server's own metrics. Prints one line per burst.
 
 The first server runs as gRPC would on its own (its pending-call limit at gRPC's default
 soft limit of 1,000, no queue limit of ours): the excess comes back CANCELLED and no metric
-sees it. The others run with the shipped settings.
+sees it. The second runs with the shipped settings, the third with a short queue, so that
+the refusals show: RESOURCE_EXHAUSTED at once, each counted.
 """
 
 from __future__ import annotations
@@ -95,3 +96,5 @@ if __name__ == "__main__":
             "--max-pending-requests", "1000", "--max-queued-calls", "1000000")
         one(n, "shipped settings (threads 32, max_queued_calls 1,024, max_pending_requests "
                "10,000)")
+        one(n, "a short queue (threads 4, max_queued_calls 64)", "--threads", "4",
+            "--max-queued-calls", "64")

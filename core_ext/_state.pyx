@@ -110,8 +110,9 @@ cdef class Layout:
 
 
 #: Layouts kept (one per compiled rule set), and the bytes all their stored bombs may hold
-#: together: an entry costs ``BOMB_ENTRY_BYTES + BOMB_CARD_BYTES`` per card (measured with
-#: tracemalloc: 322 bytes for 4 cards, 394 for 12; tests/test_round.py checks the estimate).
+#: together: an entry counts ``BOMB_ENTRY_BYTES`` plus ``BOMB_CARD_BYTES`` per byte of its key
+#: (3 + its cards; measured with tracemalloc: 322 bytes for 4 cards, 394 for 12, counted 390
+#: and 470; tests/test_round.py checks the estimate).
 LAYOUT_CACHE_SIZE = 256
 BOMB_CACHE_BYTES = 4 << 20
 BOMB_ENTRY_BYTES = 320
