@@ -228,7 +228,7 @@ cdef class StateKeys:
 
 cdef tuple _pads(bytes key):
     """HMAC-SHA256's inner and outer hashes with the key's pads already absorbed (RFC 2104):
-    a MAC is then two hash copies and two updates, about half of ``hmac.digest``."""
+    a MAC is then two hash copies and two updates, with no keyed set-up per state."""
     if len(key) > 64:
         key = _sha256(key).digest()
     key = key.ljust(64, b"\0")
