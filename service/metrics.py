@@ -112,7 +112,8 @@ _RpcHandler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"   # generic in the st
 class MetricsInterceptor(grpc.ServerInterceptor):
     """Counts started/handled RPCs, messages and latency for every method of the server, and
     applies admission control (:class:`~shuangkou.service.admission.Admission`: message
-    size both ways, ``max_streams``) before the servicer runs; each refusal counts in
+    size both ways, ``max_streams``, ``max_queued_calls``) before the servicer runs; each
+    refusal counts in
     ``shuangkou_requests_rejected_total{reason}`` and ends the call through
     :func:`shuangkou.service.errors.refuse` (INVALID_ARGUMENT for a request that does not
     decode, RESOURCE_EXHAUSTED for the rest).
