@@ -61,7 +61,7 @@ from .replay import (
     score_replay,
     summarize_replay,
 )
-from .round import ActionRecord, Round, Standing
+from .round import ActionRecord, Round, Standing, StateKeys
 from .scoring import RoundResult, SeatResult, StarSource, score_round, settle
 from .suggest import Suggestion, suggest
 from .variants import BUILTIN, Variant, get_variant, list_variants, load_variant, load_variants
@@ -70,7 +70,7 @@ __all__ = [
     "BOMB_KINDS", "BUILTIN", "KINDS", "RANK_CHARS", "SEATS", "SUIT_CHARS",
     "BatchResult", "CardError", "Classification", "Comparison", "DeadlineExceeded", "Declaration", "IllegalPlay", "InvalidPlay", "LegalPlays", "Play",
     "Reading", "ReplayError", "ReplayResult", "RoundResult", "RuleSet", "RuleViolation", "SeatResult",
-    "ShuangkouError", "StarSource", "Suggestion", "Variant", "VariantError",
+    "ShuangkouError", "StarSource", "StateKeys", "Suggestion", "Variant", "VariantError",
     "beats", "best_bomb", "card_code", "card_rank", "card_suit", "classify", "classify_batch", "compare",
     "count_plays", "format_cards", "generate_replay", "get_variant", "legal_plays", "list_variants",
     "load_variant", "load_variants", "parse_cards", "play_reading", "rules_for",

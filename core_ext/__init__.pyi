@@ -44,6 +44,7 @@ from .replay import summarize_replay as summarize_replay
 from .round import ActionRecord as ActionRecord
 from .round import Round as Round
 from .round import Standing as Standing
+from .round import StateKeys as StateKeys
 from .scoring import RoundResult as RoundResult
 from .scoring import SeatResult as SeatResult
 from .scoring import StarSource as StarSource

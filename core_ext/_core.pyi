@@ -26,6 +26,12 @@ _DeclarationLike = str | Declaration | tuple[Any, ...]
 KINDS: tuple[_KindName, ...]
 BOMB_KINDS: frozenset[str]
 RULES_CACHE_SIZE: int
+RULES_CACHE_BYTES: int
+RULES_ENTRY_BYTES: int
+RULES_ROW_BYTES: int
+
+def rules_bytes(v: Variant) -> int: ...
+def rules_cache_bytes() -> int: ...
 
 def parse_cards(cards: _CardsLike, variant: _VariantLike | None = None) -> list[int]:
     """Parse text, tokens or codes into card codes; with a variant, check its deck.

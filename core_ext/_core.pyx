@@ -311,51 +311,77 @@ _BUILTIN_RULES = {vid: RuleSet(v) for vid, v in _variants.BUILTIN.items()}
 
 # Compiled rules of custom variants, kept beside them rather than inside the frozen
 # Variant: keyed by the variant's value (Variant is hashable), so the same custom rule set
-# rebuilt on every request compiles once. Bounded, least recently used out first; the
-# last variant looked up is remembered by identity, the common case of one variant reused.
+# rebuilt on every request compiles once. Bounded in entries and in bytes, least recently
+# used out first; the last variant looked up is remembered by identity, the common case of
+# one variant reused.
 RULES_CACHE_SIZE = 256
-cdef dict _custom_rules = {}
+RULES_CACHE_BYTES = 4 << 20
+#: What an entry costs (tracemalloc, tests/test_variants.py): the variant, its compiled
+#: rules and settlement tables (~13.4 KB), each table row (~135 bytes), its text.
+RULES_ENTRY_BYTES = 14_000
+RULES_ROW_BYTES = 140
+cdef dict _custom_rules = {}              # variant -> (rules, cost, the variant object kept)
+cdef Py_ssize_t _custom_bytes = 0         # the cost of every entry kept
 cdef tuple _last_rules = (None, None)     # (variant, rules): one object, swapped atomically
 # The same Variant objects come back again and again (the built-ins, a server's house
 # variants, a batch alternating between variants): found by identity, a Variant's hash —
-# every field — is computed once per object, not once per call. Entries hold the variant,
-# so an id is never reused while its entry lives; bounded like the value-keyed cache.
+# every field — is computed once per object, not once per call. Only the objects the
+# value-keyed cache keeps are indexed, and they leave it with them.
 cdef dict _rules_by_id = {}
 
 
+def rules_bytes(v):
+    """What a custom variant's entry in the rules cache costs, by the estimate above."""
+    rows = len(v.multiplier) + len(v.contribution) + len(v.multi_bomb)
+    text = len(v.id) + len(v.name) + len(v.source) + len(v.extends or "")
+    return RULES_ENTRY_BYTES + RULES_ROW_BYTES * rows + 4 * text
+
+
+def rules_cache_bytes():
+    """What the custom rule sets kept cost, by :func:`rules_bytes`."""
+    return _custom_bytes
+
+
 cdef RuleSet _custom_rules_for(object variant):
-    global _last_rules
-    cdef RuleSet rs
+    global _last_rules, _custom_bytes
     cdef tuple last = _last_rules
+    cdef tuple entry
     if last[0] is variant:
         return last[1]
     hit = _rules_by_id.get(id(variant))
     if hit is not None and (<tuple>hit)[0] is variant:
-        rs = (<tuple>hit)[1]
-        _last_rules = (variant, rs)
-        return rs
-    rs = _custom_rules.pop(variant, None)
-    if rs is None:
-        rs = RuleSet(variant)
-        if len(_custom_rules) >= RULES_CACHE_SIZE:
+        _last_rules = hit
+        return (<tuple>hit)[1]
+    found = _custom_rules.pop(variant, None)
+    if found is None:
+        entry = (RuleSet(variant), rules_bytes(variant), variant)
+        _custom_bytes += entry[1]
+        while _custom_rules and (len(_custom_rules) >= RULES_CACHE_SIZE
+                                 or _custom_bytes > RULES_CACHE_BYTES):
             try:
-                del _custom_rules[next(iter(_custom_rules))]
+                old = next(iter(_custom_rules))
+                gone = _custom_rules.pop(old)
             except (KeyError, RuntimeError, StopIteration):
-                pass            # another thread evicted it first
-    _custom_rules[variant] = rs          # re-inserted: dict order is recency order
-    if len(_rules_by_id) >= RULES_CACHE_SIZE:
-        _rules_by_id.clear()
-    _rules_by_id[id(variant)] = (variant, rs)
-    _last_rules = (variant, rs)
-    return rs
+                continue            # another thread evicted it first
+            _custom_bytes -= (<tuple>gone)[1]
+            _rules_by_id.pop(id((<tuple>gone)[2]), None)
+        if not _custom_rules:
+            _custom_bytes = entry[1]      # nothing else kept: no drift survives
+    else:
+        entry = <tuple>found
+    _custom_rules[variant] = entry        # re-inserted: dict order is recency order
+    if entry[2] is variant:
+        _rules_by_id[id(variant)] = (variant, entry[0])
+    _last_rules = (variant, entry[0])
+    return entry[0]
 
 
 cdef RuleSet get_rules(object variant):
     cdef RuleSet rs
     if type(variant) is str:
         rs = _BUILTIN_RULES.get(variant)
-        if rs is None:
-            _variants.get_variant(variant)  # raises VariantError naming the built-ins
+        if rs is None:     # a registered house variant's id, or VariantError naming the built-ins
+            return _custom_rules_for(_variants.get_variant(variant))
         return rs
     if isinstance(variant, RuleSet):
         return variant

@@ -250,11 +250,11 @@ def fold(RoundCore r, list actions):
                 r.do_play(seat, codes, n, &decl, 1, &rd)
             elif is_pass:
                 r.turn_check(seat)
-                if extra and ("escape" in a or "declare" in a or "play" in a):
+                if extra:           # beyond seat and pass: a declaration is never ignored
                     raise ReplayError("a pass takes no other field", i)
                 r.do_pass(seat)
             elif is_escape:
-                if extra and ("pass" in a or "declare" in a or "play" in a):
+                if extra:
                     raise ReplayError("an escape takes no other field", i)
                 r.do_escape(seat)
             else:

@@ -1,12 +1,12 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """The serialised round (``Round.to_bytes`` / ``Round.from_bytes``): one implementation of the
-state format — written, read and checked here. Its slow twin, written apart from this one,
-is tests/state_reference.py; tests/test_round.py checks that the two accept exactly the same
-states and refuse the others with the same sentence.
+state format — written, read, checked and sealed here. Its slow twin, written apart from this
+one, is tests/state_reference.py; tests/test_round.py checks that the two accept exactly the
+same states and refuse the others with the same sentence.
 
 Layout (every number little-endian; seats are signed bytes, -1 = none)::
 
-    prefix   MAGIC, the variant id's length (1 byte), the variant id
+    prefix   MAGIC, then the 16 bytes of the rule set's fingerprint
     head     21 signed bytes: turn leader last prev passes over over_seat escaper
              lead_why lead_a lead_b nfin fin[4] hand_at[4] partial
              then stake (8), table_fee (8), actions (4), over_action (4)
@@ -14,14 +14,29 @@ Layout (every number little-endian; seats are signed bytes, -1 = none)::
              ranks; then the cards played as each of the 76 codes
     standing 0 and zeros (a seat leads), or 1, seat, reading index (2), n, the n cards
     bombs    per seat one slot: count, then per bomb n, reading index (2), the n cards
+    seal     signed states only: the key id (1–64 ASCII bytes of ``A–Z a–z 0–9 . _ -``),
+             its length (1 byte), then HMAC-SHA256 (32 bytes) under that key of every byte
+             before the MAC
 
-The size is fixed per variant (:func:`layout`): a state never grows with the round.
-Readings are stored as their index among the cards' readings (§7 rule-2 order), so a
-stored play is re-read, never trusted. A state is accepted only if the rules can reach it:
-the cards are the deck's, seats and finishers agree, the turn, trick and round end are
-consistent, every bomb is a bomb made of played cards.
+The fingerprint (``Variant.fingerprint``) is the first 16 bytes of the SHA-256 of every rule
+field of the variant — all but its labels ``id``, ``name``, ``source`` and ``extends`` — as
+canonical JSON (sorted keys, no spaces, ASCII escapes): a state continues only under rules
+identical to those it was played under, whatever they are called, and no other rule set
+(a house variant of the same id with another table included) can read it.
+
+The size is fixed per hand size (:func:`layout`; the seal adds its key id and 33 bytes): a
+state never grows with the round. Readings are stored as their index among the cards'
+readings (§7 rule-2 order), so a stored play is re-read, never trusted. A state is accepted
+only if the rules can reach it: the cards are the deck's, seats and finishers agree, the
+turn, trick and round end are consistent, every bomb is a bomb made of played cards.
+
+What the rules can reach is not what happened: the stake, the table fee or a hand can be
+rewritten into another reachable state. :class:`StateKeys` seals states against that: with
+keys, ``pack`` appends the seal and ``load`` refuses, before reading anything else, a state
+that is unsealed, sealed under a key id it does not hold, or altered in any byte.
 """
 
+cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.string cimport memcmp, memcpy, memset
 
@@ -49,14 +64,19 @@ from shuangkou.core.cards cimport (
     is_suited_code,
 )
 
+import hmac as _hmac
+import re as _re
+from hashlib import sha256 as _sha256
+
 from shuangkou.core._core import format_cards
 from shuangkou.core.cards import rank_name
 from shuangkou.core.errors import ShuangkouError
+from shuangkou.core.variants import variant_with_rules
 from shuangkou.core.scoring import MAX_STAKE as _MAX_STAKE_PY
 from shuangkou.core.scoring import MAX_TABLE_FEE as _MAX_TABLE_FEE_PY
 
 #: The serialised form's first bytes.
-MAGIC = b"SKR2"     # SKR1 had a standing slot one byte short of a whole-hand play
+MAGIC = b"SKR3"     # SKR2 named the variant by id; SKR1's standing slot was a byte short
 #: Actions a state may count (the counters are C ints; a real round has a few hundred).
 MAX_ACTIONS = 2**31 - 1
 
@@ -81,31 +101,166 @@ def slot_sizes(int hand_size):
 
 
 cdef class Layout:
-    """A variant's serialised form: its prefix (magic, id length, id), slot sizes, total."""
+    """A variant's serialised form: its prefix (magic, rules fingerprint), slot sizes, total."""
     # (fields in _state.pxd) The bomb cache: a stored bomb's bytes (n, index, cards) ->
     # (Reading, cards): bombs pile up as a round goes on, and each would be classified again
     # on every load.
 
-    def __init__(self, str vid, int hand_size):
-        raw = vid.encode()
-        self.prefix = MAGIC + bytes([len(raw)]) + raw
+    def __init__(self, bytes fingerprint, int hand_size):
+        if len(fingerprint) != 16:
+            raise ValueError("a rules fingerprint is 16 bytes")
+        self.prefix = MAGIC + fingerprint
         self.standing_slot, self.bomb_slot = slot_sizes(hand_size)
         self.size = (len(self.prefix) + HEAD_BYTES + BODY_BYTES + self.standing_slot
                      + SEATS * self.bomb_slot)
         self.bombs = {}
 
 
+#: Layouts kept (one per compiled rule set), and the bytes all their stored bombs may hold
+#: together: an entry counts ``BOMB_ENTRY_BYTES`` plus ``BOMB_CARD_BYTES`` per byte of its key
+#: (3 + its cards; measured with tracemalloc: 322 bytes for 4 cards, 394 for 12, counted 390
+#: and 470; tests/test_round.py checks the estimate).
+LAYOUT_CACHE_SIZE = 256
+BOMB_CACHE_BYTES = 4 << 20
+BOMB_ENTRY_BYTES = 320
+BOMB_CARD_BYTES = 10
+
 cdef dict _LAYOUTS = {}         # by compiled rule set (identity): built-ins and cached customs
+cdef Py_ssize_t _bomb_bytes = 0   # what the stored bombs of every kept layout cost
 
 
 cdef Layout layout_of(RuleSet rs):
+    global _bomb_bytes
     cdef Layout L = _LAYOUTS.get(rs)
     if L is None:
-        L = Layout(rs.id, rs.variant.hand_size)
-        if len(_LAYOUTS) >= 256:
+        L = Layout(rs.variant.fingerprint, rs.variant.hand_size)
+        if len(_LAYOUTS) >= LAYOUT_CACHE_SIZE:
             _LAYOUTS.clear()
+            _bomb_bytes = 0
         _LAYOUTS[rs] = L
     return L
+
+
+cdef int _keep_bomb(Layout L, bytes key, tuple known) except -1:
+    """Remember a stored bomb's reading; past the byte budget every layout forgets its own."""
+    global _bomb_bytes
+    cdef Py_ssize_t cost = BOMB_ENTRY_BYTES + BOMB_CARD_BYTES * len(key)
+    if _bomb_bytes + cost > BOMB_CACHE_BYTES:
+        for other in list(_LAYOUTS.values()):
+            (<Layout>other).bombs.clear()
+        L.bombs.clear()
+        _bomb_bytes = 0
+    L.bombs[key] = known
+    _bomb_bytes += cost
+    return 0
+
+
+def bomb_cache_bytes():
+    """What the stored bombs kept for every layout cost, by the estimate above."""
+    return _bomb_bytes
+
+
+# ----------------------------------------------------------------------------- the seal
+
+#: Fewest bytes a state key may have (HMAC-SHA256 wants at least its 32-byte output).
+MIN_KEY_BYTES = 32
+_KEY_ID = _re.compile(r"[A-Za-z0-9._-]{1,64}")
+cdef int MAC_BYTES = 32
+
+
+@cython.auto_pickle(False)      # keys are configuration, never data to pickle
+cdef class StateKeys:
+    """The keys that seal round states (HMAC-SHA256), by key id, and the one that signs.
+
+    Several keys are held so that keys can rotate: states sealed under any of them load,
+    new states are sealed under ``signing_id``. Ids are 1–64 characters of
+    ``A–Z a–z 0–9 . _ -`` (the names a Kubernetes Secret allows); keys at least
+    :data:`MIN_KEY_BYTES` bytes. The keys never appear in a message or a repr.
+    """
+    cdef dict _keys                 # key id (ASCII bytes) -> its HMAC pads, hashed
+    cdef tuple _key                 # the signing key's
+    cdef bytes _tail                # the signing key's id and the id's length
+    cdef readonly str signing_id
+
+    def __init__(self, keys, str signing_id):
+        if not hasattr(keys, "items") or not keys:
+            raise ShuangkouError("state keys: give at least one key (key id -> bytes)",
+                                 "state_keys")
+        self._keys = {}
+        for kid, key in keys.items():
+            if type(kid) is not str or not _KEY_ID.fullmatch(kid):
+                raise ShuangkouError(f"state keys: key id {kid!r} is not 1–64 characters of "
+                                     "A–Z a–z 0–9 . _ -", "state_keys")
+            if not isinstance(key, (bytes, bytearray)) or len(key) < MIN_KEY_BYTES:
+                raise ShuangkouError(f"state keys: key {kid!r} must be at least "
+                                     f"{MIN_KEY_BYTES} bytes", "state_keys")
+            self._keys[kid.encode("ascii")] = _pads(bytes(key))
+        if signing_id not in keys:
+            raise ShuangkouError(f"state keys: the signing key id {signing_id!r} is not one "
+                                 f"of {sorted(keys)}", "state_key_id")
+        self.signing_id = signing_id
+        raw = signing_id.encode("ascii")
+        self._key = self._keys[raw]
+        self._tail = raw + bytes([len(raw)])
+
+    @property
+    def ids(self):
+        """The key ids held, sorted."""
+        return tuple(sorted(k.decode("ascii") for k in self._keys))
+
+    def __repr__(self):
+        return f"StateKeys(ids={list(self.ids)!r}, signing_id={self.signing_id!r})"
+
+    cdef bytes seal(self, bytes state):
+        cdef bytes signed = state + self._tail
+        return signed + _mac(self._key, signed)
+
+    cdef bytes open(self, bytes data):
+        """The state inside a sealed ``data``; ShuangkouError (field ``state``) unless it is
+        sealed, under a key held, and unaltered."""
+        cdef Py_ssize_t n = len(data), k
+        kid = _seal_id(data)
+        if kid is None:
+            raise _bad("it is not signed; this server takes only the states it signed")
+        key = self._keys.get(kid)
+        if key is None:
+            raise _bad(f"it is signed with key id {kid.decode('ascii')!r}, which this server "
+                       "does not hold")
+        if not _hmac.compare_digest(_mac(key, data[:n - MAC_BYTES]), data[n - MAC_BYTES:]):
+            raise _bad(f"its signature does not match: the state was altered (or signed with "
+                       f"another key named {kid.decode('ascii')!r})")
+        k = n - MAC_BYTES - 1 - len(kid)
+        return data[:k]
+
+
+cdef tuple _pads(bytes key):
+    """HMAC-SHA256's inner and outer hashes with the key's pads already absorbed (RFC 2104):
+    a MAC is then two hash copies and two updates, with no keyed set-up per state."""
+    if len(key) > 64:
+        key = _sha256(key).digest()
+    key = key.ljust(64, b"\0")
+    return (_sha256(bytes([b ^ 0x36 for b in key])), _sha256(bytes([b ^ 0x5C for b in key])))
+
+
+cdef bytes _mac(tuple pads, bytes data):
+    inner = (<object>pads[0]).copy()
+    inner.update(data)
+    outer = (<object>pads[1]).copy()
+    outer.update(inner.digest())
+    return outer.digest()
+
+
+cdef object _seal_id(bytes data):
+    """The key id a sealed state names, or None when its last bytes are no seal."""
+    cdef Py_ssize_t n = len(data)
+    cdef int m
+    if n < MAC_BYTES + 2:
+        return None
+    m = (<const unsigned char*>PyBytes_AS_STRING(data))[n - MAC_BYTES - 1]
+    if not 1 <= m <= 64 or n < MAC_BYTES + 1 + m:
+        return None
+    kid = data[n - MAC_BYTES - 1 - m:n - MAC_BYTES - 1]
+    return kid if _KEY_ID.fullmatch(kid.decode("latin-1")) else None
 
 
 def layout(variant):
@@ -115,14 +270,15 @@ def layout(variant):
 
 # ----------------------------------------------------------------------------- writing
 
-def pack(RoundCore r):
-    """The round's state in the serialised form (the same size for every state of a variant)."""
+def pack(RoundCore r, StateKeys keys=None):
+    """The round's state in the serialised form (the same size for every state of a
+    variant), sealed under ``keys``' signing key when keys are given."""
     cdef Layout L = layout_of(r.rs)
     cdef bytes out = PyBytes_FromStringAndSize(NULL, L.size)
     cdef unsigned char* b = <unsigned char*>PyBytes_AS_STRING(out)
     memset(b, 0, L.size)
     pack_into(r, b, L)
-    return out
+    return out if keys is None else keys.seal(out)
 
 
 cdef int pack_into(RoundCore r, unsigned char* b, Layout L) except -1:
@@ -206,16 +362,17 @@ def _text(codes):
     return " ".join(format_cards(list(codes)))
 
 
-def load(RoundCore r, variant, data):
+def load(RoundCore r, variant, data, StateKeys keys=None):
     """Load the state ``data`` into ``r`` (a new, empty round object) if the rules can reach
-    it; else raise ShuangkouError (field ``state``) saying what is wrong. The checks run in
+    it; else raise ShuangkouError (field ``state``) saying what is wrong. With ``keys`` the
+    state must be sealed under one of them and unaltered (checked first). The checks run in
     a fixed order (the module doc, tests/state_reference.py), so each forged state is
     refused with one sentence."""
     cdef RuleSet rs = get_rules(variant)
     cdef Layout L = layout_of(rs)
-    cdef bytes raw = data if type(data) is bytes else bytes(data)
-    cdef const unsigned char* d = <const unsigned char*>PyBytes_AS_STRING(raw)
-    cdef Py_ssize_t size = len(raw)
+    cdef bytes raw
+    cdef const unsigned char* d
+    cdef Py_ssize_t size
     cdef Py_ssize_t n0 = len(L.prefix), k, p, sp, bp
     cdef signed char h[NHEAD]
     cdef unsigned long long stake = 0, fee = 0
@@ -230,14 +387,20 @@ def load(RoundCore r, variant, data):
     cdef RD buf[MAXREAD]
     if r.rs is not None:
         raise TypeError("load reads into a new round object")
+    raw = data if type(data) is bytes else bytes(data)
+    if keys is not None:
+        raw = keys.open(raw)
+    elif len(raw) > L.size:
+        _signed_without_keys(raw, L)
+    d = <const unsigned char*>PyBytes_AS_STRING(raw)
+    size = len(raw)
     v = rs.variant
     # -- the prefix and the head
     if size != L.size or size < 4 or memcmp(d, <const char*>MAGIC, 4) != 0:
         raise _bad(f"{size} bytes is not a serialised {v.id} round ({L.size} bytes "
                    f"starting {MAGIC!r})")
     if memcmp(d, PyBytes_AS_STRING(L.prefix), n0) != 0:
-        vid = raw[5:5 + d[4]]
-        raise _bad(f"it is a round of {vid.decode(errors='replace')!r}, not {v.id}")
+        raise _bad(_other_rules(raw[4:n0], v))
     k = n0
     for i in range(NHEAD):
         h[i] = <signed char>d[k + i]
@@ -362,9 +525,7 @@ def load(RoundCore r, variant, data):
                     raise ShuangkouError(f"bombs[{s}]: {_text(key[3:])} as stored is no bomb",
                                          "state")
                 known = (make_reading(&rd, rs), tuple(key[3:]))
-                if len(L.bombs) >= 4096:
-                    L.bombs.clear()
-                L.bombs[key] = known
+                _keep_bomb(L, key, known)
             for i in range(n):
                 used[code_rank(d[bp + at + 3 + i])] += 1
             (<list>r.bomb_readings[s]).append((<tuple>known)[0])
@@ -410,6 +571,24 @@ def load(RoundCore r, variant, data):
     r.stake, r.table_fee = stake, fee
     r.hand_at = (h[16], h[17], h[18], h[19])
     r.partial_deal = h[20]
+
+
+cdef int _signed_without_keys(bytes data, Layout L) except -1:
+    """Refuse a sealed state when no keys are given, naming why (not only its size)."""
+    kid = _seal_id(data)
+    if kid is not None and len(data) == L.size + MAC_BYTES + 1 + len(kid):
+        raise _bad(f"it is signed (key id {kid.decode('ascii')!r}), and this server holds "
+                   "no state keys to check it")
+    return 0
+
+
+cdef str _other_rules(bytes fingerprint, v):
+    """Why a state of other rules is refused: which known rule set it is a round of."""
+    known = variant_with_rules(fingerprint)
+    if known is not None:
+        return f"it is a round of {known.id}, not {v.id}"
+    return (f"it is a round of other rules than {v.id}'s (rules fingerprint "
+            f"{fingerprint.hex()[:12]}…)")
 
 
 cdef int _check_slots(const unsigned char* d, Py_ssize_t sp, Layout L) except -1:

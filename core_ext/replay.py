@@ -241,12 +241,15 @@ def _fold_typed(rnd: Round, actions: Sequence[Action]) -> None:
         try:
             if a.kind == "play":
                 rnd.play(a.seat, a.cards, a.declare)
+            elif a.kind not in ("pass", "escape"):
+                raise ReplayError(f"unknown action kind {a.kind!r}", i)
+            elif a.cards or a.declare is not None:      # never silently dropped
+                raise ReplayError(f"a{'n' if a.kind == 'escape' else ''} {a.kind} takes no "
+                                  "cards or declaration", i)
             elif a.kind == "pass":
                 rnd.pass_turn(a.seat)
-            elif a.kind == "escape":
-                rnd.escape(a.seat)
             else:
-                raise ReplayError(f"unknown action kind {a.kind!r}", i)
+                rnd.escape(a.seat)
         except ReplayError:
             raise
         except ShuangkouError as exc:

@@ -38,15 +38,16 @@ from ._round import (
     deck_exact,
 )
 from ._settle import settle_round
+from ._state import StateKeys
 from .cards import MAX_CODE, SEATS, card_rank, check_seat, deck_copies, is_suited, rank_name
 from .cards import partner as partner_of
-from .errors import RuleViolation, ShuangkouError
+from .errors import CardError, RuleViolation, ShuangkouError
 from .round_records import ActionRecord, Standing
 from .scoring import MAX_STAKE, MAX_TABLE_FEE, RoundResult
 from .variants import BUILTIN, Variant, get_variant, variant_from_mapping
 
-__all__ = ["ActionRecord", "Round", "Standing", "ROUND_END_RULES", "TURN_AFTER", "WIND_ORDER",
-           "check_deal", "seating"]
+__all__ = ["ActionRecord", "Round", "StateKeys", "Standing", "ROUND_END_RULES", "TURN_AFTER",
+           "WIND_ORDER", "check_deal", "seating"]
 
 _R = TypeVar("_R", bound=RoundResult)
 
@@ -55,6 +56,12 @@ def _int(value: Any, name: str, low: int, high: int) -> int:
     if type(value) is not int or not low <= value <= high:
         raise ShuangkouError(f"{name} must be an integer {low}–{high:,}; got {value!r}", name)
     return value
+
+
+def _same_kind(exc: ShuangkouError) -> type[ShuangkouError]:
+    """The class to re-raise a card error as under another field: bad cards stay
+    INVALID_CARDS (docs/api.md), whatever field they are reported on."""
+    return CardError if isinstance(exc, CardError) else ShuangkouError
 
 
 # ----------------------------------------------------------------------------- the deal (§9)
@@ -84,13 +91,13 @@ def check_deal(hands: Sequence[Sequence[int]], v: Variant, partial: bool) -> Non
     over = next((c for c in range(1, MAX_CODE + 1) if is_suited(c) and faces[c] > v.decks),
                 None)
     if over is not None:
-        raise ShuangkouError(f"the hands hold {faces[over]} copies of "
+        raise CardError(f"the hands hold {faces[over]} copies of "
                              f"{format_cards([over])[0]}; the {v.id} deck has {v.decks}",
                              "hands")
     want = _deck_ranks(v)
     for r in range(15):
         if ranks[r] > want[r] or (not partial and ranks[r] != want[r]):
-            raise ShuangkouError(
+            raise (CardError if ranks[r] > want[r] else ShuangkouError)(
                 f"the hands are not {'part of ' if partial else ''}the {v.id} deck: "
                 f"{ranks[r]} cards of rank {rank_name(r)} dealt, the deck has {want[r]}"
                 + ("" if partial else " (pass partial_deal to allow partial deals)"), "hands")
@@ -104,7 +111,7 @@ def _revealed_partner(revealed: Any, hands: Sequence[Sequence[int]], leader: int
     try:
         codes = parse_cards([revealed] if isinstance(revealed, str) else revealed)
     except ShuangkouError as exc:
-        raise ShuangkouError(f"revealed: {exc}", "revealed") from None
+        raise _same_kind(exc)(f"revealed: {exc}", "revealed") from None
     if len(codes) != 1 or not (is_suited(codes[0]) or card_rank(codes[0]) >= 13):
         raise ShuangkouError(f"revealed must be one suited card or a joker; got {revealed!r}",
                              "revealed")
@@ -196,7 +203,7 @@ class Round(RoundCore):
             try:
                 codes = parse_cards(hand, v)
             except ShuangkouError as exc:
-                raise ShuangkouError(f"hands[{d}]: {exc}", "hands") from None
+                raise _same_kind(exc)(f"hands[{d}]: {exc}", "hands") from None
             if not codes:
                 raise ShuangkouError(f"hands[{d}] is empty", "hands")
             dealt.append(codes)
@@ -276,18 +283,23 @@ class Round(RoundCore):
                 f"cards left {list(self.cards_left)}>")
 
     # -- serialised form (core_ext/_state.pyx documents the layout)
-    def to_bytes(self) -> bytes:
+    def to_bytes(self, keys: StateKeys | None = None) -> bytes:
         """The state in a compact binary form: the same size for every state of a variant
-        (hands, played cards, standing play, passes, finishing order, bombs; no history)."""
-        return _state.pack(self)
+        (hands, played cards, standing play, passes, finishing order, bombs; no history),
+        bound to the variant's rules (its fingerprint) and, with ``keys``, sealed under
+        their signing key (an HMAC: core_ext/_state.pyx)."""
+        return _state.pack(self, keys)
 
     @classmethod
-    def from_bytes(cls, data: bytes, variant: str | Variant) -> Round:
+    def from_bytes(cls, data: bytes, variant: str | Variant,
+                   keys: StateKeys | None = None) -> Round:
         """A round from :meth:`to_bytes`, checked to be a state the rules can reach
-        (cards, seats, turn, standing play, bombs). Raises ShuangkouError (field
-        ``state``) for a forged or inconsistent state, saying what is wrong."""
+        (cards, seats, turn, standing play, bombs) under exactly the rules of ``variant``;
+        with ``keys``, sealed under one of them and unaltered. Raises ShuangkouError
+        (field ``state``) for a forged, altered or inconsistent state, saying what is
+        wrong."""
         r = cls.__new__(cls)
-        _state.load(r, get_variant(variant), data)
+        _state.load(r, get_variant(variant), data, keys)
         return r
 
 

@@ -16,8 +16,8 @@ Tables are tuples of rows so they stay hashable and printable:
 
 from __future__ import annotations
 
+import hashlib
 import json
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
@@ -25,8 +25,8 @@ from types import MappingProxyType
 from typing import Any
 
 from .cards import RANK_CHARS
-from .documents import bounded, load_json
-from .errors import VariantError
+from .documents import bounded, load_json, read_document
+from .errors import ShuangkouError, VariantError
 
 __all__ = [
     "Variant",
@@ -137,6 +137,17 @@ class Variant:
         """
         return hash(tuple([_hashable(getattr(self, name)) for name in _FIELD_NAMES]))
 
+    @property
+    def fingerprint(self) -> bytes:
+        """16 bytes that name the rules: the first 16 bytes of the SHA-256 of every rule
+        field (all but the labels :data:`LABEL_FIELDS`) as canonical JSON — sorted keys, no
+        spaces, ASCII escapes, the values of :meth:`to_dict`. Variants that play and settle
+        alike share it whatever their ids; any rule changed changes it. A round state is
+        bound to it (core_ext/_state.pyx)."""
+        rules = {k: v for k, v in self.to_dict().items() if k not in LABEL_FIELDS}
+        text = json.dumps(rules, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+        return hashlib.sha256(text.encode("ascii")).digest()[:16]   # ~20 µs: callers keep it
+
     # ------------------------------------------------------------------ derived data
     @property
     def copies_per_rank(self) -> int:
@@ -199,8 +210,14 @@ class Variant:
             if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
                 fail(name, f"must be {_TYPE_NAMES[types]}; got {type(value).__name__} {value!r}")
         for name, longest in _TEXT_LIMITS.items():
-            if len(getattr(self, name) or "") > longest:
+            text = getattr(self, name) or ""
+            if len(text) > longest:
                 fail(name, f"is longer than {longest} characters")
+            if not text.isascii():
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError:     # "\ud800" from JSON: no reply could carry it
+                    fail(name, "holds a lone surrogate (\\ud800-\\udfff), which is not text")
         if not self.id or not self.id.replace("_", "").isalnum():
             fail("id", "must be a non-empty identifier (letters, digits, _)")
         if self.decks not in (1, 2, 3, 4):
@@ -320,6 +337,9 @@ _FIELD_TYPES: Mapping[str, tuple[type, ...]] = MappingProxyType({
     "kou": (Mapping,),
 })
 _TEXT_LIMITS = {"id": 64, "name": 200, "source": 200, "extends": 64}
+#: The fields that name a rule set rather than state a rule: no round, reading or
+#: settlement depends on them (so they stay out of :attr:`Variant.fingerprint`).
+LABEL_FIELDS = ("id", "name", "source", "extends")
 MAX_AMOUNT = 10**6      # largest table amount or fee: settlements stay far inside int64
 _TYPE_NAMES = {(str,): "text", (int,): "an integer", (bool,): "true or false",
                (int, type(None)): "an integer or null", (str, type(None)): "text or null",
@@ -497,15 +517,15 @@ def load_variants(source: str | Path | Mapping[str, Any]) -> list[Variant]:
     if isinstance(source, Mapping):
         data: Any = source
     else:
-        path = Path(source)
+        # Hostile files (deep nesting, huge integers, not UTF-8, lone surrogates) are refused
+        # with one sentence naming the file and where in it; Python's own errors never escape.
+        name = f"variant file {str(source)!r}"
         try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise VariantError(f"cannot read variant file {str(path)!r}: {exc.strerror}", None) from None
-        try:
-            data = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
-        except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
-            raise VariantError(f"variant file {str(path)!r} is not valid {path.suffix[1:] or 'JSON'}: {exc}", None) from None
+            data = read_document(source, name, invalid=VariantError)
+        except VariantError:
+            raise
+        except ShuangkouError as exc:
+            raise VariantError(str(exc), None) from None
     if not isinstance(data, Mapping):
         raise VariantError("a variant file must hold a table/object", None)
     if "variants" in data:
@@ -522,6 +542,9 @@ def load_variants(source: str | Path | Mapping[str, Any]) -> list[Variant]:
 # House variants a server loads at start-up (`shuangkou serve --variants FILE...`), resolvable
 # by id next to the built-ins. Written once before serving; read-only afterwards.
 _HOUSE: dict[str, Variant] = {}
+#: House variants one server may register: their ids must fit one GetServerInfo reply
+#: (10,000 ids of 64 characters: 0.7 MB of the 4 MiB message limit).
+MAX_HOUSE_VARIANTS = 10_000
 
 
 def register_variants(sources: Any) -> list[Variant]:
@@ -533,6 +556,9 @@ def register_variants(sources: Any) -> list[Variant]:
     loaded: list[Variant] = []
     for source in sources:
         loaded.extend(load_variants(source))
+    if len(loaded) + len(_HOUSE) > MAX_HOUSE_VARIANTS:
+        raise VariantError(f"{len(loaded) + len(_HOUSE):,} house variants: a server registers "
+                           f"at most {MAX_HOUSE_VARIANTS:,}", None)
     seen: set[str] = set()
     for v in loaded:
         if v.id in BUILTIN:
@@ -542,12 +568,16 @@ def register_variants(sources: Any) -> list[Variant]:
             raise VariantError(f"house variant id {v.id!r} is defined twice", "id")
         seen.add(v.id)
     _HOUSE.update((v.id, v) for v in loaded)
+    for v in loaded:
+        _BY_RULES.setdefault(v.fingerprint, v)
     return loaded
 
 
 def unregister_variants() -> None:
     """Forget every house variant (tests and embedding)."""
     _HOUSE.clear()
+    _BY_RULES.clear()
+    _BY_RULES.update((v.fingerprint, v) for v in reversed(list(BUILTIN.values())))
 
 
 def house_variants() -> list[Variant]:
@@ -558,6 +588,17 @@ def house_variants() -> list[Variant]:
 def find_variant(variant_id: str) -> Variant | None:
     """The built-in or registered house variant with this id, or None."""
     return BUILTIN.get(variant_id) or _HOUSE.get(variant_id)
+
+
+# The built-in and registered house variants by the fingerprint of their rules (the first
+# listed of those sharing rules), for messages that name the rule set a state was played under.
+_BY_RULES: dict[bytes, Variant] = {}
+unregister_variants()
+
+
+def variant_with_rules(fingerprint: bytes) -> Variant | None:
+    """The built-in or registered house variant whose :attr:`Variant.fingerprint` this is."""
+    return _BY_RULES.get(fingerprint)
 
 
 # ----------------------------------------------------------------------------- from JSON text

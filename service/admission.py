@@ -7,7 +7,17 @@ gRPC would otherwise fail these invisibly or as INTERNAL:
   that does not decode: the decoder hands on a :class:`RejectedMessage` in its place;
 * a reply over ``max_message_bytes``;
 * more than ``max_streams`` streaming calls at once, so held streams never take every
-  handler thread from unary calls and health checks.
+  handler thread from unary calls and health checks;
+* a call arriving while ``max_queued_calls`` calls already wait for a handler thread
+  (:class:`CallPool` counts them): refused at once, from threads of their own
+  (:attr:`Admission.refusals`), never queued behind the work it would add to. Health checks
+  have a thread of their own too (:attr:`Admission.probes`).
+
+Below all of these, gRPC's C core keeps the calls that arrived but that the server has not
+yet taken in (``max_pending_requests``, a channel argument): past that it drops new calls
+itself, at random, then all of them past twice that — the clients see ``CANCELLED`` and the
+server never sees the call. The limit is set far above what the server takes in during a
+burst, so that the refusals happen here, explicitly and counted.
 
 Deciding is this module's job; counting the refusals is :mod:`shuangkou.service.metrics`'
 (its interceptor applies these checks to every call), ending the call
@@ -18,13 +28,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from concurrent import futures
 from typing import Any
 
-__all__ = ["Admission", "RejectedMessage", "REJECT_REASONS"]
+__all__ = ["Admission", "CallPool", "RejectedMessage", "REJECT_REASONS"]
 
 #: Why a request never reached (or a reply never left) the servicer, as counted in
 #: ``shuangkou_requests_rejected_total``.
-REJECT_REASONS = ("undecodable", "too_large", "reply_too_large", "stream_limit")
+REJECT_REASONS = ("undecodable", "too_large", "reply_too_large", "stream_limit", "overloaded")
 
 
 class RejectedMessage:
@@ -41,15 +52,52 @@ class RejectedMessage:
         self.reason, self.detail = reason, detail
 
 
+class CallPool(futures.ThreadPoolExecutor):
+    """The handler threads, counting the calls handed to them that have not started yet
+    (gRPC submits every call it takes in, and every submitted call starts, so the count
+    never drifts)."""
+
+    def __init__(self, max_workers: int, thread_name_prefix: str = "") -> None:
+        super().__init__(max_workers=max_workers, thread_name_prefix=thread_name_prefix)
+        self._lock = threading.Lock()
+        self.waiting = 0
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> futures.Future[Any]:
+        with self._lock:
+            self.waiting += 1
+
+        def started() -> Any:
+            with self._lock:
+                self.waiting -= 1
+            return fn(*args, **kwargs)
+        return super().submit(started)
+
+
 class Admission:
-    """The limits of one server: message size both ways, and the streams running at once."""
+    """The limits of one server: message size both ways, the streams running at once, and
+    the calls waiting for a handler thread of ``pool``."""
 
     def __init__(self, *, max_message_bytes: int = 2**31 - 1,
-                 max_streams: int | None = None) -> None:
+                 max_streams: int | None = None, pool: CallPool | None = None,
+                 max_queued_calls: int | None = None) -> None:
         self.max_message_bytes = max_message_bytes
         self.max_streams = max_streams
         self._streams = None if max_streams is None else threading.BoundedSemaphore(max_streams) \
             if max_streams > 0 else threading.Semaphore(0)
+        self.pool, self.max_queued_calls = pool, max_queued_calls
+        #: Where refusals run, and health checks: threads of their own, so that neither waits
+        #: behind queued work, nor a probe behind refusals (gRPC reads a behaviour's
+        #: ``experimental_thread_pool``).
+        self.refusals = futures.ThreadPoolExecutor(max_workers=2, thread_name_prefix="refuse")
+        self.probes = futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="health")
+        self.overload = RejectedMessage("overloaded", f"the server is busy: {max_queued_calls or 0:,}"
+                                        " calls already wait for a handler thread "
+                                        "(max_queued_calls); retry with backoff, or scale out")
+
+    def overloaded(self) -> bool:
+        """Whether a call arriving now must be refused rather than queued."""
+        pool, limit = self.pool, self.max_queued_calls
+        return pool is not None and limit is not None and pool.waiting >= limit
 
     def decoder(self, deserialize: Callable[[bytes], Any] | None) -> Callable[[bytes], Any]:
         """``deserialize`` that returns a :class:`RejectedMessage` for a request over the

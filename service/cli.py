@@ -95,7 +95,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         status = run(config, worker_main)
-    except VariantError as exc:
+    except (VariantError, ConfigError) as exc:
         parser.exit(2, f"shuangkou serve: {exc}\n")
     except OSError as exc:
         logging.getLogger("shuangkou").error("%s", exc)

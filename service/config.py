@@ -12,9 +12,13 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["Config", "ConfigError", "load_config", "add_arguments", "ENV_PREFIX"]
+if TYPE_CHECKING:
+    from shuangkou.core import StateKeys
+
+__all__ = ["Config", "ConfigError", "load_config", "load_state_keys", "add_arguments",
+           "ENV_PREFIX"]
 
 ENV_PREFIX = "SHUANGKOU_"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -32,6 +36,8 @@ class Config:
     workers: int = 1
     threads: int = 32
     max_streams: int = 16
+    max_queued_calls: int = 1024
+    max_pending_requests: int = 10_000
     reuse_port: bool = False
     grace: float = 10.0
     metrics_host: str = "0.0.0.0"
@@ -45,6 +51,8 @@ class Config:
     max_connection_age: float = 0.0
     worker_check_interval: float = 2.0
     variants: tuple[str, ...] = ()
+    state_keys: str = ""
+    state_key_id: str = ""
     max_message_bytes: int = 4 * 1024 * 1024
     max_cards: int = 64
     max_batch: int = 100_000
@@ -55,6 +63,7 @@ class Config:
         ranges: dict[str, tuple[float, float]] = {
             "port": (0, 65535), "metrics_port": (0, 65535), "workers": (1, 256),
             "threads": (1, 1024), "max_streams": (0, 1023), "grace": (0, 3600),
+            "max_queued_calls": (1, 10**6), "max_pending_requests": (100, 10**6),
             "keepalive_time": (1, 86400), "keepalive_timeout": (1, 3600),
             "max_connection_idle": (0, 86400), "max_connection_age": (0, 86400 * 30),
             "worker_check_interval": (0.1, 600), "max_message_bytes": (1024, 2**31 - 1),
@@ -75,6 +84,8 @@ class Config:
             raise ConfigError("settings 'tls_cert' and 'tls_key' must be given together")
         if self.tls_client_ca and not self.tls_cert:
             raise ConfigError("setting 'tls_client_ca' (mTLS) needs 'tls_cert' and 'tls_key'")
+        if self.state_key_id and not self.state_keys:
+            raise ConfigError("setting 'state_key_id' needs 'state_keys' (the key files)")
 
     @property
     def address(self) -> str:
@@ -100,6 +111,10 @@ _HELP = {
     "threads": "RPC handler threads per process",
     "max_streams": "streaming RPCs at once per process, at most threads/2; more are refused "
                    "RESOURCE_EXHAUSTED (health Watch holds no thread and is not counted)",
+    "max_queued_calls": "calls waiting for a handler thread beyond which new calls are "
+                        "refused RESOURCE_EXHAUSTED at once (counted: reason overloaded)",
+    "max_pending_requests": "calls gRPC keeps before the server takes them in; past it gRPC "
+                            "drops new calls itself (CANCELLED, uncounted), all past twice it",
     "reuse_port": "single-process mode: allow another process on the same port",
     "grace": "seconds in-flight RPCs get to finish on SIGTERM",
     "max_message_bytes": "largest request/response message in bytes",
@@ -120,7 +135,42 @@ _HELP = {
     "worker_check_interval": "--workers: seconds between health checks of each worker "
                              "(3 missed in a row: the worker is replaced)",
     "variants": "house variant files (TOML or JSON) registered by id at start-up",
+    "state_keys": "file, or directory of files (a mounted Kubernetes Secret), holding the "
+                  "keys that seal round states; each file is one key named by the file",
+    "state_key_id": "the key of state_keys that seals new states (needed with several)",
 }
+
+
+def load_state_keys(config: Config) -> StateKeys | None:
+    """The keys of ``state_keys`` (None when unset): one file is one key, named by the file;
+    a directory (a mounted Kubernetes Secret) holds one file per key, names starting with
+    ``.`` skipped (the Secret's ``..data`` links). A key is the file's bytes, surrounding
+    whitespace removed (``openssl rand -base64 32`` writes 45 bytes with the newline)."""
+    from pathlib import Path
+
+    from shuangkou.core import ShuangkouError, StateKeys
+
+    if not config.state_keys:
+        return None
+    root = Path(config.state_keys)
+    try:
+        files = (sorted(p for p in root.iterdir() if not p.name.startswith(".") and p.is_file())
+                 if root.is_dir() else [root])
+        keys = {p.name: p.read_bytes().strip() for p in files}
+    except OSError as exc:
+        raise ConfigError(f"setting 'state_keys': cannot read {str(root)!r}: "
+                          f"{exc.strerror}") from None
+    if not keys:
+        raise ConfigError(f"setting 'state_keys': no key files in {str(root)!r}")
+    signing = config.state_key_id or (next(iter(keys)) if len(keys) == 1 else "")
+    if not signing:
+        raise ConfigError(f"setting 'state_key_id' must name the key that seals new states, "
+                          f"one of {', '.join(keys)}")
+    try:
+        return StateKeys(keys, signing)
+    except ShuangkouError as exc:
+        raise ConfigError(f"setting {exc.field!r} ({str(root)!r}): "
+                          f"{str(exc).removeprefix('state keys: ')}") from None
 
 
 def _coerce(name: str, value: Any, source: str) -> Any:

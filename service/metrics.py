@@ -17,12 +17,13 @@ from typing import Any, TypeAlias, cast
 import grpc
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-from .admission import REJECT_REASONS, Admission, RejectedMessage
+from .admission import REJECT_REASONS, Admission, CallPool, RejectedMessage
 from .errors import ended, refuse, status_code
 
 __all__ = ["Metrics", "MetricsInterceptor"]
 
 GRPC_LABELS = ("grpc_type", "grpc_service", "grpc_method")
+HEALTH_SERVICE = "grpc.health.v1.Health"
 # Rules queries take microseconds; the default buckets start at 5 ms.
 LATENCY_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
                    0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -111,19 +112,23 @@ _RpcHandler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"   # generic in the st
 class MetricsInterceptor(grpc.ServerInterceptor):
     """Counts started/handled RPCs, messages and latency for every method of the server, and
     applies admission control (:class:`~shuangkou.service.admission.Admission`: message
-    size both ways, ``max_streams``) before the servicer runs; each refusal counts in
+    size both ways, ``max_streams``, ``max_queued_calls``) before the servicer runs; each
+    refusal counts in
     ``shuangkou_requests_rejected_total{reason}`` and ends the call through
     :func:`shuangkou.service.errors.refuse` (INVALID_ARGUMENT for a request that does not
     decode, RESOURCE_EXHAUSTED for the rest).
     """
 
     def __init__(self, metrics: Metrics, *, max_message_bytes: int = 2**31 - 1,
-                 max_streams: int | None = None) -> None:
+                 max_streams: int | None = None, pool: CallPool | None = None,
+                 max_queued_calls: int | None = None) -> None:
         self._m = metrics
         self.admission = Admission(max_message_bytes=max_message_bytes,
-                                   max_streams=max_streams)
+                                   max_streams=max_streams, pool=pool,
+                                   max_queued_calls=max_queued_calls)
         self.max_streams = max_streams
-        self._cache: dict[tuple[str, int], _RpcHandler] = {}
+        # per method and handler: the counting handler, and the one refusing an overload
+        self._cache: dict[tuple[str, int], tuple[_RpcHandler, _RpcHandler | None]] = {}
 
     def intercept_service(self, continuation: Callable[[grpc.HandlerCallDetails], Any],
                           details: grpc.HandlerCallDetails) -> _RpcHandler | None:
@@ -131,22 +136,25 @@ class MetricsInterceptor(grpc.ServerInterceptor):
         if handler is None:
             return None
         key = (details.method, id(handler))
-        wrapped = self._cache.get(key)
-        if wrapped is None:
-            wrapped = self._wrap(details.method, handler)
+        pair = self._cache.get(key)
+        if pair is None:
+            pair = self._wrap(details.method, handler)
             if len(self._cache) < 1024:
-                self._cache[key] = wrapped
-        return wrapped
+                self._cache[key] = pair
+        # Decided as gRPC takes the call in, before it queues for a thread (health checks
+        # and refusals never queue behind the work: they have threads of their own).
+        if pair[1] is not None and self.admission.overloaded():
+            return pair[1]
+        return pair[0]
 
-    def _wrap(self, full_method: str, handler: _RpcHandler) -> _RpcHandler:
+    def _wrap(self, full_method: str,
+              handler: _RpcHandler) -> tuple[_RpcHandler, _RpcHandler | None]:
         service, _, method = full_method.lstrip("/").rpartition("/")
         labels = (_TYPES[(handler.request_streaming, handler.response_streaming)],
                   service or "unknown", method)
         m = self._m
         admission = self.admission
-        started, received, sent = (c.labels(*labels) for c in (m.started, m.received, m.sent))
-        handling = m.handling.labels(*labels)
-
+        started, handling = m.started.labels(*labels), m.handling.labels(*labels)
         handled: dict[str, Any] = {}      # by status code: its labelled child, found once
 
         def finish(context: grpc.ServicerContext, t0: float, failed: bool) -> None:
@@ -160,6 +168,34 @@ class MetricsInterceptor(grpc.ServerInterceptor):
         def refused(context: grpc.ServicerContext, why: RejectedMessage) -> None:
             m.rejected.labels(*labels, why.reason).inc()
             refuse(context, why.reason, why.detail)
+
+        def overloaded(request: Any, context: grpc.ServicerContext) -> Any:
+            """The whole call when the server is overloaded: counted, refused at once."""
+            started.inc()
+            t0 = time.perf_counter()
+            try:
+                refused(context, admission.overload)
+            finally:
+                finish(context, t0, True)
+
+        overloaded.experimental_thread_pool = admission.refusals  # type: ignore[attr-defined]
+        shapes = {(False, False): grpc.unary_unary_rpc_method_handler,
+                  (True, False): grpc.stream_unary_rpc_method_handler,
+                  (False, True): grpc.unary_stream_rpc_method_handler,
+                  (True, True): grpc.stream_stream_rpc_method_handler}
+        shape = shapes[(handler.request_streaming, handler.response_streaming)]
+        refusing: _RpcHandler | None = None if service == HEALTH_SERVICE else shape(overloaded)
+        return self._counting(handler, labels, finish, refused, service), refusing
+
+    def _counting(self, handler: _RpcHandler, labels: tuple[str, str, str],
+                  finish: Callable[[grpc.ServicerContext, float, bool], None],
+                  refused: Callable[[grpc.ServicerContext, RejectedMessage], None],
+                  service: str) -> _RpcHandler:
+        """``handler`` counted, its messages checked both ways (health checks on their own
+        thread)."""
+        m = self._m
+        admission = self.admission
+        started, received, sent = (c.labels(*labels) for c in (m.started, m.received, m.sent))
 
         def checked(request: Any, context: grpc.ServicerContext) -> Any:
             received.inc()
@@ -209,6 +245,8 @@ class MetricsInterceptor(grpc.ServerInterceptor):
                 finally:
                     finish(context, t0, failed)
 
+            if service == HEALTH_SERVICE:   # probes never wait behind a burst of calls
+                call_unary.experimental_thread_pool = admission.probes  # type: ignore[attr-defined]
             return grpc.unary_unary_rpc_method_handler(
                 call_unary, request_deserializer=decode, response_serializer=to_wire)
 

@@ -22,7 +22,6 @@ import tempfile
 import threading
 import types
 from collections.abc import Callable, Sequence
-from concurrent import futures
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -32,9 +31,10 @@ from grpc_reflection.v1alpha import reflection
 
 from shuangkou.v1 import rounds_pb2, service_pb2, service_pb2_grpc
 
+from .admission import CallPool
 from .api.rounds import ROUND_SERVICE_NAME, register_round_service
 from .api.shuangkou import SERVICE_NAME, ShuangkouServicer
-from .config import Config
+from .config import Config, load_state_keys
 from .limits import Limits
 from .version import version
 
@@ -81,6 +81,12 @@ def server_options(config: Config) -> list[tuple[str, int]]:
         ("grpc.http2.min_ping_interval_without_data_ms", ms(min(config.keepalive_time, 10))),
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.http2.max_pings_without_data", 0),
+        # Calls that arrived but are not yet taken in (the server's loop is busy): past the
+        # soft limit gRPC drops new ones at random, past the hard one all, as CANCELLED and
+        # unseen by the server; far above what a burst leaves there, so that admission
+        # refuses the excess explicitly (max_queued_calls, docs/operations.md "Overload").
+        ("grpc.server.max_pending_requests", config.max_pending_requests),
+        ("grpc.server.max_pending_requests_hard_limit", 2 * config.max_pending_requests),
     ]
     if config.max_connection_idle:
         options.append(("grpc.max_connection_idle_ms", ms(config.max_connection_idle)))
@@ -125,17 +131,17 @@ def create_server(config: Config, *, health_servicer: health.HealthServicer | No
 
     metrics.init_series(service_pb2.DESCRIPTOR.services_by_name["ShuangkouService"])
     metrics.init_series(rounds_pb2.DESCRIPTOR.services_by_name["RoundService"])
+    pool = CallPool(config.threads, thread_name_prefix="rpc")
     interceptor = MetricsInterceptor(metrics, max_message_bytes=config.max_message_bytes,
-                                     max_streams=config.stream_cap)
-    server = grpc.server(
-        futures.ThreadPoolExecutor(max_workers=config.threads, thread_name_prefix="rpc"),
-        interceptors=[interceptor], options=server_options(config))
+                                     max_streams=config.stream_cap, pool=pool,
+                                     max_queued_calls=config.max_queued_calls)
+    server = grpc.server(pool, interceptors=[interceptor], options=server_options(config))
     limits = Limits(max_cards=config.max_cards, max_batch=config.max_batch,
                     enumeration_cap=config.enumeration_cap,
                     max_message_bytes=config.max_message_bytes)
     service_pb2_grpc.add_ShuangkouServiceServicer_to_server(ShuangkouServicer(limits, metrics),
                                                             server)
-    register_round_service(server, limits)
+    register_round_service(server, limits, load_state_keys(config))
     health_servicer = health_servicer or HealthServicer()
     if type(health_servicer).List is health_pb2_grpc.HealthServicer.List:  # type: ignore[attr-defined]
         # A plain grpcio HealthServicer (tests, embedders): give it our List too, rather
@@ -179,8 +185,9 @@ def load_house_variants(files: Sequence[str]) -> list[str]:
             ids += [v.id for v in register_variants([path])]
         except VariantError as exc:
             unregister_variants()
-            raise VariantError(f"house variants {path!r}: {exc}", getattr(exc, "field", None)
-                               ) from None
+            named = repr(path) in str(exc)       # the file's own errors name it already
+            raise VariantError(str(exc) if named else f"house variants {path!r}: {exc}",
+                               getattr(exc, "field", None)) from None
     return ids
 
 

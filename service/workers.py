@@ -27,7 +27,7 @@ from typing import Any
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from .config import Config
+from .config import Config, load_state_keys
 from .server import load_house_variants, stop_signals
 from .version import version
 
@@ -245,6 +245,7 @@ def serve_workers(config: Config, worker_main: Callable[..., int],
     from .exposition import multiprocess_registry, start_metrics_server
 
     load_house_variants(config.variants)       # fail here, once, rather than in every worker
+    load_state_keys(config)
     metrics_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"]
     stop = stop_signals()
     with _reserve_port(config.host, config.port) as port:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import os
 import re
@@ -15,6 +16,7 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import grpc
 from google.rpc import error_details_pb2
@@ -130,6 +132,67 @@ def metric_value(text: str, name: str, **labels: str) -> float:
         if all(f'{k}="{v}"' in head for k, v in labels.items()):
             total += float(value)
     return total
+
+
+@dataclass
+class Burst:
+    """What a burst of identical calls got back: status codes (with the refusal message)."""
+
+    sent: int
+    codes: collections.Counter[str]
+    seconds: float
+    details: collections.Counter[str] = field(default_factory=collections.Counter)
+
+
+def apply_request() -> Any:
+    """An ApplyAction of a dealt baibian round's first play: any server answers it, again
+    and again (the state comes with the request)."""
+    import random
+
+    from shuangkou.core import Round
+    from shuangkou.core.generate import deal
+    from shuangkou.v1 import rounds_pb2, scoring_pb2
+    from shuangkou.v1.variants_pb2 import RuleSet
+
+    r = Round.deal("baibian", deal("baibian", random.Random(3)), 0)
+    return rounds_pb2.ApplyActionRequest(
+        rule_set=RuleSet(id="baibian"), state=r.to_bytes(),
+        action=rounds_pb2.RoundAction(seat=r.turn, type=scoring_pb2.ACTION_TYPE_PLAY,
+                                      cards=cards_pb2.Cards(cards=[r.hand(r.turn)[0]])))
+
+
+def burst(port: int, method: str, request: Any, n: int, *, channels: int = 4,
+          timeout: float = 60.0) -> Burst:
+    """Send ``n`` copies of ``request`` to ``method`` as fast as one thread can issue them
+    (over ``channels`` connections), all in flight at once, and wait for every answer."""
+    chans = [grpc.insecure_channel(f"127.0.0.1:{port}") for _ in range(channels)]
+    try:
+        calls = [c.unary_unary(method, request_serializer=type(request).SerializeToString,
+                               response_deserializer=None) for c in chans]
+        t0 = time.perf_counter()
+        futures = [calls[i % channels].future(request, timeout=timeout) for i in range(n)]
+        codes: collections.Counter[str] = collections.Counter()
+        details: collections.Counter[str] = collections.Counter()
+        for f in futures:
+            try:
+                f.result()
+                codes["OK"] += 1
+            except grpc.RpcError as exc:
+                codes[exc.code().name] += 1
+                details[(exc.details() or "")[:60]] += 1
+        return Burst(n, codes, time.perf_counter() - t0, details)
+    finally:
+        for c in chans:
+            c.close()
+
+
+def serve_refused(*args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    """``shuangkou serve ARGS`` that must stop at start-up: its exit status and stderr."""
+    run = subprocess.run(
+        [sys.executable, "-m", "shuangkou.service", "serve", "--host", "127.0.0.1", "--port",
+         "0", "--metrics-port", "0", *args], cwd=ROOT, env={**os.environ, **(env or {})},
+        capture_output=True, text=True, timeout=60)
+    return run.returncode, run.stderr
 
 
 class ServerProcess:

@@ -439,7 +439,7 @@ class _Round:
             elif "pass" in a and a["pass"] is True:
                 if seat != turn or over is not None:
                     self._turn_error(i, seat, turn, standing, prev, lead)
-                if extra and ("escape" in a or "declare" in a or "play" in a):
+                if extra:           # a declaration (any part of it) on a pass is refused
                     raise ReplayError("a pass takes no other field", i)
                 if standing is None:
                     raise ReplayError(f"seat {seat} leads the trick and may not pass "
@@ -459,7 +459,7 @@ class _Round:
                     turn = mate if left[mate] else _next_holding(left, last)
                     lead = (_JIEFENG, turn, last)
             elif "escape" in a and a["escape"] is True:
-                if extra and ("pass" in a or "declare" in a or "play" in a):
+                if extra:
                     raise ReplayError("an escape takes no other field", i)
                 if over is not None:
                     self._turn_error(i, seat, turn, standing, prev, lead)

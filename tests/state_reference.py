@@ -5,19 +5,24 @@ core_ext/_state.pyx, written apart from it from the layout its module doc gives.
 else the exact error sentence, the checks in the documented order. tests/test_round.py runs
 both on every reachable state of whole rounds and on thousands of forgeries and requires
 the same verdict and sentence. Readings of stored plays are the core's (classification has
-its own references); the format, the seats, the round end and the deck are checked here.
+its own references); the format, the rules fingerprint, the seal, the seats, the round end
+and the deck are checked here.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
+import re
 import struct
 from dataclasses import dataclass
 from typing import Any
 
 from shuangkou import core
-from shuangkou.core.variants import Variant, get_variant
+from shuangkou.core.variants import Variant, get_variant, house_variants
 
-MAGIC = b"SKR2"
+MAGIC = b"SKR3"
 SEATS = 4
 MAX_ACTIONS = 2**31 - 1
 MAX_STAKE, MAX_TABLE_FEE = 10**9, 10**12
@@ -26,6 +31,8 @@ MAX_STAKE, MAX_TABLE_FEE = 10**9, 10**12
 HEAD = struct.Struct("<21b QQ II")
 SUITED = [c for c in range(1, 66) if (c - 1) % 5 != 4]      # the 52 suited faces
 BODY = SEATS * (len(SUITED) + 15) + 76
+PREFIX = len(MAGIC) + 16
+KEY_ID = re.compile(rb"[A-Za-z0-9._-]{1,64}")
 
 
 def rank(code: int) -> int:
@@ -42,7 +49,20 @@ def slot_sizes(hand_size: int) -> tuple[int, int]:
 
 def size_of(v: Variant) -> int:
     standing, bomb = slot_sizes(v.hand_size)
-    return len(MAGIC) + 1 + len(v.id.encode()) + HEAD.size + BODY + standing + SEATS * bomb
+    return PREFIX + HEAD.size + BODY + standing + SEATS * bomb
+
+
+def fingerprint(v: Variant) -> bytes:
+    """Every field but the labels, as canonical JSON, hashed (the module doc's definition)."""
+    rules = {k: val for k, val in v.to_dict().items()
+             if k not in ("id", "name", "source", "extends")}
+    text = json.dumps(rules, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode()).digest()[:16]
+
+
+def seal(state: bytes, kid: str, key: bytes) -> bytes:
+    signed = state + kid.encode() + bytes([len(kid)])
+    return signed + hmac.new(key, signed, hashlib.sha256).digest()
 
 
 class Refused(Exception):
@@ -65,26 +85,65 @@ class State:
     played: list[int]
 
 
-def check(data: bytes, variant: str | Variant) -> str | None:
+def check(data: bytes, variant: str | Variant,
+          keys: dict[str, bytes] | None = None) -> str | None:
     """None when ``data`` is a state the rules can reach, else why not (the sentence)."""
     try:
-        read(data, variant)
+        read(data, variant, keys)
     except Refused as exc:
         return str(exc)
     return None
 
 
-def read(data: bytes, variant: str | Variant) -> State:
+def _key_id(data: bytes) -> bytes | None:
+    """The key id the last bytes of ``data`` name as a seal, or None."""
+    if len(data) < 34:
+        return None
+    m = data[-33]
+    if not 1 <= m <= 64 or len(data) < 33 + m:
+        return None
+    kid = data[-33 - m:-33]
+    return kid if KEY_ID.fullmatch(kid) else None
+
+
+def _unsealed(data: bytes, keys: dict[str, bytes]) -> bytes:
+    kid = _key_id(data)
+    if kid is None:
+        raise _bad("it is not signed; this server takes only the states it signed")
+    key = keys.get(kid.decode())
+    if key is None:
+        raise _bad(f"it is signed with key id {kid.decode()!r}, which this server does not "
+                   "hold")
+    if hmac.new(key, data[:-32], hashlib.sha256).digest() != data[-32:]:
+        raise _bad(f"its signature does not match: the state was altered (or signed with "
+                   f"another key named {kid.decode()!r})")
+    return data[:-33 - len(kid)]
+
+
+def _rules_named(fp: bytes, v: Variant) -> str:
+    for known in [*core.BUILTIN.values(), *house_variants()]:
+        if fingerprint(known) == fp:
+            return f"it is a round of {known.id}, not {v.id}"
+    return f"it is a round of other rules than {v.id}'s (rules fingerprint {fp.hex()[:12]}…)"
+
+
+def read(data: bytes, variant: str | Variant,
+         keys: dict[str, bytes] | None = None) -> State:
     v = get_variant(variant)
-    # -- prefix and head
+    # -- the seal, then prefix and head
+    if keys is not None:
+        data = _unsealed(data, keys)
+    elif len(data) > size_of(v):
+        kid = _key_id(data)
+        if kid is not None and len(data) == size_of(v) + 33 + len(kid):
+            raise _bad(f"it is signed (key id {kid.decode()!r}), and this server holds no "
+                       "state keys to check it")
     if len(data) != size_of(v) or not data.startswith(MAGIC):
         raise _bad(f"{len(data)} bytes is not a serialised {v.id} round ({size_of(v)} bytes "
                    f"starting {MAGIC!r})")
-    n = data[4]
-    vid = data[5:5 + n]
-    if vid != v.id.encode():
-        raise _bad(f"it is a round of {vid.decode(errors='replace')!r}, not {v.id}")
-    pos = 5 + n
+    if data[4:PREFIX] != fingerprint(v):
+        raise _bad(_rules_named(data[4:PREFIX], v))
+    pos = PREFIX
     h = HEAD.unpack_from(data, pos)
     turn, leader, last, prev, passes, over, over_seat, escaper = h[:8]
     why, a, b, nfin = h[8:12]

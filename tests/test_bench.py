@@ -63,6 +63,12 @@ CASES = [
           r"^--max-message-bytes 64 MiB: BatchClassify of 10,000 plays .*server CPU after ",
           r"^--max-message-bytes 64 MiB, 4 x BatchClassify of 10,000 invalid plays: answers "
           r"OK/OK/OK/OK"), timeout=120),
+    Case("bench_burst.py", ("--calls", "300"),
+         (r"^gRPC's own shedding .*: 300 ApplyAction at once -> [\d,]+ OK \+ 0 "
+          r"RESOURCE_EXHAUSTED .*the server saw [\d,]+; ",
+          r"^shipped settings .*: 300 ApplyAction at once -> [\d,]+ OK \+ [\d,]+ "
+          r"RESOURCE_EXHAUSTED \(counted overloaded: [\d,]+\) \+ 0 other ; the server saw 300;"),
+         timeout=120),
     Case("bench_api.py", ("--repeat", "1"),
          (r"^BatchClassify, [\d,]+ valid plays \(the cap\): [\d,]+ plays/s",
           r"^BatchClassify, [\d,]+ invalid plays of 400 characters: [\d,]+ plays/s",
@@ -103,7 +109,8 @@ CASES = [
          timeout=90),
     Case("bench_rounds.py", ("--replays", "1", "--repeat", "1"),
          (r"^7 generated replays \(1 per variant", r"^\s+validate \+ score, dicts: old ",
-          r"^one applied action .*: median [\d.]+ µs", r"^\s+huopin\s+\d+ B\s+[\d.]+ µs$")),
+          r"^one applied action .*: median [\d.]+ µs",
+          r"^\s+huopin\s+\d+ B\s+[\d.]+ µs   sealed\s+\d+ B\s+[\d.]+ µs  \(\+-?[\d.]+ µs\)$")),
     # against itself: the comparison path, with this interpreter as the "other" build
     Case("bench_settle.py", ("--replays", "2", "--repeat", "1", "--against", sys.executable),
          (r"^14 generated rounds \(2 per variant, \d+ escaped\)",

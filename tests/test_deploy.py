@@ -454,6 +454,29 @@ def test_pod_runs_non_root_with_a_read_only_root(
     assert spec["enableServiceLinks"] is False
 
 
+def test_round_states_are_sealed_with_keys_from_a_secret(pod: dict[str, Any],
+                                                        container: dict[str, Any],
+                                                        tmp_path: Path) -> None:
+    """Signing is on in the shipped manifests: the state keys come from the Secret that
+    docs/operations.md tells how to create, mounted read-only where SHUANGKOU_STATE_KEYS
+    points, readable by the server's group; and the server takes such a mount."""
+    from shuangkou.service.config import Config, load_state_keys
+
+    env = env_of(container)
+    volumes = {v["name"]: v for v in pod["spec"]["volumes"]}
+    (mount,) = [m for m in container["volumeMounts"] if m["mountPath"] == env["SHUANGKOU_STATE_KEYS"]]
+    secret = volumes[mount["name"]]["secret"]
+    assert mount["readOnly"] is True and secret["defaultMode"] & 0o040
+    doc = (ROOT / "docs" / "operations.md").read_text()
+    create = f"kubectl create secret generic {secret['secretName']} --from-literal=" \
+             f"{env['SHUANGKOU_STATE_KEY_ID']}="
+    assert create in doc
+    (tmp_path / env["SHUANGKOU_STATE_KEY_ID"]).write_text("x" * 44 + "\n")
+    keys = load_state_keys(Config(state_keys=str(tmp_path),
+                                  state_key_id=env["SHUANGKOU_STATE_KEY_ID"]))
+    assert keys is not None and keys.ids == (env["SHUANGKOU_STATE_KEY_ID"],)
+
+
 def test_deployment_env_names_real_server_settings(container: dict[str, Any]) -> None:
     unknown = set(env_of(container)) - server_env_names()
     assert not unknown, f"env vars the server does not read: {sorted(unknown)}"

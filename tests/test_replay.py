@@ -377,6 +377,31 @@ def test_malformed_actions(action: Any, match: str) -> None:
     assert err.field == "actions[0]"
 
 
+@pytest.mark.parametrize("kind", ["pass", "escape"])
+@pytest.mark.parametrize("extra", [{"declare": "single"}, {"declare": "single", "declare_top": 9},
+                                   {"declare_top": "9"}, {"declare_star": 4},
+                                   {"declare_wilds": []}, {"declare": None}])
+def test_a_declaration_on_a_pass_or_an_escape_is_refused(kind: str, extra: dict) -> None:
+    """Never silently ignored, in documents (folded as read) and typed replays alike."""
+    from shuangkou.core.replay import Action, parse_replay
+
+    action = {"seat": 1, kind: True, **extra}
+    doc = replay("bianfeng", HANDS, [play(0, "9C"), action])
+    err = rejected(doc)
+    word = "a pass" if kind == "pass" else "an escape"
+    assert (err.action, err.detail) == (1, f"{word} takes no other field")
+    with pytest.raises(ReplayError) as typed:
+        parse_replay(doc)
+    assert (typed.value.action, typed.value.detail) == (1, f"{word} takes no other field")
+    rep = parse_replay(replay("bianfeng", HANDS, [play(0, "9C"), {"seat": 1, kind: True}]))
+    bad = rep.actions[1].__class__(1, kind, (), core.Declaration("single"))
+    for wrong in (bad, Action(1, kind, (21,))):
+        forged = type(rep)(**{**rep.__dict__, "actions": (rep.actions[0], wrong)})
+        with pytest.raises(ReplayError, match=f"{word} takes no cards or declaration") as info:
+            score_replay(forged)
+        assert info.value.action == 1
+
+
 def test_json_text_and_custom_variant() -> None:
     rep = replay({"extends": "bianfeng", "id": "house", "stake_note": 1}, HANDS, [])
     assert "unknown field 'stake_note'" in rejected(rep).detail

@@ -9,12 +9,13 @@ import copy
 import json
 import pickle
 import random
+from dataclasses import fields
 from typing import Any
 
 import pytest
 import replay_v1
 import state_reference
-from state_reference import BODY, HEAD, MAGIC, slot_sizes
+from state_reference import BODY, HEAD, PREFIX, slot_sizes
 
 from shuangkou import core
 from shuangkou.core import Declaration, Round, RuleViolation, ShuangkouError
@@ -317,7 +318,7 @@ def _forge(blob: bytes, at: int, value: int) -> bytes:
 def test_forged_states_are_refused() -> None:
     r = _mid_round()
     blob = r.to_bytes()
-    head = len(MAGIC) + 1 + len("bianfeng")
+    head = PREFIX
     body = head + HEAD.size
     forgeries = {
         "truncated": blob[:-1],
@@ -347,7 +348,7 @@ def test_forged_standing_play_and_bombs_are_refused() -> None:
     blob = r.to_bytes()
     assert Round.from_bytes(blob, "bianfeng") == r
     v = core.get_variant("bianfeng")
-    standing_at = len(MAGIC) + 1 + len("bianfeng") + HEAD.size + BODY
+    standing_at = PREFIX + HEAD.size + BODY
     bombs_at = standing_at + slot_sizes(v.hand_size)[0]    # seat 0's bomb slot
     assert blob[standing_at:standing_at + 2] == bytes([1, 0])   # present, seat 0
     assert blob[bombs_at:bombs_at + 2] == bytes([1, 4])         # one bomb of 4 cards
@@ -407,7 +408,7 @@ def test_compiled_state_check_agrees_with_the_python_reference() -> None:
     checked = accepted = 0
     for r in rounds:
         v, blob = r.variant, r.to_bytes()
-        head = len(MAGIC) + 1 + len(v.id)
+        head = PREFIX
         slots = head + HEAD.size + BODY
         for n in range(1500):
             if n == 0:
@@ -434,6 +435,174 @@ def test_compiled_state_check_agrees_with_the_python_reference() -> None:
                 None if twin.standing is None else twin.standing[1])
             assert fast.bomb_cards == tuple(tuple(c for c, _ in b) for b in twin.bombs)
     assert checked == 6000 and accepted > 50
+
+
+# ----------------------------------------------------------------------------- rules and seal
+
+def _house(table: list[list[int]]) -> core.Variant:
+    return core.variants.variant_from_mapping({"id": "h", "extends": "bianfeng",
+                                               "multiplier": table})
+
+
+def test_a_state_continues_only_under_its_own_rules() -> None:
+    """The state is bound to every rule field (the fingerprint), not to the id: a house
+    variant ``h`` with another multiplier table cannot read it, one with the same rules
+    under another id or name can."""
+    h1, h2 = _house([[5, 2], [6, 4]]), _house([[5, 3], [6, 9]])
+    r = Round.deal(h1, *_full("bianfeng"))
+    blob = r.to_bytes()
+    assert Round.from_bytes(blob, h1) == r
+    with pytest.raises(ShuangkouError) as info:
+        Round.from_bytes(blob, h2)
+    assert str(info.value).startswith("round state: it is a round of other rules than h's")
+    assert str(info.value) == state_reference.check(blob, h2)
+    same = h1.replace(id="club", name="another name", source="x", extends="baibian")
+    assert same.fingerprint == h1.fingerprint
+    assert Round.from_bytes(blob, same).to_bytes() == blob
+    with pytest.raises(ShuangkouError, match="it is a round of bianfeng, not baibian"):
+        Round.from_bytes(Round.deal("bianfeng", *_full("bianfeng")).to_bytes(), "baibian")
+    every_rule = {f.name for f in fields(core.Variant)} - {"id", "name", "source", "extends"}
+    base = core.get_variant("bianfeng")
+    changed = {"decks": 3, "lowest_rank": 1, "hand_size": 26, "joker_copies": 3,
+               "wild_jokers": ("SJ", "BJ"), "chain_min_links": 4, "chain_counts": "any",
+               "chain_phase": "largest", "chain_wrap": "none", "bomb_order": "baibian",
+               "multi_bomb": ((4, 3),), "chain_bonus": True, "round_end": "first_out",
+               "base": {"double": (1, 1, 1, 1), "single": (2, -2, 2, -2),
+                        "flat": (1, -1, -1, 1)},
+               "kou": {"double": 3, "single": 2, "flat": 1}, "kou_thresholds": (11, 7),
+               "multiplier": ((5, 3),), "multiplier_star": "all",
+               "contribution": ((6, 6, 3),), "contribution_mode": "round_star",
+               "contribution_recipients": "team", "settlement_star_cap": 12,
+               "escape": "none", "escape_fee": 5}
+    assert set(changed) == every_rule
+    needs = {"round_end": {"kou": changed["kou"]},
+             "lowest_rank": {"hand_size": 20, "chain_wrap": "none"},
+             "chain_phase": {"chain_counts": "any", "chain_phase": "smallest"}}
+    for name, value in changed.items():
+        one = base.replace(**needs.get(name, {}))          # companions a value needs
+        other = one.replace(**{name: value}, **({"chain_phase": "largest"}
+                                                if name == "chain_counts" else {}))
+        assert other.fingerprint != one.fingerprint, name
+        assert other.fingerprint == state_reference.fingerprint(other), name
+
+
+KEYS = {"k1": b"1" * 32, "k2": b"2" * 40}
+
+
+def test_a_sealed_state_loads_only_unaltered_under_a_key_held() -> None:
+    keys = core.StateKeys(KEYS, "k1")
+    r = _mid_round()
+    sealed = r.to_bytes(keys)
+    assert sealed[:len(r.to_bytes())] == r.to_bytes() and len(sealed) == len(r.to_bytes()) + 35
+    assert Round.from_bytes(sealed, "bianfeng", keys) == r
+    assert state_reference.check(sealed, "bianfeng", KEYS) is None
+    # every byte altered (the stake and table fee among them) is refused, before the rules
+    head = PREFIX
+    for at in range(len(sealed)):
+        data = _forge(sealed, at, sealed[at] ^ 0x01)
+        with pytest.raises(ShuangkouError) as info:
+            Round.from_bytes(data, "bianfeng", keys)
+        assert info.value.field == "state"
+        assert str(info.value) == state_reference.check(data, "bianfeng", KEYS), at
+        if head + 21 <= at < head + 37:       # stake, table fee
+            assert "signature does not match" in str(info.value)
+    # the same flip of the stake unsealed is a plausible state: what the seal is for
+    stake_flipped = _forge(r.to_bytes(), head + 21, r.to_bytes()[head + 21] ^ 0x04)
+    assert Round.from_bytes(stake_flipped, "bianfeng").stake != r.stake
+    refusals = {
+        "not signed": (r.to_bytes(), "it is not signed"),
+        "unknown key id": (r.to_bytes(core.StateKeys({"k9": b"9" * 32}, "k9")),
+                           "signed with key id 'k9', which this server does not hold"),
+        "same id, another key": (r.to_bytes(core.StateKeys({"k1": b"x" * 32}, "k1")),
+                                 "signature does not match"),
+    }
+    for what, (data, sentence) in refusals.items():
+        with pytest.raises(ShuangkouError, match=sentence) as info:
+            Round.from_bytes(data, "bianfeng", keys)
+        assert str(info.value) == state_reference.check(data, "bianfeng", KEYS), what
+    with pytest.raises(ShuangkouError, match=r"signed \(key id 'k1'\), and this server holds "
+                       "no state keys") as info:
+        Round.from_bytes(sealed, "bianfeng")
+    assert str(info.value) == state_reference.check(sealed, "bianfeng")
+
+
+def test_state_keys_rotate() -> None:
+    """Rotation: a server holding k1 and k2 and signing with k2 reads states sealed with
+    either; once k1 is dropped, its states are refused by id."""
+    r = _mid_round()
+    old, both = core.StateKeys(KEYS, "k1"), core.StateKeys(KEYS, "k2")
+    new = core.StateKeys({"k2": KEYS["k2"]}, "k2")
+    by_old = r.to_bytes(old)
+    moved = Round.from_bytes(by_old, "bianfeng", both)
+    assert moved.to_bytes(both)[-33 - 2:-33] == b"k2"
+    assert Round.from_bytes(moved.to_bytes(both), "bianfeng", new) == r
+    assert Round.from_bytes(moved.to_bytes(both), "bianfeng", old) == r   # k2 held by old too
+    with pytest.raises(ShuangkouError, match="key id 'k1', which this server does not hold"):
+        Round.from_bytes(by_old, "bianfeng", new)
+
+
+@pytest.mark.parametrize(("keys", "signing", "why"), [
+    ({}, "k1", "at least one key"),
+    ({"k 1": b"1" * 32}, "k 1", "key id 'k 1' is not"),
+    ({"k" * 65: b"1" * 32}, "k", "is not 1–64 characters"),
+    ({"k1": b"short"}, "k1", "at least 32 bytes"),
+    ({"k1": "1" * 32}, "k1", "at least 32 bytes"),
+    ({"k1": b"1" * 32}, "k2", "signing key id 'k2' is not one of"),
+])
+def test_state_keys_are_checked(keys: Any, signing: str, why: str) -> None:
+    with pytest.raises(ShuangkouError, match=why):
+        core.StateKeys(keys, signing)
+
+
+def test_state_keys_never_show_a_key() -> None:
+    keys = core.StateKeys({"k1": b"secret-secret-secret-secret-0123", "k2": b"2" * 32}, "k2")
+    assert repr(keys) == "StateKeys(ids=['k1', 'k2'], signing_id='k2')"
+    assert keys.ids == ("k1", "k2") and keys.signing_id == "k2"
+    assert b"secret" not in pickle.dumps(_mid_round())
+
+
+def test_the_bomb_cache_is_bounded_in_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stored bombs are kept per rule set, all rule sets together within BOMB_CACHE_BYTES,
+    and the estimate of an entry is no less than what tracemalloc measures."""
+    import gc
+    import tracemalloc
+
+    from shuangkou.core import _state
+    edge = core.variants.variant_from_mapping({"id": "edge_bombs", "extends": "qianbian",
+                                               "decks": 4, "joker_copies": 4, "hand_size": 40})
+    states = []
+    for rank in "3456789TJQKA2":
+        for n in (4, 8, 12, 16):
+            play = " ".join([rank] * n)
+            rnd = Round.deal(edge, [play, "SJ", "SJ", "BJ"], 0, partial_deal=True)
+            rnd.play(0, play)
+            states.append((rnd.to_bytes(), n))
+    Round.from_bytes(states[0][0], edge)                    # the layout exists
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for blob, _ in states[1:]:
+            Round.from_bytes(blob, edge)
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    estimate = sum(_state.BOMB_ENTRY_BYTES + _state.BOMB_CARD_BYTES * (3 + n)
+                   for _, n in states[1:])
+    assert grown <= estimate <= 2 * grown, (grown, estimate)
+    # past the budget the caches are emptied, never grown (a small budget, many rule sets)
+    monkeypatch.setattr(_state, "BOMB_CACHE_BYTES", 20_000)
+    peak = 0
+    for i in range(120):
+        house = edge.replace(id=f"b{i}", escape_fee=i)
+        for play in ("4444", "55555"):
+            rnd = Round.deal(house, [play, "SJ", "SJ", "BJ"], 0, partial_deal=True)
+            rnd.play(0, play)
+            Round.from_bytes(rnd.to_bytes(), house)
+            assert 0 < _state.bomb_cache_bytes() <= 20_000
+            peak = max(peak, _state.bomb_cache_bytes())
+    assert peak > 19_000
 
 
 def test_copies_and_pickles() -> None:

@@ -4,13 +4,23 @@ forged states, and statelessness (two servers answer one round in turns)."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import random
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import grpc
 import pytest
-from grpc_helpers import TIMEOUT, Running, rich_error, running_server
+from grpc_helpers import (
+    TIMEOUT,
+    Running,
+    ServerProcess,
+    rich_error,
+    running_server,
+    serve_refused,
+)
 
 from shuangkou import core
 from shuangkou.core.generate import deal
@@ -415,3 +425,151 @@ def test_every_rpc_of_the_round_service_is_registered() -> None:
         assert h.request_deserializer == request_type.FromString, m.name
         reply_type = getattr(rounds_pb2, m.output_type.name)
         assert h.response_serializer in (None, reply_type.SerializeToString), m.name
+
+
+# ----------------------------------------------------------------------------- rules, seals (issue 19)
+
+def _house_file(tmp: Path, table: list[list[int]]) -> Path:
+    path = tmp / f"h{table[0][1]}.json"
+    path.write_text(json.dumps({"id": "h", "extends": "bianfeng", "multiplier": table}))
+    return path
+
+
+def _keys(tmp: Path, name: str, **keys: bytes) -> Path:
+    """A key directory as a Kubernetes Secret mounts it: one file per key, ``..data`` links."""
+    root = tmp / name
+    data = root / "..2026_12_01_00_00_00.000000001"
+    data.mkdir(parents=True)
+    for kid, key in keys.items():
+        (data / kid).write_bytes(key + b"\n")
+        (root / kid).symlink_to(Path("..data") / kid)
+    (root / "..data").symlink_to(data.name)
+    return root
+
+
+@contextlib.contextmanager
+def _serving(*args: str, env: dict[str, str] | None = None) -> Iterator[Any]:
+    server = ServerProcess("--port", "0", "--metrics-port", "0", *args, env=env)
+    try:
+        server.wait_serving()
+        with grpc.insecure_channel(f"127.0.0.1:{server.port}") as channel:
+            yield rounds_pb2_grpc.RoundServiceStub(channel)
+    finally:
+        assert server.stop() == 0
+
+
+def _refused(stub: Any, variant: str, state: bytes, sentence: str) -> None:
+    with pytest.raises(grpc.RpcError) as caught:
+        apply(stub, variant, state, act(0, PLAY, "3S"))
+    err = rich_error(caught.value)
+    assert err.code == grpc.StatusCode.INVALID_ARGUMENT and err.fields == ["state"], err
+    assert sentence in err.message, err.message
+
+
+def test_a_state_of_house_variant_h_is_refused_under_another_h(tmp_path: Path) -> None:
+    """Two servers each load a house variant ``h``, with different multiplier tables: a
+    round started on one cannot continue on the other (the state names the rules, not the
+    id), while a server with the same ``h`` continues it."""
+    one, other = _house_file(tmp_path, [[5, 2], [6, 4]]), _house_file(tmp_path, [[5, 3]])
+    with _serving("--variants", str(one)) as first:
+        state = first.StartRound(small_deal("h"), timeout=TIMEOUT).state.data
+    with _serving("--variants", str(other)) as second:
+        _refused(second, "h", state, "it is a round of other rules than h's")
+    with _serving("--variants", str(one)) as same:
+        assert apply(same, "h", state, act(0, PLAY, "3S")).record.seat == 0
+
+
+def test_signed_states_refuse_any_alteration(tmp_path: Path) -> None:
+    """With state keys (a Secret-like directory, given by environment) every state is
+    sealed; flipping the stake or table-fee bytes, which an unsigned server accepts as a
+    plausible round, is refused; an unsealed state is refused too."""
+    keys = _keys(tmp_path, "keys", k1=b"k" * 44)
+    request = small_deal(stake=2, table_fee=5)
+    stake_at = 4 + 16 + 21          # MAGIC, rules fingerprint, the head's signed bytes
+    with _serving() as unsigned:
+        plain = unsigned.StartRound(request, timeout=TIMEOUT).state.data
+        flipped = bytearray(plain)
+        flipped[stake_at] ^= 0x40          # stake 2 -> 66: still a state the rules reach
+        done = apply(unsigned, "baibian", bytes(flipped), act(0, PLAY, "3S"))
+        assert done.state.view.actions_applied == 1
+    with _serving(env={"SHUANGKOU_STATE_KEYS": str(keys)}) as signed:
+        sealed = signed.StartRound(request, timeout=TIMEOUT).state.data
+        assert len(sealed) == len(plain) + 35 and sealed[:len(plain)] == plain
+        assert apply(signed, "baibian", sealed, act(0, PLAY, "3S")).record.seat == 0
+        for at in (stake_at, stake_at + 8, len(plain) // 2, len(sealed) - 1):
+            altered = bytearray(sealed)
+            altered[at] ^= 0x40
+            _refused(signed, "baibian", bytes(altered), "its signature does not match")
+        _refused(signed, "baibian", plain, "it is not signed")
+    with _serving() as unsigned:
+        _refused(unsigned, "baibian", sealed, "this server holds no state keys")
+
+
+def test_state_keys_rotate_and_a_wrong_key_id_is_refused(tmp_path: Path) -> None:
+    """Rotation over three deployments: k1 alone; k1 and k2, signing with k2; k2 alone.
+    Rounds in flight survive each step; a state under a key id the server does not hold,
+    or under another key of the same id, is refused."""
+    k1, k2 = b"1" * 32, b"2" * 48
+    only_k1, both, only_k2 = (_keys(tmp_path, "a", k1=k1), _keys(tmp_path, "b", k1=k1, k2=k2),
+                              _keys(tmp_path, "c", k2=k2))
+    impostor = _keys(tmp_path, "d", k1=b"x" * 32)
+    with _serving("--state-keys", str(only_k1)) as old:
+        by_k1 = old.StartRound(small_deal(), timeout=TIMEOUT).state.data
+    assert by_k1.endswith(b"k1\x02" + by_k1[-32:])
+    with _serving("--state-keys", str(both), "--state-key-id", "k2") as middle:
+        moved = apply(middle, "baibian", by_k1, act(0, PLAY, "3S")).state.data
+        assert moved[-35:-32] == b"k2\x02"
+    with _serving("--state-keys", str(only_k2)) as new:
+        assert apply(new, "baibian", moved, act(1, PASS)).record.seat == 1
+        _refused(new, "baibian", by_k1, "signed with key id 'k1', which this server does not "
+                                        "hold")
+    with _serving("--state-keys", str(impostor)) as wrong:
+        _refused(wrong, "baibian", by_k1, "its signature does not match")
+
+
+@pytest.mark.parametrize(("args", "words"), [
+    (("--state-keys", "/nonexistent/keys"), "setting 'state_keys': cannot read"),
+    (("--state-key-id", "k1"), "'state_key_id' needs 'state_keys'"),
+    (("--state-keys", "{both}"), "setting 'state_key_id' must name the key"),
+    (("--state-keys", "{both}", "--state-key-id", "k9"), "k9"),
+    (("--state-keys", "{short}"), "at least 32 bytes"),
+])
+def test_bad_state_keys_stop_the_server(tmp_path: Path, args: tuple[str, ...],
+                                        words: str) -> None:
+    paths = {"both": _keys(tmp_path, "both", k1=b"1" * 32, k2=b"2" * 32),
+             "short": _keys(tmp_path, "short", k1=b"too short")}
+    args = tuple(a.format(**{k: str(v) for k, v in paths.items()}) for a in args)
+    status, log = serve_refused(*args)
+    assert status == 2 and words in log and "Traceback" not in log, log
+    assert len(log.strip().splitlines()) == 1, log
+
+
+def test_a_pass_or_an_escape_with_a_declaration_or_cards_is_refused(stub: Any) -> None:
+    state = stub.StartRound(small_deal("bianfeng"), timeout=TIMEOUT).state.data
+    state = apply(stub, "bianfeng", state, act(0, PLAY, "3S")).state.data
+    for kind in (PASS, ESCAPE):
+        with_declaration = act(1, kind)
+        with_declaration.declaration.kind = readings_pb2.KIND_SINGLE
+        for action, field in ((with_declaration, "action.declaration"),
+                              (act(1, kind, "4S"), "action.cards")):
+            with pytest.raises(grpc.RpcError) as caught:
+                apply(stub, "bianfeng", state, action)
+            err = rich_error(caught.value)
+            assert err.code == grpc.StatusCode.INVALID_ARGUMENT and err.fields == [field], err
+            assert "takes no" in err.message
+    assert apply(stub, "bianfeng", state, act(1, PASS)).record.seat == 1
+
+
+@pytest.mark.parametrize("hands", [["7777 7777 7", "3S", "4S", "5S"],      # one hand
+                                   ["7777", "7777", "7", "5S"],            # the deal
+                                   ["7S 7S 7S", "3S", "4S", "5S"]])        # one face
+def test_more_copies_than_the_deck_are_invalid_cards(stub: Any, hands: list[str]) -> None:
+    """Nine copies of a rank (of two decks' eight) are bad cards, as docs/api.md lists them
+    (INVALID_CARDS), not a malformed request (they were BAD_REQUEST, issue 19)."""
+    request = rounds_pb2.StartRoundRequest(rule_set=rule_set("baibian"), partial_deal=True,
+                                           hands=[cards_pb2.Cards(cards_text=h) for h in hands])
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.StartRound(request, timeout=TIMEOUT)
+    err = rich_error(caught.value)
+    assert (err.code, err.reason, err.fields) == (grpc.StatusCode.INVALID_ARGUMENT,
+                                                  "INVALID_CARDS", ["hands"]), err

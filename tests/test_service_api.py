@@ -648,9 +648,15 @@ def test_page_tokens_are_checked(srv: Running) -> None:
     other_variant = service_pb2.EnumerateLegalPlaysRequest(
         rule_set=rule_set("huopin"), hand=cards("3 4 5 6 7 7 7 7 8 9 BJ"), page_size=5,
         page_token=token)
+    # respellings decode to the same bytes, and are refused as api.md says (issue 19)
+    respelled = [token + "==", token + "=", " " + token, token + "\n", token[:8] + " " + token[8:],
+                 token.replace("-", "+").replace("_", "/") if {"-", "_"} & set(token) else
+                 token + "\t"]
     for bad in (service_pb2.EnumerateLegalPlaysRequest(hand=request.hand, page_token=altered),
                 service_pb2.EnumerateLegalPlaysRequest(hand=request.hand, page_token="x" * 500),
                 service_pb2.EnumerateLegalPlaysRequest(hand=request.hand, page_token="%%%"),
+                *[service_pb2.EnumerateLegalPlaysRequest(hand=request.hand, page_size=5,
+                                                         page_token=t) for t in respelled],
                 other_hand, other_variant):
         err = fails(srv.stub.EnumerateLegalPlays, bad)
         assert err.code == grpc.StatusCode.INVALID_ARGUMENT and err.fields == ["page_token"]

@@ -233,6 +233,57 @@ def test_the_rule_cache_is_bounded() -> None:
     assert core.rules_for(made[0]).variant == made[0]
 
 
+def _largest_house(i: int) -> core.Variant:
+    """A custom rule set as large as validation allows: every table at 64 rows, long texts
+    (fresh objects, as a parsed request's are)."""
+    return variant_from_mapping(json.loads(json.dumps({
+        "id": f"big{i:061d}", "extends": "fengkuang", "escape_fee": i,
+        "name": "变" * 200, "source": "🀄" * 200,
+        "multiplier": [[s, s] for s in range(1, 65)],
+        "contribution": [[s, s, s] for s in range(1, 65)], "multi_bomb": [[4, 3], [5, 2]]})))
+
+
+@pytest.mark.parametrize("kind", ["small", "largest"])
+def test_the_rule_cache_estimates_what_an_entry_costs(kind: str) -> None:
+    """``rules_bytes`` is no less than what tracemalloc measures of an entry (the variant,
+    its compiled rules, its settlement tables) and within twice of it."""
+    import gc
+    import tracemalloc
+
+    from shuangkou.core import _core, _settle
+    make = (_largest_house if kind == "largest" else
+            lambda i: variant_from_mapping({"id": f"s{i}", "extends": "baibian",
+                                            "escape_fee": i}))
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        kept = []
+        for i in range(40):
+            v = make(i)
+            kept.append((v, core.rules_for(v), _settle.tables(v)))
+        gc.collect()
+        each = (tracemalloc.get_traced_memory()[0] - before) / 40
+    finally:
+        tracemalloc.stop()
+    estimate = _core.rules_bytes(kept[0][0])
+    assert each <= estimate <= 2 * each, (each, estimate)
+
+
+def test_the_rule_cache_is_bounded_in_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from shuangkou.core import _core
+    budget = 40 * _core.rules_bytes(_largest_house(0))
+    monkeypatch.setattr(_core, "RULES_CACHE_BYTES", budget)
+    made = [_largest_house(1000 + i) for i in range(100)]
+    for v in made:
+        assert core.rules_for(v).variant == v
+        assert _core.rules_cache_bytes() <= budget
+    assert _core.rules_cache_bytes() > budget - _core.rules_bytes(made[0])
+    assert core.rules_for(made[-1]) is core.rules_for(made[-1])
+    first = core.rules_for(made[0])
+    assert core.rules_for(made[0]) is first and core.rules_for(made[1]) is not None
+
+
 @pytest.mark.parametrize("data", [
     {"id": "baibian", "extends": "baibian", "chain_min_links": 2},
     {"id": "huopin", "extends": "baibian"},

@@ -236,13 +236,19 @@ cdef Py_ssize_t _view_into(RoundCore r, unsigned char* b, const unsigned char* r
 
 
 cdef Py_ssize_t _state_into(RoundCore r, unsigned char* b, Layout L,
-                            const unsigned char* reading, Py_ssize_t nread) except -1:
-    """Write the RoundState's fields at ``b`` (zeroed); their length."""
-    cdef Py_ssize_t head = 1 + _vlen(L.size)
+                            const unsigned char* reading, Py_ssize_t nread,
+                            object sealed) except -1:
+    """Write the RoundState's fields at ``b`` (zeroed); their length. ``sealed``: the state's
+    bytes already sealed (service state keys), or None to pack them here."""
+    cdef Py_ssize_t size = L.size if sealed is None else len(<bytes>sealed)
+    cdef Py_ssize_t head = 1 + _vlen(size)
     b[0] = K.data
-    _varint(b, 1, L.size)
-    pack_into(r, b + head, L)
-    return _close(b, head + L.size, K.view, _view_into(r, b + head + L.size + 4, reading, nread))
+    _varint(b, 1, size)
+    if sealed is None:
+        pack_into(r, b + head, L)
+    else:
+        memcpy(b + head, PyBytes_AS_STRING(<bytes>sealed), size)
+    return _close(b, head + size, K.view, _view_into(r, b + head + size + 4, reading, nread))
 
 
 cdef inline const unsigned char* _data(object reading, Py_ssize_t* n):
@@ -253,32 +259,38 @@ cdef inline const unsigned char* _data(object reading, Py_ssize_t* n):
     return <const unsigned char*>PyBytes_AS_STRING(<bytes>reading)
 
 
-def state_bytes(RoundCore r, reading):
+cdef inline Py_ssize_t _data_size(Layout L, object sealed):
+    return L.size if sealed is None else len(<bytes>sealed)
+
+
+def state_bytes(RoundCore r, reading, sealed=None):
     """The ``RoundState`` of ``r`` as wire bytes; ``reading``: the standing play's Reading
-    message bytes (None when a seat leads)."""
+    message bytes (None when a seat leads); ``sealed``: the state's bytes when sealed."""
     cdef Py_ssize_t nread
     cdef const unsigned char* rp = _data(reading, &nread)
     cdef Layout L = layout_of(r.rs)
-    cdef Py_ssize_t bound = 8 + L.size + _view_bound(r, nread)
+    cdef Py_ssize_t bound = 8 + _data_size(L, sealed) + _view_bound(r, nread)
     cdef bytearray out = bytearray(bound)
-    cdef Py_ssize_t n = _state_into(r, out, L, rp, nread)
+    cdef Py_ssize_t n = _state_into(r, out, L, rp, nread, sealed)
     return PyBytes_FromStringAndSize(<char*><unsigned char*>out, n)
 
 
 def apply_bytes(RoundCore r, int seat, int action_type, tuple cards, reading, standing,
-                trick_won_by, finished, wind_to, next_turn, bint round_over):
+                trick_won_by, finished, wind_to, next_turn, bint round_over, sealed=None):
     """An ``ApplyActionResponse``'s ``state`` and ``record`` as wire bytes: the round after
     the action, and the action's record (its fields as the core's ActionRecord has them;
-    ``reading`` the record's Reading message bytes or None, ``standing`` the standing play's)."""
+    ``reading`` the record's Reading message bytes or None, ``standing`` the standing play's;
+    ``sealed`` the state's bytes when sealed)."""
     cdef Py_ssize_t nread, nown, k, n
     cdef const unsigned char* rp = _data(standing, &nread)
     cdef const unsigned char* op = _data(reading, &nown)
     cdef Layout L = layout_of(r.rs)
-    cdef Py_ssize_t bound = 8 + L.size + _view_bound(r, nread) + 64 + len(cards) + nown
+    cdef Py_ssize_t bound = (8 + _data_size(L, sealed) + _view_bound(r, nread) + 64
+                             + len(cards) + nown)
     cdef bytearray out = bytearray(bound + 8)
     cdef unsigned char* b = out
     cdef int i
-    k = _close(b, 0, K.a_state, _state_into(r, b + 4, L, rp, nread))
+    k = _close(b, 0, K.a_state, _state_into(r, b + 4, L, rp, nread, sealed))
     b += k + 4                                # the record, at k + 4
     n = 0
     if seat:

@@ -46,15 +46,16 @@ MAX_MESSAGES = 4096      # Reading messages kept of the distinct standing plays 
 _STATE_SCOPE = field_scope("state")      # one, reused: it keeps nothing between calls
 
 
-def _load(request: Any, variant: str | Variant) -> core.Round:
-    """The round a request's state bytes hold, validated against the variant."""
+def _load(request: Any, variant: str | Variant, keys: core.StateKeys | None) -> core.Round:
+    """The round a request's state bytes hold, validated against the variant (and, with
+    state keys, checked to be sealed by this service and unaltered)."""
     data = request.state
     if not data:
         raise BadInput("no state given: send the state.data of the last response", "state")
     if len(data) > MAX_STATE_BYTES:
         raise BadInput(f"a state of {len(data):,} bytes is not a round state", "state")
     with _STATE_SCOPE:
-        return core.Round.from_bytes(data, variant)
+        return core.Round.from_bytes(data, variant, keys)
 
 
 def _codes(cards: tuple[int, ...]) -> tuple[cards_pb2.Card, ...]:
@@ -84,28 +85,34 @@ def _standing_bytes(r: core.Round) -> bytes | None:
     return None if standing is None else _reading_bytes(standing.cards, standing.reading)
 
 
-def fill_state(state: rounds_pb2.RoundState, r: core.Round) -> None:
-    """Write the state bytes and the readable view of ``r`` into ``state`` (a field of the
-    response, so nothing is copied): written by the compiled reply writer
-    (service/api/_wire.pyx), parsed once by protobuf's runtime."""
-    state.MergeFromString(_wire.state_bytes(r, _standing_bytes(r)))
+def fill_state(state: rounds_pb2.RoundState, r: core.Round,
+               keys: core.StateKeys | None = None) -> None:
+    """Write the state bytes (sealed under ``keys``, if any) and the readable view of ``r``
+    into ``state`` (a field of the response, so nothing is copied): written by the compiled
+    reply writer (service/api/_wire.pyx), parsed once by protobuf's runtime."""
+    sealed = None if keys is None else r.to_bytes(keys)
+    state.MergeFromString(_wire.state_bytes(r, _standing_bytes(r), sealed))
 
 
-def apply_response(r: core.Round, rec: core.ActionRecord) -> rounds_pb2.ApplyActionResponse:
-    """The ApplyActionResponse of action ``rec`` just applied to ``r``: state, view and record
-    written by the compiled reply writer; the settlement added when the round is over."""
+def apply_response(r: core.Round, rec: core.ActionRecord,
+                   keys: core.StateKeys | None = None) -> rounds_pb2.ApplyActionResponse:
+    """The ApplyActionResponse of action ``rec`` just applied to ``r`` (its state sealed
+    under ``keys``, if any): state, view and record written by the compiled reply writer;
+    the settlement added when the round is over."""
     reading = None if rec.reading is None else _reading_bytes(rec.cards, rec.reading)
+    sealed = None if keys is None else r.to_bytes(keys)
     response = rounds_pb2.ApplyActionResponse.FromString(_wire.apply_bytes(
         r, rec.seat, ACTION_TYPES[rec.kind], rec.cards, reading, _standing_bytes(r),
-        rec.trick_won_by, rec.finished, rec.wind_to, rec.next_turn, rec.round_over))
+        rec.trick_won_by, rec.finished, rec.wind_to, rec.next_turn, rec.round_over, sealed))
     if r.is_over:
         response.result.CopyFrom(result_to_proto(r.result()))
     return response
 
 
 class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: Limits, keys: core.StateKeys | None = None) -> None:
         self.limits = limits
+        self.keys = keys
 
     @rpc
     def StartRound(self, request: rounds_pb2.StartRoundRequest,
@@ -126,33 +133,36 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
             stake=request.stake if request.HasField("stake") else 1,
             table_fee=request.table_fee, partial_deal=request.partial_deal)
         response = rounds_pb2.StartRoundResponse()
-        fill_state(response.state, r)
+        fill_state(response.state, r, self.keys)
         return response
 
     @rpc
     def ApplyAction(self, request: rounds_pb2.ApplyActionRequest,
                     context: grpc.ServicerContext) -> rounds_pb2.ApplyActionResponse:
         variant = resolve_variant(request)
-        r = _load(request, variant)
+        r = _load(request, variant, self.keys)
         action = request.action
         seat = seat_of(action.seat, "action.seat", table=True)
         kind = ACTION_NAMES.get(action.type)
         if kind == "play":
             cards, _ = cards_of(action.cards, "action.cards", self.limits)
             rec = r.play(seat, cards, declaration(action, "declaration", "action.declaration"))
-        elif kind == "pass":
-            rec = r.pass_turn(seat)
-        elif kind == "escape":
-            rec = r.escape(seat)
-        else:
+        elif kind not in ("pass", "escape"):
             raise BadInput("action.type must be ACTION_TYPE_PLAY, _PASS or _ESCAPE",
                            "action.type")
-        return apply_response(r, rec)
+        elif action.HasField("declaration") or action.cards.cards or action.cards.cards_text:
+            # refused, never dropped: the caller meant something this action cannot do
+            what = "declaration" if action.HasField("declaration") else "cards"
+            raise BadInput(f"a{'n' if kind == 'escape' else ''} {kind} takes no {what}",
+                           f"action.{what}")
+        else:
+            rec = r.pass_turn(seat) if kind == "pass" else r.escape(seat)
+        return apply_response(r, rec, self.keys)
 
     @rpc
     def SuggestAction(self, request: rounds_pb2.SuggestActionRequest,
                       context: grpc.ServicerContext) -> rounds_pb2.SuggestActionResponse:
-        r = _load(request, resolve_variant(request))
+        r = _load(request, resolve_variant(request), self.keys)
         s = core.suggest(r, seed=request.seed if request.HasField("seed") else None)
         response = rounds_pb2.SuggestActionResponse(reason=s.reason)
         action = response.action
@@ -165,8 +175,9 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
         return response
 
 
-def register_round_service(server: grpc.Server, limits: Limits) -> str:
-    """Add the RoundService to ``server`` (the generated registration); returns its full
-    name (for reflection, health)."""
-    rounds_pb2_grpc.add_RoundServiceServicer_to_server(RoundServicer(limits), server)
+def register_round_service(server: grpc.Server, limits: Limits,
+                           keys: core.StateKeys | None = None) -> str:
+    """Add the RoundService to ``server`` (the generated registration), sealing states
+    under ``keys`` if given; returns its full name (for reflection, health)."""
+    rounds_pb2_grpc.add_RoundServiceServicer_to_server(RoundServicer(limits, keys), server)
     return ROUND_SERVICE_NAME

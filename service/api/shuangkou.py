@@ -9,6 +9,7 @@ results), so the wire sees one shape of error.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections import Counter as Tally
 from collections.abc import Iterable, Iterator
@@ -58,10 +59,22 @@ _KIND_LABEL = {i: name for i, name in enumerate(core.KINDS)} | {255: "invalid"}
 BATCH_CHUNK = 2048
 
 
+class _Listed:
+    """ListVariants' list: every rule set's message and its size in a reply, and the scope
+    of its page tokens (the ids, so that a token only continues the same list)."""
+
+    def __init__(self, variants: tuple[Variant, ...]) -> None:
+        self.variants = variants
+        self.messages = [variant_to_proto(v) for v in variants]
+        self.sizes = [m.ByteSize() + 4 for m in self.messages]   # + tag and length
+        self.scope = hashlib.sha256("\n".join(v.id for v in variants).encode()).digest()
+
+
 class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
     def __init__(self, limits: Limits, metrics: Metrics) -> None:
         self.limits = limits
         self.metrics = metrics
+        self._listing: _Listed | None = None
 
     # ------------------------------------------------------------------ reading plays
     @rpc
@@ -306,8 +319,32 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
     @rpc
     def ListVariants(self, request: service_pb2.ListVariantsRequest,
                      context: grpc.ServicerContext) -> service_pb2.ListVariantsResponse:
-        return service_pb2.ListVariantsResponse(
-            variants=[variant_to_proto(v) for v in (*list_variants(), *house_variants())])
+        if request.page_size < 0:
+            raise BadInput("page_size must not be negative", "page_size")
+        listed = self._listed()
+        offset = decode_token(request.page_token, request, listed.scope)
+        # As many as were asked for and fit in one reply (the token and framing aside).
+        room = self.limits.max_message_bytes - 256
+        wanted = request.page_size or len(listed.messages)
+        end = offset
+        while end < len(listed.messages) and end - offset < wanted and \
+                (room >= listed.sizes[end] or end == offset):
+            room -= listed.sizes[end]
+            end += 1
+        response = service_pb2.ListVariantsResponse(variants=listed.messages[offset:end])
+        if end < len(listed.messages):
+            response.next_page_token = encode_token(end, request, listed.scope)
+        return response
+
+    def _listed(self) -> _Listed:
+        """The rule sets this server lists, as messages built once (the built-ins, then the
+        house variants registered at start-up; built again if those change)."""
+        variants = (*list_variants(), *house_variants())
+        listed = self._listing
+        if listed is None or len(listed.variants) != len(variants) or any(
+                a is not b for a, b in zip(listed.variants, variants, strict=True)):
+            listed = self._listing = _Listed(variants)
+        return listed
 
     @rpc
     def GetVariant(self, request: service_pb2.GetVariantRequest,
