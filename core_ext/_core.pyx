@@ -14,9 +14,8 @@ only thing ever distributed, and there are at most four of them.
 
 from libc.string cimport memcpy, memset
 from libc.stdlib cimport malloc, free
-from cpython.dict cimport PyDict_GetItem
-from cpython.ref cimport PyObject
-from cpython.unicode cimport PyUnicode_1BYTE_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND
+from cpython.unicode cimport (PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ,
+                              Py_UNICODE_ISSPACE)
 
 from shuangkou.core.cards cimport (
     BJ,
@@ -30,7 +29,6 @@ from shuangkou.core.cards cimport (
     code_suit,
 )
 
-import re
 from array import array
 from types import MappingProxyType
 
@@ -83,19 +81,22 @@ def _build_tokens():
     return table, names
 
 _TOKENS, _NAMES = _build_tokens()
-cdef dict _TOKEN_CODES = _TOKENS     # typed: looked up with the C API on the hot path
 
-# The one card tokenizer's fast path: every ASCII token of the table ("3S", "th", "10H",
-# "SJ", "5" …) decoded from the string's bytes with no hashing; the few others (小王, 大王)
-# are looked up in the table itself.
+# The one card tokenizer, compiled: every token of the table ("3S", "th", "10H", "SJ", "5",
+# 小王 …) is decoded from the string's characters with no hashing and no slicing. ASCII
+# tokens index these tables; the two non-ASCII ones (小王, 大王) are three code points.
 cdef u8 TOK1[128]
 cdef u8 TOK2[128][128]
 cdef u8 TOK10[128]          # "10" followed by one character
+cdef Py_UCS4 HAN_SMALL, HAN_BIG, HAN_KING   # 小, 大, 王
+cdef int CODE_TEN = _TOKENS["10"]           # a "10" inside a rank run
 memset(TOK1, 0, sizeof(TOK1))
 memset(TOK2, 0, sizeof(TOK2))
 memset(TOK10, 0, sizeof(TOK10))
 for _name, _code in _TOKENS.items():
     if not _name.isascii():
+        if len(_name) != 2 or _name[1] != "王" or _name[0] not in "小大":
+            raise AssertionError(f"token {_name!r} has no place in the compiled tokenizer")
         continue
     _b = _name.encode("ascii")
     if len(_b) == 1:
@@ -106,65 +107,137 @@ for _name, _code in _TOKENS.items():
         TOK10[_b[2]] = _code
     else:
         raise AssertionError(f"token {_name!r} has no place in the compiled token table")
+HAN_SMALL, HAN_BIG, HAN_KING = ord("小"), ord("大"), ord("王")
+if _TOKENS["小王"] != CARD_SJ or _TOKENS["大王"] != CARD_BJ:
+    raise AssertionError("the joker names moved")
+# A rank run's characters are exactly the one-character tokens (ranks, either case) and "10".
+if {chr(i) for i in range(128) if TOK1[i]} != set(RANK_CHARS + RANK_CHARS.lower()):
+    raise AssertionError("one-character tokens are not the rank characters")
+
+
+cdef inline Py_UCS4 _at(int kind, const void* data, Py_ssize_t i) noexcept:
+    return PyUnicode_READ(kind, <void*>data, i)
+
+
+cdef int segment_code(int kind, const void* data, Py_ssize_t a, Py_ssize_t n) noexcept:
+    """The card code of the table token ``text[a:a + n]``, or 0 when it is not one."""
+    cdef Py_UCS4 c0, c1, c2
+    if n == 2:
+        c0 = _at(kind, data, a)
+        c1 = _at(kind, data, a + 1)
+        if c0 < 128 and c1 < 128:
+            return TOK2[c0][c1]
+        if c1 == HAN_KING:
+            return CARD_SJ if c0 == HAN_SMALL else (CARD_BJ if c0 == HAN_BIG else 0)
+        return 0
+    if n == 1:
+        c0 = _at(kind, data, a)
+        return TOK1[c0] if c0 < 128 else 0
+    if n == 3:
+        c0 = _at(kind, data, a)
+        c1 = _at(kind, data, a + 1)
+        c2 = _at(kind, data, a + 2)
+        return TOK10[c2] if c0 == 49 and c1 == 48 and c2 < 128 else 0     # "10?"
+    return 0
 
 
 cdef int token_code(object t) noexcept:
     """The card code of a one-card token (``"7S"``, ``"10h"``, ``"BJ"``, ``"7"``), or 0 when
     ``t`` is not one: the tokenizer every text and replay reader uses."""
-    cdef Py_ssize_t n
-    cdef const unsigned char* d
-    cdef PyObject* hit
     if type(t) is not str:
         return 0
-    if PyUnicode_KIND(t) != PyUnicode_1BYTE_KIND:
-        hit = PyDict_GetItem(_TOKEN_CODES, t)
-        return 0 if hit == NULL else <int><object>hit
-    n = PyUnicode_GET_LENGTH(t)
-    d = <const unsigned char*>PyUnicode_DATA(t)
-    if n == 2:
-        return TOK2[d[0]][d[1]] if d[0] < 128 and d[1] < 128 else 0
-    if n == 1:
-        return TOK1[d[0]] if d[0] < 128 else 0
-    if n == 3 and d[0] == 49 and d[1] == 48:        # "10"
-        return TOK10[d[2]] if d[2] < 128 else 0
-    return 0
-_SPLIT = re.compile(r"[\s,+]+")
-_RUN_CHARS = set(RANK_CHARS + RANK_CHARS.lower() + "10")
+    return segment_code(PyUnicode_KIND(t), PyUnicode_DATA(t), 0, PyUnicode_GET_LENGTH(t))
 
 
-def _parse_token(tok):
-    """Slow path: a rank run such as ``7777`` or ``10JQKA`` (rank-only cards)."""
-    if not tok:
-        raise CardError("empty card token", "cards")
-    out = []
-    i = 0
-    while i < len(tok):
-        if tok.startswith("10", i):
-            out.append(_TOKENS["10"])
+cdef inline bint is_separator(Py_UCS4 ch) noexcept:
+    """Between the tokens of card text: whitespace (what ``str.isspace`` and the regular
+    expressions' whitespace class accept), ``,`` and ``+``."""
+    return ch == 44 or ch == 43 or Py_UNICODE_ISSPACE(ch)
+
+
+cdef Py_ssize_t run_fault(int kind, const void* data, Py_ssize_t a, Py_ssize_t n) noexcept:
+    """Offset in ``text[a:a + n]`` of the first character that breaks a rank run such as
+    ``7777`` or ``10JQKA`` (rank-only cards: ranks in either case, ``10``), or -1."""
+    cdef Py_ssize_t i = 0
+    cdef Py_UCS4 ch
+    while i < n:
+        ch = _at(kind, data, a + i)
+        if ch == 49 and i + 1 < n and _at(kind, data, a + i + 1) == 48:     # "10"
             i += 2
-            continue
-        ch = tok[i]
-        code = _TOKENS.get(ch) if ch in _RUN_CHARS else None
-        if code is None:
-            up = tok.upper()
-            if "SJ" in up or "BJ" in up:
-                why = "jokers must be tokens of their own (write '7 SJ', not '7SJ')"
-            else:
-                why = f"{ch!r} is not a rank (3-9, T/10, J, Q, K, A, 2), suit (S H D C) or joker (SJ, BJ)"
-            raise CardError(f"invalid card {tok!r}: {why}", "cards")
-        out.append(code)
-        i += 1
-    return out
+        elif ch < 128 and TOK1[ch]:
+            i += 1
+        else:
+            return i
+    return -1
+
+
+def _run_error(tok, i):
+    """The CardError of a rank run ``tok`` broken at character ``i``."""
+    up = tok.upper()
+    if "SJ" in up or "BJ" in up:
+        why = "jokers must be tokens of their own (write '7 SJ', not '7SJ')"
+    else:
+        why = f"{tok[i]!r} is not a rank (3-9, T/10, J, Q, K, A, 2), suit (S H D C) or joker (SJ, BJ)"
+    return CardError(f"invalid card {tok!r}: {why}", "cards")
+
+
+cdef int run_into(str text, Py_ssize_t a, Py_ssize_t n, int* codes, int m, int cap) except -1:
+    """Append the rank run ``text[a:a + n]`` (checked whole first) to ``codes[m:]``."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t i = 0, bad = run_fault(kind, data, a, n)
+    cdef Py_UCS4 ch
+    if bad >= 0:
+        raise _run_error(text[a:a + n], bad)
+    while i < n:
+        if m >= cap:
+            raise CardError(f"too many cards (at most {cap})", "cards")
+        ch = _at(kind, data, a + i)
+        if ch == 49:            # the run was checked: a "1" starts "10"
+            codes[m] = CODE_TEN
+            i += 2
+        else:
+            codes[m] = TOK1[ch]
+            i += 1
+        m += 1
+    return m
+
+
+cdef int text_into(str text, int* codes, int cap) except -1:
+    """Card text (``"7S 7H BJ"``, ``"7777+BJ"``, ``"10h,th"``) into ``codes``: tokens between
+    separators, each a table token or else a rank run. Returns the count."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t i = 0, a, size = PyUnicode_GET_LENGTH(text)
+    cdef int m = 0, code
+    while True:
+        while i < size and is_separator(_at(kind, data, i)):
+            i += 1
+        if i >= size:
+            return m
+        a = i
+        while i < size and not is_separator(_at(kind, data, i)):
+            i += 1
+        code = segment_code(kind, data, a, i - a)
+        if code:
+            if m >= cap:
+                raise CardError(f"too many cards (at most {cap})", "cards")
+            codes[m] = code
+            m += 1
+        else:
+            m = run_into(text, a, i - a, codes, m, cap)
 
 
 cdef int parse_into(object cards, int* codes, int cap) except -1:
     """Parse text, tokens or codes into ``codes``; returns the count. Raises CardError."""
     cdef int n = 0
-    cdef object tok, code
+    cdef object tok
     cdef const unsigned char[:] buf
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, a, b
+    cdef int kind
+    cdef const void* data
     if isinstance(cards, str):
-        cards = [t for t in _SPLIT.split(cards) if t]
+        return text_into(cards, codes, cap)
     elif isinstance(cards, memoryview) and (cards.itemsize != 1 or cards.ndim != 1):
         raise CardError("a buffer of card codes must be flat with one byte per card", "cards")
     elif isinstance(cards, (bytes, bytearray, memoryview)):
@@ -198,11 +271,18 @@ cdef int parse_into(object cards, int* codes, int cap) except -1:
             codes[n] = tok
             n += 1
         elif isinstance(tok, str):
-            for code in _parse_token(tok.strip()):
-                if n >= cap:
-                    raise CardError(f"too many cards (at most {cap})", "cards")
-                codes[n] = code
-                n += 1
+            # one list item is one token: a table token as given, else a rank run (stripped)
+            kind = PyUnicode_KIND(tok)
+            data = PyUnicode_DATA(tok)
+            a = 0
+            b = PyUnicode_GET_LENGTH(tok)
+            while a < b and Py_UNICODE_ISSPACE(_at(kind, data, a)):
+                a += 1
+            while b > a and Py_UNICODE_ISSPACE(_at(kind, data, b - 1)):
+                b -= 1
+            if a == b:
+                raise CardError("empty card token", "cards")
+            n = run_into(tok, a, b - a, codes, n, cap)
         else:
             raise CardError(f"a card must be a string or an int code, not {type(tok).__name__}", "cards")
     return n

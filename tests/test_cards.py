@@ -8,6 +8,9 @@ from __future__ import annotations
 import random
 
 import pytest
+import text_reference
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from randomplays import PlayMaker, deal, full_deck
 from reference import VARIANTS, Card, as_cards, deck_problems, parse
 
@@ -160,6 +163,46 @@ def test_parse_errors_name_the_card_and_why(cards: object, says: list[str]) -> N
     assert info.value.field == "cards"
     for part in says:
         assert part in str(info.value), str(info.value)
+
+
+# Characters card text is made of, and the ones it must refuse or treat as separators:
+# ranks and suits in both cases, "10", jokers, Unicode whitespace (NBSP, ideographic space,
+# the separators \x1c-\x1f that str.isspace accepts), "," "+", and strangers.
+TEXT_ALPHABET = list("3456789TJQKA2tjqka210SHDCshdcXx ,+\t\n") + [
+    "\xa0", "\u3000", "\x1c", "\x85", "\u2028", "小", "大", "王", "\u017f", "\U0001f0a1",
+    "\x00", "é"]
+TOKEN_PIECES = ["7S", "10h", "th", "SJ", "bj", "小王", "大王", "10", "1010", "45678", "7777",
+                "7SJ", " 7S ", "", " ", "王", "\xa0BJ", "Ｓ"]
+
+
+def _outcome(fn: object, cards: object) -> object:
+    try:
+        return fn(cards)  # type: ignore[operator]
+    except CardError as exc:
+        return (type(exc), str(exc), exc.field)
+
+
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(TEXT_ALPHABET), max_size=24).map("".join))
+def test_compiled_text_grammar_is_the_reference_one(text: str) -> None:
+    """The compiled tokenizer splits, reads and refuses text exactly as the Python
+    grammar it replaced (tests/text_reference.py): same codes, same messages."""
+    assert _outcome(core.parse_cards, text) == _outcome(text_reference.parse, text)
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(st.sampled_from(TOKEN_PIECES),
+                          st.lists(st.sampled_from(TEXT_ALPHABET), max_size=5).map("".join),
+                          st.integers(-2, 80)), max_size=8))
+def test_compiled_token_lists_are_the_reference_ones(tokens: list[object]) -> None:
+    assert _outcome(core.parse_cards, tokens) == _outcome(text_reference.parse, tokens)
+
+
+def test_text_past_the_card_cap_is_refused_like_the_reference() -> None:
+    for text in ("7 " * 257, "7" * 257, "7" * 300 + "X", "7 " * 256 + "SJ"):
+        assert _outcome(core.parse_cards, text) == _outcome(text_reference.parse, text)
+    with pytest.raises(CardError, match="at most 64"):
+        core.classify("7" * 65, "baibian")
 
 
 @pytest.mark.parametrize("text", ["7SJ", "1", "7X", "XYZ", "BJ7", "77S", "S7", "SJBJ"])
