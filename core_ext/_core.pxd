@@ -69,6 +69,7 @@ cdef class RuleSet:
     cdef Rules r
     cdef readonly object variant
     cdef readonly str id
+    cdef tuple invalid_texts        # why cards form no play, one sentence per reason
     cdef public object settlement   # shuangkou.core._settle's tables, built on first use
 
 cdef RuleSet get_rules(object variant)

@@ -30,14 +30,13 @@ from shuangkou.core.cards cimport (
 )
 
 from array import array
-from types import MappingProxyType
 
 from shuangkou.core.errors import CardError, IllegalPlay, InvalidPlay, VariantError
 from shuangkou.core import variants as _variants
 from shuangkou.core.cards import (CARD_BJ, CARD_SJ, MAX_CODE, RANK_CHARS, SUIT_CHARS, card_code,
                             rank_name, rank_position)
 from shuangkou.core.declaration import Declaration
-from shuangkou.core.records import BatchResult, Comparison
+from shuangkou.core.records import BatchErrors, BatchResult, Comparison
 
 # ----------------------------------------------------------------------------- constants
 
@@ -382,6 +381,7 @@ cdef class RuleSet:
         R.max_face = v.decks
         R.max_joker = v.joker_copies
         R.hand_size = min(v.hand_size, MAXCARDS)
+        self.invalid_texts = _invalid_texts(v)
 
     def __repr__(self):
         return f"RuleSet({self.id!r})"
@@ -1157,8 +1157,18 @@ cdef str _decl_text(const Decl* d):
 
 
 cdef Classification _classify(object cards, RuleSet rs):
-    # Readings are built on the stack (~35 KB): no shared buffer, so calls on several
-    # threads, with or without the GIL, never see each other's work.
+    res = _classified(cards, rs)
+    if type(res) is not Classification:
+        raise res
+    return <Classification>res
+
+
+cdef object _classified(object cards, RuleSet rs):
+    """The Classification of ``cards``, or the InvalidPlay to raise when they form no play
+    (returned, not raised: the caller raises it once, from its own frame, so refusing a
+    play builds one traceback entry rather than one per compiled function it went through).
+    Readings are built on the stack (~35 KB): no shared buffer, so calls on several threads,
+    with or without the GIL, never see each other's work."""
     cdef RD scratch[MAXREAD]
     cdef int codes[MAXCARDS]
     cdef u8 counts[NFACES]
@@ -1168,7 +1178,7 @@ cdef Classification _classify(object cards, RuleSet rs):
     count_codes(rs, codes, n, counts)
     nr = classify_counts(&rs.r, counts, scratch, MAXREAD)
     if nr <= 0:
-        raise InvalidPlay(explain_invalid([counts[i] for i in range(NFACES)], rs, n), "cards")
+        return _invalid_play(rs, counts, n)
     res = Classification.__new__(Classification)
     res.rd = <RD*>malloc(nr * sizeof(RD))
     if res.rd == NULL:
@@ -1194,8 +1204,12 @@ def classify(cards, variant="baibian", declare=None):
     :class:`~shuangkou.core.errors.IllegalPlay` when no reading matches the declaration.
     """
     cdef Decl d
-    cdef Classification res = _classify(cards, get_rules(variant))
+    cdef Classification res
     cdef int i, m = 0
+    got = _classified(cards, get_rules(variant))
+    if type(got) is not Classification:
+        raise got
+    res = got
     if _parse_decl(declare, None, &d):
         for i in range(res.n):
             if decl_match(&res.rd[i], &d):
@@ -1423,24 +1437,59 @@ def classify_batch(codes, lengths, variant="baibian"):
             sv[i] = scratch[0].star
             cv[i] = scratch[0].ncards
             rv[i] = nr
-    errors = {}
-    if kind.count(255):
-        raw = memoryview(codes).cast("B")      # Python slices: parse_into's buffer path
-        off = 0
-        for i in range(nplays):
-            if kv[i] == 255:
-                errors[i] = _batch_error(raw[off:off + lv[i]], rs, rv[i])
-                rv[i] = 0
-            off += lv[i]
-    return BatchResult(kind, top, star, ncards, nread, MappingProxyType(errors))
+    return BatchResult(kind, top, star, ncards, nread, _batch_errors(codes, lens, kv, rv, rs))
 
 
-cdef object _batch_error(object play, RuleSet rs, int impossible):
+cdef object _batch_errors(object codes, object lens, unsigned char[:] kv, unsigned short[:] rv,
+                          RuleSet rs):
+    """The batch's errors mapping: which plays are invalid (their readings count is 0), and
+    how to build each one's exception later, from a private copy of its cards."""
+    cdef Py_ssize_t i, k = 0, off = 0, nbad = 0, nplays = kv.shape[0]
+    cdef int[:] lv = lens
+    for i in range(nplays):
+        nbad += kv[i] == 255
+    if nbad == 0:
+        return BatchErrors(())
+    indexes = array("q", bytes(8 * nbad))
+    offsets = array("q", bytes(8 * nbad))
+    cdef long long[:] iv = indexes, ov = offsets
+    for i in range(nplays):
+        if kv[i] == 255:
+            iv[k] = i
+            ov[k] = off
+            k += 1
+            rv[i] = 0
+        off += lv[i]
+    # bytes are immutable: a caller's bytearray changed later cannot change the errors
+    raw = codes if type(codes) is bytes else bytes(memoryview(codes).cast("B"))
+    return BatchErrors(indexes, _BatchPlays(raw, indexes, offsets, lens, rs))
+
+
+cdef class _BatchPlays:
+    """The invalid plays of one batch, for :class:`~shuangkou.core.records.BatchErrors`:
+    called with a position among them, it returns that play's exception."""
+    cdef bytes raw
+    cdef object indexes, offsets, lens
+    cdef RuleSet rs
+
+    def __cinit__(self, bytes raw, indexes, offsets, lens, RuleSet rs):
+        self.raw = raw
+        self.indexes = indexes
+        self.offsets = offsets
+        self.lens = lens
+        self.rs = rs
+
+    def __call__(self, Py_ssize_t k):
+        cdef long long off = self.offsets[k]
+        return _batch_error(self.raw[off:off + self.lens[self.indexes[k]]], self.rs)
+
+
+cdef object _batch_error(bytes play, RuleSet rs):
     """The exception :func:`classify` raises for an invalid play of a batch, without
-    classifying it again: impossible cards rerun only the deck check, the rest the reason."""
+    classifying it again: the deck check, then the reason it forms no play."""
     cdef int codes[MAXCARDS]
     cdef u8 counts[NFACES]
-    cdef int i, n = len(play)
+    cdef int n = len(play)
     try:
         if n == 0:
             return InvalidPlay("no cards", "cards")
@@ -1450,54 +1499,114 @@ cdef object _batch_error(object play, RuleSet rs, int impossible):
         count_codes(rs, codes, n, counts)
     except CardError as exc:
         return exc
-    if impossible:      # unreachable: the batch's deck check and count_codes agree
-        raise AssertionError("classify_batch: deck checks disagree")
-    return InvalidPlay(explain_invalid([counts[i] for i in range(NFACES)], rs, n), "cards")
+    return _invalid_play(rs, counts, n)
 
 
 # ----------------------------------------------------------------------------- explanations
 
-def explain_invalid(counts, RuleSet rs, int n):
-    """A reason a player would understand for cards that form no play."""
-    v = rs.variant
-    c = list(counts)
-    nat = sum(c[:13])
-    sj, bj = c[13], c[14]
-    ranks = [r for r in range(13) if c[r]]
+# Why cards form no play: one sentence per reason, the variant's own words built once per
+# rule set (RuleSet.invalid_texts), so that refusing a play costs no more than reading one.
+cdef enum Why:
+    W_NO_CARDS, W_JOKER_PAIR, W_SJ_NOT_WILD, W_BJ_NOT_WILD, W_TWO_RANKS, W_TWO_RANKS_NO_WILD,
+    W_THREE, W_THREE_NO_WILD, W_FOUR, W_TWO_NO_WRAP, W_TWO_WRAP_NEEDS_A, W_TWO_IN_CHAIN,
+    W_CHAIN_BOMB, W_APART, W_NO_PATTERN, NWHY
+
+
+cdef tuple _invalid_texts(object v):
+    """The sentences of :data:`Why` for variant ``v``, in its order."""
+    sj, bj = [f"{name} is not wild in {v.id} and cannot be played together with other cards "
+              f"(only alone, as SJ SJ, or in a joker bomb)" for name in ("SJ", "BJ")]
+    pair = "two cards of different ranks are not a pair"
+    triple = "three cards must be of one rank to make a triple"
+    texts = (
+        "no cards",
+        "SJ and BJ are not a pair (a pair of jokers is SJ SJ or BJ BJ)",
+        sj, bj,
+        pair, pair + " and there is no wild",
+        triple, triple + " (three distinct ranks and no wild)",
+        "four cards must be of one rank to make a bomb",
+        "2 cannot be in a straight, pair chain, triple chain or chain bomb",
+        "2 cannot be in a straight, pair chain or triple chain, and a chain bomb runs through "
+        "2 only together with A",
+        "2 cannot be in a straight, pair chain or triple chain",
+        f"cards of several ranks with 4 or more of one rank must form a chain bomb (at least "
+        f"{v.chain_min_links} consecutive ranks of 4+ cards each"
+        + (", all of the same count" if v.chain_counts == "equal" else "") + ")",
+        "the ranks are too far apart to form a straight or chain",
+        "the cards form no straight (5+ consecutive single ranks), pair chain (3+ consecutive "
+        "pairs), triple chain (3+ consecutive triples) or bomb",
+    )
+    assert len(texts) == NWHY
+    return texts
+
+
+cdef int invalid_why(const Rules* R, const u8* c, int n) noexcept nogil:
+    """The :data:`Why` of cards (count vector ``c``, ``n`` cards) that form no play; -1 for
+    all jokers (their sentence names how many)."""
+    cdef int r, nat = 0, nranks = 0, mx = 0, lo = -1, hi = -1
+    for r in range(NRANKS):
+        if c[r]:
+            nat += c[r]
+            nranks += 1
+            if lo < 0:
+                lo = r
+            hi = r
+            if c[r] > mx:
+                mx = c[r]
     if n == 0:
-        return "no cards"
+        return W_NO_CARDS
     if nat == 0:
-        if n == 2:
-            return "SJ and BJ are not a pair (a pair of jokers is SJ SJ or BJ BJ)"
-        return f"{n} jokers are not a play (three jokers and four jokers are the joker bombs)"
-    for name, cnt in (("SJ", sj), ("BJ", bj)):
-        if cnt and name not in v.wild_jokers:
-            return (f"{name} is not wild in {v.id} and cannot be played together with other "
-                    f"cards (only alone, as SJ SJ, or in a joker bomb)")
-    w = sj + bj
+        return W_JOKER_PAIR if n == 2 else -1
+    if c[SJ] and not R.wild_sj:
+        return W_SJ_NOT_WILD
+    if c[BJ] and not R.wild_bj:
+        return W_BJ_NOT_WILD
     if n == 2:
-        return "two cards of different ranks are not a pair" + ("" if w else " and there is no wild")
+        return W_TWO_RANKS if c[SJ] + c[BJ] else W_TWO_RANKS_NO_WILD
     if n == 3:
-        return "three cards must be of one rank to make a triple" + (
-            "" if w else " (three distinct ranks and no wild)")
+        return W_THREE if c[SJ] + c[BJ] else W_THREE_NO_WILD
     if n == 4:
-        return "four cards must be of one rank to make a bomb"
-    if c[12] and len(ranks) > 1:
-        if v.chain_wrap == "none":
-            return "2 cannot be in a straight, pair chain, triple chain or chain bomb"
-        if max(c[:13]) < 4 or not c[11]:
-            return ("2 cannot be in a straight, pair chain or triple chain, and a chain bomb "
-                    "runs through 2 only together with A")
-        return "2 cannot be in a straight, pair chain or triple chain"
-    span = max(ranks) - min(ranks) + 1
-    if max(c[:13]) > 3 and len(ranks) > 1:
-        return (f"cards of several ranks with 4 or more of one rank must form a chain bomb "
-                f"(at least {v.chain_min_links} consecutive ranks of 4+ cards each"
-                + (", all of the same count" if v.chain_counts == "equal" else "") + ")")
-    if span > n:
-        return "the ranks are too far apart to form a straight or chain"
-    return ("the cards form no straight (5+ consecutive single ranks), pair chain (3+ "
-            "consecutive pairs), triple chain (3+ consecutive triples) or bomb")
+        return W_FOUR
+    if c[12] and nranks > 1:
+        if R.wrap == 0:
+            return W_TWO_NO_WRAP
+        if mx < 4 or not c[11]:
+            return W_TWO_WRAP_NEEDS_A
+        return W_TWO_IN_CHAIN
+    if mx > 3 and nranks > 1:
+        return W_CHAIN_BOMB
+    if hi - lo + 1 > n:
+        return W_APART
+    return W_NO_PATTERN
+
+
+cdef str invalid_text(RuleSet rs, const u8* c, int n):
+    """A reason a player would understand for cards that form no play."""
+    cdef int why = invalid_why(&rs.r, c, n)
+    if why < 0:
+        return f"{n} jokers are not a play (three jokers and four jokers are the joker bombs)"
+    return rs.invalid_texts[why]
+
+
+cdef object _invalid_play(RuleSet rs, const u8* c, int n):
+    """The InvalidPlay for cards that form no play, made without running Python code (the
+    instance ShuangkouError.__init__ would make: the message as its one argument, field
+    ``cards``)."""
+    exc = InvalidPlay.__new__(InvalidPlay, invalid_text(rs, c, n))
+    exc.field = "cards"
+    return exc
+
+
+def explain_invalid(counts, RuleSet rs, int n):
+    """A reason a player would understand for cards that form no play (``counts``: the
+    15-entry count vector of its ``n`` cards)."""
+    cdef u8 c[NFACES]
+    cdef int i
+    if len(counts) != NFACES:
+        raise ValueError(f"a count vector has {NFACES} entries, not {len(counts)}")
+    for i in range(NFACES):
+        c[i] = counts[i]
+    return invalid_text(rs, c, n)
 
 
 # ----------------------------------------------------------------------------- C access for other modules

@@ -198,6 +198,29 @@ def test_compiled_token_lists_are_the_reference_ones(tokens: list[object]) -> No
     assert _outcome(core.parse_cards, tokens) == _outcome(text_reference.parse, tokens)
 
 
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_why_cards_form_no_play_is_the_reference_sentence(variant: str) -> None:
+    """The compiled reasons (one sentence per reason, built once per rule set) say what the
+    Python explanation they replaced said, on the generator's near misses and joker piles."""
+    maker = PlayMaker(variant, random.Random(f"why/{variant}"))
+    plays = [p for p in maker.plays(3000)] + [[70] * k + [75] * j for k in range(5) for j in range(5)]
+    seen = 0
+    for cards in plays:
+        try:
+            core.classify(cards, variant)
+        except core.InvalidPlay as exc:
+            counts = [0] * 15
+            for c in cards:
+                counts[core.card_rank(c)] += 1
+            want = text_reference.explain_invalid(counts, variant, len(cards))
+            assert (str(exc), exc.field, exc.args) == (want, "cards", (want,))
+            assert _core.explain_invalid(counts, core.rules_for(variant), len(cards)) == want
+            seen += 1
+        except CardError:
+            pass
+    assert seen > 200
+
+
 def test_text_past_the_card_cap_is_refused_like_the_reference() -> None:
     for text in ("7 " * 257, "7" * 257, "7" * 300 + "X", "7 " * 256 + "SJ"):
         assert _outcome(core.parse_cards, text) == _outcome(text_reference.parse, text)

@@ -1,8 +1,10 @@
-"""The slow twin of the compiled card tokenizer (``_core.pyx`` ``parse_into``): the grammar
-as it was written in Python before it was compiled — a regular-expression split, a table
-lookup per token, a rank run read character by character — with the same messages.
+"""Slow twins of the core's text, as it was written in Python before it was compiled.
 
-``parse(cards, cap)`` returns the codes or raises the CardError the core raises.
+* ``parse(cards, cap)``: the card tokenizer (``_core.pyx`` ``parse_into``) — a
+  regular-expression split, a table lookup per token, a rank run read character by
+  character; returns the codes or raises the CardError the core raises.
+* ``explain_invalid(counts, variant, n)``: the sentence saying why cards form no play
+  (``_core.pyx`` ``invalid_text``).
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from shuangkou.core import CardError, _core
+from shuangkou.core import CardError, _core, get_variant
 from shuangkou.core.cards import CARD_BJ, CARD_SJ, MAX_CODE, RANK_CHARS
 
 SPLIT = re.compile(r"[\s,+]+")
@@ -70,3 +72,46 @@ def parse(cards: Any, cap: int = 256) -> list[int]:
             raise CardError(f"a card must be a string or an int code, not {type(tok).__name__}",
                             "cards")
     return out
+
+
+def explain_invalid(counts: list[int], variant: str, n: int) -> str:
+    """A reason a player would understand for cards that form no play."""
+    v = get_variant(variant)
+    c = list(counts)
+    nat = sum(c[:13])
+    sj, bj = c[13], c[14]
+    ranks = [r for r in range(13) if c[r]]
+    if n == 0:
+        return "no cards"
+    if nat == 0:
+        if n == 2:
+            return "SJ and BJ are not a pair (a pair of jokers is SJ SJ or BJ BJ)"
+        return f"{n} jokers are not a play (three jokers and four jokers are the joker bombs)"
+    for name, cnt in (("SJ", sj), ("BJ", bj)):
+        if cnt and name not in v.wild_jokers:
+            return (f"{name} is not wild in {v.id} and cannot be played together with other "
+                    f"cards (only alone, as SJ SJ, or in a joker bomb)")
+    w = sj + bj
+    if n == 2:
+        return "two cards of different ranks are not a pair" + ("" if w else " and there is no wild")
+    if n == 3:
+        return "three cards must be of one rank to make a triple" + (
+            "" if w else " (three distinct ranks and no wild)")
+    if n == 4:
+        return "four cards must be of one rank to make a bomb"
+    if c[12] and len(ranks) > 1:
+        if v.chain_wrap == "none":
+            return "2 cannot be in a straight, pair chain, triple chain or chain bomb"
+        if max(c[:13]) < 4 or not c[11]:
+            return ("2 cannot be in a straight, pair chain or triple chain, and a chain bomb "
+                    "runs through 2 only together with A")
+        return "2 cannot be in a straight, pair chain or triple chain"
+    span = max(ranks) - min(ranks) + 1
+    if max(c[:13]) > 3 and len(ranks) > 1:
+        return (f"cards of several ranks with 4 or more of one rank must form a chain bomb "
+                f"(at least {v.chain_min_links} consecutive ranks of 4+ cards each"
+                + (", all of the same count" if v.chain_counts == "equal" else "") + ")")
+    if span > n:
+        return "the ranks are too far apart to form a straight or chain"
+    return ("the cards form no straight (5+ consecutive single ranks), pair chain (3+ "
+            "consecutive pairs), triple chain (3+ consecutive triples) or bomb")
