@@ -255,6 +255,7 @@ cdef int parse_into(object cards, int* codes, int cap) except -1:
         raise CardError(f"cards must be text, a list of cards or a buffer of codes, not "
                         f"{type(cards).__name__}", "cards") from None
     cdef int code1
+    cdef long value
     for tok in cards:
         code1 = token_code(tok)
         if code1:
@@ -262,12 +263,17 @@ cdef int parse_into(object cards, int* codes, int cap) except -1:
                 raise CardError(f"too many cards (at most {cap})", "cards")
             codes[n] = code1
             n += 1
-        elif isinstance(tok, int) and not isinstance(tok, bool):
-            if tok < 1 or tok > MAX_CODE or (tok > CODE_LAST_NATURAL and tok != CARD_SJ and tok != CARD_BJ):
+        elif type(tok) is int or (isinstance(tok, int) and not isinstance(tok, bool)):
+            try:
+                value = tok         # a C integer: the range checks below run in C
+            except OverflowError:
+                value = -1
+            if value < 1 or value > CODE_BJ or (value > CODE_LAST_NATURAL and value != CODE_SJ
+                                                and value != CODE_BJ):
                 raise CardError(f"invalid card code {tok}", "cards")
             if n >= cap:
                 raise CardError(f"too many cards (at most {cap})", "cards")
-            codes[n] = tok
+            codes[n] = value
             n += 1
         elif isinstance(tok, str):
             # one list item is one token: a table token as given, else a rank run (stripped)

@@ -107,6 +107,7 @@ cdef struct Enum:
     Py_ssize_t class_start
     Py_ssize_t keep       # entries of this class that can still be returned (-1: no limit)
     int cut               # entries were dropped because of ``keep``
+    int by_links          # the class is generated for every chain length at once: sort after
     RD* scratch           # readings of one multiset
 
 
@@ -160,13 +161,52 @@ cdef void sort_key(const Entry* e, u8* k) noexcept nogil:
         k[KEYLEN + 3 + i] = 255 - e.c[i]
 
 
+cdef void sort_by_links(Enum* E) noexcept nogil:
+    """Order the current chain class by length, stably: the generator proposes every length
+    at once, each length's plays already in output order."""
+    cdef Py_ssize_t i, j, n = E.n - E.class_start
+    cdef Py_ssize_t at[14]
+    cdef Entry* base = &E.out[E.class_start]
+    cdef Entry* tmp
+    cdef int L, sorted_already = 1
+    for i in range(1, n):
+        if base[i].rd.length < base[i - 1].rd.length:
+            sorted_already = 0
+            break
+    if sorted_already:
+        return
+    tmp = <Entry*>malloc(n * sizeof(Entry))
+    if tmp == NULL:
+        E.oom = 1
+        E.stop = 1
+        return
+    memset(at, 0, sizeof(at))
+    for i in range(n):
+        at[base[i].rd.length] += 1
+    i = 0
+    for L in range(14):          # counts -> first slot of each length
+        j = at[L]
+        at[L] = i
+        i += j
+    for i in range(n):
+        L = base[i].rd.length
+        tmp[at[L]] = base[i]
+        at[L] += 1
+    memcpy(base, tmp, n * sizeof(Entry))
+    free(tmp)
+
+
 cdef void sort_class(Enum* E) noexcept nogil:
-    """Sort the current class's entries (bombs: their order is the variant's key order)."""
+    """Sort the current class's entries (bombs: their order is the variant's key order;
+    chains proposed for every length at once: by length)."""
     cdef Py_ssize_t i, n = E.n - E.class_start
     cdef Entry* base = &E.out[E.class_start]
     cdef SortRec* recs
     cdef Entry* tmp
     if n < 2:
+        return
+    if E.cls != CLS_BOMB:
+        sort_by_links(E)
         return
     recs = <SortRec*>malloc(n * sizeof(SortRec))
     tmp = <Entry*>malloc(n * sizeof(Entry))
@@ -271,14 +311,15 @@ cdef void add_entry(Enum* E, const u8* c, const RD* rd) noexcept nogil:
     E.n += 1
     if E.keep < 0:
         return
-    if E.cls != CLS_BOMB:
+    if E.cls != CLS_BOMB and not E.by_links:
         # ordinary classes are generated in output order: the first surplus play ends the work
         if E.n - E.class_start > E.keep:
             E.n -= 1
             E.cut = 1
             E.stop = 1
     elif E.n - E.class_start >= 2 * E.keep + 64:
-        # bombs are sorted afterwards: never hold more than about twice what can be returned
+        # bombs and chains are sorted afterwards: never hold more than about twice what can
+        # be returned (the best ``keep`` so far can only be displaced by better ones)
         sort_class(E)
         E.n = E.class_start + E.keep
         E.cut = 1
@@ -394,15 +435,17 @@ cdef void gen_sets(Enum* E, u8* c, int width, int t) noexcept nogil:
                 c[r] = 0
 
 
-cdef void chain_dfs(Enum* E, u8* c, int width, int links, int m, int pos,
+cdef void chain_dfs(Enum* E, u8* c, int width, int min_l, int max_l, int m, int pos,
                     int deficit) noexcept nogil:
-    """Chains of ``links`` links whose support runs from rank m to rank pos (both present).
+    """Chains of ``min_l``..``max_l`` links whose support runs from rank m to rank pos (both
+    present).
 
     ``deficit``: wilds needed to complete every link of m..pos to ``width`` cards; the
     remaining links are all wild (the classifier places them at either end). Extensions of
-    the support come first, then the support itself: the output order.
+    the support come first, then the support itself, at every length it can take: for each
+    length this is the output order (the caller sorts the lengths apart).
     """
-    cdef int nxt, k, hole, last = m + links - 1
+    cdef int nxt, k, hole, links, span = pos - m + 1, last = m + max_l - 1
     if E.stop:
         return
     if last > TOP_CHAIN:
@@ -414,29 +457,34 @@ cdef void chain_dfs(Enum* E, u8* c, int width, int links, int m, int pos,
         for k in range(min(width, E.h[nxt]), 0, -1):
             if hole + width - k <= E.w:
                 c[nxt] = k
-                chain_dfs(E, c, width, links, m, nxt, hole + width - k)
+                chain_dfs(E, c, width, min_l, max_l, m, nxt, hole + width - k)
         c[nxt] = 0
-    hole = deficit + width * (links - (pos - m + 1))
-    if hole <= E.w:
+    for links in range(min_l if min_l > span else span, max_l + 1):
+        hole = deficit + width * (links - span)
+        if hole > E.w:
+            break
         # §7 rule 2.3: the highest window holding the support (wilds on top where they fit)
         chain_with_wilds(E, c, hole, width, min(m, TOP_CHAIN - links + 1), links)
 
 
 cdef void gen_chains(Enum* E, u8* c, int width, int min_l, int want_l, int t) noexcept nogil:
     """Straights (width 1), pair chains (2), triple chains (3) with tops above t; want_l:
-    only that many links. One proposal per (support counts, wilds)."""
-    cdef int m, k, links, lo_m, max_l = TOP_CHAIN - E.lo + 1
-    for links in range(want_l or min_l, (want_l or max_l) + 1):
-        if width * links > E.max_cards or E.stop:
-            break
-        lo_m = E.lo
-        if t - links + 2 > lo_m:
-            lo_m = t - links + 2         # a lower first rank cannot reach a top above t
-        for m in range(lo_m, TOP_CHAIN + 1):
-            for k in range(min(width, E.h[m]), 0, -1):
-                c[m] = k
-                chain_dfs(E, c, width, links, m, m, width - k)
-            c[m] = 0
+    only that many links. One proposal per (support counts, wilds), every length in one
+    walk over the supports (E.by_links: the class is sorted by length afterwards)."""
+    cdef int m, k, lo_m, lo_l = want_l or min_l, hi_l = want_l or (TOP_CHAIN - E.lo + 1)
+    if hi_l > E.max_cards // width:
+        hi_l = E.max_cards // width
+    if lo_l > hi_l:
+        return
+    E.by_links = lo_l < hi_l
+    lo_m = E.lo
+    if t - hi_l + 2 > lo_m:
+        lo_m = t - hi_l + 2          # a lower first rank cannot reach a top above t
+    for m in range(lo_m, TOP_CHAIN + 1):
+        for k in range(min(width, E.h[m]), 0, -1):
+            c[m] = k
+            chain_dfs(E, c, width, lo_l, hi_l, m, m, width - k)
+        c[m] = 0
 
 
 cdef void gen_nbombs(Enum* E, u8* c) noexcept nogil:
@@ -584,8 +632,9 @@ cdef void run(Enum* E, const int* classes, int nclasses, Py_ssize_t limit,
         generate(E)
         if E.oom:
             return
-        if not E.count_only and E.cls == CLS_BOMB:
+        if not E.count_only and (E.cls == CLS_BOMB or E.by_links):
             sort_class(E)
+        E.by_links = 0
         if E.cut or (limit >= 0 and E.n > limit):
             E.n = limit
             truncated[0] = 1
