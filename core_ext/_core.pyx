@@ -14,6 +14,7 @@ only thing ever distributed, and there are at most four of them.
 
 from libc.string cimport memcpy, memset
 from libc.stdlib cimport malloc, free
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 from cpython.unicode cimport (PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ,
                               Py_UNICODE_ISSPACE)
 
@@ -454,6 +455,30 @@ cdef RuleSet get_rules(object variant):
 def rules_for(variant):
     """The compiled :class:`RuleSet` of a variant id or Variant (cached)."""
     return get_rules(variant)
+
+
+# ----------------------------------------------------------------------------- time budgets
+
+cdef double monotonic() noexcept nogil:
+    """CLOCK_MONOTONIC in seconds: what every time budget of the core is measured by."""
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + ts.tv_nsec * 1e-9
+
+
+cdef double deadline_after(object timeout) except -1:
+    """The monotonic time ``timeout`` seconds from now; 0 for no deadline (None, or a budget
+    of 10**9 s and more). A budget of 0 or less is already spent."""
+    if timeout is None:
+        return 0
+    try:
+        seconds = float(timeout)
+    except (TypeError, ValueError):
+        raise InvalidPlay(f"timeout must be a number of seconds, not {timeout!r}",
+                          "timeout") from None
+    if seconds != seconds:
+        raise InvalidPlay("timeout must be a number of seconds, not NaN", "timeout")
+    return monotonic() + max(seconds, 1e-9) if seconds < 1e9 else 0
 
 
 # ----------------------------------------------------------------------------- classification
@@ -957,6 +982,13 @@ cdef class Reading:
         return (self.rules.id, self.rd.kind, self.rd.ncards, self.rd.top, self.key,
                 self.ranks)
 
+    @property
+    def packed(self):
+        """The reading's C form as bytes: readings of one rule set that are the same in
+        every field (wild placement included) give the same bytes — a cheap key for
+        caching what is derived from a reading (the service's reply messages)."""
+        return (<char*>&self.rd)[:sizeof(RD)]
+
     def __repr__(self):
         return f"<Reading {self.describe()}>"
 
@@ -1368,7 +1400,16 @@ def compare(play, current, variant="baibian", *, declare=None, current_declare=N
 
 # ----------------------------------------------------------------------------- batch
 
-def classify_batch(codes, lengths, variant="baibian"):
+# A batch with a time budget looks at the clock whenever the plays classified since the last
+# look may have cost about a microsecond: a play's work grows with its cards and, steeply,
+# with its wilds (a chain bomb distributes its spare wilds), so each counts cards × (1 +
+# wilds)² units. Built-in plays of ≤ 10 cards look every ~100 plays; 40 cards with 8 wilds,
+# every play.
+cdef enum:
+    BATCH_CLOCK_UNITS = 1024
+
+
+def classify_batch(codes, lengths, variant="baibian", *, timeout=None):
     """Classify many plays in one call.
 
     ``codes``: a bytes-like buffer of card codes (uint8), the plays back to back;
@@ -1378,11 +1419,18 @@ def classify_batch(codes, lengths, variant="baibian"):
     ``star``, ``cards``, ``readings`` (how many readings) — and ``errors``, for each
     invalid play the exception :func:`classify` raises for it. Invalid plays do not stop
     the batch.
+
+    ``timeout`` (seconds) bounds the time: the batch stops after the play during which it
+    ran out, and the result covers the plays done so far (``plays`` fewer than given; call
+    again with the rest). Whatever the plays cost, the work stops within about a
+    microsecond plus one play of the budget.
     """
     cdef RuleSet rs = get_rules(variant)
     cdef const unsigned char[:] buf
-    cdef Py_ssize_t nplays, i, off = 0, total = 0
+    cdef Py_ssize_t nplays, i, off = 0, total = 0, done
     cdef int j, n, nr, bad, r, s
+    cdef double deadline = deadline_after(timeout)
+    cdef long long units = 0
     cdef u8 counts[NFACES]
     cdef u8 faces[76]
     cdef RD scratch[MAXREAD]
@@ -1413,8 +1461,14 @@ def classify_batch(codes, lengths, variant="baibian"):
     nread = array("H", bytes(2 * nplays))
     cdef unsigned char[:] kv = kind, tv = top, sv = star, cv = ncards
     cdef unsigned short[:] rv = nread
+    done = nplays
     with nogil:
         for i in range(nplays):
+            if deadline > 0 and units >= BATCH_CLOCK_UNITS:
+                units = 0
+                if monotonic() > deadline:
+                    done = i
+                    break
             n = lv[i]
             bad = n == 0 or n > R.hand_size
             memset(counts, 0, NFACES)
@@ -1433,6 +1487,7 @@ def classify_batch(codes, lengths, variant="baibian"):
                     bad = 1
                     break
             off += n
+            units += n * (1 + counts[SJ] + counts[BJ]) * (1 + counts[SJ] + counts[BJ])
             nr = 0 if bad else classify_counts(R, counts, scratch, MAXREAD)
             if nr <= 0:
                 kv[i] = 255
@@ -1443,7 +1498,11 @@ def classify_batch(codes, lengths, variant="baibian"):
             sv[i] = scratch[0].star
             cv[i] = scratch[0].ncards
             rv[i] = nr
-    return BatchResult(kind, top, star, ncards, nread, _batch_errors(codes, lens, kv, rv, rs))
+    errors = _batch_errors(codes, lens, kv[:done], rv[:done], rs)
+    if done < nplays:       # out of time: the plays done so far
+        kind, top, star, ncards, nread = (kind[:done], top[:done], star[:done], ncards[:done],
+                                          nread[:done])
+    return BatchResult(kind, top, star, ncards, nread, errors)
 
 
 cdef object _batch_errors(object codes, object lens, unsigned char[:] kv, unsigned short[:] rv,

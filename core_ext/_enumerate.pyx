@@ -35,7 +35,6 @@ cimport cython
 from libc.stdlib cimport free, malloc, qsort, realloc
 from libc.string cimport memcmp, memcpy, memset
 from libc.stdint cimport uint64_t
-from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from cpython.ref cimport Py_INCREF
 from cpython.pyport cimport PY_SSIZE_T_MAX
@@ -43,6 +42,7 @@ from cpython.pyport cimport PY_SSIZE_T_MAX
 from shuangkou.core._core cimport (
     KEYLEN, K_BOMB, K_CHAIN_BOMB, K_JOKER_BOMB_3, K_JOKER_BOMB_4, K_PAIR, K_PAIR_CHAIN,
     K_SINGLE, K_STRAIGHT, K_TRIPLE, K_TRIPLE_CHAIN, MAXCARDS, MAXREAD, NKINDS, RD,
+    deadline_after, monotonic,
     Rules, RuleSet, classify_counts, count_codes, get_rules, key_cmp, make_reading,
     parse_into, rd_beats, reading_rd, sort_ints, u8, window_reading,
 )
@@ -985,24 +985,8 @@ cdef int _classes(Enum* E, int* out, int bombs_only) noexcept:
     return n
 
 
-cdef inline double monotonic() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return ts.tv_sec + ts.tv_nsec * 1e-9
-
-
 cdef int _set_deadline(Enum* E, object timeout) except -1:
-    """``timeout`` seconds from now (None: no deadline); <= 0 means already out of time."""
-    if timeout is None:
-        return 0
-    try:
-        seconds = float(timeout)
-    except (TypeError, ValueError):
-        raise InvalidPlay(f"timeout must be a number of seconds, not {timeout!r}",
-                          "timeout") from None
-    if seconds != seconds:
-        raise InvalidPlay("timeout must be a number of seconds, not NaN", "timeout")
-    E.deadline = monotonic() + max(seconds, 1e-9) if seconds < 1e9 else 0
+    E.deadline = deadline_after(timeout)
     return 0
 
 

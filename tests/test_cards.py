@@ -325,3 +325,40 @@ def test_batch_errors_for_impossible_cards_are_classifys() -> None:
     assert isinstance(result.errors[0], core.InvalidPlay)      # no cards
     assert isinstance(result.errors[3], CardError)                 # more than 64 cards
     assert result.valid == 1 and result.kind[-1] == core.KINDS.index("pair")
+
+
+def test_a_batch_with_a_time_budget_stops_with_the_plays_done() -> None:
+    """classify_batch(timeout=) stops once the budget is spent and returns a prefix of what
+    the whole batch gives (columns and errors alike); no budget or a generous one: all."""
+    heavy = core.load_variant({"id": "heavy", "extends": "huopin", "decks": 4,
+                               "joker_copies": 4, "hand_size": 40, "chain_min_links": 2})
+    run = [1 + r * 5 + s for r in range(2, 10) for s in range(4)]      # 5555 … TTTT, 32 cards
+    plays = [run + [70] * 4 + [75] * 4, [21, 27], run[:4] + [70] * 8] * 20
+    buf = bytes(c for p in plays for c in p)
+    lengths = [len(p) for p in plays]
+    whole = core.classify_batch(buf, lengths, heavy)
+    part = core.classify_batch(buf, lengths, heavy, timeout=1e-9)
+    assert 1 <= part.plays < whole.plays
+    for column in whole:
+        assert list(part[column]) == list(whole[column][:part.plays])
+    assert list(part.errors) == [i for i in whole.errors if i < part.plays]
+    assert all(str(part.errors[i]) == str(whole.errors[i]) for i in part.errors)
+    assert core.classify_batch(buf, lengths, heavy, timeout=60).plays == whole.plays
+    for bad in ("soon", float("nan"), object()):
+        with pytest.raises(core.InvalidPlay, match="timeout"):
+            core.classify_batch(buf, lengths, heavy, timeout=bad)  # type: ignore[arg-type]
+
+
+def test_batch_errors_is_a_mapping_built_on_demand() -> None:
+    plays = [[21, 22], [21, 27], [0], [21, 27, 33]]
+    buf = bytearray(c for p in plays for c in p)
+    result = core.classify_batch(buf, [len(p) for p in plays], "baibian")
+    buf[:] = bytes(len(buf))       # the caller's buffer changes: the errors do not
+    errors = result.errors
+    assert list(errors) == [1, 2, 3] and len(errors) == 3 and 0 not in errors and 9 not in errors
+    assert "x" not in errors and errors.get(0) is None
+    assert errors[1] is errors[1]           # built once, kept
+    assert isinstance(errors[2], CardError) and "code 0" in str(errors[2])
+    assert dict(errors) == {i: errors[i] for i in (1, 2, 3)}
+    with pytest.raises(KeyError):
+        errors[0]

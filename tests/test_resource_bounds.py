@@ -387,9 +387,9 @@ def test_batch_stops_at_the_deadline(servicer: ShuangkouServicer,
     chunks: list[int] = []
     real = core.classify_batch
 
-    def counted(codes: bytes, lengths: Any, variant: Any) -> Any:
+    def counted(codes: bytes, lengths: Any, variant: Any, **budget: Any) -> Any:
         chunks.append(len(lengths))
-        return real(codes, lengths, variant)
+        return real(codes, lengths, variant, **budget)
 
     monkeypatch.setattr(core, "classify_batch", counted)
     plays = module.BATCH_CHUNK * 4
@@ -402,6 +402,40 @@ def test_batch_stops_at_the_deadline(servicer: ShuangkouServicer,
     else:
         raise AssertionError("the batch ran past its deadline")
     assert chunks == [module.BATCH_CHUNK] * 2
+
+
+def test_batch_slices_are_cut_by_time_not_count(servicer: ShuangkouServicer,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Heavy plays (40 cards, eight wilds, a huopin-based house variant; issue 19 item 2)
+    are classified in slices the core cuts by its time budget: with a spent budget each
+    slice does one such play, and the call ends at the deadline after the slices it
+    checked, not after a chunk of 2,048."""
+    from shuangkou import core
+    from shuangkou.service.api import shuangkou as module
+
+    done: list[int] = []
+    real = core.classify_batch
+
+    def counted(codes: Any, lengths: Any, variant: Any, **budget: Any) -> Any:
+        result = real(codes, lengths, variant, **budget)
+        done.append(result.plays)
+        return result
+
+    monkeypatch.setattr(core, "classify_batch", counted)
+    monkeypatch.setattr(module, "BATCH_SLICE_SECONDS", 1e-9)
+    heavy = json.dumps({"id": "heavy", "extends": "huopin", "decks": 4, "joker_copies": 4,
+                        "hand_size": 40, "chain_min_links": 2})
+    run = [1 + r * 5 + s for r in range(2, 10) for s in range(4)]     # 5555 ... TTTT
+    play = bytes(run + [70] * 4 + [75] * 4)
+    request = S.BatchClassifyRequest(rule_set=variants_pb2.RuleSet(custom_json=heavy),
+                                     codes=play * 2048, lengths=[len(play)] * 2048)
+    try:
+        servicer.BatchClassify(request, EndsAfter(3))
+    except Aborted as exc:
+        assert exc.code.name == "DEADLINE_EXCEEDED", exc
+    else:
+        raise AssertionError("the batch ran past its deadline")
+    assert done == [1, 1, 1]
 
 
 def test_stream_stops_when_the_client_is_gone(servicer: ShuangkouServicer) -> None:
