@@ -10,7 +10,7 @@ results), so the wire sees one shape of error.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 import grpc
@@ -62,17 +62,19 @@ BATCH_SLICE_SECONDS = 0.05
 BATCH_CHUNK = 2048
 
 
-def _batch_status(exc: ShuangkouError, _cache: dict[tuple[type, str, str | None],
-                                                   status_pb2.Status] = {}) -> status_pb2.Status:
+_batch_statuses: dict[tuple[type, str, str | None], status_pb2.Status] = {}
+
+
+def _batch_status(exc: ShuangkouError) -> status_pb2.Status:
     """The compact status of an invalid batch play, built once per distinct (type, message,
     field): a batch of invalid plays repeats a handful of reasons (bounded: emptied when
     full)."""
     key = (type(exc), str(exc), exc.field)
-    status = _cache.get(key)
+    status = _batch_statuses.get(key)
     if status is None:
-        if len(_cache) >= 4096:
-            _cache.clear()
-        status = _cache[key] = status_proto(exc, compact=True)
+        if len(_batch_statuses) >= 4096:
+            _batch_statuses.clear()
+        status = _batch_statuses[key] = status_proto(exc, compact=True)
     return status
 
 
