@@ -45,9 +45,7 @@ def error_record(reason: str, action: int | None = None) -> dict[str, Any]:
 
 def record_of(line: str, partial_deal: bool = False) -> dict[str, Any]:
     """Score one input line (without its newline) into its record; never raises."""
-    from shuangkou.core.errors import ShuangkouError
-    from shuangkou.core.replay import ReplayError, score_replay
-
+    ShuangkouError, ReplayError, score_replay = _core_names or _load_core()
     text = line.strip()
     if not text:
         return error_record("empty line (expected one replay JSON object)")
@@ -61,6 +59,20 @@ def record_of(line: str, partial_deal: bool = False) -> dict[str, Any]:
         rec = error_record(f"internal error: {type(exc).__name__}: {exc}")
         rec["error"]["internal"] = True
         return rec
+
+
+_core_names: tuple[Any, Any, Any] | None = None
+
+
+def _load_core() -> tuple[Any, Any, Any]:
+    """The core's names record_of needs, imported on the first line (the CLI starts without
+    the core; a per-line ``import`` statement costs a dict lookup and a call each time)."""
+    global _core_names
+    from shuangkou.core.errors import ShuangkouError
+    from shuangkou.core.replay import ReplayError, score_replay
+
+    _core_names = (ShuangkouError, ReplayError, score_replay)
+    return _core_names
 
 
 def _json_dumps(record: dict[str, Any]) -> str:
