@@ -110,19 +110,20 @@ def measure(payload: dict[str, Any], seconds: float, rotate: int) -> dict[str, f
             dt = time.perf_counter() - t0
             return n / dt, (cpu_seconds(proc.pid) - c0) / n * 1e6
 
+        size = len(valid)
         lines = [("health Check", lambda: timed(health.Check, [check])),
                  ("ClassifyPlay, suited text", lambda: timed(stub.ClassifyPlay, classify["text"])),
                  ("ClassifyPlay, rank runs", lambda: timed(stub.ClassifyPlay, classify["runs"])),
-                 (f"BatchClassify {BATCH:,} plays", lambda: timed(stub.BatchClassify,
-                                                                  [batches["valid"]])),
-                 (f"BatchClassify {BATCH:,} plays, half invalid",
+                 (f"BatchClassify {size:,} plays", lambda: timed(stub.BatchClassify,
+                                                                 [batches["valid"]])),
+                 (f"BatchClassify {size:,} plays, half invalid",
                   lambda: timed(stub.BatchClassify, [batches["half invalid"]]))]
         k = rotate % len(lines)
         out: dict[str, float] = {}
         for name, run in lines[k:] + lines[:k]:
             rate, cpu = run()
             if name.startswith("BatchClassify"):
-                out[f"{name} (plays/s)"] = rate * BATCH
+                out[f"{name} (plays/s)"] = rate * size
             else:
                 out[f"{name} (calls/s)"] = rate
                 out[f"{name}, server CPU (µs/call)"] = cpu
