@@ -15,8 +15,8 @@ only thing ever distributed, and there are at most four of them.
 from libc.string cimport memcpy, memset
 from libc.stdlib cimport malloc, free
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
-from cpython.unicode cimport (PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_READ,
-                              Py_UNICODE_ISSPACE)
+from cpython.unicode cimport (PyUnicode_1BYTE_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH,
+                              PyUnicode_KIND, PyUnicode_READ, Py_UNICODE_ISSPACE)
 
 from shuangkou.core.cards cimport (
     BJ,
@@ -143,10 +143,23 @@ cdef int segment_code(int kind, const void* data, Py_ssize_t a, Py_ssize_t n) no
 
 cdef int token_code(object t) noexcept:
     """The card code of a one-card token (``"7S"``, ``"10h"``, ``"BJ"``, ``"7"``), or 0 when
-    ``t`` is not one: the tokenizer every text and replay reader uses."""
+    ``t`` is not one: the tokenizer every list and replay reader uses. Tokens are almost
+    always ASCII strings: their bytes index the tables directly."""
+    cdef Py_ssize_t n
+    cdef const unsigned char* d
     if type(t) is not str:
         return 0
-    return segment_code(PyUnicode_KIND(t), PyUnicode_DATA(t), 0, PyUnicode_GET_LENGTH(t))
+    n = PyUnicode_GET_LENGTH(t)
+    if PyUnicode_KIND(t) != PyUnicode_1BYTE_KIND:
+        return segment_code(PyUnicode_KIND(t), PyUnicode_DATA(t), 0, n)
+    d = <const unsigned char*>PyUnicode_DATA(t)
+    if n == 2:
+        return TOK2[d[0]][d[1]] if d[0] < 128 and d[1] < 128 else 0
+    if n == 1:
+        return TOK1[d[0]] if d[0] < 128 else 0
+    if n == 3 and d[0] == 49 and d[1] == 48:        # "10?"
+        return TOK10[d[2]] if d[2] < 128 else 0
+    return 0
 
 
 cdef inline bint is_separator(Py_UCS4 ch) noexcept:

@@ -152,7 +152,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
             codes, lengths = request.codes, list(request.lengths)
             self.limits.check_batch(len(lengths), "lengths")
             total = sum(lengths)
-            if total != len(codes) and max(lengths) > len(codes):
+            if total != len(codes) and lengths and max(lengths) > len(codes):
                 i = max(range(len(lengths)), key=lengths.__getitem__)
                 raise BadInput(f"lengths[{i}] = {lengths[i]} is more than the {len(codes)} "
                                "bytes of codes", f"lengths[{i}]")
