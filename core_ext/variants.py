@@ -235,17 +235,18 @@ class Variant:
             fail("multi_bomb", "has at most one row for N = 4 and one for N >= 5")
         if self.round_end not in ROUND_ENDS:
             one_of("round_end", ROUND_ENDS)
-        if self.round_end == "finishing_order":
-            if set(self.base) != set(KINDS_OF_WIN):
-                fail("base", f"needs exactly the rows {', '.join(KINDS_OF_WIN)}")
-            for kind, places in self.base.items():
-                if len(places) != 4 or not all(type(v) is int and abs(v) <= MAX_AMOUNT
-                                               for v in places):
-                    fail("base", f"row {kind!r} needs four integers (1st..4th place)")
-        else:
-            if set(self.kou) != set(KINDS_OF_WIN) or not all(
-                    type(v) is int and 0 <= v <= MAX_AMOUNT for v in self.kou.values()):
-                fail("kou", f"needs an integer for each of {', '.join(KINDS_OF_WIN)}")
+        # Both tables are checked in every variant (data must hash and round-trip), and
+        # the one the round end scores by must be complete.
+        if self.round_end == "finishing_order" and set(self.base) != set(KINDS_OF_WIN):
+            fail("base", f"needs exactly the rows {', '.join(KINDS_OF_WIN)}")
+        for kind, places in self.base.items():
+            if kind not in KINDS_OF_WIN or type(places) is not tuple or len(places) != 4 \
+                    or not all(type(v) is int and abs(v) <= MAX_AMOUNT for v in places):
+                fail("base", f"row {kind!r} needs four integers (1st..4th place)")
+        if (self.round_end == "first_out" and set(self.kou) != set(KINDS_OF_WIN)) or not all(
+                kind in KINDS_OF_WIN and type(v) is int and 0 <= v <= MAX_AMOUNT
+                for kind, v in self.kou.items()):
+            fail("kou", f"needs an integer for each of {', '.join(KINDS_OF_WIN)}")
 
         thresholds = self.kou_thresholds   # checked in every variant: data must round-trip
         if (len(thresholds) != 2 or not all(type(x) is int for x in thresholds)

@@ -29,27 +29,32 @@ PY=$PWD/.venv/bin/python
 mkdir -p build/fuzz
 ENV=()
 if [ "${FUZZ_ASAN:-0}" = 1 ]; then
-  echo "== building the ASan copy of core_ext in build/asan/src"
-  rm -rf build/asan/src && mkdir -p build/asan/src
-  cp -r core_ext build/asan/src/
-  rm -f build/asan/src/core_ext/*.so build/asan/src/core_ext/*.c
+  echo "== building the ASan copy of the core in build/asan/src/shuangkou/core"
+  rm -rf build/asan/src && mkdir -p build/asan/src/shuangkou
+  cp -r core_ext build/asan/src/shuangkou/core
+  rm -f build/asan/src/shuangkou/core/*.so build/asan/src/shuangkou/core/*.c
   (cd build/asan/src && "$PY" - <<'PYEOF'
+from pathlib import Path
+
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
+# The copy shadows the installed shuangkou.core (a namespace portion earlier on sys.path);
+# cimports find the .pxd files under the same names.
 flags = ["-O1", "-g", "-fsanitize=address", "-fno-omit-frame-pointer"]
-exts = [Extension(f"shuangkou.core.{n}", [f"core_ext/{n}.pyx"], extra_compile_args=flags,
-                  extra_link_args=["-fsanitize=address"]) for n in ("_core", "_enumerate")]
-setup(ext_modules=cythonize(exts, language_level=3, quiet=True, compiler_directives={
-          "boundscheck": False, "wraparound": False, "cdivision": True,
-          "initializedcheck": False}),
+exts = [Extension(f"shuangkou.core.{p.stem}", [str(p)], extra_compile_args=flags,
+                  extra_link_args=["-fsanitize=address"])
+        for p in sorted(Path("shuangkou/core").glob("*.pyx"))]
+setup(ext_modules=cythonize(exts, language_level=3, quiet=True, include_path=["."],
+                            compiler_directives={"boundscheck": False, "wraparound": False,
+                                                 "cdivision": True, "initializedcheck": False}),
       script_args=["build_ext", "--inplace", "-q"])
 PYEOF
   ) >build/asan/build.log 2>&1 || { echo "ASan build failed: build/asan/build.log" >&2; exit 2; }
   ENV=(PYTHONPATH="$PWD/build/asan/src" LD_PRELOAD="$(gcc -print-file-name=libasan.so)"
        ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1 FUZZ_ENGINE=hypothesis)
   (cd fuzz && env "${ENV[@]}" "$PY" -c \
-      "import common, core._core as c; print('   core under test:', c.__file__)") || exit 2
+      "import common, shuangkou.core._core as c; print('   core under test:', c.__file__)") || exit 2
 elif ! "$PY" -c "import atheris" 2>/dev/null; then
   echo "atheris is not installed: using the hypothesis fallback" >&2
 fi
