@@ -1,6 +1,7 @@
 """Legal-play enumeration speed: full leading lists, following, and the brute-force ratio.
 
     .venv/bin/python bench/bench_enumerate.py [--hands 200] [--small 40] [--repeats 5] [--seed 1]
+                                              [--passes 3] [--against REV]
 
 Per variant, in one run (so ratios compare like with like on a noisy machine):
 
@@ -16,29 +17,32 @@ Per variant, in one run (so ratios compare like with like on a noisy machine):
   with 0-4 jokers.
 
 Every timing is the best of ``--repeats`` calls on the same hand (the least disturbed by
-other load); the figure printed is the median over hands (and the 90th percentile).
+other load); the figure printed is the median over hands (and the 90th percentile), the
+median of ``--passes`` fresh processes. ``objs/lead`` is the rate of building every Play
+over the bare enumeration's. With ``--against REV`` (a git revision, built once under
+build/baseline/, or another build's python) the random-deal lines run in both builds,
+alternating, on the same hands, and each shows the median of the paired ratios
+(bench/baseline.py); the worst cases and the brute-force ratio run in this build only.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import statistics
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from enum_reference import Readings, brute_force, full_deck, random_hand  # noqa: E402
+import baseline  # noqa: E402
 
-from shuangkou import core  # noqa: E402
-from shuangkou.core import count_plays, legal_plays  # noqa: E402
-from shuangkou.core.variants import get_variant  # noqa: E402
-
-RANKS = core.RANK_CHARS
+RANKS = "3456789TJQKA2"      # rank characters by position (the core's RANK_CHARS)
 # Targets to follow, relative to the deck's lowest rank: (name, offsets, copies each).
 TARGETS = (("single", (5,), 1), ("pair", (5,), 2), ("straight", (2, 3, 4, 5, 6), 1),
            ("bomb", (5,), 5))
@@ -62,7 +66,9 @@ def per_hand(hands: list[list[int]], repeats: int, fn: Callable[[list[int]], obj
 
 def worst_hands(variant: str, rng: random.Random) -> dict[str, list[int]]:
     """Hands that maximise the number of plays (all jokers; long runs of pairs/bombs)."""
-    v = get_variant(variant)
+    from enum_reference import full_deck
+
+    v = baseline.core().get_variant(variant)
     lo = v.lowest_rank
 
     def shaped(counts: dict[int, int]) -> list[int]:
@@ -86,35 +92,59 @@ def worst_hands(variant: str, rng: random.Random) -> dict[str, list[int]]:
     }
 
 
-def bench_variant(variant: str, args: argparse.Namespace) -> tuple[str, list, tuple]:
-    """One variant: the table row, its worst-case rows and its brute-force ratio row."""
-    v = get_variant(variant)
-    rng = random.Random(f"{args.seed}/{variant}")
-    hands = [sorted(rng.sample(full_deck(v), v.hand_size)) for _ in range(args.hands)]
-    plays = statistics.median(len(legal_plays(h, v)) for h in hands)
-    lead = per_hand(hands, args.repeats, lambda h: legal_plays(h, v))
-    objs = per_hand(hands, args.repeats, lambda h: list(legal_plays(h, v)))
-    count = per_hand(hands, args.repeats, lambda h: count_plays(h, v))
-    follow = []
-    for _, offsets, n in TARGETS:
-        text = " ".join(RANKS[v.lowest_rank + o] * n for o in offsets)
-        target = core.classify(text, v).primary
-        follow.append(per_hand(hands, args.repeats, lambda h, t=target: legal_plays(h, v, t)))
-    row = (f"{variant:16} {plays:6.0f} {lead[0]:6.1f} ({lead[1]:4.0f}) "
-           f"{objs[0]:7.1f} ({objs[1]:4.0f}) {count[0]:6.1f} ({count[1]:4.0f})  "
-           + "  ".join(f"{m:8.1f} ({p:4.0f})" for m, p in follow))
+def random_deals(args: argparse.Namespace) -> dict[str, list[list[int]]]:
+    from enum_reference import full_deck
+
+    core = baseline.core()
+    out = {}
+    for variant in core.BUILTIN:
+        v = core.get_variant(variant)
+        rng = random.Random(f"{args.seed}/{variant}")
+        out[variant] = [sorted(rng.sample(full_deck(v), v.hand_size)) for _ in range(args.hands)]
+    return out
+
+
+def measure(deals: dict[str, list[list[int]]], repeats: int) -> dict[str, float]:
+    """The random-deal lines of every variant in this interpreter's build: µs medians."""
+    core = baseline.core()
+    legal_plays, count_plays = core.legal_plays, core.count_plays
+    out: dict[str, float] = {}
+    for variant, hands in deals.items():
+        v = core.get_variant(variant)
+        out[f"{variant} plays"] = statistics.median(len(legal_plays(h, v)) for h in hands)
+        lead = per_hand(hands, repeats, lambda h, v=v: legal_plays(h, v))
+        objs = per_hand(hands, repeats, lambda h, v=v: list(legal_plays(h, v)))
+        out[f"{variant} lead"], out[f"{variant} lead p90"] = lead
+        out[f"{variant} lead+objs"], out[f"{variant} lead+objs p90"] = objs
+        out[f"{variant} objs/lead rate"] = lead[0] / objs[0]
+        out[f"{variant} count"], out[f"{variant} count p90"] = per_hand(
+            hands, repeats, lambda h, v=v: count_plays(h, v))
+        for name, offsets, n in TARGETS:
+            text = " ".join(RANKS[v.lowest_rank + o] * n for o in offsets)
+            target = core.classify(text, v).primary
+            out[f"{variant} follow {name}"], out[f"{variant} follow {name} p90"] = per_hand(
+                hands, repeats, lambda h, t=target, v=v: legal_plays(h, v, t))
+    return out
+
+
+def extremes(variant: str, args: argparse.Namespace) -> tuple[list[Any], tuple[Any, ...]]:
+    """One variant's worst-case rows and its brute-force ratio row (this build)."""
+    from enum_reference import Readings, brute_force, random_hand
+
+    core = baseline.core()
+    v = core.get_variant(variant)
+    rng = random.Random(f"{args.seed}/{variant}/extremes")
     worst = []
     for name, hand in worst_hands(variant, rng).items():
-        t = best_of(args.repeats, lambda h=hand: legal_plays(h, v)) * 1e6
-        worst.append((variant, name, len(legal_plays(hand, v)), t))
+        t = best_of(args.repeats, lambda h=hand: core.legal_plays(h, v)) * 1e6
+        worst.append((variant, name, len(core.legal_plays(hand, v)), t))
     small = [random_hand(v, rng, 14, jokers=rng.randint(0, 4)) for _ in range(args.small)]
-    t_core = sum(best_of(args.repeats, lambda h=h: legal_plays(h, v)) for h in small)
+    t_core = sum(best_of(args.repeats, lambda h=h: core.legal_plays(h, v)) for h in small)
     t0 = time.perf_counter()
     for h in small:
         brute_force(h, v, readings=Readings(v))
     t_ref = time.perf_counter() - t0
-    ratio = (variant, t_core / len(small) * 1e6, t_ref / len(small) * 1e6, t_ref / t_core)
-    return row, worst, ratio
+    return worst, (variant, t_core / len(small) * 1e6, t_ref / len(small) * 1e6, t_ref / t_core)
 
 
 def main() -> None:
@@ -122,19 +152,38 @@ def main() -> None:
     ap.add_argument("--hands", type=int, default=200, help="random full hands per variant")
     ap.add_argument("--small", type=int, default=40, help="14-card hands for the ratio")
     ap.add_argument("--repeats", type=int, default=5, help="timed calls per hand (best)")
+    ap.add_argument("--passes", type=int, default=3, help="fresh processes per build")
     ap.add_argument("--seed", type=int, default=1)
+    baseline.add_argument(ap)
+    ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.worker:
+        print(json.dumps(measure(json.loads(Path(args.worker).read_text()), args.repeats)))
+        return
+    deals = random_deals(args)
+    results = baseline.alternate(__file__, ["--repeats", str(args.repeats)],
+                                 baseline.builds(args.against), args.passes, deals)
+    med = {k: statistics.median(p[k] for p in results["this"]) for k in results["this"][0]}
     print(f"hands per variant: {args.hands} random deals, {args.small} 14-card hands for the "
-          f"brute-force ratio; best of {args.repeats} per hand; µs median (p90)\n")
-    print(f"{'variant':16} {'plays':>6} {'lead':>12} {'lead+objs':>14} {'count':>12}  "
-          + "  ".join(f"{'follow ' + name:>15}" for name, _, _ in TARGETS))
-    worst_rows = []
-    ratio_rows = []
-    for variant in core.BUILTIN:
-        row, worst, ratio = bench_variant(variant, args)
-        print(row)
+          f"brute-force ratio; best of {args.repeats} per hand; µs median (p90), median of "
+          f"{args.passes} passes\n")
+    print(f"{'variant':16} {'plays':>6} {'lead':>12} {'lead+objs':>14} {'objs/lead':>9} "
+          f"{'count':>12}  " + "  ".join(f"{'follow ' + name:>15}" for name, _, _ in TARGETS))
+    worst_rows, ratio_rows = [], []
+    for variant in deals:
+        def cell(line: str, width: int, v: str = variant) -> str:
+            return f"{med[f'{v} {line}']:{width}.1f} ({med[f'{v} {line} p90']:4.0f})"
+        print(f"{variant:16} {med[f'{variant} plays']:6.0f} {cell('lead', 6)} "
+              f"{cell('lead+objs', 7)} {med[f'{variant} objs/lead rate']:8.2f}x "
+              f"{cell('count', 6)}  "
+              + "  ".join(cell(f"follow {name}", 8) for name, _, _ in TARGETS))
+        worst, ratio = extremes(variant, args)
         worst_rows += worst
         ratio_rows.append(ratio)
+    leads = [med[f"{v} lead"] for v in deals]
+    print(f"lead: median over the variants {statistics.median(leads):.1f} µs, worst variant "
+          f"{max(leads):.1f} µs; objs/lead rate: lowest "
+          f"{min(med[f'{v} objs/lead rate'] for v in deals):.2f}x")
 
     print(f"\nworst cases (leading, best of {args.repeats}):")
     print(f"{'variant':16} {'hand':14} {'plays':>7} {'µs':>9} {'ns/play':>8}")
@@ -144,6 +193,12 @@ def main() -> None:
     print(f"{'variant':16} {'engine µs':>10} {'brute µs':>12} {'ratio':>9}")
     for variant, engine, ref, ratio in ratio_rows:
         print(f"{variant:16} {engine:10.1f} {ref:12.0f} {ratio:8.0f}x")
+    if "base" in results:
+        print(f"\nagainst {args.against} (µs; this/base below 1 is faster; objs/lead: above 1 "
+              f"is better):")
+        keep = {name: [{k: v for k, v in p.items() if not k.endswith(("p90", "plays"))}
+                       for p in passes] for name, passes in results.items()}
+        baseline.report(keep, "µs per hand", higher_is_better=False)
 
 
 if __name__ == "__main__":

@@ -258,6 +258,42 @@ def growth(sizes: list[int], workers: int) -> None:
         print(f"{n:9d} {wall:8.1f} {n / wall:9,.0f}")
 
 
+def cli_worker(path: str, lines: int) -> dict[str, float]:
+    """In one build: score_replay over the file's lines in process (CPU and wall time, the
+    file read and split included), then ``score-replays FILE --jobs 1`` of the same build
+    as a subprocess (start-up, reading, parsing and writing included)."""
+    from shuangkou.core import ShuangkouError
+    from shuangkou.core.replay import score_replay as score
+
+    c0, t0 = time.process_time(), time.perf_counter()
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            try:
+                score(line)
+            except ShuangkouError:
+                pass
+    cpu, wall = time.process_time() - c0, time.perf_counter() - t0
+    cli_wall, cli_cpu, _ = _run([sys.executable, "-m", "shuangkou.service.cli", "score-replays",
+                                 path, "--jobs", "1", "--no-progress"])
+    return {"in-process, replays per CPU-second": lines / cpu,
+            "CLI --jobs 1, replays per CPU-second": lines / cli_cpu,
+            "CLI / in-process, per CPU-second": cpu / cli_cpu,
+            "in-process, replays/s (wall)": lines / wall,
+            "CLI --jobs 1, replays/s (wall)": lines / cli_wall,
+            "CLI / in-process, wall": wall / cli_wall}
+
+
+def cli_against(n: int, workers: int, passes: int, against: str | None) -> None:
+    import baseline
+
+    path = archive_file(n, workers)
+    results = baseline.alternate(__file__, ["--cli-lines", str(n)], baseline.builds(against),
+                                 passes, str(path))
+    print(f"\nbatch CLI vs in-process on the same {n:,} lines ({path.stat().st_size / 1e6:.0f} "
+          f"MB), {passes} passes per build, medians:")
+    baseline.report(results, "see each line", width=40)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--replays", type=int, default=1000, help="per variant, in-process")
@@ -273,9 +309,22 @@ def main() -> None:
     p.add_argument("--growth", default="",
                    help="comma-separated archive sizes for the wall-time table, e.g. "
                         "10000,100000,1000000 (needs --dask)")
+    p.add_argument("--cli-against", nargs="?", const="", metavar="REV",
+                   help="only the CLI (--jobs 1) against in-process scoring on --file-replays "
+                        "lines, per CPU-second and wall clock, in fresh processes; with REV "
+                        "also the build of that revision (bench/baseline.py), alternating")
+    p.add_argument("--passes", type=int, default=3, help="passes per build (--cli-against)")
+    p.add_argument("--worker", help=argparse.SUPPRESS)
+    p.add_argument("--cli-lines", type=int, help=argparse.SUPPRESS)
     args = p.parse_args()
+    if args.worker:
+        print(json.dumps(cli_worker(json.loads(Path(args.worker).read_text()), args.cli_lines)))
+        return
     workers = os.cpu_count() or 1
     print(f"python {sys.version.split()[0]}, {workers} cores, load {os.getloadavg()[0]:.1f}")
+    if args.cli_against is not None:
+        cli_against(args.file_replays, workers, args.passes, args.cli_against or None)
+        return
     if args.cli_path_only:
         cli_path_ratio(archive_file(args.file_replays, workers), min(args.file_replays, 3000),
                        max(args.repeat, 3))

@@ -69,9 +69,12 @@ cdef class RuleSet:
     cdef Rules r
     cdef readonly object variant
     cdef readonly str id
+    cdef tuple invalid_texts        # why cards form no play, one sentence per reason
     cdef public object settlement   # shuangkou.core._settle's tables, built on first use
 
 cdef RuleSet get_rules(object variant)
+cdef double monotonic() noexcept nogil
+cdef double deadline_after(object timeout) except -1
 cdef int classify_counts(const Rules* R, const u8* c, RD* out, int cap) noexcept nogil
 cdef int rd_beats(const RD* b, const RD* a) noexcept nogil
 cdef int key_cmp(const RD* x, const RD* y) noexcept nogil

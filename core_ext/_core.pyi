@@ -101,6 +101,10 @@ class Reading:
     def key(self) -> tuple[int, ...]:
         """The §8 bomb key (empty for ordinary plays)."""
     @property
+    def packed(self) -> bytes:
+        """The reading's C form as bytes: equal for readings of one rule set that are the
+        same in every field (a cache key)."""
+    @property
     def declaration(self) -> Declaration:
         """The Declaration naming exactly this reading among its cards' readings."""
     def beats(self, other: Reading) -> bool: ...
@@ -159,8 +163,13 @@ def compare(play: _PlayLike, current: _PlayLike,
     """
 
 def classify_batch(codes: bytes | bytearray | memoryview, lengths: Sequence[int] | array[int],
-                   variant: _VariantLike = "baibian") -> BatchResult:
+                   variant: _VariantLike = "baibian", *,
+                   timeout: float | None = None) -> BatchResult:
     """Classify plays packed back to back; columns kind/top/star/cards/readings (255 = invalid)
-    and, per invalid play, the exception saying why."""
+    and, per invalid play, the exception saying why. With ``timeout`` (seconds) the batch
+    stops once it runs out: the result then covers only the plays done (``plays``).
+
+    :raises InvalidPlay: ``timeout`` is not a number of seconds.
+    """
 
 def explain_invalid(counts: Sequence[int], rs: RuleSet, n: int) -> str: ...

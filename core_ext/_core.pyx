@@ -14,9 +14,9 @@ only thing ever distributed, and there are at most four of them.
 
 from libc.string cimport memcpy, memset
 from libc.stdlib cimport malloc, free
-from cpython.dict cimport PyDict_GetItem
-from cpython.ref cimport PyObject
-from cpython.unicode cimport PyUnicode_1BYTE_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH, PyUnicode_KIND
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
+from cpython.unicode cimport (PyUnicode_1BYTE_KIND, PyUnicode_DATA, PyUnicode_GET_LENGTH,
+                              PyUnicode_KIND, PyUnicode_READ, Py_UNICODE_ISSPACE)
 
 from shuangkou.core.cards cimport (
     BJ,
@@ -30,16 +30,14 @@ from shuangkou.core.cards cimport (
     code_suit,
 )
 
-import re
 from array import array
-from types import MappingProxyType
 
 from shuangkou.core.errors import CardError, IllegalPlay, InvalidPlay, VariantError
 from shuangkou.core import variants as _variants
 from shuangkou.core.cards import (CARD_BJ, CARD_SJ, MAX_CODE, RANK_CHARS, SUIT_CHARS, card_code,
                             rank_name, rank_position)
 from shuangkou.core.declaration import Declaration
-from shuangkou.core.records import BatchResult, Comparison
+from shuangkou.core.records import BatchErrors, BatchResult, Comparison
 
 # ----------------------------------------------------------------------------- constants
 
@@ -83,19 +81,22 @@ def _build_tokens():
     return table, names
 
 _TOKENS, _NAMES = _build_tokens()
-cdef dict _TOKEN_CODES = _TOKENS     # typed: looked up with the C API on the hot path
 
-# The one card tokenizer's fast path: every ASCII token of the table ("3S", "th", "10H",
-# "SJ", "5" …) decoded from the string's bytes with no hashing; the few others (小王, 大王)
-# are looked up in the table itself.
+# The one card tokenizer, compiled: every token of the table ("3S", "th", "10H", "SJ", "5",
+# 小王 …) is decoded from the string's characters with no hashing and no slicing. ASCII
+# tokens index these tables; the two non-ASCII ones (小王, 大王) are three code points.
 cdef u8 TOK1[128]
 cdef u8 TOK2[128][128]
 cdef u8 TOK10[128]          # "10" followed by one character
+cdef Py_UCS4 HAN_SMALL, HAN_BIG, HAN_KING   # 小, 大, 王
+cdef int CODE_TEN = _TOKENS["10"]           # a "10" inside a rank run
 memset(TOK1, 0, sizeof(TOK1))
 memset(TOK2, 0, sizeof(TOK2))
 memset(TOK10, 0, sizeof(TOK10))
 for _name, _code in _TOKENS.items():
     if not _name.isascii():
+        if len(_name) != 2 or _name[1] != "王" or _name[0] not in "小大":
+            raise AssertionError(f"token {_name!r} has no place in the compiled tokenizer")
         continue
     _b = _name.encode("ascii")
     if len(_b) == 1:
@@ -106,65 +107,150 @@ for _name, _code in _TOKENS.items():
         TOK10[_b[2]] = _code
     else:
         raise AssertionError(f"token {_name!r} has no place in the compiled token table")
+HAN_SMALL, HAN_BIG, HAN_KING = ord("小"), ord("大"), ord("王")
+if _TOKENS["小王"] != CARD_SJ or _TOKENS["大王"] != CARD_BJ:
+    raise AssertionError("the joker names moved")
+# A rank run's characters are exactly the one-character tokens (ranks, either case) and "10".
+if {chr(i) for i in range(128) if TOK1[i]} != set(RANK_CHARS + RANK_CHARS.lower()):
+    raise AssertionError("one-character tokens are not the rank characters")
+
+
+cdef inline Py_UCS4 _at(int kind, const void* data, Py_ssize_t i) noexcept:
+    return PyUnicode_READ(kind, <void*>data, i)
+
+
+cdef int segment_code(int kind, const void* data, Py_ssize_t a, Py_ssize_t n) noexcept:
+    """The card code of the table token ``text[a:a + n]``, or 0 when it is not one."""
+    cdef Py_UCS4 c0, c1, c2
+    if n == 2:
+        c0 = _at(kind, data, a)
+        c1 = _at(kind, data, a + 1)
+        if c0 < 128 and c1 < 128:
+            return TOK2[c0][c1]
+        if c1 == HAN_KING:
+            return CARD_SJ if c0 == HAN_SMALL else (CARD_BJ if c0 == HAN_BIG else 0)
+        return 0
+    if n == 1:
+        c0 = _at(kind, data, a)
+        return TOK1[c0] if c0 < 128 else 0
+    if n == 3:
+        c0 = _at(kind, data, a)
+        c1 = _at(kind, data, a + 1)
+        c2 = _at(kind, data, a + 2)
+        return TOK10[c2] if c0 == 49 and c1 == 48 and c2 < 128 else 0     # "10?"
+    return 0
 
 
 cdef int token_code(object t) noexcept:
     """The card code of a one-card token (``"7S"``, ``"10h"``, ``"BJ"``, ``"7"``), or 0 when
-    ``t`` is not one: the tokenizer every text and replay reader uses."""
+    ``t`` is not one: the tokenizer every list and replay reader uses. Tokens are almost
+    always ASCII strings: their bytes index the tables directly."""
     cdef Py_ssize_t n
     cdef const unsigned char* d
-    cdef PyObject* hit
     if type(t) is not str:
         return 0
-    if PyUnicode_KIND(t) != PyUnicode_1BYTE_KIND:
-        hit = PyDict_GetItem(_TOKEN_CODES, t)
-        return 0 if hit == NULL else <int><object>hit
     n = PyUnicode_GET_LENGTH(t)
+    if PyUnicode_KIND(t) != PyUnicode_1BYTE_KIND:
+        return segment_code(PyUnicode_KIND(t), PyUnicode_DATA(t), 0, n)
     d = <const unsigned char*>PyUnicode_DATA(t)
     if n == 2:
         return TOK2[d[0]][d[1]] if d[0] < 128 and d[1] < 128 else 0
     if n == 1:
         return TOK1[d[0]] if d[0] < 128 else 0
-    if n == 3 and d[0] == 49 and d[1] == 48:        # "10"
+    if n == 3 and d[0] == 49 and d[1] == 48:        # "10?"
         return TOK10[d[2]] if d[2] < 128 else 0
     return 0
-_SPLIT = re.compile(r"[\s,+]+")
-_RUN_CHARS = set(RANK_CHARS + RANK_CHARS.lower() + "10")
 
 
-def _parse_token(tok):
-    """Slow path: a rank run such as ``7777`` or ``10JQKA`` (rank-only cards)."""
-    if not tok:
-        raise CardError("empty card token", "cards")
-    out = []
-    i = 0
-    while i < len(tok):
-        if tok.startswith("10", i):
-            out.append(_TOKENS["10"])
+cdef inline bint is_separator(Py_UCS4 ch) noexcept:
+    """Between the tokens of card text: whitespace (what ``str.isspace`` and the regular
+    expressions' whitespace class accept), ``,`` and ``+``."""
+    return ch == 44 or ch == 43 or Py_UNICODE_ISSPACE(ch)
+
+
+cdef Py_ssize_t run_fault(int kind, const void* data, Py_ssize_t a, Py_ssize_t n) noexcept:
+    """Offset in ``text[a:a + n]`` of the first character that breaks a rank run such as
+    ``7777`` or ``10JQKA`` (rank-only cards: ranks in either case, ``10``), or -1."""
+    cdef Py_ssize_t i = 0
+    cdef Py_UCS4 ch
+    while i < n:
+        ch = _at(kind, data, a + i)
+        if ch == 49 and i + 1 < n and _at(kind, data, a + i + 1) == 48:     # "10"
             i += 2
-            continue
-        ch = tok[i]
-        code = _TOKENS.get(ch) if ch in _RUN_CHARS else None
-        if code is None:
-            up = tok.upper()
-            if "SJ" in up or "BJ" in up:
-                why = "jokers must be tokens of their own (write '7 SJ', not '7SJ')"
-            else:
-                why = f"{ch!r} is not a rank (3-9, T/10, J, Q, K, A, 2), suit (S H D C) or joker (SJ, BJ)"
-            raise CardError(f"invalid card {tok!r}: {why}", "cards")
-        out.append(code)
-        i += 1
-    return out
+        elif ch < 128 and TOK1[ch]:
+            i += 1
+        else:
+            return i
+    return -1
+
+
+def _run_error(tok, i):
+    """The CardError of a rank run ``tok`` broken at character ``i``."""
+    up = tok.upper()
+    if "SJ" in up or "BJ" in up:
+        why = "jokers must be tokens of their own (write '7 SJ', not '7SJ')"
+    else:
+        why = f"{tok[i]!r} is not a rank (3-9, T/10, J, Q, K, A, 2), suit (S H D C) or joker (SJ, BJ)"
+    return CardError(f"invalid card {tok!r}: {why}", "cards")
+
+
+cdef int run_into(str text, Py_ssize_t a, Py_ssize_t n, int* codes, int m, int cap) except -1:
+    """Append the rank run ``text[a:a + n]`` (checked whole first) to ``codes[m:]``."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t i = 0, bad = run_fault(kind, data, a, n)
+    cdef Py_UCS4 ch
+    if bad >= 0:
+        raise _run_error(text[a:a + n], bad)
+    while i < n:
+        if m >= cap:
+            raise CardError(f"too many cards (at most {cap})", "cards")
+        ch = _at(kind, data, a + i)
+        if ch == 49:            # the run was checked: a "1" starts "10"
+            codes[m] = CODE_TEN
+            i += 2
+        else:
+            codes[m] = TOK1[ch]
+            i += 1
+        m += 1
+    return m
+
+
+cdef int text_into(str text, int* codes, int cap) except -1:
+    """Card text (``"7S 7H BJ"``, ``"7777+BJ"``, ``"10h,th"``) into ``codes``: tokens between
+    separators, each a table token or else a rank run. Returns the count."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t i = 0, a, size = PyUnicode_GET_LENGTH(text)
+    cdef int m = 0, code
+    while True:
+        while i < size and is_separator(_at(kind, data, i)):
+            i += 1
+        if i >= size:
+            return m
+        a = i
+        while i < size and not is_separator(_at(kind, data, i)):
+            i += 1
+        code = segment_code(kind, data, a, i - a)
+        if code:
+            if m >= cap:
+                raise CardError(f"too many cards (at most {cap})", "cards")
+            codes[m] = code
+            m += 1
+        else:
+            m = run_into(text, a, i - a, codes, m, cap)
 
 
 cdef int parse_into(object cards, int* codes, int cap) except -1:
     """Parse text, tokens or codes into ``codes``; returns the count. Raises CardError."""
     cdef int n = 0
-    cdef object tok, code
+    cdef object tok
     cdef const unsigned char[:] buf
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, a, b
+    cdef int kind
+    cdef const void* data
     if isinstance(cards, str):
-        cards = [t for t in _SPLIT.split(cards) if t]
+        return text_into(cards, codes, cap)
     elif isinstance(cards, memoryview) and (cards.itemsize != 1 or cards.ndim != 1):
         raise CardError("a buffer of card codes must be flat with one byte per card", "cards")
     elif isinstance(cards, (bytes, bytearray, memoryview)):
@@ -183,6 +269,7 @@ cdef int parse_into(object cards, int* codes, int cap) except -1:
         raise CardError(f"cards must be text, a list of cards or a buffer of codes, not "
                         f"{type(cards).__name__}", "cards") from None
     cdef int code1
+    cdef long value
     for tok in cards:
         code1 = token_code(tok)
         if code1:
@@ -190,19 +277,31 @@ cdef int parse_into(object cards, int* codes, int cap) except -1:
                 raise CardError(f"too many cards (at most {cap})", "cards")
             codes[n] = code1
             n += 1
-        elif isinstance(tok, int) and not isinstance(tok, bool):
-            if tok < 1 or tok > MAX_CODE or (tok > CODE_LAST_NATURAL and tok != CARD_SJ and tok != CARD_BJ):
+        elif type(tok) is int or (isinstance(tok, int) and not isinstance(tok, bool)):
+            try:
+                value = tok         # a C integer: the range checks below run in C
+            except OverflowError:
+                value = -1
+            if value < 1 or value > CODE_BJ or (value > CODE_LAST_NATURAL and value != CODE_SJ
+                                                and value != CODE_BJ):
                 raise CardError(f"invalid card code {tok}", "cards")
             if n >= cap:
                 raise CardError(f"too many cards (at most {cap})", "cards")
-            codes[n] = tok
+            codes[n] = value
             n += 1
         elif isinstance(tok, str):
-            for code in _parse_token(tok.strip()):
-                if n >= cap:
-                    raise CardError(f"too many cards (at most {cap})", "cards")
-                codes[n] = code
-                n += 1
+            # one list item is one token: a table token as given, else a rank run (stripped)
+            kind = PyUnicode_KIND(tok)
+            data = PyUnicode_DATA(tok)
+            a = 0
+            b = PyUnicode_GET_LENGTH(tok)
+            while a < b and Py_UNICODE_ISSPACE(_at(kind, data, a)):
+                a += 1
+            while b > a and Py_UNICODE_ISSPACE(_at(kind, data, b - 1)):
+                b -= 1
+            if a == b:
+                raise CardError("empty card token", "cards")
+            n = run_into(tok, a, b - a, codes, n, cap)
         else:
             raise CardError(f"a card must be a string or an int code, not {type(tok).__name__}", "cards")
     return n
@@ -302,6 +401,7 @@ cdef class RuleSet:
         R.max_face = v.decks
         R.max_joker = v.joker_copies
         R.hand_size = min(v.hand_size, MAXCARDS)
+        self.invalid_texts = _invalid_texts(v)
 
     def __repr__(self):
         return f"RuleSet({self.id!r})"
@@ -394,6 +494,30 @@ cdef RuleSet get_rules(object variant):
 def rules_for(variant):
     """The compiled :class:`RuleSet` of a variant id or Variant (cached)."""
     return get_rules(variant)
+
+
+# ----------------------------------------------------------------------------- time budgets
+
+cdef double monotonic() noexcept nogil:
+    """CLOCK_MONOTONIC in seconds: what every time budget of the core is measured by."""
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + ts.tv_nsec * 1e-9
+
+
+cdef double deadline_after(object timeout) except -1:
+    """The monotonic time ``timeout`` seconds from now; 0 for no deadline (None, or a budget
+    of 10**9 s and more). A budget of 0 or less is already spent."""
+    if timeout is None:
+        return 0
+    try:
+        seconds = float(timeout)
+    except (TypeError, ValueError):
+        raise InvalidPlay(f"timeout must be a number of seconds, not {timeout!r}",
+                          "timeout") from None
+    if seconds != seconds:
+        raise InvalidPlay("timeout must be a number of seconds, not NaN", "timeout")
+    return monotonic() + max(seconds, 1e-9) if seconds < 1e9 else 0
 
 
 # ----------------------------------------------------------------------------- classification
@@ -897,6 +1021,13 @@ cdef class Reading:
         return (self.rules.id, self.rd.kind, self.rd.ncards, self.rd.top, self.key,
                 self.ranks)
 
+    @property
+    def packed(self):
+        """The reading's C form as bytes: readings of one rule set that are the same in
+        every field (wild placement included) give the same bytes — a cheap key for
+        caching what is derived from a reading (the service's reply messages)."""
+        return (<char*>&self.rd)[:sizeof(RD)]
+
     def __repr__(self):
         return f"<Reading {self.describe()}>"
 
@@ -1103,8 +1234,18 @@ cdef str _decl_text(const Decl* d):
 
 
 cdef Classification _classify(object cards, RuleSet rs):
-    # Readings are built on the stack (~35 KB): no shared buffer, so calls on several
-    # threads, with or without the GIL, never see each other's work.
+    res = _classified(cards, rs)
+    if type(res) is not Classification:
+        raise res
+    return <Classification>res
+
+
+cdef object _classified(object cards, RuleSet rs):
+    """The Classification of ``cards``, or the InvalidPlay to raise when they form no play
+    (returned, not raised: the caller raises it once, from its own frame, so refusing a
+    play builds one traceback entry rather than one per compiled function it went through).
+    Readings are built on the stack (~35 KB): no shared buffer, so calls on several threads,
+    with or without the GIL, never see each other's work."""
     cdef RD scratch[MAXREAD]
     cdef int codes[MAXCARDS]
     cdef u8 counts[NFACES]
@@ -1114,7 +1255,7 @@ cdef Classification _classify(object cards, RuleSet rs):
     count_codes(rs, codes, n, counts)
     nr = classify_counts(&rs.r, counts, scratch, MAXREAD)
     if nr <= 0:
-        raise InvalidPlay(explain_invalid([counts[i] for i in range(NFACES)], rs, n), "cards")
+        return _invalid_play(rs, counts, n)
     res = Classification.__new__(Classification)
     res.rd = <RD*>malloc(nr * sizeof(RD))
     if res.rd == NULL:
@@ -1140,8 +1281,12 @@ def classify(cards, variant="baibian", declare=None):
     :class:`~shuangkou.core.errors.IllegalPlay` when no reading matches the declaration.
     """
     cdef Decl d
-    cdef Classification res = _classify(cards, get_rules(variant))
+    cdef Classification res
     cdef int i, m = 0
+    got = _classified(cards, get_rules(variant))
+    if type(got) is not Classification:
+        raise got
+    res = got
     if _parse_decl(declare, None, &d):
         for i in range(res.n):
             if decl_match(&res.rd[i], &d):
@@ -1294,7 +1439,16 @@ def compare(play, current, variant="baibian", *, declare=None, current_declare=N
 
 # ----------------------------------------------------------------------------- batch
 
-def classify_batch(codes, lengths, variant="baibian"):
+# A batch with a time budget looks at the clock whenever the plays classified since the last
+# look may have cost about a microsecond: a play's work grows with its cards and, steeply,
+# with its wilds (a chain bomb distributes its spare wilds), so each counts cards × (1 +
+# wilds)² units. Built-in plays of ≤ 10 cards look every ~100 plays; 40 cards with 8 wilds,
+# every play.
+cdef enum:
+    BATCH_CLOCK_UNITS = 1024
+
+
+def classify_batch(codes, lengths, variant="baibian", *, timeout=None):
     """Classify many plays in one call.
 
     ``codes``: a bytes-like buffer of card codes (uint8), the plays back to back;
@@ -1304,11 +1458,18 @@ def classify_batch(codes, lengths, variant="baibian"):
     ``star``, ``cards``, ``readings`` (how many readings) — and ``errors``, for each
     invalid play the exception :func:`classify` raises for it. Invalid plays do not stop
     the batch.
+
+    ``timeout`` (seconds) bounds the time: the batch stops after the play during which it
+    ran out, and the result covers the plays done so far (``plays`` fewer than given; call
+    again with the rest). Whatever the plays cost, the work stops within about a
+    microsecond plus one play of the budget.
     """
     cdef RuleSet rs = get_rules(variant)
     cdef const unsigned char[:] buf
-    cdef Py_ssize_t nplays, i, off = 0, total = 0
+    cdef Py_ssize_t nplays, i, off = 0, total = 0, done
     cdef int j, n, nr, bad, r, s
+    cdef double deadline = deadline_after(timeout)
+    cdef long long units = 0
     cdef u8 counts[NFACES]
     cdef u8 faces[76]
     cdef RD scratch[MAXREAD]
@@ -1339,8 +1500,14 @@ def classify_batch(codes, lengths, variant="baibian"):
     nread = array("H", bytes(2 * nplays))
     cdef unsigned char[:] kv = kind, tv = top, sv = star, cv = ncards
     cdef unsigned short[:] rv = nread
+    done = nplays
     with nogil:
         for i in range(nplays):
+            if deadline > 0 and units >= BATCH_CLOCK_UNITS:
+                units = 0
+                if monotonic() > deadline:
+                    done = i
+                    break
             n = lv[i]
             bad = n == 0 or n > R.hand_size
             memset(counts, 0, NFACES)
@@ -1359,6 +1526,7 @@ def classify_batch(codes, lengths, variant="baibian"):
                     bad = 1
                     break
             off += n
+            units += n * (1 + counts[SJ] + counts[BJ]) * (1 + counts[SJ] + counts[BJ])
             nr = 0 if bad else classify_counts(R, counts, scratch, MAXREAD)
             if nr <= 0:
                 kv[i] = 255
@@ -1369,24 +1537,63 @@ def classify_batch(codes, lengths, variant="baibian"):
             sv[i] = scratch[0].star
             cv[i] = scratch[0].ncards
             rv[i] = nr
-    errors = {}
-    if kind.count(255):
-        raw = memoryview(codes).cast("B")      # Python slices: parse_into's buffer path
-        off = 0
-        for i in range(nplays):
-            if kv[i] == 255:
-                errors[i] = _batch_error(raw[off:off + lv[i]], rs, rv[i])
-                rv[i] = 0
-            off += lv[i]
-    return BatchResult(kind, top, star, ncards, nread, MappingProxyType(errors))
+    errors = _batch_errors(codes, lens, kv[:done], rv[:done], rs)
+    if done < nplays:       # out of time: the plays done so far
+        kind, top, star, ncards, nread = (kind[:done], top[:done], star[:done], ncards[:done],
+                                          nread[:done])
+    return BatchResult(kind, top, star, ncards, nread, errors)
 
 
-cdef object _batch_error(object play, RuleSet rs, int impossible):
+cdef object _batch_errors(object codes, object lens, unsigned char[:] kv, unsigned short[:] rv,
+                          RuleSet rs):
+    """The batch's errors mapping: which plays are invalid (their readings count is 0), and
+    how to build each one's exception later, from a private copy of its cards."""
+    cdef Py_ssize_t i, k = 0, off = 0, nbad = 0, nplays = kv.shape[0]
+    cdef int[:] lv = lens
+    for i in range(nplays):
+        nbad += kv[i] == 255
+    if nbad == 0:
+        return BatchErrors(())
+    indexes = array("q", bytes(8 * nbad))
+    offsets = array("q", bytes(8 * nbad))
+    cdef long long[:] iv = indexes, ov = offsets
+    for i in range(nplays):
+        if kv[i] == 255:
+            iv[k] = i
+            ov[k] = off
+            k += 1
+            rv[i] = 0
+        off += lv[i]
+    # bytes are immutable: a caller's bytearray changed later cannot change the errors
+    raw = codes if type(codes) is bytes else bytes(memoryview(codes).cast("B"))
+    return BatchErrors(indexes, _BatchPlays(raw, indexes, offsets, lens, rs))
+
+
+cdef class _BatchPlays:
+    """The invalid plays of one batch, for :class:`~shuangkou.core.records.BatchErrors`:
+    called with a position among them, it returns that play's exception."""
+    cdef bytes raw
+    cdef object indexes, offsets, lens
+    cdef RuleSet rs
+
+    def __cinit__(self, bytes raw, indexes, offsets, lens, RuleSet rs):
+        self.raw = raw
+        self.indexes = indexes
+        self.offsets = offsets
+        self.lens = lens
+        self.rs = rs
+
+    def __call__(self, Py_ssize_t k):
+        cdef long long off = self.offsets[k]
+        return _batch_error(self.raw[off:off + self.lens[self.indexes[k]]], self.rs)
+
+
+cdef object _batch_error(bytes play, RuleSet rs):
     """The exception :func:`classify` raises for an invalid play of a batch, without
-    classifying it again: impossible cards rerun only the deck check, the rest the reason."""
+    classifying it again: the deck check, then the reason it forms no play."""
     cdef int codes[MAXCARDS]
     cdef u8 counts[NFACES]
-    cdef int i, n = len(play)
+    cdef int n = len(play)
     try:
         if n == 0:
             return InvalidPlay("no cards", "cards")
@@ -1396,54 +1603,114 @@ cdef object _batch_error(object play, RuleSet rs, int impossible):
         count_codes(rs, codes, n, counts)
     except CardError as exc:
         return exc
-    if impossible:      # unreachable: the batch's deck check and count_codes agree
-        raise AssertionError("classify_batch: deck checks disagree")
-    return InvalidPlay(explain_invalid([counts[i] for i in range(NFACES)], rs, n), "cards")
+    return _invalid_play(rs, counts, n)
 
 
 # ----------------------------------------------------------------------------- explanations
 
-def explain_invalid(counts, RuleSet rs, int n):
-    """A reason a player would understand for cards that form no play."""
-    v = rs.variant
-    c = list(counts)
-    nat = sum(c[:13])
-    sj, bj = c[13], c[14]
-    ranks = [r for r in range(13) if c[r]]
+# Why cards form no play: one sentence per reason, the variant's own words built once per
+# rule set (RuleSet.invalid_texts), so that refusing a play costs no more than reading one.
+cdef enum Why:
+    W_NO_CARDS, W_JOKER_PAIR, W_SJ_NOT_WILD, W_BJ_NOT_WILD, W_TWO_RANKS, W_TWO_RANKS_NO_WILD,
+    W_THREE, W_THREE_NO_WILD, W_FOUR, W_TWO_NO_WRAP, W_TWO_WRAP_NEEDS_A, W_TWO_IN_CHAIN,
+    W_CHAIN_BOMB, W_APART, W_NO_PATTERN, NWHY
+
+
+cdef tuple _invalid_texts(object v):
+    """The sentences of :data:`Why` for variant ``v``, in its order."""
+    sj, bj = [f"{name} is not wild in {v.id} and cannot be played together with other cards "
+              f"(only alone, as SJ SJ, or in a joker bomb)" for name in ("SJ", "BJ")]
+    pair = "two cards of different ranks are not a pair"
+    triple = "three cards must be of one rank to make a triple"
+    texts = (
+        "no cards",
+        "SJ and BJ are not a pair (a pair of jokers is SJ SJ or BJ BJ)",
+        sj, bj,
+        pair, pair + " and there is no wild",
+        triple, triple + " (three distinct ranks and no wild)",
+        "four cards must be of one rank to make a bomb",
+        "2 cannot be in a straight, pair chain, triple chain or chain bomb",
+        "2 cannot be in a straight, pair chain or triple chain, and a chain bomb runs through "
+        "2 only together with A",
+        "2 cannot be in a straight, pair chain or triple chain",
+        f"cards of several ranks with 4 or more of one rank must form a chain bomb (at least "
+        f"{v.chain_min_links} consecutive ranks of 4+ cards each"
+        + (", all of the same count" if v.chain_counts == "equal" else "") + ")",
+        "the ranks are too far apart to form a straight or chain",
+        "the cards form no straight (5+ consecutive single ranks), pair chain (3+ consecutive "
+        "pairs), triple chain (3+ consecutive triples) or bomb",
+    )
+    assert len(texts) == NWHY
+    return texts
+
+
+cdef int invalid_why(const Rules* R, const u8* c, int n) noexcept nogil:
+    """The :data:`Why` of cards (count vector ``c``, ``n`` cards) that form no play; -1 for
+    all jokers (their sentence names how many)."""
+    cdef int r, nat = 0, nranks = 0, mx = 0, lo = -1, hi = -1
+    for r in range(NRANKS):
+        if c[r]:
+            nat += c[r]
+            nranks += 1
+            if lo < 0:
+                lo = r
+            hi = r
+            if c[r] > mx:
+                mx = c[r]
     if n == 0:
-        return "no cards"
+        return W_NO_CARDS
     if nat == 0:
-        if n == 2:
-            return "SJ and BJ are not a pair (a pair of jokers is SJ SJ or BJ BJ)"
-        return f"{n} jokers are not a play (three jokers and four jokers are the joker bombs)"
-    for name, cnt in (("SJ", sj), ("BJ", bj)):
-        if cnt and name not in v.wild_jokers:
-            return (f"{name} is not wild in {v.id} and cannot be played together with other "
-                    f"cards (only alone, as SJ SJ, or in a joker bomb)")
-    w = sj + bj
+        return W_JOKER_PAIR if n == 2 else -1
+    if c[SJ] and not R.wild_sj:
+        return W_SJ_NOT_WILD
+    if c[BJ] and not R.wild_bj:
+        return W_BJ_NOT_WILD
     if n == 2:
-        return "two cards of different ranks are not a pair" + ("" if w else " and there is no wild")
+        return W_TWO_RANKS if c[SJ] + c[BJ] else W_TWO_RANKS_NO_WILD
     if n == 3:
-        return "three cards must be of one rank to make a triple" + (
-            "" if w else " (three distinct ranks and no wild)")
+        return W_THREE if c[SJ] + c[BJ] else W_THREE_NO_WILD
     if n == 4:
-        return "four cards must be of one rank to make a bomb"
-    if c[12] and len(ranks) > 1:
-        if v.chain_wrap == "none":
-            return "2 cannot be in a straight, pair chain, triple chain or chain bomb"
-        if max(c[:13]) < 4 or not c[11]:
-            return ("2 cannot be in a straight, pair chain or triple chain, and a chain bomb "
-                    "runs through 2 only together with A")
-        return "2 cannot be in a straight, pair chain or triple chain"
-    span = max(ranks) - min(ranks) + 1
-    if max(c[:13]) > 3 and len(ranks) > 1:
-        return (f"cards of several ranks with 4 or more of one rank must form a chain bomb "
-                f"(at least {v.chain_min_links} consecutive ranks of 4+ cards each"
-                + (", all of the same count" if v.chain_counts == "equal" else "") + ")")
-    if span > n:
-        return "the ranks are too far apart to form a straight or chain"
-    return ("the cards form no straight (5+ consecutive single ranks), pair chain (3+ "
-            "consecutive pairs), triple chain (3+ consecutive triples) or bomb")
+        return W_FOUR
+    if c[12] and nranks > 1:
+        if R.wrap == 0:
+            return W_TWO_NO_WRAP
+        if mx < 4 or not c[11]:
+            return W_TWO_WRAP_NEEDS_A
+        return W_TWO_IN_CHAIN
+    if mx > 3 and nranks > 1:
+        return W_CHAIN_BOMB
+    if hi - lo + 1 > n:
+        return W_APART
+    return W_NO_PATTERN
+
+
+cdef str invalid_text(RuleSet rs, const u8* c, int n):
+    """A reason a player would understand for cards that form no play."""
+    cdef int why = invalid_why(&rs.r, c, n)
+    if why < 0:
+        return f"{n} jokers are not a play (three jokers and four jokers are the joker bombs)"
+    return rs.invalid_texts[why]
+
+
+cdef object _invalid_play(RuleSet rs, const u8* c, int n):
+    """The InvalidPlay for cards that form no play, made without running Python code (the
+    instance ShuangkouError.__init__ would make: the message as its one argument, field
+    ``cards``)."""
+    exc = InvalidPlay.__new__(InvalidPlay, invalid_text(rs, c, n))
+    exc.field = "cards"
+    return exc
+
+
+def explain_invalid(counts, RuleSet rs, int n):
+    """A reason a player would understand for cards that form no play (``counts``: the
+    15-entry count vector of its ``n`` cards)."""
+    cdef u8 c[NFACES]
+    cdef int i
+    if len(counts) != NFACES:
+        raise ValueError(f"a count vector has {NFACES} entries, not {len(counts)}")
+    for i in range(NFACES):
+        c[i] = counts[i]
+    return invalid_text(rs, c, n)
 
 
 # ----------------------------------------------------------------------------- C access for other modules

@@ -4,7 +4,7 @@ See docs/enumeration.md for what counts as a distinct play, the order and the fi
 """
 
 from collections.abc import Iterable, Iterator
-from typing import NamedTuple, overload
+from typing import Any, Literal, overload
 
 from typing_extensions import disjoint_base
 
@@ -12,17 +12,26 @@ from ._core import Classification, Reading, _CardsLike, _KindName, _VariantLike
 
 __all__ = ["LegalPlays", "Play", "best_bomb", "count_plays", "legal_plays"]
 
-class Play(NamedTuple):
+@disjoint_base
+class Play:
     """One legal play: the card codes to play (taken from the hand) and its reading.
 
     ``cards``: codes from the hand, the lowest codes of each rank first, in rank order (a
     server can play them as they are). ``reading``: the reading the play is listed with —
     leading, the strongest of its type (of all its bomb readings for a bomb); following,
-    the strongest of its type that beats.
+    the strongest of its type that beats. A ``(cards, reading)`` pair: it unpacks, indexes,
+    hashes and compares as that tuple; taken from a LegalPlays it is a view of its entry
+    there, its parts built on first access.
     """
 
-    cards: tuple[int, ...]
-    reading: Reading
+    def __init__(self, cards: Iterable[int], reading: Reading) -> None: ...
+    @property
+    def cards(self) -> tuple[int, ...]:
+        """The card codes to play."""
+
+    @property
+    def reading(self) -> Reading:
+        """The reading the play is listed with."""
 
     @property
     def kind(self) -> _KindName:
@@ -31,6 +40,23 @@ class Play(NamedTuple):
     @property
     def text(self) -> tuple[str, ...]:
         """The cards as text tokens, e.g. ``("7S", "7H", "BJ")``."""
+
+    def __len__(self) -> int: ...
+    @overload
+    def __getitem__(self, index: Literal[0], /) -> tuple[int, ...]: ...
+    @overload
+    def __getitem__(self, index: Literal[1], /) -> Reading: ...
+    @overload
+    def __getitem__(self, index: int | slice, /) -> Any: ...
+    def __iter__(self) -> Iterator[Any]: ...
+    def __hash__(self) -> int: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __ne__(self, other: object, /) -> bool: ...
+    def __lt__(self, other: Play | tuple[Any, ...], /) -> bool: ...
+    def __le__(self, other: Play | tuple[Any, ...], /) -> bool: ...
+    def __gt__(self, other: Play | tuple[Any, ...], /) -> bool: ...
+    def __ge__(self, other: Play | tuple[Any, ...], /) -> bool: ...
+    def __reduce__(self) -> tuple[type[Play], tuple[tuple[int, ...], Reading]]: ...
 
 _PlayToBeat = _CardsLike | Reading | Classification | Play
 

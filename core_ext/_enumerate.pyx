@@ -31,10 +31,10 @@ All of that runs in C without the GIL; Python objects (:class:`Play`) are built 
 a caller indexes or iterates the :class:`LegalPlays` view.
 """
 
+cimport cython
 from libc.stdlib cimport free, malloc, qsort, realloc
 from libc.string cimport memcmp, memcpy, memset
 from libc.stdint cimport uint64_t
-from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from cpython.ref cimport Py_INCREF
 from cpython.pyport cimport PY_SSIZE_T_MAX
@@ -42,6 +42,7 @@ from cpython.pyport cimport PY_SSIZE_T_MAX
 from shuangkou.core._core cimport (
     KEYLEN, K_BOMB, K_CHAIN_BOMB, K_JOKER_BOMB_3, K_JOKER_BOMB_4, K_PAIR, K_PAIR_CHAIN,
     K_SINGLE, K_STRAIGHT, K_TRIPLE, K_TRIPLE_CHAIN, MAXCARDS, MAXREAD, NKINDS, RD,
+    deadline_after, monotonic,
     Rules, RuleSet, classify_counts, count_codes, get_rules, key_cmp, make_reading,
     parse_into, rd_beats, reading_rd, sort_ints, u8, window_reading,
 )
@@ -50,7 +51,6 @@ from shuangkou.core.cards cimport BJ, CODE_BJ, NFACES, SJ, code_rank
 import operator
 
 NO_LIMIT_FROM = 2**31    # a limit this large cuts nothing; larger ones mean "no limit"
-from collections import namedtuple
 
 from shuangkou.core._core import KINDS, Classification, Reading, classify, format_cards
 from shuangkou.core.errors import DeadlineExceeded, InvalidPlay, ShuangkouError
@@ -75,7 +75,7 @@ _BOMB_MASK = (1 << K_BOMB) | (1 << K_JOKER_BOMB_3) | (1 << K_JOKER_BOMB_4) | (1 
 
 cdef struct Entry:
     u8 c[16]              # the play's count vector (15 faces + a zero pad): also its identity
-    RD rd                 # the reading it is listed with
+    RD rd                 # the reading it is listed with (chains: see chain_with_wilds)
 
 
 cdef struct Enum:
@@ -107,6 +107,7 @@ cdef struct Enum:
     Py_ssize_t class_start
     Py_ssize_t keep       # entries of this class that can still be returned (-1: no limit)
     int cut               # entries were dropped because of ``keep``
+    int by_links          # the class is generated for every chain length at once: sort after
     RD* scratch           # readings of one multiset
 
 
@@ -160,13 +161,52 @@ cdef void sort_key(const Entry* e, u8* k) noexcept nogil:
         k[KEYLEN + 3 + i] = 255 - e.c[i]
 
 
+cdef void sort_by_links(Enum* E) noexcept nogil:
+    """Order the current chain class by length, stably: the generator proposes every length
+    at once, each length's plays already in output order."""
+    cdef Py_ssize_t i, j, n = E.n - E.class_start
+    cdef Py_ssize_t at[14]
+    cdef Entry* base = &E.out[E.class_start]
+    cdef Entry* tmp
+    cdef int L, sorted_already = 1
+    for i in range(1, n):
+        if base[i].rd.length < base[i - 1].rd.length:
+            sorted_already = 0
+            break
+    if sorted_already:
+        return
+    tmp = <Entry*>malloc(n * sizeof(Entry))
+    if tmp == NULL:
+        E.oom = 1
+        E.stop = 1
+        return
+    memset(at, 0, sizeof(at))
+    for i in range(n):
+        at[base[i].rd.length] += 1
+    i = 0
+    for L in range(14):          # counts -> first slot of each length
+        j = at[L]
+        at[L] = i
+        i += j
+    for i in range(n):
+        L = base[i].rd.length
+        tmp[at[L]] = base[i]
+        at[L] += 1
+    memcpy(base, tmp, n * sizeof(Entry))
+    free(tmp)
+
+
 cdef void sort_class(Enum* E) noexcept nogil:
-    """Sort the current class's entries (bombs: their order is the variant's key order)."""
+    """Sort the current class's entries (bombs: their order is the variant's key order;
+    chains proposed for every length at once: by length)."""
     cdef Py_ssize_t i, n = E.n - E.class_start
     cdef Entry* base = &E.out[E.class_start]
     cdef SortRec* recs
     cdef Entry* tmp
     if n < 2:
+        return
+    if E.cls != CLS_BOMB:
+        sort_by_links(E)
         return
     recs = <SortRec*>malloc(n * sizeof(SortRec))
     tmp = <Entry*>malloc(n * sizeof(Entry))
@@ -207,7 +247,7 @@ cdef int seen_before(Enum* E, const u8* c) noexcept nogil:
     cdef u8* old
     cdef u8* slot
     if E.hused * 2 >= E.hcap:
-        newcap = E.hcap * 2 if E.hcap else 1024
+        newcap = E.hcap * 2 if E.hcap else 64
         old = E.hkeys
         E.hkeys = <u8*>malloc(newcap * 16)
         if E.hkeys == NULL:
@@ -271,14 +311,15 @@ cdef void add_entry(Enum* E, const u8* c, const RD* rd) noexcept nogil:
     E.n += 1
     if E.keep < 0:
         return
-    if E.cls != CLS_BOMB:
+    if E.cls != CLS_BOMB and not E.by_links:
         # ordinary classes are generated in output order: the first surplus play ends the work
         if E.n - E.class_start > E.keep:
             E.n -= 1
             E.cut = 1
             E.stop = 1
     elif E.n - E.class_start >= 2 * E.keep + 64:
-        # bombs are sorted afterwards: never hold more than about twice what can be returned
+        # bombs and chains are sorted afterwards: never hold more than about twice what can
+        # be returned (the best ``keep`` so far can only be displaced by better ones)
         sort_class(E)
         E.n = E.class_start + E.keep
         E.cut = 1
@@ -337,11 +378,19 @@ cdef void with_wilds(Enum* E, u8* c, int g, int dedupe) noexcept nogil:
 
 
 cdef void chain_with_wilds(Enum* E, u8* c, int g, int width, int first, int links) noexcept nogil:
-    """Like with_wilds, for an ordinary chain whose strongest window is known: its reading
-    comes from the core's window builder instead of a full classification."""
+    """Like with_wilds, for an ordinary chain whose strongest window is known (first rank
+    ``first``, ``links`` long). Its entry holds only the part of the reading that the
+    listing reads (kind, cards, top, first, length: enough to filter, order and beat); the
+    rest — where the wilds stand — is the core's window reading of the entry's counts,
+    built when the play becomes a Python object (:func:`entry_reading`)."""
     cdef int s, s_lo = g - E.wb, s_hi = g if g < E.ws else E.ws
-    cdef int kind = K_STRAIGHT if width == 1 else (K_PAIR_CHAIN if width == 2 else K_TRIPLE_CHAIN)
     cdef RD rd
+    memset(&rd, 0, sizeof(RD))
+    rd.kind = K_STRAIGHT if width == 1 else (K_PAIR_CHAIN if width == 2 else K_TRIPLE_CHAIN)
+    rd.ncards = width * links
+    rd.first = first
+    rd.top = first + links - 1
+    rd.length = links
     if s_lo < 0:
         s_lo = 0
     for s in range(s_hi, s_lo - 1, -1):
@@ -349,10 +398,17 @@ cdef void chain_with_wilds(Enum* E, u8* c, int g, int width, int first, int link
             break
         c[SJ] = s
         c[BJ] = g - s
-        window_reading(E.R, c, kind, width, first, links, &rd)
         emit(E, c, &rd)
     c[SJ] = 0
     c[BJ] = 0
+
+
+cdef inline const RD* entry_reading(const Rules* R, const Entry* e, RD* out) noexcept nogil:
+    """The full reading of an entry: its own, or for a chain the core's window reading."""
+    if e.rd.kind < K_STRAIGHT or e.rd.kind > K_TRIPLE_CHAIN:
+        return &e.rd
+    window_reading(R, e.c, e.rd.kind, e.rd.kind - K_STRAIGHT + 1, e.rd.first, e.rd.length, out)
+    return out
 
 
 # ----------------------------------------------------------------------------- generators
@@ -394,15 +450,17 @@ cdef void gen_sets(Enum* E, u8* c, int width, int t) noexcept nogil:
                 c[r] = 0
 
 
-cdef void chain_dfs(Enum* E, u8* c, int width, int links, int m, int pos,
+cdef void chain_dfs(Enum* E, u8* c, int width, int min_l, int max_l, int m, int pos,
                     int deficit) noexcept nogil:
-    """Chains of ``links`` links whose support runs from rank m to rank pos (both present).
+    """Chains of ``min_l``..``max_l`` links whose support runs from rank m to rank pos (both
+    present).
 
     ``deficit``: wilds needed to complete every link of m..pos to ``width`` cards; the
     remaining links are all wild (the classifier places them at either end). Extensions of
-    the support come first, then the support itself: the output order.
+    the support come first, then the support itself, at every length it can take: for each
+    length this is the output order (the caller sorts the lengths apart).
     """
-    cdef int nxt, k, hole, last = m + links - 1
+    cdef int nxt, k, hole, links, span = pos - m + 1, last = m + max_l - 1
     if E.stop:
         return
     if last > TOP_CHAIN:
@@ -414,29 +472,34 @@ cdef void chain_dfs(Enum* E, u8* c, int width, int links, int m, int pos,
         for k in range(min(width, E.h[nxt]), 0, -1):
             if hole + width - k <= E.w:
                 c[nxt] = k
-                chain_dfs(E, c, width, links, m, nxt, hole + width - k)
+                chain_dfs(E, c, width, min_l, max_l, m, nxt, hole + width - k)
         c[nxt] = 0
-    hole = deficit + width * (links - (pos - m + 1))
-    if hole <= E.w:
+    for links in range(min_l if min_l > span else span, max_l + 1):
+        hole = deficit + width * (links - span)
+        if hole > E.w:
+            break
         # §7 rule 2.3: the highest window holding the support (wilds on top where they fit)
         chain_with_wilds(E, c, hole, width, min(m, TOP_CHAIN - links + 1), links)
 
 
 cdef void gen_chains(Enum* E, u8* c, int width, int min_l, int want_l, int t) noexcept nogil:
     """Straights (width 1), pair chains (2), triple chains (3) with tops above t; want_l:
-    only that many links. One proposal per (support counts, wilds)."""
-    cdef int m, k, links, lo_m, max_l = TOP_CHAIN - E.lo + 1
-    for links in range(want_l or min_l, (want_l or max_l) + 1):
-        if width * links > E.max_cards or E.stop:
-            break
-        lo_m = E.lo
-        if t - links + 2 > lo_m:
-            lo_m = t - links + 2         # a lower first rank cannot reach a top above t
-        for m in range(lo_m, TOP_CHAIN + 1):
-            for k in range(min(width, E.h[m]), 0, -1):
-                c[m] = k
-                chain_dfs(E, c, width, links, m, m, width - k)
-            c[m] = 0
+    only that many links. One proposal per (support counts, wilds), every length in one
+    walk over the supports (E.by_links: the class is sorted by length afterwards)."""
+    cdef int m, k, lo_m, lo_l = want_l or min_l, hi_l = want_l or (TOP_CHAIN - E.lo + 1)
+    if hi_l > E.max_cards // width:
+        hi_l = E.max_cards // width
+    if lo_l > hi_l:
+        return
+    E.by_links = lo_l < hi_l
+    lo_m = E.lo
+    if t - hi_l + 2 > lo_m:
+        lo_m = t - hi_l + 2          # a lower first rank cannot reach a top above t
+    for m in range(lo_m, TOP_CHAIN + 1):
+        for k in range(min(width, E.h[m]), 0, -1):
+            c[m] = k
+            chain_dfs(E, c, width, lo_l, hi_l, m, m, width - k)
+        c[m] = 0
 
 
 cdef void gen_nbombs(Enum* E, u8* c) noexcept nogil:
@@ -584,8 +647,9 @@ cdef void run(Enum* E, const int* classes, int nclasses, Py_ssize_t limit,
         generate(E)
         if E.oom:
             return
-        if not E.count_only and E.cls == CLS_BOMB:
+        if not E.count_only and (E.cls == CLS_BOMB or E.by_links):
             sort_class(E)
+        E.by_links = 0
         if E.cut or (limit >= 0 and E.n > limit):
             E.n = limit
             truncated[0] = 1
@@ -594,34 +658,118 @@ cdef void run(Enum* E, const int* classes, int nclasses, Py_ssize_t limit,
 
 # ----------------------------------------------------------------------------- Python face
 
-_PlayBase = namedtuple("_PlayBase", ("cards", "reading"))
+cdef class LegalPlays      # declared below: a Play refers to its listing
 
 
-class Play(_PlayBase):
+@cython.freelist(256)
+@cython.no_gc       # refers to its LegalPlays, a tuple of ints and a Reading: never to a Play
+cdef class Play:
     """One legal play: the card codes to play (taken from the hand) and its reading.
 
-    A ``(cards, reading)`` named tuple: ``cards`` is a tuple of card codes (lowest codes of
-    each rank first, in rank order), ``reading`` the :class:`~shuangkou.core.Reading` the play is
-    listed with (when following: the reading that beats).
+    A ``(cards, reading)`` pair — it unpacks, indexes, hashes and compares as that tuple:
+    ``cards`` is a tuple of card codes (lowest codes of each rank first, in rank order),
+    ``reading`` the :class:`~shuangkou.core.Reading` the play is listed with (when
+    following: the reading that beats). A play taken from a :class:`LegalPlays` is a view
+    of its entry there: ``cards`` and ``reading`` are built on first access (python-chess's
+    ``Move`` from ``legal_moves``), ``kind`` reads the entry itself.
     """
+    cdef LegalPlays owner       # None for a play built from its parts
+    cdef Py_ssize_t index
+    cdef tuple _cards
+    cdef object _reading
 
-    __slots__ = ()
+    def __init__(self, cards, reading):
+        if not isinstance(reading, Reading):
+            raise TypeError(f"a Play's reading is a Reading, not {type(reading).__name__}")
+        self._cards = tuple(cards)
+        self._reading = reading
+
+    @property
+    def cards(self):
+        """The card codes to play."""
+        if self._cards is None:
+            self._cards = self.owner._cards(self.index)
+        return self._cards
+
+    @property
+    def reading(self):
+        """The reading the play is listed with."""
+        if self._reading is None:
+            self._reading = self.owner._reading(self.index)
+        return self._reading
 
     @property
     def kind(self):
         """The reading's type name."""
-        return self.reading.kind
+        if self._reading is None:
+            return KINDS[self.owner.entries[self.index].rd.kind]
+        return self._reading.kind
 
     @property
     def text(self):
         """The cards as text tokens, e.g. ``("7S", "7H", "BJ")``."""
         return tuple(format_cards(self.cards))
 
+    def _pair(self):
+        return (self.cards, self.reading)
+
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, index):
+        return self._pair()[index]
+
+    def __iter__(self):
+        return iter(self._pair())
+
+    def __hash__(self):
+        return hash(self._pair())
+
+    def __eq__(self, other):
+        if isinstance(other, Play):
+            return self._pair() == (<Play>other)._pair()
+        return self._pair() == other if isinstance(other, tuple) else NotImplemented
+
+    def __ne__(self, other):
+        same = self.__eq__(other)
+        return same if same is NotImplemented else not same
+
+    def __lt__(self, other):
+        return self._pair() < (other._pair() if isinstance(other, Play) else other)
+
+    def __le__(self, other):
+        return self._pair() <= (other._pair() if isinstance(other, Play) else other)
+
+    def __gt__(self, other):
+        return self._pair() > (other._pair() if isinstance(other, Play) else other)
+
+    def __ge__(self, other):
+        return self._pair() >= (other._pair() if isinstance(other, Play) else other)
+
+    def __reduce__(self):
+        return (Play, self._pair())
+
     def __str__(self):
         return " ".join(format_cards(self.cards))
 
     def __repr__(self):
         return f"<Play {self}: {self.reading.describe()}>"
+
+
+@cython.final
+cdef class _PlayIterator:
+    """Iteration over a LegalPlays: one Play view per step."""
+    cdef LegalPlays plays
+    cdef Py_ssize_t i
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.i >= self.plays.n:
+            raise StopIteration
+        self.i += 1
+        return self.plays._play(self.i - 1)
 
 
 cdef class LegalPlays:
@@ -639,7 +787,8 @@ cdef class LegalPlays:
     cdef readonly bint truncated
     cdef readonly bint can_pass
     cdef readonly object to_beat
-    cdef readonly tuple hand
+    cdef int nhand
+    cdef tuple _hand
 
     def __dealloc__(self):
         free(self.entries)
@@ -648,6 +797,14 @@ cdef class LegalPlays:
     def variant(self):
         """The variant id."""
         return self.rs.id
+
+    @property
+    def hand(self):
+        """The hand's card codes, sorted (built on first access)."""
+        cdef int i
+        if self._hand is None:
+            self._hand = tuple([self.codes[i] for i in range(self.nhand)])
+        return self._hand
 
     def __len__(self):
         return self.n
@@ -665,14 +822,16 @@ cdef class LegalPlays:
         return self._play(i)
 
     def __iter__(self):
-        cdef Py_ssize_t i
-        for i in range(self.n):
-            yield self._play(i)
+        cdef _PlayIterator it = _PlayIterator.__new__(_PlayIterator)
+        it.plays = self
+        return it
 
     def __contains__(self, play):
         cdef Py_ssize_t i
         cdef int r
         cdef u8 c[16]
+        if isinstance(play, Play):
+            play = (<Play>play)._pair()
         if not isinstance(play, tuple) or len(play) != 2:
             return False
         memset(c, 0, 16)
@@ -689,18 +848,29 @@ cdef class LegalPlays:
                     return True
         return False
 
-    cdef object _play(self, Py_ssize_t i):
+    cdef Play _play(self, Py_ssize_t i):
+        cdef Play p = Play.__new__(Play)
+        p.owner = self
+        p.index = i
+        return p
+
+    cdef tuple _cards(self, Py_ssize_t i):
+        """The codes of play i, taken from the hand."""
         cdef Entry* e = &self.entries[i]
-        cdef int r, j, k = 0, total = e.rd.ncards
+        cdef int r, j, k = 0
         cdef object code
-        cards = PyTuple_New(total)
+        cards = PyTuple_New(e.rd.ncards)
         for r in range(NFACES):
             for j in range(e.c[r]):
                 code = self.codes[self.start[r] + j]
                 Py_INCREF(code)
                 PyTuple_SET_ITEM(cards, k, code)
                 k += 1
-        return Play(cards, make_reading(&e.rd, self.rs))
+        return cards
+
+    cdef object _reading(self, Py_ssize_t i):
+        cdef RD rd
+        return make_reading(entry_reading(&self.rs.r, &self.entries[i], &rd), self.rs)
 
     def count(self, kind=None):
         """Number of plays listed (of one type when ``kind`` is given)."""
@@ -815,37 +985,19 @@ cdef int _classes(Enum* E, int* out, int bombs_only) noexcept:
     return n
 
 
-cdef inline double monotonic() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return ts.tv_sec + ts.tv_nsec * 1e-9
-
-
 cdef int _set_deadline(Enum* E, object timeout) except -1:
-    """``timeout`` seconds from now (None: no deadline); <= 0 means already out of time."""
-    if timeout is None:
-        return 0
-    try:
-        seconds = float(timeout)
-    except (TypeError, ValueError):
-        raise InvalidPlay(f"timeout must be a number of seconds, not {timeout!r}",
-                          "timeout") from None
-    if seconds != seconds:
-        raise InvalidPlay("timeout must be a number of seconds, not NaN", "timeout")
-    E.deadline = monotonic() + max(seconds, 1e-9) if seconds < 1e9 else 0
+    E.deadline = deadline_after(timeout)
     return 0
 
 
 cdef int _enumerate(Enum* E, const int* classes, int nclasses, Py_ssize_t limit) except -1:
     cdef int truncated = 0
-    E.scratch = <RD*>malloc(MAXREAD * sizeof(RD))
-    if E.scratch == NULL:
-        raise MemoryError()
+    cdef RD scratch[MAXREAD]      # one multiset's readings (~35 KB, as _core's classify)
+    E.scratch = scratch
     try:
         with nogil:
             run(E, classes, nclasses, limit, &truncated)
     finally:
-        free(E.scratch)
         E.scratch = NULL
         free(E.hkeys)
         E.hkeys = NULL
@@ -882,7 +1034,7 @@ def legal_plays(hand, variant, to_beat=None, *, kinds=None, bombs_only=False,
     cdef Py_ssize_t lim = -1
     n = _hand_counts(hand, rs, res.codes, counts)
     res.rs = rs
-    res.hand = tuple([res.codes[i] for i in range(n)])
+    res.nhand = n
     i = 0
     for r in range(NFACES):
         res.start[r] = i

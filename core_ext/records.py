@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator, Mapping
+from bisect import bisect_left
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -12,7 +13,7 @@ from .errors import ShuangkouError
 if TYPE_CHECKING:   # _core imports this module: only the type checker may look back
     from ._core import Reading
 
-__all__ = ["Comparison", "BatchResult", "BATCH_COLUMNS"]
+__all__ = ["Comparison", "BatchResult", "BatchErrors", "BATCH_COLUMNS"]
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,50 @@ class Comparison:
     play: Reading
 
 
+class BatchErrors(Mapping[int, ShuangkouError]):
+    """The invalid plays of a batch: play index -> the exception ``classify`` raises for it.
+
+    The batch pass only marks which plays are invalid, so an invalid play costs what a
+    valid one does; each exception is built from the batch's own copy of the play when it
+    is first looked up, and kept. Iteration is in index order.
+    """
+
+    __slots__ = ("_indexes", "_build", "_built")
+
+    def __init__(self, indexes: Sequence[int],
+                 build: Callable[[int], ShuangkouError] | None = None) -> None:
+        self._indexes = indexes          # ascending
+        self._build = build              # position in ``indexes`` -> its exception
+        self._built: dict[int, ShuangkouError] = {}
+
+    def _position(self, index: object) -> int:
+        if not isinstance(index, int):
+            return -1
+        k = bisect_left(self._indexes, index)
+        return k if k < len(self._indexes) and self._indexes[k] == index else -1
+
+    def __getitem__(self, index: int) -> ShuangkouError:
+        k = self._position(index)
+        if k < 0 or self._build is None:
+            raise KeyError(index)
+        exc = self._built.get(k)
+        if exc is None:
+            exc = self._built[k] = self._build(k)
+        return exc
+
+    def __contains__(self, index: object) -> bool:
+        return self._position(index) >= 0
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self._indexes)
+
+    def __len__(self) -> int:
+        return len(self._indexes)
+
+    def __repr__(self) -> str:
+        return f"<BatchErrors: {len(self)} invalid plays>"
+
+
 #: Column names of a :class:`BatchResult`, in order.
 BATCH_COLUMNS = ("kind", "top", "star", "cards", "readings")
 
@@ -38,8 +83,8 @@ class BatchResult(Mapping[str, "array[int]"]):
 
     ``kind`` is an index into :data:`shuangkou.core.KINDS` (255 = no reading or impossible
     cards); ``top``, ``star`` and ``cards`` describe the primary reading; ``readings``
-    counts the readings. ``errors`` maps the index of every invalid play to the exception
-    :func:`shuangkou.core.classify` raises for it, found in the same pass.
+    counts the readings. ``errors`` (:class:`BatchErrors`) maps the index of every invalid
+    play to the exception :func:`shuangkou.core.classify` raises for it.
 
     It is also a read-only mapping of column name to column (``result["kind"]``), the
     shape ``classify_batch`` returned before it reported errors.

@@ -42,10 +42,17 @@ class StarSource:
 
     def to_dict(self) -> dict[str, Any]:
         d: dict[str, Any] = {"rule": self.rule}
-        for name in ("bomb", "n", "k", "bonus"):
-            value = getattr(self, name)
-            if value is not None:
-                d[name] = value
+        if self.rule == "none":         # every other field unset (the common case)
+            d["text"] = "no bomb"
+            return d
+        if self.bomb is not None:
+            d["bomb"] = self.bomb
+        if self.n is not None:
+            d["n"] = self.n
+        if self.k is not None:
+            d["k"] = self.k
+        if self.bonus is not None:
+            d["bonus"] = self.bonus
         d["text"] = self.describe()
         return d
 
@@ -122,13 +129,14 @@ class RoundResult:
         return sum(s.final for s in self.seats)
 
     def to_dict(self) -> dict[str, Any]:
+        final = [s.final for s in self.seats]
         return {
             "variant": self.variant, "kind": self.kind,
             "winning_team": self.winning_team,
             "finish_order": list(self.finish_order), "star": self.star,
             "star_seat": self.star_seat, "multiplier": self.multiplier, "stake": self.stake,
             "escaper": self.escaper, "table_fee": self.table_fee,
-            "final": list(self.final), "total": self.total,
+            "final": final, "total": sum(final),
             "seats": [s.to_dict() for s in self.seats],
             "contributions": [c.to_dict() for c in self.contributions],
         }

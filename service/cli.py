@@ -12,11 +12,14 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from multiprocessing.connection import Connection
+from typing import TYPE_CHECKING
 
 from .commands import COMMANDS as ONE_OFF_COMMANDS
-from .config import Config, ConfigError, add_arguments, load_config
-from .version import version
+
+if TYPE_CHECKING:   # the subcommands start without the server's modules (issue 20: start-up)
+    from multiprocessing.connection import Connection
+
+    from .config import Config
 
 __all__ = ["main", "worker_main", "COMMANDS"]
 
@@ -54,6 +57,9 @@ def worker_main(config: Config, report: Connection | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
+    from .config import add_arguments
+    from .version import version
+
     parser = argparse.ArgumentParser(prog="shuangkou", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"shuangkou {version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -79,6 +85,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .commands import main as run_command
 
         return run_command(argv)
+    from .config import ConfigError, load_config
+
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command != "serve":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import io
 import json
+import subprocess
 import sys
 import types
 from pathlib import Path
@@ -282,3 +283,30 @@ def test_archive_progress_on_a_terminal_and_local_dask(jsonl: Path, tmp_path: Pa
     records = [json.loads(x) for p in sorted((out / "parts").glob("*.jsonl"))
                for x in p.read_text().splitlines()]
     assert [r["line"] for r in records] == list(range(1, 11))
+
+
+def test_records_bound_reasons_as_the_wire_does() -> None:
+    """The batch records keep their own copy of the wire's message bound (so that scoring a
+    file never imports grpc); it is the wire's."""
+    from shuangkou.service import errors
+    from shuangkou.service.batch import records
+
+    assert records.REASON_BYTES == errors.MAX_MESSAGE_CHARS
+    long = "é" * 400
+    assert records.error_record(long)["error"]["reason"] == errors.bounded(long)
+
+
+def test_scoring_a_file_imports_no_grpc(tmp_path: Path) -> None:
+    """score-replays starts without the server's modules, rejected lines included."""
+    from shuangkou.core.generate import generate_replay
+
+    doc = generate_replay("baibian", 3, 1.0)          # an escape: baibian rejects it
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps(doc) + "\n")
+    code = ("import sys; from shuangkou.service.cli import main; main(['score-replays', "
+            f"{str(path)!r}, '--jobs', '1', '--no-progress']); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('grpc', "
+            "'multiprocessing')))")
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=False)
+    assert '"ok":false' in got.stdout and got.stdout.strip().endswith("[]"), got

@@ -8,6 +8,9 @@ from __future__ import annotations
 import random
 
 import pytest
+import text_reference
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from randomplays import PlayMaker, deal, full_deck
 from reference import VARIANTS, Card, as_cards, deck_problems, parse
 
@@ -162,6 +165,69 @@ def test_parse_errors_name_the_card_and_why(cards: object, says: list[str]) -> N
         assert part in str(info.value), str(info.value)
 
 
+# Characters card text is made of, and the ones it must refuse or treat as separators:
+# ranks and suits in both cases, "10", jokers, Unicode whitespace (NBSP, ideographic space,
+# the separators \x1c-\x1f that str.isspace accepts), "," "+", and strangers.
+TEXT_ALPHABET = list("3456789TJQKA2tjqka210SHDCshdcXx ,+\t\n") + [
+    "\xa0", "\u3000", "\x1c", "\x85", "\u2028", "小", "大", "王", "\u017f", "\U0001f0a1",
+    "\x00", "é"]
+TOKEN_PIECES = ["7S", "10h", "th", "SJ", "bj", "小王", "大王", "10", "1010", "45678", "7777",
+                "7SJ", " 7S ", "", " ", "王", "\xa0BJ", "Ｓ"]
+
+
+def _outcome(fn: object, cards: object) -> object:
+    try:
+        return fn(cards)  # type: ignore[operator]
+    except CardError as exc:
+        return (type(exc), str(exc), exc.field)
+
+
+@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(TEXT_ALPHABET), max_size=24).map("".join))
+def test_compiled_text_grammar_is_the_reference_one(text: str) -> None:
+    """The compiled tokenizer splits, reads and refuses text exactly as the Python
+    grammar it replaced (tests/text_reference.py): same codes, same messages."""
+    assert _outcome(core.parse_cards, text) == _outcome(text_reference.parse, text)
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(st.sampled_from(TOKEN_PIECES),
+                          st.lists(st.sampled_from(TEXT_ALPHABET), max_size=5).map("".join),
+                          st.integers(-2, 80)), max_size=8))
+def test_compiled_token_lists_are_the_reference_ones(tokens: list[object]) -> None:
+    assert _outcome(core.parse_cards, tokens) == _outcome(text_reference.parse, tokens)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_why_cards_form_no_play_is_the_reference_sentence(variant: str) -> None:
+    """The compiled reasons (one sentence per reason, built once per rule set) say what the
+    Python explanation they replaced said, on the generator's near misses and joker piles."""
+    maker = PlayMaker(variant, random.Random(f"why/{variant}"))
+    plays = [p for p in maker.plays(3000)] + [[70] * k + [75] * j for k in range(5) for j in range(5)]
+    seen = 0
+    for cards in plays:
+        try:
+            core.classify(cards, variant)
+        except core.InvalidPlay as exc:
+            counts = [0] * 15
+            for c in cards:
+                counts[core.card_rank(c)] += 1
+            want = text_reference.explain_invalid(counts, variant, len(cards))
+            assert (str(exc), exc.field, exc.args) == (want, "cards", (want,))
+            assert _core.explain_invalid(counts, core.rules_for(variant), len(cards)) == want
+            seen += 1
+        except CardError:
+            pass
+    assert seen > 200
+
+
+def test_text_past_the_card_cap_is_refused_like_the_reference() -> None:
+    for text in ("7 " * 257, "7" * 257, "7" * 300 + "X", "7 " * 256 + "SJ"):
+        assert _outcome(core.parse_cards, text) == _outcome(text_reference.parse, text)
+    with pytest.raises(CardError, match="at most 64"):
+        core.classify("7" * 65, "baibian")
+
+
 @pytest.mark.parametrize("text", ["7SJ", "1", "7X", "XYZ", "BJ7", "77S", "S7", "SJBJ"])
 def test_reference_rejects_the_same_tokens(text: str) -> None:
     with pytest.raises(ValueError, match="not a card"):
@@ -259,3 +325,40 @@ def test_batch_errors_for_impossible_cards_are_classifys() -> None:
     assert isinstance(result.errors[0], core.InvalidPlay)      # no cards
     assert isinstance(result.errors[3], CardError)                 # more than 64 cards
     assert result.valid == 1 and result.kind[-1] == core.KINDS.index("pair")
+
+
+def test_a_batch_with_a_time_budget_stops_with_the_plays_done() -> None:
+    """classify_batch(timeout=) stops once the budget is spent and returns a prefix of what
+    the whole batch gives (columns and errors alike); no budget or a generous one: all."""
+    heavy = core.load_variant({"id": "heavy", "extends": "huopin", "decks": 4,
+                               "joker_copies": 4, "hand_size": 40, "chain_min_links": 2})
+    run = [1 + r * 5 + s for r in range(2, 10) for s in range(4)]      # 5555 … TTTT, 32 cards
+    plays = [run + [70] * 4 + [75] * 4, [21, 27], run[:4] + [70] * 8] * 20
+    buf = bytes(c for p in plays for c in p)
+    lengths = [len(p) for p in plays]
+    whole = core.classify_batch(buf, lengths, heavy)
+    part = core.classify_batch(buf, lengths, heavy, timeout=1e-9)
+    assert 1 <= part.plays < whole.plays
+    for column in whole:
+        assert list(part[column]) == list(whole[column][:part.plays])
+    assert list(part.errors) == [i for i in whole.errors if i < part.plays]
+    assert all(str(part.errors[i]) == str(whole.errors[i]) for i in part.errors)
+    assert core.classify_batch(buf, lengths, heavy, timeout=60).plays == whole.plays
+    for bad in ("soon", float("nan"), object()):
+        with pytest.raises(core.InvalidPlay, match="timeout"):
+            core.classify_batch(buf, lengths, heavy, timeout=bad)  # type: ignore[arg-type]
+
+
+def test_batch_errors_is_a_mapping_built_on_demand() -> None:
+    plays = [[21, 22], [21, 27], [0], [21, 27, 33]]
+    buf = bytearray(c for p in plays for c in p)
+    result = core.classify_batch(buf, [len(p) for p in plays], "baibian")
+    buf[:] = bytes(len(buf))       # the caller's buffer changes: the errors do not
+    errors = result.errors
+    assert list(errors) == [1, 2, 3] and len(errors) == 3 and 0 not in errors and 9 not in errors
+    assert "x" not in errors and errors.get(0) is None
+    assert errors[1] is errors[1]           # built once, kept
+    assert isinstance(errors[2], CardError) and "code 0" in str(errors[2])
+    assert dict(errors) == {i: errors[i] for i in (1, 2, 3)}
+    with pytest.raises(KeyError):
+        errors[0]

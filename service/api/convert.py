@@ -10,6 +10,7 @@ enums' names from the proto.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import fields
 from functools import lru_cache
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from shuangkou.core._core import _KindName as KindName  # the core's play-type names (a Literal)
 
 __all__ = ["resolve_variant", "variant_label", "cards_of", "seat_of", "reading_to_proto",
+           "reading_message", "packed_varints",
            "declaration", "declaration_to_proto", "variant_data", "variant_document",
            "variant_to_proto",
            "KIND_BY_NAME", "KIND_NAMES", "ACTION_TYPES", "ACTION_NAMES", "WIN_KINDS",
@@ -133,6 +135,61 @@ def reading_to_proto(r: core.Reading) -> readings_pb2.Reading:
         ranks=[readings_pb2.RankCount(rank=rank, count=count) for rank, count in r.ranks],
         wilds=list(r.wilds), key_values=list(_flatten(r.key)), is_bomb=r.is_bomb,
         text=r.describe(), links=r.links, top_rank=r.top_rank)
+
+
+# Reply messages of readings, kept per distinct reading: a game server classifies the same
+# few thousand readings over and over, and building a Reading message costs more than the
+# classification (issue 20's profile of ClassifyPlay). Keyed by the rule set and the
+# reading's packed C form (equal in every field, so equal messages); bounded: emptied when
+# full (~0.5 KiB an entry).
+READING_CACHE_SIZE = 16_384
+_reading_messages: dict[tuple[object, bytes], readings_pb2.Reading] = {}
+
+
+def reading_message(r: core.Reading) -> readings_pb2.Reading:
+    """:func:`reading_to_proto` of ``r``, built once per distinct reading; the message is
+    shared, so callers copy it into their reply (protobuf does) and never change it."""
+    key = (r.rules, r.packed)
+    msg = _reading_messages.get(key)
+    if msg is None:
+        if len(_reading_messages) >= READING_CACHE_SIZE:
+            _reading_messages.clear()
+        msg = _reading_messages[key] = reading_to_proto(r)
+    return msg
+
+
+_UNDER_128 = bytes(range(128))
+
+
+def packed_varints(message: Any, field: str, column: Any) -> bytes | None:
+    """The wire form of ``column`` (an ``array`` of unsigned integers, or bytes) as the
+    packed repeated varint ``field`` of ``message`` — its tag, length and payload — when
+    every value is below 128 (a varint of one byte: the payload is the values' bytes, which
+    protobuf itself then parses); None otherwise."""
+    if isinstance(column, bytes):
+        data = column
+    else:
+        raw = memoryview(column).cast("B")
+        size = column.itemsize
+        low = 0 if sys.byteorder == "little" else size - 1
+        data = bytes(raw[low::size])
+        high = b"".join(bytes(raw[k::size]) for k in range(size) if k != low)
+        if high.count(0) != len(high):
+            return None             # a value of 256 or more
+    if data.translate(None, _UNDER_128):
+        return None                 # a value of 128 or more
+    number = message.DESCRIPTOR.fields_by_name[field].number
+    assert number < 16, "a one-byte tag"
+    return bytes([number << 3 | 2]) + _varint(len(data)) + data
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while n >= 128:
+        out.append(n & 127 | 128)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
 
 
 def declaration_to_proto(r: core.Reading) -> readings_pb2.Declaration:

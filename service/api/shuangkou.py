@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections import Counter as Tally
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 import grpc
@@ -34,6 +33,8 @@ from .convert import (
     WIN_NAMES,
     cards_of,
     declaration,
+    packed_varints,
+    reading_message,
     reading_to_proto,
     resolve_variant,
     variant_label,
@@ -54,8 +55,11 @@ SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["ShuangkouService"].full_
 _KIND_TABLE = bytes([KIND_BY_NAME[core.KINDS[i]] if i < len(core.KINDS) else 0
                      for i in range(256)])
 _KIND_LABEL = {i: name for i, name in enumerate(core.KINDS)} | {255: "invalid"}
-# Plays classified between two checks of the deadline / cancellation: ~2 ms of core work
-# for built-ins, well under 100 ms for the slowest house variants.
+# BatchClassify works in slices cut by time, not by count (issue 19: 2,048 plays of a
+# heavy house variant took 3.5 s): the core stops a slice within about a play of its
+# budget, however costly the plays, and the call checks between slices that the client
+# still wants the answer. A slice holds at most BATCH_CHUNK plays (its columns' memory).
+BATCH_SLICE_SECONDS = 0.05
 BATCH_CHUNK = 2048
 
 
@@ -70,11 +74,28 @@ class _Listed:
         self.scope = hashlib.sha256("\n".join(v.id for v in variants).encode()).digest()
 
 
+_batch_statuses: dict[tuple[type, str, str | None], status_pb2.Status] = {}
+
+
+def _batch_status(exc: ShuangkouError) -> status_pb2.Status:
+    """The compact status of an invalid batch play, built once per distinct (type, message,
+    field): a batch of invalid plays repeats a handful of reasons (bounded: emptied when
+    full)."""
+    key = (type(exc), str(exc), exc.field)
+    status = _batch_statuses.get(key)
+    if status is None:
+        if len(_batch_statuses) >= 4096:
+            _batch_statuses.clear()
+        status = _batch_statuses[key] = status_proto(exc, compact=True)
+    return status
+
+
 class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
     def __init__(self, limits: Limits, metrics: Metrics) -> None:
         self.limits = limits
         self.metrics = metrics
         self._listing: _Listed | None = None
+        self._counters: dict[tuple[str, str], Any] = {}
 
     # ------------------------------------------------------------------ reading plays
     @rpc
@@ -89,11 +110,19 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
         if declared is not None:
             with field_scope("declaration"):
                 reading = core.play_reading(codes, variant, None, declared)
-        self.metrics.plays_classified.labels(variant_label(variant), c.kind).inc()
+        self._classified(variant_label(variant), c.kind).inc()
         return service_pb2.ClassifyPlayResponse(
             cards=cast("tuple[cards_pb2.Card, ...]", c.cards),   # core codes are Card values
-            readings=[reading_to_proto(r) for r in c.readings],
-            reading=reading_to_proto(reading))
+            readings=[reading_message(r) for r in c.readings],
+            reading=reading_message(reading))
+
+    def _classified(self, label: str, kind: str) -> Any:
+        """The plays-classified counter of one (variant label, kind): looked up once."""
+        child = self._counters.get((label, kind))
+        if child is None:
+            child = self._counters[(label, kind)] = self.metrics.plays_classified.labels(
+                label, kind)
+        return child
 
     @rpc
     def ComparePlays(self, request: service_pb2.ComparePlaysRequest,
@@ -135,45 +164,64 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
         else:
             codes, lengths = request.codes, list(request.lengths)
             self.limits.check_batch(len(lengths), "lengths")
-            if lengths and max(lengths) > len(codes):
+            total = sum(lengths)
+            if total != len(codes) and lengths and max(lengths) > len(codes):
                 i = max(range(len(lengths)), key=lengths.__getitem__)
                 raise BadInput(f"lengths[{i}] = {lengths[i]} is more than the {len(codes)} "
                                "bytes of codes", f"lengths[{i}]")
-            total = sum(lengths)
             if total != len(codes):
                 raise CardError(f"lengths add up to {total} cards but codes holds "
                                 f"{len(codes)} bytes", "lengths")
         response = service_pb2.BatchClassifyResponse()
-        tally: Tally[int] = Tally()
-        offset = 0
-        for first in range(0, len(lengths), BATCH_CHUNK):
+        tally = [0] * 256
+        wire: list[bytes] = []          # the packed columns of every slice, parsed at the end
+        view = memoryview(codes)
+        first = offset = 0
+        while first < len(lengths):
             still_wanted(context)
+            left = context.time_remaining()
             chunk = lengths[first:first + BATCH_CHUNK]
             size = sum(chunk)
-            part = codes[offset:offset + size]
             with field_scope("lengths"):
-                columns = core.classify_batch(part, chunk, variant)
-            kinds = columns["kind"].tobytes()
-            tally.update(kinds)
-            # The table maps each core kind index to its proto Kind value.
-            response.kinds.extend(cast("Iterable[readings_pb2.Kind]", kinds.translate(_KIND_TABLE)))
-            response.tops.extend(columns["top"])
-            response.stars.extend(columns["star"])
-            response.card_counts.extend(columns["cards"])
-            response.reading_counts.extend(columns["readings"])
-            for j, exc in columns.errors.items():   # why, found in the same pass
+                columns = core.classify_batch(
+                    view[offset:offset + size], chunk, variant,
+                    timeout=BATCH_SLICE_SECONDS if left is None else min(BATCH_SLICE_SECONDS,
+                                                                         left))
+            done = columns.plays
+            if done < len(chunk):       # the slice ran out of time
+                chunk = chunk[:done]
+                size = sum(chunk)
+            # core kind indexes -> proto Kind values; every column a packed field
+            kinds = columns.kind.tobytes()
+            for k in set(kinds):
+                tally[k] += kinds.count(k)
+            for field, column in (("kinds", kinds.translate(_KIND_TABLE)),
+                                  ("tops", columns.top), ("stars", columns.star),
+                                  ("card_counts", columns.cards),
+                                  ("reading_counts", columns.readings)):
+                packed = packed_varints(response, field, column)
+                if packed is None:      # a value past one byte: the message's own encoder
+                    getattr(response, field).extend(column)
+                else:
+                    wire.append(packed)
+            for j, exc in columns.errors.items():   # found by the batch pass, built here
                 if first + j not in errors:
                     exc.field = f"plays_text[{first + j}]" if text_mode else "codes"
-                    errors[first + j] = status_proto(exc, compact=True)
+                    errors[first + j] = _batch_status(exc)
             if request.include_readings:
-                response.readings.extend(self._primary_readings(kinds, part, chunk, variant))
+                response.readings.extend(self._primary_readings(kinds, bytes(
+                    view[offset:offset + size]), chunk, variant))
+            first += done
             offset += size
+        if wire:
+            response.MergeFromString(b"".join(wire))
         response.errors.extend(service_pb2.BatchError(index=i, status=status)
                                for i, status in sorted(errors.items()))
         response.valid_count = len(lengths) - len(errors)
         label = variant_label(variant)
-        for k, n in tally.items():
-            self.metrics.plays_classified.labels(label, _KIND_LABEL.get(k, "invalid")).inc(n)
+        for k, n in enumerate(tally):
+            if n:
+                self._classified(label, _KIND_LABEL.get(k, "invalid")).inc(n)
         return response
 
     def _parse_texts(self, texts: Any, errors: dict[int, status_pb2.Status],
@@ -205,8 +253,8 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
             if kinds[j] == 255:
                 yield readings_pb2.Reading()
             else:
-                yield reading_to_proto(core.classify(codes[offset:offset + n],
-                                                         variant).primary)
+                yield reading_message(core.classify(codes[offset:offset + n],
+                                                        variant).primary)
             offset += n
 
     # ------------------------------------------------------------------ enumeration

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import collections
 from collections.abc import Callable, Iterable, Iterator
-from multiprocessing.pool import AsyncResult
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:   # multiprocessing is imported when a pool starts, not with the CLI
+    from multiprocessing.pool import AsyncResult
 
 __all__ = ["run", "WINDOW_PER_JOB"]
 

@@ -2,9 +2,8 @@
 Kubernetes shards, the gRPC client in :mod:`shuangkou.service.batch.remote`).
 
 A record is ``{"ok": true, ...ReplayResult.to_dict()}`` or ``{"ok": false, "error":
-{"action": n, "reason": "..."}}`` (docs/replays.md). Besides the core it takes only the
-wire's text bound from :mod:`shuangkou.service.errors`, so every backend can depend on it
-without a cycle.
+{"action": n, "reason": "..."}}`` (docs/replays.md). It takes nothing but the core, so every
+backend can depend on it without a cycle (and the CLI scores without importing grpc).
 """
 
 from __future__ import annotations
@@ -32,12 +31,18 @@ def result_record(result: dict[str, Any]) -> dict[str, Any]:
     return {"ok": True, **result}
 
 
+# The wire's bound on a message (service/errors.py MAX_MESSAGE_CHARS; a test checks they
+# agree), repeated here so that scoring a file never imports the wire's modules (grpc: a
+# tenth of a second of start-up for the first rejected line).
+REASON_BYTES = 300
+
+
 def error_record(reason: str, action: int | None = None) -> dict[str, Any]:
     """The output record of a rejected line (the reason bounded as on the wire, so local and
     remote scoring write the same records)."""
-    from ..errors import bounded
+    from shuangkou.core.documents import bounded
 
-    error: dict[str, Any] = {"reason": bounded(reason)}
+    error: dict[str, Any] = {"reason": bounded(reason, REASON_BYTES)}
     if action is not None:
         error = {"action": action, **error}
     return {"ok": False, "error": error}
@@ -45,14 +50,12 @@ def error_record(reason: str, action: int | None = None) -> dict[str, Any]:
 
 def record_of(line: str, partial_deal: bool = False) -> dict[str, Any]:
     """Score one input line (without its newline) into its record; never raises."""
-    from shuangkou.core.errors import ShuangkouError
-    from shuangkou.core.replay import ReplayError, score_replay
-
+    ShuangkouError, ReplayError, replay = _core_names or _load_core()
     text = line.strip()
     if not text:
         return error_record("empty line (expected one replay JSON object)")
     try:
-        return result_record(score_replay(text, partial_deal=partial_deal).to_dict())
+        return result_record(replay.score_replay(text, partial_deal=partial_deal).to_dict())
     except ReplayError as exc:
         return error_record(exc.detail, exc.action)
     except ShuangkouError as exc:
@@ -61,6 +64,20 @@ def record_of(line: str, partial_deal: bool = False) -> dict[str, Any]:
         rec = error_record(f"internal error: {type(exc).__name__}: {exc}")
         rec["error"]["internal"] = True
         return rec
+
+
+_core_names: tuple[Any, Any, Any] | None = None
+
+
+def _load_core() -> tuple[Any, Any, Any]:
+    """The core's names record_of needs, imported on the first line (the CLI starts without
+    the core; a per-line ``import`` statement costs a dict lookup and a call each time)."""
+    global _core_names
+    from shuangkou.core import replay
+    from shuangkou.core.errors import ShuangkouError
+
+    _core_names = (ShuangkouError, replay.ReplayError, replay)
+    return _core_names
 
 
 def _json_dumps(record: dict[str, Any]) -> str:
