@@ -71,6 +71,11 @@ cdef class RuleSet:
     cdef readonly str id
     cdef public object settlement   # shuangkou.core._settle's tables, built on first use
 
+# One reading as a Python object: its C form and its rule set (compiled modules read rd).
+cdef class Reading:
+    cdef RD rd
+    cdef readonly RuleSet rules
+
 cdef RuleSet get_rules(object variant)
 cdef int classify_counts(const Rules* R, const u8* c, RD* out, int cap) noexcept nogil
 cdef int rd_beats(const RD* b, const RD* a) noexcept nogil
