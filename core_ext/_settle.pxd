@@ -10,10 +10,18 @@ cdef enum:
     MAXB = 128             # bombs per seat a settlement reads at once
 
 
+# The round-star rules (§10.2) in C: multi-bomb tables and qianbian's chain bonus.
+cdef struct StarRules:
+    int multi                           # multi-bomb tables apply
+    int need4, need5                    # k from which 4-card / 5+-card bombs count
+    int chain_bonus
+
+
 cdef class Tables:
     cdef readonly object variant
-    cdef int end_rule, star_rule, contrib_mode, to_team, cap, multi, need4, need5
-    cdef int chain_bonus, first_contrib, kou_double, kou_single
+    cdef StarRules stars
+    cdef int end_rule, star_rule, contrib_mode, to_team, cap
+    cdef int first_contrib, kou_double, kou_single
     cdef int escape_rule, kept_on_escape
     cdef long long escape_pay, escape_receive, escape_fee
     cdef long long base[3][SEATS]
@@ -27,8 +35,6 @@ cdef class Tables:
 
     cdef inline long long m_for(self, int star) noexcept:
         return self.mult[star if star < NSTAR else NSTAR - 1]
-
-    cdef int multi_star(self, int n, int k) noexcept
 
 
 cdef struct Bombs:
@@ -55,6 +61,8 @@ cdef struct Outcome:
 
 
 cpdef Tables tables(v)
+cdef int round_star_of(const StarRules* t, const int* stars, const unsigned char* chain,
+                       int nb, int* rule, int* a, int* b) noexcept nogil
 cdef int round_stars(Tables t, const Bombs* b, Outcome* o) noexcept
 cdef int settle_amounts(Tables t, const int* fin, int nfin, const Bombs* b,
                         const int* cards_left, list events, Outcome* o) except -1

@@ -141,10 +141,10 @@ cdef class Tables:
         self.to_team = CONTRIBUTION_RECIPIENTS[v.contribution_recipients]
         self.cap = -1 if v.settlement_star_cap is None else v.settlement_star_cap
         need = dict(v.multi_bomb)
-        self.multi = 1 if need else 0
-        self.need4 = need.get(4, 99)
-        self.need5 = need.get(5, 99)
-        self.chain_bonus = 1 if v.chain_bonus else 0
+        self.stars.multi = 1 if need else 0
+        self.stars.need4 = need.get(4, 99)
+        self.stars.need5 = need.get(5, 99)
+        self.stars.chain_bonus = 1 if v.chain_bonus else 0
         self.first_contrib = v.contribution[0][0] if v.contribution else -1
         self.escape_rule = ESCAPES[v.escape]
         self.kept_on_escape = v.contribution_mode in KEPT_ON_ESCAPE
@@ -165,13 +165,15 @@ cdef class Tables:
             self.mult[s] = v.multiplier_for(s)
             self.gain[s], self.pay[s] = v.contribution_for(s)
 
-    cdef int multi_star(self, int n, int k) noexcept:
-        """Variant.multi_bomb_star: round star for k or more bombs of at least n cards."""
-        if not self.multi:
-            return 0
-        if n == 4:
-            return k + 2 if k >= self.need4 else 0
-        return n + k - 1 if k >= self.need5 else 0
+
+
+cdef inline int multi_star(const StarRules* t, int n, int k) noexcept nogil:
+    """Variant.multi_bomb_star: round star for k or more bombs of at least n cards."""
+    if not t.multi:
+        return 0
+    if n == 4:
+        return k + 2 if k >= t.need4 else 0
+    return n + k - 1 if k >= t.need5 else 0
 
 
 cpdef Tables tables(v):
@@ -187,8 +189,8 @@ cpdef Tables tables(v):
 
 # ----------------------------------------------------------------------------- round stars (§10.2)
 
-cdef int _round_star(Tables t, const int* stars, const unsigned char* chain, int nb,
-                     int* rule, int* a, int* b) noexcept:
+cdef int round_star_of(const StarRules* t, const int* stars, const unsigned char* chain,
+                       int nb, int* rule, int* a, int* b) noexcept nogil:
     """§10.2 over one seat's bombs (stars and chain-bomb flags, in play order); the source
     is (rule, a, b): none, bomb a, multi_bomb n=a k=b, or chain_bonus bomb a bonus b.
     On equal stars the simplest source wins: a bomb, then the table, then the bonus."""
@@ -217,7 +219,7 @@ cdef int _round_star(Tables t, const int* stars, const unsigned char* chain, int
             ns[0], ns[1] = sizes[k - 1], 4
             for j in range(2):
                 n = ns[j]
-                s = t.multi_star(n, k)
+                s = multi_star(t, n, k)
                 if s > star:
                     star, rule[0], a[0], b[0] = s, SRC_MULTI_BOMB, n, k
     if t.chain_bonus:
@@ -255,7 +257,7 @@ def round_star(bombs, v):
     cdef int rule, a, b, star
     cdef Tables t = tables(v)
     cdef int nb = _read_bombs(bombs, stars, chain)
-    star = _round_star(t, stars, chain, nb, &rule, &a, &b)
+    star = round_star_of(&t.stars, stars, chain, nb, &rule, &a, &b)
     return star, _source(rule, a, b)
 
 
@@ -475,7 +477,7 @@ cdef int round_stars(Tables t, const Bombs* b, Outcome* o) noexcept:
     """§10.2: every seat's round star and where it came from."""
     cdef int s
     for s in range(SEATS):
-        o.stars[s] = _round_star(t, b.star[s], b.chain[s], b.n[s], &o.src_rule[s],
+        o.stars[s] = round_star_of(&t.stars, b.star[s], b.chain[s], b.n[s], &o.src_rule[s],
                                  &o.src_a[s], &o.src_b[s])
     return 0
 
