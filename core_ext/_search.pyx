@@ -201,20 +201,28 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
     seen_of(root, seat, &S)
     policy_open(&P, root.rs, seed)
     try:
+        # the rule policy's action is the floor (bounded by the call's deadline only); the
+        # alternatives and rollouts spend the search budget
         P.deadline = hard
         with nogil:
             rc = rule_choice(&P, &S, &cands[0])
-            m = alternatives(&P, &S, &cands[0], cands, width, 1) if rc == 0 else 0
-        if rc == -1 or m < 0:
+        if rc == -1:
             raise DeadlineExceeded("the suggestion ran out of its time budget")
+        if rc == -2:
+            raise ShuangkouError("the hand has no play", "hand")
+        P.deadline = stop
+        P.timed_out = 0
+        with nogil:
+            m = alternatives(&P, &S, &cands[0], cands, width, 1)
+        if m < 0:
+            m = 1                 # no time left to rank alternatives: the policy's action
         memset(tally, 0, sizeof(tally))
         base = mix(<unsigned long long>(seed & 0xFFFFFFFFFFFFFFFF) if seed is not None else 0,
                    <unsigned long long>root.actions_applied)
-        if m > 1:
+        if m > 1 and (rollouts or ms):
             unseen_pool(root, seat, pool)
             det = RoundCore.__new__(RoundCore)
             x = RoundCore.__new__(RoundCore)
-            P.deadline = stop
             while not rollouts or done + m <= rollouts:
                 if stop and monotonic() >= stop:
                     break

@@ -467,6 +467,7 @@ cdef int rule_choice(Policy* P, const Seen* S, Choice* out) noexcept nogil:
     stopped it (``out`` is then undefined)."""
     cdef int i, nr, danger, mate = partner_of(S.seat)
     cdef u8 plain[16]
+    cdef RD whole
     cdef const RD* target = &S.st if S.has_st else NULL
     cdef Lead L
     cdef Last T
@@ -477,11 +478,8 @@ cdef int rule_choice(Policy* P, const Seen* S, Choice* out) noexcept nogil:
     nr = classify_counts(P.R, S.hand, P.spare, MAXREAD)
     for i in range(nr):
         if target == NULL or rd_beats(&P.spare[i], target):
-            out.play = 1
-            memcpy(out.c, S.hand, 16)
-            out.rd = P.spare[i]
-            out.declare = 0
-            out.reason = R_OUT
+            whole = P.spare[i]
+            finish(P, S, S.hand, &whole, R_OUT, out)
             return 0
     plain_of(P.R, S.hand, plain)
     B.P = C.P = L.P = T.P = P

@@ -1,46 +1,35 @@
-"""托管 and 提示: a sensible action for the seat to act (issue 11).
+"""The 托管 rule policy in plain Python: the slow twin of core_ext/_suggest.pyx.
 
-:func:`suggest` looks at a round the way the player in the seat would: its own hand and the
-public table (whose turn, the play standing and who made it, every seat's card count,
-finishing order, the bombs it played). It never looks at another seat's cards. The policy,
-in the order it is applied (the ``reason`` sentence of the :class:`Suggestion` names the
-step that decided):
+Written from the policy's description (core_ext/suggest.py's module doc, steps 1-5 and the
+declarations) over the public API — ``legal_plays`` lists, ``play_reading``, the
+settlement's ``round_star`` — with none of the compiled policy's machinery (sinks, picks,
+count vectors). tests/test_suggest.py checks that both choose the same action, with the
+same declaration, at every decision of whole rounds in every variant (unseeded: a seed's
+choice among equals is drawn differently by each).
 
-1. **Go out when it can**: a legal play that empties the hand is taken.
-2. **Partner winning**: when the partner made the standing play, pass (unless step 1).
-3. **Leading** — shed weak cards: every ordinary play is valued by the low cards it gets rid
-   of (a 3 is worth 10, a K 1, an A, 2 or joker nothing), minus a penalty per group of equal
-   ranks it splits; plays that would split a bomb (a rank held 4+ times) or spend a wild
-   joker are set aside while others remain. Two refinements: with two plays left (the hand
-   minus one play is itself a play) lead the stronger part first and keep the other to go out;
-   when an opponent is down to one or two cards, lead a shape they cannot answer (no single
-   against one card, neither singles nor pairs against two) or else the highest single; when
-   only the partner is down to one card, lead the lowest single for them.
-4. **Following an opponent** — the cheapest ordinary play that beats (fewest splits, no wild,
-   no bomb broken, lowest top). A bomb only when it matters: an opponent is about to go out
-   (``DANGER`` cards or fewer), the bomb leaves a hand that goes out in one more play or is
-   small, or its star pays on its own (from natural cards only: wilds are worth more kept):
-   it reaches the variant's contribution table (§10.4: every such bomb in the per-bomb
-   mode, one above the seat's round star so far in the round-star mode), or, once the
-   seat's team holds 1st place, the multiplier table above the seat's star (§10.3); then
-   the cheapest bomb that beats, or the cheapest one that pays when paying is the reason.
-5. Otherwise pass.
-
-Deterministic: equal candidates keep the enumerator's order and the first is taken; a
-``seed`` picks among equals instead (variety for 托管 tables).
+Deterministic: equal candidates keep the enumerator's order and the first is taken.
 """
 
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from shuangkou.core import Declaration, ShuangkouError, Variant, get_variant, legal_plays
+from shuangkou.core import (
+    Declaration,
+    ShuangkouError,
+    Variant,
+    beats,
+    classify,
+    get_variant,
+    legal_plays,
+)
 from shuangkou.core._core import format_cards, parse_cards, play_reading
-from shuangkou.core.cards import SEATS, SJ, card_rank, partner, seats_after
+from shuangkou.core.cards import SJ, card_rank, partner, seats_after
+from shuangkou.core.scoring import round_star
 
-__all__ = ["Suggestion", "suggest", "decide", "DANGER"]
+__all__ = ["Suggestion", "decide", "DANGER"]
 
 DANGER = 5            # an opponent with this many cards or fewer may go out soon
 _SMALL_AFTER_BOMB = 4  # a bomb that leaves this many cards or fewer clears the way out
@@ -163,7 +152,8 @@ def _smallest(bombs: list[Any], rng: random.Random | None) -> Any:
 
 def decide(variant: str | Variant, seat: int, hand: tuple[int, ...] | list[int],
            sizes: tuple[int, ...] | list[int], standing: tuple[int, Any] | None = None,
-           *, seed: int | None = None, star: int = 0, winning: bool = False) -> Suggestion:
+           *, seed: int | None = None, star: int = 0, winning: bool = False,
+           played: tuple[Any, ...] | list[Any] = ()) -> Suggestion:
     """The policy on plain table facts: ``sizes`` = cards held per seat, ``standing`` =
     (seat, reading) of the play to beat or None when ``seat`` leads; ``star`` = the
     highest star the seat has played, ``winning`` = its team holds 1st place. See the
@@ -177,29 +167,31 @@ def decide(variant: str | Variant, seat: int, hand: tuple[int, ...] | list[int],
     hand = tuple(sorted(hand))
     rng = None if seed is None else random.Random(seed)
     to_beat = None if standing is None else standing[1]
+    played = tuple(played)
+    star = max([star, *(b.star for b in played)])
     whole = _reading(hand, v, to_beat)
     if whole is not None:
-        return _play(v, seat, hand, whole, to_beat, "goes out with its last cards")
+        return _play(v, seat, hand, whole, to_beat, "goes out with its last cards", played)
     mate = partner(seat)
     opponents = [s for s in seats_after(seat) if s != mate and sizes[s]]
     danger = min((sizes[s] for s in opponents), default=99)
     shape = _Hand.of(hand, v)
     if standing is None:
-        return _lead(v, seat, shape, sizes[mate], danger, rng)
+        return _lead(v, seat, shape, sizes[mate], danger, rng, played)
     if standing[0] == mate:
         return Suggestion("pass", seat, reason="lets the partner's winning play stand")
-    return _follow(v, seat, shape, to_beat, danger, _Stakes(star, winning), rng)
+    return _follow(v, seat, shape, to_beat, danger, _Stakes(star, winning), rng, played)
 
 
 def _lead(v: Variant, seat: int, shape: _Hand, partner_size: int, danger: int,
-          rng: random.Random | None) -> Suggestion:
+          rng: random.Random | None, played: tuple[Any, ...]) -> Suggestion:
     hand = shape.cards
     if len(hand) <= _ENDGAME:
         # Two plays left: lead the stronger part (a bomb, else the higher top), keep the rest.
         plays = list(legal_plays(hand, v))
         for p in sorted(plays, key=lambda p: (not p.reading.is_bomb, -p.reading.top)):
             if _reading(_remainder(hand, p.cards), v) is not None:
-                return _lead_play(v, seat, p, "leads the stronger of its last two plays")
+                return _lead_play(v, seat, p, "leads the stronger of its last two plays", played)
     plain = list(legal_plays(shape.plain, v)) if shape.plain else []
     if not plain:   # only bombs and wilds: every play, the ordinary ones first
         plain = [p for p in legal_plays(hand, v) if not p.reading.is_bomb]
@@ -209,30 +201,30 @@ def _lead(v: Variant, seat: int, shape: _Hand, partner_size: int, danger: int,
         if safe:
             best = _pick([(-_liability(p.cards) - len(p.cards), p) for p in safe], rng)
             return _lead_play(v, seat, best, f"an opponent has {danger} card(s) left: "
-                              "leads a shape they cannot answer")
+                              "leads a shape they cannot answer", played)
         bombs = list(legal_plays(hand, v, bombs_only=True))
         if bombs:
             return _lead_play(v, seat, _smallest(bombs, rng),
-                              "an opponent is about to go out: leads a bomb")
+                              "an opponent is about to go out: leads a bomb", played)
         singles = [p for p in plain if p.reading.kind == "single"]
         if singles:
             return _lead_play(v, seat, max(singles, key=lambda p: p.reading.top),
-                              "an opponent is about to go out: leads its highest single")
+                              "an opponent is about to go out: leads its highest single", played)
     if partner_size == 1 and danger > 1:
         singles = [p for p in plain if p.reading.kind == "single"]
         if singles:
             return _lead_play(v, seat, singles[0],
-                              "the partner has 1 card left: leads a low single for them")
+                              "the partner has 1 card left: leads a low single for them", played)
     if plain:
         best = _pick([(_SPLIT * shape.splits(p.cards) - _liability(p.cards)
                        + p.reading.top / 16, p) for p in plain], rng)
-        return _lead_play(v, seat, best, "leads to shed its weakest cards")
+        return _lead_play(v, seat, best, "leads to shed its weakest cards", played)
     bombs = list(legal_plays(hand, v, bombs_only=True))
-    return _lead_play(v, seat, _smallest(bombs, rng), "only bombs left: leads the smallest")
+    return _lead_play(v, seat, _smallest(bombs, rng), "only bombs left: leads the smallest", played)
 
 
 def _follow(v: Variant, seat: int, shape: _Hand, to_beat: Any, danger: int, stakes: _Stakes,
-            rng: random.Random | None) -> Suggestion:
+            rng: random.Random | None, played: tuple[Any, ...]) -> Suggestion:
     hand = shape.cards
     threatened = danger <= DANGER
     ordinary = [p for p in legal_plays(shape.plain, v, to_beat)
@@ -242,37 +234,48 @@ def _follow(v: Variant, seat: int, shape: _Hand, to_beat: Any, danger: int, stak
     if ordinary:
         best = _pick([((shape.precious(p.cards), shape.splits(p.cards), p.reading.top), p)
                       for p in ordinary], rng)
-        return _follow_play(v, seat, best, to_beat, "beats with its cheapest play")
+        return _follow_play(v, seat, best, to_beat, "beats with its cheapest play", played)
     bombs = list(legal_plays(hand, v, to_beat, bombs_only=True))
     if not bombs:
         return Suggestion("pass", seat,
                           reason="nothing beats it without spending a wild or breaking a bomb")
     if threatened:
         return _follow_play(v, seat, _smallest(bombs, rng), to_beat,
-                            f"bombs: an opponent has {danger} card(s) left")
+                            f"bombs: an opponent has {danger} card(s) left", played)
     for p in sorted(bombs, key=lambda p: p.reading.key):
         rest = _remainder(hand, p.cards)
         if len(rest) <= _SMALL_AFTER_BOMB or (len(rest) <= _ENDGAME
                                               and _reading(rest, v) is not None):
-            return _follow_play(v, seat, p, to_beat, "bombs to take the lead and go out")
+            return _follow_play(v, seat, p, to_beat, "bombs to take the lead and go out", played)
     paying = [p for p in bombs if stakes.pays(p.reading, v) and not shape.wild.intersection(p.cards)]
     if paying:
         return _follow_play(v, seat, _smallest(paying, rng), to_beat,
-                            "bombs with a star that pays")
+                            "bombs with a star that pays", played)
     return Suggestion("pass", seat, reason="keeps its bombs for when they matter")
 
 
-def _lead_play(v: Variant, seat: int, play: Any, reason: str) -> Suggestion:
-    return _play(v, seat, tuple(play.cards), play.reading, None, reason)
+def _lead_play(v: Variant, seat: int, play: Any, reason: str,
+               played: tuple[Any, ...]) -> Suggestion:
+    return _play(v, seat, tuple(play.cards), play.reading, None, reason, played)
 
 
-def _follow_play(v: Variant, seat: int, play: Any, to_beat: Any, reason: str) -> Suggestion:
-    return _play(v, seat, tuple(play.cards), play.reading, to_beat, reason)
+def _follow_play(v: Variant, seat: int, play: Any, to_beat: Any, reason: str,
+                 played: tuple[Any, ...]) -> Suggestion:
+    return _play(v, seat, tuple(play.cards), play.reading, to_beat, reason, played)
 
 
 def _play(v: Variant, seat: int, cards: tuple[int, ...], meant: Any, to_beat: Any,
-          reason: str) -> Suggestion:
-    """A play suggestion; declares the reading meant when it is not what would stand."""
+          reason: str, played: tuple[Any, ...]) -> Suggestion:
+    """A play suggestion; a bomb is meant as the reading of its cards (that beats) giving
+    the seat the highest round star, the listed one on a tie; declared when the reading
+    meant is not what would stand."""
+    if meant.is_bomb:
+        best = round_star([*played, meant], v)[0]
+        for r in classify(cards, v).readings:
+            if r.is_bomb and (to_beat is None or beats(r, to_beat, v)):
+                star = round_star([*played, r], v)[0]
+                if star > best:
+                    best, meant = star, r
     stands = play_reading(cards, v, to_beat)
     declaration = None
     if (stands.kind, stands.top, stands.key) != (meant.kind, meant.top, meant.key):
@@ -280,28 +283,3 @@ def _play(v: Variant, seat: int, cards: tuple[int, ...], meant: Any, to_beat: An
         stands = meant
     return Suggestion("play", seat, cards, declaration, stands,
                       f"{reason}: {stands.describe()}")
-
-
-def suggest(round: Any, *, seed: int | None = None) -> Suggestion:
-    """A legal action for the seat to act in ``round`` (a :class:`shuangkou.core.Round`).
-
-    :raises RuleViolation: the round is over (``ROUND_OVER``).
-    """
-    if round.is_over or round.turn is None:
-        from shuangkou.core import RuleViolation
-        raise RuleViolation("the round is over: nothing to suggest", "ROUND_OVER")
-    seat = round.turn
-    sizes = tuple(len(round.hand(s)) for s in range(SEATS))
-    standing = round.standing
-    table = None if standing is None else (standing.seat, standing.reading)
-    star = max((b.star for b in round.bombs[seat]), default=0)
-    first = round.finish_order[0] if round.finish_order else None
-    s = decide(round.variant, seat, round.hand(seat), sizes, table, seed=seed, star=star,
-               winning=first is not None and first % 2 == seat % 2)
-    if s.declaration is not None:
-        # The reading that will stand is the Round's to say: play it on a copy (µs).
-        stands = round.copy().play(s.seat, s.cards, s.declaration).reading
-        if stands.key != s.reading.key or (stands.kind, stands.top) != (s.reading.kind,
-                                                                       s.reading.top):
-            s = replace(s, reading=stands)
-    return s
