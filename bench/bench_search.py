@@ -31,6 +31,7 @@ import math
 import random
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -227,7 +228,8 @@ def main() -> None:
     st.add_argument("--variants", nargs="*", default=VARIANTS)
     st.add_argument("--opponent", choices=["rule", "random"], default="rule")
     st.add_argument("--seed", type=int, default=1)
-    st.add_argument("--out", default="bench/results/search-strength.jsonl")
+    st.add_argument("--out", default=str(Path(tempfile.gettempdir()) / "search-strength.jsonl"),
+                    help="the results file (appended to; default in $TMPDIR)")
     rp = sub.add_parser("report")
     rp.add_argument("files", nargs="+", type=Path)
     args = ap.parse_args()

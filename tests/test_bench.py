@@ -105,6 +105,11 @@ CASES = [
          (r"^7 generated replays \(1 per variant", r"^\s+validate \+ score, dicts: old ",
           r"^one applied action .*: median [\d.]+ µs", r"^\s+huopin\s+\d+ B\s+[\d.]+ µs$")),
     # against itself: the comparison path, with this interpreter as the "other" build
+    Case("bench_search.py", ("speed", "--rounds", "2", "--repeat", "1", "--variants", "huopin"),
+         (r"^huopin\s+[\d,]+\s+[\d,]+\s+[\d.]+$", r"^slowest variant: [\d,]+ random actions/s")),
+    Case("bench_search.py", ("strength", "--rollouts", "12", "--rounds", "2", "--variants",
+                             "huopin", "qianbian"),
+         (r"^rule\s+12 r\s+huopin\s+2\s+[\d.]+%", r"^rule\s+12 r\s+qianbian\s+2\s")),
     Case("bench_settle.py", ("--replays", "2", "--repeat", "1", "--against", sys.executable),
          (r"^14 generated rounds \(2 per variant, \d+ escaped\)",
           r"^score_round, plain\s+huopin\s+[\d.]+\s+[\d.]+\s+[\d.]+$",
