@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from shuangkou import core  # noqa: E402
-from shuangkou.service import servicer as servicer_module  # noqa: E402
+from shuangkou.service.api import shuangkou as servicer_module  # noqa: E402
 from shuangkou.service.config import Config  # noqa: E402
 from shuangkou.service.limits import Limits  # noqa: E402
 from shuangkou.service.metrics import Metrics  # noqa: E402

@@ -56,9 +56,9 @@ PLAY = service_pb2.ClassifyPlayRequest(rule_set=variants_pb2.RuleSet(id="baibian
 def _bare_servicer():
     from prometheus_client import CollectorRegistry
 
+    from shuangkou.service.api.shuangkou import ShuangkouServicer
     from shuangkou.service.limits import Limits
     from shuangkou.service.metrics import Metrics
-    from shuangkou.service.servicer import ShuangkouServicer
     return ShuangkouServicer(Limits(), Metrics(CollectorRegistry()))
 
 

@@ -158,7 +158,7 @@ def cli_path_ratio(path: Path, n: int, repeat: int) -> None:
     per-line cost the CLI adds, free of process start-up and of other load."""
     import tempfile
 
-    from shuangkou.service import batch
+    from shuangkou.service.batch import command as batch
 
     with open(path, encoding="utf-8") as f:
         texts = [next(f).rstrip("\n") for _ in range(n)]

@@ -157,9 +157,9 @@ def handler_times(late: bytes, first: bytes, number: int = 20_000) -> dict[str, 
     thread runs for the call besides gRPC itself (best of 5 × ``number`` calls)."""
     from prometheus_client import CollectorRegistry
 
+    from shuangkou.service.api.rounds import register_round_service
     from shuangkou.service.limits import Limits
     from shuangkou.service.metrics import Metrics, MetricsInterceptor
-    from shuangkou.service.round_servicer import register_round_service
     from shuangkou.service.server import HealthServicer
 
     server = _Handlers()

@@ -25,6 +25,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .cards import RANK_CHARS
+from .documents import bounded, load_json
 from .errors import VariantError
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "list_variants",
     "load_variant",
     "variant_from_mapping",
+    "variant_from_json",
     "register_variants",
     "house_variants",
     "find_variant",
@@ -555,3 +557,87 @@ def house_variants() -> list[Variant]:
 def find_variant(variant_id: str) -> Variant | None:
     """The built-in or registered house variant with this id, or None."""
     return BUILTIN.get(variant_id) or _HOUSE.get(variant_id)
+
+
+# ----------------------------------------------------------------------------- from JSON text
+
+_ANNOTATIONS = {f.name: str(f.type) for f in fields(Variant)}
+
+
+def variant_from_json(text: str, name: str = "variant JSON") -> Variant:
+    """A custom variant from JSON text sent from outside (a request's ``custom_json``).
+
+    The text is parsed safely (:func:`shuangkou.core.documents.load_json`, which calls it
+    ``name``), must be an object, and every known field must have its JSON type (``2.0`` is
+    no int, ``5`` no name) before :func:`variant_from_mapping` checks the values. A type
+    error is a :class:`VariantError` whose ``field`` is the path inside the document
+    (``decks``, ``multiplier[1][1]``, ``kou.double``).
+    """
+    data = load_json(text, name)
+    if not isinstance(data, dict):
+        raise VariantError("custom variant JSON must be an object of fields")
+    _check_field_types(data)
+    return variant_from_mapping(data)
+
+
+def _split_args(text: str) -> list[str]:
+    """Top-level comma-separated parts of a type's argument list."""
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(text):
+        depth += ch == "["
+        depth -= ch == "]"
+        if ch == "," and depth == 0:
+            parts.append(text[start:i].strip())
+            start = i + 1
+    parts.append(text[start:].strip())
+    return parts
+
+
+def _type_error(value: Any, annotation: str, path: str) -> str | None:
+    """Where JSON ``value`` does not fit the dataclass ``annotation`` (None if it does)."""
+    annotation = annotation.strip()
+    if annotation.endswith("| None"):
+        return None if value is None else _type_error(value, annotation[:-6], path)
+    if annotation == "int":
+        return None if isinstance(value, int) and not isinstance(value, bool) else path
+    if annotation in ("str", "bool"):
+        return None if type(value).__name__ == annotation else path
+    head, _, rest = annotation.partition("[")
+    args = _split_args(rest[:-1])
+    if head == "Mapping":
+        if not isinstance(value, dict):
+            return path
+        for key, item in value.items():
+            bad = _type_error(key, args[0], path) or _type_error(item, args[1], f"{path}.{key}")
+            if bad:
+                return bad
+        return None
+    if head == "tuple":
+        if not isinstance(value, list):
+            return path
+        if args[-1] == "...":
+            items = [(item, args[0]) for item in value]
+        elif len(value) != len(args):
+            return path
+        else:
+            items = list(zip(value, args, strict=True))
+        for i, (item, arg) in enumerate(items):
+            bad = _type_error(item, arg, f"{path}[{i}]")
+            if bad:
+                return bad
+        return None
+    return None
+
+
+def _check_field_types(data: dict[str, Any]) -> None:
+    """Reject JSON values of the wrong type with the field path, before the values are
+    validated (:func:`variant_from_mapping` checks ranges, not JSON types)."""
+    for key, value in data.items():
+        annotation = _ANNOTATIONS.get(key)
+        if annotation is None:
+            continue      # unknown fields: variant_from_mapping names them
+        bad = _type_error(value, annotation, key)
+        if bad:
+            want = annotation.replace("tuple", "list").replace("Mapping", "object")
+            raise VariantError(f"custom variant field {key!r} must be {want}; got "
+                               f"{bounded(repr(value), 80)}", bad)

@@ -1,5 +1,5 @@
 """Fuzz the gRPC boundary: random request messages of every RPC, handled in process by
-:class:`shuangkou.service.servicer.ShuangkouServicer` with the server's default limits.
+:class:`shuangkou.service.api.shuangkou.ShuangkouServicer` with the server's default limits.
 
 Each request must end in a response that serialises, or in a documented status
 (INVALID_ARGUMENT / NOT_FOUND with a google.rpc.BadRequest naming the field, or
@@ -17,10 +17,10 @@ from common import KNOWN, STRICT, Input, _seen, main
 from messages import STREAM, Aborted, Context, check_status, install_log_trap, random_rpc
 from prometheus_client import CollectorRegistry
 
+from shuangkou.service.api.shuangkou import ShuangkouServicer
 from shuangkou.service.errors import decode_status
 from shuangkou.service.limits import Limits
 from shuangkou.service.metrics import Metrics
-from shuangkou.service.servicer import ShuangkouServicer
 
 SERVICER = ShuangkouServicer(Limits(), Metrics(CollectorRegistry()))
 TRAP = install_log_trap()

@@ -4,7 +4,7 @@ Documents extend a built-in (or each other, possibly in cycles) and override fie
 plausible, edge or absurd values; sometimes the document goes through a real TOML/JSON
 file. A document either fails with VariantError or yields a Variant that the whole core
 accepts: it compiles to a RuleSet, classifies, scores a round, and survives the service's
-JSON form (``service.convert.variant_data``) unchanged.
+JSON form (``service.api.convert.variant_data``) unchanged.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from common import VARIANTS, Input, core_call, main
 from shuangkou import core
 from shuangkou.core.scoring import score_round
 from shuangkou.core.variants import BUILTIN, Variant, load_variants, variant_from_mapping
-from shuangkou.service.convert import variant_data
+from shuangkou.service.api.convert import variant_data
 
 FIELDS = [f.name for f in fields(Variant)]
 TMP = Path(tempfile.mkdtemp(prefix="fuzz-variant-", dir="/dev/shm" if Path("/dev/shm").is_dir()

@@ -6,6 +6,11 @@
 #   bash scripts/setup-env.sh --runtime  only what serving needs (scripts/serve.sh)
 #   bash scripts/setup-env.sh --check    exit 0 when the install is up to date, 1 when not
 #
+# The test mode also installs the Debian packages the Java and Go example tests build with
+# (examples/java, examples/go: JDK, protoc and the grpc-java plugin, grpc-java's jars, Go,
+# protoc-gen-go(-grpc) and the Go module sources), with apt-get when any is missing (as root,
+# or through sudo); a package that cannot be installed fails the set-up.
+#
 # The build is skipped when nothing it depends on changed: a stamp in .venv records a hash of
 # the build inputs (core_ext/*.pyx|*.pxd, protos/**/*.proto, setup.py, pyproject.toml, the
 # Python version) and the extras installed; a test install also satisfies --runtime.
@@ -44,11 +49,47 @@ up_to_date() {
   [ "$1" = runtime ] || [ "$extras" = test ]
 }
 
+# Debian 12 package names (the Java jars in /usr/share/java, the Go module sources in
+# /usr/share/gocode/src; examples/*/README.md say what each is for).
+DEBIAN_PACKAGES=(
+  openjdk-17-jdk-headless protobuf-compiler protobuf-compiler-grpc-java-plugin libgrpc-java
+  libprotobuf-java libnetty-java libguava-java libgoogle-gson-java libperfmark-java
+  libgeronimo-annotation-1.3-spec-java
+  golang-go protoc-gen-go protoc-gen-go-grpc golang-google-grpc-dev golang-google-protobuf-dev
+  golang-github-golang-protobuf-1-5-dev golang-google-genproto-dev golang-golang-x-net-dev
+  golang-golang-x-sys-dev golang-golang-x-text-dev
+)
+
+# Install the packages that are missing; quiet and quick (one dpkg-query) when none is.
+debian_packages() {
+  local installed missing=() pkg sudo=()
+  command -v dpkg-query >/dev/null || {
+    echo "setup-env: the Java and Go example tests need Debian's packages (no dpkg here):" \
+      "${DEBIAN_PACKAGES[*]}" >&2
+    exit 1
+  }
+  installed=$({ dpkg-query -W -f '${db:Status-Abbrev} ${Package}\n' "${DEBIAN_PACKAGES[@]}" \
+    2>/dev/null || true; } | awk '$1 == "ii" {print $2}')
+  for pkg in "${DEBIAN_PACKAGES[@]}"; do
+    grep -qxF "$pkg" <<<"$installed" || missing+=("$pkg")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  echo "setup-env: installing Debian packages: ${missing[*]}" >&2
+  if ! { "${sudo[@]}" apt-get update -qq \
+         && DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq \
+              --no-install-recommends -o DPkg::Lock::Timeout=300 "${missing[@]}" >/dev/null; }; then
+    echo "setup-env: could not install the Debian packages: ${missing[*]}" >&2
+    exit 1
+  fi
+}
+
 if [ "$mode" = check ]; then
   up_to_date runtime && exit 0
   exit 1
 fi
 
+[ "$mode" = test ] && debian_packages
 exec 9>.build.lock
 flock 9
 if up_to_date "$mode"; then

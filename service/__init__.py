@@ -1,13 +1,23 @@
-"""The Shuangkou gRPC service: ``shuangkou serve`` (see :mod:`shuangkou.service.cli`).
+"""The Shuangkou gRPC service and the ``shuangkou`` command line, one module per job.
 
-Modules: :mod:`~shuangkou.service.config` settings, :mod:`~shuangkou.service.server` assembly and lifecycle,
-:mod:`~shuangkou.service.servicer` the RPCs, :mod:`~shuangkou.service.convert` / :mod:`~shuangkou.service.rounds` wire <->
-core translation, :mod:`~shuangkou.service.errors` status mapping, :mod:`~shuangkou.service.limits` request
-limits, :mod:`~shuangkou.service.metrics` Prometheus, :mod:`~shuangkou.service.remote` a client for
-``ScoreReplays`` over a pool of replicas. Generated stubs are ``shuangkou.v1``.
+* serving: :mod:`~shuangkou.service.cli` (the command, logging), :mod:`~shuangkou.service.config`
+  (settings), :mod:`~shuangkou.service.server` (assembly, lifecycle, health),
+  :mod:`~shuangkou.service.workers` (``--workers``: the supervisor);
+* the wire: :mod:`~shuangkou.service.api` (servicers that only translate, proto ↔ core,
+  result rendering), :mod:`~shuangkou.service.errors` (every wire error and abort),
+  :mod:`~shuangkou.service.admission` (what is refused before a servicer runs),
+  :mod:`~shuangkou.service.limits` (request size limits), :mod:`~shuangkou.service.paging`
+  (page tokens);
+* operations: :mod:`~shuangkou.service.metrics` (counters and the counting interceptor),
+  :mod:`~shuangkou.service.exposition` (the ``/metrics`` endpoint),
+  :mod:`~shuangkou.service.version` (which build answers);
+* commands: :mod:`~shuangkou.service.commands` (one-off questions) and
+  :mod:`~shuangkou.service.client` (their ``--server`` adapter);
+  :mod:`~shuangkou.service.batch` (``score-replays``).
+
+Generated stubs are ``shuangkou.v1``.
 """
 
 if __name__ != "shuangkou.service":   # the folder imported by its own name (python in the repo root)
     raise ImportError(f"this folder is the package shuangkou.service; import it by that name, "
                       f"not as {__name__!r} (docs/decisions.md, Packaging)")
-

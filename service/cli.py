@@ -26,7 +26,7 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s"
 #: The function parses its own arguments and returns the exit status. Add a command with one
 #: line here.
 COMMANDS: dict[str, tuple[str, str, str]] = {
-    "score-replays": ("shuangkou.service.batch", "main",
+    "score-replays": ("shuangkou.service.batch.command", "main",
                       "score replay files locally (see score-replays --help)"),
 }
 

@@ -25,9 +25,9 @@ from shuangkou.v1 import (
     variants_pb2,
 )
 
-from .convert import KIND_BY_NAME, KIND_NAMES, variant_data
-from .remote import channel_options
-from .rounds import result_to_dict
+from .api.convert import KIND_BY_NAME, KIND_NAMES, variant_document
+from .api.results import result_to_dict
+from .batch.remote import channel_options
 
 if TYPE_CHECKING:
     from shuangkou.core._core import _KindName as KindName
@@ -68,9 +68,7 @@ def _rule_set(variant: str | Variant) -> variants_pb2.RuleSet:
     """The ``RuleSet`` naming a rule set: a built-in/registered id, or a house variant inline."""
     if isinstance(variant, str):
         return variants_pb2.RuleSet(id=variant)
-    data = variant_data(variant)
-    data["extends"] = variant.extends or variant.id
-    return variants_pb2.RuleSet(custom_json=json.dumps(data))
+    return variants_pb2.RuleSet(custom_json=json.dumps(variant_document(variant)))
 
 
 def _declare(kind: KindName | None, top: int | None) -> readings_pb2.Declaration | None:

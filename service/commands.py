@@ -17,6 +17,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
+from .api import DEFAULT_VARIANT
+
 if TYPE_CHECKING:
     from shuangkou.core._core import _KindName as KindName
 
@@ -31,7 +33,6 @@ COMMANDS = {
     "generate": "seeded random replays (JSON lines)",
     "variants": "list the rule sets, or show one",
 }
-DEFAULT_VARIANT = "baibian"
 DEFAULT_LIMIT = 100       # plays listed unless --limit says otherwise (0: the server's cap)
 VARIANT_FILE_SUFFIXES = (".toml", ".json")
 
@@ -92,10 +93,12 @@ def _declaration(text: str | None) -> tuple[KindName | None, int | None]:
         raise Failed(f"--declare: {kind!r} is not a play type ({', '.join(core.KINDS)})", 2)
     if not top:
         return kind, None
-    ranks = {c: i for i, c in enumerate(core.RANK_CHARS)} | {"10": 7, "SJ": 13, "BJ": 14}
-    if top.upper() not in ranks:
+    from shuangkou.core.cards import rank_position
+
+    rank = rank_position(top)
+    if rank is None:
         raise Failed(f"--declare: {top!r} is not a rank (3-9, T, J, Q, K, A, 2, SJ, BJ)", 2)
-    return kind, ranks[top.upper()]
+    return kind, rank
 
 
 # ----------------------------------------------------------------------------- the core
@@ -174,23 +177,23 @@ class LocalRules:
 
     def score_summary(self, summary: dict[str, Any], variant: Any) -> dict[str, Any]:
         # The server's own summary path, so local and remote agree to the error message.
+        from .api.results import result_to_dict, score_summary
         from .client import summary_message
         from .limits import Limits
-        from .rounds import result_to_dict, score_summary
 
         return result_to_dict(score_summary(summary_message(summary), variant, Limits()))
 
     def variants(self) -> list[dict[str, Any]]:
         from shuangkou import core
 
-        from .convert import variant_data
+        from .api.convert import variant_data
 
         return [variant_data(v) for v in core.list_variants()]
 
     def variant(self, variant: Any) -> dict[str, Any]:
         from shuangkou import core
 
-        from .convert import variant_data
+        from .api.convert import variant_data
 
         return variant_data(core.get_variant(variant))
 
@@ -374,7 +377,7 @@ def cmd_variants(rules: Any, args: argparse.Namespace, variant: Any) -> tuple[An
     if args.which is None:
         rows = rules.variants()
         if args.server is None:   # locally, house files given with --variants are listed too
-            from .convert import variant_data
+            from .api.convert import variant_data
 
             rows += [variant_data(v) for v in args.house.values()]
         return rows, text_variants(rows)
@@ -393,16 +396,10 @@ def cmd_generate(args: argparse.Namespace, variant: Any, out: IO[str]) -> None:
     for seed in range(args.seed, args.seed + args.count):
         replay = core.generate_replay(variant, seed, args.escape)
         if not isinstance(variant, str):
-            replay["variant"] = json.loads(_custom_json(variant))
+            from .api.convert import variant_document
+
+            replay["variant"] = variant_document(variant)
         out.write(json.dumps(replay, ensure_ascii=False, separators=(",", ":")) + "\n")
-
-
-def _custom_json(variant: Any) -> str:
-    from .convert import variant_data
-
-    data = variant_data(variant)
-    data["extends"] = variant.extends or variant.id
-    return json.dumps(data)
 
 
 # ----------------------------------------------------------------------------- parser

@@ -1,4 +1,5 @@
-"""Every failure's wire form, built in one place: unary aborts and in-band ``google.rpc.Status``.
+"""Every failure's wire form, built in one place: unary aborts, the interceptor's refusals
+and in-band ``google.rpc.Status``.
 
 A core error becomes a ``google.rpc.Status`` whose ``code`` follows the exception class
 (bad input ``INVALID_ARGUMENT``, an unknown variant ``NOT_FOUND``, a state that forbids an
@@ -13,6 +14,11 @@ action ``FAILED_PRECONDITION``) and whose details are (docs/api.md "Errors"):
 Texts are bounded (:data:`MAX_MESSAGE_CHARS`, :data:`MAX_FIELD_CHARS`): an error never copies
 unbounded input back. Anything that is not a known input error is a server bug: logged, and
 ``INTERNAL`` without the exception text. grpc's own aborts pass through :func:`rpc` untouched.
+
+What admission control refuses before a servicer runs (:mod:`shuangkou.service.admission`)
+ends through :func:`refuse`: a plain status, ``INVALID_ARGUMENT`` for a request that does
+not decode and ``RESOURCE_EXHAUSTED`` for one, or a reply, over the size limit and for a
+stream over the cap.
 """
 
 from __future__ import annotations
@@ -21,13 +27,14 @@ import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol, TypeVar, cast
 
 import grpc
 from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
+from shuangkou.core.documents import bounded as _bounded
 from shuangkou.core.errors import (
     CardError,
     DeadlineExceeded,
@@ -43,8 +50,10 @@ if TYPE_CHECKING:
     from google.protobuf.descriptor import Descriptor
 
 __all__ = ["BadInput", "UnknownVariant", "RequestEnded", "Failure", "field_scope",
-           "failure_for", "status_proto", "wire_status", "rpc", "still_wanted", "bounded",
-           "status_for", "decode_status", "InBand", "DOMAIN", "MAX_MESSAGE_CHARS", "MAX_FIELD_CHARS", "COMPACT_MESSAGE_CHARS", "INTERNAL_MESSAGE"]
+           "failure_for", "status_proto", "wire_status", "rpc", "refuse", "ended",
+           "still_wanted", "status_code", "bounded", "status_for", "decode_status", "InBand",
+           "DOMAIN", "MAX_MESSAGE_CHARS", "MAX_FIELD_CHARS", "COMPACT_MESSAGE_CHARS",
+           "INTERNAL_MESSAGE"]
 
 log = logging.getLogger(__name__)
 DOMAIN = "shuangkou.v1"
@@ -91,12 +100,9 @@ _WITH_FIELD = (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND)
 
 
 def bounded(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
-    """``text`` cut to at most ``limit`` UTF-8 bytes (quoted input can be arbitrarily long;
-    bytes, not characters, so that the size of a reply is known in advance)."""
-    data = text.encode("utf-8", "replace")
-    if len(data) <= limit:
-        return text
-    return data[:limit - 3].decode("utf-8", "ignore") + "…"
+    """``text`` cut to at most ``limit`` UTF-8 bytes (the core's
+    :func:`~shuangkou.core.documents.bounded`, by default to the wire's message bound)."""
+    return _bounded(text, limit)
 
 
 @dataclass(frozen=True)
@@ -193,11 +199,23 @@ def still_wanted(context: grpc.ServicerContext) -> None:
         raise stop
 
 
+class _StatusContext(Protocol):
+    """``ServicerContext.code()``: grpcio has it (experimental since 1.38), typeshed does not."""
+
+    def code(self) -> grpc.StatusCode | None: ...
+
+
+def status_code(context: grpc.ServicerContext) -> grpc.StatusCode | None:
+    """The status code the call's handler has set so far: None when it has set none (and
+    for in-process test contexts without ``code()``)."""
+    code = getattr(context, "code", None)
+    return cast(_StatusContext, context).code() if callable(code) else None
+
+
 def _aborted(context: grpc.ServicerContext) -> bool:
     """Whether grpc's own abort already set the call's status (its exception is then on its
-    way out; in-process test contexts without ``code()`` never abort that way)."""
-    code = getattr(context, "code", None)
-    return callable(code) and code() is not None
+    way out)."""
+    return status_code(context) is not None
 
 
 def rpc(method: F) -> F:
@@ -219,6 +237,13 @@ def rpc(method: F) -> F:
                 exc = stop
             context.abort_with_status(wire_status(exc))
     return wrapper  # type: ignore[return-value]
+
+
+def refuse(context: grpc.ServicerContext, reason: str, detail: str) -> NoReturn:
+    """End a call that admission control refused (``reason`` one of
+    :data:`shuangkou.service.admission.REJECT_REASONS`) with ``detail`` as its message."""
+    context.abort(grpc.StatusCode.INVALID_ARGUMENT if reason == "undecodable"
+                  else grpc.StatusCode.RESOURCE_EXHAUSTED, detail)
 
 
 def _join(where: str, inner: str | None) -> str:

@@ -1,50 +1,39 @@
-"""Prometheus metrics: the standard gRPC server series (via a server interceptor) and the
-service's domain counters.
+"""Prometheus metrics: the standard gRPC server series and the service's domain counters,
+and the interceptor that counts every call (and applies :mod:`shuangkou.service.admission`
+on the way).
 
 Nothing is registered at import: the CLI builds a :class:`Metrics` on a registry of its
 choice (a private ``CollectorRegistry`` in one process; ``None`` in ``--workers`` mode, where
 prometheus_client's multiprocess mode writes every process's values to a shared directory
-that the supervisor exposes through a ``MultiProcessCollector``).
+that the supervisor exposes, :mod:`shuangkou.service.exposition`).
 """
 
 from __future__ import annotations
 
-import errno
-import logging
-import os
-import selectors
-import socket
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent import futures
-from http.server import BaseHTTPRequestHandler
-from typing import Any, Protocol, TypeAlias, cast
+from typing import Any, TypeAlias, cast
 
 import grpc
-from prometheus_client import (
-    CollectorRegistry,
-    Counter,
-    Gauge,
-    Histogram,
-    generate_latest,
-    multiprocess,
-)
-from prometheus_client.exposition import CONTENT_TYPE_LATEST
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
-__all__ = ["Metrics", "MetricsInterceptor", "MetricsHTTPServer", "RejectedMessage", "start_metrics_server",
-           "multiprocess_registry", "REJECT_REASONS"]
+from .admission import REJECT_REASONS, Admission, RejectedMessage
+from .errors import ended, refuse, status_code
 
-#: Why a request never reached (or a reply never left) the servicer, as counted in
-#: ``shuangkou_requests_rejected_total``.
-log = logging.getLogger(__name__)
-REJECT_REASONS = ("undecodable", "too_large", "reply_too_large", "stream_limit")
+__all__ = ["Metrics", "MetricsInterceptor"]
 
 GRPC_LABELS = ("grpc_type", "grpc_service", "grpc_method")
 # Rules queries take microseconds; the default buckets start at 5 ms.
 LATENCY_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
                    0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 SIZE_BUCKETS = (0, 1, 5, 10, 50, 100, 500, 1000, 5000, 10_000, 50_000, 100_000)
+
+_TYPES = {
+    (False, False): "unary",
+    (True, False): "client_stream",
+    (False, True): "server_stream",
+    (True, True): "bidi_stream",
+}
 
 
 class Metrics:
@@ -103,224 +92,36 @@ class Metrics:
         self.build_info.labels(**build_info()).set(1)
 
 
-def multiprocess_registry(path: str) -> CollectorRegistry:
-    """A registry aggregating every worker's values from prometheus_client's directory."""
-    registry = CollectorRegistry()
-    multiprocess.MultiProcessCollector(registry, path=path)
-    return registry
-
-
-class _Handler(BaseHTTPRequestHandler):
-    """One request per connection (HTTP/1.0): GET /metrics (or /) -> the exposition."""
-
-    protocol_version = "HTTP/1.0"
-    timeout = 5.0            # a client that stalls mid-request loses its pool thread after this
-    registry: CollectorRegistry
-
-    def do_GET(self) -> None:  # noqa: N802 - the http.server protocol
-        if self.path.split("?")[0] not in ("/metrics", "/"):
-            self.send_error(404)
-            return
-        body = generate_latest(self.registry)
-        self.send_response(200)
-        self.send_header("Content-Type", CONTENT_TYPE_LATEST)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - scrapes are not logged
-        pass
-
-
-class MetricsHTTPServer:
-    """A ``/metrics`` HTTP server whose threads do not grow with the connections.
-
-    prometheus_client's own server spends a thread per connection, so idle connections pin
-    threads. Here one selector thread watches every connection and hands a connection to a
-    small pool only once its request bytes arrive; idle connections cost a file descriptor
-    until ``idle_timeout``, and beyond ``max_connections`` the oldest are closed.
-    """
-
-    def __init__(self, host: str, port: int, registry: CollectorRegistry, *, pool: int = 4,
-                 idle_timeout: float = 30.0, max_connections: int = 256) -> None:
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        self._sock = socket.socket(family, socket.SOCK_STREAM)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            self._sock.bind((host.strip("[]"), port))
-        except OSError:
-            self._sock.close()
-            raise
-        self._sock.listen(128)
-        self._sock.setblocking(False)
-        self.port: int = self._sock.getsockname()[1]
-        self._handler = type("Handler", (_Handler,), {"registry": registry})
-        self._pool = futures.ThreadPoolExecutor(pool, thread_name_prefix="metrics")
-        self._idle_timeout = idle_timeout
-        self._max = max_connections
-        self._sel = selectors.DefaultSelector()
-        self._sel.register(self._sock, selectors.EVENT_READ)
-        self._open: dict[socket.socket, float] = {}   # idle connection -> when accepted
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name="metrics-http", daemon=True)
-        self._thread.start()
-
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self._once()
-            except Exception:  # noqa: BLE001 - the endpoint must outlive one bad connection
-                log.exception("metrics HTTP server")
-
-    def _once(self) -> None:
-        for key, _ in self._sel.select(timeout=0.5):
-            if key.fileobj is self._sock:
-                self._accept()
-            else:
-                conn = key.fileobj
-                assert isinstance(conn, socket.socket)
-                self._sel.unregister(conn)
-                del self._open[conn]
-                self._pool.submit(self._serve, conn)
-        self._expire(time.monotonic() - self._idle_timeout)
-
-    def _accept(self) -> None:
-        try:
-            conn, _ = self._sock.accept()
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError:     # e.g. out of file descriptors: try again on the next event
-            return
-        if len(self._open) >= self._max:    # drop the oldest idle connection
-            self._close(next(iter(self._open)))
-        self._open[conn] = time.monotonic()
-        self._sel.register(conn, selectors.EVENT_READ)
-
-    def _expire(self, before: float) -> None:
-        for conn in [c for c, t in self._open.items() if t < before]:
-            self._close(conn)
-
-    def _close(self, conn: socket.socket) -> None:
-        self._sel.unregister(conn)
-        del self._open[conn]
-        conn.close()
-
-    def _serve(self, conn: socket.socket) -> None:
-        try:
-            conn.setblocking(True)
-            self._handler(conn, conn.getpeername(), self)
-        except OSError:
-            pass
-        finally:
-            conn.close()
-
-    def shutdown(self) -> None:
-        self._stop.set()
-        self._thread.join(2)
-        for conn in list(self._open):
-            self._close(conn)
-        self._sel.close()
-        self._sock.close()
-        self._pool.shutdown(wait=False, cancel_futures=True)
-
-
-def start_metrics_server(port: int, host: str, registry: CollectorRegistry) -> MetricsHTTPServer:
-    """Serve ``/metrics`` over HTTP; returns the server (call ``shutdown()`` to stop).
-
-    A port already in use raises OSError with one sentence naming the port and its setting.
-    """
-    try:
-        return MetricsHTTPServer(host, port, registry)
-    except OSError as exc:
-        why = "it is in use" if exc.errno == errno.EADDRINUSE else exc.strerror or str(exc)
-        raise OSError(f"cannot serve metrics on {host}:{port}: {why} (setting metrics_port, "
-                      f"flag --metrics-port; 0 disables metrics)") from None
-
-
-# ----------------------------------------------------------------------------- interceptor
-
-_TYPES = {
-    (False, False): "unary",
-    (True, False): "client_stream",
-    (False, True): "server_stream",
-    (True, True): "bidi_stream",
-}
-
-
 def _final_code(context: grpc.ServicerContext, failed: bool) -> str:
     # A call the client cancelled (or whose deadline passed) is counted as such whatever
     # status the handler tried to set afterwards: an abort on a dead call is not a server error.
-    if not context.is_active():
-        remaining = context.time_remaining()
-        return "DEADLINE_EXCEEDED" if remaining is not None and remaining <= 0 else "CANCELLED"
-    code = _status(context)
+    stop = ended(context)
+    if stop is not None:
+        return stop.code.name
+    code = status_code(context)
     if code is not None:
         return code.name
     return "UNKNOWN" if failed else "OK"
-
-
-def _wire_serializer(serialize: Callable[[Any], bytes] | None
-                     ) -> Callable[[Any], bytes] | None:
-    """A response serializer that lets bytes through: the interceptor serializes each reply
-    once, to measure it, and hands gRPC those bytes (a reply not checked — a failed call's —
-    is still serialized here)."""
-    if serialize is None:
-        return None
-
-    def to_wire(response: Any) -> bytes:
-        return response if type(response) is bytes else serialize(response)
-    return to_wire
-
-
-class RejectedMessage:
-    """What the request deserializer hands on instead of a message it refused.
-
-    A request-streaming servicer method marked ``accepts_rejected_messages = True`` receives
-    these in its request iterator (already counted) and can answer them in-band, keeping the
-    stream alive; any other method's call is ended with the refusal's status.
-    """
-
-    __slots__ = ("reason", "detail")
-
-    def __init__(self, reason: str, detail: str) -> None:
-        self.reason, self.detail = reason, detail
 
 
 #: A method handler of any service: the interceptor passes every message type through.
 _RpcHandler: TypeAlias = "grpc.RpcMethodHandler[Any, Any]"   # generic in the stubs only
 
 
-class _StatusContext(Protocol):
-    """``ServicerContext.code()``: grpcio has it (experimental since 1.38), typeshed does not."""
-
-    def code(self) -> grpc.StatusCode | None: ...
-
-
-def _status(context: grpc.ServicerContext) -> grpc.StatusCode | None:
-    """The status code the handler has set so far (None when it has set none)."""
-    return cast(_StatusContext, context).code()
-
-
 class MetricsInterceptor(grpc.ServerInterceptor):
     """Counts started/handled RPCs, messages and latency for every method of the server, and
-    guards what gRPC would otherwise fail invisibly or as INTERNAL:
-
-    * a request that does not decode is ``INVALID_ARGUMENT``, one over ``max_message_bytes``
-      is ``RESOURCE_EXHAUSTED`` (the transport admits up to twice that so the refusal is
-      seen here; beyond, gRPC itself refuses before any server code runs);
-    * a reply over ``max_message_bytes`` is ``RESOURCE_EXHAUSTED``, not counted OK;
-    * at most ``max_streams`` streaming RPCs run at once; more are ``RESOURCE_EXHAUSTED``, so
-      held streams never take every handler thread from unary calls and health checks.
-
-    Each refusal also counts in ``shuangkou_requests_rejected_total{reason}``.
+    applies admission control (:class:`~shuangkou.service.admission.Admission`: message
+    size both ways, ``max_streams``) before the servicer runs; each refusal counts in
+    ``shuangkou_requests_rejected_total{reason}`` and ends the call through
+    :func:`shuangkou.service.errors.refuse` (INVALID_ARGUMENT for a request that does not
+    decode, RESOURCE_EXHAUSTED for the rest).
     """
 
     def __init__(self, metrics: Metrics, *, max_message_bytes: int = 2**31 - 1,
                  max_streams: int | None = None) -> None:
         self._m = metrics
-        self._max_bytes = max_message_bytes
-        self._streams = None if max_streams is None else threading.BoundedSemaphore(max_streams) \
-            if max_streams > 0 else threading.Semaphore(0)
+        self.admission = Admission(max_message_bytes=max_message_bytes,
+                                   max_streams=max_streams)
         self.max_streams = max_streams
         self._cache: dict[tuple[str, int], _RpcHandler] = {}
 
@@ -337,28 +138,12 @@ class MetricsInterceptor(grpc.ServerInterceptor):
                 self._cache[key] = wrapped
         return wrapped
 
-    def _decoder(self, deserialize: Callable[[bytes], Any] | None) -> Callable[[bytes], Any]:
-        limit = self._max_bytes
-
-        def decode(data: bytes) -> Any:
-            if len(data) > limit:
-                return RejectedMessage("too_large", f"request of {len(data):,} bytes exceeds the "
-                                              f"server limit of {limit:,} (max_message_bytes)")
-            if deserialize is None:
-                return data
-            try:
-                return deserialize(data)
-            except Exception as exc:  # noqa: BLE001 - any decode failure is the caller's
-                return RejectedMessage("undecodable", f"request is not a valid message: "
-                                                f"{type(exc).__name__}")
-        return decode
-
     def _wrap(self, full_method: str, handler: _RpcHandler) -> _RpcHandler:
         service, _, method = full_method.lstrip("/").rpartition("/")
         labels = (_TYPES[(handler.request_streaming, handler.response_streaming)],
                   service or "unknown", method)
         m = self._m
-        limit = self._max_bytes
+        admission = self.admission
         started, received, sent = (c.labels(*labels) for c in (m.started, m.received, m.sent))
         handling = m.handling.labels(*labels)
 
@@ -372,16 +157,14 @@ class MetricsInterceptor(grpc.ServerInterceptor):
             child.inc()
             handling.observe(time.perf_counter() - t0)
 
-        def refuse(context: grpc.ServicerContext, reason: str, detail: str) -> None:
-            m.rejected.labels(*labels, reason).inc()
-            code = (grpc.StatusCode.INVALID_ARGUMENT if reason == "undecodable"
-                    else grpc.StatusCode.RESOURCE_EXHAUSTED)
-            context.abort(code, detail)
+        def refused(context: grpc.ServicerContext, why: RejectedMessage) -> None:
+            m.rejected.labels(*labels, why.reason).inc()
+            refuse(context, why.reason, why.detail)
 
         def checked(request: Any, context: grpc.ServicerContext) -> Any:
             received.inc()
             if isinstance(request, RejectedMessage):
-                refuse(context, request.reason, request.detail)
+                refused(context, request)
             return request
 
         in_band = getattr(handler.stream_stream or handler.stream_unary,
@@ -396,20 +179,19 @@ class MetricsInterceptor(grpc.ServerInterceptor):
                 else:
                     yield checked(request, context)
 
-        to_wire = _wire_serializer(handler.response_serializer)
+        to_wire = admission.serializer(handler.response_serializer)
 
         def check_out(response: Any, context: grpc.ServicerContext) -> Any:
             """The reply serialized once (the bytes pass through ``to_wire`` untouched),
             refused when over the limit, counted."""
             data = to_wire(response) if to_wire is not None else response
-            size = len(data) if isinstance(data, bytes) else 0
-            if size > limit:
-                refuse(context, "reply_too_large", f"the reply is {size:,} bytes, over the "
-                       f"server limit of {limit:,} (max_message_bytes); ask for less")
+            too_large = admission.reply_refusal(len(data) if isinstance(data, bytes) else 0)
+            if too_large is not None:
+                refused(context, too_large)
             sent.inc()
             return data
 
-        decode = self._decoder(handler.request_deserializer)
+        decode = admission.decoder(handler.request_deserializer)
         if not handler.response_streaming and not handler.request_streaming:
             # gRPC sets exactly the behaviour that matches the two streaming flags.
             inner = cast(Callable[[Any, grpc.ServicerContext], Any], handler.unary_unary)
@@ -420,7 +202,7 @@ class MetricsInterceptor(grpc.ServerInterceptor):
                 failed = True
                 try:
                     response = inner(checked(request, context), context)
-                    if _status(context) in (None, grpc.StatusCode.OK):
+                    if status_code(context) in (None, grpc.StatusCode.OK):
                         response = check_out(response, context)
                     failed = False
                     return response
@@ -430,14 +212,10 @@ class MetricsInterceptor(grpc.ServerInterceptor):
             return grpc.unary_unary_rpc_method_handler(
                 call_unary, request_deserializer=decode, response_serializer=to_wire)
 
-        streams = self._streams
-
-        def admitted(context: grpc.ServicerContext) -> bool:
-            if streams is None or streams.acquire(blocking=False):
-                return True
-            refuse(context, "stream_limit", f"the server is running its limit of "
-                   f"{self.max_streams} streams (max_streams); retry later")
-            return False
+        def admitted(context: grpc.ServicerContext) -> None:
+            full = admission.enter_stream()
+            if full is not None:
+                refused(context, full)
 
         if not handler.response_streaming:      # client streaming: one reply
             inner_cs = cast(Callable[[Iterator[Any], grpc.ServicerContext], Any],
@@ -451,11 +229,10 @@ class MetricsInterceptor(grpc.ServerInterceptor):
                     admitted(context)
                     try:
                         response = inner_cs(count_in(requests, context), context)
-                        if _status(context) in (None, grpc.StatusCode.OK):
+                        if status_code(context) in (None, grpc.StatusCode.OK):
                             response = check_out(response, context)
                     finally:
-                        if streams is not None:
-                            streams.release()
+                        admission.leave_stream()
                     failed = False
                     return response
                 finally:
@@ -481,8 +258,7 @@ class MetricsInterceptor(grpc.ServerInterceptor):
                     for response in inner_stream(arg, context):
                         yield check_out(response, context)
                 finally:
-                    if streams is not None:
-                        streams.release()
+                    admission.leave_stream()
                 failed = False
             except GeneratorExit:    # the client cancelled: not a server failure
                 failed = False
@@ -523,8 +299,3 @@ class MetricsInterceptor(grpc.ServerInterceptor):
         return grpc.unary_stream_rpc_method_handler(
             call_watch, request_deserializer=decode,
             response_serializer=handler.response_serializer)
-
-
-def mark_process_dead(pid: int, path: str | None = None) -> None:
-    """Drop a finished worker's live gauges (multiprocess mode)."""
-    multiprocess.mark_process_dead(pid, path or os.environ.get("PROMETHEUS_MULTIPROC_DIR"))

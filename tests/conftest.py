@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 from reference import VARIANTS
 
-pytest_plugins = ["node_fixtures"]   # node_server, node_installed (the Node.js examples)
+pytest_plugins = [
+    "example_fixtures",   # examples_server (the Java, Go and Node.js examples)
+    "node_fixtures",      # node_server, node_installed (the Node.js examples)
+]
 
 # Tools the test extras install as console scripts (grpcurl, dask, hadolint …) live beside
 # the interpreter; put them first on PATH so tests find them without an activated venv.

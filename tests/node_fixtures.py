@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from grpc_helpers import ServerProcess
+from example_fixtures import loopback_server
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "node"
 NODE, NPM = shutil.which("node"), shutil.which("npm")
@@ -17,14 +17,9 @@ NODE, NPM = shutil.which("node"), shutil.which("npm")
 
 @pytest.fixture(scope="module")
 def node_server() -> Iterator[str]:
-    """`shuangkou serve` on a free loopback port, no metrics endpoint; SIGTERM at the end."""
-    process = ServerProcess("--port", "0", "--metrics-port", "0", "--workers", "1",
-                            "--grace", "2")
-    try:
-        process.wait_serving()
-        yield f"127.0.0.1:{process.port}"
-    finally:
-        process.stop(15)
+    """`shuangkou serve` on a free loopback port (example_fixtures.loopback_server)."""
+    with loopback_server() as address:
+        yield address
 
 
 @pytest.fixture(scope="module")

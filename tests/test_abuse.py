@@ -19,7 +19,7 @@ from grpc_helpers import TIMEOUT, cards, metric_value, running_server
 from prometheus_client import CollectorRegistry, Counter
 
 from shuangkou.service.config import Config
-from shuangkou.service.metrics import MetricsHTTPServer
+from shuangkou.service.exposition import MetricsHTTPServer
 from shuangkou.v1 import service_pb2
 from shuangkou.v1.variants_pb2 import RuleSet
 
@@ -342,7 +342,8 @@ def test_a_bad_message_in_a_stream_can_be_answered_in_band(in_band: bool) -> Non
     refused message in its iterator and the stream goes on; otherwise the call ends."""
     from concurrent import futures
 
-    from shuangkou.service.metrics import Metrics, MetricsInterceptor, RejectedMessage
+    from shuangkou.service.admission import RejectedMessage
+    from shuangkou.service.metrics import Metrics, MetricsInterceptor
 
     def echo(requests: Iterator[object], context: grpc.ServicerContext) -> Iterator[bytes]:
         for r in requests:

@@ -1,4 +1,4 @@
-"""Archive scoring (service.archive, service.partitions): partitions on line boundaries,
+"""Archive scoring (service.batch.archive, .partitions, .inputs): partitions on line boundaries,
 exactly once with provenance, resumable, the same records as the single-machine scorer.
 
 The Dask tests run a REAL ``dask scheduler`` and two ``dask worker`` processes on loopback
@@ -22,8 +22,9 @@ import pytest
 from grpc_helpers import ROOT, free_port
 
 from shuangkou.core.generate import generate_replay
-from shuangkou.service import archive, batch, partitions
-from shuangkou.service.records import score_line
+from shuangkou.service.batch import archive, inputs, partitions
+from shuangkou.service.batch import command as batch
+from shuangkou.service.batch.records import score_line
 
 pytest.importorskip("distributed", reason="the dask extra (pip install -e .[test])")
 DASK = Path(sys.executable).with_name("dask")
@@ -92,7 +93,7 @@ def sources(root: Path, counts: tuple[int, ...]) -> list[tuple[str, int]]:
 @pytest.mark.parametrize("size", [1, 2, 3, 7, 100])
 def test_partitions_cover_every_line_once(tmp_path: Path, unique: list[str], size: int) -> None:
     lines = make_archive(tmp_path, unique, (11, 9, 1))
-    files = partitions.expand([str(tmp_path / "a.jsonl"), str(tmp_path / "b")])
+    files = inputs.expand([str(tmp_path / "a.jsonl"), str(tmp_path / "b")])
     parts = partitions.plan(files, size)
     got = [line for p in parts for line in partitions.read_partition(files[p.file], p)]
     assert got == lines
@@ -104,12 +105,12 @@ def test_partitions_cover_every_line_once(tmp_path: Path, unique: list[str], siz
 def test_expand_globs_directories_and_missing(tmp_path: Path, unique: list[str]) -> None:
     make_archive(tmp_path, unique, (3, 3, 3))
     (tmp_path / "b" / "notes.txt").write_text("not an input")
-    names = [f.name for f in partitions.expand([str(tmp_path / "b"), str(tmp_path / "*.jsonl"),
+    names = [f.name for f in inputs.expand([str(tmp_path / "b"), str(tmp_path / "*.jsonl"),
                                                 str(tmp_path / "b" / "00.jsonl.gz")])]
     assert names == [str(tmp_path / "b" / "00.jsonl.gz"), str(tmp_path / "b" / "01.jsonl.gz"),
                      str(tmp_path / "a.jsonl")]                     # each file once
     with pytest.raises(FileNotFoundError):
-        partitions.expand([str(tmp_path / "nothing-*.jsonl")])
+        inputs.expand([str(tmp_path / "nothing-*.jsonl")])
 
 
 def test_local_archive_run_resume_and_summary(tmp_path: Path, unique: list[str],
@@ -160,6 +161,29 @@ def test_shards_then_merge(tmp_path: Path, unique: list[str],
     assert archive.shard_of(list(range(7)), 1, 3) == [1, 4]  # type: ignore[arg-type]
     with pytest.raises(SystemExit):
         batch.main([*base, "--shard", "3/3"])
+
+
+def test_rejection_reasons_group_whatever_cards_they_name() -> None:
+    """The summary's reason template blanks every card token the core writes (format_cards:
+    TS, 10S, SJ, BJ and rank-only cards such as 7; describe()'s rank strings) as it blanks
+    numbers, a group of them as one: the core's reasons differing only in a TS, 7 or SJ card
+    group count together."""
+    from shuangkou import core
+
+    def reason(hand: str, play: str) -> str:
+        r = core.Round.deal("baibian", ["KS KH 3S", hand, "4S", "5S"], 0, partial_deal=True)
+        r.play(0, "KS KH")
+        with pytest.raises(core.ShuangkouError) as info:
+            r.play(1, play)
+        return str(info.value)
+
+    low = [reason(hand, hand) for hand in ("TS TH", "7 7", "9S 9H", "10S 10D")]
+    assert "TS TH (pair TT) does not beat pair KK" in low[0]
+    missing = [reason("3H", play) for play in ("TS", "7", "SJ", "BJ BJ", "9H")]
+    for group in (low, missing):
+        assert len({archive.reason_template(r) for r in group}) == 1, group
+    assert archive.reason_template("not valid JSON: line 1 column 2 (char 1)") == \
+        "not valid JSON: line N column N (char N)"
 
 
 def test_archive_flags_need_an_output_dir() -> None:

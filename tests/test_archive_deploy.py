@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from shuangkou.service import batch
+from shuangkou.service.batch import command as batch
 
 yaml = pytest.importorskip("yaml", reason="pyyaml is a test dependency (pip install -e .[test])")
 

@@ -1,4 +1,4 @@
-"""``shuangkou score-replays`` (service/batch.py) end to end on small JSONL files."""
+"""``shuangkou score-replays`` (service/batch/) end to end on small JSONL files."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ import pytest
 
 from shuangkou.core.generate import generate_replay
 from shuangkou.core.replay import score_replay
-from shuangkou.service import batch
+from shuangkou.service.batch import command as batch
+from shuangkou.service.batch import inputs, progress
+from shuangkou.service.batch.records import score_line
 
 
 def _replays() -> list[str]:
@@ -110,7 +112,7 @@ def test_progress_bar_on_a_terminal(jsonl: Path, monkeypatch: pytest.MonkeyPatch
 
     tty = Tty()
     monkeypatch.setattr(sys, "stderr", tty)
-    monkeypatch.setattr(batch, "PROGRESS_INTERVAL", 0.0)
+    monkeypatch.setattr(progress, "PROGRESS_INTERVAL", 0.0)
     batch.main([str(jsonl), "--jobs", "1"])
     text = tty.getvalue()
     assert "\r[" in text and "ETA" in text and "/s" in text and "10/10" in text
@@ -142,12 +144,12 @@ def test_server_delegates_to_remote(jsonl: Path, lines: list[str],
                                     capsys: pytest.CaptureFixture[str]) -> None:
     calls = []
 
-    def score_remote(items, target, streams):   # a stand-in for service.remote
+    def score_remote(items, target, streams):   # a stand-in for service.batch.remote
         calls.append((target, streams))
         for line in items:
-            yield json.loads(batch.score_line(line))
+            yield json.loads(score_line(line))
 
-    monkeypatch.setitem(sys.modules, "shuangkou.service.remote",
+    monkeypatch.setitem(sys.modules, "shuangkou.service.batch.remote",
                         types.SimpleNamespace(score_remote=score_remote,
                                                   parse_targets=lambda t: [t]))
     assert batch.main([str(jsonl), "--server", "127.0.0.1:1", "--jobs", "3"]) == 1
@@ -163,7 +165,7 @@ def test_score_line_internal_errors_do_not_stop(monkeypatch: pytest.MonkeyPatch)
         raise RuntimeError("kaputt")
 
     monkeypatch.setattr(core.replay, "score_replay", boom)
-    rec = json.loads(batch.score_line('{"variant": "baibian"}'))
+    rec = json.loads(score_line('{"variant": "baibian"}'))
     assert rec == {"ok": False, "error": {"reason": "internal error: RuntimeError: kaputt",
                                           "internal": True}}
 
@@ -171,10 +173,10 @@ def test_score_line_internal_errors_do_not_stop(monkeypatch: pytest.MonkeyPatch)
 def test_server_failure_is_reported(jsonl: Path, monkeypatch: pytest.MonkeyPatch,
                                     capsys: pytest.CaptureFixture[str]) -> None:
     def score_remote(items, target, streams):
-        yield json.loads(batch.score_line(next(iter(items))))
+        yield json.loads(score_line(next(iter(items))))
         raise ConnectionError("server gone")
 
-    monkeypatch.setitem(sys.modules, "shuangkou.service.remote",
+    monkeypatch.setitem(sys.modules, "shuangkou.service.batch.remote",
                         types.SimpleNamespace(score_remote=score_remote,
                                                   parse_targets=lambda t: [t]))
     assert batch.main([str(jsonl), "--server", "127.0.0.1:1"]) == 3   # distinct from usage (2)
@@ -185,7 +187,7 @@ def test_server_failure_is_reported(jsonl: Path, monkeypatch: pytest.MonkeyPatch
 
 def test_server_records_equal_local_records(jsonl: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """End to end over loopback: the service scores the file into the same records."""
-    pytest.importorskip("shuangkou.service.remote")
+    pytest.importorskip("shuangkou.service.batch.remote")
     from grpc_helpers import running_server
 
     assert batch.main([str(jsonl), "--jobs", "1"]) == 1
@@ -199,7 +201,7 @@ def test_server_records_equal_local_records(jsonl: Path, capsys: pytest.CaptureF
 @pytest.mark.parametrize("chunk", [1, 2, 3, 50])
 def test_file_ranges_cut_at_line_ends(jsonl: Path, chunk: int) -> None:
     data = jsonl.read_bytes()
-    ranges = list(batch._ranges(str(jsonl), chunk))
+    ranges = list(inputs.byte_ranges(str(jsonl), chunk))
     assert ranges[0][0] == 0 and ranges[-1][1] == len(data)
     assert all(a[1] == b[0] for a, b in zip(ranges, ranges[1:], strict=False))
     assert all(data[end - 1:end] == b"\n" for _, end in ranges)
@@ -212,6 +214,36 @@ def test_crlf_and_no_final_newline(tmp_path: Path, lines: list[str],
     assert batch.main([str(path), "--jobs", "2", "--chunk-size", "1"]) == 0
     records = _records(capsys.readouterr().out)
     assert records == [_expected(line) for line in lines[:3]]
+
+
+def test_every_reader_splits_lines_the_same_way(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """One line splitter (service/batch/inputs.py) for the local pool's readers (byte
+    ranges, whole files, gzip, stdin) and the archive's partitions (plain and gzipped): a
+    line ends at \\n, a CRLF ending's \\r is dropped (JSON whitespace), a lone \\r stays."""
+    import gzip
+
+    from shuangkou.service.batch import partitions
+
+    data = b"a\r\nb\rc\n"
+    want = ["a", "b\rc"]
+    plain, packed = tmp_path / "x.jsonl", tmp_path / "x.jsonl.gz"
+    plain.write_bytes(data)
+    with gzip.open(packed, "wb") as f:
+        f.write(data)
+    assert inputs.split_lines(data) == want
+    assert inputs.read_range(str(plain), 0, len(data)) == want           # the pool's ranges
+    assert list(inputs.file_lines(str(plain))) == want
+    assert list(inputs.file_lines(str(packed))) == want
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), newline=""))
+    assert list(inputs.file_lines("-")) == want
+    monkeypatch.setattr(sys, "stdin", io.StringIO(data.decode(), newline=""))
+    assert list(inputs.file_lines("-")) == want                          # a text stand-in
+    files = inputs.expand([str(plain), str(packed)])
+    for f in files:                                                       # the archive's
+        parts = partitions.plan([f], 1)
+        assert [x for p in parts for x in partitions.read_partition(f, p)] == want
+        assert [x for _, chunk in partitions.read_sequential(f, parts) for x in chunk] == want
 
 
 def test_gzip_globs_and_directories_on_stdout(tmp_path: Path, lines: list[str],

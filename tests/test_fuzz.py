@@ -145,6 +145,16 @@ def test_f10_custom_variant_field_types(override: dict[str, object]) -> None:
     _rejects(variant_from_mapping, {"extends": "baibian", "id": "house", **override})
 
 
+@pytest.mark.xfail(reason=OPEN, strict=True)
+@pytest.mark.parametrize("row", [{"a": 1, "b": 2, "c": 3, "d": 4}, {"": True}])
+def test_f15_a_base_row_that_is_an_object(row: dict[str, object]) -> None:
+    """A ``base`` row given as a JSON object is accepted as the row, and the variant is then
+    unhashable: ``TypeError`` when the core compiles it (the service rejects it first)."""
+    from shuangkou.core.variants import variant_from_mapping
+
+    _rejects(variant_from_mapping, {"extends": "huopin", "id": "h", "base": {"double": row}})
+
+
 # ----------------------------------------------------------------------------- over the wire
 
 def test_random_messages_over_loopback() -> None:
@@ -168,11 +178,11 @@ def test_random_messages_over_loopback() -> None:
         random_rpc,
     )
 
+    from shuangkou.service.api.shuangkou import ShuangkouServicer
     from shuangkou.service.config import Config
     from shuangkou.service.limits import Limits
     from shuangkou.service.metrics import Metrics
     from shuangkou.service.server import create_server
-    from shuangkou.service.servicer import ShuangkouServicer
     from shuangkou.v1 import service_pb2_grpc
 
     def known_cause(name: str, request: object) -> bool:

@@ -24,9 +24,9 @@ from prometheus_client import CollectorRegistry
 
 from shuangkou.core.errors import ShuangkouError
 from shuangkou.core.replay import score_replay
+from shuangkou.service.api.shuangkou import ShuangkouServicer
 from shuangkou.service.limits import Limits
 from shuangkou.service.metrics import Metrics
-from shuangkou.service.servicer import ShuangkouServicer
 from shuangkou.v1 import cards_pb2, service_pb2, variants_pb2
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -187,7 +187,7 @@ def retained_mib(work: Callable[[], None], warmup: Callable[[], None] | None = N
 
 
 def test_enumeration_request_is_capped(servicer: ShuangkouServicer) -> None:
-    from shuangkou.service.convert import _custom_variant
+    from shuangkou.service.api.convert import _custom_variant
 
     _custom_variant.cache_clear()
     request = S.EnumerateLegalPlaysRequest(
@@ -254,7 +254,7 @@ def test_custom_variants_cannot_pin_unbounded_memory(servicer: ShuangkouServicer
     """Distinct custom variants of 256 KiB each (valid JSON padded with whitespace): the
     server's variant cache must not keep ~cache size x document size (256 x 256 KiB = 64 MiB
     here, 1 GiB with 4 MiB documents). Finding R2, fixed by capping the document size."""
-    from shuangkou.service.convert import _custom_variant
+    from shuangkou.service.api.convert import _custom_variant
 
     _custom_variant.cache_clear()
     requests = list(_distinct_custom_variants(300, 256 * 1024))
@@ -274,7 +274,7 @@ def test_custom_variants_cannot_pin_unbounded_memory(servicer: ShuangkouServicer
 def test_many_custom_variants_are_not_kept_beyond_the_cache(servicer: ShuangkouServicer) -> None:
     """Small distinct custom variants: the cache is bounded in entries, so a client that
     sends thousands of variants does not grow the server."""
-    from shuangkou.service.convert import _custom_variant
+    from shuangkou.service.api.convert import _custom_variant
 
     _custom_variant.cache_clear()
     first = list(_distinct_custom_variants(400, 16))
@@ -328,7 +328,7 @@ def test_worst_batch_items_fit_the_per_item_bound() -> None:
     variant) stay inside it."""
     from shuangkou.core.errors import CardError
     from shuangkou.core.variants import variant_from_mapping
-    from shuangkou.service.convert import reading_to_proto
+    from shuangkou.service.api.convert import reading_to_proto
     from shuangkou.service.errors import status_proto
     from shuangkou.service.limits import WORST_BATCH_ITEM_BYTES
 
@@ -382,7 +382,7 @@ def test_batch_stops_at_the_deadline(servicer: ShuangkouServicer,
     """BatchClassify classifies in chunks and checks the call between them: once the
     deadline passes no further chunk is classified, and the status is DEADLINE_EXCEEDED."""
     from shuangkou import core
-    from shuangkou.service import servicer as module
+    from shuangkou.service.api import shuangkou as module
 
     chunks: list[int] = []
     real = core.classify_batch

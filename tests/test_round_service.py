@@ -287,8 +287,8 @@ def test_a_house_variant_travels_as_custom_json(stub: Any) -> None:
 
 def _reference_response(r: core.Round, rec: Any) -> rounds_pb2.ApplyActionResponse:
     """An ApplyActionResponse built field by field from the core's answers (the slow,
-    obvious twin of the bytes the compiled core writes)."""
-    from shuangkou.service.convert import reading_to_proto
+    obvious twin of the servicer's reply)."""
+    from shuangkou.service.api.convert import reading_to_proto
 
     out = rounds_pb2.ApplyActionResponse()
     out.state.data = r.to_bytes()
@@ -319,7 +319,7 @@ def _reference_response(r: core.Round, rec: Any) -> rounds_pb2.ApplyActionRespon
 
 def _declare(msg: readings_pb2.Declaration, d: core.Declaration) -> None:
     from shuangkou.core.cards import rank_position
-    from shuangkou.service.convert import KIND_BY_NAME
+    from shuangkou.service.api.convert import KIND_BY_NAME
 
     def rank(r: int | str) -> int:
         return r if isinstance(r, int) else rank_position(r)    # "9" or a position
@@ -334,17 +334,18 @@ def _declare(msg: readings_pb2.Declaration, d: core.Declaration) -> None:
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_the_wire_the_core_writes_is_the_message_built_field_by_field(variant: str) -> None:
-    """ApplyAction's state, view and record come from bytes the compiled core writes: equal,
-    after parsing, to the response built field by field, on every action of whole rounds
-    (plays, passes, 接风, finishes, escapes, the round's end)."""
+def test_the_reply_is_the_message_built_field_by_field(variant: str) -> None:
+    """ApplyAction's state, view and record (built by the servicer from the public Round
+    API, with its kept Reading, standing-play and hand messages) equal the response built
+    field by field here, on every action of whole rounds (plays, passes, 接风, finishes,
+    escapes, the round's end)."""
     import sys
     from pathlib import Path
 
     from shuangkou.core.generate import generate_replay
     from shuangkou.core.replay import parse_replay
+    from shuangkou.service.api.rounds import RoundServicer
     from shuangkou.service.limits import Limits
-    from shuangkou.service.round_servicer import RoundServicer
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
     from messages import Context
@@ -374,11 +375,23 @@ def test_the_wire_the_core_writes_is_the_message_built_field_by_field(variant: s
     assert checked > 100
 
 
+def test_kept_messages_are_dropped_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The servicer keeps Reading, standing-play and hand messages; with room for one of
+    each, every reply of whole rounds is still the response built field by field."""
+    from shuangkou.service.api import rounds
+
+    monkeypatch.setattr(rounds, "MAX_MESSAGES", 1)
+    for cache in ("_READINGS", "_STANDING", "_HANDS"):
+        monkeypatch.setattr(rounds, cache, {})
+    test_the_reply_is_the_message_built_field_by_field("fengkuang")
+    assert max(map(len, (rounds._READINGS, rounds._STANDING, rounds._HANDS))) <= 1
+
+
 def test_every_rpc_of_the_round_service_is_registered() -> None:
-    """register_round_service writes the handler table itself (ApplyAction's reply leaves as
-    the core's bytes): it serves exactly the proto's RPCs, with the proto's message types."""
+    """register_round_service (the generated registration) serves exactly the proto's RPCs,
+    with the proto's message types."""
+    from shuangkou.service.api.rounds import ROUND_SERVICE_NAME, register_round_service
     from shuangkou.service.limits import Limits
-    from shuangkou.service.round_servicer import ROUND_SERVICE_NAME, register_round_service
 
     class Registry:
         def __init__(self) -> None:

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from shuangkou import core
 from shuangkou.core.replay import score_replay
 from shuangkou.core.scoring import score_round
+from shuangkou.service.api.results import result_to_dict
 from shuangkou.service.errors import decode_status
-from shuangkou.service.rounds import result_to_dict
 from shuangkou.v1 import (
     cards_pb2,
     readings_pb2,

@@ -1,5 +1,5 @@
-"""shuangkou.service.remote: replays scored through ScoreReplays on local servers give the same records,
-in the same order, as the local scorer (service.records) — also when a replica vanishes
+"""shuangkou.service.batch.remote: replays scored through ScoreReplays on local servers give the same records,
+in the same order, as the local scorer (service.batch.records) — also when a replica vanishes
 mid-run, when a line is over the message limit, and with a lone carriage return."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import pytest
 from grpc_helpers import metric_value, running_server
 
 from shuangkou.core.generate import generate_replay
-from shuangkou.service import batch
-from shuangkou.service.records import RemoteFailure, score_line
-from shuangkou.service.remote import parse_targets, score_remote
+from shuangkou.service.batch import command as batch
+from shuangkou.service.batch.records import RemoteFailure, score_line
+from shuangkou.service.batch.remote import parse_targets, score_remote
 
 
 def _lines() -> list[str]:

@@ -31,15 +31,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from .partitions import (
-    InputFile,
-    Partition,
-    expand,
-    plan,
-    plan_digest,
-    read_partition,
-    read_sequential,
-)
+from . import pool
+from .inputs import InputFile, expand
+from .partitions import Partition, plan, plan_digest, read_partition, read_sequential
+from .progress import Progress
 from .records import dumps, record_of
 
 __all__ = ["ArchiveError", "Run", "prepare", "score_partition", "score_task", "tasks_of", "run_local", "run_dask",
@@ -53,7 +48,6 @@ SUMMARY = "summary.json"
 PARTS = "parts"
 FORMAT = 1
 TOP_REASONS = 10
-PROGRESS_INTERVAL = 0.2
 
 
 class ArchiveError(Exception):
@@ -138,13 +132,19 @@ def prepare(specs: Sequence[str], outdir: str, partition_lines: int = DEFAULT_PA
 
 # ----------------------------------------------------------------------------- scoring
 
-_CARD = re.compile(r"\b(?:10|[2-9JQKA])[SHCD]\b|\b[BRS]J\b")
-_NUMBER = re.compile(r"\d+")
+# The particulars of a rejection reason: card tokens as the core writes them (format_cards:
+# 7S, TS, 10S, SJ, BJ and rank-only cards 7, T, K; describe(): rank strings such as TTTT,
+# 456789, 9TJQK) and numbers. A rank-only card such as 7 reads exactly like a number, so
+# both get the one mark, and a group of them (a play's cards: "7S 7H", "SJ SJ") is one
+# mark: "seat 2 plays 7 7", "seat 1 plays TS TH" and "seat 3 plays SJ SJ" count together.
+_TOKEN = r"(?:(?:10|[2-9TJQKA])[SHDC]|[SB]J|(?:10|[2-9TJQKA])+|\d+)"
+_PARTICULARS = re.compile(rf"\b{_TOKEN}(?: {_TOKEN})*\b")
 
 
 def reason_template(reason: str) -> str:
-    """A rejection reason with its particulars (cards, numbers) blanked, for grouping."""
-    return _NUMBER.sub("N", _CARD.sub("<card>", reason))
+    """A rejection reason with its particulars (cards, numbers) blanked to ``N``, for
+    grouping."""
+    return _PARTICULARS.sub("N", reason)
 
 
 def _variant_of(line: str, record: dict[str, Any]) -> str:
@@ -294,26 +294,13 @@ def tasks_of(run: Run, parts: Sequence[Partition]) -> list[Task]:
     return tasks
 
 
-def _score_task(task: Task) -> list[dict[str, Any]]:
-    return score_task(*task)
-
-
 # ----------------------------------------------------------------------------- backends
 
 def run_local(run: Run, parts: Sequence[Partition], jobs: int) -> Iterator[dict[str, Any]]:
-    """Score ``parts`` on a local process pool; yields each partition's counts as it ends."""
+    """Score ``parts`` on the local process pool; yields each partition's counts."""
     tasks = tasks_of(run, parts)
-    if jobs <= 1 or len(tasks) <= 1:
-        for t in tasks:
-            yield from _score_task(t)
-        return
-    import multiprocessing
-
-    from shuangkou import core  # noqa: F401 - imported once here, inherited by the forked workers
-
-    with multiprocessing.Pool(min(jobs, len(tasks))) as pool:
-        for result in pool.imap_unordered(_score_task, tasks):
-            yield from result
+    for counts in pool.run(((score_task, task) for task in tasks), min(jobs, len(tasks))):
+        yield from counts
 
 
 def dask_client(address: str, timeout: float = 30.0) -> Any:
@@ -372,37 +359,6 @@ def parse_shard(text: str) -> tuple[int, int]:
 
 
 # ----------------------------------------------------------------------------- summary
-
-class Progress:
-    """Partitions and lines done, drawn on a terminal only."""
-
-    def __init__(self, stream: IO[str], total_parts: int, total_lines: int, draw: bool) -> None:
-        self.stream, self.draw = stream, draw
-        self.total_parts, self.total_lines = total_parts, total_lines
-        self.parts = self.lines = 0
-        self.start = time.perf_counter()
-        self.last = 0.0
-
-    def add(self, stats: dict[str, Any]) -> None:
-        self.parts += 1
-        self.lines += stats["lines"]
-        now = time.perf_counter()
-        if self.draw and (now - self.last >= PROGRESS_INTERVAL or self.parts == self.total_parts):
-            self.last = now
-            rate = self.lines / max(now - self.start, 1e-9)
-            frac = self.lines / self.total_lines if self.total_lines else 1.0
-            eta = (self.total_lines - self.lines) / rate if rate else 0.0
-            bar = "#" * int(frac * 30)
-            self.stream.write(f"\r[{bar:.<30s}] {self.parts}/{self.total_parts} partitions "
-                              f"{self.lines}/{self.total_lines} lines {rate:,.0f}/s "
-                              f"ETA {int(eta) // 60}:{int(eta) % 60:02d} ")
-            self.stream.flush()
-
-    def finish(self) -> float:
-        if self.draw:
-            self.stream.write("\n")
-        return time.perf_counter() - self.start
-
 
 def summarize(run: Run, parts: Iterable[Partition] | None = None) -> tuple[Stats, list[str]]:
     """The counts of the complete partitions among ``parts`` (default: all), and the ids of
@@ -505,9 +461,9 @@ def merge(outdir: str) -> tuple[dict[str, Any] | None, list[str]]:
 def execute(parts: Sequence[Partition], results: Iterator[dict[str, Any]], backend: str,
             already_complete: int, draw: bool, stream: IO[str] | None = None) -> dict[str, Any]:
     """Consume a backend's results with progress; returns the ``this_run`` counts."""
-    progress = Progress(stream or sys.stderr, len(parts), sum(p.lines for p in parts), draw)
+    progress = Progress(stream or sys.stderr, sum(p.lines for p in parts), draw, len(parts))
     for stats in results:
-        progress.add(stats)
+        progress.add(stats["lines"], parts=1)
     seconds = progress.finish()
     return {"lines": progress.lines, "partitions": progress.parts, "seconds": round(seconds, 3),
             "lines_per_second": round(progress.lines / seconds, 1) if seconds else 0.0,

@@ -1,9 +1,10 @@
-"""Round settlement on the wire: summaries and replays in, RoundResult messages out.
+"""Round results on the wire: RoundSummary and Replay requests in, RoundResult messages out.
 
-One result shape: :class:`shuangkou.core.scoring.RoundResult` (and the replay's subclass), rendered
-to JSON by its own ``to_dict`` and to the wire by :func:`result_to_proto`, the one function
-that does; :func:`result_to_dict` reads a message back into exactly ``to_dict()``'s shape
-(clients such as :mod:`shuangkou.service.remote`, which must yield the same dicts as the local scorer).
+One result shape: :class:`shuangkou.core.scoring.RoundResult` (and the replay's subclass),
+rendered to JSON by its own ``to_dict`` and to the wire by :func:`result_to_proto`, the one
+function that does; :func:`result_to_dict` reads a message back into exactly
+``to_dict()``'s shape (clients such as :mod:`shuangkou.service.batch.remote`, which must
+yield the same dicts as the local scorer).
 """
 
 from __future__ import annotations
@@ -12,26 +13,17 @@ from typing import Any
 
 from shuangkou import core
 from shuangkou.core.cards import SEATS
+from shuangkou.core.documents import load_json
 from shuangkou.core.errors import InvalidPlay, VariantError
 from shuangkou.core.variants import BUILTIN, Variant, get_variant
 from shuangkou.v1 import scoring_pb2
 
-from .convert import cards_of, declaration, declared_reading, load_json
-from .errors import BadInput, UnknownVariant, field_scope
-from .limits import Limits
+from ..errors import BadInput, UnknownVariant, field_scope
+from ..limits import Limits
+from .convert import ACTION_NAMES, WIN_KINDS, WIN_NAMES, cards_of, declaration, seat_of
 
 __all__ = ["score_summary", "score_replay_request", "replay_record", "result_to_proto",
            "result_to_dict"]
-
-_WIN_KINDS = {"double": scoring_pb2.WIN_KIND_DOUBLE, "single": scoring_pb2.WIN_KIND_SINGLE,
-              "flat": scoring_pb2.WIN_KIND_FLAT, "escape": scoring_pb2.WIN_KIND_ESCAPE}
-_WIN_NAMES = {v: k for k, v in _WIN_KINDS.items()}
-
-
-def _seat(value: int, field: str) -> int:
-    if value >= SEATS:
-        raise BadInput(f"{value} is not a seat (0-3)", field)
-    return value
 
 
 def score_summary(summary: scoring_pb2.RoundSummary, variant: str | Variant,
@@ -40,11 +32,11 @@ def score_summary(summary: scoring_pb2.RoundSummary, variant: str | Variant,
     bombs: list[list[core.Reading]] = [[] for _ in range(SEATS)]
     for i, bomb in enumerate(summary.bombs):
         where = f"summary.bombs[{i}]"
-        seat = _seat(bomb.seat, f"{where}.seat")
+        seat = seat_of(bomb.seat, f"{where}.seat")
         codes, where_cards = cards_of(bomb.cards, f"{where}.cards", limits)
         declared = declaration(bomb, "declaration", f"{where}.declaration")
         with field_scope(where_cards):
-            reading = declared_reading(codes, variant, declared)
+            reading = core.play_reading(codes, variant, None, declared)
         if not reading.is_bomb:
             raise InvalidPlay(f"{' '.join(core.format_cards(codes))} is not a bomb: it "
                               f"reads as {reading.describe()}", where)
@@ -52,7 +44,7 @@ def score_summary(summary: scoring_pb2.RoundSummary, variant: str | Variant,
     hands = None
     if summary.hands:
         if len(summary.hands) != SEATS:
-            raise BadInput(f"hands lists {len(summary.hands)} seats; give all 4 or none",
+            raise BadInput(f"hands lists {len(summary.hands)} seats; give all {SEATS} or none",
                            "summary.hands")
         hands = [cards_of(h, f"summary.hands[{s}]", limits, allow_empty=True)[0]
                  for s, h in enumerate(summary.hands)]
@@ -75,7 +67,8 @@ def score_replay_request(request: Any, variant: str | Variant,
     if which == "replay_json":
         where = "replay_json"
         try:
-            document: Any = load_json(request.replay_json, where, invalid=_Malformed)
+            with field_scope(where):
+                document: Any = load_json(request.replay_json, where, invalid=_Malformed)
         except _Malformed:
             document = request.replay_json   # the core reports it, as `score-replays` does
     else:   # a typed message becomes the core's typed record: nothing to parse again
@@ -114,24 +107,20 @@ def _variant_id(variant: str | Variant) -> str:
     return variant if isinstance(variant, str) else variant.id
 
 
-_ACTIONS = {scoring_pb2.ACTION_TYPE_PLAY: "play", scoring_pb2.ACTION_TYPE_PASS: "pass",
-            scoring_pb2.ACTION_TYPE_ESCAPE: "escape"}
-
-
 def replay_record(replay: scoring_pb2.Replay, variant: str | Variant,
                   limits: Limits) -> core.Replay:
     """A Replay message as the core's typed record (its form checked here, field by field;
     the rules when the core folds it over a Round)."""
     if len(replay.hands) != SEATS:
-        raise BadInput(f"hands lists {len(replay.hands)} dealt hands; give all 4",
+        raise BadInput(f"hands lists {len(replay.hands)} dealt hands; give all {SEATS}",
                        "replay.hands")
     hands = tuple(tuple(cards_of(h, f"replay.hands[{d}]", limits)[0])
                   for d, h in enumerate(replay.hands))
     actions = []
     for i, action in enumerate(replay.actions):
         where = f"replay.actions[{i}]"
-        seat = _seat(action.seat, f"{where}.seat")
-        kind = _ACTIONS.get(action.type)
+        seat = seat_of(action.seat, f"{where}.seat")
+        kind = ACTION_NAMES.get(action.type)
         if kind is None:
             raise BadInput("an action's type must be PLAY, PASS or ESCAPE", f"{where}.type")
         if kind == "play":
@@ -145,7 +134,7 @@ def replay_record(replay: scoring_pb2.Replay, variant: str | Variant,
             actions.append(core.Action(seat, kind))
     return core.Replay(
         variant=get_variant(variant) if isinstance(variant, str) else variant, hands=hands,
-        leader=_seat(replay.leader, "replay.leader"),
+        leader=seat_of(replay.leader, "replay.leader"),
         revealed=[replay.revealed] if replay.revealed else None,
         partner=replay.partner if replay.HasField("partner") else None,
         teams=[list(team.seats) for team in replay.teams] or None,
@@ -162,7 +151,7 @@ def _opt(msg: Any, name: str) -> Any:
 def result_to_proto(r: Any) -> scoring_pb2.RoundResult:
     """shuangkou.core.scoring.RoundResult -> RoundResult message."""
     msg = scoring_pb2.RoundResult(
-        variant=r.variant, kind=_WIN_KINDS[r.kind], winning_team=r.winning_team,
+        variant=r.variant, kind=WIN_KINDS[r.kind], winning_team=r.winning_team,
         finish_order=list(r.finish_order), star=r.star, star_seat=r.star_seat,
         multiplier=r.multiplier, stake=r.stake, escaper=r.escaper, table_fee=r.table_fee,
         total=r.total, hand_at=list(getattr(r, "hand_at", ())),
@@ -197,7 +186,7 @@ def result_to_dict(msg: scoring_pb2.RoundResult) -> dict[str, Any]:
         if s.HasField("dealt_seat"):
             seats[-1]["dealt_seat"] = s.dealt_seat
     result = {
-        "variant": msg.variant, "kind": _WIN_NAMES[msg.kind],
+        "variant": msg.variant, "kind": WIN_NAMES[msg.kind],
         "winning_team": _opt(msg, "winning_team"),
         "finish_order": list(msg.finish_order), "star": msg.star,
         "star_seat": _opt(msg, "star_seat"), "multiplier": msg.multiplier, "stake": msg.stake,

@@ -14,12 +14,13 @@ Failover: when a stream fails (a replica killed, unreachable or past the per-str
 deadline) the records already answered are kept and the chunk's unanswered lines are sent
 again, to the next server, with backoff; a server that failed is avoided for a few seconds.
 Each line is answered exactly once. Only when no server answers ``attempts`` times in a row
-does the run stop, with :class:`~shuangkou.service.records.RemoteFailure` (one line naming the target);
+does the run stop, with :class:`~shuangkou.service.batch.records.RemoteFailure` (one line
+naming the target);
 a line a server keeps refusing as a whole stream becomes an error record and the run goes on.
 Blank lines and lines over the message limit never leave the client: they become the local
 scorer's error records.
 
-The records have the local scorer's shape (:mod:`shuangkou.service.records`). All protobuf handling is
+The records have the local scorer's shape (:mod:`shuangkou.service.batch.records`). All protobuf handling is
 in :func:`build_request` and :func:`reply_record`.
 """
 
@@ -37,9 +38,9 @@ import grpc
 
 from shuangkou.v1 import service_pb2, service_pb2_grpc
 
-from .errors import decode_status
+from ..api.results import result_to_dict
+from ..errors import decode_status
 from .records import RemoteFailure, error_record, record_of, result_record
-from .rounds import result_to_dict
 
 __all__ = ["score_remote", "channel_options", "parse_targets", "build_request", "reply_record"]
 

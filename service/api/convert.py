@@ -1,7 +1,10 @@
-"""Translate between the wire messages and the core: rule sets, cards, readings, variants.
+"""Translate between the wire messages and the core: rule sets, cards, seats, readings,
+declarations, variants, and the proto enums beside the core's names.
 
-Every function that reads request data raises core_ext errors tagged with the request field
-(see :func:`shuangkou.service.errors.field_scope`), so :mod:`shuangkou.service.errors` can map them.
+Every function that reads request data raises core errors tagged with the request field
+(see :func:`shuangkou.service.errors.field_scope`), so :mod:`shuangkou.service.errors` can
+map them. Rule data (kinds, seats, card codes, rank positions) comes from the core; the
+enums' names from the proto.
 """
 
 from __future__ import annotations
@@ -13,162 +16,53 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, cast
 
 from shuangkou import core
+from shuangkou.core.cards import BJ, MAX_CODE, SEATS, is_card
 from shuangkou.core.errors import CardError
-from shuangkou.core.variants import BUILTIN, Variant, find_variant, variant_from_mapping
-from shuangkou.v1 import cards_pb2, readings_pb2, variants_pb2
+from shuangkou.core.variants import BUILTIN, Variant, find_variant, variant_from_json
+from shuangkou.v1 import cards_pb2, readings_pb2, scoring_pb2, variants_pb2
 
-from .errors import BadInput, UnknownVariant, bounded, field_scope
-from .limits import Limits
+from ..errors import BadInput, UnknownVariant, bounded, field_scope
+from ..limits import Limits
+from . import DEFAULT_VARIANT
 
 if TYPE_CHECKING:
     from shuangkou.core._core import _KindName as KindName  # the core's play-type names (a Literal)
 
-__all__ = ["resolve_variant", "variant_label", "cards_of", "reading_to_proto", "reading_or_none",
-           "declaration", "declaration_to_proto", "declared_reading", "variant_to_proto", "load_json", "KIND_BY_NAME",
-           "KIND_NAMES", "DEFAULT_VARIANT", "MAX_JSON_DEPTH"]
+__all__ = ["resolve_variant", "variant_label", "cards_of", "seat_of", "reading_to_proto",
+           "declaration", "declaration_to_proto", "variant_data", "variant_document",
+           "variant_to_proto",
+           "KIND_BY_NAME", "KIND_NAMES", "ACTION_TYPES", "ACTION_NAMES", "WIN_KINDS",
+           "WIN_NAMES", "DEFAULT_VARIANT"]
 
-DEFAULT_VARIANT = "baibian"
-# core kind name <-> proto Kind value (the proto enum is the core's order shifted by one).
+def _by_name(enum: Any, prefix: str) -> dict[str, int]:
+    """A proto enum's values by the core's name for them: ``WIN_KIND_DOUBLE`` -> "double"
+    (the zero value, UNSPECIFIED, is no core value)."""
+    return {name.removeprefix(prefix).lower(): value for name, value in enum.items() if value}
+
+
+# core kind name <-> proto Kind value
 KIND_BY_NAME: dict[KindName, readings_pb2.Kind] = {
     name: cast("readings_pb2.Kind", readings_pb2.Kind.Value("KIND_" + name.upper()))
     for name in core.KINDS}
 KIND_NAMES: dict[int, KindName] = {v: k for k, v in KIND_BY_NAME.items()}
+# ActionRecord.kind ("play", "pass", "escape") <-> ActionType; RoundResult.kind <-> WinKind
+ACTION_TYPES = cast("dict[str, scoring_pb2.ActionType]",
+                    _by_name(scoring_pb2.ActionType, "ACTION_TYPE_"))
+ACTION_NAMES = {v: k for k, v in ACTION_TYPES.items()}
+WIN_KINDS = cast("dict[str, scoring_pb2.WinKind]", _by_name(scoring_pb2.WinKind, "WIN_KIND_"))
+WIN_NAMES = {v: k for k, v in WIN_KINDS.items()}
+CARD_CODES = frozenset(c for c in range(MAX_CODE + 1) if is_card(c))
 MAX_CUSTOM_VARIANT_CACHE = 256
 MAX_CUSTOM_VARIANT_CHARS = 16 * 1024   # a full rule set is ~1.5 KB: the cache stays < 4 MiB
-CARD_CODES = frozenset(cards_pb2.Card.values()) - {cards_pb2.CARD_UNSPECIFIED}
-
-
-MAX_RANK = 14        # rank positions 3=0 ... BJ=14
 MAX_WILDS = 64       # wild jokers one play can hold: bounded by --max-cards anyway
-MAX_JSON_DEPTH = 32   # replays and variants nest 3 deep; deeper documents are hostile
 CUSTOM_FIELD = "rule_set.custom_json"
-
-
-def load_json(text: str, field: str, *, invalid: type[Exception] = BadInput) -> Any:
-    """Parse a JSON document from a request, rejecting what the wire or the core cannot carry.
-
-    Malformed JSON raises ``invalid`` (the caller's own error class); nesting deeper than
-    :data:`MAX_JSON_DEPTH`, integers past Python's 4,300-digit limit and lone surrogates
-    ("\\ud800", as a value or a key: not UTF-8, so no reply could quote them) raise
-    :class:`BadInput`. Every message is bounded and names ``field``, never Python's text.
-    """
-    try:
-        data = json.loads(text)
-    except RecursionError:
-        raise BadInput(f"{field} is nested too deeply (at most {MAX_JSON_DEPTH} levels)",
-                       field) from None
-    except json.JSONDecodeError as exc:
-        raise invalid(f"{field} is not valid JSON: {exc.msg} at line {exc.lineno} column "
-                      f"{exc.colno}", field) from None
-    except ValueError:   # int() past sys.get_int_max_str_digits()
-        raise BadInput(f"{field} holds an integer too long to read", field) from None
-    _check_json(data, field)
-    return data
-
-
-def _check_json(data: Any, field: str) -> None:
-    """Depth and text checks over a parsed document, without recursion."""
-    stack: list[tuple[Any, int]] = [(data, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, (dict, list)):
-            if depth > MAX_JSON_DEPTH:
-                raise BadInput(f"{field} is nested too deeply (at most {MAX_JSON_DEPTH} "
-                               "levels)", field)
-            items = value.items() if isinstance(value, dict) else enumerate(value)
-            for key, item in items:
-                if isinstance(key, str):
-                    _check_text(key, field)
-                stack.append((item, depth + 1))
-        elif isinstance(value, str):
-            _check_text(value, field)
-
-
-def _check_text(text: str, field: str) -> None:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        raise BadInput(f"{field} holds a lone surrogate escape (\\ud800-\\udfff), which is "
-                       "not text", field) from None
 
 
 @lru_cache(maxsize=MAX_CUSTOM_VARIANT_CACHE)
 def _custom_variant(text: str) -> Variant:
     """Parse and validate a custom variant once per distinct JSON document."""
-    data = load_json(text, CUSTOM_FIELD)
-    if not isinstance(data, dict):
-        raise BadInput("custom variant JSON must be an object of fields", CUSTOM_FIELD)
-    _check_variant_types(data)
     with field_scope(CUSTOM_FIELD, nested=True):
-        return variant_from_mapping(data)
-
-
-# ----------------------------------------------------------------------------- JSON field types
-
-_VARIANT_TYPES = {f.name: str(f.type) for f in fields(Variant)}
-
-
-def _split_args(text: str) -> list[str]:
-    """Top-level comma-separated parts of a type's argument list."""
-    parts, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
-        depth += ch == "["
-        depth -= ch == "]"
-        if ch == "," and depth == 0:
-            parts.append(text[start:i].strip())
-            start = i + 1
-    parts.append(text[start:].strip())
-    return parts
-
-
-def _type_error(value: Any, annotation: str, path: str) -> str | None:
-    """Where JSON ``value`` does not fit the dataclass ``annotation`` (None if it does)."""
-    annotation = annotation.strip()
-    if annotation.endswith("| None"):
-        return None if value is None else _type_error(value, annotation[:-6], path)
-    if annotation == "int":
-        return None if isinstance(value, int) and not isinstance(value, bool) else path
-    if annotation in ("str", "bool"):
-        return None if type(value).__name__ == annotation else path
-    head, _, rest = annotation.partition("[")
-    args = _split_args(rest[:-1])
-    if head == "Mapping":
-        if not isinstance(value, dict):
-            return path
-        for key, item in value.items():
-            bad = _type_error(key, args[0], path) or _type_error(item, args[1], f"{path}.{key}")
-            if bad:
-                return bad
-        return None
-    if head == "tuple":
-        if not isinstance(value, list):
-            return path
-        if args[-1] == "...":
-            items = [(item, args[0]) for item in value]
-        elif len(value) != len(args):
-            return path
-        else:
-            items = list(zip(value, args, strict=True))
-        for i, (item, arg) in enumerate(items):
-            bad = _type_error(item, arg, f"{path}[{i}]")
-            if bad:
-                return bad
-        return None
-    return None
-
-
-def _check_variant_types(data: dict[str, Any]) -> None:
-    """Reject JSON values of the wrong type (2.0 for an int, 5 for a name) with the field path,
-    before the core sees them (it validates ranges, not types)."""
-    for key, value in data.items():
-        annotation = _VARIANT_TYPES.get(key)
-        if annotation is None:
-            continue      # unknown fields: the core names them
-        bad = _type_error(value, annotation, key)
-        if bad:
-            want = annotation.replace("tuple", "list").replace("Mapping", "object")
-            raise BadInput(f"custom variant field {key!r} must be {want}; got "
-                           f"{bounded(repr(value), 80)}", f"{CUSTOM_FIELD}.{bad}")
+        return variant_from_json(text, CUSTOM_FIELD)
 
 
 def resolve_variant(request: Any) -> str | Variant:
@@ -223,6 +117,15 @@ def cards_of(msg: cards_pb2.Cards, where: str, limits: Limits, *,
     return codes, field
 
 
+def seat_of(value: int, field: str, *, table: bool = False) -> int:
+    """``value`` if it is a seat, else BadInput naming ``field`` (``table``: the round
+    service's wording)."""
+    if value >= SEATS:
+        raise BadInput(f"seat {value} is not a table seat (0-{SEATS - 1})" if table else
+                       f"{value} is not a seat (0-{SEATS - 1})", field)
+    return value
+
+
 def reading_to_proto(r: core.Reading) -> readings_pb2.Reading:
     return readings_pb2.Reading(
         kind=KIND_BY_NAME[r.kind], card_count=r.cards, top=r.top, length=r.length,
@@ -238,10 +141,6 @@ def declaration_to_proto(r: core.Reading) -> readings_pb2.Declaration:
     return readings_pb2.Declaration(
         kind=KIND_BY_NAME[r.kind], top=r.top, star=r.star,
         wilds=readings_pb2.WildPlacement(ranks=[int(w) for w in d.wilds or ()]))
-
-
-def reading_or_none(r: core.Reading | None) -> readings_pb2.Reading | None:
-    return None if r is None else reading_to_proto(r)
 
 
 def _flatten(values: Iterable[Any]) -> Iterable[int]:
@@ -261,8 +160,8 @@ def declaration(owner: Any, name: str, where: str) -> core.Declaration | None:
     if kind is None:
         raise BadInput("a declaration needs a kind", f"{where}.kind")
     top = msg.top if msg.HasField("top") else None
-    if top is not None and top > MAX_RANK:
-        raise BadInput(f"top {top} is not a rank position (0-{MAX_RANK})", f"{where}.top")
+    if top is not None and top > BJ:
+        raise BadInput(f"top {top} is not a rank position (0-{BJ})", f"{where}.top")
     wilds = None
     if msg.HasField("wilds"):
         wilds = tuple(msg.wilds.ranks)
@@ -270,17 +169,10 @@ def declaration(owner: Any, name: str, where: str) -> core.Declaration | None:
             raise BadInput(f"{len(wilds)} wild jokers; a play holds at most {MAX_WILDS}",
                            f"{where}.wilds.ranks")
         for i, rank in enumerate(wilds):
-            if rank > MAX_RANK:
-                raise BadInput(f"{rank} is not a rank position (0-{MAX_RANK})",
+            if rank > BJ:
+                raise BadInput(f"{rank} is not a rank position (0-{BJ})",
                                f"{where}.wilds.ranks[{i}]")
     return core.Declaration(kind, top, msg.star if msg.HasField("star") else None, wilds)
-
-
-def declared_reading(codes: Any, variant: str | Variant, declared: core.Declaration | None,
-                     to_beat: Any = None) -> core.Reading:
-    """The reading that stands for ``codes`` (§7 rules 4-6): the declared one (beating
-    ``to_beat`` when given), else the primary (or the first that beats)."""
-    return core.play_reading(codes, variant, to_beat, declared)
 
 
 def variant_data(v: Variant) -> dict[str, Any]:
@@ -295,9 +187,16 @@ def variant_data(v: Variant) -> dict[str, Any]:
     return {f.name: plain(getattr(v, f.name)) for f in fields(v)}
 
 
-def variant_to_proto(v: Variant) -> variants_pb2.Variant:
+def variant_document(v: Variant) -> dict[str, Any]:
+    """:func:`variant_data` with ``extends`` naming the built-in underneath, so that the
+    document can be edited and sent back as a ``custom_json`` rule set."""
     data = variant_data(v)
-    data["extends"] = v.extends or v.id   # so the JSON can be edited and sent back as is
+    data["extends"] = v.extends or v.id
+    return data
+
+
+def variant_to_proto(v: Variant) -> variants_pb2.Variant:
+    data = variant_document(v)
     msg = variants_pb2.Variant(
         id=v.id, name=v.name, source=v.source, decks=v.decks, lowest_rank=v.lowest_rank,
         hand_size=v.hand_size, joker_copies=v.joker_copies, deck_size=v.deck_size,

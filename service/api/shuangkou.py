@@ -1,8 +1,10 @@
-"""ShuangkouService: each RPC translates the request, calls the core, translates back.
+"""ShuangkouService (protos/shuangkou/v1/service.proto): each RPC translates the request,
+calls the core, translates back.
 
-Failures are never turned into statuses here: :func:`shuangkou.service.errors.rpc` fails a unary call
-with the status of whatever it raised, and :func:`shuangkou.service.errors.status_proto` builds the
-in-band ones (batch items, stream results), so the wire sees one shape of error.
+Failures are never turned into statuses here: :func:`shuangkou.service.errors.rpc` fails a
+unary call with the status of whatever it raised, and
+:func:`shuangkou.service.errors.status_proto` builds the in-band ones (batch items, stream
+results), so the wire sees one shape of error.
 """
 
 from __future__ import annotations
@@ -20,35 +22,36 @@ from shuangkou.core.errors import CardError, ShuangkouError
 from shuangkou.core.variants import BUILTIN, Variant, house_variants, list_variants
 from shuangkou.v1 import readings_pb2, scoring_pb2, service_pb2, service_pb2_grpc
 
-from . import rounds
+from ..errors import BadInput, failure_for, field_scope, rpc, status_proto, still_wanted
+from ..limits import Limits
+from ..paging import decode_token, encode_token
+from ..version import build_info
+from . import results
 from .convert import (
     KIND_BY_NAME,
     KIND_NAMES,
+    WIN_NAMES,
     cards_of,
     declaration,
-    declared_reading,
     reading_to_proto,
     resolve_variant,
     variant_label,
     variant_to_proto,
 )
-from .errors import BadInput, failure_for, field_scope, rpc, status_proto, still_wanted
-from .limits import Limits
-from .paging import decode_token, encode_token
-from .version import build_info
 
 if TYPE_CHECKING:   # prometheus_client must not be imported before the CLI sets it up
     from shuangkou.core._core import _KindName as KindName
     from shuangkou.v1 import cards_pb2
 
-    from .metrics import Metrics
+    from ..metrics import Metrics
 
 __all__ = ["ShuangkouServicer", "SERVICE_NAME", "BATCH_CHUNK"]
 
 log = logging.getLogger(__name__)
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["ShuangkouService"].full_name
 # classify_batch's kind column: index into core.KINDS, 255 = invalid -> proto Kind.
-_KIND_TABLE = bytes([i + 1 if i < len(core.KINDS) else 0 for i in range(256)])
+_KIND_TABLE = bytes([KIND_BY_NAME[core.KINDS[i]] if i < len(core.KINDS) else 0
+                     for i in range(256)])
 _KIND_LABEL = {i: name for i, name in enumerate(core.KINDS)} | {255: "invalid"}
 # Plays classified between two checks of the deadline / cancellation: ~2 ms of core work
 # for built-ins, well under 100 ms for the slowest house variants.
@@ -72,7 +75,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
         reading = c.primary
         if declared is not None:
             with field_scope("declaration"):
-                reading = declared_reading(codes, variant, declared)
+                reading = core.play_reading(codes, variant, None, declared)
         self.metrics.plays_classified.labels(variant_label(variant), c.kind).inc()
         return service_pb2.ClassifyPlayResponse(
             cards=cast("tuple[cards_pb2.Card, ...]", c.cards),   # core codes are Card values
@@ -208,7 +211,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
             beat_codes, where_beat = cards_of(request.to_beat, "to_beat", self.limits)
             declared = declaration(request, "to_beat_declaration", "to_beat_declaration")
             with field_scope(where_beat):
-                to_beat = declared_reading(beat_codes, variant, declared)
+                to_beat = core.play_reading(beat_codes, variant, None, declared)
         size = self.limits.plays_limit(request.page_size)
         kinds = [_kind_name(k, f"kinds[{i}]") for i, k in enumerate(request.kinds)] or None
         # `to_beat` is passed as a Reading so the core classifies nothing here. The page is
@@ -255,9 +258,9 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
             variant = resolve_variant(request)
             label = variant_label(variant)
             if which == "summary":
-                result = rounds.score_summary(request.summary, variant, self.limits)
+                result = results.score_summary(request.summary, variant, self.limits)
             elif which in ("replay", "replay_json"):
-                result = rounds.score_replay_request(request, variant, self.limits)
+                result = results.score_replay_request(request, variant, self.limits)
             else:
                 raise BadInput(f"give a {wanted}", "round")
         except ShuangkouError as exc:
@@ -286,11 +289,11 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                 continue
             yield service_pb2.ScoreReplaysResponse(index=index, result=result)
 
-    # service.metrics hands refused stream messages on to this method (RejectedMessage).
+    # service.admission hands refused stream messages on to this method (RejectedMessage).
     ScoreReplays.accepts_rejected_messages = True  # type: ignore[attr-defined]
 
     def _scored(self, result: scoring_pb2.RoundResult, source: str) -> None:
-        kind = scoring_pb2.WinKind.Name(result.kind).removeprefix("WIN_KIND_").lower()
+        kind = WIN_NAMES[result.kind]
         label = result.variant if result.variant in BUILTIN else "custom"
         self.metrics.rounds_scored.labels(label, kind, source.removesuffix("_json")).inc()
 

@@ -1,10 +1,10 @@
 """The output records of the batch scorer, shared by every backend (local pool, Dask workers,
-Kubernetes shards, the gRPC client in :mod:`shuangkou.service.remote`).
+Kubernetes shards, the gRPC client in :mod:`shuangkou.service.batch.remote`).
 
 A record is ``{"ok": true, ...ReplayResult.to_dict()}`` or ``{"ok": false, "error":
-{"action": n, "reason": "..."}}`` (docs/replays.md). It depends only on
-:mod:`shuangkou.service.errors` (the wire's text bound), so ``batch`` and ``remote`` can both depend on
-it without a cycle.
+{"action": n, "reason": "..."}}`` (docs/replays.md). Besides the core it takes only the
+wire's text bound from :mod:`shuangkou.service.errors`, so every backend can depend on it
+without a cycle.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def result_record(result: dict[str, Any]) -> dict[str, Any]:
 def error_record(reason: str, action: int | None = None) -> dict[str, Any]:
     """The output record of a rejected line (the reason bounded as on the wire, so local and
     remote scoring write the same records)."""
-    from .errors import bounded
+    from ..errors import bounded
 
     error: dict[str, Any] = {"reason": bounded(reason)}
     if action is not None:

@@ -10,14 +10,16 @@ one JSON record per input line to stdout, in input order::
 malformed as a whole. An invalid replay never stops the batch. The work is spread over a
 process pool (``--jobs``, default: every core) in chunks: workers read their byte range of
 an input file themselves (stdin is read by the parent and shipped in chunks of lines), and
-a bounded number of chunks is in flight. A progress bar with rate and ETA goes to stderr
-when stderr is a terminal, and a summary always. ``--server`` sends the replays to a
-running service instead (service.remote), with the same output.
+a bounded number of chunks is in flight (:mod:`~shuangkou.service.batch.pool`). A progress
+bar with rate and ETA goes to stderr when stderr is a terminal, and a summary always.
+``--server`` sends the replays to a running service instead
+(:mod:`~shuangkou.service.batch.remote`), with the same output.
 
 Inputs may be files (plain or ``.gz``), globs and directories. ``--output FILE --resume``
 continues an interrupted run from the records already in FILE. With ``--output-dir`` the
 input is an archive scored partition by partition, on a local pool, a Dask cluster
-(``--dask``) or one shard of a Kubernetes Indexed Job (``--shard``): service.archive.
+(``--dask``) or one shard of a Kubernetes Indexed Job (``--shard``):
+:mod:`~shuangkou.service.batch.archive`.
 
 Exit status: 0 when every replay scored, 1 when some records are errors, 2 on bad usage or
 an unreadable input file, 3 when a server (or a Dask scheduler) cannot be reached or fails.
@@ -30,63 +32,25 @@ import collections
 import json
 import os
 import sys
-import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import IO, Any
+from collections.abc import Iterable, Iterator, Sequence
 
-from .records import Block, RemoteFailure, error_record, result_record, score_line, score_lines
+from . import pool
+from .inputs import byte_ranges, count_lines, expand_names, file_lines, read_range
+from .progress import Progress
+from .records import Block, RemoteFailure, score_lines
 
-__all__ = ["main", "score_line", "score_lines", "score_range", "error_record", "result_record",
-           "Block"]
+__all__ = ["main", "score_range", "EXIT_OK", "EXIT_REJECTED", "EXIT_USAGE",
+           "EXIT_UNREACHABLE"]
 
 DEFAULT_CHUNK = 200          # replays per task sent to a worker
-WINDOW_PER_JOB = 4           # chunks in flight per worker (bounds memory on huge inputs)
-PROGRESS_INTERVAL = 0.2      # seconds between progress-bar redraws
-SAMPLE_BYTES = 1 << 16       # read to estimate a file's line length (chunk sizes in bytes)
 
-
-# ----------------------------------------------------------------------------- records
-# The record shapes live in service.records (shared with service.remote and the archive
-# backends); the names stay importable from here.
 
 # ----------------------------------------------------------------------------- input
-
-Task = tuple[Callable[..., Block], tuple[Any, ...]]
-
-
-def _split_lines(data: bytes) -> list[str]:
-    """Lines of ``data`` split on ``\\n`` only (a lone ``\\r`` stays inside its line; a
-    ``\\r\\n`` ending loses the ``\\r`` as JSON whitespace would anyway)."""
-    lines = data.split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()            # the data ends with a newline
-    return [raw.decode("utf-8", errors="replace") for raw in lines]
-
 
 def score_range(path: str, start: int, end: int, partial_deal: bool = False) -> Block:
     """Score the lines of ``path`` in the byte range [start, end) (a worker's unit of work
     for files: the parent never reads or ships the replays)."""
-    with open(path, "rb") as f:
-        f.seek(start)
-        data = f.read(end - start)
-    return score_lines(_split_lines(data), partial_deal)
-
-
-def _ranges(path: str, chunk_lines: int) -> Iterator[tuple[int, int]]:
-    """Byte ranges of about ``chunk_lines`` lines each, cut at newlines."""
-    size = os.path.getsize(path)
-    with open(path, "rb") as f:
-        sample = f.read(SAMPLE_BYTES)
-        per_line = len(sample) / max(sample.count(b"\n"), 1)
-        step = max(int(per_line * chunk_lines), 1024)
-        start = 0
-        while start < size:
-            f.seek(min(start + step, size))
-            f.readline()                       # move to the end of the line we landed in
-            end = min(f.tell(), size)
-            yield start, end
-            start = end
+    return score_lines(read_range(path, start, end), partial_deal)
 
 
 def _chunks(lines: Iterable[str], chunk_lines: int) -> Iterator[list[str]]:
@@ -100,69 +64,24 @@ def _chunks(lines: Iterable[str], chunk_lines: int) -> Iterator[list[str]]:
         yield chunk
 
 
-def _file_lines(path: str) -> Iterator[str]:
-    """The lines of a file (``-``: stdin; ``.gz``: gunzipped), split on ``\\n`` only."""
-    import gzip
-
-    if path == "-":
-        stream: IO[bytes] | gzip.GzipFile | None = sys.stdin.buffer if hasattr(sys.stdin, "buffer") else None
-        if stream is None:     # a text stand-in for stdin (tests): newlines are \n already
-            for line in sys.stdin:
-                yield line.rstrip("\n")
-            return
-    else:
-        stream = gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")  # noqa: SIM115
-    try:
-        for raw in stream:      # binary iteration splits on b"\n" only
-            yield from _split_lines(raw)
-    finally:
-        if path != "-":
-            stream.close()
-
-
 def _lines(paths: Sequence[str], skip: int = 0) -> Iterator[str]:
     """Every input line, after the first ``skip`` (for --server and --resume)."""
     for p in paths or ["-"]:
-        for line in _file_lines(p):
+        for line in file_lines(p):
             if skip:
                 skip -= 1
                 continue
             yield line
 
 
-def _tasks(paths: Sequence[str], chunk_lines: int, partial: bool) -> Iterator[Task]:
+def _tasks(paths: Sequence[str], chunk_lines: int, partial: bool) -> Iterator[pool.Task[Block]]:
     for p in paths or ["-"]:
         if p == "-" or p.endswith(".gz"):
-            for chunk in _chunks(_file_lines(p), chunk_lines):
+            for chunk in _chunks(file_lines(p), chunk_lines):
                 yield score_lines, (chunk, partial)
         else:
-            for start, end in _ranges(p, chunk_lines):
+            for start, end in byte_ranges(p, chunk_lines):
                 yield score_range, (p, start, end, partial)
-
-
-def _expand(specs: Sequence[str]) -> list[str]:
-    """Files, globs and directories → files (``-`` kept), as the archive backends see them."""
-    from .partitions import expand
-
-    out: list[str] = []
-    for spec in specs:
-        out.extend(["-"] if spec == "-" else [f.name for f in expand([spec])])
-    return out
-
-
-def _count_lines(paths: Sequence[str]) -> int | None:
-    """Lines in the input files (for the ETA), or None when reading stdin or gzip."""
-    if not paths or any(p == "-" or p.endswith(".gz") for p in paths):
-        return None
-    total = 0
-    for p in paths:
-        with open(p, "rb") as f:
-            last = b"\n"
-            while block := f.read(1 << 20):
-                total += block.count(b"\n")
-                last = block[-1:]
-            total += last != b"\n"
-    return total
 
 
 def _resume_point(path: str) -> int:
@@ -178,66 +97,28 @@ def _resume_point(path: str) -> int:
         return 0
 
 
-# ----------------------------------------------------------------------------- progress
+class _Tally:
+    """The records written so far, counted for the summary line."""
 
-@dataclass
-class _Progress:
-    """Counts records; draws a bar with rate and ETA on a terminal."""
-
-    stream: IO[str]
-    total: int | None
-    draw: bool
-    done: int = 0
-    ok: int = 0
-    internal: int = 0
-    kinds: collections.Counter[str] = field(default_factory=collections.Counter)
-    start: float = field(default_factory=time.perf_counter)
-    last_draw: float = 0.0
+    def __init__(self) -> None:
+        self.done = self.ok = self.internal = 0
+        self.kinds: collections.Counter[str] = collections.Counter()
 
     def add(self, block: Block) -> None:
         self.done += block.lines
         self.ok += block.ok
         self.internal += block.internal
         self.kinds.update(block.kinds)
-        if self.draw:
-            now = time.perf_counter()
-            if now - self.last_draw >= PROGRESS_INTERVAL:
-                self.last_draw = now
-                self._bar(now)
 
-    def _bar(self, now: float) -> None:
-        elapsed = max(now - self.start, 1e-9)
-        rate = self.done / elapsed
-        if self.total:
-            frac = min(self.done / self.total, 1.0)
-            filled = int(frac * 30)
-            eta = (self.total - self.done) / rate if rate else 0.0
-            text = (f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} "
-                    f"{frac:6.1%}  {rate:,.0f}/s  ETA {_clock(eta)} ")
-        else:
-            text = f"\r{self.done} replays  {rate:,.0f}/s  {_clock(elapsed)} "
-        self.stream.write(text)
-        self.stream.flush()
-
-    def finish(self, where: str) -> None:
-        elapsed = time.perf_counter() - self.start
-        if self.draw:
-            self._bar(time.perf_counter())
-            self.stream.write("\n")
+    def summary(self, seconds: float, where: str) -> str:
         bad = self.done - self.ok
         kinds = ", ".join(f"{k} {n}" for k, n in sorted(self.kinds.items()))
-        self.stream.write(
-            f"score-replays: {self.done} replays, {self.ok} scored"
-            + (f" ({kinds})" if kinds else "")
-            + f", {bad} rejected" + (f" ({self.internal} internal errors)" if self.internal else "")
-            + f"; {elapsed:.2f} s, {self.done / elapsed if elapsed else 0:,.0f} replays/s, "
-            f"{where}\n")
-        self.stream.flush()
-
-
-def _clock(seconds: float) -> str:
-    s = int(seconds + 0.5)
-    return f"{s // 3600:d}:{s // 60 % 60:02d}:{s % 60:02d}"
+        return (f"score-replays: {self.done} replays, {self.ok} scored"
+                + (f" ({kinds})" if kinds else "")
+                + f", {bad} rejected"
+                + (f" ({self.internal} internal errors)" if self.internal else "")
+                + f"; {seconds:.2f} s, {self.done / seconds if seconds else 0:,.0f} replays/s, "
+                f"{where}\n")
 
 
 # ----------------------------------------------------------------------------- running
@@ -245,27 +126,8 @@ def _clock(seconds: float) -> str:
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
 
 
-def _local(tasks: Iterator[Task], jobs: int) -> Iterator[Block]:
-    if jobs <= 1:
-        for fn, args in tasks:
-            yield fn(*args)
-        return
-    import multiprocessing
-
-    from shuangkou import core  # noqa: F401 - imported once here, inherited by the forked workers
-
-    with multiprocessing.Pool(jobs) as pool:
-        pending: collections.deque[Any] = collections.deque()
-        for fn, args in tasks:
-            pending.append(pool.apply_async(fn, args))
-            if len(pending) >= jobs * WINDOW_PER_JOB:
-                yield pending.popleft().get()
-        while pending:
-            yield pending.popleft().get()
-
-
 def _remote(lines: Iterable[str], target: str, jobs: int) -> Iterator[Block]:
-    from shuangkou.service.remote import score_remote  # the gRPC client (imported only when used)
+    from .remote import score_remote  # the gRPC client (imported only when used)
 
     for rec in score_remote(lines, target, jobs):
         block = Block()
@@ -429,8 +291,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.output_dir:
         return _archive_main(args, draw)
     try:
-        files = _expand(args.files)
-        total = _count_lines(files) if draw else None
+        files = expand_names(args.files)
+        total = count_lines(files) if draw else None
     except OSError as exc:
         return _fail(f"cannot read {exc.filename}: {exc.strerror}", EXIT_USAGE)
     skip = _resume_point(args.output) if args.resume else 0
@@ -438,22 +300,24 @@ def main(argv: list[str] | None = None) -> int:
         total = max(total - skip, 0)
     out = open(args.output, "a" if args.resume else "w", encoding="utf-8") if args.output \
         else sys.stdout  # noqa: SIM115
-    progress = _Progress(sys.stderr, total, draw)
+    progress = Progress(sys.stderr, total, draw)
+    tally = _Tally()
     if args.server:
         blocks = _remote(_lines(files, skip), args.server, args.jobs)
         where = f"server {args.server}, {args.jobs} streams"
     elif skip:
         tasks = ((score_lines, (chunk, args.partial_deal))
                  for chunk in _chunks(_lines(files, skip), args.chunk_size))
-        blocks = _local(tasks, args.jobs)
+        blocks = pool.run(tasks, args.jobs)
         where = f"{args.jobs} worker{'s' if args.jobs > 1 else ''}, resumed after {skip}"
     else:
-        blocks = _local(_tasks(files, args.chunk_size, args.partial_deal), args.jobs)
+        blocks = pool.run(_tasks(files, args.chunk_size, args.partial_deal), args.jobs)
         where = f"{args.jobs} worker{'s' if args.jobs > 1 else ''}"
     try:
         for block in blocks:
             out.write(block.text)
-            progress.add(block)
+            tally.add(block)
+            progress.add(block.lines)
         out.flush()
     except BrokenPipeError:       # `... | head`: stop quietly
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -462,11 +326,11 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         out.flush()
         if isinstance(exc, RemoteFailure):   # the servers failed (unreachable, gone): say so
-            return _fail(f"server {exc} (after {progress.done} records"
+            return _fail(f"server {exc} (after {tally.done} records"
                          + ("; rerun with --output FILE --resume to continue)" if args.output
                             else ")"), EXIT_UNREACHABLE)
         if args.server:
-            return _fail(f"server {args.server} failed after {progress.done} records: "
+            return _fail(f"server {args.server} failed after {tally.done} records: "
                          f"{type(exc).__name__}: {exc}", EXIT_UNREACHABLE)
         if isinstance(exc, OSError):   # an input file vanished or became unreadable
             return _fail(f"cannot read {exc.filename}: {exc.strerror}", EXIT_USAGE)
@@ -474,8 +338,9 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if out is not sys.stdout:
             out.close()
-    progress.finish(where)
-    return EXIT_OK if progress.ok == progress.done else EXIT_REJECTED
+    sys.stderr.write(tally.summary(progress.finish(), where))
+    sys.stderr.flush()
+    return EXIT_OK if tally.ok == tally.done else EXIT_REJECTED
 
 
 if __name__ == "__main__":

@@ -1,0 +1,102 @@
+"""Admission control: what the server refuses before a servicer runs, or instead of a reply.
+
+gRPC would otherwise fail these invisibly or as INTERNAL:
+
+* a request over ``max_message_bytes`` (the transport admits up to twice that, so that the
+  refusal is seen here; beyond, gRPC itself refuses before any server code runs), or one
+  that does not decode: the decoder hands on a :class:`RejectedMessage` in its place;
+* a reply over ``max_message_bytes``;
+* more than ``max_streams`` streaming calls at once, so held streams never take every
+  handler thread from unary calls and health checks.
+
+Deciding is this module's job; counting the refusals is :mod:`shuangkou.service.metrics`'
+(its interceptor applies these checks to every call), ending the call
+:func:`shuangkou.service.errors.refuse`'s.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["Admission", "RejectedMessage", "REJECT_REASONS"]
+
+#: Why a request never reached (or a reply never left) the servicer, as counted in
+#: ``shuangkou_requests_rejected_total``.
+REJECT_REASONS = ("undecodable", "too_large", "reply_too_large", "stream_limit")
+
+
+class RejectedMessage:
+    """What the request deserializer hands on instead of a message it refused.
+
+    A request-streaming servicer method marked ``accepts_rejected_messages = True`` receives
+    these in its request iterator (already counted) and can answer them in-band, keeping the
+    stream alive; any other method's call is ended with the refusal's status.
+    """
+
+    __slots__ = ("reason", "detail")
+
+    def __init__(self, reason: str, detail: str) -> None:
+        self.reason, self.detail = reason, detail
+
+
+class Admission:
+    """The limits of one server: message size both ways, and the streams running at once."""
+
+    def __init__(self, *, max_message_bytes: int = 2**31 - 1,
+                 max_streams: int | None = None) -> None:
+        self.max_message_bytes = max_message_bytes
+        self.max_streams = max_streams
+        self._streams = None if max_streams is None else threading.BoundedSemaphore(max_streams) \
+            if max_streams > 0 else threading.Semaphore(0)
+
+    def decoder(self, deserialize: Callable[[bytes], Any] | None) -> Callable[[bytes], Any]:
+        """``deserialize`` that returns a :class:`RejectedMessage` for a request over the
+        limit or one that does not decode."""
+        limit = self.max_message_bytes
+
+        def decode(data: bytes) -> Any:
+            if len(data) > limit:
+                return RejectedMessage("too_large", f"request of {len(data):,} bytes exceeds the "
+                                              f"server limit of {limit:,} (max_message_bytes)")
+            if deserialize is None:
+                return data
+            try:
+                return deserialize(data)
+            except Exception as exc:  # noqa: BLE001 - any decode failure is the caller's
+                return RejectedMessage("undecodable", f"request is not a valid message: "
+                                                f"{type(exc).__name__}")
+        return decode
+
+    @staticmethod
+    def serializer(serialize: Callable[[Any], bytes] | None) -> Callable[[Any], bytes] | None:
+        """A response serializer that lets bytes through: each reply is serialized once, to
+        be measured (:meth:`reply_refusal`), and gRPC is handed those bytes (a reply not
+        measured — a failed call's — is still serialized here)."""
+        if serialize is None:
+            return None
+
+        def to_wire(response: Any) -> bytes:
+            return response if type(response) is bytes else serialize(response)
+        return to_wire
+
+    def reply_refusal(self, size: int) -> RejectedMessage | None:
+        """Why a reply of ``size`` bytes may not leave, or None."""
+        limit = self.max_message_bytes
+        if size <= limit:
+            return None
+        return RejectedMessage("reply_too_large", f"the reply is {size:,} bytes, over the "
+                               f"server limit of {limit:,} (max_message_bytes); ask for less")
+
+    def enter_stream(self) -> RejectedMessage | None:
+        """Take a stream slot; why not, when every one is taken (then nothing is taken)."""
+        if self._streams is None or self._streams.acquire(blocking=False):
+            return None
+        return RejectedMessage("stream_limit", f"the server is running its limit of "
+                               f"{self.max_streams} streams (max_streams); retry later")
+
+    def leave_stream(self) -> None:
+        """Give back the slot :meth:`enter_stream` took."""
+        if self._streams is not None:
+            self._streams.release()

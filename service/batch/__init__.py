@@ -1,0 +1,13 @@
+"""``shuangkou score-replays``, the batch scorer: one module per job, one of each.
+
+* :mod:`~shuangkou.service.batch.command` the command line (arguments, a plain run, an
+  archive run) and its exit statuses;
+* :mod:`~shuangkou.service.batch.inputs` files, globs, directories, gzip, stdin and THE line
+  splitter;
+* :mod:`~shuangkou.service.batch.records` one output record per input line;
+* :mod:`~shuangkou.service.batch.progress` THE progress bar;
+* :mod:`~shuangkou.service.batch.pool` THE local process pool;
+* :mod:`~shuangkou.service.batch.partitions` an archive cut into partitions, and
+  :mod:`~shuangkou.service.batch.archive` resumable archive runs (local pool, Dask, shards);
+* :mod:`~shuangkou.service.batch.remote` scoring on running servers (``--server``).
+"""

@@ -1,0 +1,174 @@
+"""What the batch scorer reads: input files (plain or gzipped, globs, directories, stdin) and
+THE line splitter every reader uses.
+
+A line ends at ``\\n``. The ``\\r`` of a CRLF ending is dropped (JSON whitespace either way,
+so a replay reads the same with it or without it); a lone ``\\r`` stays inside its line;
+a last line without a newline counts; bytes that are not UTF-8 become U+FFFD. The local
+pool, the archive partitions and ``--server`` all split with :func:`split_lines` /
+:func:`stream_lines`, so one input gives the same lines on every path.
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import IO
+
+__all__ = ["InputFile", "INPUT_SUFFIXES", "expand", "expand_names", "open_input",
+           "split_lines", "stream_lines", "file_lines", "read_range", "byte_ranges",
+           "count_lines"]
+
+INPUT_SUFFIXES = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz", ".json.gz")
+BLOCK = 1 << 20              # bytes read at a time
+SAMPLE_BYTES = 1 << 16       # read to estimate a file's line length (chunk sizes in bytes)
+
+
+@dataclass(frozen=True)
+class InputFile:
+    """One input file: the path as named (in records), its absolute path (read by workers)."""
+
+    name: str
+    path: str
+    size: int
+    gz: bool
+
+
+def _is_input(path: str) -> bool:
+    return path.endswith(INPUT_SUFFIXES)
+
+
+def expand(specs: Sequence[str]) -> list[InputFile]:
+    """The files named by ``specs`` (files, globs, directories), in order, each once.
+
+    A directory contributes its JSONL files (``*.jsonl``, ``*.ndjson``, ``*.json``, each
+    optionally ``.gz``) at any depth, sorted; a glob its matches, sorted. A file named
+    directly is taken whatever its name. Raises FileNotFoundError for a spec matching nothing.
+    """
+    files: list[InputFile] = []
+    seen: set[str] = set()
+
+    def add(name: str) -> None:
+        path = os.path.abspath(name)
+        if path not in seen:
+            seen.add(path)
+            files.append(InputFile(name, path, os.path.getsize(path), name.endswith(".gz")))
+
+    for spec in specs:
+        if os.path.isdir(spec):
+            found = sorted(os.path.join(d, f) for d, _, names in os.walk(spec)
+                           for f in names if _is_input(f))
+            for name in found:
+                add(name)
+        elif os.path.exists(spec):
+            with open(spec, "rb"):       # unreadable: fail now, naming it
+                pass
+            add(spec)
+        elif glob.has_magic(spec):
+            matches = sorted(m for m in glob.glob(spec, recursive=True) if os.path.isfile(m))
+            if not matches:
+                raise FileNotFoundError(2, "no file matches", spec)
+            for name in matches:
+                add(name)
+        else:
+            raise FileNotFoundError(2, "No such file or directory", spec)
+    return files
+
+
+def expand_names(specs: Sequence[str]) -> list[str]:
+    """Files, globs and directories → file names, ``-`` (stdin) kept in its place."""
+    out: list[str] = []
+    for spec in specs:
+        out.extend(["-"] if spec == "-" else [f.name for f in expand([spec])])
+    return out
+
+
+def open_input(path: str, gz: bool) -> IO[bytes] | gzip.GzipFile:
+    """A binary stream of a file's lines, gunzipped when ``gz``."""
+    return gzip.open(path, "rb") if gz else open(path, "rb")  # noqa: SIM115
+
+
+# ----------------------------------------------------------------------------- lines
+
+def _text(raw: bytes) -> str:
+    """One line's text (without its ``\\n``): a CRLF ending's ``\\r`` dropped."""
+    return (raw[:-1] if raw.endswith(b"\r") else raw).decode("utf-8", errors="replace")
+
+
+def split_lines(data: bytes) -> list[str]:
+    """The lines of ``data`` (a whole file or a range of one cut at line ends)."""
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()            # the data ends with a newline (or is empty)
+    return [_text(raw) for raw in lines]
+
+
+def stream_lines(stream: IO[bytes] | gzip.GzipFile) -> Iterator[str]:
+    """The lines of a binary stream, read in blocks, split as :func:`split_lines` does (a
+    block is what is there, up to :data:`BLOCK`: a pipe's lines go on as they arrive)."""
+    read = getattr(stream, "read1", stream.read)
+    tail = b""
+    while block := read(BLOCK):
+        lines = (tail + block).split(b"\n")
+        tail = lines.pop()
+        for raw in lines:
+            yield _text(raw)
+    if tail:
+        yield _text(tail)
+
+
+def file_lines(path: str) -> Iterator[str]:
+    """The lines of a file (``-``: stdin; ``.gz``: gunzipped)."""
+    if path != "-":
+        with open_input(path, path.endswith(".gz")) as stream:
+            yield from stream_lines(stream)
+        return
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is not None:
+        yield from stream_lines(buffer)
+        return
+    # A text stand-in for stdin (tests): its text split the same way.
+    yield from split_lines(sys.stdin.read().encode("utf-8", errors="surrogatepass"))
+
+
+def read_range(path: str, start: int, end: int) -> list[str]:
+    """The lines in bytes [start, end) of a plain file (a range cut at line ends)."""
+    with open(path, "rb") as f:
+        f.seek(start)
+        data = f.read(end - start)
+    return split_lines(data)
+
+
+def byte_ranges(path: str, chunk_lines: int) -> Iterator[tuple[int, int]]:
+    """Byte ranges of a plain file of about ``chunk_lines`` lines each, cut at line ends
+    (estimated from the first :data:`SAMPLE_BYTES`; a worker reads its range itself)."""
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        sample = f.read(SAMPLE_BYTES)
+        per_line = len(sample) / max(sample.count(b"\n"), 1)
+        step = max(int(per_line * chunk_lines), 1024)
+        start = 0
+        while start < size:
+            f.seek(min(start + step, size))
+            f.readline()                       # move to the end of the line we landed in
+            end = min(f.tell(), size)
+            yield start, end
+            start = end
+
+
+def count_lines(paths: Sequence[str]) -> int | None:
+    """Lines in the input files (for the ETA), or None when reading stdin or gzip."""
+    if not paths or any(p == "-" or p.endswith(".gz") for p in paths):
+        return None
+    total = 0
+    for p in paths:
+        with open(p, "rb") as f:
+            last = b"\n"
+            while block := f.read(BLOCK):
+                total += block.count(b"\n")
+                last = block[-1:]
+            total += last != b"\n"
+    return total

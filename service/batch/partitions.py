@@ -1,0 +1,123 @@
+"""The plan of an archive run: every input file cut into partitions on line boundaries.
+
+:func:`plan` cuts every file (:func:`~shuangkou.service.batch.inputs.expand` gives them in a
+fixed order) into partitions of ``partition_lines`` lines (the last one of a file shorter).
+The plan is a pure function of the files' contents and ``partition_lines``, so every run,
+every shard and every retry cuts the same partitions: that is what makes a partition's
+output name stable and the run resumable and exactly once.
+
+A plain file's partition is a byte range the worker seeks to; a gzipped file's is a line
+range; a gzip stream cannot be sought, so one task reads a gzipped file once and scores its
+partitions in turn (:func:`read_sequential`). Lines are split by
+:mod:`shuangkou.service.batch.inputs`, as everywhere in the batch scorer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
+
+from .inputs import BLOCK, InputFile, open_input, read_range, stream_lines
+
+__all__ = ["Partition", "plan", "read_partition", "read_sequential", "plan_digest"]
+
+
+@dataclass(frozen=True)
+class Partition:
+    """Lines ``first_line`` .. ``first_line + lines - 1`` (1-based) of one input file.
+
+    ``start``/``end``: their byte range in a plain file (None for gzip). ``id`` names the
+    output file; ids sort in the merged order (file order, then line order).
+    """
+
+    id: str
+    file: int           # index into the plan's files
+    first_line: int
+    lines: int
+    start: int | None
+    end: int | None
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def _cuts(f: InputFile, partition_lines: int) -> Iterator[tuple[int, int]]:
+    """(byte offset after the line, lines so far) at every ``partition_lines``-th line end,
+    then at the end of the file (offsets are of the decompressed stream for gzip)."""
+    lines = offset = 0
+    tail = b"\n"
+    with open_input(f.path, f.gz) as stream:
+        while block := stream.read(BLOCK):
+            pos = 0
+            while True:
+                need = partition_lines - lines % partition_lines
+                # find the need-th newline from pos (count first: most blocks hold no cut)
+                if block.count(b"\n", pos) < need:
+                    lines += block.count(b"\n", pos)
+                    break
+                for _ in range(need):
+                    pos = block.index(b"\n", pos) + 1
+                lines += need
+                yield offset + pos, lines
+            offset += len(block)
+            tail = block[-1:]
+    if tail != b"\n":
+        lines += 1           # a last line without a newline
+    yield offset, lines
+
+
+def plan(files: Sequence[InputFile], partition_lines: int) -> list[Partition]:
+    """Cut every file into partitions of ``partition_lines`` lines (reads each file once)."""
+    if partition_lines < 1:
+        raise ValueError("partition_lines must be at least 1")
+    parts: list[Partition] = []
+    for i, f in enumerate(files):
+        prev_off = prev_lines = 0
+        n = 0
+        for off, lines in _cuts(f, partition_lines):
+            if lines == prev_lines:
+                continue       # the end of a file whose last partition is full
+            parts.append(Partition(f"{i:05d}-{n:06d}", i, prev_lines + 1, lines - prev_lines,
+                                   None if f.gz else prev_off, None if f.gz else off))
+            prev_off, prev_lines, n = off, lines, n + 1
+    return parts
+
+
+def plan_digest(files: Sequence[InputFile], partition_lines: int, partial_deal: bool) -> str:
+    """A fingerprint of what a run computes: resuming with other inputs must be refused."""
+    key = json.dumps([[(f.name, f.size) for f in files], partition_lines, partial_deal])
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+def read_sequential(f: InputFile, parts: Sequence[Partition]) -> Iterator[tuple[Partition,
+                                                                                list[str]]]:
+    """Each of ``parts`` (partitions of ``f`` in line order) with its lines, in one pass over
+    the file: how a gzipped file, which cannot be sought, is read."""
+    with open_input(f.path, f.gz) as stream:
+        lines = stream_lines(stream)
+        line_no = 1
+        for part in parts:
+            skip = part.first_line - line_no               # lines of partitions not asked for
+            chunk = list(itertools.islice(lines, skip, skip + part.lines))
+            line_no = part.first_line + len(chunk)
+            _check(f, part, chunk)
+            yield part, chunk
+
+
+def read_partition(f: InputFile, part: Partition) -> list[str]:
+    """The partition's lines (without their newlines)."""
+    if part.start is not None and part.end is not None:
+        lines = read_range(f.path, part.start, part.end)
+        _check(f, part, lines)
+        return lines
+    ((_, lines),) = read_sequential(f, [part])
+    return lines
+
+
+def _check(f: InputFile, part: Partition, lines: list[str]) -> None:
+    if len(lines) != part.lines:   # the file changed since it was planned
+        raise OSError(f"{f.name}: partition {part.id} has {len(lines)} lines, planned "
+                      f"{part.lines} (the file changed during the run)")
