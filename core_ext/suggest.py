@@ -64,14 +64,15 @@ from .declaration import Declaration
 from .errors import RuleViolation, ShuangkouError
 from .variants import Variant, get_variant
 
-__all__ = ["Budget", "DANGER", "Ranked", "Suggestion", "TUOGUAN", "decide", "suggest",
-           "suggestions"]
+__all__ = ["Budget", "DANGER", "MAX_ALTERNATIVES", "MAX_ROLLOUTS", "Ranked", "Suggestion",
+           "TUOGUAN", "decide", "suggest", "suggestions"]
 
 DANGER = _suggest.POLICY_CONSTANTS["DANGER"]   # an opponent this close to going out
 #: Candidates the search compares at most (the policy's action included).
 DEFAULT_WIDTH = 6
-#: The most alternatives one call ranks.
+#: The most alternatives one call ranks; the largest rollout budget.
 MAX_ALTERNATIVES = _search.MAX_WIDTH
+MAX_ROLLOUTS = _search.MAX_ROLLOUTS
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,8 +84,8 @@ class Budget:
     ms: float = 0.0
 
     def __post_init__(self) -> None:
-        if type(self.rollouts) is not int or not 0 <= self.rollouts <= _search.MAX_ROLLOUTS:
-            raise ShuangkouError(f"rollouts must be an integer 0–{_search.MAX_ROLLOUTS:,}; "
+        if type(self.rollouts) is not int or not 0 <= self.rollouts <= MAX_ROLLOUTS:
+            raise ShuangkouError(f"rollouts must be an integer 0–{MAX_ROLLOUTS:,}; "
                                  f"got {self.rollouts!r}", "rollouts")
         if not isinstance(self.ms, (int, float)) or not 0 <= self.ms <= 60_000:
             raise ShuangkouError(f"ms must be 0–60,000 milliseconds; got {self.ms!r}", "ms")
