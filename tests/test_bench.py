@@ -124,7 +124,11 @@ CASES = [
           r"^\s+verdict: PASS"), timeout=90),
     Case("bench_suggest.py", ("--rounds", "2", "--latency", "1", "--repeats", "1"),
          (r"^huopin\s+[\d.]+/\s*[\d.]+", r"^worst p99: [\d.]+ ms",
-          r"^huopin\s+random\s+2\s+[\d.]+%", r"^huopin\s+bot\s+2\s+[\d.]+%")),
+          r"^huopin\s+random\s+2\s+[\d.]+%", r"^huopin\s+bot\s+2\s+[\d.]+%",
+          r"^heavy hand \(112,343 beating plays\): 32 suggestion")),
+    Case("bench_suggest.py", ("--server", "--concurrent", "2", "--search-ms", "300"),
+         (r"^SuggestAction on the heavy hand, rule policy, deadline 0.3 s -> ",
+          r"^2 maximal SuggestActions at once .* RSS idle \d+ MiB, peak \d+ MiB")),
 ]
 
 def test_every_script_has_a_case() -> None:
