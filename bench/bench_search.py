@@ -3,6 +3,7 @@
     .venv/bin/python bench/bench_search.py speed [--rounds 400] [--variants ID ...]
     .venv/bin/python bench/bench_search.py strength --rollouts 600 [--ms 100] [--rounds 2000]
         [--variants ID ...] [--opponent rule|random] [--out FILE] [--seed 1]
+    .venv/bin/python bench/bench_search.py latency [--states 40] [--budgets 10 30 100]
     .venv/bin/python bench/bench_search.py report FILE ...
 
 ``speed`` plays whole rounds, deal to settlement, in compiled code (core._search.selfplay)
@@ -16,6 +17,12 @@ as it completes; a run that stops resumes where it left (deals already in the fi
 skipped), so long runs go in the background with nohup, one process at a time. The search
 decides with the budget given (``--rollouts``: deterministic; ``--ms``: a cap in wall time)
 and the default seed, as SuggestAction does.
+
+``latency`` times the search under a time budget, as a 托管 call spends it: states of
+rule-policy self-play (actions 0, 20, 40 … of fresh deals, every variant), each searched with
+``Budget(ms=X)`` for each X, and with the 托管 default (``TUOGUAN``, 600 rollouts capped at
+100 ms). Printed per budget: wall time p50 / p99 / max, p99 over the budget (target <= 1.1),
+and the rollouts a decision got (median).
 
 ``report`` reads such files: per variant and budget the search team's win rate (Wilson 95 %
 interval), its points per round over the rule policy (each deal's two rounds against the
@@ -171,6 +178,47 @@ def strength(args: argparse.Namespace) -> None:
     report([out])
 
 
+# ----------------------------------------------------------------------------- latency
+
+def states(per_variant: int) -> list[Round]:
+    """Positions of rule-policy self-play: actions 0, 20, 40 … of fresh deals."""
+    out = []
+    for vid in VARIANTS:
+        v = get_variant(vid)
+        d = 0
+        got = 0
+        while got < per_variant:
+            r = start(v, random.Random(f"latency/{vid}/{d}"))
+            d += 1
+            while not r.is_over and got < per_variant:
+                if r.actions_applied % 20 == 0:
+                    out.append(r.copy())
+                    got += 1
+                act(r, *choose_in(r)[0][:3])
+    return out
+
+
+def latency(per_variant: int, budgets: list[float]) -> None:
+    from shuangkou.core.suggest import TUOGUAN, Budget, suggestions
+    positions = states(per_variant)
+    print(f"{len(positions)} positions ({per_variant} per variant); wall time of one search")
+    print(f"{'budget':>22} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'p99/budget':>11} "
+          f"{'rollouts p50':>13}")
+    plans = [(f"{ms:g} ms", Budget(ms=ms), ms) for ms in budgets]
+    plans.append(("600 r, 100 ms (托管)", TUOGUAN, TUOGUAN.ms))
+    for name, budget, cap in plans:
+        times, rollouts = [], []
+        for r in positions:
+            t = time.perf_counter()
+            got = suggestions(r, 1, budget=budget)
+            times.append((time.perf_counter() - t) * 1e3)
+            rollouts.append(got.rollouts)
+        times.sort()
+        t99 = times[int(0.99 * (len(times) - 1))]
+        print(f"{name:>22} {statistics.median(times):8.1f} {t99:8.1f} {times[-1]:8.1f} "
+              f"{t99 / cap:11.2f} {statistics.median(rollouts):13.0f}", flush=True)
+
+
 # ----------------------------------------------------------------------------- report
 
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -230,11 +278,16 @@ def main() -> None:
     st.add_argument("--seed", type=int, default=1)
     st.add_argument("--out", default=str(Path(tempfile.gettempdir()) / "search-strength.jsonl"),
                     help="the results file (appended to; default in $TMPDIR)")
+    lt = sub.add_parser("latency")
+    lt.add_argument("--states", type=int, default=40, help="positions per variant")
+    lt.add_argument("--budgets", nargs="*", type=float, default=[10.0, 30.0, 100.0])
     rp = sub.add_parser("report")
     rp.add_argument("files", nargs="+", type=Path)
     args = ap.parse_args()
     if args.cmd == "speed":
         speed(args.variants, args.rounds, args.repeat)
+    elif args.cmd == "latency":
+        latency(args.states, args.budgets)
     elif args.cmd == "strength":
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         strength(args)

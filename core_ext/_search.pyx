@@ -144,6 +144,8 @@ cdef int play_out(Policy* P, RoundCore r, int* actions) except -2:
     cdef Choice ch
     cdef int seat, rc
     while not r.over_kind:
+        if P.deadline and (actions[0] & 15) == 0 and monotonic() > P.deadline:
+            return -1             # the time budget is spent: the deal is not counted
         seat = r.cturn
         seen_of(r, seat, &S)
         rc = rule_choice(P, &S, &ch)
