@@ -15,7 +15,7 @@ A decision of the seat to act is searched as follows (docs/rounds.md "托管 and
    (``RoundCore``, the one state machine, through its C API) and the round is played to its
    end by the rule policy in all four seats; the seat's team then scores what settlement
    gives it (``round_amounts``: base × multiplier + contributions — points, not only the
-   win). Every candidate meets the same deals (paired comparison: the luck of the deal
+   win), plus a bonus for placing first (``win_bonus``: three 双扣 base amounts). Every candidate meets the same deals (paired comparison: the luck of the deal
    cancels out of the differences).
 4. **Choice**: the candidate whose mean gain over the rule policy's action is largest, if
    that gain exceeds one standard error of the paired differences; else the rule policy's
@@ -36,7 +36,8 @@ from libc.string cimport memcpy, memset
 from shuangkou.core._core cimport RD, RuleSet, make_reading, u8
 from shuangkou.core._enumerate cimport ALL_KINDS, Enum, enum_begin, enum_each, monotonic
 from shuangkou.core._round cimport RoundCore
-from shuangkou.core._settle cimport round_amounts
+from shuangkou.core._round cimport END_TEAM
+from shuangkou.core._settle cimport Tables, round_amounts, tables
 from shuangkou.core._suggest cimport (
     MAXALT,
     R_ALT_PASS,
@@ -53,12 +54,13 @@ from shuangkou.core._suggest cimport (
     rule_choice,
     seen_of,
 )
-from shuangkou.core.cards cimport NCODES, NFACES, SEATS, SJ, BJ, code_rank, partner_of
+from shuangkou.core.cards cimport NCODES, NFACES, SEATS, SJ, BJ, code_rank, partner_of, team_of
 
 from shuangkou.core.errors import DeadlineExceeded, ShuangkouError
 
 cdef enum:
     MAXDECK = 1024        # cards a deck may hold (house variants: decks × 52 + jokers)
+    WIN_WEIGHT = 3        # a win is worth this many 双扣 base amounts on top of its points
 
 #: Upper bounds a caller may ask for (the RPC checks them, docs/api.md).
 MAX_WIDTH = MAXALT
@@ -156,31 +158,52 @@ cdef int play_out(Policy* P, RoundCore r, int* actions) except -2:
     return 0
 
 
-cdef long long team_points(RoundCore r, int seat) except? -1:
+cdef long long team_points(RoundCore r, int seat, int* won) except? -1:
+    """The settlement points of the seat's team for the finished round ``r``; ``won``: the
+    team placed first (§9)."""
     cdef long long amount[SEATS]
     round_amounts(r, amount)
+    won[0] = r.nfin > 0 and team_of(r.fin[0]) == team_of(seat)
     return amount[seat] + amount[partner_of(seat)]
+
+
+cdef double win_bonus(RoundCore r) except? -1:
+    """What placing first is worth beyond its settlement: WIN_WEIGHT × the winning team's
+    双扣 base at ×1 (8 points where the base is 4 4 −4 −4; huopin: 2 × 3). Measured
+    (docs/decisions.md): points alone trade wins for contributions where bombs pay a lot
+    (fengkuang_crazy: 43 % of rounds won, +11.5 points; with the bonus 71 %, +12.7)."""
+    cdef Tables t = tables(r.rs)
+    if t.end_rule == END_TEAM:
+        return WIN_WEIGHT * (t.base[0][0] + t.base[0][1])
+    return WIN_WEIGHT * 2 * t.kou[0]
 
 
 cdef struct Tally:
     int n                 # deals counted
-    double sum            # of the team's points
-    double dsum, dsq      # of the paired differences with the rule policy's action
+    double dsum, dsq      # paired differences of value with the rule policy's action
+    double psum           # ... of points
+    double wsum           # ... of wins (1 placed first, 0 not)
 
 
 def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width=6,
-           int count=1, timeout=None):
+           int count=1, timeout=None, win=None):
     """Search the decision of the seat to act in ``root`` (module doc). Budget: at most
     ``rollouts`` rollouts (0: no count limit) and ``ms`` milliseconds (0: no time limit);
     ``timeout`` (seconds) bounds the whole call like an RPC deadline. Returns
     ``(ranked, stats)``: up to ``count`` candidates, the chosen first, each as (cards,
-    reading, declared, reason, danger, gain, se, deals) — ``gain`` the mean team points over
-    the rule policy's action — and stats (rollouts, deals, actions, seconds, width)."""
+    reading, declared, reason, danger, points, wins, se, deals) — ``points`` and ``wins`` the
+    mean differences with the rule policy's action in the team's settlement points and in
+    the share of deals it placed first, ``se`` the standard error of the value's (points +
+    the win bonus) — and stats (rollouts, deals, actions, seconds, width, kept: the rule
+    policy's action was chosen). ``win``: the win
+    bonus in points (None: win_bonus)."""
     cdef Policy P
     cdef Seen S
     cdef Choice cands[MAXALT]
     cdef Tally tally[MAXALT]
     cdef double values[MAXALT]
+    cdef long long points[MAXALT]
+    cdef int won[MAXALT]
     cdef int pool[NFACES]
     cdef int seat, k, m, rc, best, deal = 0, actions = 0
     cdef long done = 0
@@ -188,6 +211,7 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
     cdef Rng g
     cdef RoundCore det, x
     cdef unsigned long long base
+    cdef double win_value = win_bonus(root) if win is None else win
     if root.over_kind:
         raise ShuangkouError("the round is over: nothing to suggest", "state")
     if not 1 <= width <= MAXALT:
@@ -236,13 +260,15 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
                     apply_choice(x, seat, &cands[k])
                     if play_out(&P, x, &actions) < 0:
                         break
-                    values[k] = team_points(x, seat)
+                    points[k] = team_points(x, seat, &won[k])
+                    values[k] = points[k] + win_value * won[k]
                 else:
                     for k in range(m):
                         tally[k].n += 1
-                        tally[k].sum += values[k]
                         tally[k].dsum += values[k] - values[0]
                         tally[k].dsq += (values[k] - values[0]) ** 2
+                        tally[k].psum += points[k] - points[0]
+                        tally[k].wsum += won[k] - won[0]
                     done += m
                     deal += 1
                     with nogil:
@@ -267,9 +293,10 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
             mean = tally[k].dsum / n if n else 0
             se = sqrt(max(tally[k].dsq / n - mean * mean, 0) / (n - 1)) if n > 1 else 0
             ranked.append((cards, reading, bool(cands[k].declare), cands[k].reason,
-                           cands[k].danger, mean, se, n))
+                           cands[k].danger, tally[k].psum / n if n else 0.0,
+                           tally[k].wsum / n if n else 0.0, se, n))
         stats = {"rollouts": done, "deals": deal, "actions": actions, "width": m,
-                 "seconds": monotonic() - t0}
+                 "kept": best == 0, "seconds": monotonic() - t0}
         return ranked, stats
     finally:
         policy_close(&P)

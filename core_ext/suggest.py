@@ -44,9 +44,11 @@ and its most different alternatives (the preferred play of each type, the highes
 smallest bomb, the pass) are each played on the same random deals of the unseen cards and
 rolled out to the end of the round by the policy in all four seats; the one with the best
 mean settlement for the seat's team (points: base × multiplier + contributions) is chosen
-if it gains more than one standard error over the policy's action, else the policy's action
-stands. Deterministic for a given state, seed and rollout budget; ``ms`` stops inside a
-rollout. :data:`TUOGUAN` is the budget for 托管 (docs/BENCHMARKS.md has its strength).
+(plus a bonus for placing first, three 双扣 base amounts: points alone trade wins for
+contributions where bombs pay a lot) if it gains more than one standard error over the
+policy's action, else the policy's action stands. Deterministic for a given state, seed and
+rollout budget; ``ms`` stops inside a rollout. :data:`TUOGUAN` is the budget for 托管
+(docs/BENCHMARKS.md has its strength).
 
 Deterministic: equal candidates keep the enumerator's order and the first is taken; a
 ``seed`` picks among equals instead (variety for 托管 tables) and seeds the search's deals.
@@ -106,8 +108,9 @@ class Suggestion:
     ``kind`` is ``"play"`` or ``"pass"``; for a play, ``cards`` are codes from the hand and
     ``declaration`` names the reading to declare when the one meant is not what would stand
     undeclared (§7 rule 6), else None; ``reading`` is the reading that will stand. From a
-    search: ``gain`` is the mean settlement for the seat's team over the rule policy's
-    action on ``deals`` sampled deals (None without a search).
+    search, on ``deals`` sampled deals, against the rule policy's action: ``gain`` the mean
+    difference in the seat's team's settlement points, ``wins`` in the share of deals it
+    placed first (both None without a search).
     """
 
     kind: Literal["play", "pass"]
@@ -117,6 +120,7 @@ class Suggestion:
     reading: Any = None
     reason: str = ""
     gain: float | None = None
+    wins: float | None = None
     deals: int = 0
 
     @property
@@ -190,8 +194,8 @@ def _cost_note(v: Variant, hand: Sequence[int], cards: Sequence[int], reading: A
 
 
 def _suggestion(v: Variant, seat: int, hand: Sequence[int], following: bool,
-                row: tuple[Any, ...], gain: float | None = None, deals: int = 0,
-                searched: str = "") -> Suggestion:
+                row: tuple[Any, ...], gain: float | None = None, wins: float | None = None,
+                deals: int = 0, searched: str = "") -> Suggestion:
     cards, reading, declared, reason, danger = row[:5]
     if reason == _ALT_NEXT:
         words = _cost_note(v, hand, cards, reading, following)
@@ -201,11 +205,11 @@ def _suggestion(v: Variant, seat: int, hand: Sequence[int], following: bool,
     if searched:
         words = f"{searched}: {words}"
     if not cards:
-        return Suggestion("pass", seat, reason=words, gain=gain, deals=deals)
+        return Suggestion("pass", seat, reason=words, gain=gain, wins=wins, deals=deals)
     declaration = (Declaration(reading.kind, reading.top, reading.star or None) if declared
                    else None)
     return Suggestion("play", seat, tuple(cards), declaration, reading,
-                      f"{words}: {reading.describe()}", gain, deals)
+                      f"{words}: {reading.describe()}", gain, wins, deals)
 
 
 def decide(variant: str | Variant, seat: int, hand: Sequence[int],
@@ -249,17 +253,18 @@ def suggestions(round: Any, count: int = 1, *, seed: int | None = None,
                                    count=count, timeout=timeout)
     actions = []
     for i, row in enumerate(ranked):
-        gain, deals = row[5], row[7]
-        if not stats["deals"]:
+        gain, wins, deals = row[5], row[6], row[8]
+        searched = bool(stats["deals"])
+        if not searched:
             note = ""
-        elif i == 0:
-            note = (f"search ({deals} deals): {gain:+.1f} points per round over the rule "
-                    "policy's choice" if gain else
-                    f"search ({deals} deals) kept the rule policy's choice")
+        elif i == 0 and stats["kept"]:
+            note = f"search ({deals} deals) kept the rule policy's choice"
         else:
-            note = f"search ({deals} deals): {gain:+.1f} points per round"
+            note = (f"search ({deals} deals): {gain:+.1f} points, {wins:+.0%} wins over the "
+                    "rule policy's choice")
         actions.append(_suggestion(v, seat, hand, following, row,
-                                   gain if stats["deals"] else None, deals, note))
+                                   gain if searched else None, wins if searched else None,
+                                   deals, note))
     return Ranked(_standing(round, actions), stats["rollouts"], stats["deals"],
                   stats["width"], stats["seconds"])
 

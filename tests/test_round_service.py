@@ -283,6 +283,7 @@ def test_suggest_by_search_reports_its_budget_and_is_deterministic(stub: Any) ->
     assert 0 < report.rollouts <= 60 and report.candidates > 1
     assert report.deals == report.rollouts // report.candidates and report.elapsed_ms > 0
     assert first.actions[0].HasField("gain") and first.actions[0].deals == report.deals
+    assert all(a.HasField("wins") and -1 <= a.wins <= 1 for a in first.actions)
     assert "search" in first.reason
     default = stub.SuggestAction(rounds_pb2.SuggestActionRequest(
         rule_set=rule_set("huopin"), state=state, search=rounds_pb2.SearchBudget()),

@@ -223,8 +223,8 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
         for s in ranked.actions:
             out = response.actions.add(reason=s.reason, deals=s.deals)
             _fill_suggested(out.action, out.reading, s)
-            if s.gain is not None:
-                out.gain = s.gain
+            if s.gain is not None and s.wins is not None:
+                out.gain, out.wins = s.gain, s.wins
         if request.HasField("search"):
             response.search.CopyFrom(rounds_pb2.SearchReport(
                 rollouts=ranked.rollouts, deals=ranked.deals, candidates=ranked.width,
