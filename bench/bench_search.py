@@ -44,14 +44,15 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT)]
+sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+
+from bench_suggest import start  # noqa: E402  (a shuffled deal, the leader revealing)
 
 from shuangkou import core  # noqa: E402
 from shuangkou.core import Declaration, Round  # noqa: E402
 from shuangkou.core._search import search, selfplay  # noqa: E402
 from shuangkou.core._suggest import choose_in  # noqa: E402
-from shuangkou.core.generate import deal  # noqa: E402
-from shuangkou.core.variants import Variant, get_variant  # noqa: E402
+from shuangkou.core.variants import get_variant  # noqa: E402
 
 SEATS = 4
 VARIANTS = [v.id for v in core.list_variants()]
@@ -84,16 +85,6 @@ def speed(variants: list[str], rounds: int, repeat: int) -> None:
 
 
 # ----------------------------------------------------------------------------- strength
-
-def start(v: Variant, rng: random.Random) -> Round:
-    """A shuffled deal; the leader reveals a random card of its hand (teams stated with
-    three decks, where the revealed card cannot form them)."""
-    hands = deal(v, rng)
-    leader = rng.randrange(SEATS)
-    if v.decks == 2:
-        return Round.deal(v, hands, leader, revealed=[rng.choice(hands[leader])])
-    return Round.deal(v, hands, leader, partner=(leader + 2) % SEATS)
-
 
 def act(r: Round, cards: tuple[int, ...], reading: Any, declared: bool) -> None:
     seat = r.turn

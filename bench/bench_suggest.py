@@ -37,9 +37,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import re
 import statistics
 import sys
 import time
@@ -47,7 +45,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT)]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from grpc_helpers import cpu_seconds, rss_mib  # noqa: E402
 
 from shuangkou import core  # noqa: E402
 from shuangkou.core import Round, suggest  # noqa: E402
@@ -180,23 +180,13 @@ def heavy_in_process() -> None:
               f"{(time.process_time() - t) * 1e3:.0f} ms CPU ({len(got.actions)} returned)")
 
 
-def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _rss_mib(pid: int, key: str) -> float:
-    text = Path(f"/proc/{pid}/status").read_text()
-    found = re.search(key + r":\s+(\d+) kB", text)
-    return int(found.group(1)) / 1024 if found else 0.0
-
-
 def _idle(pid: int, since: float) -> float:
     """Server CPU seconds from ``since`` (a reading) until it is idle for 0.5 s."""
+
     last, t0 = since, time.monotonic()
     while time.monotonic() - t0 < 60:
         time.sleep(0.5)
-        now = _cpu_seconds(pid)
+        now = cpu_seconds(pid)
         if now - last < 0.02:
             break
         last = now
@@ -205,7 +195,6 @@ def _idle(pid: int, since: float) -> float:
 
 def server_bounds(concurrent: int, search_ms: int) -> None:
     import grpc
-    sys.path.insert(0, str(ROOT / "tests"))
     from grpc_helpers import ServerProcess
 
     from shuangkou.v1 import cards_pb2, rounds_pb2, rounds_pb2_grpc, scoring_pb2
@@ -230,14 +219,14 @@ def server_bounds(concurrent: int, search_ms: int) -> None:
                      "search, 托管 budget": {"search": rounds_pb2.SearchBudget()}}
             for name, extra in modes.items():
                 request = rounds_pb2.SuggestActionRequest(rule_set=house, state=data, **extra)
-                t0, cpu0 = time.monotonic(), _cpu_seconds(pid)
+                t0, cpu0 = time.monotonic(), cpu_seconds(pid)
                 try:
                     stub.SuggestAction(request, timeout=0.3)
                     code = "OK"
                 except grpc.RpcError as exc:
                     code = exc.code().name
                 wall = time.monotonic() - t0
-                at = _cpu_seconds(pid)
+                at = cpu_seconds(pid)
                 print(f"SuggestAction on the heavy hand, {name}, deadline 0.3 s -> {code} in "
                       f"{wall:.2f} s; server CPU {at - cpu0:.2f} s, after the deadline "
                       f"{_idle(pid, at):.2f} s")
@@ -245,7 +234,7 @@ def server_bounds(concurrent: int, search_ms: int) -> None:
                 rule_set=house, state=data, count=32,
                 search=rounds_pb2.SearchBudget(max_ms=search_ms))
             for deadline in (0.3, 60.0):
-                idle = _rss_mib(pid, "VmRSS")
+                idle = rss_mib(pid, "VmRSS")
                 t0 = time.monotonic()
                 calls = [stub.SuggestAction.future(maximal, timeout=deadline)
                          for _ in range(concurrent)]
@@ -256,13 +245,13 @@ def server_bounds(concurrent: int, search_ms: int) -> None:
                         codes.append("OK")
                     except grpc.RpcError as exc:
                         codes.append(exc.code().name)
-                at = _cpu_seconds(pid)
+                at = cpu_seconds(pid)
                 after_deadline = _idle(pid, at)
                 print(f"{concurrent} maximal SuggestActions at once (32 ranked, search up to "
                       f"{search_ms / 1e3:g} s), deadline {deadline:g} s -> {'/'.join(sorted(set(codes)))} in "
                       f"{time.monotonic() - t0:.2f} s; server CPU after the answers "
                       f"{after_deadline:.2f} s; RSS idle {idle:.0f} MiB, peak "
-                      f"{_rss_mib(pid, 'VmHWM'):.0f} MiB, after {_rss_mib(pid, 'VmRSS'):.0f} MiB")
+                      f"{rss_mib(pid, 'VmHWM'):.0f} MiB, after {rss_mib(pid, 'VmRSS'):.0f} MiB")
     finally:
         server.stop()
 

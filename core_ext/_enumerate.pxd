@@ -4,7 +4,7 @@
 
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
-from shuangkou.core._core cimport NKINDS, RD, Rules, u8
+from shuangkou.core._core cimport NKINDS, RD, Rules, RuleSet, u8
 
 cdef enum:
     ALL_KINDS = 1023      # a bit per kind (KINDS order): every kind
@@ -67,3 +67,4 @@ cdef void enum_begin(Enum* E, const Rules* R, const u8* counts, const RD* target
                      RD* scratch) noexcept nogil
 cdef int enum_each(Enum* E, int bombs_only, play_sink sink, void* ctx) noexcept nogil
 cdef int entry_cmp(const void* pa, const void* pb) noexcept nogil
+cdef int _hand_counts(object hand, RuleSet rs, int* codes, u8* counts) except -1

@@ -32,14 +32,11 @@ from shuangkou.core._core cimport (
     Rules,
     RuleSet,
     classify_counts,
-    count_codes,
     get_rules,
     key_cmp,
     make_reading,
-    parse_into,
     rd_beats,
     reading_rd,
-    sort_ints,
     u8,
 )
 from shuangkou.core._enumerate cimport (
@@ -49,6 +46,7 @@ from shuangkou.core._enumerate cimport (
     Entry,
     Enum,
     entry_cmp,
+    _hand_counts,
     enum_begin,
     play_sink,
     enum_each,
@@ -400,6 +398,19 @@ cdef int bomb_sink(void* ctx, const u8* c, const RD* rd) noexcept nogil:
     return 0
 
 
+cdef int walk_bombs(Policy* P, const Seen* S, const RD* target, int want_out,
+                    Bombs* B) noexcept nogil:
+    """The hand's bombs (beating ``target`` unless NULL), keeping the smallest, the
+    smallest that pays and (``want_out``) the first that leaves a hand going out."""
+    B.P = P
+    B.S = S
+    B.want_out = want_out
+    pick_init(&B.small, BY_KEY, 1)
+    pick_init(&B.out, BY_ORDER, 0)
+    pick_init(&B.pay, BY_KEY, 1)
+    return walk(P, S.hand, target, BOMB_MASK, 1, bomb_sink, B)
+
+
 # ----------------------------------------------------------------------------- the policy
 
 cdef int danger_of(const Seen* S) noexcept nogil:
@@ -482,8 +493,7 @@ cdef int rule_choice(Policy* P, const Seen* S, Choice* out) noexcept nogil:
             finish(P, S, S.hand, &whole, R_OUT, out)
             return 0
     plain_of(P.R, S.hand, plain)
-    B.P = C.P = L.P = T.P = P
-    B.S = S
+    C.P = L.P = T.P = P
     if target == NULL:
         # 3. leading
         if S.ncards <= ENDGAME:
@@ -509,11 +519,7 @@ cdef int rule_choice(Policy* P, const Seen* S, Choice* out) noexcept nogil:
             if L.safe.have:
                 finish(P, S, L.safe.c, &L.safe.rd, R_SAFE, out)
                 return 0
-            pick_init(&B.small, BY_KEY, 1)
-            pick_init(&B.out, BY_ORDER, 0)
-            pick_init(&B.pay, BY_KEY, 1)
-            B.want_out = 0
-            if walk(P, S.hand, NULL, BOMB_MASK, 1, bomb_sink, &B) < 0:
+            if walk_bombs(P, S, NULL, 0, &B) < 0:
                 return -1
             if B.small.have:
                 finish(P, S, B.small.c, &B.small.rd, R_LEAD_BOMB, out)
@@ -527,11 +533,7 @@ cdef int rule_choice(Policy* P, const Seen* S, Choice* out) noexcept nogil:
         if L.n:
             finish(P, S, L.shed.c, &L.shed.rd, R_SHED, out)
             return 0
-        pick_init(&B.small, BY_KEY, 1)
-        pick_init(&B.out, BY_ORDER, 0)
-        pick_init(&B.pay, BY_KEY, 1)
-        B.want_out = 0
-        if walk(P, S.hand, NULL, BOMB_MASK, 1, bomb_sink, &B) < 0:
+        if walk_bombs(P, S, NULL, 0, &B) < 0:
             return -1
         if not B.small.have:
             return -2         # no play at all: not a hand of the variant
@@ -552,11 +554,7 @@ cdef int rule_choice(Policy* P, const Seen* S, Choice* out) noexcept nogil:
     if C.best.have:
         finish(P, S, C.best.c, &C.best.rd, R_CHEAP, out)
         return 0
-    pick_init(&B.small, BY_KEY, 1)
-    pick_init(&B.out, BY_ORDER, 0)
-    pick_init(&B.pay, BY_KEY, 1)
-    B.want_out = danger > DANGER
-    if walk(P, S.hand, target, BOMB_MASK, 1, bomb_sink, &B) < 0:
+    if walk_bombs(P, S, target, danger > DANGER, &B) < 0:
         return -1
     if not B.small.have:
         passes(R_NOTHING, out)
@@ -765,13 +763,8 @@ cdef int apply_choice(RoundCore r, int seat, const Choice* ch) except -1:
 
 cdef int _hand_of(RuleSet rs, object hand, int* codes, int* start, u8* counts) except -1:
     """Parse and check a hand (codes sorted); ``start[r]``: where rank r's codes begin."""
-    cdef int n, r, i = 0
-    try:
-        n = parse_into(hand, codes, MAXCARDS)
-        count_codes(rs, codes, n, counts)
-    except ShuangkouError as exc:
-        raise type(exc)(f"hand: {exc}", "hand") from None
-    sort_ints(codes, n)
+    cdef int r, i = 0
+    cdef int n = _hand_counts(hand, rs, codes, counts)
     for r in range(NFACES):
         start[r] = i
         i += counts[r]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from shuangkou.core import (
     Declaration,
@@ -25,9 +25,10 @@ from shuangkou.core import (
     get_variant,
     legal_plays,
 )
-from shuangkou.core._core import format_cards, parse_cards, play_reading
+from shuangkou.core._core import parse_cards, play_reading
 from shuangkou.core.cards import SJ, card_rank, partner, seats_after
 from shuangkou.core.scoring import round_star
+from shuangkou.core.suggest import Suggestion
 
 __all__ = ["Suggestion", "decide", "DANGER"]
 
@@ -38,30 +39,6 @@ _ENDGAME = 10         # hands (or what a bomb leaves) this small are tried as tw
 # How much a card of each rank position is worth getting rid of when leading (§2 ranks:
 # 3=0 … A=11, 2=12, SJ=13, BJ=14): low cards are liabilities, high ones regain the lead.
 _LIABILITY = tuple(max(0, 10 - r) for r in range(15))
-
-
-@dataclass(frozen=True, slots=True)
-class Suggestion:
-    """A legal action for the seat to act and why.
-
-    ``kind`` is ``"play"`` or ``"pass"``; for a play, ``cards`` are codes from the hand and
-    ``declaration`` names the reading to declare when the one meant is not what would stand
-    undeclared (§7 rule 6), else None; ``reading`` is the reading that will stand.
-    """
-
-    kind: Literal["play", "pass"]
-    seat: int
-    cards: tuple[int, ...] = ()
-    declaration: Declaration | None = None
-    reading: Any = None
-    reason: str = ""
-
-    @property
-    def text(self) -> tuple[str, ...]:
-        """The cards as text tokens."""
-        return tuple(format_cards(self.cards))
-
-
 
 
 @dataclass(slots=True)
