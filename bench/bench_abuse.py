@@ -31,7 +31,15 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from grpc_helpers import ServerProcess, cards, free_port, metric_value, running_server  # noqa: E402
+from grpc_helpers import (  # noqa: E402
+    ServerProcess,
+    cards,
+    cpu_seconds,
+    free_port,
+    metric_value,
+    rss_mib,
+    running_server,
+)
 
 from shuangkou.v1 import service_pb2, service_pb2_grpc  # noqa: E402
 from shuangkou.v1.variants_pb2 import RuleSet  # noqa: E402
@@ -167,14 +175,7 @@ def shutdown_with_long_work(plays: int, grace: float = 1.0) -> None:
         server.stop()
 
 
-def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _rss_mib(pid: int, key: str) -> float:
-    text = Path(f"/proc/{pid}/status").read_text()
-    return int(re.search(key + r":\s+(\d+) kB", text).group(1)) / 1024
+_cpu_seconds, _rss_mib = cpu_seconds, rss_mib     # tests/grpc_helpers.py
 
 
 def _peak_rss(server: ServerProcess, request: service_pb2.BatchClassifyRequest) -> str:

@@ -72,6 +72,11 @@ cdef class RuleSet:
     cdef tuple invalid_texts        # why cards form no play, one sentence per reason
     cdef public object settlement   # shuangkou.core._settle's tables, built on first use
 
+# One reading as a Python object: its C form and its rule set (compiled modules read rd).
+cdef class Reading:
+    cdef RD rd
+    cdef readonly RuleSet rules
+
 cdef RuleSet get_rules(object variant)
 cdef double monotonic() noexcept nogil
 cdef double deadline_after(object timeout) except -1

@@ -881,8 +881,7 @@ cdef class Reading:
 
     Readings compare only within one variant; use :func:`beats` to compare them.
     """
-    cdef RD rd
-    cdef readonly RuleSet rules
+    # fields in _core.pxd: rd (the C reading), rules
 
     @property
     def kind(self):

@@ -67,48 +67,13 @@ cdef enum:
     SORTKEY = KEYLEN + 3 + NFACES
 
 _KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
-_ALL_KINDS = (1 << NKINDS) - 1
-_BOMB_MASK = (1 << K_BOMB) | (1 << K_JOKER_BOMB_3) | (1 << K_JOKER_BOMB_4) | (1 << K_CHAIN_BOMB)
+assert ALL_KINDS == (1 << NKINDS) - 1 and BOMB_MASK == (
+    (1 << K_BOMB) | (1 << K_JOKER_BOMB_3) | (1 << K_JOKER_BOMB_4) | (1 << K_CHAIN_BOMB))
 
 
 # ----------------------------------------------------------------------------- C state
 
-cdef struct Entry:
-    u8 c[16]              # the play's count vector (15 faces + a zero pad): also its identity
-    RD rd                 # the reading it is listed with (chains: see chain_with_wilds)
-
-
-cdef struct Enum:
-    const Rules* R
-    int lo                # lowest natural rank of the deck
-    u8 h[16]              # the hand's count vector
-    int ws, wb, w         # SJ / BJ usable as wilds, and their sum
-    int cls               # class being generated
-    int follow            # 1 when following ``target``
-    RD target
-    int tstar             # following a bomb: smaller stars cannot beat (star is key field 1)
-    int max_cards
-    unsigned kinds        # bit per kind accepted
-    int count_only        # count per kind instead of storing entries
-    long long counts[NKINDS]
-    int exists_only       # stop at the first play found
-    int found
-    int stop
-    int oom
-    double deadline       # CLOCK_MONOTONIC seconds after which the work stops (0: none)
-    unsigned visits
-    int timed_out
-    # chain-bomb de-duplication: open addressing over 16-byte keys (all-zero = empty slot)
-    u8* hkeys
-    Py_ssize_t hcap, hused
-    # output
-    Entry* out
-    Py_ssize_t n, cap
-    Py_ssize_t class_start
-    Py_ssize_t keep       # entries of this class that can still be returned (-1: no limit)
-    int cut               # entries were dropped because of ``keep``
-    int by_links          # the class is generated for every chain length at once: sort after
-    RD* scratch           # readings of one multiset
+# Entry and Enum (the enumerator's C state) are declared in _enumerate.pxd.
 
 
 cdef inline int class_of(int kind) noexcept nogil:
@@ -248,6 +213,9 @@ cdef int seen_before(Enum* E, const u8* c) noexcept nogil:
     cdef u8* slot
     if E.hused * 2 >= E.hcap:
         newcap = E.hcap * 2 if E.hcap else 64
+        if E.max_hash and newcap > E.max_hash:
+            E.nodedupe = 1      # the memory ceiling: repeats reach the sink from here on
+            return 0
         old = E.hkeys
         E.hkeys = <u8*>malloc(newcap * 16)
         if E.hkeys == NULL:
@@ -336,7 +304,7 @@ cdef void visit(Enum* E, u8* c, int dedupe) noexcept nogil:
         E.stop = 1          # out of time: the caller raises DeadlineExceeded
         E.timed_out = 1
         return
-    if dedupe and seen_before(E, c):
+    if dedupe and not E.nodedupe and seen_before(E, c):
         return
     nr = classify_counts(E.R, c, E.scratch, MAXREAD)
     # readings come in §7 rule-2 order: the first of a class is its strongest
@@ -354,7 +322,10 @@ cdef void emit(Enum* E, const u8* c, const RD* rd) noexcept nogil:
         return              # the strongest reading of the class does not beat: none does
     if not (E.kinds >> rd.kind) & 1 or rd.ncards > E.max_cards:
         return
-    if E.exists_only:
+    if E.sink != NULL:
+        if E.sink(E.ctx, c, rd):
+            E.stop = 1
+    elif E.exists_only:
         E.found = 1
         E.stop = 1
     elif E.count_only:
@@ -382,9 +353,9 @@ cdef void chain_with_wilds(Enum* E, u8* c, int g, int width, int first, int link
     ``first``, ``links`` long). Its entry holds only the part of the reading that the
     listing reads (kind, cards, top, first, length: enough to filter, order and beat); the
     rest — where the wilds stand — is the core's window reading of the entry's counts,
-    built when the play becomes a Python object (:func:`entry_reading`)."""
+    built when the play becomes a Python object (:func:`entry_reading`), or here for a sink."""
     cdef int s, s_lo = g - E.wb, s_hi = g if g < E.ws else E.ws
-    cdef RD rd
+    cdef RD rd, full
     memset(&rd, 0, sizeof(RD))
     rd.kind = K_STRAIGHT if width == 1 else (K_PAIR_CHAIN if width == 2 else K_TRIPLE_CHAIN)
     rd.ncards = width * links
@@ -398,7 +369,11 @@ cdef void chain_with_wilds(Enum* E, u8* c, int g, int width, int first, int link
             break
         c[SJ] = s
         c[BJ] = g - s
-        emit(E, c, &rd)
+        if E.sink != NULL:      # a sink keeps no entry to complete later: the whole reading
+            window_reading(E.R, c, rd.kind, width, first, links, &full)
+            emit(E, c, &full)
+        else:
+            emit(E, c, &rd)
     c[SJ] = 0
     c[BJ] = 0
 
@@ -947,10 +922,11 @@ cdef object _target(object to_beat, RuleSet rs, RD* out):
     return reading
 
 
-cdef object _setup(Enum* E, RuleSet rs, object to_beat, const u8* counts):
-    """Fill E for a hand and a target; return the standing reading (or None)."""
-    cdef const Rules* R = &rs.r
-    cdef object standing = None
+cdef void enum_begin(Enum* E, const Rules* R, const u8* counts, const RD* target,
+                     RD* scratch) noexcept nogil:
+    """Fill E for a hand's count vector and the reading to beat (NULL: leading); every
+    kind accepted, no card limit, no deadline. ``scratch``: MAXREAD readings of work space
+    (NULL: _enumerate allocates it)."""
     memset(E, 0, sizeof(Enum))
     E.R = R
     E.lo = R.lo
@@ -959,16 +935,42 @@ cdef object _setup(Enum* E, RuleSet rs, object to_beat, const u8* counts):
     E.wb = counts[BJ] if R.wild_bj else 0
     E.w = E.ws + E.wb
     E.max_cards = MAXCARDS
-    E.kinds = _ALL_KINDS
-    if to_beat is not None:
-        standing = _target(to_beat, rs, &E.target)
+    E.kinds = ALL_KINDS
+    E.scratch = scratch
+    if target != NULL:
+        E.target = target[0]
         E.follow = 1
         if E.target.kind >= K_BOMB:
             E.tstar = E.target.star
+
+
+cdef int enum_each(Enum* E, int bombs_only, play_sink sink, void* ctx) noexcept nogil:
+    """Hand every play E accepts to ``sink`` (in output order within the ordinary classes;
+    bombs in generation order), storing nothing but the chain-bomb de-duplication, which it
+    frees. Returns -1 when the deadline stopped it, -2 when memory ran out, else 0."""
+    cdef int classes[NCLASSES]
+    cdef int truncated = 0
+    cdef int nclasses = _classes(E, classes, bombs_only)
+    E.sink = sink
+    E.ctx = ctx
+    run(E, classes, nclasses, -1, &truncated)
+    free(E.hkeys)
+    E.hkeys = NULL
+    E.hcap = E.hused = 0
+    return -1 if E.timed_out else (-2 if E.oom else 0)
+
+
+cdef object _setup(Enum* E, RuleSet rs, object to_beat, const u8* counts):
+    """Fill E for a hand and a target; return the standing reading (or None)."""
+    cdef RD target
+    cdef object standing = None
+    if to_beat is not None:
+        standing = _target(to_beat, rs, &target)
+    enum_begin(E, &rs.r, counts, &target if to_beat is not None else NULL, NULL)
     return standing
 
 
-cdef int _classes(Enum* E, int* out, int bombs_only) noexcept:
+cdef int _classes(Enum* E, int* out, int bombs_only) noexcept nogil:
     """The classes to generate, in output order: ordinary types (KINDS order), then bombs."""
     cdef int n = 0, k
     if E.follow and E.target.kind >= K_BOMB:
@@ -979,7 +981,7 @@ cdef int _classes(Enum* E, int* out, int bombs_only) noexcept:
             continue
         out[n] = k
         n += 1
-    if E.kinds & _BOMB_MASK:
+    if E.kinds & BOMB_MASK:
         out[n] = CLS_BOMB
         n += 1
     return n
@@ -1053,7 +1055,7 @@ def legal_plays(hand, variant, to_beat=None, *, kinds=None, bombs_only=False,
         for k in kinds:
             E.kinds |= 1 << _kind_index(k, "kinds")
     if bombs_only:
-        E.kinds &= _BOMB_MASK
+        E.kinds &= BOMB_MASK
     if max_cards is not None:
         E.max_cards = min(_count_arg(max_cards, "max_cards"), MAXCARDS)
     if limit is not None:

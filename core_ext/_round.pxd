@@ -62,6 +62,7 @@ cdef class RoundCore:
                      RD* out) except -1
     cdef int do_pass(self, int seat) except -1
     cdef int do_escape(self, int seat) except -1
+    cpdef int _copy_into(self, RoundCore other) except -1
     # the module's own helpers (cold sentences, turn order)
     cdef str _lead_note(self)
     cdef str _over_note(self)

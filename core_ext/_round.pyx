@@ -545,7 +545,8 @@ cdef class RoundCore:
         return _action_record(seat, "escape", (), None, None, None, None, None, True)
 
     # -- copying
-    def _copy_into(self, RoundCore other):
+    cpdef int _copy_into(self, RoundCore other) except -1:
+        """Make ``other`` this round (the façade's copy; the search's rollouts, from C)."""
         other.rs = self.rs
         other.variant = self.variant
         memcpy(other.faces, self.faces, sizeof(self.faces))
@@ -573,6 +574,7 @@ cdef class RoundCore:
         other.stake, other.table_fee = self.stake, self.table_fee
         other.hand_at = self.hand_at
         other.partial_deal = self.partial_deal
+        return 0
 
 
 

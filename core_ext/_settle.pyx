@@ -19,7 +19,7 @@ as the compiled round does (``Round.result()``, replays), so both are one comput
 
 from libc.string cimport memset
 
-from shuangkou.core._core cimport RuleSet, get_rules
+from shuangkou.core._core cimport K_CHAIN_BOMB, Reading, RuleSet, get_rules
 from shuangkou.core._round cimport END_TEAM, RoundCore, ended_at
 from shuangkou.core.cards cimport SEATS, next_seat_of, partner_of, team_of
 
@@ -40,10 +40,6 @@ MAX_STAKE = 10**9
 MAX_TABLE_FEE = 10**12
 #: The wire carries amounts as int64 (protos/shuangkou/v1/scoring.proto).
 INT64_MAX = 2**63 - 1
-
-cdef enum:
-    NSTAR = 512            # star-indexed tables; the variants' rows stop at star 64
-    MAXB = 128             # bombs per seat a settlement reads at once
 
 cdef enum:                 # whose star sets the multiplier (§10.3)
     STAR_WINNING_TEAM = 0
@@ -133,18 +129,8 @@ cdef object _record(cls, tuple names, tuple values):
 # ----------------------------------------------------------------------------- tables
 
 cdef class Tables:
-    """A variant's settlement rules in C form (built once per Variant, see :func:`tables`)."""
-
-    cdef readonly object variant
-    cdef int end_rule, star_rule, contrib_mode, to_team, cap, multi, need4, need5
-    cdef int chain_bonus, first_contrib, kou_double, kou_single
-    cdef int escape_rule, kept_on_escape
-    cdef long long escape_pay, escape_receive, escape_fee
-    cdef long long base[3][SEATS]
-    cdef long long kou[3]
-    cdef long long mult[NSTAR]
-    cdef long long gain[NSTAR]
-    cdef long long pay[NSTAR]
+    """A variant's settlement rules in C form (built once per Variant, see :func:`tables`;
+    fields in _settle.pxd)."""
 
     def __init__(self, v):
         cdef int s, k
@@ -155,10 +141,10 @@ cdef class Tables:
         self.to_team = CONTRIBUTION_RECIPIENTS[v.contribution_recipients]
         self.cap = -1 if v.settlement_star_cap is None else v.settlement_star_cap
         need = dict(v.multi_bomb)
-        self.multi = 1 if need else 0
-        self.need4 = need.get(4, 99)
-        self.need5 = need.get(5, 99)
-        self.chain_bonus = 1 if v.chain_bonus else 0
+        self.stars.multi = 1 if need else 0
+        self.stars.need4 = need.get(4, 99)
+        self.stars.need5 = need.get(5, 99)
+        self.stars.chain_bonus = 1 if v.chain_bonus else 0
         self.first_contrib = v.contribution[0][0] if v.contribution else -1
         self.escape_rule = ESCAPES[v.escape]
         self.kept_on_escape = v.contribution_mode in KEPT_ON_ESCAPE
@@ -179,19 +165,15 @@ cdef class Tables:
             self.mult[s] = v.multiplier_for(s)
             self.gain[s], self.pay[s] = v.contribution_for(s)
 
-    cdef inline int capped(self, int star) noexcept:
-        return star if self.cap < 0 or star <= self.cap else self.cap
 
-    cdef inline long long m_for(self, int star) noexcept:
-        return self.mult[star if star < NSTAR else NSTAR - 1]
 
-    cdef int multi_star(self, int n, int k) noexcept:
-        """Variant.multi_bomb_star: round star for k or more bombs of at least n cards."""
-        if not self.multi:
-            return 0
-        if n == 4:
-            return k + 2 if k >= self.need4 else 0
-        return n + k - 1 if k >= self.need5 else 0
+cdef inline int multi_star(const StarRules* t, int n, int k) noexcept nogil:
+    """Variant.multi_bomb_star: round star for k or more bombs of at least n cards."""
+    if not t.multi:
+        return 0
+    if n == 4:
+        return k + 2 if k >= t.need4 else 0
+    return n + k - 1 if k >= t.need5 else 0
 
 
 cpdef Tables tables(v):
@@ -207,14 +189,8 @@ cpdef Tables tables(v):
 
 # ----------------------------------------------------------------------------- round stars (§10.2)
 
-cdef struct Bombs:
-    int n[SEATS]                        # bombs each seat played
-    int star[SEATS][MAXB]               # their stars, in play order
-    unsigned char chain[SEATS][MAXB]    # chain bomb?
-
-
-cdef int _round_star(Tables t, const int* stars, const unsigned char* chain, int nb,
-                     int* rule, int* a, int* b) noexcept:
+cdef int round_star_of(const StarRules* t, const int* stars, const unsigned char* chain,
+                       int nb, int* rule, int* a, int* b) noexcept nogil:
     """§10.2 over one seat's bombs (stars and chain-bomb flags, in play order); the source
     is (rule, a, b): none, bomb a, multi_bomb n=a k=b, or chain_bonus bomb a bonus b.
     On equal stars the simplest source wins: a bomb, then the table, then the bonus."""
@@ -243,7 +219,7 @@ cdef int _round_star(Tables t, const int* stars, const unsigned char* chain, int
             ns[0], ns[1] = sizes[k - 1], 4
             for j in range(2):
                 n = ns[j]
-                s = t.multi_star(n, k)
+                s = multi_star(t, n, k)
                 if s > star:
                     star, rule[0], a[0], b[0] = s, SRC_MULTI_BOMB, n, k
     if t.chain_bonus:
@@ -281,7 +257,7 @@ def round_star(bombs, v):
     cdef int rule, a, b, star
     cdef Tables t = tables(v)
     cdef int nb = _read_bombs(bombs, stars, chain)
-    star = _round_star(t, stars, chain, nb, &rule, &a, &b)
+    star = round_star_of(&t.stars, stars, chain, nb, &rule, &a, &b)
     return star, _source(rule, a, b)
 
 
@@ -296,9 +272,10 @@ cdef int _event(Tables t, list events, long long* contrib, int seat, int star,
     cdef long long gain = t.gain[row], pay = t.pay[row]
     if not gain and not pay:
         return 0
-    to = (<tuple>_TO_TEAM)[seat] if t.to_team else (<tuple>_TO_PLAYER)[seat]
-    events.append(_record(ContributionEvent, _EVENT_FIELDS,
-                          (seat, c, gain, pay, to, None if bomb < 0 else bomb)))
+    if events is not None:
+        to = (<tuple>_TO_TEAM)[seat] if t.to_team else (<tuple>_TO_PLAYER)[seat]
+        events.append(_record(ContributionEvent, _EVENT_FIELDS,
+                              (seat, c, gain, pay, to, None if bomb < 0 else bomb)))
     for s in range(SEATS):
         if s == seat or (t.to_team and s == partner_of(seat)):
             contrib[s] += gain
@@ -307,11 +284,11 @@ cdef int _event(Tables t, list events, long long* contrib, int seat, int star,
     return 0
 
 
-cdef list _contributions(Tables t, const Bombs* b, const int* stars, long long* contrib):
-    """The events of the variant's mode — each bomb at its star (below the first row pays
-    nothing), or once per seat at its round star — and their sum per seat."""
+cdef int _contributions(Tables t, const Bombs* b, const int* stars, long long* contrib,
+                        list events) except -1:
+    """The variant's mode — each bomb at its star (below the first row pays nothing), or
+    once per seat at its round star: the sum per seat, and the events (None: not wanted)."""
     cdef int s, i
-    events = []
     memset(contrib, 0, SEATS * sizeof(long long))
     for s in range(SEATS):
         if t.contrib_mode == PER_BOMB:
@@ -320,7 +297,7 @@ cdef list _contributions(Tables t, const Bombs* b, const int* stars, long long* 
                     _event(t, events, contrib, s, b.star[s][i], i)
         else:
             _event(t, events, contrib, s, stars[s], -1)
-    return events
+    return 0
 
 
 # ----------------------------------------------------------------------------- escapes (§10.6)
@@ -449,8 +426,9 @@ cdef object _settle_escape(Tables t, v, tuple order, const Bombs* b, const int* 
                 played[s] = b.star[s][i]
     memset(&e, 0, sizeof(e))
     ESCAPE_RULES[t.escape_rule](t, v, escaper, stars, played, hands, &e)
+    events = []
     if t.kept_on_escape:
-        events = _contributions(t, b, stars, contrib)
+        _contributions(t, b, stars, contrib, events)
     else:
         events = []
         memset(contrib, 0, sizeof(contrib))
@@ -495,6 +473,99 @@ cdef object _result(result_type, dict extra, tuple values):
 
 # ----------------------------------------------------------------------------- settlement
 
+cdef int round_stars(Tables t, const Bombs* b, Outcome* o) noexcept:
+    """§10.2: every seat's round star and where it came from."""
+    cdef int s
+    for s in range(SEATS):
+        o.stars[s] = round_star_of(&t.stars, b.star[s], b.chain[s], b.n[s], &o.src_rule[s],
+                                 &o.src_a[s], &o.src_b[s])
+    return 0
+
+
+cdef int settle_amounts(Tables t, const int* fin, int nfin, const Bombs* b,
+                        const int* cards_left, list events, Outcome* o) except -1:
+    """A round that ended by its finishing order (``fin[:nfin]``, ended at its last
+    finish), in C: round stars, places, base, multiplier, contributions (their records
+    appended to ``events`` unless None) and each seat's amount before the stake.
+    ``cards_left``: cards each seat holds (the huopin kind of win reads them; NULL: not
+    given)."""
+    cdef int s, i, winner, nxt, held, star_seat
+    round_stars(t, b, o)
+    # -- places (finishers in order, then turn order after the last one) and base amounts
+    winner = fin[0]
+    o.winner = winner
+    memset(o.places, 0, sizeof(o.places))
+    for i in range(nfin):
+        o.places[fin[i]] = i + 1
+    nxt = nfin + 1
+    s = fin[nfin - 1]
+    for i in range(1, SEATS):
+        s = next_seat_of(s)
+        if not o.places[s]:
+            o.places[s] = nxt
+            nxt += 1
+    if t.end_rule == END_TEAM:
+        o.kind = KIND_BY_PARTNER_PLACE[o.places[partner_of(winner)]]
+        for s in range(SEATS):
+            o.base[s] = t.base[o.kind][o.places[s] - 1]
+    else:
+        if cards_left == NULL:
+            raise ShuangkouError(f"{t.variant.id}: scoring needs the cards each seat still "
+                                 "holds (cards_left or hands)", "cards_left")
+        if cards_left[winner] != 0:
+            raise ShuangkouError(f"seat {winner} finished first but cards_left says it holds "
+                                 f"{cards_left[winner]} cards", "cards_left")
+        held = cards_left[next_seat_of(winner)] + cards_left[next_seat_of(partner_of(winner))]
+        o.kind = 0 if held >= t.kou_double else 1 if held >= t.kou_single else 2
+        for s in range(SEATS):
+            o.base[s] = t.kou[o.kind] if team_of(s) == team_of(winner) else -t.kou[o.kind]
+    # -- whose star sets the multiplier (§10.3)
+    cdef int capped[SEATS]
+    for s in range(SEATS):
+        capped[s] = t.capped(o.stars[s])
+    if t.star_rule == STAR_WINNING_TEAM:
+        star_seat = winner if capped[winner] >= capped[partner_of(winner)] else partner_of(winner)
+    elif t.star_rule == STAR_ALL:
+        star_seat = 0
+        for s in range(1, SEATS):       # highest star; on a tie the winner, else the first
+            if capped[s] > capped[star_seat] or (capped[s] == capped[star_seat]
+                                                 and s == winner and star_seat != winner):
+                star_seat = s
+    else:
+        star_seat = winner
+    o.star_seat = star_seat
+    o.star = capped[star_seat]
+    o.m = t.m_for(o.star)
+    # -- contributions (§10.4) and the amounts before the stake (§10.5)
+    _contributions(t, b, o.stars, o.contrib, events)
+    for s in range(SEATS):
+        o.amount[s] = o.base[s] * o.m + o.contrib[s]
+    return 0
+
+
+cdef int round_amounts(RoundCore r, long long* amount) except -1:
+    """Each seat's amount before the stake for a round that ended by its finishing order
+    (no escape), read off the round with no Python records: what a rollout scores."""
+    cdef Tables t = tables(r.rs)
+    cdef Bombs b
+    cdef Outcome o
+    cdef int s, i
+    cdef Reading x
+    for s in range(SEATS):
+        bombs = <list>r.bomb_readings[s]
+        b.n[s] = len(bombs)
+        if b.n[s] > MAXB:
+            raise ShuangkouError(f"at most {MAXB} bombs per seat can be settled", "bombs")
+        for i in range(b.n[s]):
+            x = <Reading>bombs[i]
+            b.star[s][i] = x.rd.star
+            b.chain[s][i] = x.rd.kind == K_CHAIN_BOMB
+    settle_amounts(t, r.fin, r.nfin, &b, r.nleft, None, &o)
+    for s in range(SEATS):
+        amount[s] = o.amount[s]
+    return 0
+
+
 def settle(v, tuple order, played, stake, cards_left, escaper, hands, table_fee,
            result_type, dict extra):
     """Settle consistent inputs (shuangkou.core.scoring.settle; positional, the compiled
@@ -504,16 +575,12 @@ def settle(v, tuple order, played, stake, cards_left, escaper, hands, table_fee,
     fill (results.RoundResult or a subclass) and ``extra`` its further fields."""
     cdef Tables t = tables(v)
     cdef Bombs b
-    cdef int stars[SEATS]
-    cdef int capped[SEATS]
+    cdef Outcome o
     cdef int fin[SEATS]
-    cdef int places[SEATS]
-    cdef long long base[SEATS]
-    cdef long long contrib[SEATS]
-    cdef long long amount[SEATS]
-    cdef int rule, a, c, s, i, winner, kind, nxt, end, star, star_seat, held
+    cdef int left[SEATS]
+    cdef int s, i, end
     cdef int nfin = len(order)
-    cdef long long m, total, limit
+    cdef long long total, limit
     # -- the round end (§9): where the finishing order ended the round
     if nfin > SEATS:
         raise ShuangkouError(f"finish_order {list(order)} lists more than {SEATS} seats",
@@ -531,79 +598,39 @@ def settle(v, tuple order, played, stake, cards_left, escaper, hands, table_fee,
                              f"{'escaped' if escaper is not None else 'ended'} "
                              "(settle takes consistent inputs; score_round checks a summary)",
                              "finish_order")
-    # -- round stars (§10.2)
-    sources = [None] * SEATS
     for s in range(SEATS):
         b.n[s] = _read_bombs(played[s], b.star[s], b.chain[s])
-        stars[s] = _round_star(t, b.star[s], b.chain[s], b.n[s], &rule, &a, &c)
-        sources[s] = _source(rule, a, c)
     if escaper is not None:
-        return _settle_escape(t, v, order, &b, stars, sources, hands, escaper, stake,
+        round_stars(t, &b, &o)
+        sources = [_source(o.src_rule[s], o.src_a[s], o.src_b[s]) for s in range(SEATS)]
+        return _settle_escape(t, v, order, &b, o.stars, sources, hands, escaper, stake,
                               table_fee, result_type, extra)
-    # -- places (finishers in order, then turn order after the last one) and base amounts
-    winner = fin[0]
-    memset(places, 0, sizeof(places))
-    for i in range(nfin):
-        places[fin[i]] = i + 1
-    nxt = nfin + 1
-    s = fin[end]
-    for i in range(1, SEATS):
-        s = next_seat_of(s)
-        if not places[s]:
-            places[s] = nxt
-            nxt += 1
-    if t.end_rule == END_TEAM:
-        kind = KIND_BY_PARTNER_PLACE[places[partner_of(winner)]]
+    if cards_left is not None:
         for s in range(SEATS):
-            base[s] = t.base[kind][places[s] - 1]
-    else:
-        if cards_left is None:
-            raise ShuangkouError(f"{v.id}: scoring needs the cards each seat still holds "
-                                 "(cards_left or hands)", "cards_left")
-        if cards_left[winner] != 0:
-            raise ShuangkouError(f"seat {winner} finished first but cards_left says it holds "
-                                 f"{cards_left[winner]} cards", "cards_left")
-        held = cards_left[next_seat_of(winner)] + cards_left[next_seat_of(partner_of(winner))]
-        kind = 0 if held >= t.kou_double else 1 if held >= t.kou_single else 2
-        for s in range(SEATS):
-            base[s] = t.kou[kind] if team_of(s) == team_of(winner) else -t.kou[kind]
-    # -- whose star sets the multiplier (§10.3)
-    for s in range(SEATS):
-        capped[s] = t.capped(stars[s])
-    if t.star_rule == STAR_WINNING_TEAM:
-        star_seat = winner if capped[winner] >= capped[partner_of(winner)] else partner_of(winner)
-    elif t.star_rule == STAR_ALL:
-        star_seat = 0
-        for s in range(1, SEATS):       # highest star; on a tie the winner, else the first
-            if capped[s] > capped[star_seat] or (capped[s] == capped[star_seat]
-                                                 and s == winner and star_seat != winner):
-                star_seat = s
-    else:
-        star_seat = winner
-    star = capped[star_seat]
-    m = t.m_for(star)
-    # -- contributions (§10.4), then the finals, checked against the wire's 64 bits
-    events = _contributions(t, &b, stars, contrib)
+            left[s] = cards_left[s]
+    events = []
+    settle_amounts(t, fin, nfin, &b, left if cards_left is not None else NULL, events, &o)
+    # -- the finals, checked against the wire's 64 bits
     total = 0
     limit = C_INT64_MAX // <long long>stake if stake <= C_INT64_MAX else 0
     fits = True
     for s in range(SEATS):
-        amount[s] = base[s] * m + contrib[s]
-        total += amount[s]
-        if amount[s] > limit or -amount[s] > limit:
+        total += o.amount[s]
+        if o.amount[s] > limit or -o.amount[s] > limit:
             fits = False
     if total > limit or -total > limit:
         fits = False
-    finals = [amount[s] * stake for s in range(SEATS)]   # Python ints: exact
+    finals = [o.amount[s] * stake for s in range(SEATS)]   # Python ints: exact
     if not fits:
         _check_fits(v, finals, stake)
     seats = tuple([_record(SeatResult, _SEAT_FIELDS,
-                           (s, team_of(s), places[s], base[s], stars[s], sources[s], m,
-                            contrib[s], 0, finals[s]))
+                           (s, team_of(s), o.places[s], o.base[s], o.stars[s],
+                            _source(o.src_rule[s], o.src_a[s], o.src_b[s]), o.m,
+                            o.contrib[s], 0, finals[s]))
                    for s in range(SEATS)])
     return _result(result_type, extra,
-                   (v.id, KINDS_OF_WIN[kind], team_of(winner), order, star,
-                    star_seat if star else None, m, stake, None, table_fee, seats,
+                   (v.id, KINDS_OF_WIN[o.kind], team_of(o.winner), order, o.star,
+                    o.star_seat if o.star else None, o.m, stake, None, table_fee, seats,
                     tuple(events)))
 
 

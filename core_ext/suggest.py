@@ -1,10 +1,12 @@
-"""托管 and 提示: a sensible action for the seat to act (issue 11).
+"""托管 and 提示: actions for the seat to act — the rule policy, ranked hints, and search.
 
-:func:`suggest` looks at a round the way the player in the seat would: its own hand and the
-public table (whose turn, the play standing and who made it, every seat's card count,
-finishing order, the bombs it played). It never looks at another seat's cards. The policy,
-in the order it is applied (the ``reason`` sentence of the :class:`Suggestion` names the
-step that decided):
+Everything here looks at a round the way the player in the seat would: its own hand and
+the public table (whose turn, the play standing and who made it, every seat's card count,
+finishing order, the bombs played). It never looks at another seat's cards.
+
+**The rule policy** (:func:`suggest` with no budget; compiled in core_ext/_suggest.pyx,
+its slow twin is tests/suggest_reference.py). In the order it is applied — the ``reason``
+sentence of a :class:`Suggestion` names the step that decided:
 
 1. **Go out when it can**: a legal play that empties the hand is taken.
 2. **Partner winning**: when the partner made the standing play, pass (unless step 1).
@@ -26,32 +28,77 @@ step that decided):
    the cheapest bomb that beats, or the cheapest one that pays when paying is the reason.
 5. Otherwise pass.
 
+**Declarations** (§7 rules 4, 6): a play carries a ``declaration`` whenever the reading
+meant is not what would stand undeclared — a type chosen among the cards' readings (the
+straight of ``3 4 5 SJ SJ BJ`` rather than its pair chain), or a bomb meant as the reading
+that gives the seat the higher round star (qianbian's chain bonus: a chain bomb of S stars
+counts S + the seat's other bombs of exactly S stars, so a lower reading can pay more).
+
+**Ranked 提示** (:func:`suggestions`): the policy's action first, then every other legal
+play in the policy's order of preference (following: ordinary beats cheapest first, then
+bombs smallest first; leading: by the shedding score, plays that spend a wild or break a
+bomb last, then bombs), then the pass — the order a hint button cycles through.
+
+**Search** (a budget in ``rollouts`` or ``ms``; core_ext/_search.pyx): the policy's action
+and its most different alternatives (the preferred play of each type, the highest beat, the
+smallest bomb, the pass) are each played on the same random deals of the unseen cards and
+rolled out to the end of the round by the policy in all four seats; the one with the best
+mean settlement for the seat's team (points: base × multiplier + contributions) is chosen
+(plus a bonus for placing first, three 双扣 base amounts: points alone trade wins for
+contributions where bombs pay a lot) if it gains more than one standard error over the
+policy's action, else the policy's action stands. Deterministic for a given state, seed and
+rollout budget; ``ms`` stops inside a rollout. :data:`TUOGUAN` is the budget for 托管
+(docs/BENCHMARKS.md has its strength).
+
 Deterministic: equal candidates keep the enumerator's order and the first is taken; a
-``seed`` picks among equals instead (variety for 托管 tables).
+``seed`` picks among equals instead (variety for 托管 tables) and seeds the search's deals.
 """
 
 from __future__ import annotations
 
-import random
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from ._core import format_cards, play_reading
-from ._enumerate import legal_plays
-from .cards import CODE_RANKS, JOKER_CODES, SEATS, SJ, partner, seats_after
+from . import _search, _suggest
+from .cards import BJ, SJ, card_rank
 from .declaration import Declaration
-from .errors import ShuangkouError
+from .errors import RuleViolation, ShuangkouError
 from .variants import Variant, get_variant
 
-__all__ = ["Suggestion", "suggest", "decide", "DANGER"]
+__all__ = ["Budget", "DANGER", "MAX_ALTERNATIVES", "MAX_ROLLOUTS", "Ranked", "Suggestion",
+           "TUOGUAN", "decide", "suggest", "suggestions"]
 
-DANGER = 5            # an opponent with this many cards or fewer may go out soon
-_SMALL_AFTER_BOMB = 4  # a bomb that leaves this many cards or fewer clears the way out
-_SPLIT = 6            # the cost of splitting a group of equal ranks (pair, triple)
-_ENDGAME = 10         # hands (or what a bomb leaves) this small are tried as two-play finishes
-# How much a card of each rank position is worth getting rid of when leading (§2 ranks:
-# 3=0 … A=11, 2=12, SJ=13, BJ=14): low cards are liabilities, high ones regain the lead.
-_LIABILITY = tuple(max(0, 10 - r) for r in range(15))
+DANGER = _suggest.POLICY_CONSTANTS["DANGER"]   # an opponent this close to going out
+#: Candidates the search compares at most (the policy's action included).
+DEFAULT_WIDTH = 6
+#: The most alternatives one call ranks; the largest rollout budget.
+MAX_ALTERNATIVES = _search.MAX_WIDTH
+MAX_ROLLOUTS = _search.MAX_ROLLOUTS
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """What a search may spend on one decision: ``rollouts`` (0: no count limit) and ``ms``
+    milliseconds (0: no time limit); both 0 is the rule policy alone."""
+
+    rollouts: int = 0
+    ms: float = 0.0
+
+    def __post_init__(self) -> None:
+        if type(self.rollouts) is not int or not 0 <= self.rollouts <= MAX_ROLLOUTS:
+            raise ShuangkouError(f"rollouts must be an integer 0–{MAX_ROLLOUTS:,}; "
+                                 f"got {self.rollouts!r}", "rollouts")
+        if not isinstance(self.ms, (int, float)) or not 0 <= self.ms <= 60_000:
+            raise ShuangkouError(f"ms must be 0–60,000 milliseconds; got {self.ms!r}", "ms")
+
+    @property
+    def searches(self) -> bool:
+        return bool(self.rollouts or self.ms)
+
+
+#: The 托管 budget: 600 rollouts, and never more than 100 ms (docs/BENCHMARKS.md).
+TUOGUAN = Budget(rollouts=600, ms=100.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +107,10 @@ class Suggestion:
 
     ``kind`` is ``"play"`` or ``"pass"``; for a play, ``cards`` are codes from the hand and
     ``declaration`` names the reading to declare when the one meant is not what would stand
-    undeclared (§7 rule 6), else None; ``reading`` is the reading that will stand.
+    undeclared (§7 rule 6), else None; ``reading`` is the reading that will stand. From a
+    search, on ``deals`` sampled deals, against the rule policy's action: ``gain`` the mean
+    difference in the seat's team's settlement points, ``wins`` in the share of deals it
+    placed first (both None without a search).
     """
 
     kind: Literal["play", "pass"]
@@ -69,242 +119,173 @@ class Suggestion:
     declaration: Declaration | None = None
     reading: Any = None
     reason: str = ""
+    gain: float | None = None
+    wins: float | None = None
+    deals: int = 0
 
     @property
     def text(self) -> tuple[str, ...]:
         """The cards as text tokens."""
+        from ._core import format_cards
+
         return tuple(format_cards(self.cards))
 
 
-
-
-@dataclass(slots=True)
-class _Hand:
-    """One hand's shape: rank counts, the wild codes of the variant, and the *plain* cards
-    (neither a wild joker nor of a rank held 4+ times), which weak plays are made of."""
-
-    cards: tuple[int, ...]
-    counts: list[int]
-    wild: frozenset[int]
-    plain: list[int]
-
-    @classmethod
-    def of(cls, hand: tuple[int, ...], v: Variant) -> _Hand:
-        counts = [0] * 15
-        for c in hand:
-            counts[CODE_RANKS[c]] += 1
-        wild = frozenset(JOKER_CODES[j] for j in v.wild_jokers)
-        plain = [c for c in hand if c not in wild and counts[CODE_RANKS[c]] < 4]
-        return cls(hand, counts, wild, plain)
-
-    def splits(self, cards: tuple[int, ...]) -> int:
-        """Groups of equal ranks (pairs, triples) the play leaves a part of."""
-        used: dict[int, int] = {}
-        for c in cards:
-            r = CODE_RANKS[c]
-            used[r] = used.get(r, 0) + 1
-        return sum(1 for r, n in used.items() if n < self.counts[r])
-
-    def precious(self, cards: tuple[int, ...]) -> bool:
-        """Spends a wild joker in a mixed play, or splits a bomb."""
-        jokers_only = all(CODE_RANKS[c] >= SJ for c in cards)
-        return any((c in self.wild and not jokers_only) or self.counts[CODE_RANKS[c]] >= 4
-                   for c in cards)
-
-
-def _liability(cards: tuple[int, ...]) -> int:
-    return sum(_LIABILITY[CODE_RANKS[c]] for c in cards)
-
-
-def _remainder(hand: tuple[int, ...], cards: tuple[int, ...]) -> list[int]:
-    rest = list(hand)
-    for c in cards:
-        rest.remove(c)
-    return rest
-
-
-def _reading(cards: Any, v: Variant, to_beat: Any = None) -> Any:
-    """The reading that would stand, or None when the cards are no play (or do not beat)."""
-    try:
-        return play_reading(cards, v, to_beat)
-    except ShuangkouError:
-        return None
-
-
 @dataclass(frozen=True, slots=True)
-class _Stakes:
-    """What a bomb's star can still earn the seat: its round star so far (§10.2, the
-    highest bomb it played) and whether its team holds 1st place (its stars then set the
-    multiplier, §10.3)."""
+class Ranked:
+    """Ranked actions for one seat, the one to take first; what the search spent
+    (``rollouts`` played, ``deals`` sampled, ``width`` candidates compared, ``seconds``)."""
 
-    star: int = 0
-    winning: bool = False
-
-    def pays(self, reading: Any, v: Variant) -> bool:
-        """Does this bomb's star earn points by itself? A per-bomb contribution (§10.4); a
-        round-star contribution above the star already reached; or a higher multiplier
-        for a team that already holds 1st place."""
-        star = reading.star
-        first = v.contribution[0][0] if v.contribution else None
-        if first is not None and star >= first and (v.contribution_mode == "per_bomb"
-                                                     or star > self.star):
-            return True
-        return (self.winning and bool(v.multiplier) and v.multiplier_star != "winner"
-                and star >= v.multiplier[0][0] and star > self.star)
+    actions: tuple[Suggestion, ...]
+    rollouts: int = 0
+    deals: int = 0
+    width: int = 1
+    seconds: float = 0.0
 
 
-def _pick(candidates: list[tuple[Any, Any]], rng: random.Random | None) -> Any:
-    """The best (lowest score) play; ties: the first, or a seeded choice."""
-    best = min(score for score, _ in candidates)
-    tied = [p for score, p in candidates if score == best]
-    return tied[0] if rng is None else rng.choice(tied)
+# What each step of the policy says (core_ext/_suggest.pxd, enum Reason, in order).
+_REASONS = (
+    "goes out with its last cards",
+    "lets the partner's winning play stand",
+    "leads the stronger of its last two plays",
+    "an opponent has {danger} card(s) left: leads a shape they cannot answer",
+    "an opponent is about to go out: leads a bomb",
+    "an opponent is about to go out: leads its highest single",
+    "the partner has 1 card left: leads a low single for them",
+    "leads to shed its weakest cards",
+    "only bombs left: leads the smallest",
+    "beats with its cheapest play",
+    "nothing beats it without spending a wild or breaking a bomb",
+    "bombs: an opponent has {danger} card(s) left",
+    "bombs to take the lead and go out",
+    "bombs with a star that pays",
+    "keeps its bombs for when they matter",
+    "its preferred {kind}",
+    "beats high to win the trick",
+    "its smallest bomb",
+    "passes",
+    "{also}",
+)
+_ALT_NEXT = len(_REASONS) - 1
 
 
-def _smallest(bombs: list[Any], rng: random.Random | None) -> Any:
-    return _pick([(p.reading.key, p) for p in bombs], rng)
+def _cost_note(v: Variant, hand: Sequence[int], cards: Sequence[int], reading: Any,
+               following: bool) -> str:
+    """What an alternative costs the hand, in words (for the 提示 cycle)."""
+    held = [0] * 15
+    used = [0] * 15
+    for c in hand:
+        held[card_rank(c)] += 1
+    for c in cards:
+        used[card_rank(c)] += 1
+    notes = []
+    if reading.is_bomb:
+        notes.append("a bomb")
+    else:
+        if any(held[r] >= 4 for r in range(15) if used[r]):
+            notes.append("breaks a bomb")
+        wild = {"SJ": SJ, "BJ": BJ}
+        if any(used[wild[w]] for w in v.wild_jokers) and any(used[r] for r in range(SJ)):
+            notes.append("spends a wild joker")
+        if any(0 < used[r] < held[r] for r in range(15)):
+            notes.append("splits a group")
+    verb = "also beats" if following else "also leads"
+    return verb + (f" ({', '.join(notes)})" if notes else "")
 
 
-def decide(variant: str | Variant, seat: int, hand: tuple[int, ...] | list[int],
-           sizes: tuple[int, ...] | list[int], standing: tuple[int, Any] | None = None,
-           *, seed: int | None = None, star: int = 0, winning: bool = False) -> Suggestion:
-    """The policy on plain table facts: ``sizes`` = cards held per seat, ``standing`` =
+def _suggestion(v: Variant, seat: int, hand: Sequence[int], following: bool,
+                row: tuple[Any, ...], gain: float | None = None, wins: float | None = None,
+                deals: int = 0, searched: str = "") -> Suggestion:
+    cards, reading, declared, reason, danger = row[:5]
+    if reason == _ALT_NEXT:
+        words = _cost_note(v, hand, cards, reading, following)
+    else:
+        words = _REASONS[reason].format(danger=danger,
+                                        kind=reading.kind if reading is not None else "")
+    if searched:
+        words = f"{searched}: {words}"
+    if not cards:
+        return Suggestion("pass", seat, reason=words, gain=gain, wins=wins, deals=deals)
+    declaration = (Declaration(reading.kind, reading.top, reading.star or None) if declared
+                   else None)
+    return Suggestion("play", seat, tuple(cards), declaration, reading,
+                      f"{words}: {reading.describe()}", gain, wins, deals)
+
+
+def decide(variant: str | Variant, seat: int, hand: Sequence[int],
+           sizes: Sequence[int], standing: tuple[int, Any] | None = None, *,
+           seed: int | None = None, star: int = 0, winning: bool = False,
+           played: Sequence[Any] = ()) -> Suggestion:
+    """The rule policy on plain table facts: ``sizes`` = cards held per seat, ``standing`` =
     (seat, reading) of the play to beat or None when ``seat`` leads; ``star`` = the
-    highest star the seat has played, ``winning`` = its team holds 1st place. See the
-    module doc.
-
-    Only what the policy may choose is enumerated: weak plays from the plain cards, bombs
-    when one is wanted, everything only for small hands; so a full hand with four wild
-    jokers costs about as much as any other.
-    """
+    highest star the seat has played (``played``: its bombs, Readings, when known),
+    ``winning`` = its team holds 1st place. See the module doc."""
     v = get_variant(variant)
-    hand = tuple(sorted(hand))
-    rng = None if seed is None else random.Random(seed)
-    to_beat = None if standing is None else standing[1]
-    whole = _reading(hand, v, to_beat)
-    if whole is not None:
-        return _play(v, seat, hand, whole, to_beat, "goes out with its last cards")
-    mate = partner(seat)
-    opponents = [s for s in seats_after(seat) if s != mate and sizes[s]]
-    danger = min((sizes[s] for s in opponents), default=99)
-    shape = _Hand.of(hand, v)
-    if standing is None:
-        return _lead(v, seat, shape, sizes[mate], danger, rng)
-    if standing[0] == mate:
-        return Suggestion("pass", seat, reason="lets the partner's winning play stand")
-    return _follow(v, seat, shape, to_beat, danger, _Stakes(star, winning), rng)
+    row = _suggest.choose(v, seat, hand, sizes, standing, seed=seed, star=star,
+                          winning=winning, played=played)[0]
+    return _suggestion(v, seat, sorted(hand), standing is not None, row)
 
 
-def _lead(v: Variant, seat: int, shape: _Hand, partner_size: int, danger: int,
-          rng: random.Random | None) -> Suggestion:
-    hand = shape.cards
-    if len(hand) <= _ENDGAME:
-        # Two plays left: lead the stronger part (a bomb, else the higher top), keep the rest.
-        plays = list(legal_plays(hand, v))
-        for p in sorted(plays, key=lambda p: (not p.reading.is_bomb, -p.reading.top)):
-            if _reading(_remainder(hand, p.cards), v) is not None:
-                return _lead_play(v, seat, p, "leads the stronger of its last two plays")
-    plain = list(legal_plays(shape.plain, v)) if shape.plain else []
-    if not plain:   # only bombs and wilds: every play, the ordinary ones first
-        plain = [p for p in legal_plays(hand, v) if not p.reading.is_bomb]
-    if danger <= 2:
-        safe = [p for p in plain if p.reading.kind != "single"
-                and (danger == 1 or p.reading.kind != "pair")]
-        if safe:
-            best = _pick([(-_liability(p.cards) - len(p.cards), p) for p in safe], rng)
-            return _lead_play(v, seat, best, f"an opponent has {danger} card(s) left: "
-                              "leads a shape they cannot answer")
-        bombs = list(legal_plays(hand, v, bombs_only=True))
-        if bombs:
-            return _lead_play(v, seat, _smallest(bombs, rng),
-                              "an opponent is about to go out: leads a bomb")
-        singles = [p for p in plain if p.reading.kind == "single"]
-        if singles:
-            return _lead_play(v, seat, max(singles, key=lambda p: p.reading.top),
-                              "an opponent is about to go out: leads its highest single")
-    if partner_size == 1 and danger > 1:
-        singles = [p for p in plain if p.reading.kind == "single"]
-        if singles:
-            return _lead_play(v, seat, singles[0],
-                              "the partner has 1 card left: leads a low single for them")
-    if plain:
-        best = _pick([(_SPLIT * shape.splits(p.cards) - _liability(p.cards)
-                       + p.reading.top / 16, p) for p in plain], rng)
-        return _lead_play(v, seat, best, "leads to shed its weakest cards")
-    bombs = list(legal_plays(hand, v, bombs_only=True))
-    return _lead_play(v, seat, _smallest(bombs, rng), "only bombs left: leads the smallest")
-
-
-def _follow(v: Variant, seat: int, shape: _Hand, to_beat: Any, danger: int, stakes: _Stakes,
-            rng: random.Random | None) -> Suggestion:
-    hand = shape.cards
-    threatened = danger <= DANGER
-    ordinary = [p for p in legal_plays(shape.plain, v, to_beat)
-                if not p.reading.is_bomb] if shape.plain else []
-    if not ordinary and threatened:   # spend wilds or split a bomb to stop an opponent
-        ordinary = [p for p in legal_plays(hand, v, to_beat) if not p.reading.is_bomb]
-    if ordinary:
-        best = _pick([((shape.precious(p.cards), shape.splits(p.cards), p.reading.top), p)
-                      for p in ordinary], rng)
-        return _follow_play(v, seat, best, to_beat, "beats with its cheapest play")
-    bombs = list(legal_plays(hand, v, to_beat, bombs_only=True))
-    if not bombs:
-        return Suggestion("pass", seat,
-                          reason="nothing beats it without spending a wild or breaking a bomb")
-    if threatened:
-        return _follow_play(v, seat, _smallest(bombs, rng), to_beat,
-                            f"bombs: an opponent has {danger} card(s) left")
-    for p in sorted(bombs, key=lambda p: p.reading.key):
-        rest = _remainder(hand, p.cards)
-        if len(rest) <= _SMALL_AFTER_BOMB or (len(rest) <= _ENDGAME
-                                              and _reading(rest, v) is not None):
-            return _follow_play(v, seat, p, to_beat, "bombs to take the lead and go out")
-    paying = [p for p in bombs if stakes.pays(p.reading, v) and not shape.wild.intersection(p.cards)]
-    if paying:
-        return _follow_play(v, seat, _smallest(paying, rng), to_beat,
-                            "bombs with a star that pays")
-    return Suggestion("pass", seat, reason="keeps its bombs for when they matter")
-
-
-def _lead_play(v: Variant, seat: int, play: Any, reason: str) -> Suggestion:
-    return _play(v, seat, tuple(play.cards), play.reading, None, reason)
-
-
-def _follow_play(v: Variant, seat: int, play: Any, to_beat: Any, reason: str) -> Suggestion:
-    return _play(v, seat, tuple(play.cards), play.reading, to_beat, reason)
-
-
-def _play(v: Variant, seat: int, cards: tuple[int, ...], meant: Any, to_beat: Any,
-          reason: str) -> Suggestion:
-    """A play suggestion; declares the reading meant when it is not what would stand."""
-    stands = play_reading(cards, v, to_beat)
-    declaration = None
-    if (stands.kind, stands.top, stands.key) != (meant.kind, meant.top, meant.key):
-        declaration = Declaration(meant.kind, meant.top, meant.star or None)
-        stands = meant
-    return Suggestion("play", seat, cards, declaration, stands,
-                      f"{reason}: {stands.describe()}")
-
-
-def suggest(round: Any, *, seed: int | None = None) -> Suggestion:
-    """A legal action for the seat to act in ``round`` (a :class:`shuangkou.core.Round`).
+def suggestions(round: Any, count: int = 1, *, seed: int | None = None,
+                budget: Budget = Budget(), width: int = DEFAULT_WIDTH,
+                timeout: float | None = None) -> Ranked:
+    """Up to ``count`` actions for the seat to act in ``round`` (a
+    :class:`shuangkou.core.Round`), the one to take first. Without a budget: the rule
+    policy's action, then the 提示 cycle; with one: the search's ranking of ``width``
+    candidates. ``timeout`` (seconds) bounds the whole call, as an RPC deadline does.
 
     :raises RuleViolation: the round is over (``ROUND_OVER``).
+    :raises DeadlineExceeded: not even the rule policy's action fitted in ``timeout``.
     """
     if round.is_over or round.turn is None:
-        from .errors import RuleViolation
         raise RuleViolation("the round is over: nothing to suggest", "ROUND_OVER")
-    seat = round.turn
-    sizes = tuple(len(round.hand(s)) for s in range(SEATS))
-    standing = round.standing
-    table = None if standing is None else (standing.seat, standing.reading)
-    star = max((b.star for b in round.bombs[seat]), default=0)
-    first = round.finish_order[0] if round.finish_order else None
-    s = decide(round.variant, seat, round.hand(seat), sizes, table, seed=seed, star=star,
-               winning=first is not None and first % 2 == seat % 2)
-    if s.declaration is not None:
-        # The reading that will stand is the Round's to say: play it on a copy (µs).
-        stands = round.copy().play(s.seat, s.cards, s.declaration).reading
-        if stands.key != s.reading.key or (stands.kind, stands.top) != (s.reading.kind,
-                                                                       s.reading.top):
-            s = replace(s, reading=stands)
-    return s
+    if type(count) is not int or not 1 <= count <= MAX_ALTERNATIVES:
+        raise ShuangkouError(f"count must be 1–{MAX_ALTERNATIVES}; got {count!r}", "count")
+    v, seat = round.variant, round.turn
+    hand = round.hand(seat)
+    following = round.standing is not None
+    if not budget.searches:
+        rows = _suggest.choose_in(round, seed=seed, count=count, timeout=timeout)
+        actions = [_suggestion(v, seat, hand, following, row) for row in rows]
+        return Ranked(_standing(round, actions))
+    ranked, stats = _search.search(round, rollouts=budget.rollouts, ms=budget.ms, seed=seed,
+                                   width=max(width, count) if count > 1 else width,
+                                   count=count, timeout=timeout)
+    actions = []
+    for i, row in enumerate(ranked):
+        gain, wins, deals = row[5], row[6], row[8]
+        searched = bool(stats["deals"])
+        if not searched:
+            note = ""
+        elif i == 0 and stats["kept"]:
+            note = f"search ({deals} deals) kept the rule policy's choice"
+        else:
+            note = (f"search ({deals} deals): {gain:+.1f} points, {wins:+.0%} wins over the "
+                    "rule policy's choice")
+        actions.append(_suggestion(v, seat, hand, following, row,
+                                   gain if searched else None, wins if searched else None,
+                                   deals, note))
+    return Ranked(_standing(round, actions), stats["rollouts"], stats["deals"],
+                  stats["width"], stats["seconds"])
+
+
+def _standing(round: Any, actions: list[Suggestion]) -> tuple[Suggestion, ...]:
+    """The reading that will stand for declared plays is the Round's to say: each is
+    played on a copy (µs)."""
+    out = []
+    for s in actions:
+        if s.declaration is not None:
+            stands = round.copy().play(s.seat, s.cards, s.declaration).reading
+            if stands.key != s.reading.key or (stands.kind, stands.top) != (s.reading.kind,
+                                                                           s.reading.top):
+                s = replace(s, reading=stands)
+        out.append(s)
+    return tuple(out)
+
+
+def suggest(round: Any, *, seed: int | None = None, budget: Budget = Budget(),
+            timeout: float | None = None) -> Suggestion:
+    """A legal action for the seat to act in ``round``: the rule policy's, or with a
+    ``budget`` the search's (:data:`TUOGUAN` for 托管). See :func:`suggestions`."""
+    return suggestions(round, 1, seed=seed, budget=budget, timeout=timeout).actions[0]
+

@@ -254,3 +254,15 @@ class ServerProcess:
             self.proc.wait()
             raise AssertionError("server did not exit after SIGTERM:\n"
                                  + "".join(self.log)) from None
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (/proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def rss_mib(pid: int, key: str = "VmRSS") -> float:
+    """A memory figure of process ``pid`` in MiB: ``VmRSS`` now, ``VmHWM`` its peak."""
+    found = re.search(key + r":\s+(\d+) kB", Path(f"/proc/{pid}/status").read_text())
+    return int(found.group(1)) / 1024 if found else 0.0

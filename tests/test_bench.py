@@ -126,6 +126,11 @@ CASES = [
          (r"^health Check \(calls/s\)\s+[\d,]+\s+[\d,]+", r"^ClassifyPlay, rank runs / Check\s+",
           r"^BatchClassify 50 plays \(plays/s\)\s+[\d,]+",
           r"^geometric mean this/base over \d+ lines"), timeout=120),
+    Case("bench_search.py", ("speed", "--rounds", "2", "--repeat", "1", "--variants", "huopin"),
+         (r"^huopin\s+[\d,]+\s+[\d,]+\s+[\d.]+$", r"^slowest variant: [\d,]+ random actions/s")),
+    Case("bench_search.py", ("strength", "--rollouts", "12", "--rounds", "2", "--variants",
+                             "huopin", "qianbian"),
+         (r"^rule\s+12 r\s+huopin\s+2\s+[\d.]+%", r"^rule\s+12 r\s+qianbian\s+2\s")),
     Case("bench_settle.py", ("--replays", "2", "--repeat", "1", "--against", sys.executable),
          (r"^14 generated rounds \(2 per variant, \d+ escaped\)",
           r"^score_round, plain\s+huopin\s+[\d.]+\s+[\d.]+\s+[\d.]+$",
@@ -140,7 +145,11 @@ CASES = [
           r"^\s+verdict: PASS"), timeout=90),
     Case("bench_suggest.py", ("--rounds", "2", "--latency", "1", "--repeats", "1"),
          (r"^huopin\s+[\d.]+/\s*[\d.]+", r"^worst p99: [\d.]+ ms",
-          r"^huopin\s+random\s+2\s+[\d.]+%", r"^huopin\s+bot\s+2\s+[\d.]+%")),
+          r"^huopin\s+random\s+2\s+[\d.]+%", r"^huopin\s+bot\s+2\s+[\d.]+%",
+          r"^heavy hand \(112,343 beating plays\): 32 suggestion")),
+    Case("bench_suggest.py", ("--server", "--concurrent", "2", "--search-ms", "300"),
+         (r"^SuggestAction on the heavy hand, rule policy, deadline 0.3 s -> ",
+          r"^2 maximal SuggestActions at once .* RSS idle \d+ MiB, peak \d+ MiB")),
 ]
 
 def test_every_script_has_a_case() -> None:

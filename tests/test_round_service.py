@@ -261,6 +261,89 @@ def test_suggest_with_a_seed_is_legal_and_reproducible(stub: Any) -> None:
     assert apply(stub, "qianbian", state, first.action).record.seat == first.action.seat
 
 
+def test_suggest_ranks_hints_for_a_hint_button(stub: Any) -> None:
+    """count: the 提示 cycle, the policy's action first (it is `action` too), every entry
+    a legal action of the seat with its reason; pass last when following."""
+    state = stub.StartRound(small_deal(), timeout=TIMEOUT).state.data
+    state = apply(stub, "baibian", state, act(0, PLAY, "3S")).state.data
+    hint = stub.SuggestAction(rounds_pb2.SuggestActionRequest(
+        rule_set=rule_set("baibian"), state=state, count=8), timeout=TIMEOUT)
+    assert hint.actions[0].action == hint.action and hint.actions[0].reason == hint.reason
+    assert [a.action.type for a in hint.actions][-1] == PASS and len(hint.actions) >= 3
+    assert not hint.HasField("search") and not hint.actions[0].HasField("gain")
+    for a in hint.actions:
+        assert a.action.seat == 1 and a.reason
+        assert apply(stub, "baibian", state, a.action).record.seat == 1
+    one = stub.SuggestAction(rounds_pb2.SuggestActionRequest(
+        rule_set=rule_set("baibian"), state=state), timeout=TIMEOUT)
+    assert one.action == hint.action and len(one.actions) == 1
+
+
+def test_suggest_by_search_reports_its_budget_and_is_deterministic(stub: Any) -> None:
+    """search: a rollout budget alone gives the same ranking on every call; the report says
+    what was spent; an empty budget is the 托管 default (600 rollouts at most)."""
+    state = stub.StartRound(full_deal("huopin", 4), timeout=TIMEOUT).state.data
+    request = rounds_pb2.SuggestActionRequest(
+        rule_set=rule_set("huopin"), state=state, seed=3, count=4,
+        search=rounds_pb2.SearchBudget(rollouts=60))
+    first = stub.SuggestAction(request, timeout=TIMEOUT)
+    again = stub.SuggestAction(request, timeout=TIMEOUT)
+    assert [a.action for a in again.actions] == [a.action for a in first.actions]
+    report = first.search
+    assert 0 < report.rollouts <= 60 and report.candidates > 1
+    assert report.deals == report.rollouts // report.candidates and report.elapsed_ms > 0
+    assert first.actions[0].HasField("gain") and first.actions[0].deals == report.deals
+    assert all(a.HasField("wins") and -1 <= a.wins <= 1 for a in first.actions)
+    assert "search" in first.reason
+    default = stub.SuggestAction(rounds_pb2.SuggestActionRequest(
+        rule_set=rule_set("huopin"), state=state, search=rounds_pb2.SearchBudget()),
+        timeout=TIMEOUT)
+    assert 0 < default.search.rollouts <= 600
+    assert apply(stub, "huopin", state, default.action).record.seat == default.action.seat
+
+
+@pytest.mark.parametrize(("extra", "field"), [
+    ({"count": 33}, "count"),
+    ({"search": rounds_pb2.SearchBudget(max_ms=10_001)}, "search.max_ms"),
+    ({"search": rounds_pb2.SearchBudget(rollouts=2_000_000)}, "search.rollouts"),
+])
+def test_suggest_refuses_budgets_past_the_limits(stub: Any, extra: dict[str, Any],
+                                                 field: str) -> None:
+    state = stub.StartRound(small_deal(), timeout=TIMEOUT).state.data
+    with pytest.raises(grpc.RpcError) as caught:
+        stub.SuggestAction(rounds_pb2.SuggestActionRequest(
+            rule_set=rule_set("baibian"), state=state, **extra), timeout=TIMEOUT)
+    error = rich_error(caught.value)
+    assert error.code == grpc.StatusCode.INVALID_ARGUMENT and error.fields == [field]
+
+
+HEAVY = ('{"id": "edge", "extends": "qianbian", "decks": 4, "joker_copies": 4, '
+         '"hand_size": 40, "chain_min_links": 2}')
+
+
+def test_suggest_on_a_heavy_hand_stops_at_the_deadline(stub: Any) -> None:
+    """Issue 19: a 40-card hand with eight wilds facing 22222 under a four-deck house
+    variant (112,343 beating plays): past the call's deadline the server stops and answers
+    DEADLINE_EXCEEDED, in every mode (bench_suggest.py --server measures its CPU after the
+    deadline and the memory of such calls side by side)."""
+    house = variants_pb2.RuleSet(custom_json=HEAVY)
+    mine = "3333 4444 5555 6666 7777 8888 9999 TTT K SJ SJ SJ SJ BJ BJ BJ BJ"
+    request = rounds_pb2.StartRoundRequest(
+        rule_set=house, leader=0, partial_deal=True, partner=2,
+        hands=[cards_pb2.Cards(cards_text=h) for h in ("2 2 2 2 2 3", mine, "4", "5")])
+    state = stub.StartRound(request, timeout=TIMEOUT).state.data
+    state = stub.ApplyAction(rounds_pb2.ApplyActionRequest(
+        rule_set=house, state=state, action=act(0, PLAY, "2 2 2 2 2")), timeout=TIMEOUT).state.data
+    for extra in ({}, {"count": 8}, {"search": rounds_pb2.SearchBudget()}):
+        with pytest.raises(grpc.RpcError) as caught:
+            stub.SuggestAction(rounds_pb2.SuggestActionRequest(
+                rule_set=house, state=state, **extra), timeout=0.02)
+        assert caught.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    done = stub.SuggestAction(rounds_pb2.SuggestActionRequest(rule_set=house, state=state),
+                              timeout=TIMEOUT)
+    assert done.action.seat == 1
+
+
 def test_wind_passes_to_the_partner(stub: Any) -> None:
     """接风 (§9): seat 0 goes out, everyone passes, the partner (seat 2) leads."""
     request = rounds_pb2.StartRoundRequest(

@@ -1,16 +1,31 @@
-"""The 托管 policy (core.suggest): each documented step on a hand made for it, legality
-and determinism over whole self-played rounds in every variant."""
+"""托管 and 提示 (core.suggest): each documented step of the rule policy on a hand made for
+it; the compiled policy against its slow twin (tests/suggest_reference.py) at every decision
+of whole rounds; declarations; the ranked 提示 cycle; the search mode — deterministic,
+information-fair (the unseen cards re-dealt give the same answer), bounded by its deadline;
+legality and determinism over whole self-played rounds in every variant."""
 
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import pytest
+import suggest_reference as reference
 
 from shuangkou import core
-from shuangkou.core import Round, RuleViolation, Suggestion, format_cards, parse_cards, suggest
+from shuangkou.core import (
+    DeadlineExceeded,
+    Round,
+    RuleViolation,
+    ShuangkouError,
+    Suggestion,
+    format_cards,
+    parse_cards,
+    suggest,
+)
 from shuangkou.core.generate import deal
-from shuangkou.core.suggest import DANGER, decide
+from shuangkou.core.suggest import DANGER, TUOGUAN, Budget, decide, suggestions
+from shuangkou.core.variants import variant_from_mapping
 
 VARIANTS = [v.id for v in core.list_variants()]
 FULL = (27, 27, 27, 27)
@@ -139,21 +154,236 @@ def test_passes_when_nothing_beats() -> None:
 
 
 # --------------------------------------------------------------------- declarations
-def test_declares_the_reading_it_means_when_another_would_stand() -> None:
-    """qianbian 3 4 5 SJ SJ BJ: undeclared it stands as the pair chain 334455 (§7 rule 6);
-    meant as the straight 345678 it carries a declaration, and the Round agrees."""
-    from shuangkou.core.suggest import _play
-    cards = tuple(parse_cards("3S 4H 5H SJ SJ BJ"))
-    straight = next(r for r in core.classify(cards, "qianbian").readings
-                    if r.kind == "straight")
-    s = _play(core.get_variant("qianbian"), 0, cards, straight, None, "leads")
-    assert s.declaration is not None and s.declaration.kind == "straight"
-    r = Round.deal("qianbian", ["3S 4H 5H SJ SJ BJ 9", "4S", "5S", "6S"], 0,
+@pytest.mark.parametrize("variant", ["fengkuang", "fengkuang_crazy", "qianbian", "huopin"])
+def test_a_type_chosen_among_the_readings_is_declared_and_stands(variant: str) -> None:
+    """Both jokers wild: 3 4 5 SJ SJ BJ stands undeclared as the pair chain 334455 (§7
+    rule 6; 7 8 9 … in fengkuang_crazy's deck); listed as a straight in the 提示 cycle it
+    carries a declaration the Round accepts. (With the big joker alone wild, no cards have
+    readings of two types.)"""
+    low = "789" if variant == "fengkuang_crazy" else "345"
+    cards = parse_cards(f"{low[0]}S {low[1]}H {low[2]}H SJ SJ BJ")
+    r = Round.deal(variant, [format_cards(cards) + ["K"], ["9S"], ["TS"], ["JS"]], 0,
                    partial_deal=True, partner=2)
-    rec = r.play(0, s.cards, s.declaration)
-    assert (rec.reading.kind, rec.reading.top) == ("straight", straight.top)
-    assert _play(core.get_variant("qianbian"), 0, cards,
-                 core.play_reading(cards, "qianbian"), None, "x").declaration is None
+    cycle = suggestions(r, 32).actions
+    kinds = {s.reading.kind: s for s in cycle if sorted(s.cards) == sorted(cards)}
+    assert kinds["pair_chain"].declaration is None
+    straight = kinds["straight"]
+    assert straight.declaration is not None and straight.declaration.kind == "straight"
+    rec = r.copy().play(0, straight.cards, straight.declaration)
+    assert (rec.reading.kind, rec.reading.top) == ("straight", straight.reading.top)
+
+
+def test_a_bomb_is_declared_as_the_reading_that_pays_more() -> None:
+    """qianbian chain bonus (§10.2): after two 8-star bombs, J×5 Q×6 K×6 BJ read as the
+    8-star chain bomb makes a round star of 8 + 2 = 10, the primary 9-star reading only 9:
+    the policy goes out declaring the 8-star reading."""
+    eight = [core.classify("33333333", "qianbian").primary,
+             core.classify("44444444", "qianbian").primary]
+    hand = parse_cards("J J J J J Q Q Q Q Q Q K K K K K K BJ")
+    assert core.classify(hand, "qianbian").primary.star == 9
+    s = decide("qianbian", 0, hand, (18, 20, 20, 20), played=eight)
+    assert s.reason.startswith("goes out") and s.reading.star == 8
+    assert s.declaration is not None and s.declaration.star == 8
+    assert core.scoring.round_star([*eight, s.reading], core.get_variant("qianbian"))[0] == 10
+    plain = decide("qianbian", 0, hand, (18, 20, 20, 20))       # no bombs before: the 9
+    assert plain.reading.star == 9 and plain.declaration is None
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_every_declared_action_is_accepted_and_stands_as_meant(variant: str) -> None:
+    """Whole rounds of the policy (and its 提示 cycles): whatever carries a declaration is
+    legal with it and stands as the reading the suggestion names."""
+    for seed in range(3):
+        r = start(variant, seed)
+        while not r.is_over:
+            for s in suggestions(r, 12).actions:
+                if s.declaration is not None:
+                    rec = r.copy().play(s.seat, s.cards, s.declaration)
+                    assert (rec.reading.kind, rec.reading.top, rec.reading.key) == (
+                        s.reading.kind, s.reading.top, s.reading.key)
+            s = suggest(r)
+            if s.kind == "pass":
+                r.pass_turn(s.seat)
+            else:
+                r.play(s.seat, s.cards, s.declaration)
+
+
+# --------------------------------------------------------------------- the twin
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_compiled_policy_is_its_slow_twin(variant: str) -> None:
+    """At every decision of whole rounds (the twin's actions, a third of them random to
+    reach odd states), the compiled policy chooses the twin's cards and declaration."""
+    v = core.get_variant(variant)
+    decisions = 0
+    for seed in range(6):
+        r = start(variant, 100 + seed)
+        rng = random.Random(seed)
+        while not r.is_over:
+            seat, standing = r.turn, r.standing
+            table = None if standing is None else (standing.seat, standing.reading)
+            first = r.finish_order[0] if r.finish_order else None
+            facts = dict(star=max((b.star for b in r.bombs[seat]), default=0),
+                         winning=first is not None and first % 2 == seat % 2,
+                         played=r.bombs[seat])
+            want = reference.decide(v, seat, r.hand(seat), r.cards_left, table, **facts)
+            got = decide(v, seat, r.hand(seat), r.cards_left, table, **facts)
+            assert (got.kind, sorted(got.cards), got.declaration) == (
+                want.kind, sorted(want.cards), want.declaration), (seed, r.actions_applied)
+            assert got.reason.split(":")[0] == want.reason.split(":")[0]
+            decisions += 1
+            if rng.random() < 0.3:
+                plays = r.legal_plays()
+                k = rng.randrange(len(plays) + (standing is not None))
+                if k == len(plays):
+                    r.pass_turn(seat)
+                else:
+                    r.play(seat, plays[k].cards)
+            elif want.kind == "pass":
+                r.pass_turn(seat)
+            else:
+                r.play(seat, want.cards, want.declaration)
+    assert decisions > 300
+
+
+# --------------------------------------------------------------------- ranked 提示
+def test_the_hint_cycle_follows_cheapest_first_then_bombs_then_pass() -> None:
+    r = Round.deal("baibian", ["3 4 4 7", "6 6 6 9 9 Q K K 5 5 5 5", "8", "T"], 0,
+                   partial_deal=True, partner=2)
+    r.play(0, "4 4")
+    cycle = suggestions(r, 10).actions
+    assert [" ".join(s.text) for s in cycle] == [
+        "9 9", "K K", "6 6", "5 5", "5 5 5 5", ""]
+    assert cycle[0].reason.startswith("beats with its cheapest play")
+    assert "splits a group" in cycle[2].reason and "breaks a bomb" in cycle[3].reason
+    assert cycle[4].reading.is_bomb and cycle[-1].kind == "pass"
+    assert suggestions(r, 3).actions == cycle[:3]
+
+
+def test_the_hint_cycle_when_leading_sheds_weak_cards_first() -> None:
+    r = Round.deal("baibian", ["3 3 5 9 K K 8 8 8 8", "4", "6", "7"], 0, partial_deal=True,
+                   partner=2)
+    cycle = suggestions(r, 32).actions
+    assert cycle[0] == suggest(r) and cycle[0].kind == "play"
+    bombs = [i for i, s in enumerate(cycle) if s.reading.is_bomb]
+    assert bombs and all(not s.reading.is_bomb for s in cycle[:bombs[0]])
+    assert len({(s.cards, s.reading.kind) for s in cycle}) == len(cycle)
+    assert len(cycle) == len(r.legal_plays())          # every play once, nothing else
+
+
+def test_count_is_checked() -> None:
+    r = start("baibian", 1)
+    for bad in (0, 33, "2"):
+        with pytest.raises(ShuangkouError) as caught:
+            suggestions(r, bad)  # type: ignore[arg-type]
+        assert caught.value.field == "count"
+
+
+# --------------------------------------------------------------------- search
+def test_the_search_is_deterministic_for_a_seed_and_a_rollout_budget() -> None:
+    r = start("baibian", 7)
+    budget = Budget(rollouts=120)
+    a = suggestions(r, 4, budget=budget, seed=5)
+    b = suggestions(r.copy(), 4, budget=budget, seed=5)
+    assert a.actions == b.actions and (a.rollouts, a.deals) == (b.rollouts, b.deals)
+    assert a.rollouts <= 120 and a.deals == a.rollouts // a.width
+    assert a.actions[0].gain is not None and a.actions[0].deals == a.deals
+    assert "search" in a.actions[0].reason
+
+
+def test_the_search_chooses_a_legal_action_every_turn() -> None:
+    r = start("qianbian", 2)
+    while not r.is_over:
+        s = suggest(r, budget=Budget(rollouts=24))
+        if s.kind == "pass":
+            r.pass_turn(s.seat)
+        else:
+            rec = r.play(s.seat, s.cards, s.declaration)
+            assert (rec.reading.kind, rec.reading.top) == (s.reading.kind, s.reading.top)
+    assert r.result().finish_order
+
+
+def redealt(v: core.Variant, hands: list[list[int]], leader: int, history: list[Any],
+            seat: int, rng: random.Random) -> Round:
+    """The same round for ``seat``: the other seats' unplayed cards shuffled among them
+    (same counts), the same actions applied."""
+    played: list[list[int]] = [[], [], [], []]
+    for who, cards in history:
+        played[who] += cards
+    left = [list(h) for h in hands]
+    for who in range(4):
+        for c in played[who]:
+            left[who].remove(c)
+    pool = [c for s in range(4) if s != seat for c in left[s]]
+    rng.shuffle(pool)
+    new = [list(h) for h in hands]
+    for s in range(4):
+        if s != seat:
+            new[s] = played[s] + [pool.pop() for _ in left[s]]
+    r = Round.deal(v, new, leader, partner=(leader + 2) % 4)
+    for who, cards in history:
+        if cards:
+            r.play(who, cards)
+        else:
+            r.pass_turn(who)
+    return r
+
+
+@pytest.mark.parametrize("variant", ["baibian", "qianbian", "huopin"])
+def test_the_search_is_information_fair(variant: str) -> None:
+    """Re-dealing the cards the seat cannot see among the other seats (same counts, same
+    history) changes neither the rule policy's nor the search's answer."""
+    v = core.get_variant(variant)
+    rng = random.Random(variant)
+    hands = deal(v, rng)
+    r = Round.deal(v, hands, 1, partner=3)
+    history: list[Any] = []
+    for step in range(24):
+        if step % 8 == 0:
+            seat = r.turn
+            budget = Budget(rollouts=60)
+            want = suggestions(r, 3, budget=budget, seed=9)
+            for k in range(2):
+                other = redealt(v, hands, 1, history, seat, random.Random(k))
+                assert other.hand(seat) == r.hand(seat)
+                assert other.cards_left == r.cards_left
+                assert [other.hand(s) for s in range(4)] != [r.hand(s) for s in range(4)]
+                assert suggestions(other, 3, budget=budget, seed=9).actions == want.actions
+                assert suggest(other) == suggest(r)
+        s = suggest(r)
+        history.append((s.seat, list(s.cards)))
+        if s.kind == "pass":
+            r.pass_turn(s.seat)
+        else:
+            r.play(s.seat, s.cards)
+
+
+def test_budgets_are_checked() -> None:
+    for bad in ({"rollouts": -1}, {"rollouts": 10**7}, {"ms": -1.0}, {"ms": 10**6},
+                {"rollouts": 1.5}):
+        with pytest.raises(ShuangkouError):
+            Budget(**bad)  # type: ignore[arg-type]
+    assert TUOGUAN.searches and not Budget().searches
+
+
+def heavy() -> Round:
+    """Issue 19's abuse case: a 40-card hand with eight jokers facing a standing 22222 under
+    a four-deck house variant (112,343 beating plays, nearly all bombs; the rule policy
+    walks them in ~0.25 s)."""
+    edge = variant_from_mapping({"id": "edge", "extends": "qianbian", "decks": 4,
+                                 "joker_copies": 4, "hand_size": 40, "chain_min_links": 2})
+    mine = "3333 4444 5555 6666 7777 8888 9999 TTT K SJ SJ SJ SJ BJ BJ BJ BJ"
+    r = Round.deal(edge, ["2 2 2 2 2 3", mine, "4", "5"], 0, partial_deal=True, partner=2)
+    r.play(0, "2 2 2 2 2")
+    return r
+
+
+def test_a_heavy_hand_stops_at_the_deadline() -> None:
+    r = heavy()
+    for budget in (Budget(), TUOGUAN):
+        with pytest.raises(DeadlineExceeded):
+            suggestions(r, 1, budget=budget, timeout=0.02)
+        with pytest.raises(DeadlineExceeded):
+            suggestions(r, 8, budget=budget, timeout=0.02)
 
 
 # --------------------------------------------------------------------- whole rounds

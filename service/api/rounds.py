@@ -18,8 +18,16 @@ import grpc
 
 from shuangkou import core
 from shuangkou.core.cards import SEATS
+from shuangkou.core.suggest import (
+    MAX_ALTERNATIVES,
+    MAX_ROLLOUTS,
+    TUOGUAN,
+    Budget,
+    Suggestion,
+    suggestions,
+)
 from shuangkou.core.variants import Variant
-from shuangkou.v1 import cards_pb2, rounds_pb2, rounds_pb2_grpc
+from shuangkou.v1 import cards_pb2, readings_pb2, rounds_pb2, rounds_pb2_grpc
 
 from ..errors import BadInput, field_scope, rpc
 from ..limits import Limits
@@ -41,7 +49,10 @@ __all__ = ["RoundServicer", "ROUND_SERVICE_NAME", "register_round_service", "fil
 
 ROUND_SERVICE_NAME = rounds_pb2.DESCRIPTOR.services_by_name["RoundService"].full_name
 MAX_STATE_BYTES = 4096   # a state is ~650 bytes (fixed per variant); far larger is not one
-MAX_MESSAGES = 4096      # Reading messages kept of the distinct standing plays seen
+#: The longest one SuggestAction searches: `search.max_ms` at most, and the time limit of a
+#: rollout budget given alone (the call's deadline bounds it as well).
+MAX_SEARCH_MS = 10_000
+MAX_MESSAGES = 4096      # messages kept of the distinct standing plays seen
 
 _STATE_SCOPE = field_scope("state")      # one, reused: it keeps nothing between calls
 
@@ -163,16 +174,52 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
     def SuggestAction(self, request: rounds_pb2.SuggestActionRequest,
                       context: grpc.ServicerContext) -> rounds_pb2.SuggestActionResponse:
         r = _load(request, resolve_variant(request), self.keys)
-        s = core.suggest(r, seed=request.seed if request.HasField("seed") else None)
-        response = rounds_pb2.SuggestActionResponse(reason=s.reason)
-        action = response.action
-        action.seat, action.type = s.seat, ACTION_TYPES[s.kind]
-        if s.kind == "play":
-            action.cards.cards[:] = _codes(s.cards)
-            if s.declaration is not None:   # named exactly: kind, top, star, wilds
-                action.declaration.CopyFrom(declaration_to_proto(s.reading))
-            response.reading.CopyFrom(reading_to_proto(s.reading))
+        if request.count > MAX_ALTERNATIVES:
+            raise BadInput(f"count must be at most {MAX_ALTERNATIVES}; got {request.count}",
+                           "count")
+        ranked = suggestions(r, request.count or 1,
+                             seed=request.seed if request.HasField("seed") else None,
+                             budget=_budget(request), timeout=context.time_remaining())
+        first = ranked.actions[0]
+        response = rounds_pb2.SuggestActionResponse(reason=first.reason)
+        _fill_suggested(response.action, response.reading, first)
+        for s in ranked.actions:
+            out = response.actions.add(reason=s.reason, deals=s.deals)
+            _fill_suggested(out.action, out.reading, s)
+            if s.gain is not None and s.wins is not None:
+                out.gain, out.wins = s.gain, s.wins
+        if request.HasField("search"):
+            response.search.CopyFrom(rounds_pb2.SearchReport(
+                rollouts=ranked.rollouts, deals=ranked.deals, candidates=ranked.width,
+                elapsed_ms=ranked.seconds * 1e3))
         return response
+
+
+def _budget(request: rounds_pb2.SuggestActionRequest) -> Budget:
+    """The search budget a request asks for: none without `search`, the 托管 default for
+    an empty one; a rollout budget alone is capped at MAX_SEARCH_MS."""
+    if not request.HasField("search"):
+        return Budget()
+    b = request.search
+    if b.max_ms > MAX_SEARCH_MS:
+        raise BadInput(f"search.max_ms must be at most {MAX_SEARCH_MS:,}; got {b.max_ms:,}",
+                       "search.max_ms")
+    if b.rollouts > MAX_ROLLOUTS:
+        raise BadInput(f"search.rollouts must be at most {MAX_ROLLOUTS:,}; got "
+                       f"{b.rollouts:,}", "search.rollouts")
+    if not b.rollouts and not b.max_ms:
+        return TUOGUAN
+    return Budget(rollouts=b.rollouts, ms=float(b.max_ms or MAX_SEARCH_MS))
+
+
+def _fill_suggested(action: rounds_pb2.RoundAction, reading: readings_pb2.Reading,
+                    s: Suggestion) -> None:
+    action.seat, action.type = s.seat, ACTION_TYPES[s.kind]
+    if s.kind == "play":
+        action.cards.cards[:] = _codes(s.cards)
+        if s.declaration is not None:   # named exactly: kind, top, star, wilds
+            action.declaration.CopyFrom(declaration_to_proto(s.reading))
+        reading.CopyFrom(reading_to_proto(s.reading))
 
 
 def register_round_service(server: grpc.Server, limits: Limits,

@@ -1,0 +1,20 @@
+"""Typed stubs of the compiled 托管 search (core_ext/_search.pyx); the public entry points
+are shuangkou.core.suggest.suggest / suggestions with a Budget."""
+
+from typing import Any, Final
+
+from ._core import Reading
+from ._core import _VariantLike as VariantLike
+from ._round import RoundCore
+
+MAX_WIDTH: Final[int]
+MAX_ROLLOUTS: Final[int]
+
+#: (cards, reading, declared, reason, danger, points, wins, se, deals)
+_Ranked = tuple[tuple[int, ...], Reading | None, bool, int, int, float, float, float, int]
+
+def search(root: RoundCore, *, rollouts: int = 0, ms: float = 0.0, seed: int | None = None,
+           width: int = 6, count: int = 1, timeout: float | None = None,
+           win: float | None = None) -> tuple[list[_Ranked], dict[str, Any]]: ...
+def selfplay(variant: VariantLike, rounds: int, policy: str = "rule", seed: int = 0,
+             timeout: float | None = None) -> tuple[int, int, int, float]: ...

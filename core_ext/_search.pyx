@@ -1,0 +1,420 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
+"""托管 by search: determinized rollouts of the rule policy, in compiled code.
+
+A decision of the seat to act is searched as follows (docs/rounds.md "托管 and 提示"):
+
+1. **Candidates**: the rule policy's action and the most different alternatives it ranks
+   (_suggest.pyx ``alternatives``: the preferred play of each type, the highest beat, the
+   smallest bomb, the pass), ``width`` of them at most. One candidate: nothing to search.
+2. **Deals of the unseen cards** consistent with what the seat sees: the deck minus its
+   own hand and every card played, dealt at random to the other seats in their card
+   counts (a partial deal: the cards the other seats hold together, re-dealt). Nothing
+   else of the other hands is read, so the search is information-fair by construction:
+   re-dealing the unseen cards among the other seats changes no decision.
+3. **Rollouts**: for every deal, each candidate is applied to a copy of the round
+   (``RoundCore``, the one state machine, through its C API) and the round is played to its
+   end by the rule policy in all four seats; the seat's team then scores what settlement
+   gives it (``round_amounts``: base × multiplier + contributions — points, not only the
+   win), plus a bonus for placing first (``win_bonus``: three 双扣 base amounts). Every candidate meets the same deals (paired comparison: the luck of the deal
+   cancels out of the differences).
+4. **Choice**: the candidate whose mean gain over the rule policy's action is largest, if
+   that gain exceeds one standard error of the paired differences; else the rule policy's
+   action (it is a strong default, and noise should not overturn it).
+
+The budget is rollouts (deterministic: the same state, seed and rollout budget give the
+same answer on any machine) or milliseconds (stops inside a rollout: the enumerator checks
+the clock). Deals are complete for every candidate or not counted. Memory is a few round
+copies and per-candidate sums, whatever the budget.
+
+:func:`selfplay` plays whole rounds (deal to settlement) with the random or the rule policy
+in compiled code: the rollout speed bench (bench/bench_search.py).
+"""
+
+from libc.math cimport sqrt
+from libc.string cimport memcpy, memset
+
+from shuangkou.core._core cimport RD, RuleSet, make_reading, u8
+from shuangkou.core._enumerate cimport ALL_KINDS, Enum, enum_begin, enum_each, monotonic
+from shuangkou.core._round cimport RoundCore
+from shuangkou.core._round cimport END_TEAM
+from shuangkou.core._settle cimport Tables, round_amounts, tables
+from shuangkou.core._suggest cimport (
+    MAXALT,
+    R_ALT_PASS,
+    Choice,
+    Policy,
+    Rng,
+    Seen,
+    alternatives,
+    apply_choice,
+    policy_close,
+    policy_open,
+    rng_below,
+    rng_next,
+    rule_choice,
+    seen_of,
+)
+from shuangkou.core.cards cimport NCODES, NFACES, SEATS, SJ, BJ, code_rank, partner_of, team_of
+
+from shuangkou.core.errors import DeadlineExceeded, ShuangkouError
+
+cdef enum:
+    MAXDECK = 1024        # cards a deck may hold (house variants: decks × 52 + jokers)
+    WIN_WEIGHT = 3        # a win is worth this many 双扣 base amounts on top of its points
+
+#: Upper bounds a caller may ask for (the RPC checks them, docs/api.md).
+MAX_WIDTH = MAXALT
+MAX_ROLLOUTS = 1_000_000
+
+
+# ----------------------------------------------------------------------------- deals
+
+cdef inline unsigned long long mix(unsigned long long a, unsigned long long b) noexcept nogil:
+    cdef Rng g
+    g.s = a * 0x9E3779B97F4A7C15ULL + b
+    return rng_next(&g)
+
+
+cdef int unseen_pool(RoundCore r, int seat, int* pool) except -1:
+    """Cards of each rank the seat cannot see (the other hands together), from what it
+    sees: the deck minus its hand and the cards played; a partial deal's pool is the other
+    hands' cards (the deal says which cards are in play)."""
+    cdef int s, rank, c, total = 0, held = 0
+    cdef const int* R
+    memset(pool, 0, NFACES * sizeof(int))
+    for s in range(SEATS):
+        if s != seat:
+            held += r.nleft[s]
+    if not r.partial_deal:
+        for rank in range(NFACES):
+            if rank >= SJ:
+                pool[rank] = r.rs.r.max_joker
+            elif rank >= r.rs.r.lo:
+                pool[rank] = r.rs.r.max_rank
+            pool[rank] -= r.nranks[seat][rank]
+        for c in range(1, NCODES):
+            if r.nplayed[c]:
+                pool[code_rank(c)] -= r.nplayed[c]
+        for rank in range(NFACES):
+            if pool[rank] < 0:
+                total = -1
+                break
+            total += pool[rank]
+    if r.partial_deal or total != held:
+        memset(pool, 0, NFACES * sizeof(int))
+        for s in range(SEATS):
+            if s != seat:
+                for rank in range(NFACES):
+                    pool[rank] += r.nranks[s][rank]
+    return 0
+
+
+cdef int deal_unseen(RoundCore r, int seat, const int* pool, Rng* g) except -1:
+    """Deal the pool at random to the seats other than ``seat``, in their card counts."""
+    cdef u8 cards[MAXDECK]
+    cdef int n = 0, rank, k, i, j, s
+    cdef u8 t
+    for rank in range(NFACES):
+        for k in range(pool[rank]):
+            if n < MAXDECK:
+                cards[n] = rank
+                n += 1
+    for i in range(n - 1, 0, -1):
+        j = rng_below(g, i + 1)
+        t = cards[i]
+        cards[i] = cards[j]
+        cards[j] = t
+    i = 0
+    for s in range(SEATS):
+        if s == seat:
+            continue
+        memset(r.nranks[s], 0, NFACES)
+        memset(r.faces[s], 0, NCODES)
+        for k in range(r.nleft[s]):
+            if i < n:
+                r.nranks[s][cards[i]] += 1
+                i += 1
+    return 0
+
+
+# ----------------------------------------------------------------------------- rollouts
+
+cdef int play_out(Policy* P, RoundCore r, int* actions) except -2:
+    """Play ``r`` to its end with the rule policy in every seat; -1 when the deadline
+    stopped it."""
+    cdef Seen S
+    cdef Choice ch
+    cdef int seat, rc
+    while not r.over_kind:
+        if P.deadline and (actions[0] & 15) == 0 and monotonic() > P.deadline:
+            return -1             # the time budget is spent: the deal is not counted
+        seat = r.cturn
+        seen_of(r, seat, &S)
+        rc = rule_choice(P, &S, &ch)
+        if rc < 0:
+            return -1
+        apply_choice(r, seat, &ch)
+        actions[0] += 1
+    return 0
+
+
+cdef long long team_points(RoundCore r, int seat, int* won) except? -1:
+    """The settlement points of the seat's team for the finished round ``r``; ``won``: the
+    team placed first (§9)."""
+    cdef long long amount[SEATS]
+    round_amounts(r, amount)
+    won[0] = r.nfin > 0 and team_of(r.fin[0]) == team_of(seat)
+    return amount[seat] + amount[partner_of(seat)]
+
+
+cdef double win_bonus(RoundCore r) except? -1:
+    """What placing first is worth beyond its settlement: WIN_WEIGHT × the winning team's
+    双扣 base at ×1 (8 points where the base is 4 4 −4 −4; huopin: 2 × 3). Measured
+    (docs/decisions.md): points alone trade wins for contributions where bombs pay a lot
+    (fengkuang_crazy: 43 % of rounds won, +11.5 points; with the bonus 71 %, +12.7)."""
+    cdef Tables t = tables(r.rs)
+    if t.end_rule == END_TEAM:
+        return WIN_WEIGHT * (t.base[0][0] + t.base[0][1])
+    return WIN_WEIGHT * 2 * t.kou[0]
+
+
+cdef struct Tally:
+    int n                 # deals counted
+    double dsum, dsq      # paired differences of value with the rule policy's action
+    double psum           # ... of points
+    double wsum           # ... of wins (1 placed first, 0 not)
+
+
+def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width=6,
+           int count=1, timeout=None, win=None):
+    """Search the decision of the seat to act in ``root`` (module doc). Budget: at most
+    ``rollouts`` rollouts (0: no count limit) and ``ms`` milliseconds (0: no time limit);
+    ``timeout`` (seconds) bounds the whole call like an RPC deadline. Returns
+    ``(ranked, stats)``: up to ``count`` candidates, the chosen first, each as (cards,
+    reading, declared, reason, danger, points, wins, se, deals) — ``points`` and ``wins`` the
+    mean differences with the rule policy's action in the team's settlement points and in
+    the share of deals it placed first, ``se`` the standard error of the value's (points +
+    the win bonus) — and stats (rollouts, deals, actions, seconds, width, kept: the rule
+    policy's action was chosen). ``win``: the win
+    bonus in points (None: win_bonus)."""
+    cdef Policy P
+    cdef Seen S
+    cdef Choice cands[MAXALT]
+    cdef Tally tally[MAXALT]
+    cdef double values[MAXALT]
+    cdef long long points[MAXALT]
+    cdef int won[MAXALT]
+    cdef int pool[NFACES]
+    cdef int seat, k, m, rc, best, deal = 0, actions = 0
+    cdef long done = 0
+    cdef double t0 = monotonic(), hard = 0, stop = 0, mean, se, gain
+    cdef Rng g
+    cdef RoundCore det, x
+    cdef unsigned long long base
+    cdef double win_value = win_bonus(root) if win is None else win
+    if root.over_kind:
+        raise ShuangkouError("the round is over: nothing to suggest", "state")
+    if not 1 <= width <= MAXALT:
+        raise ShuangkouError(f"width must be 1–{MAXALT}; got {width}", "width")
+    if rollouts < 0 or ms < 0:
+        raise ShuangkouError("the budget must be 0 or more", "budget")
+    if timeout is not None:
+        hard = t0 + max(float(timeout), 1e-9)
+    stop = t0 + ms / 1e3 if ms > 0 else hard
+    if hard and (not stop or hard < stop):
+        stop = hard
+    seat = root.cturn
+    seen_of(root, seat, &S)
+    policy_open(&P, root.rs, seed)
+    try:
+        # the rule policy's action is the floor (bounded by the call's deadline only); the
+        # alternatives and rollouts spend the search budget
+        P.deadline = hard
+        with nogil:
+            rc = rule_choice(&P, &S, &cands[0])
+        if rc == -1:
+            raise DeadlineExceeded("the suggestion ran out of its time budget")
+        if rc == -2:
+            raise ShuangkouError("the hand has no play", "hand")
+        P.deadline = stop
+        P.timed_out = 0
+        with nogil:
+            m = alternatives(&P, &S, &cands[0], cands, width, 1)
+        if m < 0:
+            m = 1                 # no time left to rank alternatives: the policy's action
+        memset(tally, 0, sizeof(tally))
+        base = mix(<unsigned long long>(seed & 0xFFFFFFFFFFFFFFFF) if seed is not None else 0,
+                   <unsigned long long>root.actions_applied)
+        if m > 1 and (rollouts or ms):
+            unseen_pool(root, seat, pool)
+            det = RoundCore.__new__(RoundCore)
+            x = RoundCore.__new__(RoundCore)
+            while not rollouts or done + m <= rollouts:
+                if stop and monotonic() >= stop:
+                    break
+                g.s = mix(base, <unsigned long long>deal)
+                root._copy_into(det)
+                deal_unseen(det, seat, pool, &g)
+                for k in range(m):
+                    det._copy_into(x)
+                    apply_choice(x, seat, &cands[k])
+                    if play_out(&P, x, &actions) < 0:
+                        break
+                    points[k] = team_points(x, seat, &won[k])
+                    values[k] = points[k] + win_value * won[k]
+                else:
+                    for k in range(m):
+                        tally[k].n += 1
+                        tally[k].dsum += values[k] - values[0]
+                        tally[k].dsq += (values[k] - values[0]) ** 2
+                        tally[k].psum += points[k] - points[0]
+                        tally[k].wsum += won[k] - won[0]
+                    done += m
+                    deal += 1
+                    with nogil:
+                        pass      # let other threads of a server process run between deals
+                    continue
+                break
+        best = 0
+        gain = 0
+        for k in range(1, m):
+            if tally[k].n < 2:
+                continue
+            mean = tally[k].dsum / tally[k].n
+            se = sqrt(max(tally[k].dsq / tally[k].n - mean * mean, 0) / (tally[k].n - 1))
+            if mean > se and mean > gain:
+                best, gain = k, mean
+        order = sorted(range(m), key=lambda i: (i != best, -(tally[i].dsum / tally[i].n)
+                                                 if tally[i].n else 0, i))
+        ranked = []
+        for k in order[:max(count, 1)]:
+            cards, reading = _cards(root, seat, &cands[k])
+            n = tally[k].n
+            mean = tally[k].dsum / n if n else 0
+            se = sqrt(max(tally[k].dsq / n - mean * mean, 0) / (n - 1)) if n > 1 else 0
+            ranked.append((cards, reading, bool(cands[k].declare), cands[k].reason,
+                           cands[k].danger, tally[k].psum / n if n else 0.0,
+                           tally[k].wsum / n if n else 0.0, se, n))
+        stats = {"rollouts": done, "deals": deal, "actions": actions, "width": m,
+                 "kept": best == 0, "seconds": monotonic() - t0}
+        return ranked, stats
+    finally:
+        policy_close(&P)
+
+
+cdef tuple _cards(RoundCore r, int seat, const Choice* ch):
+    """A candidate with the seat's own card codes (lowest codes of each rank first)."""
+    cdef int taken[NFACES]
+    cdef int rank
+    if not ch.play:
+        return (), None
+    memset(taken, 0, sizeof(taken))
+    out = []
+    for code in r.hand(seat):
+        rank = code_rank(code)
+        if taken[rank] < ch.c[rank]:
+            taken[rank] += 1
+            out.append(code)
+    return tuple(out), make_reading(&ch.rd, r.rs)
+
+
+# ----------------------------------------------------------------------------- self-play
+
+cdef struct Uniform:
+    Rng* g
+    int n
+    u8 c[16]
+    RD rd
+
+
+cdef int uniform_sink(void* ctx, const u8* c, const RD* rd) noexcept nogil:
+    cdef Uniform* U = <Uniform*>ctx
+    U.n += 1
+    if rng_below(U.g, U.n) == 0:          # reservoir: each play kept with probability 1/n
+        memcpy(U.c, c, 16)
+        U.rd = rd[0]
+    return 0
+
+
+cdef int random_choice(Policy* P, const Seen* S, Rng* g, Choice* out) noexcept nogil:
+    """Uniformly one of the seat's legal actions (every distinct play, and the pass when
+    following); -1 when the deadline stopped it."""
+    cdef Enum E
+    cdef Uniform U
+    U.g = g
+    U.n = 0
+    enum_begin(&E, P.R, S.hand, &S.st if S.has_st else NULL, P.scratch)
+    E.deadline = P.deadline
+    E.max_hash = 1 << 16      # 1 MiB of de-duplication at most (chain bombs only)
+    if enum_each(&E, 0, uniform_sink, &U) == -1:
+        return -1
+    out.declare = 0
+    out.reason = 0
+    out.danger = 0
+    if S.has_st and rng_below(g, U.n + 1) == <unsigned>U.n:
+        out.play = 0
+        memset(out.c, 0, 16)
+    else:
+        out.play = 1
+        memcpy(out.c, U.c, 16)
+        out.rd = U.rd
+    return 0
+
+
+def selfplay(variant, int rounds, str policy="rule", seed=0, timeout=None):
+    """Play ``rounds`` whole rounds, deal to settlement, with ``policy`` ("rule" or
+    "random") in all four seats, in compiled code. Returns (rounds, actions, plays, team
+    0's total points): the rollout engine's speed (bench/bench_search.py)."""
+    from shuangkou.core.cards import deck
+    cdef RuleSet rs
+    cdef Policy P
+    cdef Seen S
+    cdef Choice ch
+    cdef Rng g
+    cdef int cards[MAXDECK]
+    cdef int n, i, j, t, s, seat, hs, rc, use_rule
+    cdef long actions = 0, plays = 0
+    cdef long long amount[SEATS]
+    cdef double points = 0
+    cdef RoundCore r
+    from shuangkou.core._core import rules_for
+    rs = rules_for(variant)
+    v = rs.variant
+    if policy not in ("rule", "random"):
+        raise ShuangkouError(f"policy must be 'rule' or 'random'; got {policy!r}", "policy")
+    use_rule = policy == "rule"
+    codes = deck(v.decks, v.lowest_rank, v.joker_copies)
+    n = len(codes)
+    hs = v.hand_size
+    if n > MAXDECK or hs * SEATS > n:
+        raise ShuangkouError(f"{v.id}: a deal of {hs} cards per seat from {n}", "variant")
+    for i in range(n):
+        cards[i] = codes[i]
+    g.s = mix(<unsigned long long>seed, 0x5E1F)
+    policy_open(&P, rs, seed)
+    try:
+        if timeout is not None:
+            P.deadline = monotonic() + float(timeout)
+        for _ in range(rounds):
+            for i in range(n - 1, 0, -1):
+                j = rng_below(&g, i + 1)
+                t = cards[i]
+                cards[i] = cards[j]
+                cards[j] = t
+            hands = [[cards[s * hs + i] for i in range(hs)] for s in range(SEATS)]
+            r = RoundCore.__new__(RoundCore)
+            r._start(v, hands, rng_below(&g, SEATS), (0, 1, 2, 3), 1, 0, False)
+            while not r.over_kind:
+                seat = r.cturn
+                seen_of(r, seat, &S)
+                rc = rule_choice(&P, &S, &ch) if use_rule else random_choice(&P, &S, &g, &ch)
+                if rc < 0:
+                    raise DeadlineExceeded("self-play ran out of its time budget")
+                apply_choice(r, seat, &ch)
+                actions += 1
+                plays += ch.play
+            round_amounts(r, amount)
+            points += amount[0] + amount[2]
+        return rounds, actions, plays, points
+    finally:
+        policy_close(&P)
