@@ -17,7 +17,8 @@ from typing import Any
 from shuangkou import core
 from shuangkou.core.variants import Variant, get_variant
 
-MAGIC = b"SKR2"
+MAGIC = b"SKR3"
+SEED_BYTES = 32   # the seed commitment, last: carried, never checked
 SEATS = 4
 MAX_ACTIONS = 2**31 - 1
 MAX_STAKE, MAX_TABLE_FEE = 10**9, 10**12
@@ -42,7 +43,8 @@ def slot_sizes(hand_size: int) -> tuple[int, int]:
 
 def size_of(v: Variant) -> int:
     standing, bomb = slot_sizes(v.hand_size)
-    return len(MAGIC) + 1 + len(v.id.encode()) + HEAD.size + BODY + standing + SEATS * bomb
+    return (len(MAGIC) + 1 + len(v.id.encode()) + HEAD.size + BODY + standing + SEATS * bomb
+            + SEED_BYTES)
 
 
 class Refused(Exception):

@@ -12,13 +12,18 @@ INVALID_ARGUMENT).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, cast
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, cast
 
 import grpc
 
 from shuangkou import core
+from shuangkou.core._round import NO_SEED
+from shuangkou.core.shuffle import check_seed
 from shuangkou.core.cards import SEATS
+from shuangkou.core.errors import RuleViolation
 from shuangkou.core.variants import Variant
 from shuangkou.v1 import cards_pb2, readings_pb2, rounds_pb2, rounds_pb2_grpc
 
@@ -32,9 +37,14 @@ from .convert import (
     declaration_to_proto,
     reading_to_proto,
     resolve_variant,
+    WIN_NAMES,
     seat_of,
+    variant_label,
 )
 from .results import result_to_proto
+
+if TYPE_CHECKING:   # prometheus_client must not be imported before the CLI sets it up
+    from ..metrics import Metrics
 
 __all__ = ["RoundServicer", "ROUND_SERVICE_NAME", "register_round_service", "fill_state"]
 
@@ -126,6 +136,8 @@ def fill_state(state: rounds_pb2.RoundState, r: core.Round) -> None:
         view.over = True
     view.hand_at.extend(r.hand_at)
     view.actions_applied = r.actions_applied
+    if r.seed_sha256 != NO_SEED:
+        view.seed_sha256 = r.seed_sha256
 
 
 def _fill_record(out: rounds_pb2.ActionRecord, rec: core.ActionRecord) -> None:
@@ -146,13 +158,51 @@ def _fill_record(out: rounds_pb2.ActionRecord, rec: core.ActionRecord) -> None:
 
 
 class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: Limits, metrics: Metrics) -> None:
         self.limits = limits
+        self.metrics = metrics
+
+    @contextmanager
+    def _rules(self, method: str) -> Iterator[None]:
+        """Count the rule a round's state refused (``shuangkou_rule_errors_total``)."""
+        try:
+            yield
+        except RuleViolation as exc:
+            self.metrics.rule_errors.labels(method, exc.reason).inc()
+            raise
 
     @rpc
     def StartRound(self, request: rounds_pb2.StartRoundRequest,
                    context: grpc.ServicerContext) -> rounds_pb2.StartRoundResponse:
         variant = resolve_variant(request)
+        stake = request.stake if request.HasField("stake") else 1
+        if request.HasField("seed"):
+            r = self._seeded(request, variant, stake)
+        else:
+            r = self._dealt(request, variant, stake)
+        self.metrics.rounds_started.labels(variant_label(variant),
+                                           "seed" if request.HasField("seed") else "hands").inc()
+        response = rounds_pb2.StartRoundResponse()
+        fill_state(response.state, r)
+        return response
+
+    def _seeded(self, request: rounds_pb2.StartRoundRequest, variant: str | Variant,
+                stake: int) -> core.Round:
+        given = [name for name in ("hands", "revealed", "leader", "partial_deal")
+                 if (len(request.hands) if name == "hands" else getattr(request, name))]
+        if given:
+            raise BadInput(f"a deal from a seed takes no {given[0]}: the seed deals the hands "
+                           "and picks the revealed card and the leader", given[0])
+        with field_scope("seed"):
+            check_seed(request.seed)
+        return core.Round.deal_seeded(
+            variant, request.seed, stake=stake, table_fee=request.table_fee,
+            partner=(seat_of(request.partner, "partner", table=True)
+                     if request.HasField("partner") else None),
+            teams=[list(t.seats) for t in request.teams] or None)
+
+    def _dealt(self, request: rounds_pb2.StartRoundRequest, variant: str | Variant,
+               stake: int) -> core.Round:
         if len(request.hands) != SEATS:
             raise BadInput(f"a deal has {SEATS} hands; got {len(request.hands)}", "hands")
         hands = [cards_of(h, f"hands[{i}]", self.limits, allow_empty=True)[0]
@@ -163,13 +213,9 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
         teams = [list(t.seats) for t in request.teams] or None
         revealed = [request.revealed] if request.revealed else None   # one card code
         # The core names the offending field as the request does (hands, revealed, teams …).
-        r = core.Round.deal(
+        return core.Round.deal(
             variant, hands, leader, revealed=revealed, partner=partner, teams=teams,
-            stake=request.stake if request.HasField("stake") else 1,
-            table_fee=request.table_fee, partial_deal=request.partial_deal)
-        response = rounds_pb2.StartRoundResponse()
-        fill_state(response.state, r)
-        return response
+            stake=stake, table_fee=request.table_fee, partial_deal=request.partial_deal)
 
     @rpc
     def ApplyAction(self, request: rounds_pb2.ApplyActionRequest,
@@ -179,28 +225,38 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
         action = request.action
         seat = seat_of(action.seat, "action.seat", table=True)
         kind = ACTION_NAMES.get(action.type)
-        if kind == "play":
-            cards, _ = cards_of(action.cards, "action.cards", self.limits)
-            rec = r.play(seat, cards, declaration(action, "declaration", "action.declaration"))
-        elif kind == "pass":
-            rec = r.pass_turn(seat)
-        elif kind == "escape":
-            rec = r.escape(seat)
-        else:
-            raise BadInput("action.type must be ACTION_TYPE_PLAY, _PASS or _ESCAPE",
-                           "action.type")
+        with self._rules("ApplyAction"):
+            if kind == "play":
+                cards, _ = cards_of(action.cards, "action.cards", self.limits)
+                rec = r.play(seat, cards,
+                             declaration(action, "declaration", "action.declaration"))
+            elif kind == "pass":
+                rec = r.pass_turn(seat)
+            elif kind == "escape":
+                rec = r.escape(seat)
+            else:
+                raise BadInput("action.type must be ACTION_TYPE_PLAY, _PASS or _ESCAPE",
+                               "action.type")
         response = rounds_pb2.ApplyActionResponse()
         fill_state(response.state, r)
         _fill_record(response.record, rec)
         if r.is_over:
             response.result.CopyFrom(result_to_proto(r.result()))
+            self.metrics.rounds_finished.labels(variant_label(variant),
+                                                WIN_NAMES[response.result.kind]).inc()
         return response
 
     @rpc
     def SuggestAction(self, request: rounds_pb2.SuggestActionRequest,
                       context: grpc.ServicerContext) -> rounds_pb2.SuggestActionResponse:
-        r = _load(request, resolve_variant(request))
-        s = core.suggest(r, seed=request.seed if request.HasField("seed") else None)
+        variant = resolve_variant(request)
+        r = _load(request, variant)
+        t0 = time.perf_counter()
+        with self._rules("SuggestAction"):
+            s = core.suggest(r, seed=request.seed if request.HasField("seed") else None)
+        label = variant_label(variant)
+        self.metrics.suggest_seconds.labels(label).observe(time.perf_counter() - t0)
+        self.metrics.suggestions.labels(label, s.kind).inc()
         response = rounds_pb2.SuggestActionResponse(reason=s.reason)
         action = response.action
         action.seat, action.type = s.seat, ACTION_TYPES[s.kind]
@@ -212,8 +268,8 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
         return response
 
 
-def register_round_service(server: grpc.Server, limits: Limits) -> str:
-    """Add the RoundService to ``server`` (the generated registration); returns its full
-    name (for reflection, health)."""
-    rounds_pb2_grpc.add_RoundServiceServicer_to_server(RoundServicer(limits), server)
+def register_round_service(server: grpc.Server, servicer: RoundServicer) -> str:
+    """Add ``servicer`` to ``server`` (the generated registration); returns the service's
+    full name (for reflection, health)."""
+    rounds_pb2_grpc.add_RoundServiceServicer_to_server(servicer, server)
     return ROUND_SERVICE_NAME
