@@ -79,11 +79,6 @@ class Config:
             raise ConfigError("setting 'metrics_host' must not be empty")
         if self.http and not self.http_host:
             raise ConfigError("setting 'http_host' must not be empty")
-        if self.http and self.tls_cert:
-            # waitress speaks plaintext only: never serve the API unencrypted beside a TLS port.
-            raise ConfigError("setting 'http' with 'tls_cert': the HTTP port speaks plaintext "
-                              "only; terminate TLS in front of it (an ingress) or set http = "
-                              "false (flag --no-http)")
         for origin in self.http_cors_origins:
             if origin != "*" and not (origin.startswith(("http://", "https://"))
                                       and origin.count("/") == 2):
@@ -94,6 +89,11 @@ class Config:
             raise ConfigError("settings 'tls_cert' and 'tls_key' must be given together")
         if self.tls_client_ca and not self.tls_cert:
             raise ConfigError("setting 'tls_client_ca' (mTLS) needs 'tls_cert' and 'tls_key'")
+        if self.http and self.tls_cert:
+            # waitress speaks plaintext only: never serve the API unencrypted beside a TLS port.
+            raise ConfigError("setting 'http' with 'tls_cert': the HTTP port speaks plaintext "
+                              "only; terminate TLS in front of it (an ingress) or set http = "
+                              "false (flag --no-http)")
 
     @property
     def address(self) -> str:

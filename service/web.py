@@ -56,8 +56,9 @@ __all__ = ["CallContext", "HttpApp", "HttpServer", "create_http_server", "connec
 log = logging.getLogger(__name__)
 #: The ``protocol`` label of ``shuangkou_http_requests_total``.
 PROTOCOLS = ("connect", "grpc_web", "grpc", "other")
-_CONNECT_CODES = {c: Code[c.name.replace("CANCELLED", "CANCELED")]
-                  for c in grpc.StatusCode if c is not grpc.StatusCode.OK}
+_CONNECT_CODES: dict[grpc.StatusCode, Code] = {
+    c: Code[c.name.replace("CANCELLED", "CANCELED")] for c in grpc.StatusCode
+    if c is not grpc.StatusCode.OK}
 _DETAILS_KEY = "grpc-status-details-bin"
 
 
@@ -154,7 +155,7 @@ class _Codec:
 
     def __init__(self, admission: Admission, json: bool) -> None:
         self._admission, self._json = admission, json
-        self._from_binary = functools.cache(lambda cls: admission.decoder(cls.FromString))
+        self._decoders: dict[type[Any], Callable[[bytes], Any]] = {}
 
     def name(self) -> str:
         return "json" if self._json else "proto"
@@ -166,7 +167,15 @@ class _Codec:
 
     def decode(self, data: bytes | bytearray, message_class: type[Any]) -> Any:
         if not self._json:
-            return self._from_binary(message_class)(bytes(data))
+            decode = self._decoders.get(message_class)
+            if decode is None:
+                decode = self._decoders[message_class] = self._admission.decoder(
+                    message_class.FromString)
+            return decode(bytes(data))
+        name = message_class.DESCRIPTOR.name
+        if bytes(data[:64]).lstrip()[:1] != b"{":
+            return RejectedMessage("undecodable", f"request is not a valid {name} in JSON: "
+                                   "a request is one JSON object")
         try:
             message = json_format.Parse(bytes(data), message_class(),
                                         ignore_unknown_fields=False)
@@ -175,8 +184,8 @@ class _Codec:
 
             why = bounded(str(exc).replace("\n", " "), 200) if isinstance(
                 exc, (json_format.ParseError, ValueError)) else type(exc).__name__
-            return RejectedMessage("undecodable", "request is not a valid "
-                                   f"{message_class.DESCRIPTOR.name} in JSON: {why}")
+            return RejectedMessage("undecodable",
+                                   f"request is not a valid {name} in JSON: {why}")
         return self._admission.admit(message)
 
 
@@ -209,8 +218,8 @@ def _endpoints(servicer: Any, register: Callable[[Any, Any], None],
     for name, handler in capture.handlers.items():
         wrapped = interceptor.wrap(f"/{capture.service}/{name}", handler._replace(
             request_deserializer=None, response_serializer=None))
-        behaviour = (wrapped.unary_unary or wrapped.unary_stream or wrapped.stream_unary
-                     or wrapped.stream_stream)
+        behaviour: Any = (wrapped.unary_unary or wrapped.unary_stream or wrapped.stream_unary
+                          or wrapped.stream_stream)
         streaming = wrapped.response_streaming
         methods[_snake(name)] = _call_stream(behaviour) if streaming else _call(behaviour)
     return type("Endpoints", (), {k: staticmethod(v) for k, v in methods.items()})()

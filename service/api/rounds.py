@@ -21,9 +21,9 @@ import grpc
 
 from shuangkou import core
 from shuangkou.core._round import NO_SEED
-from shuangkou.core.shuffle import check_seed
 from shuangkou.core.cards import SEATS
 from shuangkou.core.errors import RuleViolation
+from shuangkou.core.shuffle import check_seed
 from shuangkou.core.variants import Variant
 from shuangkou.v1 import cards_pb2, readings_pb2, rounds_pb2, rounds_pb2_grpc
 
@@ -32,12 +32,12 @@ from ..limits import Limits
 from .convert import (
     ACTION_NAMES,
     ACTION_TYPES,
+    WIN_NAMES,
     cards_of,
     declaration,
     declaration_to_proto,
     reading_to_proto,
     resolve_variant,
-    WIN_NAMES,
     seat_of,
     variant_label,
 )
