@@ -152,14 +152,18 @@ class ServerProcess:
     """``python -m shuangkou.service serve ...`` in a subprocess; ``port`` read from its log."""
 
     LISTEN = re.compile(r"serving shuangkou\.v1 on [^ ]+:(\d+)")
+    HTTP = re.compile(r"HTTP \(Connect, gRPC-Web\) on [^ ]+:(\d+)")
 
     def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "shuangkou.service", "serve", "--host", "127.0.0.1", *args],
+            # The HTTP port on any free loopback port unless the test names one.
+            [sys.executable, "-m", "shuangkou.service", "serve", "--host", "127.0.0.1",
+             "--http-host", "127.0.0.1", "--http-port", "0", *args],
             cwd=ROOT, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE, text=True)
         self.log: list[str] = []
         self._port: int | None = None
+        self.http_port: int | None = None     # read from the same log line
         self._ready = threading.Event()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -169,6 +173,8 @@ class ServerProcess:
             self.log.append(line)
             m = self.LISTEN.search(line)
             if m and self._port is None:
+                http = self.HTTP.search(line)
+                self.http_port = int(http.group(1)) if http else None
                 self._port = int(m.group(1))
                 self._ready.set()
         self._ready.set()
