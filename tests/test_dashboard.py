@@ -13,7 +13,7 @@ from typing import Any
 
 import grpc
 import pytest
-from grpc_helpers import TIMEOUT, REPLAY, ServerProcess, cards, free_port
+from grpc_helpers import REPLAY, TIMEOUT, ServerProcess, cards, free_port
 
 from shuangkou.v1 import rounds_pb2, rounds_pb2_grpc, service_pb2, service_pb2_grpc
 
