@@ -372,3 +372,44 @@ def test_stream_cap_is_shared_with_grpc() -> None:
         assert status == 200 and end["error"]["code"] == "resource_exhausted", body
         assert metric_value(srv.scrape(), "shuangkou_requests_rejected_total",
                             grpc_method="ScoreReplays", reason="stream_limit") == 1
+
+
+# ----------------------------------------------------------------------------- as an attacker
+
+def test_hostile_bodies_are_refused_and_the_server_lives(srv: Running) -> None:
+    """100,000 levels of nesting (the native JSON parser would overflow its stack: orjson
+    refuses past 1,024 first), a body over http_max_request_bytes (413 before any decoding),
+    then an ordinary call still answers."""
+    status, _, body = post(srv, "ShuangkouService/ClassifyPlay", b"[" * 100_000)
+    assert status == 400 and "depth" in json.loads(body)["message"]
+    status, _, body = post(srv, "ShuangkouService/ClassifyPlay", b'{"play": {' * 50_000)
+    assert status == 400
+    call_json(srv, "ShuangkouService/GetServerInfo", service_pb2.GetServerInfoRequest())
+
+
+def test_body_over_the_http_limit_is_413() -> None:
+    with running_server(http=True, http_max_request_bytes=64 * 1024) as srv:
+        status, _, _ = post(srv, "ShuangkouService/ClassifyPlay", b" " * (100 * 1024))
+        assert status == 413
+        call_json(srv, "ShuangkouService/GetServerInfo", service_pb2.GetServerInfoRequest())
+
+
+def test_slow_and_idle_clients_hold_no_thread() -> None:
+    """64 connections that send half a request and stall, against 4 handler threads: an
+    ordinary call still answers within its deadline (waitress reads a whole request before a thread
+    takes it)."""
+    import socket
+    with running_server(http=True, threads=4) as srv:
+        stalled = []
+        try:
+            for _ in range(64):
+                s = socket.create_connection(("127.0.0.1", srv.http_port), timeout=TIMEOUT)
+                s.sendall(b"POST /shuangkou.v1.ShuangkouService/ClassifyPlay HTTP/1.1\r\n"
+                          b"Host: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n"
+                          b"\r\n{\"play\"")
+                stalled.append(s)
+            # were the threads held, this call would wait past its TIMEOUT and fail
+            call_json(srv, "ShuangkouService/GetServerInfo", service_pb2.GetServerInfoRequest())
+        finally:
+            for s in stalled:
+                s.close()
