@@ -279,8 +279,11 @@ cdef class RoundCore:
         return f"seat {s} escaped"
 
     cdef object _over_error(self):
-        return RuleViolation(f"the round ended at action {self.over_action} "
-                             f"({self._over_note()}); nothing may follow", "ROUND_OVER")
+        # Actions count from 0 (as a replay's): say how many that was, which the state's
+        # actions_applied shows.
+        return RuleViolation(f"the round ended at action {self.over_action} (counting from "
+                             f"0: after {self.over_action + 1} actions; {self._over_note()}); "
+                             "nothing may follow", "ROUND_OVER")
 
     cdef int turn_check(self, int seat) except -1:
         cdef int place
