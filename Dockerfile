@@ -1,7 +1,7 @@
 # Shuangkou hand-evaluation service image.
 #
 #   docker build -t shuangkou:0.1.0 .
-#   docker run --rm -p 50051:50051 -p 9090:9090 shuangkou:0.1.0            # = shuangkou serve
+#   docker run --rm -p 50051:50051 -p 8080:8080 -p 9090:9090 shuangkou:0.1.0  # = shuangkou serve
 #   docker run --rm shuangkou:0.1.0 --help                                  # any other subcommand
 #
 # Two stages: the builder compiles the Cython core and generates the gRPC stubs while
@@ -63,7 +63,7 @@ USER 10001:10001
 WORKDIR /tmp
 
 # gRPC, Prometheus /metrics.
-EXPOSE 50051 9090
+EXPOSE 50051 8080 9090
 # `shuangkou serve` turns SIGTERM into a graceful drain (health NOT_SERVING, in-flight RPCs
 # finish within --grace seconds, exit 0). Exec-form ENTRYPOINT keeps it PID 1 so it gets it.
 STOPSIGNAL SIGTERM

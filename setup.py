@@ -29,7 +29,9 @@ FOLDERS = {"core": "core_ext", "service": "service", "v1": "protos/shuangkou/v1"
 
 
 def generate_protos() -> None:
-    """protoc protos/**/*.proto -> *_pb2.py, *_pb2.pyi, *_pb2_grpc.py beside each .proto.
+    """protoc protos/**/*.proto -> *_pb2.py, *_pb2.pyi, *_pb2_grpc.py and *_connect.py (the
+    Connect, gRPC-Web and HTTP/JSON application of each service: protoc-gen-connectrpc for
+    google.protobuf messages) beside each .proto.
 
     The proto package is ``shuangkou.v1`` and the stubs are installed as ``shuangkou.v1``,
     so protoc's own imports (``from shuangkou.v1 import cards_pb2``) need no rewriting."""
@@ -42,11 +44,27 @@ def generate_protos() -> None:
     include = str(Path(grpc_tools.__file__).parent / "_proto")
     out = ROOT / "protos"
     args = ["protoc", f"-I{out}", f"-I{include}", f"-I{googleapis_protos()}",
-            f"--python_out={out}", f"--pyi_out={out}", f"--grpc_python_out={out}", *protos]
+            f"--python_out={out}", f"--pyi_out={out}", f"--grpc_python_out={out}",
+            f"--plugin=protoc-gen-connectrpc={connect_plugin()}",
+            f"--connectrpc_out=protobuf=google:{out}", *protos]
     if protoc.main(args) != 0:
         raise RuntimeError("protoc failed on " + " ".join(protos))
     (STUBS / "__init__.py").write_text('"""Generated from protos/shuangkou/v1 (setup.py)."""\n')
     (STUBS / "py.typed").touch()
+
+
+def connect_plugin() -> str:
+    """The protoc-gen-connectrpc executable (a build requirement: on PATH in pip's build
+    environment, else beside this interpreter)."""
+    import shutil
+    import sys
+
+    found = shutil.which("protoc-gen-connectrpc") or shutil.which(
+        "protoc-gen-connectrpc", path=str(Path(sys.executable).parent))
+    if not found:
+        raise RuntimeError("protoc-gen-connectrpc not found: install the build requirements "
+                           "(pyproject [build-system])")
+    return found
 
 
 def googleapis_protos() -> Path:

@@ -115,7 +115,7 @@ class Server:
 
     @classmethod
     def shuangkou(cls, workers: int) -> Server:
-        return cls([sys.executable, "-m", "shuangkou.service", "serve", "--host", "127.0.0.1", "--port",
+        return cls([sys.executable, "-m", "shuangkou.service", "serve", "--host", "127.0.0.1", "--http-port", "0", "--port",
                     "0", "--metrics-port", "0", "--workers", str(workers),
                     "--log-level", "INFO"], "LOG")
 

@@ -157,13 +157,14 @@ def handler_times(late: bytes, first: bytes, number: int = 20_000) -> dict[str, 
     thread runs for the call besides gRPC itself (best of 5 × ``number`` calls)."""
     from prometheus_client import CollectorRegistry
 
-    from shuangkou.service.api.rounds import register_round_service
+    from shuangkou.service.api.rounds import RoundServicer, register_round_service
     from shuangkou.service.limits import Limits
     from shuangkou.service.metrics import Metrics, MetricsInterceptor
     from shuangkou.service.server import HealthServicer
 
     server = _Handlers()
-    register_round_service(server, Limits())   # type: ignore[arg-type]
+    register_round_service(server,  # type: ignore[arg-type]
+                           RoundServicer(Limits(), Metrics(CollectorRegistry())))
     health = HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health, server)
     interceptor = MetricsInterceptor(Metrics(CollectorRegistry()))

@@ -124,7 +124,7 @@ class Server:
 
     def __init__(self, threads: int) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "shuangkou.service", "serve", "--host", "127.0.0.1", "--port", "0",
+            [sys.executable, "-m", "shuangkou.service", "serve", "--host", "127.0.0.1", "--http-port", "0", "--port", "0",
              "--metrics-port", "0", "--threads", str(threads), "--log-level", "INFO"],
             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.port = 0

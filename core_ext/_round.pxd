@@ -53,6 +53,7 @@ cdef class RoundCore:
     cdef readonly object table_fee
     cdef readonly tuple hand_at
     cdef readonly bint partial_deal
+    cdef readonly bytes seed_sha256      # the commitment of a seeded deal (shuffle.py); 32 zero bytes: hands given
 
     cdef int bind(self, object variant) except -1
     cdef object standing_reading(self)

@@ -60,6 +60,8 @@ from shuangkou.core.round_records import ActionRecord, Standing
 #: How the round ends once a seat has emptied its hand (§9), by the variant's ``round_end``:
 #: ``finishing_order`` when both players of one team are out, ``first_out`` at once.
 ROUND_END_RULES = {"finishing_order": END_TEAM, "first_out": END_FIRST}
+#: ``seed_sha256`` of a round whose hands were given rather than dealt from a seed.
+NO_SEED = bytes(32)
 #: Turn order: the seats that may act after each seat, nearest first (§9 "Tricks").
 TURN_AFTER = tuple(tuple((s + k) % SEATS for k in (1, 2, 3)) for s in range(SEATS))
 #: 接风 (§9): who leads when the trick's winner has gone out — the partner, then the next
@@ -142,11 +144,15 @@ cdef class RoundCore:
         self.hand_at = (0, 1, 2, 3)
         self.stake = 1
         self.table_fee = 0
+        self.seed_sha256 = NO_SEED
 
     # -- set-up (the façade has checked the deal)
     def _start(self, variant, list hands, int leader, tuple hand_at, stake, table_fee,
-               bint partial):
-        """Seat ``hands`` (lists of codes, by table seat) with ``leader`` to lead."""
+               bint partial, bytes seed_sha256=NO_SEED):
+        """Seat ``hands`` (lists of codes, by table seat) with ``leader`` to lead;
+        ``seed_sha256``: the commitment of the seed they were dealt from (shuffle.py)."""
+        if len(seed_sha256) != 32:
+            raise ValueError("seed_sha256 is 32 bytes")
         cdef int s, c
         self.bind(variant)
         memset(self.faces, 0, sizeof(self.faces))
@@ -167,6 +173,7 @@ cdef class RoundCore:
         self.stake = stake
         self.table_fee = table_fee
         self.partial_deal = partial
+        self.seed_sha256 = seed_sha256
 
     cdef int bind(self, object variant) except -1:
         """Take the variant's compiled rules (and the rules of its round end, escapes)."""
@@ -291,8 +298,11 @@ cdef class RoundCore:
         return f"seat {s} escaped"
 
     cdef object _over_error(self):
-        return RuleViolation(f"the round ended at action {self.over_action} "
-                             f"({self._over_note()}); nothing may follow", "ROUND_OVER")
+        # Actions count from 0 (as a replay's): say how many that was, which the state's
+        # actions_applied shows.
+        return RuleViolation(f"the round ended at action {self.over_action} (counting from "
+                             f"0: after {self.over_action + 1} actions; {self._over_note()}); "
+                             "nothing may follow", "ROUND_OVER")
 
     cdef int turn_check(self, int seat) except -1:
         cdef int place
@@ -574,6 +584,7 @@ cdef class RoundCore:
         other.stake, other.table_fee = self.stake, self.table_fee
         other.hand_at = self.hand_at
         other.partial_deal = self.partial_deal
+        other.seed_sha256 = self.seed_sha256
         return 0
 
 

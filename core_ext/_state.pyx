@@ -14,6 +14,8 @@ Layout (every number little-endian; seats are signed bytes, -1 = none)::
              ranks; then the cards played as each of the 76 codes
     standing 0 and zeros (a seat leads), or 1, seat, reading index (2), n, the n cards
     bombs    per seat one slot: count, then per bomb n, reading index (2), the n cards
+    seed     32 bytes: SHA-256 of the seed the deal was shuffled from (core_ext/shuffle.py),
+             zeros when the hands were given; carried, not checked (an audit checks it)
     seal     signed states only: the key id (1–64 ASCII bytes of ``A–Z a–z 0–9 . _ -``),
              its length (1 byte), then HMAC-SHA256 (32 bytes) under that key of every byte
              before the MAC
@@ -76,12 +78,13 @@ from shuangkou.core.scoring import MAX_STAKE as _MAX_STAKE_PY
 from shuangkou.core.scoring import MAX_TABLE_FEE as _MAX_TABLE_FEE_PY
 
 #: The serialised form's first bytes.
-MAGIC = b"SKR3"     # SKR2 named the variant by id; SKR1's standing slot was a byte short
+MAGIC = b"SKR3"     # SKR2 named the variant by id, had no seed; SKR1 a standing slot a byte short
 #: Actions a state may count (the counters are C ints; a real round has a few hundred).
 MAX_ACTIONS = 2**31 - 1
 
 cdef enum:
     NHEAD = 21                                # the signed bytes of the head
+    SEED_BYTES = 32                           # the seed commitment, last
     HEAD_BYTES = NHEAD + 8 + 8 + 4 + 4
     BODY_BYTES = SEATS * (52 + NFACES) + NCODES
 
@@ -112,7 +115,7 @@ cdef class Layout:
         self.prefix = MAGIC + fingerprint
         self.standing_slot, self.bomb_slot = slot_sizes(hand_size)
         self.size = (len(self.prefix) + HEAD_BYTES + BODY_BYTES + self.standing_slot
-                     + SEATS * self.bomb_slot)
+                     + SEATS * self.bomb_slot + SEED_BYTES)
         self.bombs = {}
 
 
@@ -349,6 +352,7 @@ cdef int pack_into(RoundCore r, unsigned char* b, Layout L) except -1:
                 b[at] = c
                 at += 1
         k += L.bomb_slot
+    memcpy(b + k, PyBytes_AS_STRING(r.seed_sha256), SEED_BYTES)
     return 0
 
 
@@ -421,6 +425,7 @@ def load(RoundCore r, variant, data, StateKeys keys=None):
     _check_slots(d, sp, L)
     # -- the cards: against the deck
     r.bind(rs)
+    r.seed_sha256 = raw[L.size - SEED_BYTES:L.size]
     _read_body(r, &d[k])
     fault = _deck_fault(r, v.decks, v.lowest_rank, v.joker_copies, h[20] != 0, &what)
     if fault:

@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from ._core import Reading, parse_cards
+from ._core import Reading, format_cards, parse_cards
 from ._replay import deal_codes, fold, read_actions
 from .cards import SEATS, check_seat
 from .errors import ReplayError, ShuangkouError
@@ -39,7 +39,7 @@ __all__ = ["Action", "Replay", "ReplayError", "ReplayResult", "ReplaySummary", "
            "replay_round", "score_replay", "summarize_replay"]
 
 _KEYS = frozenset({"variant", "hands", "leader", "revealed", "teams", "partner", "actions",
-                   "stake", "table_fee", "partial_deal"})
+                   "stake", "table_fee", "partial_deal", "seed"})
 
 
 # ----------------------------------------------------------------------------- summary
@@ -191,10 +191,52 @@ def _header(r: Mapping[str, Any], partial_deal: bool) -> dict[str, Any]:
     stake = _int_field(r, "stake", 1, 1, MAX_STAKE)
     table_fee = _int_field(r, "table_fee", 0, 0, MAX_TABLE_FEE)
     hands, checked = _hands(r["hands"], v)
-    return {"variant": v, "partial_deal": partial_deal or r.get("partial_deal") is True,
-            "leader": leader, "stake": stake, "table_fee": table_fee,
-            "hands": hands, "checked": checked, "revealed": r.get("revealed"),
-            "partner": r.get("partner"), "teams": r.get("teams")}
+    h = {"variant": v, "partial_deal": partial_deal or r.get("partial_deal") is True,
+         "leader": leader, "stake": stake, "table_fee": table_fee,
+         "hands": hands, "checked": checked, "revealed": r.get("revealed"),
+         "partner": r.get("partner"), "teams": r.get("teams"), "seed_sha256": None}
+    if "seed" in r:
+        _check_seeded(h, r["seed"])
+    return h
+
+
+def _check_seeded(h: dict[str, Any], seed_hex: Any) -> None:
+    """A replay that names the seed it was dealt from (docs/rounds.md "A fair deal"): its
+    hands, leader and revealed card must be what the seed deals; the round then carries the
+    seed's commitment."""
+    from .shuffle import MAX_SEED_BYTES, commitment, deal_from_seed
+
+    if not isinstance(seed_hex, str) or len(seed_hex) > 2 * MAX_SEED_BYTES:
+        raise ReplayError("seed must be the seed's bytes in hex", field="seed")
+    try:
+        seed = bytes.fromhex(seed_hex)
+        deal = deal_from_seed(h["variant"], seed)
+    except ValueError:
+        raise ReplayError("seed must be the seed's bytes in hex", field="seed") from None
+    except ShuangkouError as exc:
+        raise ReplayError(str(exc), field="seed") from None
+    if h["partial_deal"]:
+        raise ReplayError("a seeded deal is a whole deck: partial_deal with a seed",
+                          field="seed")
+    for d, hand in enumerate(h["hands"]):
+        if tuple(sorted(hand)) != deal.hands[d]:
+            raise ReplayError(f"hands[{d}] is not what the seed deals to dealt seat {d}",
+                              field="hands")
+    if h["leader"] != deal.leader:
+        raise ReplayError(f"the seed makes dealt seat {deal.leader} the leader, not "
+                          f"{h['leader']}", field="leader")
+    if deal.revealed is not None:
+        if h["revealed"] is not None:
+            try:
+                given = parse_cards([h["revealed"]] if isinstance(h["revealed"], str)
+                                    else h["revealed"])
+            except ShuangkouError as exc:
+                raise ReplayError(f"revealed: {exc}", field="revealed") from None
+            if given != [deal.revealed]:
+                raise ReplayError(f"the seed reveals {format_cards([deal.revealed])[0]}",
+                                  field="revealed")
+        h["revealed"] = [deal.revealed]
+    h["seed_sha256"] = commitment(seed)
 
 
 def _hands(raw: Any, v: Variant) -> tuple[list[list[int]], bool]:
@@ -211,7 +253,7 @@ def _start(h: dict[str, Any]) -> Round:
         return Round._from_deal(h["variant"], h["hands"], h["leader"], revealed=h["revealed"],
                                 partner=h["partner"], teams=h["teams"], stake=h["stake"],
                                 table_fee=h["table_fee"], partial=h["partial_deal"],
-                                checked=h["checked"])
+                                checked=h["checked"], seed_sha256=h["seed_sha256"])
     except ReplayError:
         raise
     except ShuangkouError as exc:

@@ -212,9 +212,30 @@ class Round(RoundCore):
                               partial=partial_deal)
 
     @classmethod
+    def deal_seeded(cls, variant: str | Variant, seed: bytes, *, partner: int | None = None,
+                    teams: Sequence[Sequence[int]] | None = None, stake: int = 1,
+                    table_fee: int = 0) -> Round:
+        """Start a round dealt from ``seed`` (16–64 bytes) by the documented shuffle
+        (:mod:`shuangkou.core.shuffle`): the hands, the leader and the revealed card are the
+        seed's; ``seed_sha256`` records its commitment. ``teams`` / ``partner`` only for a
+        three-deck variant, where no card forms the teams (else they are as dealt)."""
+        from .shuffle import commitment, deal_from_seed
+
+        v = get_variant(variant)
+        d = deal_from_seed(v, seed)
+        if d.revealed is not None and (teams is not None or partner is not None):
+            raise ShuangkouError("a seeded deal reveals a card, which forms the teams: give no "
+                                 "'teams' or 'partner'", "teams" if teams else "partner")
+        return cls._from_deal(v, [list(h) for h in d.hands], d.leader,
+                              revealed=None if d.revealed is None else [d.revealed],
+                              partner=partner, teams=teams, stake=stake, table_fee=table_fee,
+                              partial=False, checked=True, seed_sha256=commitment(seed))
+
+    @classmethod
     def _from_deal(cls, v: Variant, dealt: list[list[int]], leader: Any, *, revealed: Any,
                    partner: Any, teams: Any, stake: Any, table_fee: Any,
-                   partial: bool, checked: bool = False) -> Round:
+                   partial: bool, checked: bool = False,
+                   seed_sha256: bytes | None = None) -> Round:
         """:meth:`deal` from parsed hands (the replay validator enters here; ``checked``:
         it has found them exactly the deck, hand by hand, already)."""
         leader = check_seat(leader, "leader")
@@ -225,7 +246,7 @@ class Round(RoundCore):
         hand_at = seating(v, dealt, leader, revealed=revealed, partner=partner, teams=teams)
         r = cls.__new__(cls)
         r._start(v, [dealt[d] for d in hand_at], leader, tuple(hand_at), stake, table_fee,
-                 bool(partial))
+                 bool(partial), *(() if seed_sha256 is None else (seed_sha256,)))
         return r
 
     # -- derived answers

@@ -452,6 +452,12 @@ def variant_from_mapping(data: Mapping[str, Any], base: Variant | None = None,
         base = _resolve_parent(parent_id, _known or {}, depth=0)
     changes = dict(data)
     changes.setdefault("extends", base.extends or base.id)
+    # A house variant is not the rule set it derives from: without a name and source of
+    # its own it is named by its id and its source says what it extends (docs/decisions.md
+    # 28), never the parent's text (`extends` itself names the built-in at the root).
+    if parent_id is not None and isinstance(changes.get("id", base.id), str):
+        changes.setdefault("name", changes.get("id", base.id))
+        changes.setdefault("source", f"house variant extending {parent_id}")
     variant = _replace_checked(base, changes)
     # After the fields are checked, so a malformed field is reported first. An id taken
     # from the parent (no "id" given) counts: two rule sets must never share an id.

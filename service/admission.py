@@ -106,8 +106,7 @@ class Admission:
 
         def decode(data: bytes) -> Any:
             if len(data) > limit:
-                return RejectedMessage("too_large", f"request of {len(data):,} bytes exceeds the "
-                                              f"server limit of {limit:,} (max_message_bytes)")
+                return self._too_large(len(data))
             if deserialize is None:
                 return data
             try:
@@ -116,6 +115,16 @@ class Admission:
                 return RejectedMessage("undecodable", f"request is not a valid message: "
                                                 f"{type(exc).__name__}")
         return decode
+
+    def _too_large(self, size: int) -> RejectedMessage:
+        return RejectedMessage("too_large", f"request of {size:,} bytes exceeds the server "
+                               f"limit of {self.max_message_bytes:,} (max_message_bytes)")
+
+    def admit(self, message: Any) -> Any:
+        """A request decoded elsewhere (the HTTP side's JSON), or the refusal in its place when
+        its binary form is over the limit: what :meth:`decoder` does for the bytes of gRPC."""
+        size = message.ByteSize()
+        return self._too_large(size) if size > self.max_message_bytes else message
 
     @staticmethod
     def serializer(serialize: Callable[[Any], bytes] | None) -> Callable[[Any], bytes] | None:

@@ -60,13 +60,16 @@ def _parser() -> argparse.ArgumentParser:
     from .config import add_arguments
     from .version import version
 
-    parser = argparse.ArgumentParser(prog="shuangkou", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="shuangkou", description="Shuangkou (双扣) rules: the server (serve) and one-off "
+        "questions from the local core or a running server (--server HOST:PORT).")
     parser.add_argument("--version", action="version", version=f"shuangkou {version()}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     serve = commands.add_parser(
-        "serve", help="run the gRPC server",
-        description="Run the gRPC server (ShuangkouService, health, reflection, Prometheus "
-                    "metrics). Settings: embedded defaults < --config FILE < SHUANGKOU_* "
+        "serve", help="run the server (gRPC, HTTP, metrics)",
+        description="Run the server: ShuangkouService and RoundService over gRPC (with health "
+                    "and reflection) and over HTTP (Connect JSON, gRPC-Web), and Prometheus "
+                    "metrics. Settings: embedded defaults < --config FILE < SHUANGKOU_* "
                     "environment variables < flags.")
     add_arguments(serve)
     for name, (_module, _func, text) in COMMANDS.items():

@@ -359,7 +359,11 @@ def cmd_score(rules: Any, args: argparse.Namespace, variant: Any) -> tuple[Any, 
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise Failed(f"{args.file} is not JSON: {exc}") from None
+        hint = ""
+        if exc.msg == "Extra data":   # several documents: JSON lines, an archive's form
+            hint = ("; it holds more than one JSON document (JSON lines?): `shuangkou "
+                    "score-replays` scores a file of replays, one per line")
+        raise Failed(f"{args.file} is not JSON: {exc}{hint}") from None
     if not isinstance(data, dict):
         raise Failed(f"{args.file}: a replay or a summary is a JSON object")
     if "actions" in data or "finish_order" not in data:   # a replay (docs/replays.md)
@@ -393,6 +397,12 @@ def cmd_generate(args: argparse.Namespace, variant: Any, out: IO[str]) -> None:
 
     if args.count < 0 or not 0.0 <= args.escape <= 1.0:
         raise Failed("--count must be >= 0 and --escape a probability (0-1)", 2)
+    rules = core.get_variant(variant)
+    if args.escape and rules.escape == "none":
+        # Such replays could not be scored: say so rather than write them.
+        with_escape = ", ".join(v.id for v in core.list_variants() if v.escape != "none")
+        raise Failed(f"--escape: {rules.id} defines no escape settlement, so an escaped round "
+                     f"could not be scored; use a variant that does ({with_escape})", 2)
     for seed in range(args.seed, args.seed + args.count):
         replay = core.generate_replay(variant, seed, args.escape)
         if not isinstance(variant, str):

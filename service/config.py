@@ -33,6 +33,11 @@ class Config:
     host: str = "0.0.0.0"
     port: int = 50051
     metrics_port: int = 9090
+    http: bool = True
+    http_host: str = "0.0.0.0"
+    http_port: int = 8080
+    http_cors_origins: tuple[str, ...] = ()
+    http_max_request_bytes: int = 64 * 1024 * 1024
     workers: int = 1
     threads: int = 32
     max_streams: int = 16
@@ -61,7 +66,8 @@ class Config:
 
     def __post_init__(self) -> None:
         ranges: dict[str, tuple[float, float]] = {
-            "port": (0, 65535), "metrics_port": (0, 65535), "workers": (1, 256),
+            "port": (0, 65535), "metrics_port": (0, 65535), "http_port": (0, 65535),
+            "http_max_request_bytes": (1024, 2**40), "workers": (1, 256),
             "threads": (1, 1024), "max_streams": (0, 1023), "grace": (0, 3600),
             "max_queued_calls": (1, 10**6), "max_pending_requests": (100, 10**6),
             "keepalive_time": (1, 86400), "keepalive_timeout": (1, 3600),
@@ -80,17 +86,36 @@ class Config:
             raise ConfigError("setting 'host' must not be empty")
         if not self.metrics_host:
             raise ConfigError("setting 'metrics_host' must not be empty")
+        if self.http and not self.http_host:
+            raise ConfigError("setting 'http_host' must not be empty")
+        for origin in self.http_cors_origins:
+            if origin != "*" and not (origin.startswith(("http://", "https://"))
+                                      and origin.count("/") == 2):
+                raise ConfigError(f"setting 'http_cors_origins' holds {origin!r}: each entry is "
+                                  "an origin such as https://admin.example.com (scheme://host"
+                                  "[:port], no path) or *")
         if bool(self.tls_cert) != bool(self.tls_key):
             raise ConfigError("settings 'tls_cert' and 'tls_key' must be given together")
         if self.tls_client_ca and not self.tls_cert:
             raise ConfigError("setting 'tls_client_ca' (mTLS) needs 'tls_cert' and 'tls_key'")
         if self.state_key_id and not self.state_keys:
             raise ConfigError("setting 'state_key_id' needs 'state_keys' (the key files)")
+        if self.http and self.tls_cert:
+            # waitress speaks plaintext only: never serve the API unencrypted beside a TLS port.
+            raise ConfigError("setting 'http' with 'tls_cert': the HTTP port speaks plaintext "
+                              "only; terminate TLS in front of it (an ingress) or set http = "
+                              "false (flag --no-http)")
 
     @property
     def address(self) -> str:
         host = f"[{self.host}]" if ":" in self.host and not self.host.startswith("[") else self.host
         return f"{host}:{self.port}"
+
+    @property
+    def http_address(self) -> str:
+        host = self.http_host
+        return f"[{host}]:{self.http_port}" if ":" in host and not host.startswith("[") \
+            else f"{host}:{self.http_port}"
 
     @property
     def stream_cap(self) -> int:
@@ -107,6 +132,12 @@ _HELP = {
     "host": "gRPC listen address",
     "port": "gRPC port (0: any free port)",
     "metrics_port": "Prometheus metrics HTTP port (0 disables)",
+    "http": "serve the API over HTTP too: Connect (JSON or binary over HTTP/1.1), gRPC-Web",
+    "http_host": "HTTP API listen address",
+    "http_port": "HTTP API port (0: any free port)",
+    "http_cors_origins": "origins whose browser pages may call the HTTP API (CORS; * for any)",
+    "http_max_request_bytes": "largest HTTP request body in bytes (a ScoreReplays stream over "
+                              "HTTP is one body; each message is still under max_message_bytes)",
     "workers": "server processes sharing the port (SO_REUSEPORT)",
     "threads": "RPC handler threads per process",
     "max_streams": "streaming RPCs at once per process, at most threads/2; more are refused "
@@ -203,7 +234,8 @@ def _coerce(name: str, value: Any, source: str) -> Any:
             return str(value).upper()
         return str(value)
     except (TypeError, ValueError):
-        what = "list of file names" if kind.startswith("tuple") else kind
+        what = ("list of file names" if name == "variants" else "list of strings"
+                ) if kind.startswith("tuple") else kind
         raise ConfigError(f"setting {name!r} from {source} must be a{'n' if kind == 'int' else ''} "
                           f"{what}; got {value!r}") from None
 
@@ -240,7 +272,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                 action=argparse.BooleanOptionalAction,
                                 help=f"{_HELP[name]} (env {env})")
         elif kind.startswith("tuple"):
-            parser.add_argument(flag, dest=name, default=None, nargs="+", metavar="FILE",
+            parser.add_argument(flag, dest=name, default=None, nargs="+",
+                                metavar="FILE" if name == "variants" else "ORIGIN",
                                 help=f"{_HELP[name]} (env {env}, comma-separated)")
         else:
             parser.add_argument(flag, dest=name, default=None, metavar=name.split("_")[-1].upper(),

@@ -66,6 +66,27 @@ class Metrics:
         self.replays_rejected = Counter("shuangkou_replays_rejected",
                                         "Replays or summaries refused as invalid, by reason.",
                                         ("variant", "reason"), **kw)
+        self.rounds_started = Counter("shuangkou_rounds_started",
+                                      "Live rounds dealt by StartRound, by variant and deal "
+                                      "(hands: the caller's; seed: shuffled by the server).",
+                                      ("variant", "deal"), **kw)
+        self.rounds_finished = Counter("shuangkou_rounds_finished",
+                                       "Live rounds ended by an ApplyAction, by variant and "
+                                       "kind of win.", ("variant", "kind_of_win"), **kw)
+        self.rule_errors = Counter("shuangkou_rule_errors",
+                                   "Actions a live round's state forbids (FAILED_PRECONDITION), "
+                                   "by RPC and rule (NOT_YOUR_TURN, CARDS_NOT_HELD ...).",
+                                   ("grpc_method", "reason"), **kw)
+        self.suggestions = Counter("shuangkou_suggestions",
+                                   "托管 decisions made by SuggestAction, by variant and action "
+                                   "(play, pass, escape).", ("variant", "action"), **kw)
+        self.suggest_seconds = Histogram("shuangkou_suggest_seconds",
+                                         "Time the 托管 policy took to decide one action, by "
+                                         "variant.", ("variant",), buckets=LATENCY_BUCKETS, **kw)
+        self.http_requests = Counter("shuangkou_http_requests",
+                                     "Requests to the HTTP port, by protocol (connect: JSON or "
+                                     "binary; grpc_web; grpc; other: not an RPC's content "
+                                     "type).", ("protocol",), **kw)
         self.worker_up = Gauge("shuangkou_worker_up", "1 per live server process (pid label in "
                                "--workers mode).", multiprocess_mode="liveall", **kw)
         self.rejected = Counter("shuangkou_requests_rejected",
@@ -85,6 +106,15 @@ class Metrics:
             for reason in REJECT_REASONS:
                 if reason != "stream_limit" or kind != "unary":
                     self.rejected.labels(kind, service.full_name, method.name, reason)
+
+    def init_round_series(self) -> None:
+        """Zero the rule-error series (ApplyAction, SuggestAction, every rule) so that rates
+        and alerts see them before the first error."""
+        from shuangkou.core.errors import RuleViolation
+
+        for method in ("ApplyAction", "SuggestAction"):
+            for reason in RuleViolation.RULE_REASONS:
+                self.rule_errors.labels(method, reason)
 
     def mark_up(self) -> None:
         from .version import build_info
@@ -146,6 +176,12 @@ class MetricsInterceptor(grpc.ServerInterceptor):
         if pair[1] is not None and self.admission.overloaded():
             return pair[1]
         return pair[0]
+
+    def wrap(self, full_method: str, handler: _RpcHandler) -> _RpcHandler:
+        """``handler`` counted and admitted as the method ``/service/Method``: the HTTP
+        side's calls (:mod:`shuangkou.service.web`, with a handler that has no serializers
+        and a context of its own), as gRPC's are in :meth:`intercept_service`."""
+        return self._wrap(full_method, handler)[0]
 
     def _wrap(self, full_method: str,
               handler: _RpcHandler) -> tuple[_RpcHandler, _RpcHandler | None]:
@@ -221,7 +257,10 @@ class MetricsInterceptor(grpc.ServerInterceptor):
             """The reply serialized once (the bytes pass through ``to_wire`` untouched),
             refused when over the limit, counted."""
             data = to_wire(response) if to_wire is not None else response
-            too_large = admission.reply_refusal(len(data) if isinstance(data, bytes) else 0)
+            # A handler without a serializer (the HTTP side, whose codec encodes the reply)
+            # passes the message on: its binary size is what the limit bounds.
+            too_large = admission.reply_refusal(len(data) if isinstance(data, bytes)
+                                                else data.ByteSize())
             if too_large is not None:
                 refused(context, too_large)
             sent.inc()

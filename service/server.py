@@ -1,8 +1,10 @@
 """Server assembly and lifecycle, split as in the gRPC examples.
 
-* :func:`create_server` builds a server (service, health, optional reflection, metrics
-  interceptor with the stream cap, limits, keepalive, TLS) bound to the configured address
-  and returns ``(server, port)``;
+* :func:`create_handlers` builds what every transport serves: one instance of each servicer
+  behind one metrics interceptor (the limits, the stream cap);
+* :func:`create_server` builds a gRPC server (those handlers, health, optional reflection,
+  keepalive, TLS) bound to the configured address and returns ``(server, port)``; the HTTP
+  port (:mod:`shuangkou.service.web`) serves the same handlers;
 * :func:`serve` runs one server process until SIGTERM/SIGINT, then shuts down gracefully:
   health NOT_SERVING, ``stop(grace)`` so in-flight RPCs finish, then returns 0 (the CLI exits
   at once even if a handler thread is still computing, so shutdown never outlasts grace);
@@ -22,6 +24,7 @@ import tempfile
 import threading
 import types
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -32,14 +35,14 @@ from grpc_reflection.v1alpha import reflection
 from shuangkou.v1 import rounds_pb2, service_pb2, service_pb2_grpc
 
 from .admission import CallPool
-from .api.rounds import ROUND_SERVICE_NAME, register_round_service
+from .api.rounds import ROUND_SERVICE_NAME, RoundServicer, register_round_service
 from .api.shuangkou import SERVICE_NAME, ShuangkouServicer
 from .config import Config, load_state_keys
 from .limits import Limits
 from .version import version
 
-__all__ = ["create_server", "serve", "run", "SERVICE_NAME", "HealthServicer",
-           "load_house_variants", "set_serving", "stop_signals"]
+__all__ = ["create_server", "create_handlers", "Handlers", "serve", "run", "SERVICE_NAME",
+           "HealthServicer", "load_house_variants", "set_serving", "stop_signals"]
 
 log = logging.getLogger(__name__)
 HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
@@ -114,14 +117,25 @@ def server_credentials(config: Config) -> grpc.ServerCredentials | None:
                                        require_client_auth=ca is not None)
 
 
-def create_server(config: Config, *, health_servicer: health.HealthServicer | None = None,
-                  metrics: Any = None) -> tuple[grpc.Server, int]:
-    """A bound, not yet started server for ``config``, and the port it is bound to.
+@dataclass(frozen=True)
+class Handlers:
+    """What both transports serve: the servicers, and the interceptor that counts and admits
+    every call (one ``max_streams`` cap across gRPC and HTTP)."""
 
-    ``health_servicer``: pass one to control serving status (it starts NOT_SERVING for
-    every service until :func:`set_serving`); ``metrics``: a :class:`shuangkou.service.metrics.Metrics`
-    (a private registry is made when None).
-    """
+    metrics: Any
+    interceptor: Any
+    pool: CallPool          # gRPC's handler threads (admission counts who waits for one)
+    shuangkou: ShuangkouServicer
+    rounds: RoundServicer
+
+    @property
+    def servicers(self) -> dict[str, Any]:
+        return {"shuangkou": self.shuangkou, "rounds": self.rounds}
+
+
+def create_handlers(config: Config, metrics: Any = None) -> Handlers:
+    """The servicers of ``config``'s limits behind one metrics interceptor; ``metrics``: a
+    :class:`shuangkou.service.metrics.Metrics` (a private registry is made when None)."""
     if metrics is None:
         from prometheus_client import CollectorRegistry
 
@@ -131,17 +145,32 @@ def create_server(config: Config, *, health_servicer: health.HealthServicer | No
 
     metrics.init_series(service_pb2.DESCRIPTOR.services_by_name["ShuangkouService"])
     metrics.init_series(rounds_pb2.DESCRIPTOR.services_by_name["RoundService"])
+    metrics.init_round_series()
     pool = CallPool(config.threads, thread_name_prefix="rpc")
     interceptor = MetricsInterceptor(metrics, max_message_bytes=config.max_message_bytes,
                                      max_streams=config.stream_cap, pool=pool,
                                      max_queued_calls=config.max_queued_calls)
-    server = grpc.server(pool, interceptors=[interceptor], options=server_options(config))
     limits = Limits(max_cards=config.max_cards, max_batch=config.max_batch,
                     enumeration_cap=config.enumeration_cap,
                     max_message_bytes=config.max_message_bytes)
-    service_pb2_grpc.add_ShuangkouServiceServicer_to_server(ShuangkouServicer(limits, metrics),
-                                                            server)
-    register_round_service(server, limits, load_state_keys(config))
+    return Handlers(metrics, interceptor, pool, ShuangkouServicer(limits, metrics),
+                    RoundServicer(limits, metrics, load_state_keys(config)))
+
+
+def create_server(config: Config, *, health_servicer: health.HealthServicer | None = None,
+                  metrics: Any = None, handlers: Handlers | None = None
+                  ) -> tuple[grpc.Server, int]:
+    """A bound, not yet started gRPC server for ``config``, and the port it is bound to.
+
+    ``health_servicer``: pass one to control serving status (it starts NOT_SERVING for
+    every service until :func:`set_serving`); ``handlers``: from :func:`create_handlers`
+    (made from ``metrics`` when None), to share with the HTTP port.
+    """
+    handlers = handlers or create_handlers(config, metrics)
+    server = grpc.server(handlers.pool, interceptors=[handlers.interceptor],
+                         options=server_options(config))
+    service_pb2_grpc.add_ShuangkouServiceServicer_to_server(handlers.shuangkou, server)
+    register_round_service(server, handlers.rounds)
     health_servicer = health_servicer or HealthServicer()
     if type(health_servicer).List is health_pb2_grpc.HealthServicer.List:  # type: ignore[attr-defined]
         # A plain grpcio HealthServicer (tests, embedders): give it our List too, rather
@@ -230,17 +259,25 @@ def serve(config: Config, *, multiprocess: bool = False,
         httpd = start_metrics_server(config.metrics_port, config.metrics_host, registry)
     stop = stop or stop_signals()
     health_servicer = HealthServicer()
-    server, port = create_server(config, health_servicer=health_servicer, metrics=metrics)
+    handlers = create_handlers(config, metrics)
+    server, port = create_server(config, health_servicer=health_servicer, handlers=handlers)
+    web = None
+    if config.http:
+        from .web import create_http_server
+        web = create_http_server(config, handlers.servicers, handlers.interceptor, metrics)
     # A --workers child also listens on a loopback port of its own, in plaintext, so that
     # the supervisor can health-check this process (the shared port reaches any worker).
     check_port = server.add_insecure_port("127.0.0.1:0") if report is not None else 0
     server.start()
+    if web is not None:
+        web.start()
     set_serving(health_servicer)
     metrics.mark_up()
-    log.info("serving shuangkou.v1 on %s:%d (pid %d, version %s%s)%s%s", config.host, port,
+    log.info("serving shuangkou.v1 on %s:%d (pid %d, version %s%s)%s%s%s", config.host, port,
              os.getpid(), version(), ", TLS" + (" with client certificates"
                                                 if config.tls_client_ca else "")
              if config.tls_cert else "",
+             f", HTTP (Connect, gRPC-Web) on {config.http_host}:{web.port}" if web else "",
              f", metrics on {config.metrics_host}:{httpd.port}" if httpd else "",
              f", house variants {', '.join(house)}" if house else "")
     if report is not None:
@@ -254,8 +291,11 @@ def serve(config: Config, *, multiprocess: bool = False,
         log.info("draining: NOT_SERVING, up to %gs for in-flight RPCs", config.grace)
         health_servicer.enter_graceful_shutdown()
         # After grace, stop() cancels what is left; a handler still computing is abandoned
-        # (the CLI exits the process without waiting for it).
-        server.stop(config.grace).wait(config.grace + 5)
+        # (the CLI exits the process without waiting for it). Both ports drain at once.
+        stopped = server.stop(config.grace)
+        if web is not None:
+            web.drain(config.grace)
+        stopped.wait(config.grace + 5)
         if httpd is not None:
             httpd.shutdown()
         log.info("stopped")

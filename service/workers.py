@@ -248,8 +248,13 @@ def serve_workers(config: Config, worker_main: Callable[..., int],
     load_state_keys(config)
     metrics_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"]
     stop = stop_signals()
-    with _reserve_port(config.host, config.port) as port:
-        supervisor = Supervisor(config.with_(port=port), worker_main, metrics_dir)
+    with contextlib.ExitStack() as held:
+        port = held.enter_context(_reserve_port(config.host, config.port))
+        # The HTTP port too, so that the workers share one even when it was 0 (any free port).
+        http_port = (held.enter_context(_reserve_port(config.http_host, config.http_port))
+                     if config.http else 0)
+        supervisor = Supervisor(config.with_(port=port, http_port=http_port), worker_main,
+                                metrics_dir)
         httpd = None
         if config.metrics_port:
             registry = multiprocess_registry(metrics_dir)
@@ -260,9 +265,11 @@ def serve_workers(config: Config, worker_main: Callable[..., int],
         runner = threading.Thread(target=supervisor.run, args=(stop,), name="supervisor",
                                   daemon=True)
         runner.start()
-        log.info("serving shuangkou.v1 on %s:%d with %d workers (pids %s), version %s%s",
+        log.info("serving shuangkou.v1 on %s:%d with %d workers (pids %s), version %s%s%s",
                  config.host, port, config.workers,
                  ", ".join(str(s.proc.pid) for s in supervisor.slots if s.proc), version(),
+                 f", HTTP (Connect, gRPC-Web) on {config.http_host}:{http_port}"
+                 if config.http else "",
                  f", metrics on {config.metrics_host}:{httpd.port}" if httpd else "")
         if ready:
             ready(port)

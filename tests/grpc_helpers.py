@@ -51,30 +51,46 @@ class Running:
     registry: CollectorRegistry
     health: health.HealthServicer
     server: grpc.Server = field(repr=False)
+    http_port: int = 0          # the HTTP port (Connect, gRPC-Web) when started with http=True
+
+    @property
+    def http_url(self) -> str:
+        return f"http://127.0.0.1:{self.http_port}"
 
     def scrape(self) -> str:
         return generate_latest(self.registry).decode()
 
 
 @contextlib.contextmanager
-def running_server(**settings: object) -> Iterator[Running]:
-    """An in-process server on 127.0.0.1 (any free port) with its own metrics registry."""
+def running_server(*, http: bool = False, **settings: object) -> Iterator[Running]:
+    """An in-process server on 127.0.0.1 (any free port) with its own metrics registry;
+    ``http``: the HTTP port too (any free port), serving the same handlers."""
+    from shuangkou.service.server import create_handlers
+    from shuangkou.service.web import create_http_server
+
     config = Config(**{"host": "127.0.0.1", "port": 0, "metrics_port": 0, "threads": 4,
-                       **settings})
+                       "http": http, "http_host": "127.0.0.1", "http_port": 0, **settings})
     registry = CollectorRegistry()
     metrics = Metrics(registry)
     health_servicer = health.HealthServicer()
-    server, port = create_server(config, health_servicer=health_servicer, metrics=metrics)
+    handlers = create_handlers(config, metrics)
+    server, port = create_server(config, health_servicer=health_servicer, handlers=handlers)
+    web = (create_http_server(config, handlers.servicers, handlers.interceptor, metrics)
+           if http else None)
     server.start()
+    if web is not None:
+        web.start()
     set_serving(health_servicer)
     metrics.mark_up()
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
     try:
         yield Running(port, channel, service_pb2_grpc.ShuangkouServiceStub(channel), registry,
-                      health_servicer, server)
+                      health_servicer, server, web.port if web else 0)
     finally:
         channel.close()
         server.stop(None)
+        if web is not None:
+            web.stop()
 
 
 def cards(text: str) -> cards_pb2.Cards:
@@ -199,14 +215,18 @@ class ServerProcess:
     """``python -m shuangkou.service serve ...`` in a subprocess; ``port`` read from its log."""
 
     LISTEN = re.compile(r"serving shuangkou\.v1 on [^ ]+:(\d+)")
+    HTTP = re.compile(r"HTTP \(Connect, gRPC-Web\) on [^ ]+:(\d+)")
 
     def __init__(self, *args: str, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "shuangkou.service", "serve", "--host", "127.0.0.1", *args],
+            # The HTTP port on any free loopback port unless the test names one.
+            [sys.executable, "-m", "shuangkou.service", "serve", "--host", "127.0.0.1",
+             "--http-host", "127.0.0.1", "--http-port", "0", *args],
             cwd=ROOT, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE, text=True)
         self.log: list[str] = []
         self._port: int | None = None
+        self.http_port: int | None = None     # read from the same log line
         self._ready = threading.Event()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -216,6 +236,8 @@ class ServerProcess:
             self.log.append(line)
             m = self.LISTEN.search(line)
             if m and self._port is None:
+                http = self.HTTP.search(line)
+                self.http_port = int(http.group(1)) if http else None
                 self._port = int(m.group(1))
                 self._ready.set()
         self._ready.set()

@@ -480,8 +480,9 @@ class _Round:
     def _turn_error(self, i: int, seat: int, turn: int, standing: Reading | None, prev: int,
                     lead: tuple[int, ...]) -> None:
         if self.over is not None:
-            raise ReplayError(f"the round ended at action {self.over} ({self.over_note}); "
-                              "nothing may follow", i)
+            raise ReplayError(f"the round ended at action {self.over} (counting from 0: after "
+                              f"{self.over + 1} actions; {self.over_note}); nothing may "
+                              "follow", i)
         if not self.left[seat]:
             place = self.finished.index(seat) + 1
             raise ReplayError(f"seat {seat} has no cards left (it finished {place}"

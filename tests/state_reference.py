@@ -23,6 +23,7 @@ from shuangkou import core
 from shuangkou.core.variants import Variant, get_variant, house_variants
 
 MAGIC = b"SKR3"
+SEED_BYTES = 32   # the seed commitment, last: carried, never checked
 SEATS = 4
 MAX_ACTIONS = 2**31 - 1
 MAX_STAKE, MAX_TABLE_FEE = 10**9, 10**12
@@ -49,7 +50,7 @@ def slot_sizes(hand_size: int) -> tuple[int, int]:
 
 def size_of(v: Variant) -> int:
     standing, bomb = slot_sizes(v.hand_size)
-    return PREFIX + HEAD.size + BODY + standing + SEATS * bomb
+    return PREFIX + HEAD.size + BODY + standing + SEATS * bomb + SEED_BYTES
 
 
 def fingerprint(v: Variant) -> bytes:

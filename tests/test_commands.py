@@ -259,3 +259,67 @@ def test_rule_set_adapter_names_ids_and_inline_house_variants(files: dict[str, P
     for request in (service_pb2.ClassifyPlayRequest, service_pb2.GetVariantRequest):
         request(rule_set=_rule_set("huopin"))
         request(rule_set=_rule_set(house))
+
+
+# ----------------------------------------------------------------------------- issue 21's smaller items
+
+def test_generate_refuses_escapes_a_variant_cannot_settle() -> None:
+    status, out, err = run("generate", "--escape", "0.5", "-n", "2")
+    assert status == 2 and out == ""
+    assert "baibian defines no escape settlement" in err and "huopin" in err
+    replays = ok("generate", "--escape", "1", "-n", "2", "--variant", "huopin").splitlines()
+    for line in replays:
+        assert core.score_replay(line).escaper is not None
+
+
+def test_score_of_json_lines_points_to_score_replays(tmp_path: Path) -> None:
+    path = tmp_path / "rounds.jsonl"
+    path.write_text(json.dumps(REPLAY) + "\n" + json.dumps(REPLAY) + "\n")
+    status, _, err = run("score", str(path))
+    assert status == 1 and "Extra data" in err and "shuangkou score-replays" in err
+
+
+def test_help_has_no_markup() -> None:
+    for argv in ([], ["serve"], ["score-replays"], *([c] for c in cli.ONE_OFF_COMMANDS)):
+        done = subprocess.run([sys.executable, "-m", "shuangkou.service", *argv, "--help"],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        for markup in ("``", ":func:", ":class:", ":data:", ":mod:"):
+            assert markup not in done.stdout, (argv, markup)
+
+
+def test_a_house_variant_never_shows_its_parents_name(tmp_path: Path) -> None:
+    path = tmp_path / "club.toml"
+    path.write_text('[variants.club]\nextends = "bianfeng"\nchain_min_links = 2\n\n'
+                    '[variants.club_fast]\nextends = "club"\nmultiplier = [[5, 2], [6, 4]]\n')
+    shown = {v["id"]: v for v in json.loads(ok("variants", str(path), "--json"))}
+    assert shown["club"]["name"] == "club"
+    assert shown["club"]["source"] == "house variant extending bianfeng"
+    assert shown["club_fast"]["name"] == "club_fast"
+    assert shown["club_fast"]["source"] == "house variant extending club"
+    assert shown["club_fast"]["chain_min_links"] == 2      # the parent's rules still apply
+    assert shown["club_fast"]["extends"] == "bianfeng"     # the built-in at the root
+
+
+def test_a_dask_run_that_cannot_start_writes_no_manifest(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from shuangkou.service.batch import archive, command
+
+    def unreachable(address: str, timeout: float = 30.0) -> None:
+        raise archive.ClusterError(f"cannot reach the Dask scheduler {address}")
+
+    monkeypatch.setattr(archive, "dask_client", unreachable)
+    source = tmp_path / "in.jsonl"
+    source.write_text(json.dumps(REPLAY) + "\n")
+    out = tmp_path / "out"
+    assert command.main(["--dask", "127.0.0.1:1", "-o", str(out), str(source)]) == 3
+    assert not (out / archive.MANIFEST).exists()
+
+
+def test_the_repository_root_tracks_no_stray_output() -> None:
+    root = Path(__file__).resolve().parents[1]
+    tracked = subprocess.run(["git", "ls-files"], cwd=root, capture_output=True, text=True,
+                             timeout=60).stdout.split()
+    top = {name for name in tracked if "/" not in name}
+    assert not [n for n in top if n.endswith((".jsonl", ".json.gz", ".jsonl.gz"))], top
+    assert all((root / n).stat().st_size > 0 for n in top if (root / n).is_file()), top

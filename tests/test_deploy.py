@@ -151,7 +151,8 @@ def test_dockerfile_runs_the_server_as_non_root(stages: dict[str, Stage]) -> Non
 
 def test_dockerfile_exposes_the_server_default_ports(stages: dict[str, Stage]) -> None:
     exposed = {int(p) for args in stages["runtime"].all("EXPOSE") for p in args.split()}
-    assert exposed == {server_defaults()["port"], server_defaults()["metrics_port"]}
+    assert exposed == {server_defaults()["port"], server_defaults()["metrics_port"],
+                       server_defaults()["http_port"]}
 
 
 # ------------------------------------------------------------------------- build context
@@ -396,7 +397,8 @@ def test_ports_agree_everywhere(
     ports = ports_of(container)
     env = env_of(container)
     assert ports == {"grpc": int(env["SHUANGKOU_PORT"]),
-                     "metrics": int(env["SHUANGKOU_METRICS_PORT"])}
+                     "metrics": int(env["SHUANGKOU_METRICS_PORT"]),
+                     "http": int(env["SHUANGKOU_HTTP_PORT"])}
     exposed = {int(p) for args in stages["runtime"].all("EXPOSE") for p in args.split()}
     assert set(ports.values()) == exposed
     # grpc probes take a number, not a port name: it must be the gRPC port.
@@ -593,6 +595,10 @@ def test_metrics_used_by_alerts_are_exported_and_sigterm_exits_0(
         with pytest.raises(grpc.RpcError):
             stub.ClassifyPlay(service_pb2.ClassifyPlayRequest(
                 rule_set=RuleSet(id="baibian"), play=cards_pb2.Cards(cards_text="7 8")), timeout=10)
+        from shuangkou.v1 import rounds_pb2, rounds_pb2_grpc
+        rounds = rounds_pb2_grpc.RoundServiceStub(channel)   # and one 托管 decision
+        state = rounds.StartRound(rounds_pb2.StartRoundRequest(seed=bytes(16)), timeout=10).state
+        rounds.SuggestAction(rounds_pb2.SuggestActionRequest(state=state.data), timeout=10)
     url = f"http://127.0.0.1:{metrics_port}/metrics"
     with urllib.request.urlopen(url, timeout=10) as response:
         exposition = response.read().decode()
@@ -662,7 +668,10 @@ def test_network_policy_selects_the_pods_and_opens_only_their_ports(
     assert set(policy["policyTypes"]) == {"Ingress", "Egress"}
     assert policy["egress"] == []          # the server calls nothing
     opened = {p["port"] for rule in policy["ingress"] for p in rule["ports"]}
-    assert opened == set(ports_of(container)) == {"grpc", "metrics"}
+    assert opened == set(ports_of(container)) == {"grpc", "metrics", "http"}
+    # the API's two ports are open to the same clients
+    api = [rule for rule in policy["ingress"] if {p["port"] for p in rule["ports"]} & {"grpc"}]
+    assert len(api) == 1 and {p["port"] for p in api[0]["ports"]} == {"grpc", "http"}
     for rule in policy["ingress"]:
         assert rule["from"], "an ingress rule without `from` would admit everyone"
 

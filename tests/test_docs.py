@@ -3,8 +3,9 @@
 Collected from README.md, docs/*.md and examples/*/README.md, one test per block:
 
 * a ```sh block runs in bash (``set -euo pipefail``) against a live ``shuangkou serve``
-  started for this module on free loopback ports: ``localhost:50051`` and
-  ``localhost:9090`` in the text are replaced by that server's gRPC and metrics addresses.
+  started for this module on free loopback ports: ``localhost:50051``, ``localhost:8080``
+  and ``localhost:9090`` in the text are replaced by that server's gRPC, HTTP and metrics
+  addresses.
   It runs in the repository root (an example's README: in the example's folder) with
   ``.venv/bin`` first on PATH (``shuangkou``, ``grpcurl``), and must exit 0;
 * a ```output block right after a ```sh block is that block's expected stdout, compared
@@ -128,6 +129,7 @@ def test_blocks_are_found() -> None:
 class Live:
     grpc: str
     metrics: str
+    http: str
 
 
 HOUSE_FILE = "examples/variants/my_house.toml"   # registered on the docs server as `my_house`
@@ -147,7 +149,7 @@ def live() -> Iterator[Live]:
                             "--workers", "1", "--grace", "2", *_server_args())
     try:
         process.wait_serving()
-        yield Live(f"127.0.0.1:{port}", f"127.0.0.1:{metrics}")
+        yield Live(f"127.0.0.1:{port}", f"127.0.0.1:{metrics}", f"127.0.0.1:{process.http_port}")
     finally:
         process.stop(15)
 
@@ -167,7 +169,8 @@ def test_tools_present() -> None:
 @pytest.mark.parametrize("block", SH, ids=[b.id for b in SH])
 def test_sh_block(block: Block, live: Live, scratch: dict[Path, Path]) -> None:
     script = block.text.replace("localhost:50051", live.grpc) \
-                       .replace("localhost:9090", live.metrics)
+                       .replace("localhost:9090", live.metrics) \
+                       .replace("localhost:8080", live.http)
     cwd = block.path.parent if block.path.parent.parent.name == "examples" else ROOT
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
            "DOCS_TMP": str(scratch[block.path]), "SHUANGKOU_ADDR": live.grpc}

@@ -55,3 +55,31 @@ def test_client_variant_and_env(address: str) -> None:
 def test_unreachable_server_fails() -> None:
     done = client(f"127.0.0.1:{free_port()}")
     assert done.returncode != 0 and "UNAVAILABLE" in done.stderr
+
+
+def test_round_plays_a_live_round_to_its_settlement(address: str) -> None:
+    """round.py: a seeded deal played to the end by 托管, a refused move handled by its
+    reason, the settlement that of the core's round."""
+    done = subprocess.run([sys.executable, "round.py", address, "--seed", "test", "--variant",
+                           "huopin"], cwd=EXAMPLE, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[1].startswith("refused: LEADER_MUST_PLAY: ")
+    import hashlib
+    r = core.Round.deal_seeded("huopin", hashlib.sha256(b"test").digest())
+    while not r.is_over:
+        s = core.suggest(r)
+        if s.kind == "play":
+            r.play(s.seat, s.cards, s.declaration)
+        else:
+            r.pass_turn(s.seat)
+    result = r.result()
+    assert lines[-1].endswith(f"final {list(result.final)}"), lines[-1]
+
+
+def test_round_and_client_fail_in_one_line_when_the_server_is_down() -> None:
+    for script in ("round.py", "client.py"):
+        done = subprocess.run([sys.executable, script, f"127.0.0.1:{free_port()}"],
+                              cwd=EXAMPLE, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 2 and "UNAVAILABLE" in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr and len(done.stderr.splitlines()) == 1

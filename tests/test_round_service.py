@@ -221,7 +221,8 @@ def test_forged_states_are_invalid_argument(stub: Any) -> None:
     assert bad_argument(stub, state[: len(state) // 2])
     assert bad_argument(stub, bytes(b ^ 0x5A for b in state))
     assert bad_argument(stub, b"x" * 5000).fields == ["state"]
-    assert bad_argument(stub, state[:-1] + bytes([state[-1] ^ 1]))
+    # the last bomb slot's last byte (the 32 bytes after it are the seed commitment)
+    assert bad_argument(stub, state[:-33] + bytes([state[-33] ^ 1]) + state[-32:])
 
 
 def test_a_state_read_under_another_variant_is_checked(stub: Any) -> None:
@@ -442,9 +443,12 @@ def test_the_reply_is_the_message_built_field_by_field(variant: str) -> None:
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
     from messages import Context
+    from prometheus_client import CollectorRegistry
+
+    from shuangkou.service.metrics import Metrics
 
     servicer = RoundServicer(Limits(max_cards=64, max_batch=64, enumeration_cap=10_000,
-                                    max_message_bytes=4 << 20))
+                                    max_message_bytes=4 << 20), Metrics(CollectorRegistry()))
     checked, escapes = 0, core.get_variant(variant).escape != "none"
     for seed in range(4):
         rep = parse_replay(generate_replay(variant, seed, 0.5 if escapes else 0))
@@ -482,8 +486,15 @@ def test_kept_messages_are_dropped_when_full(monkeypatch: pytest.MonkeyPatch) ->
 def test_every_rpc_of_the_round_service_is_registered() -> None:
     """register_round_service (the generated registration) serves exactly the proto's RPCs,
     with the proto's message types."""
-    from shuangkou.service.api.rounds import ROUND_SERVICE_NAME, register_round_service
+    from prometheus_client import CollectorRegistry
+
+    from shuangkou.service.api.rounds import (
+        ROUND_SERVICE_NAME,
+        RoundServicer,
+        register_round_service,
+    )
     from shuangkou.service.limits import Limits
+    from shuangkou.service.metrics import Metrics
 
     class Registry:
         def __init__(self) -> None:
@@ -497,7 +508,8 @@ def test_every_rpc_of_the_round_service_is_registered() -> None:
             self.handlers.update(handlers)
 
     registry = Registry()
-    register_round_service(registry, Limits())   # type: ignore[arg-type]
+    register_round_service(registry,  # type: ignore[arg-type]
+                           RoundServicer(Limits(), Metrics(CollectorRegistry())))
     methods = rounds_pb2.DESCRIPTOR.services_by_name["RoundService"].methods
     assert set(registry.handlers) == {m.name for m in methods}
     for m in methods:

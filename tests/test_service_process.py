@@ -161,7 +161,7 @@ def test_metrics_port_clash_names_the_port_and_setting() -> None:
         busy.listen()
         port = busy.getsockname()[1]
         run = subprocess.run(
-            [sys.executable, "-m", "shuangkou.service", "serve", "--host", "127.0.0.1", "--port", "0",
+            [sys.executable, "-m", "shuangkou.service", "serve", "--host", "127.0.0.1", "--http-port", "0", "--port", "0",
              "--metrics-host", "127.0.0.1", "--metrics-port", str(port)],
             cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert run.returncode == 1
@@ -210,7 +210,7 @@ def test_bad_house_variants_refuse_to_start(tmp_path, text: str, words: str) -> 
     path = tmp_path / "house.json"
     path.write_text(text)
     run = subprocess.run(
-        [sys.executable, "-m", "shuangkou.service", "serve", "--host", "127.0.0.1", "--port", "0",
+        [sys.executable, "-m", "shuangkou.service", "serve", "--host", "127.0.0.1", "--http-port", "0", "--port", "0",
          "--metrics-port", "0", "--variants", str(path)],
         cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert run.returncode == 2
@@ -239,7 +239,7 @@ def test_second_server_on_a_busy_port_fails() -> None:
     try:
         first.wait_serving()
         second = subprocess.run(
-            [sys.executable, "-m", "shuangkou.service", "serve", "--host", "127.0.0.1", "--port",
+            [sys.executable, "-m", "shuangkou.service", "serve", "--host", "127.0.0.1", "--http-port", "0", "--port",
              str(first.port), "--metrics-port", "0"],
             cwd=ROOT, capture_output=True, text=True, timeout=60)
         assert second.returncode == 1

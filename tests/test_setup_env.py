@@ -102,7 +102,7 @@ def test_serve_script_second_start_is_fast() -> None:
     port = free_port()
     start = time.monotonic()
     proc = subprocess.Popen(
-        ["bash", "scripts/serve.sh", "--host", "127.0.0.1", "--port", str(port),
+        ["bash", "scripts/serve.sh", "--host", "127.0.0.1", "--http-port", "0", "--port", str(port),
          "--metrics-port", "0", "--grace", "1"],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:

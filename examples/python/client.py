@@ -52,6 +52,14 @@ def explain(exc: grpc.RpcError) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return run(argv)
+    except grpc.RpcError as exc:   # the server is down or unreachable: one line, no traceback
+        print(f"client.py: {exc.code().name}: {exc.details()}", file=sys.stderr)
+        return 2
+
+
+def run(argv: list[str] | None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("address", nargs="?",
                         default=os.environ.get("SHUANGKOU_ADDR", "localhost:50051"),

@@ -14,7 +14,7 @@ than this (docs/BENCHMARKS.md "ApplyAction: the reply writer").
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
-from libc.string cimport memcpy, memmove, memset
+from libc.string cimport memcmp, memcpy, memmove, memset
 
 from shuangkou.core._round cimport RoundCore
 from shuangkou.core._state cimport Layout, layout_of, pack_into
@@ -52,7 +52,7 @@ def _key(message, str name, str shape):
 
 cdef struct Keys:
     int data, view                                  # RoundState
-    int turn, hand_sizes, hands, standing, passes, finish_order, over, hand_at, actions
+    int turn, hand_sizes, hands, standing, passes, finish_order, over, hand_at, actions, seed
     int cards                                       # Cards
     int st_seat, st_cards, st_reading               # StandingPlay
     int r_seat, r_type, r_cards, r_reading, r_trick, r_finished, r_wind, r_next, r_over
@@ -71,6 +71,7 @@ K.finish_order = _key(_V, "finish_order", "packed")
 K.over = _key(_V, "over", "scalar")
 K.hand_at = _key(_V, "hand_at", "packed")
 K.actions = _key(_V, "actions_applied", "scalar")
+K.seed = _key(_V, "seed_sha256", "message")
 K.cards = _key(cards_pb2.Cards, "cards", "packed")
 K.st_seat = _key(rounds_pb2.StandingPlay, "seat", "scalar")
 K.st_cards = _key(rounds_pb2.StandingPlay, "cards", "packed")
@@ -91,7 +92,7 @@ K.a_record = _key(rounds_pb2.ApplyActionResponse, "record", "message")
 #: not write must be noticed (checked at import below).
 _WRITTEN = {"RoundState": {"data", "view"},
             "RoundView": {"turn", "hand_sizes", "hands", "standing", "passes", "finish_order",
-                          "over", "hand_at", "actions_applied"},
+                          "over", "hand_at", "actions_applied", "seed_sha256"},
             "StandingPlay": {"seat", "cards", "reading"},
             "ActionRecord": {"seat", "type", "cards", "reading", "trick_won_by", "finished",
                              "wind_to", "next_turn", "round_over"}}
@@ -149,12 +150,16 @@ cdef inline Py_ssize_t _bytes_field(unsigned char* b, Py_ssize_t k, int key,
 
 # ----------------------------------------------------------------------------- the view
 
+cdef enum:
+    SEED_BYTES = 32                 # RoundCore.seed_sha256: zeros when the hands were given
+cdef unsigned char _NO_SEED[SEED_BYTES]     # zero-initialised
+
 cdef Py_ssize_t _view_bound(RoundCore r, Py_ssize_t nread) noexcept:
     cdef Py_ssize_t total = 0
     cdef int s
     for s in range(SEATS):
         total += r.nleft[s]
-    return 128 + 12 * SEATS + 2 * total + 2 * r.st_n + nread
+    return 128 + 12 * SEATS + 2 * total + 2 * r.st_n + nread + 34   # + the seed commitment
 
 
 cdef Py_ssize_t _view_into(RoundCore r, unsigned char* b, const unsigned char* reading,
@@ -163,6 +168,7 @@ cdef Py_ssize_t _view_into(RoundCore r, unsigned char* b, const unsigned char* r
     Reading message (``nread`` bytes), None when a seat leads."""
     cdef Py_ssize_t k = 0, inner
     cdef int s, rk, f, n, m, i
+    cdef const unsigned char* seed
     if not r.over_kind:
         k = _scalar(b, k, K.turn, r.cturn)
     m = 0
@@ -232,6 +238,9 @@ cdef Py_ssize_t _view_into(RoundCore r, unsigned char* b, const unsigned char* r
         k += 1
     if r.actions_applied:
         k = _scalar(b, k, K.actions, r.actions_applied)
+    seed = <const unsigned char*>PyBytes_AS_STRING(r.seed_sha256)
+    if memcmp(seed, _NO_SEED, SEED_BYTES) != 0:       # a seeded deal's commitment
+        k = _bytes_field(b, k, K.seed, seed, SEED_BYTES)
     return k
 
 

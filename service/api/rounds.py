@@ -12,12 +12,17 @@ INVALID_ARGUMENT).
 
 from __future__ import annotations
 
-from typing import Any, cast
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, cast
 
 import grpc
 
 from shuangkou import core
 from shuangkou.core.cards import SEATS
+from shuangkou.core.errors import RuleViolation
+from shuangkou.core.shuffle import check_seed
 from shuangkou.core.suggest import (
     MAX_ALTERNATIVES,
     MAX_ROLLOUTS,
@@ -35,14 +40,19 @@ from . import _wire
 from .convert import (
     ACTION_NAMES,
     ACTION_TYPES,
+    WIN_NAMES,
     cards_of,
     declaration,
     declaration_to_proto,
     reading_to_proto,
     resolve_variant,
     seat_of,
+    variant_label,
 )
 from .results import result_to_proto
+
+if TYPE_CHECKING:   # prometheus_client must not be imported before the CLI sets it up
+    from ..metrics import Metrics
 
 __all__ = ["RoundServicer", "ROUND_SERVICE_NAME", "register_round_service", "fill_state",
            "apply_response"]
@@ -121,14 +131,53 @@ def apply_response(r: core.Round, rec: core.ActionRecord,
 
 
 class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
-    def __init__(self, limits: Limits, keys: core.StateKeys | None = None) -> None:
+    def __init__(self, limits: Limits, metrics: Metrics,
+                 keys: core.StateKeys | None = None) -> None:
         self.limits = limits
+        self.metrics = metrics
         self.keys = keys
+
+    @contextmanager
+    def _rules(self, method: str) -> Iterator[None]:
+        """Count the rule a round's state refused (``shuangkou_rule_errors_total``)."""
+        try:
+            yield
+        except RuleViolation as exc:
+            self.metrics.rule_errors.labels(method, exc.reason).inc()
+            raise
 
     @rpc
     def StartRound(self, request: rounds_pb2.StartRoundRequest,
                    context: grpc.ServicerContext) -> rounds_pb2.StartRoundResponse:
         variant = resolve_variant(request)
+        stake = request.stake if request.HasField("stake") else 1
+        if request.HasField("seed"):
+            r = self._seeded(request, variant, stake)
+        else:
+            r = self._dealt(request, variant, stake)
+        self.metrics.rounds_started.labels(variant_label(variant),
+                                           "seed" if request.HasField("seed") else "hands").inc()
+        response = rounds_pb2.StartRoundResponse()
+        fill_state(response.state, r, self.keys)
+        return response
+
+    def _seeded(self, request: rounds_pb2.StartRoundRequest, variant: str | Variant,
+                stake: int) -> core.Round:
+        given = [name for name in ("hands", "revealed", "leader", "partial_deal")
+                 if (len(request.hands) if name == "hands" else getattr(request, name))]
+        if given:
+            raise BadInput(f"a deal from a seed takes no {given[0]}: the seed deals the hands "
+                           "and picks the revealed card and the leader", given[0])
+        with field_scope("seed"):
+            check_seed(request.seed)
+        return core.Round.deal_seeded(
+            variant, request.seed, stake=stake, table_fee=request.table_fee,
+            partner=(seat_of(request.partner, "partner", table=True)
+                     if request.HasField("partner") else None),
+            teams=[list(t.seats) for t in request.teams] or None)
+
+    def _dealt(self, request: rounds_pb2.StartRoundRequest, variant: str | Variant,
+               stake: int) -> core.Round:
         if len(request.hands) != SEATS:
             raise BadInput(f"a deal has {SEATS} hands; got {len(request.hands)}", "hands")
         hands = [cards_of(h, f"hands[{i}]", self.limits, allow_empty=True)[0]
@@ -139,13 +188,9 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
         teams = [list(t.seats) for t in request.teams] or None
         revealed = [request.revealed] if request.revealed else None   # one card code
         # The core names the offending field as the request does (hands, revealed, teams …).
-        r = core.Round.deal(
+        return core.Round.deal(
             variant, hands, leader, revealed=revealed, partner=partner, teams=teams,
-            stake=request.stake if request.HasField("stake") else 1,
-            table_fee=request.table_fee, partial_deal=request.partial_deal)
-        response = rounds_pb2.StartRoundResponse()
-        fill_state(response.state, r, self.keys)
-        return response
+            stake=stake, table_fee=request.table_fee, partial_deal=request.partial_deal)
 
     @rpc
     def ApplyAction(self, request: rounds_pb2.ApplyActionRequest,
@@ -155,32 +200,46 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
         action = request.action
         seat = seat_of(action.seat, "action.seat", table=True)
         kind = ACTION_NAMES.get(action.type)
-        if kind == "play":
-            cards, _ = cards_of(action.cards, "action.cards", self.limits)
-            rec = r.play(seat, cards, declaration(action, "declaration", "action.declaration"))
-        elif kind not in ("pass", "escape"):
-            raise BadInput("action.type must be ACTION_TYPE_PLAY, _PASS or _ESCAPE",
-                           "action.type")
-        elif action.HasField("declaration") or action.cards.cards or action.cards.cards_text:
-            # refused, never dropped: the caller meant something this action cannot do
-            what = "declaration" if action.HasField("declaration") else "cards"
-            raise BadInput(f"a{'n' if kind == 'escape' else ''} {kind} takes no {what}",
-                           f"action.{what}")
-        else:
-            rec = r.pass_turn(seat) if kind == "pass" else r.escape(seat)
-        return apply_response(r, rec, self.keys)
+        with self._rules("ApplyAction"):
+            if kind == "play":
+                cards, _ = cards_of(action.cards, "action.cards", self.limits)
+                rec = r.play(seat, cards,
+                             declaration(action, "declaration", "action.declaration"))
+            elif kind not in ("pass", "escape"):
+                raise BadInput("action.type must be ACTION_TYPE_PLAY, _PASS or _ESCAPE",
+                               "action.type")
+            elif (action.HasField("declaration") or action.cards.cards
+                  or action.cards.cards_text):
+                # refused, never dropped: the caller meant something this action cannot do
+                what = "declaration" if action.HasField("declaration") else "cards"
+                raise BadInput(f"a{'n' if kind == 'escape' else ''} {kind} takes no {what}",
+                               f"action.{what}")
+            else:
+                rec = r.pass_turn(seat) if kind == "pass" else r.escape(seat)
+        response = apply_response(r, rec, self.keys)
+        if r.is_over:
+            self.metrics.rounds_finished.labels(variant_label(variant),
+                                                WIN_NAMES[response.result.kind]).inc()
+        return response
 
     @rpc
     def SuggestAction(self, request: rounds_pb2.SuggestActionRequest,
                       context: grpc.ServicerContext) -> rounds_pb2.SuggestActionResponse:
-        r = _load(request, resolve_variant(request), self.keys)
+        variant = resolve_variant(request)
+        r = _load(request, variant, self.keys)
         if request.count > MAX_ALTERNATIVES:
             raise BadInput(f"count must be at most {MAX_ALTERNATIVES}; got {request.count}",
                            "count")
-        ranked = suggestions(r, request.count or 1,
-                             seed=request.seed if request.HasField("seed") else None,
-                             budget=_budget(request), timeout=context.time_remaining())
+        budget = _budget(request)
+        t0 = time.perf_counter()
+        with self._rules("SuggestAction"):
+            ranked = suggestions(r, request.count or 1,
+                                 seed=request.seed if request.HasField("seed") else None,
+                                 budget=budget, timeout=context.time_remaining())
         first = ranked.actions[0]
+        label = variant_label(variant)
+        self.metrics.suggest_seconds.labels(label).observe(time.perf_counter() - t0)
+        self.metrics.suggestions.labels(label, first.kind).inc()
         response = rounds_pb2.SuggestActionResponse(reason=first.reason)
         _fill_suggested(response.action, response.reading, first)
         for s in ranked.actions:
@@ -222,9 +281,8 @@ def _fill_suggested(action: rounds_pb2.RoundAction, reading: readings_pb2.Readin
         reading.CopyFrom(reading_to_proto(s.reading))
 
 
-def register_round_service(server: grpc.Server, limits: Limits,
-                           keys: core.StateKeys | None = None) -> str:
-    """Add the RoundService to ``server`` (the generated registration), sealing states
-    under ``keys`` if given; returns its full name (for reflection, health)."""
-    rounds_pb2_grpc.add_RoundServiceServicer_to_server(RoundServicer(limits, keys), server)
+def register_round_service(server: grpc.Server, servicer: RoundServicer) -> str:
+    """Add ``servicer`` to ``server`` (the generated registration); returns the service's
+    full name (for reflection, health)."""
+    rounds_pb2_grpc.add_RoundServiceServicer_to_server(servicer, server)
     return ROUND_SERVICE_NAME

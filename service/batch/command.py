@@ -33,6 +33,7 @@ import json
 import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 from . import pool
 from .inputs import byte_ranges, count_lines, expand_names, file_lines, read_range
@@ -188,6 +189,29 @@ def _fail(message: str, status: int) -> int:
 def _archive_main(args: argparse.Namespace, draw: bool) -> int:
     from . import archive
 
+    client = None
+    if args.dask and not args.merge:
+        # Reach the cluster before anything is written: a run that cannot start leaves no
+        # manifest behind.
+        try:
+            client = archive.dask_client(args.dask)
+        except archive.ClusterError as exc:
+            return _fail(str(exc), EXIT_UNREACHABLE)
+        except archive.ArchiveError as exc:
+            return _fail(str(exc), EXIT_USAGE)
+    try:
+        return _archive_work(args, draw, client)
+    finally:
+        if client is not None:
+            cluster = client.cluster
+            client.close()
+            if cluster is not None:
+                cluster.close()
+
+
+def _archive_work(args: argparse.Namespace, draw: bool, client: Any) -> int:
+    from . import archive
+
     outdir = args.output_dir
     try:
         if args.merge:
@@ -210,10 +234,8 @@ def _archive_main(args: argparse.Namespace, draw: bool) -> int:
         parts = archive.shard_of(parts, index, count)
     pending = [p for p in parts if not run.complete(p)]
     already = len(parts) - len(pending)
-    client = None
     try:
-        if args.dask:
-            client = archive.dask_client(args.dask)
+        if client is not None:
             n = len(client.scheduler_info()["workers"])
             backend = f"dask {args.dask}, {n} worker{'s' if n != 1 else ''}"
             results = archive.run_dask(run, pending, client)
@@ -232,12 +254,6 @@ def _archive_main(args: argparse.Namespace, draw: bool) -> int:
             raise
         return _fail(f"{type(exc).__name__}: {exc} (rerun the same command to finish the "
                      "remaining partitions)", EXIT_USAGE)
-    finally:
-        if client is not None:
-            cluster = client.cluster
-            client.close()
-            if cluster is not None:
-                cluster.close()
     if args.shard:
         stats, _ = archive.summarize(run, parts)
         print(f"score-replays: shard {args.shard}: {len(parts)} partitions, {stats.lines} "
