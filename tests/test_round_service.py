@@ -668,3 +668,23 @@ def test_more_copies_than_the_deck_are_invalid_cards(stub: Any, hands: list[str]
     err = rich_error(caught.value)
     assert (err.code, err.reason, err.fields) == (grpc.StatusCode.INVALID_ARGUMENT,
                                                   "INVALID_CARDS", ["hands"]), err
+
+
+def test_a_seeded_deal_carries_its_commitment_in_every_reply(stub: Any) -> None:
+    """StartRound from a seed: the view's seed_sha256 is the seed's commitment, in the reply
+    of StartRound and of every ApplyAction (the compiled reply writer) and in the state's
+    bytes; a deal of given hands has none."""
+    from shuangkou.core.shuffle import commitment
+
+    seed = bytes(range(32))
+    state = stub.StartRound(rounds_pb2.StartRoundRequest(rule_set=rule_set("baibian"),
+                                                         seed=seed), timeout=TIMEOUT).state
+    assert state.view.seed_sha256 == commitment(seed)
+    for _ in range(3):
+        hint = stub.SuggestAction(rounds_pb2.SuggestActionRequest(
+            rule_set=rule_set("baibian"), state=state.data), timeout=TIMEOUT)
+        state = apply(stub, "baibian", state.data, hint.action).state
+        assert state.view.seed_sha256 == commitment(seed)
+        assert core.Round.from_bytes(state.data, "baibian").seed_sha256 == commitment(seed)
+    given = stub.StartRound(small_deal(), timeout=TIMEOUT).state
+    assert given.view.seed_sha256 == b"" and not given.view.HasField("standing")
