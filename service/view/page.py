@@ -26,7 +26,7 @@ from shuangkou.core.cards import SEATS, card_rank, card_suit, partner, rank_name
 from shuangkou.core.declaration import Declaration
 from shuangkou.core.story import RoundStory, Step, Trick
 
-__all__ = ["render", "card", "KIND_TEXT"]
+__all__ = ["render", "render_index", "card", "KIND_TEXT"]
 
 #: The kinds of win as a Wenzhou player names them.
 KIND_TEXT = {"double": "Double win (双扣)", "single": "Single win (单扣)",
@@ -535,3 +535,27 @@ def render(story: RoundStory, *, source: str | None = None) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{_e(title)}: {_e(short)}</title><style>{_asset('page.css')}</style></head>"
         f'<body><main>{"".join(parts)}</main>{player}</body></html>\n')
+
+
+def render_index(entries: Sequence[dict[str, Any]], rejected: int) -> str:
+    """The index of ``score-replays --view-rejected``: each page with its file, line, action
+    and reason (``entries``: dicts of those keys and ``page``), and what the cap left out."""
+    rows = "".join(
+        f'<tr data-file="{_e(x["file"])}" data-line="{x["line"]}"><td class="l">'
+        f'{_e(x["file"])}</td><td>{x["line"]:,}</td><td>'
+        f'{"–" if x["action"] is None else x["action"]}</td><td class="l">'
+        f'<a href="{_e(x["page"])}#rejected">{_e(x["reason"])}</a></td></tr>'
+        for x in entries)
+    left = rejected - len(entries)
+    note = (f"{rejected:,} rejected lines; a page for each"
+            if not left else f"{rejected:,} rejected lines; pages for the first "
+            f"{len(entries):,} (--view-limit), {left:,} left out")
+    table = ('<div class="scroll"><table><thead><tr><th class="l">file</th><th>line</th>'
+             '<th>action</th><th class="l">reason</th></tr></thead>'
+             f"<tbody>{rows}</tbody></table></div>") if entries else "<p>None.</p>"
+    return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>Rejected replays</title><style>{_asset('page.css')}</style></head>"
+            f'<body><main><h1>Rejected replays</h1><p class="src" id="count" data-rejected='
+            f'"{rejected}">{note}.</p><section><h2>Pages</h2>{table}</section></main>'
+            "</body></html>\n")
