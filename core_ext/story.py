@@ -196,14 +196,13 @@ def story_of(replay: Mapping[str, Any] | str | bytes, *,
         rejection = Rejection(error.action, error.detail, error.field, written,
                               _written_cards(written))
     try:
-        typed = parse_replay({**doc, "actions": actions[:applied]}, partial_deal=partial_deal) \
-            if doc is not None else None
-    except ReplayError:
-        typed = None
-    if typed is None:        # wrong before the first action: nothing was dealt
+        if doc is None:
+            raise ReplayError("not a JSON object")
+        typed = parse_replay({**doc, "actions": actions[:applied]}, partial_deal=partial_deal)
+        rnd = typed.start()
+    except ReplayError:      # wrong before the first action: nothing was dealt
         return RoundStory(doc, None, None, (0, 1, 2, 3), None, None, 1, 0, (), None, (),
                           None, None, rejection)
-    rnd = typed.start()
     seated = rnd.hand_at
     tricks: list[Trick] = []
     steps: list[Step] = []

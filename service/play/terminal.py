@@ -7,7 +7,7 @@ sorted, then a prompt. At the prompt:
 * cards (``7S 7H``, ``77``, ``45678 BJ``; ``... as straight:8`` to declare the reading) —
   play them; a card written without a suit takes one of that rank from the hand;
 * ``h`` — 提示: the 托管 policy's suggestion and why; Enter then plays it;
-* ``l [KIND]`` — the legal plays, numbered (``l pair``, ``l bomb``); a number plays one;
+* ``l [KIND]`` — the legal plays, numbered (``l pair``, ``l bomb``); ``#N`` plays one;
 * ``p`` — pass; ``a`` — let 托管 make this move; ``A`` — 托管 to the end of the round;
 * ``s [FILE]`` — write the replay so far; ``q`` — leave; ``?`` — these keys.
 
@@ -36,7 +36,7 @@ from .tables import Deal, Happened, Hint, Move, Option, Refused, Seen, Table
 __all__ = ["Game", "Colours", "replay_document", "KEYS"]
 
 KEYS = ("cards: play (77, 7S 7H, ... as straight:8)   h: hint (提示), Enter plays it   "
-        "l [KIND]: legal plays, then a number   p: pass   a: 托管 this move   "
+        "l [KIND]: legal plays, #N plays one   p: pass   a: 托管 this move   "
         "A: 托管 to the end   s [FILE]: save the replay   q: quit")
 _SUITS = ("♠", "♥", "♦", "♣")
 _SHOWN = 40                      # legal plays listed at once
@@ -269,8 +269,8 @@ class Game:
             self.say(f"  提示: {what}  ({self.hint.reason}); Enter plays it")
         elif word == "l":
             self._list(rest.strip())
-        elif line.isdigit():
-            k = int(line)
+        elif line.startswith("#") and line[1:].isdigit():
+            k = int(line[1:])
             if not 1 <= k <= len(self.listed):
                 self.say(c.red("no such play: list them with l first"))
                 return None
@@ -306,7 +306,7 @@ class Game:
                      else "  no play of that type")
             return
         for k, o in enumerate(options[:_SHOWN], 1):
-            self.say(f"  {k:>3}  {c.cards(o.cards)}  — {o.reading}")
+            self.say(f"  {'#' + str(k):>4}  {c.cards(o.cards)}  — {o.reading}")
         if len(options) > _SHOWN:
             self.say(c.dim(f"  … {len(options) - _SHOWN} more: narrow with l KIND "
                            f"({', '.join(core.KINDS)})"))

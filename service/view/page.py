@@ -161,7 +161,7 @@ def _seating(story: RoundStory) -> str:
         if t == story.leader:
             tags.append(_tag("out", "leads first"))
         if story.revealed is not None and story.revealed in story.dealt[d]:
-            tags.append(_tag("decl", f"holds {format_cards([story.revealed])[0]}"))
+            tags.append(f'<span class="tag decl">holds {card(story.revealed)}</span>')
         if d != t:
             tags.append(_tag("wind", f"moved from dealt seat {d}"))
         rows.append(f'<div data-seat="{t}" data-dealt="{d}">{_seat(t)} team {t % 2} · '
@@ -305,10 +305,18 @@ def _bombs(story: RoundStory) -> str:
     if story.result is not None:
         items = "".join(
             f'<li data-seat="{s.seat}" data-star="{s.star}">{_seat(s.seat)}: round star '
-            f"{s.star} ({_e(s.star_source.describe())})</li>" for s in story.result.seats)
+            f"{s.star} ({_source(s.seat, s.star_source)})</li>" for s in story.result.seats)
         stars = (f"<p>Each seat's round star (§10.2; bombs are numbered from 0 per seat):</p>"
                  f'<ul class="plain">{items}</ul>')
     return f'<section id="bombs"><h2>Bombs and stars</h2>{table}{stars}</section>'
+
+
+def _source(seat: int, source: Any) -> str:
+    """Where a round star came from, linked to the bomb it names."""
+    text = _e(source.describe())
+    if source.bomb is None:
+        return text
+    return f'<a href="#b{seat}-{source.bomb}">{text}</a>'
 
 
 def _finish(story: RoundStory) -> str:
