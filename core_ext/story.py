@@ -206,7 +206,7 @@ def story_of(replay: Mapping[str, Any] | str | bytes, *,
     seated = rnd.hand_at
     tricks: list[Trick] = []
     steps: list[Step] = []
-    leader, lead, wind_from = rnd.turn, "first", None
+    leader, lead, wind_from = rnd.leader, "first", None
     bombs = [0] * SEATS
     for i, a in enumerate(typed.actions):
         if a.kind == "play":
@@ -228,6 +228,7 @@ def story_of(replay: Mapping[str, Any] | str | bytes, *,
             tricks.append(Trick(len(tricks) + 1, leader, lead, wind_from, tuple(steps),
                                 rec.trick_won_by))
             steps = []
+            assert rec.next_turn is not None      # a pass never ends the round
             leader = rec.next_turn
             lead, wind_from = ("wind", rec.trick_won_by) if rec.wind_to is not None \
                 else ("won", None)

@@ -10,8 +10,9 @@ table's: nothing here decides whether a move is legal, what stands or who is to 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from shuangkou import core
 from shuangkou.core.cards import SEATS
@@ -231,11 +232,11 @@ class RemoteTable:
         return self._seen
 
     def start(self, deal: Deal) -> Seen:
-        from shuangkou.v1 import cards_pb2, rounds_pb2, scoring_pb2
+        from shuangkou.v1 import rounds_pb2, scoring_pb2
 
         request = rounds_pb2.StartRoundRequest(
             rule_set=self.rule_set, leader=deal.leader, stake=deal.stake,
-            hands=[cards_pb2.Cards(cards=list(h)) for h in deal.hands])
+            hands=[_cards(h) for h in deal.hands])
         if deal.revealed is not None:
             request.revealed = deal.revealed   # type: ignore[assignment]  # a Card enum value
         for team in deal.teams or ():
@@ -243,13 +244,13 @@ class RemoteTable:
         return self._keep(self._call(self.rounds, "StartRound", request).state)
 
     def apply(self, move: Move) -> tuple[Happened, Seen]:
-        from shuangkou.v1 import cards_pb2, rounds_pb2
+        from shuangkou.v1 import rounds_pb2
 
         from ..api.convert import ACTION_NAMES, ACTION_TYPES
 
         action = rounds_pb2.RoundAction(seat=move.seat, type=ACTION_TYPES[move.kind])
         if move.kind == "play":
-            action.cards.CopyFrom(cards_pb2.Cards(cards=list(move.cards)))
+            action.cards.CopyFrom(_cards(move.cards))
             if move.declared is not None:
                 action.declaration.CopyFrom(_declaration_message(move.declared))
         reply = self._call(self.rounds, "ApplyAction", rounds_pb2.ApplyActionRequest(
@@ -297,9 +298,9 @@ class RemoteTable:
         while True:
             request = service_pb2.EnumerateLegalPlaysRequest(
                 rule_set=self.rule_set, page_token=token)
-            request.hand.cards[:] = list(seen.hands[seen.turn])
+            request.hand.CopyFrom(_cards(seen.hands[seen.turn]))
             if self._standing is not None:
-                request.to_beat.cards[:] = list(self._standing.cards)
+                request.to_beat.CopyFrom(_cards(self._standing.cards))
                 request.to_beat_declaration.CopyFrom(_exact_message(self._standing.reading))
             reply = self._call(self.rules, "EnumerateLegalPlays", request)
             out += [Option(tuple(p.cards), p.reading.text, KIND_NAMES[p.reading.kind],
@@ -309,16 +310,16 @@ class RemoteTable:
                 return out
 
     def needs_declaration(self, option: Option) -> bool:
-        from shuangkou.v1 import cards_pb2, service_pb2
+        from shuangkou.v1 import service_pb2
 
         if self._standing is None:
             reply = self._call(self.rules, "ClassifyPlay", service_pb2.ClassifyPlayRequest(
-                rule_set=self.rule_set, play=cards_pb2.Cards(cards=list(option.cards))))
+                rule_set=self.rule_set, play=_cards(option.cards)))
             stands = reply.reading
         else:
             reply = self._call(self.rules, "ComparePlays", service_pb2.ComparePlaysRequest(
-                rule_set=self.rule_set, play=cards_pb2.Cards(cards=list(option.cards)),
-                current=cards_pb2.Cards(cards=list(self._standing.cards)),
+                rule_set=self.rule_set, play=_cards(option.cards),
+                current=_cards(self._standing.cards),
                 current_declaration=_exact_message(self._standing.reading)))
             stands = reply.play
         return _exact(stands) != option.declared
@@ -331,6 +332,13 @@ class RemoteTable:
 
     def close(self) -> None:
         self.channel.close()
+
+
+def _cards(codes: Sequence[int]) -> Any:
+    """Card codes as a Cards message (the Card enum's values are the codes)."""
+    from shuangkou.v1 import cards_pb2
+
+    return cards_pb2.Cards(cards=cast("list[cards_pb2.Card]", list(codes)))
 
 
 def _exact(reading: Any) -> Declaration:
