@@ -25,7 +25,7 @@ from .errors import CardError, ShuangkouError
 __all__ = [
     "RANK_CHARS", "SUIT_CHARS", "NO_SUIT", "NATURAL_RANKS", "ACE", "TWO", "SJ", "BJ",
     "CARD_SJ", "CARD_BJ", "MAX_CODE", "SEATS",
-    "card_code", "card_rank", "card_suit", "is_card", "is_suited", "rank_name", "rank_position",
+    "CODE_RANKS", "JOKER_CODES", "card_code", "card_rank", "card_suit", "is_card", "is_suited", "rank_name", "rank_position",
     "partner", "next_seat", "seats_after", "team", "same_team", "check_seat", "deck",
     "deck_copies",
 ]
@@ -52,11 +52,16 @@ def card_code(rank: int, suit: int = NO_SUIT) -> int:
 CARD_SJ = card_code(SJ)           # 70
 CARD_BJ = card_code(BJ)           # 75
 MAX_CODE = CARD_BJ
+JOKER_CODES = {"SJ": CARD_SJ, "BJ": CARD_BJ}    # a joker's name -> its code
 
 
 def card_rank(code: int) -> int:
     """Rank position of a card code (0 = 3 … 12 = 2, 13 = SJ, 14 = BJ)."""
     return (code - 1) // 5
+
+
+#: ``card_rank`` as a table, indexed by code (for loops over a hand's cards).
+CODE_RANKS = tuple(card_rank(c) for c in range(MAX_CODE + 1))
 
 
 def card_suit(code: int) -> int:

@@ -36,9 +36,9 @@ import random
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from ._core import format_cards, parse_cards, play_reading
+from ._core import format_cards, play_reading
 from ._enumerate import legal_plays
-from .cards import SEATS, SJ, card_rank, partner, seats_after
+from .cards import CODE_RANKS, JOKER_CODES, SEATS, SJ, partner, seats_after
 from .declaration import Declaration
 from .errors import ShuangkouError
 from .variants import Variant, get_variant
@@ -92,28 +92,28 @@ class _Hand:
     def of(cls, hand: tuple[int, ...], v: Variant) -> _Hand:
         counts = [0] * 15
         for c in hand:
-            counts[card_rank(c)] += 1
-        wild = frozenset(parse_cards(list(v.wild_jokers)))
-        plain = [c for c in hand if c not in wild and counts[card_rank(c)] < 4]
+            counts[CODE_RANKS[c]] += 1
+        wild = frozenset(JOKER_CODES[j] for j in v.wild_jokers)
+        plain = [c for c in hand if c not in wild and counts[CODE_RANKS[c]] < 4]
         return cls(hand, counts, wild, plain)
 
     def splits(self, cards: tuple[int, ...]) -> int:
         """Groups of equal ranks (pairs, triples) the play leaves a part of."""
         used: dict[int, int] = {}
         for c in cards:
-            r = card_rank(c)
+            r = CODE_RANKS[c]
             used[r] = used.get(r, 0) + 1
         return sum(1 for r, n in used.items() if n < self.counts[r])
 
     def precious(self, cards: tuple[int, ...]) -> bool:
         """Spends a wild joker in a mixed play, or splits a bomb."""
-        jokers_only = all(card_rank(c) >= SJ for c in cards)
-        return any((c in self.wild and not jokers_only) or self.counts[card_rank(c)] >= 4
+        jokers_only = all(CODE_RANKS[c] >= SJ for c in cards)
+        return any((c in self.wild and not jokers_only) or self.counts[CODE_RANKS[c]] >= 4
                    for c in cards)
 
 
 def _liability(cards: tuple[int, ...]) -> int:
-    return sum(_LIABILITY[card_rank(c)] for c in cards)
+    return sum(_LIABILITY[CODE_RANKS[c]] for c in cards)
 
 
 def _remainder(hand: tuple[int, ...], cards: tuple[int, ...]) -> list[int]:
