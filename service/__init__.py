@@ -13,7 +13,9 @@
   :mod:`~shuangkou.service.version` (which build answers);
 * commands: :mod:`~shuangkou.service.commands` (one-off questions) and
   :mod:`~shuangkou.service.client` (their ``--server`` adapter);
-  :mod:`~shuangkou.service.batch` (``score-replays``).
+  :mod:`~shuangkou.service.batch` (``score-replays``); :mod:`~shuangkou.service.view`
+  (``view``: the page of a round) and :mod:`~shuangkou.service.play` (``play``: a round in
+  the terminal).
 
 Generated stubs are ``shuangkou.v1``.
 """

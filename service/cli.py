@@ -31,6 +31,10 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s"
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "score-replays": ("shuangkou.service.batch.command", "main",
                       "score replay files locally (see score-replays --help)"),
+    "view": ("shuangkou.service.view.command", "main",
+             "an HTML page of a replayed round (see view --help)"),
+    "play": ("shuangkou.service.play.command", "main",
+             "play a round in the terminal against three 托管 seats (see play --help)"),
 }
 
 

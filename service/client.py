@@ -32,7 +32,7 @@ from .batch.remote import channel_options
 if TYPE_CHECKING:
     from shuangkou.core._core import _KindName as KindName
 
-__all__ = ["RemoteRules", "ServerError", "reading_dict", "summary_message"]
+__all__ = ["RemoteRules", "ServerError", "reading_dict", "rule_set_message", "summary_message"]
 
 RPC_TIMEOUT = 30.0   # seconds: one-off questions are small; a hung server must not hang a shell
 
@@ -69,6 +69,9 @@ def _rule_set(variant: str | Variant) -> variants_pb2.RuleSet:
     if isinstance(variant, str):
         return variants_pb2.RuleSet(id=variant)
     return variants_pb2.RuleSet(custom_json=json.dumps(variant_document(variant)))
+
+
+rule_set_message = _rule_set     # the public name (``shuangkou play --server``)
 
 
 def _declare(kind: KindName | None, top: int | None) -> readings_pb2.Declaration | None:

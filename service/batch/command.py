@@ -37,6 +37,7 @@ from typing import Any
 
 from . import pool
 from .inputs import byte_ranges, count_lines, expand_names, file_lines, read_range
+from .pages import DEFAULT_LIMIT, Rejected, write_pages
 from .progress import Progress
 from .records import Block, RemoteFailure, score_lines
 
@@ -163,6 +164,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true",
                    help="with --output: keep FILE's complete records and score only the "
                         "input lines after them")
+    views = p.add_argument_group("pages of rejected lines (docs/replays.md)")
+    views.add_argument("--view-rejected", metavar="DIR",
+                       help="write a page per rejected line into DIR (as `shuangkou view` "
+                            "makes it, named by file and line) and DIR/index.html linking them")
+    views.add_argument("--view-limit", type=int, metavar="N", default=None,
+                       help="pages written at most (default 100)")
     archive = p.add_argument_group("archives (docs/archives.md)")
     archive.add_argument("-o", "--output-dir", metavar="DIR",
                          help="score into DIR: one JSONL per partition, a manifest and "
@@ -184,6 +191,18 @@ def _parser() -> argparse.ArgumentParser:
 def _fail(message: str, status: int) -> int:
     print(f"shuangkou score-replays: {message}", file=sys.stderr)
     return status
+
+
+def _rejected(args: argparse.Namespace) -> Rejected:
+    return Rejected(args.view_limit or DEFAULT_LIMIT)
+
+
+def _write_pages(args: argparse.Namespace, rejected: Rejected, files: Sequence[str]) -> None:
+    """--view-rejected: the pages of the noted lines and their index (one line on stderr)."""
+    count, index = write_pages(args.view_rejected, rejected.locate(files), rejected.count,
+                               args.partial_deal)
+    more = f" (the first {count:,} of {rejected.count:,})" if count < rejected.count else ""
+    print(f"score-replays: {count:,} pages of rejected lines{more}: {index}", file=sys.stderr)
 
 
 def _archive_main(args: argparse.Namespace, draw: bool) -> int:
@@ -265,6 +284,10 @@ def _archive_work(args: argparse.Namespace, draw: bool, client: Any) -> int:
     if summary is None:    # a partition vanished under us: say so, the rerun finishes it
         return _fail("some partitions are not complete; rerun the same command", EXIT_USAGE)
     sys.stderr.write(archive.format_summary(summary, outdir))
+    if args.view_rejected:
+        rejected = _rejected(args)
+        rejected.add_archive(run.part_path(p, "jsonl") for p in run.parts)
+        _write_pages(args, rejected, [f.name for f in run.files])
     return EXIT_OK if summary["rejected"] == 0 else EXIT_REJECTED
 
 
@@ -301,6 +324,12 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(str(exc))
     if args.resume and not args.output:
         parser.error("--resume needs --output FILE (the records to resume from)")
+    if args.view_rejected and (not args.files or "-" in args.files or args.merge
+                               or args.shard):
+        parser.error("--view-rejected reads the rejected lines again: give input files "
+                     "(not stdin), without --merge or --shard")
+    if (args.view_limit or 1) < 1:
+        parser.error("--view-limit must be at least 1")
     if args.output_dir and not args.merge and (not args.files or "-" in args.files):
         parser.error("--output-dir scores files, globs or directories (not stdin)")
     draw = not args.no_progress and sys.stderr.isatty()
@@ -318,6 +347,8 @@ def main(argv: list[str] | None = None) -> int:
         else sys.stdout  # noqa: SIM115
     progress = Progress(sys.stderr, total, draw)
     tally = _Tally()
+    rejected = _rejected(args)
+    rejected.seen = skip
     if args.server:
         blocks = _remote(_lines(files, skip), args.server, args.jobs)
         where = f"server {args.server}, {args.jobs} streams"
@@ -333,6 +364,8 @@ def main(argv: list[str] | None = None) -> int:
         for block in blocks:
             out.write(block.text)
             tally.add(block)
+            if args.view_rejected and block.ok < block.lines:
+                rejected.add_records(block.text)
             progress.add(block.lines)
         out.flush()
     except BrokenPipeError:       # `... | head`: stop quietly
@@ -356,6 +389,8 @@ def main(argv: list[str] | None = None) -> int:
             out.close()
     sys.stderr.write(tally.summary(progress.finish(), where))
     sys.stderr.flush()
+    if args.view_rejected:
+        _write_pages(args, rejected, files)
     return EXIT_OK if tally.ok == tally.done else EXIT_REJECTED
 
 

@@ -1,0 +1,119 @@
+"""``shuangkou view REPLAY [-o FILE] [--line N]``: the page of one replayed round.
+
+REPLAY is a replay file (docs/replays.md), ``-`` for stdin, or with ``--line N`` the N-th
+line (1-based) of a JSON-lines archive, plain or gzipped — the line a ``score-replays``
+record or its summary names. The page is written to ``-o FILE`` (``-``: stdout; default:
+the replay's name with ``.html``, in the current directory; stdout for stdin). A rejected
+replay gets a page too, marking the first action that cannot happen: the exit status is 0
+when a page was written, 2 for bad usage or an unreadable file. One line on stderr says
+what was written and the verdict.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from shuangkou.core.story import RoundStory, story_of
+
+from .page import KIND_TEXT, render
+
+__all__ = ["main", "page_of", "verdict"]
+
+
+def page_of(text: str, source: str, partial_deal: bool = False) -> tuple[RoundStory, str]:
+    """The story of a replay's text and its page."""
+    story = story_of(text, partial_deal=partial_deal)
+    return story, render(story, source=source)
+
+
+def verdict(story: RoundStory) -> str:
+    """One line: how the replay came out."""
+    rej = story.rejection
+    if rej is not None:
+        where = f"at action {rej.action}" if rej.action is not None else "as a whole"
+        return f"rejected {where}: {rej.reason}"
+    assert story.result is not None
+    finals = " ".join(str(f) for f in story.result.final)
+    return f"{KIND_TEXT[story.result.kind]}; finals {finals}"
+
+
+def _line(path: str, number: int) -> str:
+    from ..batch.inputs import file_lines
+
+    for i, line in enumerate(file_lines(path), 1):
+        if i == number:
+            return line
+    raise ValueError(f"{path} has fewer than {number:,} lines")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="shuangkou view",
+        description="Write one self-contained HTML page of a replayed round: the hands as "
+                    "dealt and the seating, every trick, bombs and stars, the finishing order "
+                    "and the settlement term by term; a rejected replay up to the first "
+                    "action that cannot happen, marked with the reason.")
+    p.add_argument("replay", metavar="REPLAY",
+                   help="a replay JSON file, '-' for stdin, or a JSONL archive with --line")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="where to write the page ('-': stdout; default: REPLAY's name with "
+                        ".html in the current directory)")
+    p.add_argument("--line", type=int, metavar="N",
+                   help="take line N (1-based) of a JSON-lines file (.gz too)")
+    p.add_argument("--partial-deal", action="store_true",
+                   help="accept hands that are only part of the deck (puzzles, tests)")
+    return p
+
+
+def _default_output(replay: str, line: int | None) -> str:
+    name = Path(replay).name
+    for suffix in (".gz", ".jsonl", ".ndjson", ".json"):
+        name = name.removesuffix(suffix)
+    return f"{name or 'round'}{f'-{line}' if line else ''}.html"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command; the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.line is not None and (args.line < 1 or args.replay == "-"):
+        parser.error("--line takes a line number from 1, of a file (not stdin)")
+    try:
+        if args.line is not None:
+            text = _line(args.replay, args.line)
+        elif args.replay == "-":
+            text = sys.stdin.read()
+        else:
+            text = Path(args.replay).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        print(f"shuangkou view: cannot read {args.replay}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 2
+    except ValueError as exc:
+        print(f"shuangkou view: {exc}", file=sys.stderr)
+        return 2
+    source = args.replay if args.line is None else f"{args.replay} line {args.line}"
+    story, page = page_of(text, "stdin" if args.replay == "-" else source, args.partial_deal)
+    output = args.output or ("-" if args.replay == "-" else
+                             _default_output(args.replay, args.line))
+    if output == "-":
+        sys.stdout.write(page)
+        sys.stdout.flush()
+    else:
+        try:
+            Path(output).write_text(page, encoding="utf-8")
+        except OSError as exc:
+            print(f"shuangkou view: cannot write {output}: {exc.strerror or exc}",
+                  file=sys.stderr)
+            return 2
+    where = "stdout" if output == "-" else os.path.relpath(output)
+    print(f"shuangkou view: {where}: {verdict(story)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,569 @@
+"""The round page: a :class:`~shuangkou.core.story.RoundStory` as one self-contained HTML page.
+
+Everything is in the file (the style and the step-through script inlined, no font, image or
+address fetched), so the page works opened from disk and read with JavaScript off: the
+script only adds stepping through the actions with the four hands shown after each. Cards
+are drawn with their suit symbols and colours (jokers apart, a wild joker marked with the
+rank it stood for); the layout reflows down to a phone's width.
+
+The page renders what the story says and computes nothing of the rules: the reading that
+stood, the star, the place, every settlement term come from the story and its result.
+Elements carry their values in ``data-`` attributes (``data-index``, ``data-seat``,
+``data-cards``, ``data-reading`` on each action, ``data-term`` on each settlement cell) for
+tests and scripts that read the page.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Iterable, Sequence
+from importlib import resources
+from typing import Any
+
+from shuangkou.core import format_cards
+from shuangkou.core.cards import SEATS, card_rank, card_suit, partner, rank_name
+from shuangkou.core.declaration import Declaration
+from shuangkou.core.story import RoundStory, Step, Trick
+
+__all__ = ["render", "render_index", "card", "KIND_TEXT"]
+
+#: The kinds of win as a Wenzhou player names them.
+KIND_TEXT = {"double": "Double win (双扣)", "single": "Single win (单扣)",
+             "flat": "Flat win (平扣)", "escape": "Escape (逃跑)"}
+_SUITS = ("♠", "♥", "♦", "♣")
+_RED_SUITS = (1, 2)
+_JOKERS = {13: ("sj", "SJ", "small joker (小王)"), 14: ("bj", "BJ", "big joker (大王)")}
+_WHOSE_STAR = {"winning_team": "the winning team's highest round star",
+               "all": "the highest round star at the table",
+               "winner": "the winner's own round star"}
+_ESCAPE_RULES = {   # RULES.md §10.6, in one line each
+    "none": "this rule set defines no escape settlement",
+    "bianfeng": "the escaper pays 4 × M × 2, M from the highest round star so far",
+    "fengkuang": "M from the best bomb any current hand could play; the escaper pays 4 × M "
+                 "and each of its two opponents receives M",
+    "qianbian": "S = the highest star of a bomb played or held; the escaper pays 3 × 4 × M(S) "
+                "and every other player whose team played or holds a bomb of star S "
+                "receives 4 × M(S)",
+    "huopin": "the escaper pays the escape fee × stake plus the table fee",
+}
+_ORDINAL = {1: "1st", 2: "2nd", 3: "3rd", 4: "4th"}
+_MAX_WRITTEN = 20_000     # characters of a malformed document shown
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _n(value: int) -> str:
+    """A number as people write it: a true minus sign."""
+    return f"−{-value:,}" if value < 0 else f"{value:,}"
+
+
+def _signed(value: int) -> str:
+    return f"+{value:,}" if value > 0 else _n(value)
+
+
+def _asset(name: str) -> str:
+    return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+
+
+# ----------------------------------------------------------------------------- cards
+
+def card(code: int, stands_for: int | None = None) -> str:
+    """One card: rank and suit symbol, red or black; a card written without a suit dashed;
+    jokers apart; ``stands_for``: the rank a wild joker stood for."""
+    token = format_cards([code])[0]
+    rank, suit = card_rank(code), card_suit(code)
+    wild = ""
+    if stands_for is not None:
+        wild = f'<span class="as" title="wild, as {_e(rank_name(stands_for))}">' \
+               f'={_e(_rank_text(stands_for))}</span>'
+    if rank in _JOKERS:
+        cls, text, title = _JOKERS[rank]
+        return (f'<span class="c {cls}{" wild" if wild else ""}" data-card="{token}" '
+                f'title="{title}">{text}{wild}</span>')
+    face = _rank_text(rank)
+    if suit >= len(_SUITS):
+        return f'<span class="c x" data-card="{token}" title="{face}, any suit">{face}</span>'
+    red = " red" if suit in _RED_SUITS else ""
+    return (f'<span class="c{red}" data-card="{token}">{face}'
+            f'<span class="s">{_SUITS[suit]}</span></span>')
+
+
+def _rank_text(rank: int) -> str:
+    name = rank_name(rank)
+    return "10" if name == "T" else name
+
+
+def _cards(codes: Sequence[int], stands_for: Sequence[int | None] = ()) -> str:
+    marks = list(stands_for) + [None] * (len(codes) - len(stands_for))
+    return ('<span class="cards">' + "".join(card(c, w) for c, w in zip(codes, marks,
+                                                                          strict=True))
+            + "</span>")
+
+
+def _seat(s: int) -> str:
+    return f'<span class="seat t{s % 2}">seat {s}</span>'
+
+
+def _seats(seats: Iterable[int]) -> str:
+    names = [str(s) for s in seats]
+    if len(names) == 1:
+        return f"seat {names[0]}"
+    return "seats " + ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def _tag(cls: str, text: str) -> str:
+    return f'<span class="tag {cls}">{_e(text)}</span>'
+
+
+def _declared(d: Declaration) -> str:
+    parts = [str(d.kind)]
+    if d.top is not None:
+        parts.append(f"top {rank_name(d.top) if isinstance(d.top, int) else d.top}")
+    if d.star is not None:
+        parts.append(f"{d.star}★")
+    if d.wilds is not None:
+        wilds = " ".join(rank_name(w) if isinstance(w, int) else str(w) for w in d.wilds)
+        parts.append(f"wilds as {wilds or 'none'}")
+    return "declared " + " ".join(parts)
+
+
+# ----------------------------------------------------------------------------- sections
+
+def _verdict(story: RoundStory) -> str:
+    rej, result = story.rejection, story.result
+    if rej is not None:
+        where = f"at action {rej.action}" if rej.action is not None else "as a whole"
+        link = '<a href="#rejected">' if story.variant is not None else "<a>"
+        return (f'<div class="verdict bad" id="verdict" data-action="'
+                f'{"" if rej.action is None else rej.action}">{link}Rejected {where}</a>'
+                f'<span class="reason">{_e(rej.reason)}</span></div>')
+    assert result is not None
+    head = KIND_TEXT[result.kind]
+    if result.winning_team is not None:
+        head += (f" for team {result.winning_team} "
+                 f"({_seats((result.winning_team, result.winning_team + 2))})")
+    if result.escaper is not None:
+        head += f": seat {result.escaper} left the round"
+    finals = " ".join(_signed(f) for f in result.final)
+    return (f'<div class="verdict ok" id="verdict" data-kind="{result.kind}">{_e(head)}'
+            f'<span class="reason">finals by seat: {finals}</span></div>')
+
+
+def _seating(story: RoundStory) -> str:
+    assert story.dealt is not None and story.leader is not None
+    rows = []
+    for t in range(SEATS):
+        d = story.hand_at[t]
+        tags = []
+        if t == story.leader:
+            tags.append(_tag("out", "leads first"))
+        if story.revealed is not None and story.revealed in story.dealt[d]:
+            tags.append(f'<span class="tag decl">holds {card(story.revealed)}</span>')
+        if d != t:
+            tags.append(_tag("wind", f"moved from dealt seat {d}"))
+        rows.append(f'<div data-seat="{t}" data-dealt="{d}">{_seat(t)} team {t % 2} · '
+                    f'dealt hand {d}<br>{"".join(tags)}</div>')
+    moved = [t for t in range(SEATS) if story.hand_at[t] != t]
+    if story.revealed is not None:
+        why = (f"The leader, dealt seat {story.leader}, revealed "
+               f"{card(story.revealed)}; the holder of the other copy is its partner")
+    else:
+        why = "The teams are as the replay states them" if story.document and (
+            "teams" in story.document or "partner" in story.document) \
+            else "No card was revealed: the teams are as dealt"
+    if moved:
+        why += (f". Dealt seats {moved[0]} and {moved[1]} swapped places, so the partner sits "
+                f"opposite the leader (§9).")
+    else:
+        why += ": nobody moved (§9)."
+    return (f'<section id="seating"><h2>Seating</h2><p>{why} Seats 0 and 2 play against '
+            f'1 and 3; play goes 0 → 1 → 2 → 3.</p><div class="seats">{"".join(rows)}</div>'
+            f"</section>")
+
+
+def _hands(title: str, ident: str, hands: Sequence[Sequence[int]], note: str = "") -> str:
+    rows = []
+    for s in range(SEATS):
+        codes = sorted(hands[s])
+        count = f"{len(codes)} cards" if codes else "out"
+        rows.append(f'<div class="hand" data-seat="{s}" data-cards="'
+                    f'{_e(" ".join(format_cards(codes)))}">{_seat(s)}<span class="count">'
+                    f"{count}</span>{_cards(codes) if codes else ''}</div>")
+    return (f'<section id="{ident}"><h2>{title}</h2>{note}{"".join(rows)}</section>')
+
+
+def _lead_text(story: RoundStory, trick: Trick) -> str:
+    if trick.lead == "first":
+        return "leads the first trick"
+    if trick.lead == "wind":
+        return (f"leads by 接风: seat {trick.wind_from}, who took the last trick, had gone "
+                "out")
+    return "took the last trick and leads"
+
+
+def _step(story: RoundStory, step: Step) -> str:
+    cls = ["step", step.kind]
+    body = [f'<span class="n">#{step.index}</span>', _seat(step.seat)]
+    reading = ""
+    if step.kind == "play":
+        assert step.reading is not None
+        reading = step.reading.describe()
+        body.append(_cards(step.cards, step.stands_for))
+        notes = [_e(reading)]
+        if step.declared is not None:
+            notes.append(_tag("decl", _declared(step.declared)))
+        if step.bomb is not None:
+            cls.append("bomb")
+            notes.append(f'<span class="tag bomb" id="b{step.seat}-{step.bomb}">bomb '
+                         f"#{step.bomb} of seat {step.seat} · {step.reading.star}★</span>")
+        if step.place is not None:
+            notes.append(_tag("out", f"out {_ORDINAL[step.place]}"))
+        if step.record.round_over:
+            notes.append(_tag("out", "the round is over"))
+        body.append(f'<span class="rd">{" ".join(notes)}</span>')
+    elif step.kind == "pass":
+        body.append('<span class="what">passes</span>')
+    else:
+        body.append('<span class="what">escapes (逃跑): the round ends</span>')
+    cards_text = " ".join(format_cards(step.cards))
+    return (f'<li class="{" ".join(cls)}" id="a{step.index}" data-index="{step.index}" '
+            f'data-seat="{step.seat}" data-kind="{step.kind}" data-cards="{_e(cards_text)}" '
+            f'data-reading="{_e(reading)}">{"".join(body)}</li>')
+
+
+def _rejected_step(story: RoundStory) -> str:
+    rej = story.rejection
+    assert rej is not None and rej.action is not None
+    written = rej.written
+    seat = written.get("seat") if isinstance(written, dict) else None
+    body = [f'<span class="n">#{rej.action}</span>']
+    if type(seat) is int and 0 <= seat < SEATS:
+        body.append(_seat(seat))
+    if rej.cards:
+        body.append(_cards(rej.cards))
+    body.append(f'<pre class="written">{_e(json.dumps(written, ensure_ascii=False))}</pre>')
+    body.append(f'<span class="why">Rejected: {_e(rej.reason)}</span>')
+    return (f'<li class="step rejected" id="rejected" data-index="{rej.action}" '
+            f'data-reason="{_e(rej.reason)}">{"".join(body)}</li>')
+
+
+def _tricks(story: RoundStory) -> str:
+    items = []
+    rej = story.rejection
+    open_trick = bool(story.tricks) and story.tricks[-1].won_by is None
+    for k, trick in enumerate(story.tricks):
+        steps = "".join(_step(story, s) for s in trick.steps)
+        if rej is not None and rej.action is not None and open_trick and \
+                k == len(story.tricks) - 1:
+            steps += _rejected_step(story)
+        won = ""
+        if trick.won_by is not None:
+            won = (f'<p class="won">{_seat(trick.won_by)} takes the trick: everyone still '
+                   "holding cards passed.</p>")
+        lead = _e(_lead_text(story, trick))
+        items.append(
+            f'<li class="trick" id="t{trick.number}" data-trick="{trick.number}" '
+            f'data-leader="{trick.leader}" data-lead="{trick.lead}" data-won-by="'
+            f'{"" if trick.won_by is None else trick.won_by}"><h3>Trick {trick.number} '
+            f'<span class="muted">· seat {trick.leader} {lead}</span></h3>'
+            f'<ol class="steps">{steps}</ol>{won}</li>')
+    if rej is not None and rej.action is not None and not open_trick:
+        number = len(story.tricks) + 1
+        items.append(f'<li class="trick" id="t{number}" data-trick="{number}"><h3>Trick '
+                     f'{number} <span class="muted">· never played</span></h3>'
+                     f'<ol class="steps">{_rejected_step(story)}</ol></li>')
+    if rej is not None and rej.action is None:
+        items.append(f'<li class="trick"><ol class="steps"><li class="step rejected" '
+                     f'id="rejected" data-index="" data-reason="{_e(rej.reason)}">'
+                     f'<span class="why">The replay stops here: {_e(rej.reason)}</span></li>'
+                     "</ol></li>")
+    count = len(story.steps)
+    return (f'<section id="tricks"><h2>Tricks</h2><p class="muted">{len(story.tricks)} tricks, '
+            f"{count} actions. A wild joker shows the rank it stood for; the reading is the "
+            f'one that stood (§7 rule 6).</p><ol class="tricks">{"".join(items)}</ol>'
+            "</section>")
+
+
+def _bombs(story: RoundStory) -> str:
+    rows = []
+    for step in story.bombs:
+        assert step.reading is not None and step.bomb is not None
+        rows.append(f'<tr data-seat="{step.seat}" data-bomb="{step.bomb}" data-star='
+                    f'"{step.reading.star}"><td>{_seat(step.seat)}</td><td>#{step.bomb}</td>'
+                    f'<td class="l">{_cards(step.cards, step.stands_for)}</td>'
+                    f'<td class="l">{_e(step.reading.describe())}</td>'
+                    f"<td>{step.reading.star}★</td><td><a href=\"#a{step.index}\">"
+                    f"#{step.index}</a></td></tr>")
+    table = ("<p>No bomb was played.</p>" if not rows else
+             '<div class="scroll"><table><thead><tr><th>seat</th><th>bomb</th>'
+             '<th class="l">cards</th><th class="l">reading</th><th>star</th><th>action</th>'
+             f'</tr></thead><tbody>{"".join(rows)}</tbody></table></div>')
+    stars = ""
+    if story.result is not None:
+        items = "".join(
+            f'<li data-seat="{s.seat}" data-star="{s.star}">{_seat(s.seat)}: round star '
+            f"{s.star} ({_source(s.seat, s.star_source)})</li>" for s in story.result.seats)
+        stars = (f"<p>Each seat's round star (§10.2; bombs are numbered from 0 per seat):</p>"
+                 f'<ul class="plain">{items}</ul>')
+    return f'<section id="bombs"><h2>Bombs and stars</h2>{table}{stars}</section>'
+
+
+def _source(seat: int, source: Any) -> str:
+    """Where a round star came from, linked to the bomb it names."""
+    text = _e(source.describe())
+    if source.bomb is None:
+        return text
+    return f'<a href="#b{seat}-{source.bomb}">{text}</a>'
+
+
+def _finish(story: RoundStory) -> str:
+    result = story.result
+    out_at = {s.seat: s for s in story.steps if s.place is not None}
+    order = "".join(
+        f'<li data-seat="{seat}">{_seat(seat)} out {_ORDINAL[i + 1]}, at '
+        f'<a href="#a{out_at[seat].index}">action {out_at[seat].index}</a></li>'
+        for i, seat in enumerate(story.finish_order) if seat in out_at)
+    lines = [f'<ol class="plain">{order}</ol>' if order else "<p>Nobody went out.</p>"]
+    if result is not None:
+        lines.append(f'<p id="kind" data-kind="{result.kind}">{_e(_kind_text(story))}</p>')
+    return f'<section id="finish"><h2>Finishing order</h2>{"".join(lines)}</section>'
+
+
+def _kind_text(story: RoundStory) -> str:
+    result, v = story.result, story.variant
+    assert result is not None and v is not None
+    head = KIND_TEXT[result.kind]
+    if result.escaper is not None:
+        at = next((s.index for s in story.steps if s.kind == "escape"), None)
+        return f"{head}: seat {result.escaper} escaped at action {at}; nobody wins."
+    winner = result.finish_order[0]
+    mate = partner(winner)
+    if v.round_end == "first_out":
+        assert story.hands is not None
+        losers = [s for s in range(SEATS) if s % 2 != winner % 2]
+        held = [len(story.hands[s]) for s in losers]
+        double, single = v.kou_thresholds
+        return (f"{head} for team {winner % 2}: seat {winner} went out first; its opponents "
+                f"({_seats(losers)}) still hold {held[0]} + {held[1]} = {sum(held)} cards "
+                f"(double from {double}, single from {single}).")
+    place = result.seats[mate].place
+    return (f"{head} for team {winner % 2}: seat {winner} went out first and its partner, "
+            f"seat {mate}, finished {_ORDINAL.get(place or 0, '?')}.")
+
+
+def _multiplier_text(story: RoundStory) -> str:
+    result, v = story.result, story.variant
+    assert result is not None and v is not None
+    if result.escaper is not None:
+        text = f"M = {result.multiplier} by the {v.escape} escape rule ({_ESCAPE_RULES[v.escape]})"
+        if result.star_seat is not None:
+            text += f"; the star {result.star} of seat {result.star_seat}"
+        return text + "."
+    if result.star_seat is None:
+        return (f"M = {result.multiplier}: no round star counted (M is 1 below the table's "
+                "first row).")
+    cap = f", capped at {v.settlement_star_cap}" if v.settlement_star_cap is not None else ""
+    return (f"M = {result.multiplier}: the star {result.star} of seat {result.star_seat}, "
+            f"{_WHOSE_STAR[v.multiplier_star]}{cap}, in the table {_table(v.multiplier)}.")
+
+
+def _table(rows: Sequence[tuple[int, ...]]) -> str:
+    cells = []
+    for i, row in enumerate(rows):
+        at = ("≥" if i == len(rows) - 1 else "") + str(row[0])
+        cells.append(f"{at}→×{row[1]}" if len(row) == 2 else f"{at}→(+{row[1]}, −{row[2]})")
+    return ", ".join(cells) or "none"
+
+
+def _paren(value: int) -> str:
+    return f"({_n(value)})" if value < 0 else _n(value)
+
+
+def _formula(story: RoundStory, s: Any) -> str:
+    """final = (base × M + contribution + escape) × stake [− table fee]."""
+    result = story.result
+    assert result is not None
+    inner = f"{_paren(s.base)} × {s.multiplier} + {_paren(s.contribution)}"
+    if result.escaper is not None:
+        inner += f" + {_paren(s.escape)}"
+    text = f"({inner}) × {result.stake}"
+    fee = s.final - (s.base * s.multiplier + s.contribution + s.escape) * result.stake
+    if fee:
+        text += f" − {_n(-fee)} table fee"
+    return f"{text} = {_n(s.final)}"
+
+
+def _event_text(e: Any) -> str:
+    what = f"bomb #{e.bomb}" if e.bomb is not None else "round star"
+    others = [s for s in range(SEATS) if s not in e.to]
+    return (f"seat {e.seat}'s {what} at {e.star}★: +{e.gain:,} to {_seats(e.to)}; "
+            f"−{e.pay:,} from each of {_seats(others)}")
+
+
+def _settlement(story: RoundStory) -> str:
+    result = story.result
+    if result is None:
+        return ('<section id="settlement"><h2>Settlement</h2><p>Not settled: the replay was '
+                "rejected.</p></section>")
+    rows = []
+    for s in result.seats:
+        terms = {"team": s.team, "dealt": story.hand_at[s.seat],
+                 "place": "" if s.place is None else s.place, "base": s.base, "star": s.star,
+                 "multiplier": s.multiplier, "contribution": s.contribution,
+                 "escape": s.escape, "final": s.final}
+        cells = "".join(
+            f'<td data-term="{name}" class="{"final" if name == "final" else ""}'
+            f'{" neg" if isinstance(value, int) and value < 0 else ""}">'
+            f'{_n(value) if isinstance(value, int) else "–"}</td>' for name, value in terms.items())
+        rows.append(f'<tr data-seat="{s.seat}"><td>{_seat(s.seat)}</td>{cells}</tr>')
+    head = "".join(f"<th>{h}</th>" for h in ("seat", "team", "dealt", "place", "base", "star",
+                                               "M", "contrib", "escape", "final"))
+    formulas = "".join(f'<li data-seat="{s.seat}">seat {s.seat}: {_e(_formula(story, s))}</li>'
+                       for s in result.seats)
+    events = "".join(f'<li data-seat="{e.seat}">{_e(_event_text(e))}</li>'
+                     for e in result.contributions)
+    total = result.total
+    return (
+        f'<section id="settlement" data-stake="{result.stake}" data-multiplier='
+        f'"{result.multiplier}" data-star="{result.star}" data-star-seat="'
+        f'{"" if result.star_seat is None else result.star_seat}" data-total="{total}">'
+        f"<h2>Settlement</h2><p>{_e(_multiplier_text(story))}</p>"
+        f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}'
+        f"</tbody></table></div>"
+        f"<p>final = (base × M + contribution{' + escape' if result.escaper is not None else ''}) "
+        f"× stake {result.stake} (RULES.md §10.5):</p><ul class=\"formulas\">{formulas}</ul>"
+        f"<p>Contributions (§10.4, paid whether the team wins or loses): "
+        f'{"none" if not events else ""}</p>'
+        f'{f"<ul class=events>{events}</ul>" if events else ""}'
+        f"<p>The finals add up to {_n(total)}.</p></section>")
+
+
+def _rules(story: RoundStory) -> str:
+    v = story.variant
+    assert v is not None
+    rows = {
+        "rule set": f"{v.name} ({v.id})" + (f", extends {v.extends}" if v.extends else ""),
+        "deck": f"{v.decks} decks from {v.ranks[0]}, {v.hand_size} cards a hand, wild "
+                f"jokers {' '.join(v.wild_jokers) or 'none'}",
+        "round end": v.round_end.replace("_", " "),
+        "base (1st–4th)": "; ".join(f"{k} {' '.join(_n(x) for x in row)}"
+                                    for k, row in v.base.items()),
+        "multiplier": _table(v.multiplier) + f" ({_WHOSE_STAR[v.multiplier_star]})",
+        "contribution": _table(v.contribution) + (
+            " for every bomb" if v.contribution_mode == "per_bomb"
+            else " once per player, at its round star")
+        + (", to the player and its partner" if v.contribution_recipients == "team" else ""),
+        "escape": _ESCAPE_RULES[v.escape],
+    }
+    if v.kou:
+        rows["huopin kou"] = ", ".join(f"{k} {x}" for k, x in v.kou.items())
+    items = "".join(f"<dt>{_e(k)}</dt><dd>{_e(x)}</dd>" for k, x in rows.items())
+    return f'<section id="rules"><h2>The rule set</h2><dl class="rules">{items}</dl></section>'
+
+
+def _document(story: RoundStory) -> str:
+    """A replay rejected before its deal: the document as written."""
+    text = "" if story.document is None else json.dumps(story.document, ensure_ascii=False,
+                                                        indent=1)
+    if len(text) > _MAX_WRITTEN:
+        text = text[:_MAX_WRITTEN] + "\n…"
+    body = (f'<pre class="written">{_e(text)}</pre>' if text
+            else "<p>The line is not a JSON object.</p>")
+    return f'<section id="document"><h2>The replay as written</h2>{body}</section>'
+
+
+def _player(story: RoundStory) -> str:
+    """The step-through: hidden until the script runs; its data and card faces."""
+    steps = [{"i": s.index, "hands": [sorted(h) for h in s.hands]} for s in story.steps]
+    codes = sorted({c for s in story.steps for h in s.hands for c in h})
+    data = json.dumps({"steps": steps}, separators=(",", ":")).replace("<", "\\u003c")
+    faces = "".join(card(c).replace('<span class="c', f'<span data-code="{c}" class="c', 1)
+                    for c in codes)
+    return (
+        '<div id="player" hidden><div class="bar"><button type="button" class="first" '
+        'title="first action (Home)">«</button><button type="button" class="prev" '
+        'title="previous action (←)">◀</button><button type="button" class="next" '
+        'title="next action (→)">▶</button><button type="button" class="last" '
+        'title="last action (End)">»</button><span class="where"></span>'
+        '<button type="button" class="toggle">hands</button></div>'
+        '<div class="hands"></div></div>'
+        f'<template id="card-faces">{faces}</template>'
+        f'<script type="application/json" id="round-data">{data}</script>'
+        f"<script>{_asset('page.js')}</script>")
+
+
+# ----------------------------------------------------------------------------- the page
+
+def render(story: RoundStory, *, source: str | None = None) -> str:
+    """The page of a round's story; ``source`` names where the replay came from (a file,
+    a file and line)."""
+    v = story.variant
+    rej = story.rejection
+    title = f"{v.name} ({v.id})" if v is not None else "A replay"
+    short = (f"rejected at action {rej.action}" if rej is not None and rej.action is not None
+             else "rejected" if rej is not None
+             else KIND_TEXT[story.result.kind] if story.result is not None else "")
+    parts = [f"<h1>Round · {_e(title)}</h1>"]
+    if source:
+        parts.append(f'<p class="src">replay: {_e(source)}</p>')
+    parts.append(_verdict(story))
+    if story.dealt is None:
+        parts.append(_document(story))
+    else:
+        stake = f" · stake {story.stake}" if story.stake != 1 else ""
+        fee = f" · table fee {story.table_fee}" if story.table_fee else ""
+        parts.append('<nav class="toc"><a href="#seating">seating</a><a href="#deal">hands'
+                     '</a><a href="#tricks">tricks</a><a href="#bombs">bombs</a>'
+                     '<a href="#finish">finishing</a><a href="#settlement">settlement</a>'
+                     f'<a href="#rules">rules</a><span class="muted">{_e(stake + fee)}'
+                     "</span></nav>")
+        parts.append(_seating(story))
+        assert story.seated is not None and story.hands is not None
+        parts.append(_hands("Hands as dealt", "deal", story.seated,
+                            '<p class="muted">By table seat, after the swap.</p>'))
+        parts.append(_tricks(story))
+        end = ("Hands at the rejected action" if rej is not None and rej.action is not None
+               else "Hands where the replay stops" if rej is not None
+               else "Hands at the end")
+        parts.append(_hands(end, "end", story.hands))
+        parts.append(_bombs(story))
+        parts.append(_finish(story))
+        parts.append(_settlement(story))
+        parts.append(_rules(story))
+    from ..version import version
+
+    parts.append(f'<p class="muted">Made by shuangkou {_e(version())} from the replay alone; '
+                 "nothing on this page is fetched.</p>")
+    player = _player(story) if story.steps else ""
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{_e(title)}: {_e(short)}</title><style>{_asset('page.css')}</style></head>"
+        f'<body><main>{"".join(parts)}</main>{player}</body></html>\n')
+
+
+def render_index(entries: Sequence[dict[str, Any]], rejected: int) -> str:
+    """The index of ``score-replays --view-rejected``: each page with its file, line, action
+    and reason (``entries``: dicts of those keys and ``page``), and what the cap left out."""
+    rows = "".join(
+        f'<tr data-file="{_e(x["file"])}" data-line="{x["line"]}"><td class="l">'
+        f'{_e(x["file"])}</td><td>{x["line"]:,}</td><td>'
+        f'{"–" if x["action"] is None else x["action"]}</td><td class="l">'
+        f'<a href="{_e(x["page"])}#rejected">{_e(x["reason"])}</a></td></tr>'
+        for x in entries)
+    left = rejected - len(entries)
+    note = (f"{rejected:,} rejected lines; a page for each"
+            if not left else f"{rejected:,} rejected lines; pages for the first "
+            f"{len(entries):,} (--view-limit), {left:,} left out")
+    table = ('<div class="scroll"><table><thead><tr><th class="l">file</th><th>line</th>'
+             '<th>action</th><th class="l">reason</th></tr></thead>'
+             f"<tbody>{rows}</tbody></table></div>") if entries else "<p>None.</p>"
+    return ('<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>Rejected replays</title><style>{_asset('page.css')}</style></head>"
+            f'<body><main><h1>Rejected replays</h1><p class="src" id="count" data-rejected='
+            f'"{rejected}">{note}.</p><section><h2>Pages</h2>{table}</section></main>'
+            "</body></html>\n")
