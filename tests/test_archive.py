@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -289,7 +290,10 @@ def test_dask_resumes_after_the_client_is_killed(tmp_path: Path, unique: list[st
     _, err = second.communicate(timeout=240)
     assert second.returncode == 1, err
     check_exactly_once(out, lines, sorted(sources(tmp_path / "in", counts)))
-    assert f"{before}" in err and "were already complete" in err
+    # Tasks the dead client had already handed to the workers may still finish after the
+    # count above: the second run finds at least that many done.
+    found = re.search(r"(\d+) partitions were already complete", err)
+    assert found and int(found[1]) >= before, err
 
 
 def test_dask_worker_killed_mid_job(tmp_path: Path, unique: list[str], cluster: Cluster) -> None:
