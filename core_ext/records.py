@@ -66,6 +66,17 @@ class BatchErrors(Mapping[int, ShuangkouError]):
     def __iter__(self) -> Iterator[int]:
         return iter(self._indexes)
 
+    def items(self) -> Iterator[tuple[int, ShuangkouError]]:  # type: ignore[override]
+        """(index, exception) in index order, each built once (by position: no search)."""
+        built, build = self._built, self._build
+        for k, index in enumerate(self._indexes):
+            exc = built.get(k)
+            if exc is None:
+                if build is None:
+                    raise KeyError(index)
+                exc = built[k] = build(k)
+            yield index, exc
+
     def __len__(self) -> int:
         return len(self._indexes)
 

@@ -180,16 +180,35 @@ def packed_varints(message: Any, field: str, column: Any) -> bytes | None:
         return None                 # a value of 128 or more
     number = message.DESCRIPTOR.fields_by_name[field].number
     assert number < 16, "a one-byte tag"
-    return bytes([number << 3 | 2]) + _varint(len(data)) + data
+    return bytes([number << 3 | 2]) + varint(len(data)) + data
 
 
-def _varint(n: int) -> bytes:
+def field_key(message: Any, field: str) -> bytes:
+    """The wire key of ``field`` of ``message`` (its number and wire type, from the
+    generated descriptor), for replies that write a repeated field as bytes."""
+    f = message.DESCRIPTOR.fields_by_name[field]
+    length_delimited = f.type in (f.TYPE_MESSAGE, f.TYPE_BYTES, f.TYPE_STRING)
+    return varint(f.number << 3 | (2 if length_delimited else 0))
+
+
+def varint(n: int) -> bytes:
+    """``n`` (≥ 0) as a protobuf varint."""
+    if n < _SMALL:
+        return _VARINTS[n]
+    return _encode_varint(n)
+
+
+def _encode_varint(n: int) -> bytes:
     out = bytearray()
     while n >= 128:
         out.append(n & 127 | 128)
         n >>= 7
     out.append(n)
     return bytes(out)
+
+
+_SMALL = 1 << 14                # two bytes: batch indexes and the lengths of small messages
+_VARINTS = [_encode_varint(n) for n in range(_SMALL)]
 
 
 def declaration_to_proto(r: core.Reading) -> readings_pb2.Declaration:

@@ -33,12 +33,14 @@ from .convert import (
     WIN_NAMES,
     cards_of,
     declaration,
+    field_key,
     packed_varints,
     reading_message,
     reading_to_proto,
     resolve_variant,
     variant_label,
     variant_to_proto,
+    varint,
 )
 
 if TYPE_CHECKING:   # prometheus_client must not be imported before the CLI sets it up
@@ -74,20 +76,40 @@ class _Listed:
         self.scope = hashlib.sha256("\n".join(v.id for v in variants).encode()).digest()
 
 
-_batch_statuses: dict[tuple[type, str, str | None], status_pb2.Status] = {}
+# An invalid batch play's BatchError is written as bytes: its ``status`` field encoded once
+# per distinct (type, message, field) — a batch of invalid plays repeats a handful of
+# reasons — and the index in front (a BatchError message per play cost more than classifying
+# it). Keys from the generated descriptors.
+_ERRORS = field_key(service_pb2.BatchClassifyResponse, "errors")
+_ERROR_INDEX = field_key(service_pb2.BatchError, "index")
+_ERROR_STATUS = field_key(service_pb2.BatchError, "status")
+_batch_statuses: dict[tuple[type, str, str | None], bytes] = {}
 
 
-def _batch_status(exc: ShuangkouError) -> status_pb2.Status:
-    """The compact status of an invalid batch play, built once per distinct (type, message,
-    field): a batch of invalid plays repeats a handful of reasons (bounded: emptied when
-    full)."""
+def _status_field(status: status_pb2.Status) -> bytes:
+    data = status.SerializeToString()
+    return _ERROR_STATUS + varint(len(data)) + data
+
+
+def _batch_status(exc: ShuangkouError) -> bytes:
+    """The encoded compact status of an invalid batch play, built once per distinct (type,
+    message, field) (bounded: emptied when full)."""
     key = (type(exc), str(exc), exc.field)
     status = _batch_statuses.get(key)
     if status is None:
         if len(_batch_statuses) >= 4096:
             _batch_statuses.clear()
-        status = _batch_statuses[key] = status_proto(exc, compact=True)
+        status = _batch_statuses[key] = _status_field(status_proto(exc, compact=True))
     return status
+
+
+def _errors_wire(errors: dict[int, bytes]) -> bytes:
+    """BatchClassifyResponse.errors, one BatchError per invalid play in index order."""
+    out = []
+    for i in sorted(errors):
+        inner = _ERROR_INDEX + varint(i) + errors[i]
+        out.append(_ERRORS + varint(len(inner)) + inner)
+    return b"".join(out)
 
 
 class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
@@ -153,7 +175,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
     def BatchClassify(self, request: service_pb2.BatchClassifyRequest,
                       context: grpc.ServicerContext) -> service_pb2.BatchClassifyResponse:
         variant = resolve_variant(request)
-        errors: dict[int, status_pb2.Status] = {}
+        errors: dict[int, bytes] = {}        # index -> its encoded status field
         text_mode = bool(request.plays_text)
         if text_mode:
             if request.codes or request.lengths:
@@ -215,8 +237,8 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
             offset += size
         if wire:
             response.MergeFromString(b"".join(wire))
-        response.errors.extend(service_pb2.BatchError(index=i, status=status)
-                               for i, status in sorted(errors.items()))
+        if errors:
+            response.MergeFromString(_errors_wire(errors))
         response.valid_count = len(lengths) - len(errors)
         label = variant_label(variant)
         for k, n in enumerate(tally):
@@ -224,7 +246,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                 self._classified(label, _KIND_LABEL.get(k, "invalid")).inc(n)
         return response
 
-    def _parse_texts(self, texts: Any, errors: dict[int, status_pb2.Status],
+    def _parse_texts(self, texts: Any, errors: dict[int, bytes],
                      context: grpc.ServicerContext) -> tuple[bytes, list[int]]:
         """Codes and lengths of text plays; unparsable ones become empty (invalid) plays."""
         buf = bytearray()
@@ -239,7 +261,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                     play = core.parse_cards(text)
                     self.limits.check_cards(len(play), f"plays_text[{i}]")
             except ShuangkouError as exc:   # kept as its status: no traceback held per play
-                errors[i] = status_proto(exc, compact=True)
+                errors[i] = _status_field(status_proto(exc, compact=True))
                 play = []
             buf.extend(play)
             lengths.append(len(play))
