@@ -37,6 +37,7 @@ from grpc_helpers import (  # noqa: E402
     cpu_seconds,
     free_port,
     metric_value,
+    outcomes,
     rss_mib,
     running_server,
 )
@@ -162,13 +163,7 @@ def shutdown_with_long_work(plays: int, grace: float = 1.0) -> None:
             server.proc.send_signal(signal.SIGTERM)
             server.proc.wait(60)
             took = time.monotonic() - t0
-            codes = []
-            for f in futures:
-                try:
-                    f.result()
-                    codes.append("OK")
-                except grpc.RpcError as exc:
-                    codes.append(exc.code().name)
+            codes = outcomes(futures)
         print(f"SIGTERM with 3 BatchClassify of {plays:,} plays in flight, grace {grace:g} s: "
               f"exited after {took:.2f} s; calls ended {', '.join(codes)}")
     finally:
@@ -186,13 +181,7 @@ def _peak_rss(server: ServerProcess, request: service_pb2.BatchClassifyRequest) 
                                options=[("grpc.max_receive_message_length", -1)]) as channel:
         stub = service_pb2_grpc.ShuangkouServiceStub(channel)
         calls = [stub.BatchClassify.future(request, timeout=300) for _ in range(4)]
-        codes = []
-        for c in calls:
-            try:
-                c.result()
-                codes.append("OK")
-            except grpc.RpcError as exc:
-                codes.append(exc.code().name)
+        codes = outcomes(calls)
     return (f"answers {'/'.join(codes)}; RSS idle {idle:.0f} MiB, peak "
             f"{_rss_mib(pid, 'VmHWM'):.0f} MiB, after {_rss_mib(pid, 'VmRSS'):.0f} MiB")
 

@@ -47,7 +47,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from grpc_helpers import cpu_seconds, rss_mib  # noqa: E402
+from grpc_helpers import cpu_seconds, outcomes, rss_mib  # noqa: E402
 
 from shuangkou import core  # noqa: E402
 from shuangkou.core import Round, suggest  # noqa: E402
@@ -238,13 +238,7 @@ def server_bounds(concurrent: int, search_ms: int) -> None:
                 t0 = time.monotonic()
                 calls = [stub.SuggestAction.future(maximal, timeout=deadline)
                          for _ in range(concurrent)]
-                codes = []
-                for c in calls:
-                    try:
-                        c.result()
-                        codes.append("OK")
-                    except grpc.RpcError as exc:
-                        codes.append(exc.code().name)
+                codes = outcomes(calls)
                 at = cpu_seconds(pid)
                 after_deadline = _idle(pid, at)
                 print(f"{concurrent} maximal SuggestActions at once (32 ranked, search up to "

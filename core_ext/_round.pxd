@@ -29,6 +29,10 @@ cdef inline int ended_at(int end_rule, const int* fin, int nfin) noexcept nogil:
     return -1
 
 
+cdef enum:
+    SEED_BYTES = 32       # RoundCore.seed_sha256: SHA-256 of a seeded deal's seed; zeros: hands given
+
+
 cdef class RoundCore:
     cdef RuleSet rs
     cdef readonly object variant

@@ -61,7 +61,7 @@ from shuangkou.core.round_records import ActionRecord, Standing
 #: ``finishing_order`` when both players of one team are out, ``first_out`` at once.
 ROUND_END_RULES = {"finishing_order": END_TEAM, "first_out": END_FIRST}
 #: ``seed_sha256`` of a round whose hands were given rather than dealt from a seed.
-NO_SEED = bytes(32)
+NO_SEED = bytes(SEED_BYTES)
 #: Turn order: the seats that may act after each seat, nearest first (§9 "Tricks").
 TURN_AFTER = tuple(tuple((s + k) % SEATS for k in (1, 2, 3)) for s in range(SEATS))
 #: 接风 (§9): who leads when the trick's winner has gone out — the partner, then the next
@@ -151,8 +151,8 @@ cdef class RoundCore:
                bint partial, bytes seed_sha256=NO_SEED):
         """Seat ``hands`` (lists of codes, by table seat) with ``leader`` to lead;
         ``seed_sha256``: the commitment of the seed they were dealt from (shuffle.py)."""
-        if len(seed_sha256) != 32:
-            raise ValueError("seed_sha256 is 32 bytes")
+        if len(seed_sha256) != SEED_BYTES:
+            raise ValueError(f"seed_sha256 is {SEED_BYTES} bytes")
         cdef int s, c
         self.bind(variant)
         memset(self.faces, 0, sizeof(self.faces))

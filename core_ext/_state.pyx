@@ -45,6 +45,7 @@ from libc.string cimport memcmp, memcpy, memset
 from shuangkou.core._core cimport K_BOMB, MAXCARDS, MAXREAD, RD, RuleSet, classify_counts, get_rules
 from shuangkou.core._core cimport make_reading, u8
 from shuangkou.core._round cimport (
+    SEED_BYTES,
     END_FIRST,
     LEAD_FIRST,
     LEAD_WIND,
@@ -84,7 +85,6 @@ MAX_ACTIONS = 2**31 - 1
 
 cdef enum:
     NHEAD = 21                                # the signed bytes of the head
-    SEED_BYTES = 32                           # the seed commitment, last
     HEAD_BYTES = NHEAD + 8 + 8 + 4 + 4
     BODY_BYTES = SEATS * (52 + NFACES) + NCODES
 

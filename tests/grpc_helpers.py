@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -276,6 +276,18 @@ class ServerProcess:
             self.proc.wait()
             raise AssertionError("server did not exit after SIGTERM:\n"
                                  + "".join(self.log)) from None
+
+
+def outcomes(calls: Iterable[Any]) -> list[str]:
+    """How each call (a gRPC future) ended: ``OK`` or its status code's name, in order."""
+    codes = []
+    for call in calls:
+        try:
+            call.result()
+            codes.append("OK")
+        except grpc.RpcError as exc:
+            codes.append(exc.code().name)
+    return codes
 
 
 def cpu_seconds(pid: int) -> float:

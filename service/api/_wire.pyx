@@ -16,7 +16,7 @@ than this (docs/BENCHMARKS.md "ApplyAction: the reply writer").
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.string cimport memcmp, memcpy, memmove, memset
 
-from shuangkou.core._round cimport RoundCore
+from shuangkou.core._round cimport SEED_BYTES, RoundCore
 from shuangkou.core._state cimport Layout, layout_of, pack_into
 from shuangkou.core.cards cimport NFACES, NO_SUIT, SEATS, code_of
 
@@ -150,9 +150,7 @@ cdef inline Py_ssize_t _bytes_field(unsigned char* b, Py_ssize_t k, int key,
 
 # ----------------------------------------------------------------------------- the view
 
-cdef enum:
-    SEED_BYTES = 32                 # RoundCore.seed_sha256: zeros when the hands were given
-cdef unsigned char _NO_SEED[SEED_BYTES]     # zero-initialised
+cdef unsigned char _NO_SEED[SEED_BYTES]     # zero-initialised: a deal of given hands
 
 cdef Py_ssize_t _view_bound(RoundCore r, Py_ssize_t nread) noexcept:
     cdef Py_ssize_t total = 0
@@ -244,12 +242,16 @@ cdef Py_ssize_t _view_into(RoundCore r, unsigned char* b, const unsigned char* r
     return k
 
 
+cdef inline Py_ssize_t _data_size(Layout L, object sealed):
+    return L.size if sealed is None else len(<bytes>sealed)
+
+
 cdef Py_ssize_t _state_into(RoundCore r, unsigned char* b, Layout L,
                             const unsigned char* reading, Py_ssize_t nread,
                             object sealed) except -1:
     """Write the RoundState's fields at ``b`` (zeroed); their length. ``sealed``: the state's
     bytes already sealed (service state keys), or None to pack them here."""
-    cdef Py_ssize_t size = L.size if sealed is None else len(<bytes>sealed)
+    cdef Py_ssize_t size = _data_size(L, sealed)
     cdef Py_ssize_t head = 1 + _vlen(size)
     b[0] = K.data
     _varint(b, 1, size)
@@ -266,10 +268,6 @@ cdef inline const unsigned char* _data(object reading, Py_ssize_t* n):
         return NULL
     n[0] = len(<bytes>reading)
     return <const unsigned char*>PyBytes_AS_STRING(<bytes>reading)
-
-
-cdef inline Py_ssize_t _data_size(Layout L, object sealed):
-    return L.size if sealed is None else len(<bytes>sealed)
 
 
 def state_bytes(RoundCore r, reading, sealed=None):

@@ -106,13 +106,17 @@ def _standing_bytes(r: core.Round) -> bytes | None:
     return None if standing is None else _reading_bytes(standing.cards, standing.reading)
 
 
+def _sealed(r: core.Round, keys: core.StateKeys | None) -> bytes | None:
+    """The state's bytes sealed under ``keys``; None unsealed (the writer packs them)."""
+    return None if keys is None else r.to_bytes(keys)
+
+
 def fill_state(state: rounds_pb2.RoundState, r: core.Round,
                keys: core.StateKeys | None = None) -> None:
     """Write the state bytes (sealed under ``keys``, if any) and the readable view of ``r``
     into ``state`` (a field of the response, so nothing is copied): written by the compiled
     reply writer (service/api/_wire.pyx), parsed once by protobuf's runtime."""
-    sealed = None if keys is None else r.to_bytes(keys)
-    state.MergeFromString(_wire.state_bytes(r, _standing_bytes(r), sealed))
+    state.MergeFromString(_wire.state_bytes(r, _standing_bytes(r), _sealed(r, keys)))
 
 
 def apply_response(r: core.Round, rec: core.ActionRecord,
@@ -121,10 +125,10 @@ def apply_response(r: core.Round, rec: core.ActionRecord,
     under ``keys``, if any): state, view and record written by the compiled reply writer;
     the settlement added when the round is over."""
     reading = None if rec.reading is None else _reading_bytes(rec.cards, rec.reading)
-    sealed = None if keys is None else r.to_bytes(keys)
     response = rounds_pb2.ApplyActionResponse.FromString(_wire.apply_bytes(
         r, rec.seat, ACTION_TYPES[rec.kind], rec.cards, reading, _standing_bytes(r),
-        rec.trick_won_by, rec.finished, rec.wind_to, rec.next_turn, rec.round_over, sealed))
+        rec.trick_won_by, rec.finished, rec.wind_to, rec.next_turn, rec.round_over,
+        _sealed(r, keys)))
     if r.is_over:
         response.result.CopyFrom(result_to_proto(r.result()))
     return response
