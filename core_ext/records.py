@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, ItemsView, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -66,7 +66,10 @@ class BatchErrors(Mapping[int, ShuangkouError]):
     def __iter__(self) -> Iterator[int]:
         return iter(self._indexes)
 
-    def items(self) -> Iterator[tuple[int, ShuangkouError]]:  # type: ignore[override]
+    def items(self) -> ItemsView[int, ShuangkouError]:
+        return _BatchItems(self)
+
+    def _pairs(self) -> Iterator[tuple[int, ShuangkouError]]:
         """(index, exception) in index order, each built once (by position: no search)."""
         built, build = self._built, self._build
         for k, index in enumerate(self._indexes):
@@ -82,6 +85,15 @@ class BatchErrors(Mapping[int, ShuangkouError]):
 
     def __repr__(self) -> str:
         return f"<BatchErrors: {len(self)} invalid plays>"
+
+
+class _BatchItems(ItemsView[int, ShuangkouError]):
+    """A BatchErrors' items view, iterated by position."""
+
+    _mapping: BatchErrors
+
+    def __iter__(self) -> Iterator[tuple[int, ShuangkouError]]:
+        return self._mapping._pairs()
 
 
 #: Column names of a :class:`BatchResult`, in order.
