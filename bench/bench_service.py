@@ -10,11 +10,14 @@ order rotated per pass:
 * ``health Check``: the transport's own cost, the yardstick;
 * ``ClassifyPlay, suited text`` / ``rank runs``: plays of the seeded generator as text
   (``"7S 7H BJ"``; ``"45678 BJ"``), a different play each call;
+* ``ClassifyPlay, invalid``: the invalid plays of the mix as suited text (each answered
+  INVALID_ARGUMENT with its reason), and its server CPU over a valid play's;
 * ``BatchClassify 8,192 plays`` (codes + lengths, the packed form): valid plays; and the
   same count alternating valid and invalid (``half invalid``), in plays per second;
 * each ClassifyPlay line over Check (``… / Check``, per pass).
 
-Also the server's CPU per call (all its threads, /proc) for Check and ClassifyPlay. With
+Also the server's CPU (all its threads, /proc) per call for Check and ClassifyPlay, and per
+play for BatchClassify (what a batch of invalid plays buys of the server). With
 ``--against REV`` each pass runs once per build, alternating (bench/baseline.py): the
 server and the client are that build's.
 """
@@ -49,6 +52,7 @@ def make_payload(n: int, seed: int) -> dict[str, Any]:
     valid, invalid = make_mix("baibian", n, seed)
     return {"valid": valid, "invalid": invalid,
             "text": [" ".join(core.format_cards(p)) for p in valid],
+            "invalid text": [" ".join(core.format_cards(p)) for p in invalid],
             "runs": [runs_text(core, p) for p in valid]}
 
 
@@ -89,7 +93,7 @@ def measure(payload: dict[str, Any], seconds: float, rotate: int) -> dict[str, f
         check = health_pb2.HealthCheckRequest()
         classify = {form: [service_pb2.ClassifyPlayRequest(
             rule_set=rule_set, play=cards_pb2.Cards(cards_text=t)) for t in payload[form]]
-            for form in ("text", "runs")}
+            for form in ("text", "runs", "invalid text")}
         valid = payload["valid"][:BATCH]
         mixed = [p for pair in zip(payload["valid"], payload["invalid"], strict=True)
                  for p in pair][:BATCH]
@@ -110,10 +114,24 @@ def measure(payload: dict[str, Any], seconds: float, rotate: int) -> dict[str, f
             dt = time.perf_counter() - t0
             return n / dt, (cpu_seconds(proc.pid) - c0) / n * 1e6
 
+        def refused(call: Any) -> Any:
+            """``call`` for requests it must refuse: INVALID_ARGUMENT is the answer."""
+            def call_refused(request: Any, timeout: float | None = None) -> None:
+                try:
+                    call(request, timeout=timeout)
+                except grpc.RpcError as exc:
+                    if exc.code() != grpc.StatusCode.INVALID_ARGUMENT:
+                        raise
+                else:
+                    raise AssertionError("an invalid play was accepted")
+            return call_refused
+
         size = len(valid)
         lines = [("health Check", lambda: timed(health.Check, [check])),
                  ("ClassifyPlay, suited text", lambda: timed(stub.ClassifyPlay, classify["text"])),
                  ("ClassifyPlay, rank runs", lambda: timed(stub.ClassifyPlay, classify["runs"])),
+                 ("ClassifyPlay, invalid (suited text)",
+                  lambda: timed(refused(stub.ClassifyPlay), classify["invalid text"])),
                  (f"BatchClassify {size:,} plays", lambda: timed(stub.BatchClassify,
                                                                  [batches["valid"]])),
                  (f"BatchClassify {size:,} plays, half invalid",
@@ -124,12 +142,16 @@ def measure(payload: dict[str, Any], seconds: float, rotate: int) -> dict[str, f
             rate, cpu = run()
             if name.startswith("BatchClassify"):
                 out[f"{name} (plays/s)"] = rate * size
+                out[f"{name}, server CPU (ns/play)"] = cpu / size * 1e3
             else:
                 out[f"{name} (calls/s)"] = rate
                 out[f"{name}, server CPU (µs/call)"] = cpu
         for form in ("suited text", "rank runs"):
             out[f"ClassifyPlay, {form} / Check"] = (out[f"ClassifyPlay, {form} (calls/s)"]
                                                     / out["health Check (calls/s)"])
+        out["ClassifyPlay, invalid / valid, server CPU"] = (
+            out["ClassifyPlay, invalid (suited text), server CPU (µs/call)"]
+            / out["ClassifyPlay, suited text, server CPU (µs/call)"])
         channel.close()
         return out
     finally:

@@ -1529,7 +1529,10 @@ def classify_batch(codes, lengths, variant="baibian", *, timeout=None):
             nr = 0 if bad else classify_counts(R, counts, scratch, MAXREAD)
             if nr <= 0:
                 kv[i] = 255
-                rv[i] = bad     # 1: the cards are impossible; 0: they form no play
+                # the invalid play's reason, for its error: its Why (or the jokers' count
+                # past NWHY), IMPOSSIBLE for cards the deck check refused
+                rv[i] = W_NO_CARDS if n == 0 else IMPOSSIBLE if bad else batch_reason(
+                    invalid_why(R, counts, n), n)
                 continue
             kv[i] = scratch[0].kind
             tv[i] = scratch[0].top
@@ -1543,48 +1546,108 @@ def classify_batch(codes, lengths, variant="baibian", *, timeout=None):
     return BatchResult(kind, top, star, ncards, nread, errors)
 
 
+# An invalid batch play's reason, kept in its readings count until the errors are built: a
+# Why, NWHY + n for n jokers (their sentence names how many), or IMPOSSIBLE when the cards
+# fail the deck check (each built from its cards: the message names the card).
+cdef enum:
+    IMPOSSIBLE = 0xFFFF
+
+
+cdef inline unsigned short batch_reason(int why, int n) noexcept nogil:
+    return why if why >= 0 else NWHY + n
+
+
 cdef object _batch_errors(object codes, object lens, unsigned char[:] kv, unsigned short[:] rv,
                           RuleSet rs):
-    """The batch's errors mapping: which plays are invalid (their readings count is 0), and
-    how to build each one's exception later, from a private copy of its cards."""
+    """The batch's errors mapping: which plays are invalid (kind 255), each one's reason
+    (from ``rv``, which then gets its readings count 0), and how to build its exception
+    later, from a private copy of its cards."""
     cdef Py_ssize_t i, k = 0, off = 0, nbad = 0, nplays = kv.shape[0]
     cdef int[:] lv = lens
     for i in range(nplays):
         nbad += kv[i] == 255
     if nbad == 0:
-        return BatchErrors(())
+        return BatchErrors(array("q"))
     indexes = array("q", bytes(8 * nbad))
     offsets = array("q", bytes(8 * nbad))
+    reasons = array("H", bytes(2 * nbad))
     cdef long long[:] iv = indexes, ov = offsets
+    cdef unsigned short[:] wv = reasons
     for i in range(nplays):
         if kv[i] == 255:
             iv[k] = i
             ov[k] = off
+            wv[k] = rv[i]
             k += 1
             rv[i] = 0
         off += lv[i]
     # bytes are immutable: a caller's bytearray changed later cannot change the errors
     raw = codes if type(codes) is bytes else bytes(memoryview(codes).cast("B"))
-    return BatchErrors(indexes, _BatchPlays(raw, indexes, offsets, lens, rs))
+    return BatchErrors(indexes, _BatchPlays(raw, indexes, offsets, reasons, lens, rs))
 
 
 cdef class _BatchPlays:
     """The invalid plays of one batch, for :class:`~shuangkou.core.records.BatchErrors`:
-    called with a position among them, it returns that play's exception."""
+    called with a position among them, it returns that play's exception; :meth:`grouped`
+    groups them by exception."""
     cdef bytes raw
-    cdef object indexes, offsets, lens
+    cdef object indexes, offsets, reasons, lens
     cdef RuleSet rs
 
-    def __cinit__(self, bytes raw, indexes, offsets, lens, RuleSet rs):
+    def __cinit__(self, bytes raw, indexes, offsets, reasons, lens, RuleSet rs):
         self.raw = raw
         self.indexes = indexes
         self.offsets = offsets
+        self.reasons = reasons
         self.lens = lens
         self.rs = rs
 
     def __call__(self, Py_ssize_t k):
-        cdef long long off = self.offsets[k]
-        return _batch_error(self.raw[off:off + self.lens[self.indexes[k]]], self.rs)
+        cdef unsigned short[:] wv = self.reasons
+        return self._error(k, wv[k])
+
+    cdef object _error(self, Py_ssize_t k, unsigned short reason):
+        if reason == IMPOSSIBLE:
+            off = self.offsets[k]
+            return _batch_error(self.raw[off:off + self.lens[self.indexes[k]]], self.rs)
+        return _reason_error(self.rs, reason)
+
+    def grouped(self):
+        """(group of each invalid play by position, one exception per group): plays of a
+        group raise equal exceptions (type, message, field); one pass over the reasons,
+        an exception built per distinct reason (per distinct message for impossible cards)."""
+        cdef unsigned short[:] wv = self.reasons
+        cdef Py_ssize_t k, n = wv.shape[0]
+        cdef int g
+        cdef int first[NWHY + MAXCARDS + 1]     # reason -> its group + 1
+        memset(first, 0, sizeof(first))
+        groups = array("I", bytes(4 * n))
+        cdef unsigned int[:] gv = groups
+        errors = []
+        impossible = {}                     # message -> group
+        for k in range(n):
+            if wv[k] != IMPOSSIBLE:
+                g = first[wv[k]] - 1
+                if g < 0:
+                    g = len(errors)
+                    first[wv[k]] = g + 1
+                    errors.append(_reason_error(self.rs, wv[k]))
+            else:
+                exc = self._error(k, IMPOSSIBLE)
+                key = (type(exc), str(exc))
+                g = impossible.setdefault(key, len(errors))
+                if g == len(errors):
+                    errors.append(exc)
+            gv[k] = g
+        return groups, errors
+
+
+cdef object _reason_error(RuleSet rs, unsigned short reason):
+    """The InvalidPlay of a batch reason (a Why, or NWHY + the count of all-joker cards)."""
+    exc = InvalidPlay.__new__(InvalidPlay, rs.invalid_texts[reason] if reason < NWHY else
+                              _jokers_text(reason - NWHY))
+    exc.field = "cards"
+    return exc
 
 
 cdef object _batch_error(bytes play, RuleSet rs):
@@ -1686,9 +1749,11 @@ cdef int invalid_why(const Rules* R, const u8* c, int n) noexcept nogil:
 cdef str invalid_text(RuleSet rs, const u8* c, int n):
     """A reason a player would understand for cards that form no play."""
     cdef int why = invalid_why(&rs.r, c, n)
-    if why < 0:
-        return f"{n} jokers are not a play (three jokers and four jokers are the joker bombs)"
-    return rs.invalid_texts[why]
+    return _jokers_text(n) if why < 0 else rs.invalid_texts[why]
+
+
+cdef str _jokers_text(int n):
+    return f"{n} jokers are not a play (three jokers and four jokers are the joker bombs)"
 
 
 cdef object _invalid_play(RuleSet rs, const u8* c, int n):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, ItemsView, Iterator, Mapping, Sequence
+from collections.abc import ItemsView, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from .errors import ShuangkouError
 
@@ -29,6 +29,15 @@ class Comparison:
     play: Reading
 
 
+class InvalidPlays(Protocol):
+    """What builds a batch's errors (the compiled ``_core``'s batch pass): by position among
+    the invalid plays, and grouped."""
+
+    def __call__(self, k: int) -> ShuangkouError: ...
+
+    def grouped(self) -> tuple[Sequence[int], list[ShuangkouError]]: ...
+
+
 class BatchErrors(Mapping[int, ShuangkouError]):
     """The invalid plays of a batch: play index -> the exception ``classify`` raises for it.
 
@@ -40,7 +49,7 @@ class BatchErrors(Mapping[int, ShuangkouError]):
     __slots__ = ("_indexes", "_build", "_built")
 
     def __init__(self, indexes: Sequence[int],
-                 build: Callable[[int], ShuangkouError] | None = None) -> None:
+                 build: InvalidPlays | None = None) -> None:
         self._indexes = indexes          # ascending
         self._build = build              # position in ``indexes`` -> its exception
         self._built: dict[int, ShuangkouError] = {}
@@ -86,6 +95,20 @@ class BatchErrors(Mapping[int, ShuangkouError]):
     def __repr__(self) -> str:
         return f"<BatchErrors: {len(self)} invalid plays>"
 
+    @property
+    def indexes(self) -> Sequence[int]:
+        """The invalid plays' indexes, ascending (an ``array`` from the batch pass)."""
+        return self._indexes
+
+    def grouped(self) -> tuple[Sequence[int], list[ShuangkouError]]:
+        """The invalid plays grouped by their exception, without building one per play:
+        ``(groups, exceptions)``, where the play at ``indexes[k]`` raises an exception equal
+        (type, message, field) to ``exceptions[groups[k]]``. The exceptions are new objects
+        (not those ``self[index]`` returns), so a caller may change their ``field``."""
+        if self._build is None:
+            return array("I"), []
+        return self._build.grouped()
+
 
 class _BatchItems(ItemsView[int, ShuangkouError]):
     """A BatchErrors' items view, iterated by position."""
@@ -118,7 +141,7 @@ class BatchResult(Mapping[str, "array[int]"]):
     star: array[int]
     cards: array[int]
     readings: array[int]
-    errors: Mapping[int, ShuangkouError]
+    errors: BatchErrors
 
     def __getitem__(self, column: str) -> array[int]:
         if column not in BATCH_COLUMNS:

@@ -14,7 +14,15 @@ import sys
 
 import grpc
 from common import KNOWN, STRICT, Input, _seen, main
-from messages import STREAM, Aborted, Context, check_status, install_log_trap, random_rpc
+from messages import (
+    STREAM,
+    Aborted,
+    Context,
+    answered,
+    check_status,
+    install_log_trap,
+    random_rpc,
+)
 from prometheus_client import CollectorRegistry
 
 from shuangkou.service.api.shuangkou import ShuangkouServicer
@@ -65,7 +73,7 @@ def one_input(data: bytes) -> None:
             return
         check_status(exc.code, exc.status, what)
         return
-    response.SerializeToString()
+    answered(name, response).SerializeToString()
 
 
 if __name__ == "__main__":

@@ -178,9 +178,28 @@ def status_proto(exc: BaseException, *, compact: bool = False) -> status_pb2.Sta
                              details=details)
 
 
+# A unary call's status, built once per distinct failure: refusing a play (a hostile client
+# sends them by the thousand) then costs about what answering one does. The key holds
+# everything failure_for reads of an exception.
+_wire_statuses: dict[tuple[Any, ...], grpc.Status] = {}
+
+
 def wire_status(exc: BaseException) -> grpc.Status:
     """The ``grpc.Status`` a unary call fails with (code, message, details trailer)."""
-    return rpc_status.to_status(status_proto(exc))
+    key = (type(exc), str(exc), getattr(exc, "field", None), getattr(exc, "action", None),
+           getattr(exc, "detail", None), getattr(exc, "reason", None),
+           getattr(exc, "code", None))
+    try:
+        status = _wire_statuses.get(key)
+    except TypeError:               # an unhashable attribute: not kept
+        return rpc_status.to_status(status_proto(exc))
+    if status is None:
+        status = rpc_status.to_status(status_proto(exc))
+        if failure_for(exc) is not None:    # an unknown error is logged on every call
+            if len(_wire_statuses) >= 4096:
+                _wire_statuses.clear()
+            _wire_statuses[key] = status
+    return status
 
 
 def ended(context: grpc.ServicerContext) -> RequestEnded | None:

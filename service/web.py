@@ -35,7 +35,7 @@ import grpc
 import orjson
 from connectrpc.code import Code
 from connectrpc.errors import ConnectError, ErrorDetail
-from google.protobuf import descriptor_pb2
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.rpc import error_details_pb2, status_pb2
 
 from shuangkou.v1 import (
@@ -257,17 +257,22 @@ def _endpoints(servicer: Any, register: Callable[[Any, Any], None],
         behaviour: Any = (wrapped.unary_unary or wrapped.unary_stream or wrapped.stream_unary
                           or wrapped.stream_stream)
         streaming = wrapped.response_streaming
-        methods[_snake(name)] = _call_stream(behaviour) if streaming else _call(behaviour)
+        reply = message_factory.GetMessageClass(descriptor_pool.Default().FindMethodByName(
+            f"{capture.service}.{name}").output_type)
+        methods[_snake(name)] = _call_stream(behaviour) if streaming else _call(behaviour,
+                                                                                 reply)
     return type("Endpoints", (), {k: staticmethod(v) for k, v in methods.items()})()
 
 
-def _call(behaviour: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+def _call(behaviour: Callable[[Any, Any], Any], reply: type[Any]) -> Callable[[Any, Any], Any]:
     def call(request: Any, ctx: RequestContext[Any, Any]) -> Any:
         context = CallContext(ctx)
         response = behaviour(request, context)
         if not context.is_active():      # as gRPC: an answer after the deadline is not sent
             raise ConnectError(Code.DEADLINE_EXCEEDED, "the deadline passed")
-        return response
+        # a servicer may answer with the reply's bytes (BatchClassify): the codec wants the
+        # message
+        return reply.FromString(response) if type(response) is bytes else response
     return call
 
 

@@ -247,6 +247,26 @@ def test_compare_is_play_reading_on_the_standing_reading(variant: str,
 
 @SAMPLES
 @given(variant=variants, seed=seeds)
+def test_batch_errors_grouped_are_the_errors(variant: str, seed: int) -> None:
+    """BatchErrors.grouped: each invalid play's group holds an exception equal to its own."""
+    rng = random.Random(seed)
+    maker = PlayMaker(variant, rng)
+    plays = [maker.play() for _ in range(100)]
+    plays += [[], [rng.randrange(0, 256) for _ in range(rng.randrange(1, 6))]]  # odd bytes
+    errors = core.classify_batch(bytes(c for p in plays for c in p), [len(p) for p in plays],
+                                 variant).errors
+    groups, exceptions = errors.grouped()
+    assert len(groups) == len(errors.indexes) == len(errors)
+    assert list(errors.indexes) == list(errors)
+    for index, g in zip(errors.indexes, groups, strict=True):
+        got, own = exceptions[g], errors[index]
+        assert got is not own and (type(got), str(got), got.field) == (
+            type(own), str(own), own.field)
+    assert len({(type(e), str(e)) for e in exceptions}) == len(exceptions)
+
+
+@SAMPLES
+@given(variant=variants, seed=seeds)
 def test_batch_errors_are_what_classify_raises(variant: str, seed: int) -> None:
     rng = random.Random(seed)
     maker = PlayMaker(variant, rng)

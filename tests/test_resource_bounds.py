@@ -31,7 +31,7 @@ from shuangkou.v1 import cards_pb2, service_pb2, variants_pb2
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "fuzz"))
-from messages import Aborted, Context  # noqa: E402
+from messages import Aborted, Context, answered  # noqa: E402
 
 S = service_pb2
 RS = variants_pb2.RuleSet
@@ -166,7 +166,7 @@ def servicer() -> ShuangkouServicer:
 
 def call(servicer: ShuangkouServicer, rpc: str, request: Any) -> Any:
     try:
-        return getattr(servicer, rpc)(request, Context())
+        return answered(rpc, getattr(servicer, rpc)(request, Context()))
     except Aborted as exc:
         return exc
 

@@ -261,6 +261,46 @@ def test_batch_text_with_bad_entries(srv: Running) -> None:
     assert problems[3].reason == "INVALID_PLAY"
 
 
+@pytest.mark.parametrize("form", ["codes", "text"])
+def test_batch_errors_over_slices_are_classifys(srv: Running, form: str) -> None:
+    """A batch of several slices (over BATCH_CHUNK plays), valid, invalid and impossible
+    plays mixed: each error is the compact status of what classify raises for its play,
+    naming the request's field; the columns are classify_batch's."""
+    import random
+
+    from randomplays import PlayMaker
+
+    from shuangkou.service.api.shuangkou import BATCH_CHUNK
+    from shuangkou.service.errors import status_proto
+
+    rng = random.Random(5)
+    maker = PlayMaker("baibian", rng)
+    plays = [maker.play()[:10] for _ in range(BATCH_CHUNK * 2 + 300)]
+    for i in range(0, len(plays), 97):      # impossible cards: nine copies, a bad code
+        plays[i] = [1] * 9 if i % 2 else [200, 1]
+    if form == "codes":
+        request = service_pb2.BatchClassifyRequest(
+            rule_set=rule_set("baibian"), codes=bytes(c for p in plays for c in p),
+            lengths=[len(p) for p in plays])
+    else:
+        texts = [" ".join(core.format_cards(p)) if 200 not in p else "7S ZZ" for p in plays]
+        texts[3] = ""
+        request = service_pb2.BatchClassifyRequest(rule_set=rule_set("baibian"),
+                                                   plays_text=texts)
+    reply = srv.stub.BatchClassify(request, timeout=TIMEOUT)
+    want = {}
+    for i, play in enumerate(plays):
+        try:
+            core.classify(request.plays_text[i] if form == "text" else bytes(play), "baibian")
+        except core.ShuangkouError as exc:
+            exc.field = f"plays_text[{i}]" if form == "text" else "codes"
+            want[i] = status_proto(exc, compact=True)
+    assert [e.index for e in reply.errors] == sorted(want)
+    assert all(e.status == want[e.index] for e in reply.errors)
+    assert reply.valid_count == len(plays) - len(want)
+    assert len(reply.kinds) == len(plays)
+
+
 def test_batch_bad_requests() -> None:
     with running_server(max_batch=3, max_cards=6) as srv:
         err = fails(srv.stub.BatchClassify, service_pb2.BatchClassifyRequest(

@@ -1,4 +1,6 @@
-"""Typed stubs of the compiled RoundService reply writer (service/api/_wire.pyx)."""
+"""Typed stubs of the compiled reply writer (service/api/_wire.pyx)."""
+
+from collections.abc import Sequence
 
 from shuangkou.core._round import RoundCore
 
@@ -7,3 +9,5 @@ def apply_bytes(r: RoundCore, seat: int, action_type: int, cards: tuple[int, ...
                 reading: bytes | None, standing: bytes | None, trick_won_by: int | None,
                 finished: int | None, wind_to: int | None, next_turn: int | None,
                 round_over: bool, sealed: bytes | None = None) -> bytes: ...
+def batch_errors(first: int, indexes: Sequence[int], groups: Sequence[int],
+                 statuses: list[bytes]) -> bytes: ...

@@ -1,8 +1,9 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
-"""RoundService replies written in compiled code: a ``RoundState`` (the state's bytes and the
-readable view) and an ``ApplyActionResponse``'s state and action record, straight from a
-round's C fields — the fast path of service/api/rounds.py, which builds the same replies with
-the generated classes for everything else.
+"""Replies written in compiled code: a ``RoundState`` (the state's bytes and the readable
+view) and an ``ApplyActionResponse``'s state and action record, straight from a round's C
+fields — the fast path of service/api/rounds.py, which builds the same replies with the
+generated classes for everything else — and ``BatchClassifyResponse.errors``, one
+``BatchError`` per invalid play from a status per distinct reason (service/api/shuangkou.py).
 
 The proto stays the one source: every field's key (its number and wire type) is read from
 the generated descriptors (``shuangkou.v1.rounds_pb2``) when this module loads, and checked to
@@ -16,13 +17,15 @@ than this (docs/BENCHMARKS.md "ApplyAction: the reply writer").
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.string cimport memcmp, memcpy, memmove, memset
 
+from array import array
+
 from shuangkou.core._round cimport SEED_BYTES, RoundCore
 from shuangkou.core._state cimport Layout, layout_of, pack_into
 from shuangkou.core.cards cimport NFACES, NO_SUIT, SEATS, code_of
 
 from google.protobuf.descriptor import FieldDescriptor
 
-from shuangkou.v1 import cards_pb2, rounds_pb2
+from shuangkou.v1 import cards_pb2, rounds_pb2, service_pb2
 
 # ----------------------------------------------------------------------------- the keys
 
@@ -57,6 +60,7 @@ cdef struct Keys:
     int st_seat, st_cards, st_reading               # StandingPlay
     int r_seat, r_type, r_cards, r_reading, r_trick, r_finished, r_wind, r_next, r_over
     int a_state, a_record                           # ApplyActionResponse
+    int b_errors, e_index, e_status                 # BatchClassifyResponse, BatchError
 
 cdef Keys K
 K.data = _key(rounds_pb2.RoundState, "data", "message")
@@ -88,6 +92,9 @@ K.r_next = _key(_R, "next_turn", "scalar")
 K.r_over = _key(_R, "round_over", "scalar")
 K.a_state = _key(rounds_pb2.ApplyActionResponse, "state", "message")
 K.a_record = _key(rounds_pb2.ApplyActionResponse, "record", "message")
+K.b_errors = _key(service_pb2.BatchClassifyResponse, "errors", "message")
+K.e_index = _key(service_pb2.BatchError, "index", "scalar")
+K.e_status = _key(service_pb2.BatchError, "status", "message")
 #: The fields the writer leaves to the caller: a message gaining a field the writer does
 #: not write must be noticed (checked at import below).
 _WRITTEN = {"RoundState": {"data", "view"},
@@ -95,9 +102,11 @@ _WRITTEN = {"RoundState": {"data", "view"},
                           "over", "hand_at", "actions_applied", "seed_sha256"},
             "StandingPlay": {"seat", "cards", "reading"},
             "ActionRecord": {"seat", "type", "cards", "reading", "trick_won_by", "finished",
-                             "wind_to", "next_turn", "round_over"}}
+                             "wind_to", "next_turn", "round_over"},
+            "BatchError": {"index", "status"}}
 for _name, _fields in _WRITTEN.items():
-    _have = set(getattr(rounds_pb2, _name).DESCRIPTOR.fields_by_name)
+    _have = set(getattr(rounds_pb2 if hasattr(rounds_pb2, _name) else service_pb2,
+                        _name).DESCRIPTOR.fields_by_name)
     if _have != _fields:
         raise ImportError(f"shuangkou.v1.{_name} has the fields {sorted(_have)}; the reply "
                           f"writer (service/api/_wire.pyx) writes {sorted(_fields)}")
@@ -321,3 +330,40 @@ def apply_bytes(RoundCore r, int seat, int action_type, tuple cards, reading, st
     b -= k + 4
     n = _close(b, k, K.a_record, n)
     return PyBytes_FromStringAndSize(<char*>b, n)
+
+
+# ----------------------------------------------------------------------------- BatchClassify
+
+def batch_errors(long long first, const long long[:] indexes, const unsigned int[:] groups,
+                 list statuses):
+    """``BatchClassifyResponse.errors`` of one slice of a batch, as bytes: for the invalid
+    play at ``first + indexes[k]``, a ``BatchError`` whose status is the encoded
+    ``google.rpc.Status`` ``statuses[groups[k]]`` (one per distinct reason: the plays of a
+    batch repeat a handful)."""
+    cdef Py_ssize_t k, n = indexes.shape[0], size = 0, inner, m
+    cdef unsigned long long index
+    if groups.shape[0] != n:
+        raise ValueError(f"{n} indexes but {groups.shape[0]} groups")
+    cdef Py_ssize_t ng = len(statuses)
+    cdef long long[::1] lens = array("q", [len(<bytes?>x) for x in statuses]) if ng else None
+    for k in range(n):
+        if groups[k] >= ng:
+            raise IndexError(f"group {groups[k]} of {ng} statuses")
+        index = first + indexes[k]
+        m = lens[groups[k]]
+        inner = 1 + _vlen(index) + 1 + _vlen(m) + m
+        size += 1 + _vlen(inner) + inner
+    out = PyBytes_FromStringAndSize(NULL, size)
+    cdef unsigned char* b = <unsigned char*>PyBytes_AS_STRING(out)
+    cdef Py_ssize_t j = 0
+    cdef bytes status
+    for k in range(n):
+        index = first + indexes[k]
+        status = statuses[groups[k]]
+        m = lens[groups[k]]
+        inner = 1 + _vlen(index) + 1 + _vlen(m) + m
+        b[j] = K.b_errors
+        j = _varint(b, j + 1, inner)
+        j = _scalar(b, j, K.e_index, index)
+        j = _bytes_field(b, j, K.e_status, <const unsigned char*>PyBytes_AS_STRING(status), m)
+    return out

@@ -161,34 +161,26 @@ def reading_message(r: core.Reading) -> readings_pb2.Reading:
 _UNDER_128 = bytes(range(128))
 
 
-def packed_varints(message: Any, field: str, column: Any) -> bytes | None:
+def packed_varints(message: Any, field: str, column: Any) -> bytes:
     """The wire form of ``column`` (an ``array`` of unsigned integers, or bytes) as the
-    packed repeated varint ``field`` of ``message`` — its tag, length and payload — when
-    every value is below 128 (a varint of one byte: the payload is the values' bytes, which
-    protobuf itself then parses); None otherwise."""
+    packed repeated varint ``field`` of ``message``: its tag, length and payload. When every
+    value is below 128 (a varint of one byte, the usual case) the payload is the values'
+    bytes; else each value is encoded."""
     if isinstance(column, bytes):
         data = column
+        fits = not data.translate(None, _UNDER_128)
     else:
         raw = memoryview(column).cast("B")
         size = column.itemsize
         low = 0 if sys.byteorder == "little" else size - 1
         data = bytes(raw[low::size])
         high = b"".join(bytes(raw[k::size]) for k in range(size) if k != low)
-        if high.count(0) != len(high):
-            return None             # a value of 256 or more
-    if data.translate(None, _UNDER_128):
-        return None                 # a value of 128 or more
+        fits = high.count(0) == len(high) and not data.translate(None, _UNDER_128)
+    if not fits:
+        data = b"".join(varint(v) for v in column)
     number = message.DESCRIPTOR.fields_by_name[field].number
     assert number < 16, "a one-byte tag"
     return bytes([number << 3 | 2]) + varint(len(data)) + data
-
-
-def field_key(message: Any, field: str) -> bytes:
-    """The wire key of ``field`` of ``message`` (its number and wire type, from the
-    generated descriptor), for replies that write a repeated field as bytes."""
-    f = message.DESCRIPTOR.fields_by_name[field]
-    length_delimited = f.type in (f.TYPE_MESSAGE, f.TYPE_BYTES, f.TYPE_STRING)
-    return varint(f.number << 3 | (2 if length_delimited else 0))
 
 
 def varint(n: int) -> bytes:

@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import hashlib
 import logging
+from array import array
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, cast
 
 import grpc
-from google.rpc import status_pb2
 
 from shuangkou import core
 from shuangkou.core.errors import CardError, ShuangkouError
+from shuangkou.core.records import BatchErrors
 from shuangkou.core.variants import BUILTIN, Variant, house_variants, list_variants
 from shuangkou.v1 import readings_pb2, scoring_pb2, service_pb2, service_pb2_grpc
 
@@ -26,21 +27,19 @@ from ..errors import BadInput, failure_for, field_scope, rpc, status_proto, stil
 from ..limits import Limits
 from ..paging import decode_token, encode_token
 from ..version import build_info
-from . import results
+from . import _wire, results
 from .convert import (
     KIND_BY_NAME,
     KIND_NAMES,
     WIN_NAMES,
     cards_of,
     declaration,
-    field_key,
     packed_varints,
     reading_message,
     reading_to_proto,
     resolve_variant,
     variant_label,
     variant_to_proto,
-    varint,
 )
 
 if TYPE_CHECKING:   # prometheus_client must not be imported before the CLI sets it up
@@ -76,19 +75,11 @@ class _Listed:
         self.scope = hashlib.sha256("\n".join(v.id for v in variants).encode()).digest()
 
 
-# An invalid batch play's BatchError is written as bytes: its ``status`` field encoded once
-# per distinct (type, message, field) — a batch of invalid plays repeats a handful of
-# reasons — and the index in front (a BatchError message per play cost more than classifying
-# it). Keys from the generated descriptors.
-_ERRORS = field_key(service_pb2.BatchClassifyResponse, "errors")
-_ERROR_INDEX = field_key(service_pb2.BatchError, "index")
-_ERROR_STATUS = field_key(service_pb2.BatchError, "status")
+# An invalid batch play's BatchError is written as bytes by the compiled writer
+# (service/api/_wire.pyx): the core groups a batch's invalid plays by reason, and each
+# reason's status is encoded once per distinct (type, message, field) — a batch of invalid
+# plays repeats a handful — so an invalid play costs about what a valid one does.
 _batch_statuses: dict[tuple[type, str, str | None], bytes] = {}
-
-
-def _status_field(status: status_pb2.Status) -> bytes:
-    data = status.SerializeToString()
-    return _ERROR_STATUS + varint(len(data)) + data
 
 
 def _batch_status(exc: ShuangkouError) -> bytes:
@@ -99,17 +90,8 @@ def _batch_status(exc: ShuangkouError) -> bytes:
     if status is None:
         if len(_batch_statuses) >= 4096:
             _batch_statuses.clear()
-        status = _batch_statuses[key] = _status_field(status_proto(exc, compact=True))
+        status = _batch_statuses[key] = status_proto(exc, compact=True).SerializeToString()
     return status
-
-
-def _errors_wire(errors: dict[int, bytes]) -> bytes:
-    """BatchClassifyResponse.errors, one BatchError per invalid play in index order."""
-    out = []
-    for i in sorted(errors):
-        inner = _ERROR_INDEX + varint(i) + errors[i]
-        out.append(_ERRORS + varint(len(inner)) + inner)
-    return b"".join(out)
 
 
 class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
@@ -173,16 +155,18 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
 
     @rpc
     def BatchClassify(self, request: service_pb2.BatchClassifyRequest,
-                      context: grpc.ServicerContext) -> service_pb2.BatchClassifyResponse:
+                      context: grpc.ServicerContext) -> bytes:
+        """The reply's bytes (a BatchClassifyResponse): gRPC sends them as they are, the
+        HTTP side reads them into the message (:mod:`shuangkou.service.web`)."""
         variant = resolve_variant(request)
-        errors: dict[int, bytes] = {}        # index -> its encoded status field
+        parse_errors: dict[int, bytes] = {}  # text plays' index -> its encoded status
         text_mode = bool(request.plays_text)
         if text_mode:
             if request.codes or request.lengths:
                 raise BadInput("give the plays either as codes + lengths or as text, not both",
                                "plays_text")
             self.limits.check_batch(len(request.plays_text), "plays_text")
-            codes, lengths = self._parse_texts(request.plays_text, errors, context)
+            codes, lengths = self._parse_texts(request.plays_text, parse_errors, context)
         else:
             codes, lengths = request.codes, list(request.lengths)
             self.limits.check_batch(len(lengths), "lengths")
@@ -196,9 +180,9 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                                 f"{len(codes)} bytes", "lengths")
         response = service_pb2.BatchClassifyResponse()
         tally = [0] * 256
-        wire: list[bytes] = []          # the packed columns of every slice, parsed at the end
+        wire: list[bytes] = []          # the packed columns and errors of every slice
         view = memoryview(codes)
-        first = offset = 0
+        first = offset = invalid = 0
         while first < len(lengths):
             still_wanted(context)
             left = context.time_remaining()
@@ -221,30 +205,48 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                                   ("tops", columns.top), ("stars", columns.star),
                                   ("card_counts", columns.cards),
                                   ("reading_counts", columns.readings)):
-                packed = packed_varints(response, field, column)
-                if packed is None:      # a value past one byte: the message's own encoder
-                    getattr(response, field).extend(column)
-                else:
-                    wire.append(packed)
-            for j, exc in columns.errors.items():   # found by the batch pass, built here
-                if first + j not in errors:
-                    exc.field = f"plays_text[{first + j}]" if text_mode else "codes"
-                    errors[first + j] = _batch_status(exc)
+                wire.append(packed_varints(response, field, column))
+            invalid += len(columns.errors)
+            wire.append(self._errors_bytes(columns.errors, first, parse_errors if text_mode
+                                           else None))
             if request.include_readings:
                 response.readings.extend(self._primary_readings(kinds, bytes(
                     view[offset:offset + size]), chunk, variant))
             first += done
             offset += size
-        if wire:
-            response.MergeFromString(b"".join(wire))
-        if errors:
-            response.MergeFromString(_errors_wire(errors))
-        response.valid_count = len(lengths) - len(errors)
+        response.valid_count = len(lengths) - invalid
         label = variant_label(variant)
         for k, n in enumerate(tally):
             if n:
                 self._classified(label, _KIND_LABEL.get(k, "invalid")).inc(n)
-        return response
+        # The reply as bytes: the message's fields, then the columns and errors written
+        # above (a repeated field's parts concatenate), never parsed and re-encoded here.
+        return response.SerializeToString() + b"".join(wire)
+
+    @staticmethod
+    def _errors_bytes(errors: BatchErrors, first: int,
+                      parse_errors: dict[int, bytes] | None) -> bytes:
+        """The BatchErrors of one slice (its plays from ``first``) as the reply's bytes. In
+        text mode (``parse_errors``: what the parse refused) each names its own field,
+        ``plays_text[i]``; else every one names ``codes``."""
+        if not errors:
+            return b""
+        groups, exceptions = errors.grouped()
+        if parse_errors is None:
+            for exc in exceptions:
+                exc.field = "codes"
+            return _wire.batch_errors(first, errors.indexes, groups, [
+                _batch_status(exc) for exc in exceptions])
+        statuses = []
+        for j, g in zip(errors.indexes, groups, strict=True):
+            status = parse_errors.get(first + j)
+            if status is None:
+                exc = exceptions[g]
+                exc.field = f"plays_text[{first + j}]"
+                status = _batch_status(exc)
+            statuses.append(status)
+        return _wire.batch_errors(first, errors.indexes, array("I", range(len(statuses))),
+                                  statuses)
 
     def _parse_texts(self, texts: Any, errors: dict[int, bytes],
                      context: grpc.ServicerContext) -> tuple[bytes, list[int]]:
@@ -261,7 +263,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                     play = core.parse_cards(text)
                     self.limits.check_cards(len(play), f"plays_text[{i}]")
             except ShuangkouError as exc:   # kept as its status: no traceback held per play
-                errors[i] = _status_field(status_proto(exc, compact=True))
+                errors[i] = status_proto(exc, compact=True).SerializeToString()
                 play = []
             buf.extend(play)
             lengths.append(len(play))
