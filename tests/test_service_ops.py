@@ -225,3 +225,17 @@ def test_grpcurl_through_reflection() -> None:
              '"7777 BJ"}}', address, f"{SERVICE_NAME}/ClassifyPlay"],
             capture_output=True, text=True, timeout=60, check=True).stdout
         assert json.loads(reply)["reading"]["kind"] == "KIND_BOMB"
+
+
+def test_the_heap_pad_is_kept_unless_the_environment_sets_it(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """serve() asks glibc to keep freed heap top for the next large reply (docs/operations.md,
+    "Resource sizing"); an operator's MALLOC_TOP_PAD_ stands instead."""
+    import platform
+
+    from shuangkou.service.server import keep_heap_pad
+
+    monkeypatch.delenv("MALLOC_TOP_PAD_", raising=False)
+    assert keep_heap_pad() is (platform.libc_ver()[0] == "glibc")
+    monkeypatch.setenv("MALLOC_TOP_PAD_", "131072")
+    assert keep_heap_pad() is False
