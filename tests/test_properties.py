@@ -245,16 +245,21 @@ def test_compare_is_play_reading_on_the_standing_reading(variant: str,
         assert _same(got.play, r) and got.beats == r.beats(last)
 
 
-@SAMPLES
-@given(variant=variants, seed=seeds)
-def test_batch_errors_grouped_are_the_errors(variant: str, seed: int) -> None:
-    """BatchErrors.grouped: each invalid play's group holds an exception equal to its own."""
+def _random_batch(variant: str, seed: int) -> tuple[list[list[int]], Any]:
+    """100 generated plays and two odd ones (no cards, random bytes), and their batch."""
     rng = random.Random(seed)
     maker = PlayMaker(variant, rng)
     plays = [maker.play() for _ in range(100)]
     plays += [[], [rng.randrange(0, 256) for _ in range(rng.randrange(1, 6))]]  # odd bytes
-    errors = core.classify_batch(bytes(c for p in plays for c in p), [len(p) for p in plays],
-                                 variant).errors
+    return plays, core.classify_batch(bytes(c for p in plays for c in p),
+                                      [len(p) for p in plays], variant)
+
+
+@SAMPLES
+@given(variant=variants, seed=seeds)
+def test_batch_errors_grouped_are_the_errors(variant: str, seed: int) -> None:
+    """BatchErrors.grouped: each invalid play's group holds an exception equal to its own."""
+    errors = _random_batch(variant, seed)[1].errors
     groups, exceptions = errors.grouped()
     assert len(groups) == len(errors.indexes) == len(errors)
     assert list(errors.indexes) == list(errors)
@@ -268,12 +273,7 @@ def test_batch_errors_grouped_are_the_errors(variant: str, seed: int) -> None:
 @SAMPLES
 @given(variant=variants, seed=seeds)
 def test_batch_errors_are_what_classify_raises(variant: str, seed: int) -> None:
-    rng = random.Random(seed)
-    maker = PlayMaker(variant, rng)
-    plays = [maker.play() for _ in range(100)]
-    plays += [[], [rng.randrange(0, 256) for _ in range(rng.randrange(1, 6))]]  # odd bytes
-    result = core.classify_batch(bytes(c for p in plays for c in p),
-                                     [len(p) for p in plays], variant)
+    plays, result = _random_batch(variant, seed)
     assert result.plays == len(plays)
     assert result.valid == sum(1 for k in result.kind if k != 255)
     for i, play in enumerate(plays):
