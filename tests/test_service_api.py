@@ -301,6 +301,27 @@ def test_batch_errors_over_slices_are_classifys(srv: Running, form: str) -> None
     assert len(reply.kinds) == len(plays)
 
 
+def test_batch_columns_are_protobufs_own_encoding() -> None:
+    """The compiled column writer gives the bytes protobuf gives the same columns, values of
+    several varint bytes included, and counts the kinds."""
+    from array import array
+
+    from shuangkou.service.api import _wire
+    from shuangkou.service.api.shuangkou import _KIND_TABLE
+
+    kind = bytes([0, 3, 255, 7, 3])
+    top, cards, star = bytes([0, 130, 255, 7, 1]), bytes([5, 0, 200, 1, 2]), bytes([0, 128, 6, 0, 9])
+    readings = array("H", [0, 1, 127, 128, 65535])
+    tally = array("q", bytes(8 * 256))
+    got = _wire.batch_columns(kind, top, star, cards, readings, _KIND_TABLE, tally)
+    assert got == service_pb2.BatchClassifyResponse(
+        kinds=[_KIND_TABLE[k] for k in kind], tops=top, card_counts=cards, stars=star,
+        reading_counts=readings).SerializeToString()
+    assert tally[3] == 2 and tally[255] == 1 and sum(tally) == len(kind)
+    with pytest.raises(ValueError):
+        _wire.batch_columns(kind, top[:2], star, cards, readings, _KIND_TABLE, tally)
+
+
 def test_batch_bad_requests() -> None:
     with running_server(max_batch=3, max_cards=6) as srv:
         err = fails(srv.stub.BatchClassify, service_pb2.BatchClassifyRequest(

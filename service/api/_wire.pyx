@@ -2,8 +2,9 @@
 """Replies written in compiled code: a ``RoundState`` (the state's bytes and the readable
 view) and an ``ApplyActionResponse``'s state and action record, straight from a round's C
 fields — the fast path of service/api/rounds.py, which builds the same replies with the
-generated classes for everything else — and ``BatchClassifyResponse.errors``, one
-``BatchError`` per invalid play from a status per distinct reason (service/api/shuangkou.py).
+generated classes for everything else — and a ``BatchClassifyResponse``'s packed columns
+and its ``errors``, one ``BatchError`` per invalid play from a status per distinct reason
+(service/api/shuangkou.py).
 
 The proto stays the one source: every field's key (its number and wire type) is read from
 the generated descriptors (``shuangkou.v1.rounds_pb2``) when this module loads, and checked to
@@ -61,6 +62,7 @@ cdef struct Keys:
     int r_seat, r_type, r_cards, r_reading, r_trick, r_finished, r_wind, r_next, r_over
     int a_state, a_record                           # ApplyActionResponse
     int b_errors, e_index, e_status                 # BatchClassifyResponse, BatchError
+    int b_kinds, b_tops, b_stars, b_cards, b_readings
 
 cdef Keys K
 K.data = _key(rounds_pb2.RoundState, "data", "message")
@@ -95,6 +97,12 @@ K.a_record = _key(rounds_pb2.ApplyActionResponse, "record", "message")
 K.b_errors = _key(service_pb2.BatchClassifyResponse, "errors", "message")
 K.e_index = _key(service_pb2.BatchError, "index", "scalar")
 K.e_status = _key(service_pb2.BatchError, "status", "message")
+_B = service_pb2.BatchClassifyResponse
+K.b_kinds = _key(_B, "kinds", "packed")
+K.b_tops = _key(_B, "tops", "packed")
+K.b_stars = _key(_B, "stars", "packed")
+K.b_cards = _key(_B, "card_counts", "packed")
+K.b_readings = _key(_B, "reading_counts", "packed")
 #: The fields the writer leaves to the caller: a message gaining a field the writer does
 #: not write must be noticed (checked at import below).
 _WRITTEN = {"RoundState": {"data", "view"},
@@ -333,6 +341,69 @@ def apply_bytes(RoundCore r, int seat, int action_type, tuple cards, reading, st
 
 
 # ----------------------------------------------------------------------------- BatchClassify
+
+cdef Py_ssize_t _packed_u8(unsigned char* b, Py_ssize_t k, int key, const unsigned char[:] col,
+                           const unsigned char* table) noexcept:
+    """A packed field of one-byte values (each mapped through ``table`` when given); with
+    ``b`` NULL only its size."""
+    cdef Py_ssize_t i, n = col.shape[0], m = 0
+    cdef unsigned int v
+    for i in range(n):
+        v = table[col[i]] if table != NULL else col[i]
+        m += 1 + (v >= 0x80)
+    if b == NULL:
+        return k + 1 + _vlen(m) + m
+    b[k] = key
+    k = _varint(b, k + 1, m)
+    for i in range(n):
+        k = _varint(b, k, table[col[i]] if table != NULL else col[i])
+    return k
+
+
+cdef Py_ssize_t _packed_u16(unsigned char* b, Py_ssize_t k, int key,
+                            const unsigned short[:] col) noexcept:
+    cdef Py_ssize_t i, n = col.shape[0], m = 0
+    for i in range(n):
+        m += _vlen(col[i])
+    if b == NULL:
+        return k + 1 + _vlen(m) + m
+    b[k] = key
+    k = _varint(b, k + 1, m)
+    for i in range(n):
+        k = _varint(b, k, col[i])
+    return k
+
+
+def batch_columns(const unsigned char[:] kind, const unsigned char[:] top,
+                  const unsigned char[:] star, const unsigned char[:] cards,
+                  const unsigned short[:] readings, const unsigned char[:] kind_values,
+                  long long[:] tally):
+    """The packed columns of one slice of a batch (``kinds`` … ``reading_counts``, in field
+    order: protobuf's own encoding of them), as bytes: each play's core kind index mapped
+    through ``kind_values`` (256 entries: the proto's Kind) and counted in ``tally`` (256
+    entries, by core index)."""
+    cdef Py_ssize_t i, n = kind.shape[0], size
+    if top.shape[0] != n or star.shape[0] != n or cards.shape[0] != n or readings.shape[0] != n:
+        raise ValueError("the columns of a batch differ in length")
+    if kind_values.shape[0] != 256 or tally.shape[0] != 256:
+        raise ValueError("kind_values and tally have 256 entries")
+    cdef const unsigned char* table = &kind_values[0]
+    for i in range(n):
+        tally[kind[i]] += 1
+    size = _packed_u8(NULL, 0, K.b_kinds, kind, table)
+    size = _packed_u8(NULL, size, K.b_tops, top, NULL)
+    size = _packed_u8(NULL, size, K.b_cards, cards, NULL)
+    size = _packed_u8(NULL, size, K.b_stars, star, NULL)
+    size = _packed_u16(NULL, size, K.b_readings, readings)
+    out = PyBytes_FromStringAndSize(NULL, size)
+    cdef unsigned char* b = <unsigned char*>PyBytes_AS_STRING(out)
+    cdef Py_ssize_t k = _packed_u8(b, 0, K.b_kinds, kind, table)
+    k = _packed_u8(b, k, K.b_tops, top, NULL)
+    k = _packed_u8(b, k, K.b_cards, cards, NULL)
+    k = _packed_u8(b, k, K.b_stars, star, NULL)
+    _packed_u16(b, k, K.b_readings, readings)
+    return out
+
 
 def batch_errors(long long first, const long long[:] indexes, const unsigned int[:] groups,
                  list statuses):

@@ -10,7 +10,6 @@ enums' names from the proto.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import fields
 from functools import lru_cache
@@ -30,7 +29,7 @@ if TYPE_CHECKING:
     from shuangkou.core._core import _KindName as KindName  # the core's play-type names (a Literal)
 
 __all__ = ["resolve_variant", "variant_label", "cards_of", "seat_of", "reading_to_proto",
-           "reading_message", "packed_varints",
+           "reading_message",
            "declaration", "declaration_to_proto", "variant_data", "variant_document",
            "variant_to_proto",
            "KIND_BY_NAME", "KIND_NAMES", "ACTION_TYPES", "ACTION_NAMES", "WIN_KINDS",
@@ -156,51 +155,6 @@ def reading_message(r: core.Reading) -> readings_pb2.Reading:
             _reading_messages.clear()
         msg = _reading_messages[key] = reading_to_proto(r)
     return msg
-
-
-_UNDER_128 = bytes(range(128))
-
-
-def packed_varints(message: Any, field: str, column: Any) -> bytes:
-    """The wire form of ``column`` (an ``array`` of unsigned integers, or bytes) as the
-    packed repeated varint ``field`` of ``message``: its tag, length and payload. When every
-    value is below 128 (a varint of one byte, the usual case) the payload is the values'
-    bytes; else each value is encoded."""
-    if isinstance(column, bytes):
-        data = column
-        fits = not data.translate(None, _UNDER_128)
-    else:
-        raw = memoryview(column).cast("B")
-        size = column.itemsize
-        low = 0 if sys.byteorder == "little" else size - 1
-        data = bytes(raw[low::size])
-        high = b"".join(bytes(raw[k::size]) for k in range(size) if k != low)
-        fits = high.count(0) == len(high) and not data.translate(None, _UNDER_128)
-    if not fits:
-        data = b"".join(varint(v) for v in column)
-    number = message.DESCRIPTOR.fields_by_name[field].number
-    assert number < 16, "a one-byte tag"
-    return bytes([number << 3 | 2]) + varint(len(data)) + data
-
-
-def varint(n: int) -> bytes:
-    """``n`` (≥ 0) as a protobuf varint."""
-    if n < _SMALL:
-        return _VARINTS[n]
-    return _encode_varint(n)
-
-
-def _encode_varint(n: int) -> bytes:
-    out = bytearray()
-    while n >= 128:
-        out.append(n & 127 | 128)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
-_SMALL = 1 << 14                # two bytes: batch indexes and the lengths of small messages
-_VARINTS = [_encode_varint(n) for n in range(_SMALL)]
 
 
 def declaration_to_proto(r: core.Reading) -> readings_pb2.Declaration:

@@ -34,7 +34,6 @@ from .convert import (
     WIN_NAMES,
     cards_of,
     declaration,
-    packed_varints,
     reading_message,
     reading_to_proto,
     resolve_variant,
@@ -179,7 +178,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                 raise CardError(f"lengths add up to {total} cards but codes holds "
                                 f"{len(codes)} bytes", "lengths")
         response = service_pb2.BatchClassifyResponse()
-        tally = [0] * 256
+        tally = array("q", bytes(8 * 256))   # plays by core kind index
         wire: list[bytes] = []          # the packed columns and errors of every slice
         view = memoryview(codes)
         first = offset = invalid = 0
@@ -197,20 +196,15 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
             if done < len(chunk):       # the slice ran out of time
                 chunk = chunk[:done]
                 size = sum(chunk)
-            # core kind indexes -> proto Kind values; every column a packed field
-            kinds = columns.kind.tobytes()
-            for k in set(kinds):
-                tally[k] += kinds.count(k)
-            for field, column in (("kinds", kinds.translate(_KIND_TABLE)),
-                                  ("tops", columns.top), ("stars", columns.star),
-                                  ("card_counts", columns.cards),
-                                  ("reading_counts", columns.readings)):
-                wire.append(packed_varints(response, field, column))
+            # core kind indexes -> proto Kind values, counted; every column a packed field
+            wire.append(_wire.batch_columns(columns.kind, columns.top, columns.star,
+                                            columns.cards, columns.readings, _KIND_TABLE,
+                                            tally))
             invalid += len(columns.errors)
             wire.append(self._errors_bytes(columns.errors, first, parse_errors if text_mode
                                            else None))
             if request.include_readings:
-                response.readings.extend(self._primary_readings(kinds, bytes(
+                response.readings.extend(self._primary_readings(columns.kind.tobytes(), bytes(
                     view[offset:offset + size]), chunk, variant))
             first += done
             offset += size
