@@ -145,7 +145,7 @@ def test_shutdown_takes_at_most_grace_with_long_work_in_flight() -> None:
             time.sleep(1.0)
             t0 = time.monotonic()
             server.proc.send_signal(signal.SIGTERM)
-            assert server.proc.wait(30) == 0
+            assert server.proc.wait(30) == 0, "".join(server.log)[-4000:]
             took = time.monotonic() - t0
             for call in calls:
                 with contextlib.suppress(grpc.RpcError):
