@@ -50,7 +50,8 @@ if TYPE_CHECKING:
     from google.protobuf.descriptor import Descriptor
 
 __all__ = ["BadInput", "UnknownVariant", "RequestEnded", "Failure", "field_scope",
-           "failure_for", "status_proto", "wire_status", "rpc", "refuse", "ended",
+           "failure_for", "status_proto", "wire_status", "item_status", "rpc", "refuse",
+           "ended",
            "still_wanted", "status_code", "bounded", "status_for", "decode_status", "InBand",
            "DOMAIN", "MAX_MESSAGE_CHARS", "MAX_FIELD_CHARS", "COMPACT_MESSAGE_CHARS",
            "INTERNAL_MESSAGE"]
@@ -178,28 +179,41 @@ def status_proto(exc: BaseException, *, compact: bool = False) -> status_pb2.Sta
                              details=details)
 
 
-# A unary call's status, built once per distinct failure: refusing a play (a hostile client
-# sends them by the thousand) then costs about what answering one does. The key holds
-# everything failure_for reads of an exception.
-_wire_statuses: dict[tuple[Any, ...], grpc.Status] = {}
+# Statuses built once per distinct failure: refusing plays (a hostile client sends them by
+# the thousand, a batch repeats a handful of reasons) then costs about what answering them
+# does. The key holds everything failure_for reads of an exception; bounded (emptied when
+# full); an unknown error is never kept (it is logged on every call).
+_statuses: dict[tuple[Any, ...], Any] = {}
+
+
+def _kept(exc: BaseException, form: str, build: Callable[[BaseException], Any]) -> Any:
+    key = (form, type(exc), str(exc), getattr(exc, "field", None),
+           getattr(exc, "action", None), getattr(exc, "detail", None),
+           getattr(exc, "reason", None), getattr(exc, "code", None))
+    try:
+        status = _statuses.get(key)
+    except TypeError:               # an unhashable attribute: not kept
+        return build(exc)
+    if status is None:
+        status = build(exc)
+        if failure_for(exc) is not None:
+            if len(_statuses) >= 4096:
+                _statuses.clear()
+            _statuses[key] = status
+    return status
 
 
 def wire_status(exc: BaseException) -> grpc.Status:
     """The ``grpc.Status`` a unary call fails with (code, message, details trailer)."""
-    key = (type(exc), str(exc), getattr(exc, "field", None), getattr(exc, "action", None),
-           getattr(exc, "detail", None), getattr(exc, "reason", None),
-           getattr(exc, "code", None))
-    try:
-        status = _wire_statuses.get(key)
-    except TypeError:               # an unhashable attribute: not kept
-        return rpc_status.to_status(status_proto(exc))
-    if status is None:
-        status = rpc_status.to_status(status_proto(exc))
-        if failure_for(exc) is not None:    # an unknown error is logged on every call
-            if len(_wire_statuses) >= 4096:
-                _wire_statuses.clear()
-            _wire_statuses[key] = status
+    status: grpc.Status = _kept(exc, "wire", lambda e: rpc_status.to_status(status_proto(e)))
     return status
+
+
+def item_status(exc: BaseException) -> bytes:
+    """The encoded compact ``google.rpc.Status`` of a batch item (BatchClassify)."""
+    data: bytes = _kept(exc, "item",
+                        lambda e: status_proto(e, compact=True).SerializeToString())
+    return data
 
 
 def ended(context: grpc.ServicerContext) -> RequestEnded | None:

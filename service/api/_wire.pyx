@@ -105,19 +105,18 @@ K.b_cards = _key(_B, "card_counts", "packed")
 K.b_readings = _key(_B, "reading_counts", "packed")
 #: The fields the writer leaves to the caller: a message gaining a field the writer does
 #: not write must be noticed (checked at import below).
-_WRITTEN = {"RoundState": {"data", "view"},
-            "RoundView": {"turn", "hand_sizes", "hands", "standing", "passes", "finish_order",
-                          "over", "hand_at", "actions_applied", "seed_sha256"},
-            "StandingPlay": {"seat", "cards", "reading"},
-            "ActionRecord": {"seat", "type", "cards", "reading", "trick_won_by", "finished",
-                             "wind_to", "next_turn", "round_over"},
-            "BatchError": {"index", "status"}}
-for _name, _fields in _WRITTEN.items():
-    _have = set(getattr(rounds_pb2 if hasattr(rounds_pb2, _name) else service_pb2,
-                        _name).DESCRIPTOR.fields_by_name)
+_WRITTEN = {rounds_pb2.RoundState: {"data", "view"},
+            _V: {"turn", "hand_sizes", "hands", "standing", "passes", "finish_order", "over",
+                 "hand_at", "actions_applied", "seed_sha256"},
+            rounds_pb2.StandingPlay: {"seat", "cards", "reading"},
+            _R: {"seat", "type", "cards", "reading", "trick_won_by", "finished", "wind_to",
+                 "next_turn", "round_over"},
+            service_pb2.BatchError: {"index", "status"}}
+for _message, _fields in _WRITTEN.items():
+    _have = set(_message.DESCRIPTOR.fields_by_name)
     if _have != _fields:
-        raise ImportError(f"shuangkou.v1.{_name} has the fields {sorted(_have)}; the reply "
-                          f"writer (service/api/_wire.pyx) writes {sorted(_fields)}")
+        raise ImportError(f"{_message.DESCRIPTOR.full_name} has the fields {sorted(_have)}; "
+                          f"the reply writer (service/api/_wire.pyx) writes {sorted(_fields)}")
 
 
 # ----------------------------------------------------------------------------- encoding
@@ -342,15 +341,21 @@ def apply_bytes(RoundCore r, int seat, int action_type, tuple cards, reading, st
 
 # ----------------------------------------------------------------------------- BatchClassify
 
-cdef Py_ssize_t _packed_u8(unsigned char* b, Py_ssize_t k, int key, const unsigned char[:] col,
-                           const unsigned char* table) noexcept:
-    """A packed field of one-byte values (each mapped through ``table`` when given); with
-    ``b`` NULL only its size."""
+ctypedef fused column_t:
+    unsigned char
+    unsigned short
+
+
+cdef Py_ssize_t _packed(unsigned char* b, Py_ssize_t k, int key, const column_t[:] col,
+                        const unsigned char* table) noexcept:
+    """The packed field ``key`` of a column (one-byte values may be mapped through
+    ``table``) written at ``b[k]``; the position after it. With ``b`` NULL, only that
+    position (the size pass)."""
     cdef Py_ssize_t i, n = col.shape[0], m = 0
     cdef unsigned int v
     for i in range(n):
         v = table[col[i]] if table != NULL else col[i]
-        m += 1 + (v >= 0x80)
+        m += _vlen(v)
     if b == NULL:
         return k + 1 + _vlen(m) + m
     b[k] = key
@@ -360,18 +365,15 @@ cdef Py_ssize_t _packed_u8(unsigned char* b, Py_ssize_t k, int key, const unsign
     return k
 
 
-cdef Py_ssize_t _packed_u16(unsigned char* b, Py_ssize_t k, int key,
-                            const unsigned short[:] col) noexcept:
-    cdef Py_ssize_t i, n = col.shape[0], m = 0
-    for i in range(n):
-        m += _vlen(col[i])
-    if b == NULL:
-        return k + 1 + _vlen(m) + m
-    b[k] = key
-    k = _varint(b, k + 1, m)
-    for i in range(n):
-        k = _varint(b, k, col[i])
-    return k
+cdef Py_ssize_t _columns(unsigned char* b, const unsigned char[:] kind, const unsigned char[:] top,
+                         const unsigned char[:] star, const unsigned char[:] cards,
+                         const unsigned short[:] readings, const unsigned char* table) noexcept:
+    """The five columns in field order at ``b`` (NULL: their size)."""
+    cdef Py_ssize_t k = _packed(b, 0, K.b_kinds, kind, table)
+    k = _packed(b, k, K.b_tops, top, NULL)
+    k = _packed(b, k, K.b_cards, cards, NULL)
+    k = _packed(b, k, K.b_stars, star, NULL)
+    return _packed(b, k, K.b_readings, readings, NULL)
 
 
 def batch_columns(const unsigned char[:] kind, const unsigned char[:] top,
@@ -382,7 +384,7 @@ def batch_columns(const unsigned char[:] kind, const unsigned char[:] top,
     order: protobuf's own encoding of them), as bytes: each play's core kind index mapped
     through ``kind_values`` (256 entries: the proto's Kind) and counted in ``tally`` (256
     entries, by core index)."""
-    cdef Py_ssize_t i, n = kind.shape[0], size
+    cdef Py_ssize_t i, n = kind.shape[0]
     if top.shape[0] != n or star.shape[0] != n or cards.shape[0] != n or readings.shape[0] != n:
         raise ValueError("the columns of a batch differ in length")
     if kind_values.shape[0] != 256 or tally.shape[0] != 256:
@@ -390,18 +392,9 @@ def batch_columns(const unsigned char[:] kind, const unsigned char[:] top,
     cdef const unsigned char* table = &kind_values[0]
     for i in range(n):
         tally[kind[i]] += 1
-    size = _packed_u8(NULL, 0, K.b_kinds, kind, table)
-    size = _packed_u8(NULL, size, K.b_tops, top, NULL)
-    size = _packed_u8(NULL, size, K.b_cards, cards, NULL)
-    size = _packed_u8(NULL, size, K.b_stars, star, NULL)
-    size = _packed_u16(NULL, size, K.b_readings, readings)
-    out = PyBytes_FromStringAndSize(NULL, size)
-    cdef unsigned char* b = <unsigned char*>PyBytes_AS_STRING(out)
-    cdef Py_ssize_t k = _packed_u8(b, 0, K.b_kinds, kind, table)
-    k = _packed_u8(b, k, K.b_tops, top, NULL)
-    k = _packed_u8(b, k, K.b_cards, cards, NULL)
-    k = _packed_u8(b, k, K.b_stars, star, NULL)
-    _packed_u16(b, k, K.b_readings, readings)
+    out = PyBytes_FromStringAndSize(NULL, _columns(NULL, kind, top, star, cards, readings,
+                                                   table))
+    _columns(<unsigned char*>PyBytes_AS_STRING(out), kind, top, star, cards, readings, table)
     return out
 
 

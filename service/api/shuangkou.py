@@ -23,7 +23,15 @@ from shuangkou.core.records import BatchErrors
 from shuangkou.core.variants import BUILTIN, Variant, house_variants, list_variants
 from shuangkou.v1 import readings_pb2, scoring_pb2, service_pb2, service_pb2_grpc
 
-from ..errors import BadInput, failure_for, field_scope, rpc, status_proto, still_wanted
+from ..errors import (
+    BadInput,
+    failure_for,
+    field_scope,
+    item_status,
+    rpc,
+    status_proto,
+    still_wanted,
+)
 from ..limits import Limits
 from ..paging import decode_token, encode_token
 from ..version import build_info
@@ -76,21 +84,8 @@ class _Listed:
 
 # An invalid batch play's BatchError is written as bytes by the compiled writer
 # (service/api/_wire.pyx): the core groups a batch's invalid plays by reason, and each
-# reason's status is encoded once per distinct (type, message, field) — a batch of invalid
-# plays repeats a handful — so an invalid play costs about what a valid one does.
-_batch_statuses: dict[tuple[type, str, str | None], bytes] = {}
-
-
-def _batch_status(exc: ShuangkouError) -> bytes:
-    """The encoded compact status of an invalid batch play, built once per distinct (type,
-    message, field) (bounded: emptied when full)."""
-    key = (type(exc), str(exc), exc.field)
-    status = _batch_statuses.get(key)
-    if status is None:
-        if len(_batch_statuses) >= 4096:
-            _batch_statuses.clear()
-        status = _batch_statuses[key] = status_proto(exc, compact=True).SerializeToString()
-    return status
+# reason's status is encoded once (service/errors.py item_status) — a batch of invalid plays
+# repeats a handful — so an invalid play costs about what a valid one does.
 
 
 class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
@@ -230,14 +225,14 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
             for exc in exceptions:
                 exc.field = "codes"
             return _wire.batch_errors(first, errors.indexes, groups, [
-                _batch_status(exc) for exc in exceptions])
+                item_status(exc) for exc in exceptions])
         statuses = []
         for j, g in zip(errors.indexes, groups, strict=True):
             status = parse_errors.get(first + j)
             if status is None:
                 exc = exceptions[g]
                 exc.field = f"plays_text[{first + j}]"
-                status = _batch_status(exc)
+                status = item_status(exc)
             statuses.append(status)
         return _wire.batch_errors(first, errors.indexes, array("I", range(len(statuses))),
                                   statuses)
@@ -257,7 +252,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                     play = core.parse_cards(text)
                     self.limits.check_cards(len(play), f"plays_text[{i}]")
             except ShuangkouError as exc:   # kept as its status: no traceback held per play
-                errors[i] = status_proto(exc, compact=True).SerializeToString()
+                errors[i] = item_status(exc)
                 play = []
             buf.extend(play)
             lengths.append(len(play))
