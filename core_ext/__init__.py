@@ -59,6 +59,7 @@ from .replay import (
     ReplayResult,
     parse_replay,
     score_replay,
+    score_replay_json,
     summarize_replay,
 )
 from .round import ActionRecord, Round, Standing, StateKeys
@@ -74,6 +75,6 @@ __all__ = [
     "beats", "best_bomb", "card_code", "card_rank", "card_suit", "classify", "classify_batch", "compare",
     "count_plays", "format_cards", "generate_replay", "get_variant", "legal_plays", "list_variants",
     "load_variant", "load_variants", "parse_cards", "play_reading", "rules_for",
-    "score_replay", "score_round", "settle", "suggest", "summarize_replay", "validate_hand",
+    "score_replay", "score_replay_json", "score_round", "settle", "suggest", "summarize_replay", "validate_hand",
     "Action", "ActionRecord", "Replay", "Round", "Standing", "parse_replay",
 ]

@@ -40,6 +40,7 @@ from .replay import ReplayError as ReplayError
 from .replay import ReplayResult as ReplayResult
 from .replay import parse_replay as parse_replay
 from .replay import score_replay as score_replay
+from .replay import score_replay_json as score_replay_json
 from .replay import summarize_replay as summarize_replay
 from .round import ActionRecord as ActionRecord
 from .round import Round as Round

@@ -2,7 +2,7 @@
 are shuangkou.core.scoring.score_round / settle / round_star."""
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, overload
 
 from typing_extensions import disjoint_base
 
@@ -32,8 +32,17 @@ class Tables:
 
 def tables(v: Variant) -> Tables: ...
 def round_star(bombs: Sequence[Reading], v: Variant) -> tuple[int, StarSource]: ...
+@overload
 def settle(v: Variant, order: tuple[int, ...], played: Sequence[Sequence[Reading]], stake: int,
            cards_left: Sequence[int] | None, escaper: int | None,
            hands: Sequence[Sequence[int]] | None, table_fee: int, result_type: type[_R],
            extra: dict[str, Any]) -> _R: ...
+@overload
+def settle(v: Variant, order: tuple[int, ...], played: Sequence[Sequence[Reading]], stake: int,
+           cards_left: Sequence[int] | None, escaper: int | None,
+           hands: Sequence[Sequence[int]] | None, table_fee: int, result_type: None,
+           extra: dict[str, Any]) -> str: ...
+@overload
 def settle_round(r: RoundCore, result_type: type[_R], extra: dict[str, Any]) -> _R: ...
+@overload
+def settle_round(r: RoundCore, result_type: None, extra: dict[str, Any]) -> str: ...

@@ -17,7 +17,9 @@ core_ext/scoring.py is the Python face: it checks a summary, then calls :func:`s
 as the compiled round does (``Round.result()``, replays), so both are one computation.
 """
 
-from libc.string cimport memset
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.string cimport memcpy, memset, strlen
 
 from shuangkou.core._core cimport K_CHAIN_BOMB, Reading, RuleSet, get_rules
 from shuangkou.core._round cimport END_TEAM, RoundCore, ended_at
@@ -27,6 +29,8 @@ cdef extern from "Python.h":
     int PyObject_GenericSetAttr(object o, object name, object value) except -1
 
 from types import MappingProxyType
+
+import orjson
 
 from shuangkou.core._enumerate import best_bomb
 from shuangkou.core._round import ROUND_END_RULES as _ROUND_END_RULES
@@ -438,14 +442,12 @@ cdef object _settle_escape(Tables t, v, tuple order, const Bombs* b, const int* 
     finals = [(e.amount[s] + contrib[s]) * stake - (table_fee if e.fee and s == escaper else 0)
               for s in range(SEATS)]           # Python ints: exact
     _check_fits(v, finals, stake)
-    seats = tuple([_record(SeatResult, _SEAT_FIELDS,
-                           (s, team_of(s), places[s] or None, 0, stars[s], sources[s], e.m,
-                            contrib[s], e.amount[s], finals[s]))
-                   for s in range(SEATS)])
-    return _result(result_type, extra,
-                   (v.id, "escape", None, order, e.star,
-                    e.star_seat if e.star_seat >= 0 else None, e.m, stake, escaper, table_fee,
-                    seats, tuple(events)))
+    seats = [(s, team_of(s), places[s] or None, 0, stars[s], sources[s], e.m, contrib[s],
+              e.amount[s], finals[s]) for s in range(SEATS)]
+    return _face(result_type, extra,
+                 (v.id, "escape", None, order, e.star,
+                  e.star_seat if e.star_seat >= 0 else None, e.m, stake, escaper, table_fee),
+                 seats, finals, events)
 
 
 # ----------------------------------------------------------------------------- finals (§10.5)
@@ -463,12 +465,191 @@ cdef int _check_fits(v, list finals, stake) except -1:
     return 0
 
 
-cdef object _result(result_type, dict extra, tuple values):
-    res = _record(result_type, _RESULT_FIELDS, values)
+cdef object _face(result_type, dict extra, tuple head, list seats, list finals, list events):
+    """The settlement as ``result_type`` (its ``extra`` fields set too), or as the JSON text
+    of that record's ``to_dict()`` when ``result_type`` is None. ``head``: the result's
+    fields before ``seats`` (in :data:`_RESULT_FIELDS` order); ``seats``: each seat's
+    values in :data:`_SEAT_FIELDS` order; ``events``: the ContributionEvent records."""
+    if result_type is None:
+        return _json(head, seats, finals, events, extra)
+    res = _record(result_type, _RESULT_FIELDS,
+                  head + (tuple([_record(SeatResult, _SEAT_FIELDS, <tuple>values)
+                                 for values in seats]), tuple(events)))
     if extra:
         for name, value in extra.items():
             PyObject_GenericSetAttr(res, name, value)
     return res
+
+
+# ----------------------------------------------------------------------------- as JSON text
+# What a batch scorer writes: the record's to_dict() as orjson's compact text, straight from
+# the settlement's values (building the records and their dicts cost more than a tenth of
+# scoring a replay). to_dict (core_ext/results.py) stays the one definition of the
+# document; this writer follows it key by key, and the tests hold the two equal on every
+# variant, escapes and per-bomb contributions included. Strings go through orjson once per
+# distinct value (its escaping, not ours).
+
+cdef struct Text:
+    char* p
+    Py_ssize_t n
+    Py_ssize_t cap
+
+cdef dict _STRINGS = {}          # str -> its JSON text (variant ids, kinds)
+cdef dict _SOURCE_JSON = {}      # id(StarSource) -> (the source, its to_dict() as JSON)
+cdef Py_ssize_t _KEEP = 4096     # distinct values remembered at most
+
+
+cdef int _grow(Text* t, Py_ssize_t more) except -1:
+    cdef Py_ssize_t cap = t.cap
+    while t.n + more > cap:
+        cap *= 2
+    cdef char* p = <char*>PyMem_Realloc(t.p, cap)
+    if p == NULL:
+        raise MemoryError()
+    t.p = p
+    t.cap = cap
+    return 0
+
+
+cdef inline int _raw(Text* t, const char* s, Py_ssize_t n) except -1:
+    if t.n + n > t.cap:
+        _grow(t, n)
+    memcpy(t.p + t.n, s, n)
+    t.n += n
+    return 0
+
+
+cdef inline int _key(Text* t, const char* s) except -1:
+    """``,"name":`` or ``{"name":`` (the literal as written)."""
+    return _raw(t, s, strlen(s))
+
+
+cdef int _int(Text* t, long long v) except -1:
+    cdef char digits[24]
+    cdef int i = 24
+    cdef unsigned long long u = (<unsigned long long>(-(v + 1)) + 1) if v < 0 else <unsigned long long>v
+    while True:
+        i -= 1
+        digits[i] = c'0' + <char>(u % 10)
+        u //= 10
+        if u == 0:
+            break
+    if v < 0:
+        i -= 1
+        digits[i] = c'-'
+    return _raw(t, &digits[i], 24 - i)
+
+
+cdef inline int _opt(Text* t, object v) except -1:
+    """An int, or null for None."""
+    if v is None:
+        return _raw(t, "null", 4)
+    return _int(t, v)
+
+
+cdef int _ints(Text* t, object values) except -1:
+    cdef Py_ssize_t i
+    _raw(t, "[", 1)
+    for i in range(len(values)):
+        if i:
+            _raw(t, ",", 1)
+        _int(t, values[i])
+    return _raw(t, "]", 1)
+
+
+cdef int _string(Text* t, str s) except -1:
+    got = _STRINGS.get(s)
+    if got is None:
+        got = orjson.dumps(s)          # TypeError for a lone surrogate, as orjson.dumps
+        if len(_STRINGS) < _KEEP:
+            _STRINGS[s] = got
+    cdef bytes text = got
+    return _raw(t, text, len(text))
+
+
+cdef int _source_json(Text* t, object src) except -1:
+    got = _SOURCE_JSON.get(id(src))
+    if got is None or (<tuple>got)[0] is not src:        # the source kept: its id its own
+        got = (src, orjson.dumps(src.to_dict()))
+        if len(_SOURCE_JSON) < _KEEP:
+            _SOURCE_JSON[id(src)] = got
+    cdef bytes text = (<tuple>got)[1]
+    return _raw(t, text, len(text))
+
+
+cdef int _json_seat(Text* t, tuple s, object dealt) except -1:
+    _key(t, '{"seat":'); _int(t, s[0])
+    _key(t, ',"team":'); _int(t, s[1])
+    _key(t, ',"place":'); _opt(t, s[2])
+    _key(t, ',"base":'); _int(t, s[3])
+    _key(t, ',"star":'); _int(t, s[4])
+    _key(t, ',"star_source":'); _source_json(t, s[5])
+    _key(t, ',"multiplier":'); _int(t, s[6])
+    _key(t, ',"contribution":'); _int(t, s[7])
+    _key(t, ',"escape":'); _int(t, s[8])
+    _key(t, ',"final":'); _int(t, s[9])
+    if dealt is not None:
+        _key(t, ',"dealt_seat":'); _int(t, dealt)
+    return _raw(t, "}", 1)
+
+
+cdef int _json_event(Text* t, dict e) except -1:
+    _key(t, '{"seat":'); _int(t, e["seat"])
+    _key(t, ',"star":'); _int(t, e["star"])
+    _key(t, ',"gain":'); _int(t, e["gain"])
+    _key(t, ',"pay":'); _int(t, e["pay"])
+    _key(t, ',"to":'); _ints(t, e["to"])
+    _key(t, ',"bomb":'); _opt(t, e["bomb"])
+    return _raw(t, "}", 1)
+
+
+cdef int _json_result(Text* t, tuple head, list seats, list finals, list events,
+                      dict extra) except -1:
+    cdef Py_ssize_t i
+    hand_at = extra.get("hand_at") if extra else None     # a ReplayResult's: to_dict adds
+    if extra and (hand_at is None or len(extra) != 2 or "actions" not in extra):
+        raise TypeError(f"no JSON text for a result with the fields {sorted(extra)}")
+    _key(t, '{"variant":'); _string(t, head[0])
+    _key(t, ',"kind":'); _string(t, head[1])
+    _key(t, ',"winning_team":'); _opt(t, head[2])
+    _key(t, ',"finish_order":'); _ints(t, head[3])
+    _key(t, ',"star":'); _int(t, head[4])
+    _key(t, ',"star_seat":'); _opt(t, head[5])
+    _key(t, ',"multiplier":'); _int(t, head[6])
+    _key(t, ',"stake":'); _int(t, head[7])
+    _key(t, ',"escaper":'); _opt(t, head[8])
+    _key(t, ',"table_fee":'); _int(t, head[9])
+    _key(t, ',"final":'); _ints(t, finals)
+    _key(t, ',"total":'); _int(t, sum(finals))
+    _key(t, ',"seats":[')
+    for i in range(SEATS):
+        if i:
+            _raw(t, ",", 1)
+        _json_seat(t, <tuple>seats[i], None if hand_at is None else hand_at[i])
+    _key(t, '],"contributions":[')
+    for i in range(len(events)):
+        if i:
+            _raw(t, ",", 1)
+        _json_event(t, (<object>events[i]).__dict__)
+    _raw(t, "]", 1)
+    if hand_at is not None:
+        _key(t, ',"hand_at":'); _ints(t, hand_at)
+        _key(t, ',"actions":'); _int(t, extra["actions"])
+    return _raw(t, "}", 1)
+
+
+cdef str _json(tuple head, list seats, list finals, list events, dict extra):
+    cdef Text t
+    t.cap = 2048
+    t.n = 0
+    t.p = <char*>PyMem_Malloc(t.cap)
+    if t.p == NULL:
+        raise MemoryError()
+    try:
+        _json_result(&t, head, seats, finals, events, extra)
+        return PyUnicode_DecodeUTF8(t.p, t.n, NULL)
+    finally:
+        PyMem_Free(t.p)
 
 
 # ----------------------------------------------------------------------------- settlement
@@ -572,7 +753,10 @@ def settle(v, tuple order, played, stake, cards_left, escaper, hands, table_fee,
     round calls it once per round): ``order`` the finishing order, ``played`` per seat the
     bomb Readings in play order, ``escaper`` the seat that escaped or None, ``hands`` the
     current hands' codes (escapes whose rule reads them), ``result_type`` the record to
-    fill (results.RoundResult or a subclass) and ``extra`` its further fields."""
+    fill (results.RoundResult or a subclass) and ``extra`` its further fields; with
+    ``result_type`` None, the JSON text of that record's ``to_dict()`` (orjson's bytes,
+    decoded): a RoundResult's, or with ``extra`` ``hand_at`` and ``actions`` a
+    ReplayResult's."""
     cdef Tables t = tables(v)
     cdef Bombs b
     cdef Outcome o
@@ -623,20 +807,19 @@ def settle(v, tuple order, played, stake, cards_left, escaper, hands, table_fee,
     finals = [o.amount[s] * stake for s in range(SEATS)]   # Python ints: exact
     if not fits:
         _check_fits(v, finals, stake)
-    seats = tuple([_record(SeatResult, _SEAT_FIELDS,
-                           (s, team_of(s), o.places[s], o.base[s], o.stars[s],
-                            _source(o.src_rule[s], o.src_a[s], o.src_b[s]), o.m,
-                            o.contrib[s], 0, finals[s]))
-                   for s in range(SEATS)])
-    return _result(result_type, extra,
-                   (v.id, KINDS_OF_WIN[o.kind], team_of(o.winner), order, o.star,
-                    o.star_seat if o.star else None, o.m, stake, None, table_fee, seats,
-                    tuple(events)))
+    seats = [(s, team_of(s), o.places[s], o.base[s], o.stars[s],
+              _source(o.src_rule[s], o.src_a[s], o.src_b[s]), o.m, o.contrib[s], 0, finals[s])
+             for s in range(SEATS)]
+    return _face(result_type, extra,
+                 (v.id, KINDS_OF_WIN[o.kind], team_of(o.winner), order, o.star,
+                  o.star_seat if o.star else None, o.m, stake, None, table_fee),
+                 seats, finals, events)
 
 
 def settle_round(RoundCore r, result_type, dict extra):
     """The settlement of a round as it stands, read off the round itself (``Round.result()``
-    and a replay's score; the caller checked it is over)."""
+    and a replay's score; the caller checked it is over): a ``result_type`` record, or with
+    None the JSON text of its ``to_dict()``."""
     escaper = None if r.cescaper < 0 else r.cescaper
     return settle(r.variant, r.finish_order, r.bomb_readings, r.stake, r.cards_left, escaper,
                   [r.hand(s) for s in range(SEATS)] if escaper is not None else None,

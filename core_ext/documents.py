@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +65,8 @@ def load_toml(text: str, name: str, *,
               invalid: type[Exception] = ShuangkouError) -> Any:
     """Parse the TOML document ``text`` with the checks of :func:`load_json` (TOML has no
     surrogates, but nests and holds integers just as deep and long)."""
+    import tomllib  # only here: what reads no TOML (the batch scorer) starts without it
+
     try:
         data = tomllib.loads(text)
     except RecursionError:

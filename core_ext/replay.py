@@ -36,7 +36,7 @@ from .scoring import MAX_STAKE, MAX_TABLE_FEE
 from .variants import Variant, get_variant, variant_from_mapping
 
 __all__ = ["Action", "Replay", "ReplayError", "ReplayResult", "ReplaySummary", "parse_replay",
-           "replay_round", "score_replay", "summarize_replay"]
+           "replay_round", "score_replay", "score_replay_json", "summarize_replay"]
 
 _KEYS = frozenset({"variant", "hands", "leader", "revealed", "teams", "partner", "actions",
                    "stake", "table_fee", "partial_deal", "seed"})
@@ -348,9 +348,22 @@ def score_replay(replay: Replay | Mapping[str, Any] | str | bytes, *,
     """Validate a replay (§9) and settle it (§10): the :func:`score_round` breakdown plus
     the seat mapping. Raises :class:`ReplayError` for any replay that could not happen,
     including an escape in a variant without an escape rule (at the escape's index)."""
-    rnd = replay_round(replay, partial_deal=partial_deal)
+    result: ReplayResult = _settled(replay_round(replay, partial_deal=partial_deal), False)
+    return result
+
+
+def score_replay_json(replay: Replay | Mapping[str, Any] | str | bytes, *,
+                      partial_deal: bool = False) -> str:
+    """``score_replay(replay).to_dict()`` as compact JSON text (what ``orjson.dumps``
+    writes), written by the settlement without building the records: what batch scorers
+    store. The same errors as :func:`score_replay`."""
+    text: str = _settled(replay_round(replay, partial_deal=partial_deal), True)
+    return text
+
+
+def _settled(rnd: Round, as_json: bool) -> Any:
+    extra = {"hand_at": rnd.hand_at, "actions": rnd.actions_applied}
     try:
-        result = rnd.settle(ReplayResult, hand_at=rnd.hand_at, actions=rnd.actions_applied)
+        return rnd.settle_json(**extra) if as_json else rnd.settle(ReplayResult, **extra)
     except ShuangkouError as exc:   # an amount beyond the wire's 64 bits
         raise ReplayError(str(exc), rnd.escape_action, exc.field) from None
-    return result

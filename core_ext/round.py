@@ -274,6 +274,12 @@ class Round(RoundCore):
         fields (a replay's result adds the seating and the action count)."""
         return settle_round(self, result_type, extra)
 
+    def settle_json(self, **extra: Any) -> str:
+        """:meth:`settle` as the JSON text of the record's ``to_dict()`` (what ``orjson.dumps``
+        writes), straight from the settlement, no record built: with no ``extra`` a
+        RoundResult's, with ``hand_at`` and ``actions`` a ReplayResult's."""
+        return settle_round(self, None, extra)
+
     def copy(self) -> Round:
         other = type(self).__new__(type(self))
         self._copy_into(other)

@@ -109,6 +109,10 @@ if [ "$mode" = test ]; then
 else
   .venv/bin/python -m pip install -q -e .
 fi
+# The editable install's own modules compiled to bytecode, as pip does for what it installs:
+# where the environment forbids writing it at import (PYTHONDONTWRITEBYTECODE) every command
+# would otherwise compile each module it imports, on every start (docs/BENCHMARKS.md).
+.venv/bin/python -m compileall -q core_ext service protos >/dev/null
 # A test install stays a test install when serving later asks only for the runtime.
 extras=$mode
 if [ "$mode" = runtime ] && [ -f "$STAMP" ] && [ "$(cut -d' ' -f2 "$STAMP")" = test ]; then

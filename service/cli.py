@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -39,12 +38,16 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 
 
 def _configure_logging(level: str) -> None:
+    import logging  # here, not at the top: the one-off commands start without it
+
     logging.basicConfig(level=level, format=LOG_FORMAT, stream=sys.stderr, force=True)
 
 
 def _exit_now(status: int) -> None:
     """Leave at once: after grace, a handler thread still computing must not hold the exit
     (the interpreter would join every executor thread)."""
+    import logging
+
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -113,6 +116,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (VariantError, ConfigError) as exc:
         parser.exit(2, f"shuangkou serve: {exc}\n")
     except OSError as exc:
+        import logging
+
         logging.getLogger("shuangkou").error("%s", exc)
         status = 1
     _exit_now(status)

@@ -16,10 +16,8 @@ Logging is configured by the CLI only.
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import os
-import platform
 import shutil
 import signal
 import tempfile
@@ -40,6 +38,7 @@ from .admission import CallPool
 from .api.rounds import ROUND_SERVICE_NAME, RoundServicer, register_round_service
 from .api.shuangkou import SERVICE_NAME, ShuangkouServicer
 from .config import Config, load_state_keys
+from .heap import keep_heap_pad
 from .limits import Limits
 from .version import version
 
@@ -233,22 +232,6 @@ def stop_signals() -> threading.Event:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, handler)
     return stop
-
-
-#: Free memory glibc keeps at the top of a heap instead of returning it to the system at
-#: once. By default every reply of about a megabyte (a BatchClassify of invalid plays) was
-#: faulted in afresh on each call: 1.4 of its 3.2 ms (docs/BENCHMARKS.md "The live path
-#: under abuse"). 4 MiB per arena was enough; the cost is at most that per arena of RSS.
-HEAP_TOP_PAD = 4 << 20
-_M_TOP_PAD = -2         # glibc malloc.h
-
-
-def keep_heap_pad(pad: int = HEAP_TOP_PAD) -> bool:
-    """Set glibc's ``M_TOP_PAD`` (unless ``MALLOC_TOP_PAD_`` is set: the operator's word);
-    whether it was set (False on another C library)."""
-    if platform.libc_ver()[0] != "glibc" or "MALLOC_TOP_PAD_" in os.environ:
-        return False
-    return bool(ctypes.CDLL(None).mallopt(_M_TOP_PAD, pad))
 
 
 def serve(config: Config, *, multiprocess: bool = False,

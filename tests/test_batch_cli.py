@@ -11,6 +11,8 @@ import types
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shuangkou.core.generate import generate_replay
 from shuangkou.core.replay import score_replay
@@ -166,6 +168,7 @@ def test_score_line_internal_errors_do_not_stop(monkeypatch: pytest.MonkeyPatch)
         raise RuntimeError("kaputt")
 
     monkeypatch.setattr(core.replay, "score_replay", boom)
+    monkeypatch.setattr(core.replay, "score_replay_json", boom)   # the records' JSON path
     rec = json.loads(score_line('{"variant": "baibian"}'))
     assert rec == {"ok": False, "error": {"reason": "internal error: RuntimeError: kaputt",
                                           "internal": True}}
@@ -215,6 +218,26 @@ def test_crlf_and_no_final_newline(tmp_path: Path, lines: list[str],
     assert batch.main([str(path), "--jobs", "2", "--chunk-size", "1"]) == 0
     records = _records(capsys.readouterr().out)
     assert records == [_expected(line) for line in lines[:3]]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from([b"a", b"\n", b"\r", b"\xe4", b"\xb8", b"\xad", b"\xff",
+                                 b"\xc3\xa9", b"\xf0\x9f", b"\x98\x80", b"\xed\xa0"]),
+                max_size=24), st.integers(1, 7))
+def test_lines_are_decoded_as_if_one_by_one(parts: list[bytes], block: int) -> None:
+    """split_lines decodes a block at once: the same lines as cutting at \n, dropping a
+    CRLF's \r and decoding each line alone (its slow twin), bad UTF-8 included; a stream
+    read in blocks of any size gives them too."""
+    data = b"".join(parts)
+    raw = data.split(b"\n")
+    if raw[-1] == b"":
+        raw.pop()
+    want = [(r[:-1] if r.endswith(b"\r") else r).decode("utf-8", errors="replace")
+            for r in raw]
+    assert inputs.split_lines(data) == want
+    stream = io.BytesIO(data)
+    stream.read1 = lambda n=-1: io.BytesIO.read(stream, min(block, n))  # type: ignore[method-assign]
+    assert list(inputs.stream_lines(stream)) == want
 
 
 def test_every_reader_splits_lines_the_same_way(tmp_path: Path,

@@ -4,6 +4,7 @@ corrupted generated rounds rejected at the right action."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import importlib.util
 import json
@@ -15,7 +16,13 @@ import pytest
 from shuangkou import core
 from shuangkou.core.errors import IllegalPlay
 from shuangkou.core.generate import deal, generate_replay
-from shuangkou.core.replay import ReplayError, score_replay, summarize_replay
+from shuangkou.core.replay import (
+    ReplayError,
+    replay_round,
+    score_replay,
+    score_replay_json,
+    summarize_replay,
+)
 from shuangkou.core.scoring import score_round
 
 VARIANTS = list(core.BUILTIN)
@@ -626,3 +633,65 @@ def test_generated_replays_of_a_house_variant() -> None:
         if res.kind != "escape":
             assert res.total == 0
             assert {abs(s.base) for s in res.seats} <= {1, 3, 6}
+
+
+# ----------------------------------------------------------------------------- the JSON face
+
+def _json_face_agrees(rep: dict) -> str:
+    """score_replay_json gives orjson's text of score_replay's to_dict(), or the same error;
+    the round's own settle_json() is its RoundResult's."""
+    import orjson
+
+    text = json.dumps(rep, ensure_ascii=False)
+    try:
+        res = score_replay(text)
+    except ReplayError as exc:
+        with pytest.raises(ReplayError) as info:
+            score_replay_json(text)
+        assert (info.value.detail, info.value.action, info.value.field) == \
+            (exc.detail, exc.action, exc.field)
+        return "rejected"
+    assert score_replay_json(text) == orjson.dumps(res.to_dict()).decode()
+    rnd = replay_round(text)
+    assert rnd.settle_json() == orjson.dumps(rnd.result().to_dict()).decode()
+    return res.kind
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_the_json_face_is_to_dict_as_orjson_writes_it(variant: str) -> None:
+    """The batch records' JSON text, written by the settlement itself (core_ext/_settle.pyx),
+    is byte for byte what orjson writes of the record's to_dict(): every kind, escapes, and
+    the same errors where a replay does not score."""
+    generate_or_skip(variant, 0)
+    kinds = {_json_face_agrees(generate_replay(variant, seed, escape_prob=0.2))
+             for seed in range(120)}
+    assert len(kinds) >= 3, kinds
+
+
+def test_the_json_face_of_house_variants() -> None:
+    """Per-bomb contributions (events with bomb numbers), contributions to a team, a
+    non-ASCII id, a stake and table fee, and a settlement beyond 64 bits (the same error)."""
+    generate_or_skip("baibian", 0)
+    per_bomb = core.get_variant("bianfeng").replace(
+        id="庄家_1", contribution_mode="per_bomb", contribution_recipients="team",
+        escape="huopin")
+    events = 0
+    for seed in range(60):
+        rep = generate_replay(per_bomb, seed, escape_prob=0.3)
+        rep["stake"], rep["table_fee"] = 7, 3
+        _json_face_agrees(rep)
+        with contextlib.suppress(ReplayError):
+            events += len(score_replay(rep).contributions)
+    assert events > 0
+    million = 10**6
+    huge = core.get_variant("bianfeng").replace(
+        id="huge", multiplier=[[1, million]],
+        base={k: [million * (1 if x > 0 else -1) for x in row]
+              for k, row in core.get_variant("bianfeng").base.items()})
+    beyond = 0
+    for seed in range(20):
+        rep = generate_replay(huge, seed)
+        rep["stake"] = 10**9
+        if _json_face_agrees(rep) == "rejected":
+            beyond += "64-bit" in rejected(rep).detail
+    assert beyond

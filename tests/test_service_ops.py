@@ -229,11 +229,12 @@ def test_grpcurl_through_reflection() -> None:
 
 def test_the_heap_pad_is_kept_unless_the_environment_sets_it(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """serve() asks glibc to keep freed heap top for the next large reply (docs/operations.md,
-    "Resource sizing"); an operator's MALLOC_TOP_PAD_ stands instead."""
+    """serve() and the batch scorer ask glibc to keep freed heap top for the next large
+    reply or block (docs/operations.md, "Resource sizing"); an operator's MALLOC_TOP_PAD_
+    stands instead."""
     import platform
 
-    from shuangkou.service.server import keep_heap_pad
+    from shuangkou.service.heap import keep_heap_pad
 
     monkeypatch.delenv("MALLOC_TOP_PAD_", raising=False)
     assert keep_heap_pad() is (platform.libc_ver()[0] == "glibc")

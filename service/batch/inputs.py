@@ -93,17 +93,19 @@ def open_input(path: str, gz: bool) -> IO[bytes] | gzip.GzipFile:
 
 # ----------------------------------------------------------------------------- lines
 
-def _text(raw: bytes) -> str:
-    """One line's text (without its ``\\n``): a CRLF ending's ``\\r`` dropped."""
-    return (raw[:-1] if raw.endswith(b"\r") else raw).decode("utf-8", errors="replace")
-
-
 def split_lines(data: bytes) -> list[str]:
-    """The lines of ``data`` (a whole file or a range of one cut at line ends)."""
-    lines = data.split(b"\n")
-    if lines[-1] == b"":
+    """The lines of ``data`` (a whole file or a range of one cut at line ends).
+
+    Decoded at once, then split: a ``\n`` byte is never inside a UTF-8 sequence, so this is
+    each line decoded on its own (the same U+FFFD for the same bad bytes), without a call
+    per line."""
+    text = data.decode("utf-8", errors="replace")
+    lines = text.split("\n")
+    if lines[-1] == "":
         lines.pop()            # the data ends with a newline (or is empty)
-    return [_text(raw) for raw in lines]
+    if "\r" in text:          # a CRLF ending's \r dropped; a lone one stays
+        lines = [line[:-1] if line.endswith("\r") else line for line in lines]
+    return lines
 
 
 def stream_lines(stream: IO[bytes] | gzip.GzipFile) -> Iterator[str]:
@@ -112,12 +114,12 @@ def stream_lines(stream: IO[bytes] | gzip.GzipFile) -> Iterator[str]:
     read = getattr(stream, "read1", stream.read)
     tail = b""
     while block := read(BLOCK):
-        lines = (tail + block).split(b"\n")
-        tail = lines.pop()
-        for raw in lines:
-            yield _text(raw)
+        data = tail + block
+        cut = data.rfind(b"\n") + 1
+        tail = data[cut:]
+        yield from split_lines(data[:cut])
     if tail:
-        yield _text(tail)
+        yield from split_lines(tail)
 
 
 def file_lines(path: str) -> Iterator[str]:

@@ -1,7 +1,8 @@
 """The output records of the batch scorer, shared by every backend (local pool, Dask workers,
 Kubernetes shards, the gRPC client in :mod:`shuangkou.service.batch.remote`).
 
-A record is ``{"ok": true, ...ReplayResult.to_dict()}`` or ``{"ok": false, "error":
+A record is ``{"ok": true, ...ReplayResult.to_dict()}`` (its JSON text written by the
+settlement itself, ``score_replay_json``) or ``{"ok": false, "error":
 {"action": n, "reason": "..."}}`` (docs/replays.md). It takes nothing but the core, so every
 backend can depend on it without a cycle (and the CLI scores without importing grpc).
 """
@@ -18,8 +19,8 @@ try:  # orjson writes the same compact UTF-8 JSON about 5x faster than json.dump
 except ImportError:  # pragma: no cover - a declared dependency; json is the fallback
     orjson = None  # type: ignore[assignment]
 
-__all__ = ["Block", "RemoteFailure", "dumps", "error_record", "record_of", "result_record", "score_line",
-           "score_lines"]
+__all__ = ["Block", "RemoteFailure", "dumps", "error_record", "record_of", "result_record",
+           "score_line", "score_lines"]
 
 
 class RemoteFailure(Exception):
@@ -48,14 +49,18 @@ def error_record(reason: str, action: int | None = None) -> dict[str, Any]:
     return {"ok": False, "error": error}
 
 
-def record_of(line: str, partial_deal: bool = False) -> dict[str, Any]:
-    """Score one input line (without its newline) into its record; never raises."""
+def _outcome(line: str, partial_deal: bool, as_json: bool) -> Any:
+    """One input line (without its newline) scored: its ``ReplayResult`` (with ``as_json``
+    the record's JSON text, ``{"ok":true,...}``), or the error record (a dict) of a line
+    that does not score; never raises."""
     ShuangkouError, ReplayError, replay = _core_names or _load_core()
     text = line.strip()
     if not text:
         return error_record("empty line (expected one replay JSON object)")
     try:
-        return result_record(replay.score_replay(text, partial_deal=partial_deal).to_dict())
+        if as_json:
+            return '{"ok":true,' + replay.score_replay_json(text, partial_deal=partial_deal)[1:]
+        return replay.score_replay(text, partial_deal=partial_deal)
     except ReplayError as exc:
         return error_record(exc.detail, exc.action)
     except ShuangkouError as exc:
@@ -64,6 +69,19 @@ def record_of(line: str, partial_deal: bool = False) -> dict[str, Any]:
         rec = error_record(f"internal error: {type(exc).__name__}: {exc}")
         rec["error"]["internal"] = True
         return rec
+
+
+def record_of(line: str, partial_deal: bool = False) -> dict[str, Any]:
+    """Score one input line (without its newline) into its record; never raises."""
+    got = _outcome(line, partial_deal, False)
+    return got if isinstance(got, dict) else result_record(got.to_dict())
+
+
+def _kind(text: str) -> str:
+    """The kind of win of a scored record's JSON text: its first ``"kind":"`` is the key
+    (a JSON string holds no unescaped quote, so no variant id can contain that text)."""
+    start = text.index('"kind":"') + 8
+    return text[start:text.index('"', start)]
 
 
 _core_names: tuple[Any, Any, Any] | None = None
@@ -101,7 +119,8 @@ def dumps(record: dict[str, Any]) -> str:
 
 def score_line(line: str, partial_deal: bool = False) -> str:
     """Score one JSONL line; returns the output record as one JSON line (no newline)."""
-    return dumps(record_of(line, partial_deal))
+    got = _outcome(line, partial_deal, True)
+    return dumps(got) if isinstance(got, dict) else got
 
 
 @dataclass
@@ -124,9 +143,20 @@ class Block:
             self.internal += 1
         return dumps(record)
 
+    def score(self, line: str, partial_deal: bool = False) -> str:
+        """Score one input line and count its record; returns the record's JSON text."""
+        got = _outcome(line, partial_deal, True)
+        if isinstance(got, dict):
+            return self.add(got)
+        text: str = got
+        self.lines += 1
+        self.ok += 1
+        self.kinds[_kind(text)] += 1
+        return text
+
 
 def score_lines(lines: list[str], partial_deal: bool = False) -> Block:
     """Score a chunk of lines (a pool worker's unit of work for stdin)."""
     block = Block()
-    block.text = "".join(block.add(record_of(line, partial_deal)) + "\n" for line in lines)
+    block.text = "".join([block.score(line, partial_deal) + "\n" for line in lines])
     return block
