@@ -28,6 +28,8 @@ import sys
 import time
 from pathlib import Path
 
+import orjson
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
@@ -92,8 +94,17 @@ def _score_or_error(doc: object) -> None:
 def in_process(n: int, repeat: int, workers: int) -> None:
     print(f"\nin-process: {n} generated replays per variant (no escapes), score_replay, "
           f"CPU time, best of {repeat}\n")
-    print(f"{'variant':17s} {'actions':>8s} {'dict/s':>9s} {'text/s':>9s} {'actions/s':>11s} "
-          f"{'rejected':>9s}")
+    print("dict/s, text/s: score_replay of a parsed document, of its JSON text; +record/s: of"
+          " the text, then its\nrecord as JSON the old way (to_dict, orjson.dumps); json/s:"
+          " score_replay_json, the record's JSON\ntext written by the settlement (what"
+          " score-replays stores)\n")
+    print(f"{'variant':17s} {'actions':>8s} {'dict/s':>9s} {'text/s':>9s} {'+record/s':>10s} "
+          f"{'json/s':>9s} {'actions/s':>11s} {'rejected':>9s}")
+    from shuangkou.core.replay import score_replay_json
+
+    def record(text: str) -> None:
+        orjson.dumps(score_replay(text).to_dict())
+
     for v in VARIANTS:
         path = cached_replays(f"inproc-{v}-{n}", [(v, s, 0.0) for s in range(n)], workers)
         texts = path.read_text(encoding="utf-8").splitlines()
@@ -102,8 +113,10 @@ def in_process(n: int, repeat: int, workers: int) -> None:
         rejected = sum(1 for d in docs if _rejected(d))   # a generated round must validate
         dict_rate = best_rate(_score_or_error, docs, repeat)
         text_rate = best_rate(_score_or_error, texts, repeat)
-        print(f"{v:17s} {actions:8.1f} {dict_rate:9,.0f} {text_rate:9,.0f} "
-              f"{dict_rate * actions:11,.0f} {rejected:9d}")
+        record_rate = best_rate(record, texts, repeat)
+        json_rate = best_rate(score_replay_json, texts, repeat)
+        print(f"{v:17s} {actions:8.1f} {dict_rate:9,.0f} {text_rate:9,.0f} {record_rate:10,.0f} "
+              f"{json_rate:9,.0f} {dict_rate * actions:11,.0f} {rejected:9d}")
 
 
 def _children_cpu() -> float:

@@ -5,7 +5,8 @@
 Each pass starts one ``shuangkou serve --workers 1`` and calls it from one client process
 over one channel, sequentially (one call in flight: the rate is the inverse of a round
 trip, what a game server waiting on its answer sees). Lines, each for ``--seconds``, the
-order rotated per pass:
+order rotated per pass (the health Check and the two valid ClassifyPlay lines are measured
+side by side, in turns of 0.2 s, for their ratios):
 
 * ``health Check``: the transport's own cost, the yardstick;
 * ``ClassifyPlay, suited text`` / ``rank runs``: plays of the seeded generator as text
@@ -102,17 +103,37 @@ def measure(payload: dict[str, Any], seconds: float, rotate: int) -> dict[str, f
             lengths=[len(p) for p in plays]) for name, plays in (("valid", valid),
                                                                   ("half invalid", mixed))}
 
+        def slice_of(call: Any, requests: list[Any], seconds: float,
+                     done: int = 0) -> tuple[int, float, float]:
+            """Sequential calls for ``seconds``: (calls, wall s, server CPU s)."""
+            n, c0, t0 = 0, cpu_seconds(proc.pid), time.perf_counter()
+            while time.perf_counter() - t0 < seconds:
+                for r in requests[(done + n) % len(requests):][:50]:
+                    call(r, timeout=60)
+                    n += 1
+            return n, time.perf_counter() - t0, cpu_seconds(proc.pid) - c0
+
         def timed(call: Any, requests: list[Any]) -> tuple[float, float]:
             """(calls/s, server CPU µs per call) for ``seconds`` of sequential calls."""
             for r in requests[:20]:
                 call(r)
-            n, c0, t0 = 0, cpu_seconds(proc.pid), time.perf_counter()
-            while time.perf_counter() - t0 < seconds:
-                for r in requests[n % len(requests):][:50]:
-                    call(r, timeout=60)
-                    n += 1
-            dt = time.perf_counter() - t0
-            return n / dt, (cpu_seconds(proc.pid) - c0) / n * 1e6
+            n, dt, cpu = slice_of(call, requests, seconds)
+            return n / dt, cpu / n * 1e6
+
+        def side_by_side(runs: list[tuple[Any, list[Any]]]) -> list[tuple[float, float]]:
+            """:func:`timed` of each run, in turns of 0.2 s, for ``seconds`` each in all: the
+            ratios between them see the same load (a shared machine drifts within seconds)."""
+            totals = [[0, 0.0, 0.0] for _ in runs]
+            for call, requests in runs:
+                for r in requests[:20]:
+                    call(r)
+            for _ in range(max(1, round(seconds / 0.2))):
+                for (call, requests), total in zip(runs, totals, strict=True):
+                    n, dt, cpu = slice_of(call, requests, 0.2, int(total[0]))
+                    total[0] += n
+                    total[1] += dt
+                    total[2] += cpu
+            return [(n / dt, cpu / n * 1e6) for n, dt, cpu in totals]
 
         def refused(call: Any) -> Any:
             """``call`` for requests it must refuse: INVALID_ARGUMENT is the answer."""
@@ -127,9 +148,11 @@ def measure(payload: dict[str, Any], seconds: float, rotate: int) -> dict[str, f
             return call_refused
 
         size = len(valid)
-        lines = [("health Check", lambda: timed(health.Check, [check])),
-                 ("ClassifyPlay, suited text", lambda: timed(stub.ClassifyPlay, classify["text"])),
-                 ("ClassifyPlay, rank runs", lambda: timed(stub.ClassifyPlay, classify["runs"])),
+        unary = side_by_side([(health.Check, [check]), (stub.ClassifyPlay, classify["text"]),
+                              (stub.ClassifyPlay, classify["runs"])])
+        lines = [("health Check", lambda: unary[0]),
+                 ("ClassifyPlay, suited text", lambda: unary[1]),
+                 ("ClassifyPlay, rank runs", lambda: unary[2]),
                  ("ClassifyPlay, invalid (suited text)",
                   lambda: timed(refused(stub.ClassifyPlay), classify["invalid text"])),
                  (f"BatchClassify {size:,} plays", lambda: timed(stub.BatchClassify,

@@ -12,7 +12,9 @@ are the variant's rows and :data:`ESCAPE_AMOUNTS`, read into C tables once per v
 round-over decision); seats come from core_ext/cards.pxd.
 
 What a settlement returns are the records of core_ext/results.py, filled field by field
-in their declared order (what their ``__init__`` does, without the Python frames).
+in their declared order (what their ``__init__`` does, without the Python frames), or the
+JSON text of their ``to_dict()`` written from the same values (``_face``: one computation,
+two faces; the batch scorer stores the text).
 core_ext/scoring.py is the Python face: it checks a summary, then calls :func:`settle`,
 as the compiled round does (``Round.result()``, replays), so both are one computation.
 """

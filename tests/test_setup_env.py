@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 FAKE_PYTHON = """#!/usr/bin/env bash
 # Stand-in for .venv/bin/python: logs pip calls and creates what a build creates.
 if [ "$1" = "-c" ]; then echo "3.11.fake"; exit 0; fi
+if [ "$1 $2" = "-m compileall" ]; then exit 0; fi     # bytecode after an install: not a pip call
 echo "$*" >> "$(dirname "$0")/../../pip.log"
 cd "$(dirname "$0")/../.."
 touch core_ext/_core.cpython-311-x86_64-linux-gnu.so core_ext/_enumerate.cpython-311-x86_64-linux-gnu.so
