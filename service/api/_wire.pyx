@@ -2,9 +2,9 @@
 """Replies written in compiled code: a ``RoundState`` (the state's bytes and the readable
 view) and an ``ApplyActionResponse``'s state and action record, straight from a round's C
 fields — the fast path of service/api/rounds.py, which builds the same replies with the
-generated classes for everything else — and a ``BatchClassifyResponse``'s packed columns
-and its ``errors``, one ``BatchError`` per invalid play from a status per distinct reason
-(service/api/shuangkou.py).
+generated classes for everything else — a ``BatchClassifyResponse``'s packed columns
+and its ``errors``, one ``BatchError`` per invalid play from a status per distinct reason,
+and a ``ClassifyPlayResponse`` from its readings' encoded bytes (service/api/shuangkou.py).
 
 The proto stays the one source: every field's key (its number and wire type) is read from
 the generated descriptors (``shuangkou.v1.rounds_pb2``) when this module loads, and checked to
@@ -63,6 +63,7 @@ cdef struct Keys:
     int a_state, a_record                           # ApplyActionResponse
     int b_errors, e_index, e_status                 # BatchClassifyResponse, BatchError
     int b_kinds, b_tops, b_stars, b_cards, b_readings
+    int c_cards, c_readings, c_reading              # ClassifyPlayResponse
 
 cdef Keys K
 K.data = _key(rounds_pb2.RoundState, "data", "message")
@@ -103,6 +104,10 @@ K.b_tops = _key(_B, "tops", "packed")
 K.b_stars = _key(_B, "stars", "packed")
 K.b_cards = _key(_B, "card_counts", "packed")
 K.b_readings = _key(_B, "reading_counts", "packed")
+_C = service_pb2.ClassifyPlayResponse
+K.c_cards = _key(_C, "cards", "packed")
+K.c_readings = _key(_C, "readings", "message")
+K.c_reading = _key(_C, "reading", "message")
 #: The fields the writer leaves to the caller: a message gaining a field the writer does
 #: not write must be noticed (checked at import below).
 _WRITTEN = {rounds_pb2.RoundState: {"data", "view"},
@@ -111,7 +116,8 @@ _WRITTEN = {rounds_pb2.RoundState: {"data", "view"},
             rounds_pb2.StandingPlay: {"seat", "cards", "reading"},
             _R: {"seat", "type", "cards", "reading", "trick_won_by", "finished", "wind_to",
                  "next_turn", "round_over"},
-            service_pb2.BatchError: {"index", "status"}}
+            service_pb2.BatchError: {"index", "status"},
+            _C: {"cards", "readings", "reading"}}
 for _message, _fields in _WRITTEN.items():
     _have = set(_message.DESCRIPTOR.fields_by_name)
     if _have != _fields:
@@ -430,4 +436,36 @@ def batch_errors(long long first, const long long[:] indexes, const unsigned int
         j = _varint(b, j + 1, inner)
         j = _scalar(b, j, K.e_index, index)
         j = _bytes_field(b, j, K.e_status, <const unsigned char*>PyBytes_AS_STRING(status), m)
+    return out
+
+
+def classify_reply(cards, list readings, bytes reading):
+    """A ``ClassifyPlayResponse`` as bytes (protobuf's own encoding of it): the play's card
+    codes, every reading and the one the play stands as, each given as its encoded
+    ``Reading`` (kept once per distinct reading by the servicer, service/api/convert.py)."""
+    cdef Py_ssize_t i, n = len(cards), payload = 0, size, m
+    cdef unsigned long long code
+    for i in range(n):
+        code = cards[i]
+        payload += _vlen(code)
+    size = 1 + _vlen(payload) + payload if n else 0
+    for x in readings:
+        m = len(<bytes?>x)
+        size += 1 + _vlen(m) + m
+    size += 1 + _vlen(len(reading)) + len(reading)
+    out = PyBytes_FromStringAndSize(NULL, size)
+    cdef unsigned char* b = <unsigned char*>PyBytes_AS_STRING(out)
+    cdef Py_ssize_t k = 0
+    cdef bytes data
+    if n:
+        b[k] = K.c_cards
+        k = _varint(b, k + 1, payload)
+        for i in range(n):
+            k = _varint(b, k, <unsigned long long>cards[i])
+    for x in readings:
+        data = x
+        k = _bytes_field(b, k, K.c_readings, <const unsigned char*>PyBytes_AS_STRING(data),
+                         len(data))
+    k = _bytes_field(b, k, K.c_reading, <const unsigned char*>PyBytes_AS_STRING(reading),
+                     len(reading))
     return out

@@ -10,10 +10,10 @@ enums' names from the proto.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import fields
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from shuangkou import core
 from shuangkou.core.cards import BJ, MAX_CODE, SEATS, is_card
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from shuangkou.core._core import _KindName as KindName  # the core's play-type names (a Literal)
 
 __all__ = ["resolve_variant", "variant_label", "cards_of", "seat_of", "reading_to_proto",
-           "reading_message",
+           "reading_bytes", "reading_message",
            "declaration", "declaration_to_proto", "variant_data", "variant_document",
            "variant_to_proto",
            "KIND_BY_NAME", "KIND_NAMES", "ACTION_TYPES", "ACTION_NAMES", "WIN_KINDS",
@@ -142,19 +142,32 @@ def reading_to_proto(r: core.Reading) -> readings_pb2.Reading:
 # reading's packed C form (equal in every field, so equal messages); bounded: emptied when
 # full (~0.5 KiB an entry).
 READING_CACHE_SIZE = 16_384
+_T = TypeVar("_T")
 _reading_messages: dict[tuple[object, bytes], readings_pb2.Reading] = {}
+_reading_wire: dict[tuple[object, bytes], bytes] = {}
+
+
+def _kept(cache: dict[tuple[object, bytes], _T], r: core.Reading,
+          make: Callable[[core.Reading], _T]) -> _T:
+    key = (r.rules, r.packed)
+    got = cache.get(key)
+    if got is None:
+        if len(cache) >= READING_CACHE_SIZE:
+            cache.clear()
+        got = cache[key] = make(r)
+    return got
 
 
 def reading_message(r: core.Reading) -> readings_pb2.Reading:
     """:func:`reading_to_proto` of ``r``, built once per distinct reading; the message is
     shared, so callers copy it into their reply (protobuf does) and never change it."""
-    key = (r.rules, r.packed)
-    msg = _reading_messages.get(key)
-    if msg is None:
-        if len(_reading_messages) >= READING_CACHE_SIZE:
-            _reading_messages.clear()
-        msg = _reading_messages[key] = reading_to_proto(r)
-    return msg
+    return _kept(_reading_messages, r, reading_to_proto)
+
+
+def reading_bytes(r: core.Reading) -> bytes:
+    """:func:`reading_message` of ``r`` encoded, once per distinct reading (for the replies
+    written as bytes, service/api/_wire.pyx)."""
+    return _kept(_reading_wire, r, lambda x: reading_message(x).SerializeToString())
 
 
 def declaration_to_proto(r: core.Reading) -> readings_pb2.Declaration:

@@ -13,7 +13,7 @@ import hashlib
 import logging
 from array import array
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
@@ -42,6 +42,7 @@ from .convert import (
     WIN_NAMES,
     cards_of,
     declaration,
+    reading_bytes,
     reading_message,
     reading_to_proto,
     resolve_variant,
@@ -51,7 +52,6 @@ from .convert import (
 
 if TYPE_CHECKING:   # prometheus_client must not be imported before the CLI sets it up
     from shuangkou.core._core import _KindName as KindName
-    from shuangkou.v1 import cards_pb2
 
     from ..metrics import Metrics
 
@@ -98,7 +98,10 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
     # ------------------------------------------------------------------ reading plays
     @rpc
     def ClassifyPlay(self, request: service_pb2.ClassifyPlayRequest,
-                     context: grpc.ServicerContext) -> service_pb2.ClassifyPlayResponse:
+                     context: grpc.ServicerContext) -> bytes:
+        """The reply's bytes (a ClassifyPlayResponse written from its readings' encoded
+        bytes, each kept once per distinct reading): gRPC sends them as they are, the HTTP
+        side reads them into the message (:mod:`shuangkou.service.web`)."""
         variant = resolve_variant(request)
         codes, where = cards_of(request.play, "play", self.limits)
         declared = declaration(request, "declaration", "declaration")
@@ -109,10 +112,8 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
             with field_scope("declaration"):
                 reading = core.play_reading(codes, variant, None, declared)
         self._classified(variant_label(variant), c.kind).inc()
-        return service_pb2.ClassifyPlayResponse(
-            cards=cast("tuple[cards_pb2.Card, ...]", c.cards),   # core codes are Card values
-            readings=[reading_message(r) for r in c.readings],
-            reading=reading_message(reading))
+        return _wire.classify_reply(c.cards, [reading_bytes(r) for r in c.readings],
+                                    reading_bytes(reading))
 
     def _classified(self, label: str, kind: str) -> Any:
         """The plays-classified counter of one (variant label, kind): looked up once."""
