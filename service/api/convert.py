@@ -167,7 +167,11 @@ def reading_message(r: core.Reading) -> readings_pb2.Reading:
 def reading_bytes(r: core.Reading) -> bytes:
     """:func:`reading_message` of ``r`` encoded, once per distinct reading (for the replies
     written as bytes, service/api/_wire.pyx)."""
-    return _kept(_reading_wire, r, lambda x: reading_message(x).SerializeToString())
+    return _kept(_reading_wire, r, _encoded)
+
+
+def _encoded(r: core.Reading) -> bytes:
+    return reading_message(r).SerializeToString()
 
 
 def declaration_to_proto(r: core.Reading) -> readings_pb2.Declaration:
