@@ -266,7 +266,14 @@ class MetricsInterceptor(grpc.ServerInterceptor):
             sent.inc()
             return data
 
-        decode = admission.decoder(handler.request_deserializer)
+        # A servicer method may read its requests' bytes itself (``request_reader``, the
+        # generated class's parse for any request it does not read); the HTTP side's
+        # handlers, with no deserializer, pass their messages on.
+        behaviour = (handler.unary_unary or handler.unary_stream or handler.stream_unary
+                     or handler.stream_stream)
+        reader = getattr(behaviour, "request_reader", None)
+        decode = admission.decoder(handler.request_deserializer and
+                                   (reader or handler.request_deserializer))
         if not handler.response_streaming and not handler.request_streaming:
             # gRPC sets exactly the behaviour that matches the two streaming flags.
             inner = cast(Callable[[Any, grpc.ServicerContext], Any], handler.unary_unary)

@@ -351,6 +351,106 @@ def test_classify_reply_is_protobufs_own_encoding() -> None:
     assert service_pb2.ClassifyPlayResponse.FromString(wide).cards == [5, 300, 127, 128]
 
 
+def _classify_requests() -> st.SearchStrategy[bytes]:
+    """ClassifyPlay requests' bytes: plain ones (a rule set id, codes or text), and every
+    shape the reader leaves to the generated class (custom rule sets, declarations, codes and
+    text together, codes of two varint bytes, a message concatenated to another, which
+    protobuf merges)."""
+    rule_sets = st.one_of(st.none(), st.builds(variants_pb2.RuleSet, id=st.sampled_from(
+        ["", "baibian", "huopin", "qianbian", "nope", "ü"])),
+        st.builds(variants_pb2.RuleSet, custom_json=st.just('{"extends": "baibian"}')))
+    plays = st.one_of(
+        st.none(),
+        st.builds(cards_pb2.Cards, cards=st.lists(st.integers(0, 300), max_size=12)),
+        st.builds(cards_pb2.Cards, cards_text=st.sampled_from(
+            ["", "7S 7H BJ", "45678 BJ", "7777+BJ", "3", "ZZ", "7S 7S 7S", "\u00e9", "10 J Q"])),
+        st.builds(cards_pb2.Cards, cards=st.lists(st.integers(1, 75), max_size=4),
+                  cards_text=st.just("7S")))
+    declarations = st.one_of(st.none(), st.just(readings_pb2.Declaration(kind=K.KIND_BOMB)))
+
+    def request(rule_set: object, play: object, declared: object) -> bytes:
+        fields = {k: v for k, v in (("rule_set", rule_set), ("play", play),
+                                    ("declaration", declared)) if v is not None}
+        return service_pb2.ClassifyPlayRequest(**fields).SerializeToString()
+
+    one = st.builds(request, rule_sets, plays, declarations)
+    return st.one_of(one, st.builds(bytes.__add__, one, one), st.binary(max_size=40))
+
+
+@settings(max_examples=600, deadline=None)
+@given(_classify_requests())
+def test_a_plain_classify_request_is_read_as_its_message(data: bytes) -> None:
+    """The compiled reader of ClassifyPlay's requests gives the fields of the message the
+    generated class decodes, or that message itself (or its error) for any other shape; and
+    the servicer answers both forms alike, byte for byte or error for error."""
+    import sys
+
+    from google.protobuf.message import DecodeError
+    from grpc_helpers import ROOT
+    from prometheus_client import CollectorRegistry
+
+    from shuangkou.service.api import _wire
+    from shuangkou.service.api.shuangkou import ShuangkouServicer
+    from shuangkou.service.limits import Limits
+    from shuangkou.service.metrics import Metrics
+
+    sys.path.insert(0, str(ROOT / "fuzz"))
+    from messages import Aborted, Context
+
+    try:
+        message = service_pb2.ClassifyPlayRequest.FromString(data)
+    except DecodeError:
+        with pytest.raises(DecodeError):
+            _wire.read_classify_request(data)
+        return
+    read = _wire.read_classify_request(data)
+    if type(read) is tuple:
+        assert message.rule_set.WhichOneof("source") in (None, "id")
+        assert not message.HasField("declaration")
+        assert read == (message.rule_set.id, list(message.play.cards), message.play.cards_text)
+    else:
+        assert read == message
+    servicer = ShuangkouServicer(Limits(max_cards=8), Metrics(CollectorRegistry()))
+    answers = []
+    for request in (read, message):
+        try:
+            answers.append(servicer.ClassifyPlay(request, Context()))
+        except Aborted as exc:
+            answers.append((exc.code, exc.message, exc.status))
+    assert answers[0] == answers[1]
+
+
+def test_grpc_reads_a_plain_classify_request_from_its_bytes() -> None:
+    """The handler gRPC runs for ClassifyPlay decodes with the servicer's reader: a plain
+    request arrives as its fields, any other as its message."""
+    from prometheus_client import CollectorRegistry
+
+    from shuangkou.service.api.shuangkou import ShuangkouServicer
+    from shuangkou.service.limits import Limits
+    from shuangkou.service.metrics import Metrics, MetricsInterceptor
+    from shuangkou.v1 import service_pb2_grpc
+
+    metrics = Metrics(CollectorRegistry())
+    handlers = {}
+
+    class Server:   # stands for a grpc.Server to the generated registration
+        def add_generic_rpc_handlers(self, generic: object) -> None:
+            pass
+
+        def add_registered_method_handlers(self, service: str, found: dict) -> None:
+            handlers.update(found)
+
+    service_pb2_grpc.add_ShuangkouServiceServicer_to_server(
+        ShuangkouServicer(Limits(), metrics), Server())
+    wrapped = MetricsInterceptor(metrics).wrap("/shuangkou.v1.ShuangkouService/ClassifyPlay",
+                                               handlers["ClassifyPlay"])
+    plain = service_pb2.ClassifyPlayRequest(rule_set=rule_set("huopin"), play=cards("45678 BJ"))
+    assert wrapped.request_deserializer(plain.SerializeToString()) == ("huopin", [], "45678 BJ")
+    declared = service_pb2.ClassifyPlayRequest(play=cards("7777+BJ"), declaration=K.Declaration(
+        kind=K.KIND_BOMB))
+    assert wrapped.request_deserializer(declared.SerializeToString()) == declared
+
+
 def test_batch_bad_requests() -> None:
     with running_server(max_batch=3, max_cards=6) as srv:
         err = fails(srv.stub.BatchClassify, service_pb2.BatchClassifyRequest(

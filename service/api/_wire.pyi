@@ -3,6 +3,7 @@
 from collections.abc import Sequence
 
 from shuangkou.core._round import RoundCore
+from shuangkou.v1 import service_pb2
 
 def state_bytes(r: RoundCore, reading: bytes | None, sealed: bytes | None = None) -> bytes: ...
 def apply_bytes(r: RoundCore, seat: int, action_type: int, cards: tuple[int, ...],
@@ -15,3 +16,5 @@ def batch_columns(kind: Sequence[int], top: Sequence[int], star: Sequence[int],
 def batch_errors(first: int, indexes: Sequence[int], groups: Sequence[int],
                  statuses: list[bytes]) -> bytes: ...
 def classify_reply(cards: Sequence[int], readings: list[bytes], reading: bytes) -> bytes: ...
+def read_classify_request(data: bytes) -> tuple[str, list[int], str] | \
+    service_pb2.ClassifyPlayRequest: ...

@@ -5,6 +5,8 @@ fields — the fast path of service/api/rounds.py, which builds the same replies
 generated classes for everything else — a ``BatchClassifyResponse``'s packed columns
 and its ``errors``, one ``BatchError`` per invalid play from a status per distinct reason,
 and a ``ClassifyPlayResponse`` from its readings' encoded bytes (service/api/shuangkou.py).
+One request is read here too: a ``ClassifyPlayRequest`` of the plain shape game servers send
+(:func:`read_classify_request`).
 
 The proto stays the one source: every field's key (its number and wire type) is read from
 the generated descriptors (``shuangkou.v1.rounds_pb2``) when this module loads, and checked to
@@ -16,6 +18,7 @@ than this (docs/BENCHMARKS.md "ApplyAction: the reply writer").
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.string cimport memcmp, memcpy, memmove, memset
 
 from array import array
@@ -26,7 +29,7 @@ from shuangkou.core.cards cimport NFACES, NO_SUIT, SEATS, code_of
 
 from google.protobuf.descriptor import FieldDescriptor
 
-from shuangkou.v1 import cards_pb2, rounds_pb2, service_pb2
+from shuangkou.v1 import cards_pb2, rounds_pb2, service_pb2, variants_pb2
 
 # ----------------------------------------------------------------------------- the keys
 
@@ -37,7 +40,7 @@ _SCALARS = {FieldDescriptor.TYPE_UINT32, FieldDescriptor.TYPE_BOOL, FieldDescrip
 def _key(message, str name, str shape):
     """The one-byte key of field ``name`` of ``message``, checked to have the ``shape`` the
     writer gives it: ``scalar`` (a varint), ``packed`` (a packed repeated varint),
-    ``message`` (a length-delimited message or bytes)."""
+    ``message`` (a length-delimited message or bytes), ``text`` (a string)."""
     field = message.DESCRIPTOR.fields_by_name[name]
     # protobuf 6.32 added is_repeated; 7 dropped label
     repeated = field.is_repeated if hasattr(field, "is_repeated") else field.label == 3
@@ -45,6 +48,8 @@ def _key(message, str name, str shape):
         ok, wire = field.type in _SCALARS and not repeated, _VARINT
     elif shape == "packed":
         ok, wire = field.type in _SCALARS and repeated and field.is_packed, _LEN
+    elif shape == "text":
+        ok, wire = field.type == FieldDescriptor.TYPE_STRING and not repeated, _LEN
     else:
         ok, wire = field.type in (FieldDescriptor.TYPE_MESSAGE, FieldDescriptor.TYPE_BYTES), _LEN
     key = field.number << 3 | wire
@@ -64,6 +69,7 @@ cdef struct Keys:
     int b_errors, e_index, e_status                 # BatchClassifyResponse, BatchError
     int b_kinds, b_tops, b_stars, b_cards, b_readings
     int c_cards, c_readings, c_reading              # ClassifyPlayResponse
+    int q_rule_set, q_play, q_id, q_text            # ClassifyPlayRequest, RuleSet, Cards
 
 cdef Keys K
 K.data = _key(rounds_pb2.RoundState, "data", "message")
@@ -108,6 +114,10 @@ _C = service_pb2.ClassifyPlayResponse
 K.c_cards = _key(_C, "cards", "packed")
 K.c_readings = _key(_C, "readings", "message")
 K.c_reading = _key(_C, "reading", "message")
+K.q_rule_set = _key(service_pb2.ClassifyPlayRequest, "rule_set", "message")
+K.q_play = _key(service_pb2.ClassifyPlayRequest, "play", "message")
+K.q_id = _key(variants_pb2.RuleSet, "id", "text")
+K.q_text = _key(cards_pb2.Cards, "cards_text", "text")
 #: The fields the writer leaves to the caller: a message gaining a field the writer does
 #: not write must be noticed (checked at import below).
 _WRITTEN = {rounds_pb2.RoundState: {"data", "view"},
@@ -469,3 +479,98 @@ def classify_reply(cards, list readings, bytes reading):
     k = _bytes_field(b, k, K.c_reading, <const unsigned char*>PyBytes_AS_STRING(reading),
                      len(reading))
     return out
+
+
+# ----------------------------------------------------------------------------- reading
+
+cdef inline Py_ssize_t _span(const unsigned char* b, Py_ssize_t k, Py_ssize_t end,
+                             Py_ssize_t* start) noexcept:
+    """The end of the length-delimited payload whose length is the varint at ``b[k]`` (the
+    payload begins at ``start[0]``); -1 when the length is malformed or runs past ``end``."""
+    cdef unsigned long long n = 0
+    cdef int shift = 0
+    while k < end and shift < 64:
+        n |= <unsigned long long>(b[k] & 0x7f) << shift
+        k += 1
+        if b[k - 1] < 0x80:
+            if n > <unsigned long long>(end - k):
+                return -1
+            start[0] = k
+            return k + <Py_ssize_t>n
+        shift += 7
+    return -1
+
+
+cdef inline object _text(const unsigned char* b, Py_ssize_t start, Py_ssize_t end):
+    """The UTF-8 text of ``b[start:end]``, None when it is not valid UTF-8 (protobuf refuses
+    it as well: the generated class then says why)."""
+    try:
+        return PyUnicode_DecodeUTF8(<const char*>b + start, end - start, NULL)
+    except UnicodeDecodeError:
+        return None
+
+
+cdef inline bint _one_byte_codes(const unsigned char* b, Py_ssize_t start,
+                                 Py_ssize_t end) noexcept:
+    """Whether the packed varints of ``b[start:end]`` are each one byte (below 128)."""
+    cdef Py_ssize_t i
+    for i in range(start, end):
+        if b[i] >= 0x80:
+            return False
+    return True
+
+
+def read_classify_request(bytes data):
+    """A ClassifyPlay request from its bytes: ``(rule set id, card codes, card text)`` when
+    it has the plain shape game servers send — at most a rule set by id, the play's codes
+    (packed, each below 128) or its text, no declaration, each field once — else the
+    generated class's message (which raises for bytes that do not decode).
+
+    Read here because a unary ClassifyPlay is mostly the transport's cost: building the
+    message and reading its fields in Python cost more than the classification (issue 20's
+    profile). The servicer checks what it is given as it checks a message's fields, so a
+    plain request is answered exactly as its message would be."""
+    cdef const unsigned char* b = <const unsigned char*>PyBytes_AS_STRING(data)
+    cdef Py_ssize_t n = len(data), k = 0, start, end, inner, at, i
+    cdef int key, seen = 0
+    vid, codes, text = "", [], ""
+    while k < n:
+        key = b[k]
+        end = _span(b, k + 1, n, &start)
+        if end < 0:
+            break
+        if key == K.q_rule_set and not seen & 1:
+            seen |= 1
+            if start < end:                 # a RuleSet: empty, or its id alone
+                if b[start] != K.q_id or _span(b, start + 1, end, &inner) != end:
+                    break
+                vid = _text(b, inner, end)
+                if vid is None:
+                    break
+        elif key == K.q_play and not seen & 2:
+            seen |= 2
+            at = start
+            while at < end:                 # a Cards: its codes and its text, once each
+                key = b[at]
+                i = _span(b, at + 1, end, &inner)
+                if i < 0:
+                    break
+                if key == K.cards and not seen & 4 and _one_byte_codes(b, inner, i):
+                    seen |= 4
+                    codes = list(b[inner:i])
+                elif key == K.q_text and not seen & 8:
+                    seen |= 8
+                    text = _text(b, inner, i)
+                    if text is None:
+                        break
+                else:
+                    break
+                at = i
+            if at != end:
+                break
+        else:
+            break
+        k = end
+    if k == n:
+        return vid, codes, text
+    return service_pb2.ClassifyPlayRequest.FromString(data)

@@ -28,8 +28,8 @@ from . import DEFAULT_VARIANT
 if TYPE_CHECKING:
     from shuangkou.core._core import _KindName as KindName  # the core's play-type names (a Literal)
 
-__all__ = ["resolve_variant", "variant_label", "cards_of", "seat_of", "reading_to_proto",
-           "reading_bytes", "reading_message",
+__all__ = ["resolve_variant", "variant_by_id", "variant_label", "cards_of", "card_codes",
+           "seat_of", "reading_to_proto", "reading_bytes", "reading_message",
            "declaration", "declaration_to_proto", "variant_data", "variant_document",
            "variant_to_proto",
            "KIND_BY_NAME", "KIND_NAMES", "ACTION_TYPES", "ACTION_NAMES", "WIN_KINDS",
@@ -76,7 +76,12 @@ def resolve_variant(request: Any) -> str | Variant:
             raise BadInput(f"custom variant JSON is {len(text):,} characters; at most "
                            f"{MAX_CUSTOM_VARIANT_CHARS:,}", CUSTOM_FIELD)
         return _custom_variant(text)
-    vid = rule_set.id if which == "id" else ""
+    return variant_by_id(rule_set.id if which == "id" else "")
+
+
+def variant_by_id(vid: str) -> str | Variant:
+    """The rule set of ``rule_set.id`` (the default when empty): a built-in id, or a house
+    variant the server registered."""
     if not vid:
         return DEFAULT_VARIANT
     if vid not in BUILTIN:
@@ -97,8 +102,13 @@ def cards_of(msg: cards_pb2.Cards, where: str, limits: Limits, *,
              allow_empty: bool = False) -> tuple[list[int], str]:
     """The card codes of a ``Cards`` message (codes or text, not both), size-checked, and the
     path of the field they came from (for errors found later by the core)."""
-    codes: list[int] = list(msg.cards)     # each field read once (the hot path of every RPC)
-    text = msg.cards_text
+    # each field read once (the hot path of every RPC)
+    return card_codes(list(msg.cards), msg.cards_text, where, limits, allow_empty=allow_empty)
+
+
+def card_codes(codes: list[int], text: str, where: str, limits: Limits, *,
+               allow_empty: bool = False) -> tuple[list[int], str]:
+    """:func:`cards_of` of the fields of a ``Cards`` message at ``where``, read already."""
     if codes and text:
         raise BadInput("give the cards either as codes or as text, not both", where)
     if text:

@@ -40,12 +40,14 @@ from .convert import (
     KIND_BY_NAME,
     KIND_NAMES,
     WIN_NAMES,
+    card_codes,
     cards_of,
     declaration,
     reading_bytes,
     reading_message,
     reading_to_proto,
     resolve_variant,
+    variant_by_id,
     variant_label,
     variant_to_proto,
 )
@@ -54,6 +56,9 @@ if TYPE_CHECKING:   # prometheus_client must not be imported before the CLI sets
     from shuangkou.core._core import _KindName as KindName
 
     from ..metrics import Metrics
+
+    #: A plain ClassifyPlay request as read from its bytes: rule set id, codes, card text.
+    PlainClassify = tuple[str, list[int], str]
 
 __all__ = ["ShuangkouServicer", "SERVICE_NAME", "BATCH_CHUNK"]
 
@@ -97,14 +102,23 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
 
     # ------------------------------------------------------------------ reading plays
     @rpc
-    def ClassifyPlay(self, request: service_pb2.ClassifyPlayRequest,
+    def ClassifyPlay(self, request: service_pb2.ClassifyPlayRequest | PlainClassify,
                      context: grpc.ServicerContext) -> bytes:
         """The reply's bytes (a ClassifyPlayResponse written from its readings' encoded
         bytes, each kept once per distinct reading): gRPC sends them as they are, the HTTP
-        side reads them into the message (:mod:`shuangkou.service.web`)."""
-        variant = resolve_variant(request)
-        codes, where = cards_of(request.play, "play", self.limits)
-        declared = declaration(request, "declaration", "declaration")
+        side reads them into the message (:mod:`shuangkou.service.web`).
+
+        gRPC hands a plain request over as the fields it holds, read from its bytes
+        (``request_reader`` below); they are checked in the same order as a message's."""
+        if type(request) is tuple:
+            vid, given, text = request
+            variant = variant_by_id(vid)
+            codes, where = card_codes(given, text, "play", self.limits)
+            declared = None
+        else:
+            variant = resolve_variant(request)
+            codes, where = cards_of(request.play, "play", self.limits)
+            declared = declaration(request, "declaration", "declaration")
         with field_scope(where):
             c = core.classify(codes, variant)
         reading = c.primary
@@ -114,6 +128,9 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
         self._classified(variant_label(variant), c.kind).inc()
         return _wire.classify_reply(c.cards, [reading_bytes(r) for r in c.readings],
                                     reading_bytes(reading))
+
+    # The metrics interceptor decodes this method's requests with it (service/metrics.py).
+    ClassifyPlay.request_reader = _wire.read_classify_request  # type: ignore[attr-defined]
 
     def _classified(self, label: str, kind: str) -> Any:
         """The plays-classified counter of one (variant label, kind): looked up once."""
