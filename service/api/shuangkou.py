@@ -110,7 +110,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
 
         gRPC hands a plain request over as the fields it holds, read from its bytes
         (``request_reader`` below); they are checked in the same order as a message's."""
-        if type(request) is tuple:
+        if isinstance(request, tuple):
             vid, given, text = request
             variant = variant_by_id(vid)
             codes, where = card_codes(given, text, "play", self.limits)
