@@ -351,45 +351,58 @@ def test_classify_reply_is_protobufs_own_encoding() -> None:
     assert service_pb2.ClassifyPlayResponse.FromString(wide).cards == [5, 300, 127, 128]
 
 
-def _classify_requests() -> st.SearchStrategy[bytes]:
-    """ClassifyPlay requests' bytes: plain ones (a rule set id, codes or text), and every
-    shape the reader leaves to the generated class (custom rule sets, declarations, codes and
-    text together, codes of two varint bytes, a message concatenated to another, which
-    protobuf merges)."""
-    rule_sets = st.one_of(st.none(), st.builds(variants_pb2.RuleSet, id=st.sampled_from(
-        ["", "baibian", "huopin", "qianbian", "nope", "ü"])),
-        st.builds(variants_pb2.RuleSet, custom_json=st.just('{"extends": "baibian"}')))
-    plays = st.one_of(
+_RULE_SETS = st.one_of(st.none(), st.builds(variants_pb2.RuleSet, id=st.sampled_from(
+    ["", "baibian", "huopin", "qianbian", "nope", "\u00fc"])),
+    st.builds(variants_pb2.RuleSet, custom_json=st.just('{"extends": "baibian"}')))
+
+
+def _requests(message: type, **fields: st.SearchStrategy) -> st.SearchStrategy[bytes]:
+    """Requests' bytes: ``message`` with any of ``fields`` set (None: left unset), two of
+    them concatenated (protobuf merges them), and bytes at random."""
+    def request(**values: object) -> bytes:
+        return message(**{k: v for k, v in values.items() if v is not None}
+                       ).SerializeToString()
+
+    one = st.builds(request, **fields)
+    return st.one_of(one, st.builds(bytes.__add__, one, one), st.binary(max_size=40))
+
+
+# Plain requests (a rule set id, codes or text) and every shape the readers leave to the
+# generated class: custom rule sets, declarations, codes and text together, codes of two
+# varint bytes, lengths of 2**31 and more, text plays, readings asked for.
+_CLASSIFY_REQUESTS = _requests(
+    service_pb2.ClassifyPlayRequest, rule_set=_RULE_SETS,
+    play=st.one_of(
         st.none(),
         st.builds(cards_pb2.Cards, cards=st.lists(st.integers(0, 300), max_size=12)),
         st.builds(cards_pb2.Cards, cards_text=st.sampled_from(
             ["", "7S 7H BJ", "45678 BJ", "7777+BJ", "3", "ZZ", "7S 7S 7S", "\u00e9", "10 J Q"])),
         st.builds(cards_pb2.Cards, cards=st.lists(st.integers(1, 75), max_size=4),
-                  cards_text=st.just("7S")))
-    declarations = st.one_of(st.none(), st.just(readings_pb2.Declaration(kind=K.KIND_BOMB)))
+                  cards_text=st.just("7S"))),
+    declaration=st.one_of(st.none(), st.just(readings_pb2.Declaration(kind=K.KIND_BOMB))))
+_BATCH_REQUESTS = _requests(
+    service_pb2.BatchClassifyRequest, rule_set=_RULE_SETS,
+    codes=st.one_of(st.none(), st.binary(max_size=12), st.just(bytes([5, 6, 7, 8, 9, 70]))),
+    lengths=st.one_of(st.none(), st.lists(st.one_of(st.integers(0, 6), st.sampled_from(
+        [127, 128, 2**31 - 1, 2**31, 2**32 - 1])), max_size=5)),
+    plays_text=st.one_of(st.none(), st.just(["7S 7H", "ZZ"])),
+    include_readings=st.one_of(st.none(), st.booleans()))
 
-    def request(rule_set: object, play: object, declared: object) -> bytes:
-        fields = {k: v for k, v in (("rule_set", rule_set), ("play", play),
-                                    ("declaration", declared)) if v is not None}
-        return service_pb2.ClassifyPlayRequest(**fields).SerializeToString()
 
-    one = st.builds(request, rule_sets, plays, declarations)
-    return st.one_of(one, st.builds(bytes.__add__, one, one), st.binary(max_size=40))
-
-
-@settings(max_examples=600, deadline=None)
-@given(_classify_requests())
-def test_a_plain_classify_request_is_read_as_its_message(data: bytes) -> None:
-    """The compiled reader of ClassifyPlay's requests gives the fields of the message the
-    generated class decodes, or that message itself (or its error) for any other shape; and
-    the servicer answers both forms alike, byte for byte or error for error."""
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(st.tuples(st.just("ClassifyPlay"), _CLASSIFY_REQUESTS),
+                 st.tuples(st.just("BatchClassify"), _BATCH_REQUESTS)))
+def test_a_plain_request_is_read_as_its_message(case: tuple[str, bytes]) -> None:
+    """The compiled readers of ClassifyPlay's and BatchClassify's requests give the fields
+    of the message the generated class decodes, or that message itself (or its error) for
+    any other shape; and the servicer answers both forms alike, byte for byte or error for
+    error."""
     import sys
 
     from google.protobuf.message import DecodeError
     from grpc_helpers import ROOT
     from prometheus_client import CollectorRegistry
 
-    from shuangkou.service.api import _wire
     from shuangkou.service.api.shuangkou import ShuangkouServicer
     from shuangkou.service.limits import Limits
     from shuangkou.service.metrics import Metrics
@@ -397,32 +410,41 @@ def test_a_plain_classify_request_is_read_as_its_message(data: bytes) -> None:
     sys.path.insert(0, str(ROOT / "fuzz"))
     from messages import Aborted, Context
 
+    method, data = case
+    servicer = ShuangkouServicer(Limits(max_cards=8, max_batch=4), Metrics(CollectorRegistry()))
+    behaviour = getattr(servicer, method)
+    message_class = getattr(service_pb2, f"{method}Request")
     try:
-        message = service_pb2.ClassifyPlayRequest.FromString(data)
+        message = message_class.FromString(data)
     except DecodeError:
         with pytest.raises(DecodeError):
-            _wire.read_classify_request(data)
+            behaviour.request_reader(data)
         return
-    read = _wire.read_classify_request(data)
+    read = behaviour.request_reader(data)
     if type(read) is tuple:
         assert message.rule_set.WhichOneof("source") in (None, "id")
-        assert not message.HasField("declaration")
-        assert read == (message.rule_set.id, list(message.play.cards), message.play.cards_text)
+        if method == "ClassifyPlay":
+            assert not message.HasField("declaration")
+            fields = (list(message.play.cards), message.play.cards_text)
+            assert read[1:] == fields
+        else:
+            assert not message.plays_text and not message.include_readings
+            assert (bytes(read[1]), list(read[2])) == (message.codes, list(message.lengths))
+        assert read[0] == message.rule_set.id
     else:
         assert read == message
-    servicer = ShuangkouServicer(Limits(max_cards=8), Metrics(CollectorRegistry()))
     answers = []
     for request in (read, message):
         try:
-            answers.append(servicer.ClassifyPlay(request, Context()))
+            answers.append(behaviour(request, Context()))
         except Aborted as exc:
             answers.append((exc.code, exc.message, exc.status))
     assert answers[0] == answers[1]
 
 
-def test_grpc_reads_a_plain_classify_request_from_its_bytes() -> None:
-    """The handler gRPC runs for ClassifyPlay decodes with the servicer's reader: a plain
-    request arrives as its fields, any other as its message."""
+def test_grpc_reads_a_plain_request_from_its_bytes() -> None:
+    """The handlers gRPC runs for ClassifyPlay and BatchClassify decode with the servicer's
+    readers: a plain request arrives as its fields, any other as its message."""
     from prometheus_client import CollectorRegistry
 
     from shuangkou.service.api.shuangkou import ShuangkouServicer
@@ -442,13 +464,23 @@ def test_grpc_reads_a_plain_classify_request_from_its_bytes() -> None:
 
     service_pb2_grpc.add_ShuangkouServiceServicer_to_server(
         ShuangkouServicer(Limits(), metrics), Server())
-    wrapped = MetricsInterceptor(metrics).wrap("/shuangkou.v1.ShuangkouService/ClassifyPlay",
-                                               handlers["ClassifyPlay"])
+    interceptor = MetricsInterceptor(metrics)
+
+    def wrapped(method: str):
+        return interceptor.wrap(f"/shuangkou.v1.ShuangkouService/{method}", handlers[method])
+
     plain = service_pb2.ClassifyPlayRequest(rule_set=rule_set("huopin"), play=cards("45678 BJ"))
-    assert wrapped.request_deserializer(plain.SerializeToString()) == ("huopin", [], "45678 BJ")
+    read = wrapped("ClassifyPlay").request_deserializer
+    assert read(plain.SerializeToString()) == ("huopin", [], "45678 BJ")
     declared = service_pb2.ClassifyPlayRequest(play=cards("7777+BJ"), declaration=K.Declaration(
         kind=K.KIND_BOMB))
-    assert wrapped.request_deserializer(declared.SerializeToString()) == declared
+    assert read(declared.SerializeToString()) == declared
+    read = wrapped("BatchClassify").request_deserializer
+    vid, codes, lengths = read(service_pb2.BatchClassifyRequest(
+        codes=bytes([5, 6]), lengths=[1, 1]).SerializeToString())
+    assert (vid, bytes(codes), list(lengths)) == ("", bytes([5, 6]), [1, 1])
+    texts = service_pb2.BatchClassifyRequest(plays_text=["7S"])
+    assert read(texts.SerializeToString()) == texts
 
 
 def test_batch_bad_requests() -> None:

@@ -1,5 +1,6 @@
 """Typed stubs of the compiled reply writer (service/api/_wire.pyx)."""
 
+from array import array
 from collections.abc import Sequence
 
 from shuangkou.core._round import RoundCore
@@ -18,3 +19,5 @@ def batch_errors(first: int, indexes: Sequence[int], groups: Sequence[int],
 def classify_reply(cards: Sequence[int], readings: list[bytes], reading: bytes) -> bytes: ...
 def read_classify_request(data: bytes) -> tuple[str, list[int], str] | \
     service_pb2.ClassifyPlayRequest: ...
+def read_batch_request(data: bytes) -> tuple[str, memoryview, array[int]] | \
+    service_pb2.BatchClassifyRequest: ...

@@ -5,8 +5,9 @@ fields — the fast path of service/api/rounds.py, which builds the same replies
 generated classes for everything else — a ``BatchClassifyResponse``'s packed columns
 and its ``errors``, one ``BatchError`` per invalid play from a status per distinct reason,
 and a ``ClassifyPlayResponse`` from its readings' encoded bytes (service/api/shuangkou.py).
-One request is read here too: a ``ClassifyPlayRequest`` of the plain shape game servers send
-(:func:`read_classify_request`).
+Two requests are read here too, in the plain shape game servers send: a
+``ClassifyPlayRequest`` and a ``BatchClassifyRequest`` (:func:`read_classify_request`,
+:func:`read_batch_request`).
 
 The proto stays the one source: every field's key (its number and wire type) is read from
 the generated descriptors (``shuangkou.v1.rounds_pb2``) when this module loads, and checked to
@@ -70,6 +71,7 @@ cdef struct Keys:
     int b_kinds, b_tops, b_stars, b_cards, b_readings
     int c_cards, c_readings, c_reading              # ClassifyPlayResponse
     int q_rule_set, q_play, q_id, q_text            # ClassifyPlayRequest, RuleSet, Cards
+    int bq_codes, bq_lengths                        # BatchClassifyRequest
 
 cdef Keys K
 K.data = _key(rounds_pb2.RoundState, "data", "message")
@@ -118,6 +120,11 @@ K.q_rule_set = _key(service_pb2.ClassifyPlayRequest, "rule_set", "message")
 K.q_play = _key(service_pb2.ClassifyPlayRequest, "play", "message")
 K.q_id = _key(variants_pb2.RuleSet, "id", "text")
 K.q_text = _key(cards_pb2.Cards, "cards_text", "text")
+if _key(service_pb2.BatchClassifyRequest, "rule_set", "message") != K.q_rule_set:
+    raise ImportError("BatchClassifyRequest.rule_set is no longer ClassifyPlayRequest's key "
+                      "(service/api/_wire.pyx reads both)")
+K.bq_codes = _key(service_pb2.BatchClassifyRequest, "codes", "message")
+K.bq_lengths = _key(service_pb2.BatchClassifyRequest, "lengths", "packed")
 #: The fields the writer leaves to the caller: a message gaining a field the writer does
 #: not write must be noticed (checked at import below).
 _WRITTEN = {rounds_pb2.RoundState: {"data", "view"},
@@ -520,16 +527,55 @@ cdef inline bint _one_byte_codes(const unsigned char* b, Py_ssize_t start,
     return True
 
 
+cdef object _rule_set_id(const unsigned char* b, Py_ssize_t start, Py_ssize_t end):
+    """The id of the RuleSet in ``b[start:end]`` ("" for an empty one); None for any other
+    RuleSet (a custom one, an id of bad UTF-8 or given twice)."""
+    cdef Py_ssize_t inner
+    if start == end:
+        return ""
+    if b[start] != K.q_id or _span(b, start + 1, end, &inner) != end:
+        return None
+    return _text(b, inner, end)
+
+
+cdef object _lengths(const unsigned char* b, Py_ssize_t start, Py_ssize_t end):
+    """The packed varints of ``b[start:end]`` as an ``array("i")``; None when one is cut
+    short or is 2**31 or more (the generated class then reads them)."""
+    cdef Py_ssize_t i, count = 0, j = 0
+    cdef unsigned long long v = 0
+    cdef int shift = 0
+    if start < end and b[end - 1] >= 0x80:
+        return None
+    for i in range(start, end):
+        count += b[i] < 0x80
+    out = array("i", bytes(4 * count))
+    cdef int[:] w = out
+    for i in range(start, end):
+        if shift > 28:
+            return None
+        v |= <unsigned long long>(b[i] & 0x7f) << shift
+        if b[i] < 0x80:
+            if v > 0x7fffffff:
+                return None
+            w[j] = <int>v
+            j += 1
+            v, shift = 0, 0
+        else:
+            shift += 7
+    return out
+
+
+# Two requests are read here from their bytes, when they have the plain shape game servers
+# send: a unary ClassifyPlay and a BatchClassify are mostly the transport's cost, and
+# building the message and reading its fields in Python cost more than the classification
+# (issue 20's profiles). Any other shape — or bytes that do not decode — is left to the
+# generated class. The servicer checks what it is given as it checks a message's fields,
+# so a plain request is answered exactly as its message would be.
+
 def read_classify_request(bytes data):
     """A ClassifyPlay request from its bytes: ``(rule set id, card codes, card text)`` when
-    it has the plain shape game servers send — at most a rule set by id, the play's codes
-    (packed, each below 128) or its text, no declaration, each field once — else the
-    generated class's message (which raises for bytes that do not decode).
-
-    Read here because a unary ClassifyPlay is mostly the transport's cost: building the
-    message and reading its fields in Python cost more than the classification (issue 20's
-    profile). The servicer checks what it is given as it checks a message's fields, so a
-    plain request is answered exactly as its message would be."""
+    it holds at most a rule set by id and the play's codes (packed, each below 128) or its
+    text, each field once (no declaration); else the generated class's message."""
     cdef const unsigned char* b = <const unsigned char*>PyBytes_AS_STRING(data)
     cdef Py_ssize_t n = len(data), k = 0, start, end, inner, at, i
     cdef int key, seen = 0
@@ -541,12 +587,9 @@ def read_classify_request(bytes data):
             break
         if key == K.q_rule_set and not seen & 1:
             seen |= 1
-            if start < end:                 # a RuleSet: empty, or its id alone
-                if b[start] != K.q_id or _span(b, start + 1, end, &inner) != end:
-                    break
-                vid = _text(b, inner, end)
-                if vid is None:
-                    break
+            vid = _rule_set_id(b, start, end)
+            if vid is None:
+                break
         elif key == K.q_play and not seen & 2:
             seen |= 2
             at = start
@@ -574,3 +617,38 @@ def read_classify_request(bytes data):
     if k == n:
         return vid, codes, text
     return service_pb2.ClassifyPlayRequest.FromString(data)
+
+
+def read_batch_request(bytes data):
+    """A BatchClassify request from its bytes: ``(rule set id, codes, lengths)`` (the codes
+    a view of ``data``, the lengths an ``array("i")``) when it holds at most a rule set by
+    id, the codes and the lengths (packed, each below 2**31), each field once (no text
+    plays, no readings asked for); else the generated class's message."""
+    cdef const unsigned char* b = <const unsigned char*>PyBytes_AS_STRING(data)
+    cdef Py_ssize_t n = len(data), k = 0, start, end
+    cdef int key, seen = 0
+    vid, codes, lengths = "", memoryview(b""), array("i")
+    while k < n:
+        key = b[k]
+        end = _span(b, k + 1, n, &start)
+        if end < 0:
+            break
+        if key == K.q_rule_set and not seen & 1:
+            seen |= 1
+            vid = _rule_set_id(b, start, end)
+            if vid is None:
+                break
+        elif key == K.bq_codes and not seen & 2:
+            seen |= 2
+            codes = memoryview(data)[start:end]
+        elif key == K.bq_lengths and not seen & 4:
+            seen |= 4
+            lengths = _lengths(b, start, end)
+            if lengths is None:
+                break
+        else:
+            break
+        k = end
+    if k == n:
+        return vid, codes, lengths
+    return service_pb2.BatchClassifyRequest.FromString(data)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from array import array
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import grpc
@@ -59,6 +59,8 @@ if TYPE_CHECKING:   # prometheus_client must not be imported before the CLI sets
 
     #: A plain ClassifyPlay request as read from its bytes: rule set id, codes, card text.
     PlainClassify = tuple[str, list[int], str]
+    #: A plain BatchClassify request as read from its bytes: rule set id, codes, lengths.
+    PlainBatch = tuple[str, memoryview, array[int]]
 
 __all__ = ["ShuangkouServicer", "SERVICE_NAME", "BATCH_CHUNK"]
 
@@ -166,21 +168,32 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                                                 play=reading_to_proto(result.play))
 
     @rpc
-    def BatchClassify(self, request: service_pb2.BatchClassifyRequest,
+    def BatchClassify(self, request: service_pb2.BatchClassifyRequest | PlainBatch,
                       context: grpc.ServicerContext) -> bytes:
         """The reply's bytes (a BatchClassifyResponse): gRPC sends them as they are, the
-        HTTP side reads them into the message (:mod:`shuangkou.service.web`)."""
-        variant = resolve_variant(request)
+        HTTP side reads them into the message (:mod:`shuangkou.service.web`).
+
+        gRPC hands a plain request over as the fields it holds, read from its bytes
+        (``request_reader`` below); they are checked in the same order as a message's."""
+        codes: bytes | memoryview
+        lengths: Sequence[int]
+        texts: Sequence[str]
+        if isinstance(request, tuple):
+            vid, codes, lengths = request
+            variant, texts, include_readings = variant_by_id(vid), (), False
+        else:
+            variant = resolve_variant(request)
+            texts, include_readings = request.plays_text, request.include_readings
+            codes, lengths = request.codes, list(request.lengths)
         parse_errors: dict[int, bytes] = {}  # text plays' index -> its encoded status
-        text_mode = bool(request.plays_text)
+        text_mode = bool(texts)
         if text_mode:
-            if request.codes or request.lengths:
+            if codes or lengths:
                 raise BadInput("give the plays either as codes + lengths or as text, not both",
                                "plays_text")
-            self.limits.check_batch(len(request.plays_text), "plays_text")
-            codes, lengths = self._parse_texts(request.plays_text, parse_errors, context)
+            self.limits.check_batch(len(texts), "plays_text")
+            codes, lengths = self._parse_texts(texts, parse_errors, context)
         else:
-            codes, lengths = request.codes, list(request.lengths)
             self.limits.check_batch(len(lengths), "lengths")
             total = sum(lengths)
             if total != len(codes) and lengths and max(lengths) > len(codes):
@@ -216,7 +229,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
             invalid += len(columns.errors)
             wire.append(self._errors_bytes(columns.errors, first, parse_errors if text_mode
                                            else None))
-            if request.include_readings:
+            if include_readings:
                 response.readings.extend(self._primary_readings(columns.kind.tobytes(), bytes(
                     view[offset:offset + size]), chunk, variant))
             first += done
@@ -229,6 +242,9 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
         # The reply as bytes: the message's fields, then the columns and errors written
         # above (a repeated field's parts concatenate), never parsed and re-encoded here.
         return response.SerializeToString() + b"".join(wire)
+
+    # The metrics interceptor decodes this method's requests with it (service/metrics.py).
+    BatchClassify.request_reader = _wire.read_batch_request  # type: ignore[attr-defined]
 
     @staticmethod
     def _errors_bytes(errors: BatchErrors, first: int,
@@ -277,7 +293,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
         return bytes(buf), lengths
 
     @staticmethod
-    def _primary_readings(kinds: bytes, codes: bytes, lengths: list[int],
+    def _primary_readings(kinds: bytes, codes: bytes, lengths: Sequence[int],
                           variant: str | Variant) -> Iterator[readings_pb2.Reading]:
         offset = 0
         for j, n in enumerate(lengths):
