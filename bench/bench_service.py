@@ -6,7 +6,7 @@ Each pass starts one ``shuangkou serve --workers 1`` and calls it from one clien
 over one channel, sequentially (one call in flight: the rate is the inverse of a round
 trip, what a game server waiting on its answer sees). Lines, each for ``--seconds``, the
 order rotated per pass (the health Check and the two valid ClassifyPlay lines are measured
-side by side, in turns of 0.2 s, for their ratios):
+side by side, in turns of 0.2 s each turn starting with the next, for their ratios):
 
 * ``health Check``: the transport's own cost, the yardstick;
 * ``ClassifyPlay, suited text`` / ``rank runs``: plays of the seeded generator as text
@@ -127,8 +127,10 @@ def measure(payload: dict[str, Any], seconds: float, rotate: int) -> dict[str, f
             for call, requests in runs:
                 for r in requests[:20]:
                     call(r)
-            for _ in range(max(1, round(seconds / 0.2))):
-                for (call, requests), total in zip(runs, totals, strict=True):
+            for turn in range(max(1, round(seconds / 0.2))):
+                # each turn starts with the next run: none is always the first or the last
+                for i in range(turn, turn + len(runs)):
+                    (call, requests), total = runs[i % len(runs)], totals[i % len(runs)]
                     n, dt, cpu = slice_of(call, requests, 0.2, int(total[0]))
                     total[0] += n
                     total[1] += dt
