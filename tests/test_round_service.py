@@ -473,14 +473,16 @@ def test_the_reply_is_the_message_built_field_by_field(variant: str) -> None:
 
 
 def test_kept_messages_are_dropped_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The servicer keeps the encoded Reading of each distinct standing play; with room for
-    one, every reply of whole rounds is still the response built field by field."""
-    from shuangkou.service.api import rounds
+    """The servicer keeps the encoded Reading of each distinct standing play (the one cache
+    of readings' bytes, service/api/convert.py); with room for one, every reply of whole
+    rounds is still the response built field by field."""
+    from shuangkou.service.api import convert
 
-    monkeypatch.setattr(rounds, "MAX_MESSAGES", 1)
-    monkeypatch.setattr(rounds, "_READINGS", {})
+    monkeypatch.setattr(convert, "READING_CACHE_SIZE", 1)
+    monkeypatch.setattr(convert, "_reading_wire", {})
+    monkeypatch.setattr(convert, "_reading_messages", {})
     test_the_reply_is_the_message_built_field_by_field("fengkuang")
-    assert len(rounds._READINGS) <= 1
+    assert len(convert._reading_wire) <= 1
 
 
 def test_every_rpc_of_the_round_service_is_registered() -> None:

@@ -147,8 +147,9 @@ def reading_to_proto(r: core.Reading) -> readings_pb2.Reading:
 
 
 # Reply messages of readings, kept per distinct reading: a game server classifies the same
-# few thousand readings over and over, and building a Reading message costs more than the
-# classification (issue 20's profile of ClassifyPlay). Keyed by the rule set and the
+# few thousand readings over and over, and a round's every call sends the play that stands
+# back; building a Reading message costs more than the classification (issue 20's profile
+# of ClassifyPlay). The one cache of every servicer's readings. Keyed by the rule set and the
 # reading's packed C form (equal in every field, so equal messages); bounded: emptied when
 # full (~0.5 KiB an entry).
 READING_CACHE_SIZE = 16_384

@@ -44,6 +44,7 @@ from .convert import (
     cards_of,
     declaration,
     declaration_to_proto,
+    reading_bytes,
     reading_to_proto,
     resolve_variant,
     seat_of,
@@ -62,7 +63,6 @@ MAX_STATE_BYTES = 4096   # a state is ~650 bytes (fixed per variant); far larger
 #: The longest one SuggestAction searches: `search.max_ms` at most, and the time limit of a
 #: rollout budget given alone (the call's deadline bounds it as well).
 MAX_SEARCH_MS = 10_000
-MAX_MESSAGES = 4096      # messages kept of the distinct standing plays seen
 
 _STATE_SCOPE = field_scope("state")      # one, reused: it keeps nothing between calls
 
@@ -84,26 +84,14 @@ def _codes(cards: tuple[int, ...]) -> tuple[cards_pb2.Card, ...]:
     return cast("tuple[cards_pb2.Card, ...]", cards)
 
 
-# The Reading messages of the plays that stand, as bytes: every later call of the trick sends
-# the same play back, and building its Reading is most of what a reply would cost. A play is
-# its cards and the reading's name (kind, top, star and wilds name exactly one reading of the
-# cards, docs/decisions.md 7) under one compiled rule set.
-_READINGS: dict[tuple[Any, ...], bytes] = {}
-
-
-def _reading_bytes(cards: tuple[int, ...], reading: core.Reading) -> bytes:
-    key = (reading.rules, cards, reading.kind, reading.top, reading.star, reading.wilds)
-    wire = _READINGS.get(key)
-    if wire is None:
-        if len(_READINGS) >= MAX_MESSAGES:
-            _READINGS.clear()
-        wire = _READINGS[key] = reading_to_proto(reading).SerializeToString()
-    return wire
+# The Reading messages of the plays that stand are kept as bytes, once per distinct reading
+# (convert.reading_bytes): every later call of the trick sends the same play back, and
+# building its Reading is most of what a reply would cost.
 
 
 def _standing_bytes(r: core.Round) -> bytes | None:
     standing = r.standing
-    return None if standing is None else _reading_bytes(standing.cards, standing.reading)
+    return None if standing is None else reading_bytes(standing.reading)
 
 
 def _sealed(r: core.Round, keys: core.StateKeys | None) -> bytes | None:
@@ -124,7 +112,7 @@ def apply_response(r: core.Round, rec: core.ActionRecord,
     """The ApplyActionResponse of action ``rec`` just applied to ``r`` (its state sealed
     under ``keys``, if any): state, view and record written by the compiled reply writer;
     the settlement added when the round is over."""
-    reading = None if rec.reading is None else _reading_bytes(rec.cards, rec.reading)
+    reading = None if rec.reading is None else reading_bytes(rec.reading)
     response = rounds_pb2.ApplyActionResponse.FromString(_wire.apply_bytes(
         r, rec.seat, ACTION_TYPES[rec.kind], rec.cards, reading, _standing_bytes(r),
         rec.trick_won_by, rec.finished, rec.wind_to, rec.next_turn, rec.round_over,
