@@ -10,6 +10,10 @@
 3. ``--dask``: a local Dask cluster of two workers (``--dask local:2 --output-dir``) against
    the single-process CLI on the same file (ratio), and the overhead per partition; with
    ``--growth 10000,100000,1000000`` the wall time by archive size.
+4. ``--cli-against [REV]``: only the CLI (``--jobs 1``) against in-process scoring of the
+   same file, in fresh processes, per CPU-second and wall clock (the issue-20 targets: at
+   least 0.9x and 0.8x), with REV's build alternating; ``--house``: on replays of a heavy
+   house variant given inline (:data:`HOUSE`) instead of the built-ins.
 
 Files are generated once and cached under ``/tmp/shuangkou-bench``.
 
@@ -42,8 +46,18 @@ VARIANTS = list(core.BUILTIN)
 FILE_ESCAPE_PROB = 0.05
 
 
-def _generate(args: tuple[str, int, float]) -> str:
+#: A heavy house variant (three decks, 40-card hands, chains from two links): its rounds
+#: run ~150 actions, about twice a built-in's cost to score, and each line carries the
+#: variant inline, as a platform scoring its own house rules sends it.
+HOUSE = {"id": "house_heavy", "extends": "qianbian", "decks": 3, "joker_copies": 2,
+         "hand_size": 40, "chain_min_links": 2}
+
+
+def _generate(args: tuple[str | dict, int, float]) -> str:
     variant, seed, escape_prob = args
+    if isinstance(variant, dict):
+        from shuangkou.core.variants import variant_from_mapping
+        variant = variant_from_mapping(variant)
     return json.dumps(generate_replay(variant, seed, escape_prob), separators=(",", ":"))
 
 
@@ -139,15 +153,18 @@ def _run(cmd: list[str]) -> tuple[float, float, subprocess.CompletedProcess[str]
     return wall, _children_cpu() - cpu, proc
 
 
-def archive_file(lines: int, workers: int) -> Path:
+def archive_file(lines: int, workers: int, house: bool = False) -> Path:
     """A JSONL archive of ``lines`` replays: a cached file of 10,000 generated replays (all
-    variants in turn, 5 % escapes) repeated (scoring cost does not depend on repeats)."""
+    variants in turn, 5 % escapes; ``house``: of :data:`HOUSE` alone) repeated (scoring cost
+    does not depend on repeats)."""
     unique = min(lines, 10_000)
-    jobs = [(VARIANTS[i % len(VARIANTS)], i, FILE_ESCAPE_PROB) for i in range(unique)]
-    base = cached_replays(f"replays-{unique}", jobs, workers)
+    jobs = [(HOUSE if house else VARIANTS[i % len(VARIANTS)], i, FILE_ESCAPE_PROB)
+            for i in range(unique)]
+    name = "house-" if house else ""
+    base = cached_replays(f"{name}replays-{unique}", jobs, workers)
     if lines == unique:
         return base
-    path = CACHE / f"archive-{lines}.jsonl"
+    path = CACHE / f"{name}archive-{lines}.jsonl"
     if not path.exists():
         data = base.read_bytes()
         tmp = path.with_suffix(".partial")
@@ -296,14 +313,15 @@ def cli_worker(path: str, lines: int) -> dict[str, float]:
             "CLI / in-process, wall": wall / cli_wall}
 
 
-def cli_against(n: int, workers: int, passes: int, against: str | None) -> None:
+def cli_against(n: int, workers: int, passes: int, against: str | None, house: bool) -> None:
     import baseline
 
-    path = archive_file(n, workers)
+    path = archive_file(n, workers, house)
     results = baseline.alternate(__file__, ["--cli-lines", str(n)], baseline.builds(against),
                                  passes, str(path))
-    print(f"\nbatch CLI vs in-process on the same {n:,} lines ({path.stat().st_size / 1e6:.0f} "
-          f"MB), {passes} passes per build, medians:")
+    what = f" of the house variant {HOUSE['id']} (inline)" if house else ""
+    print(f"\nbatch CLI vs in-process on the same {n:,} lines{what} "
+          f"({path.stat().st_size / 1e6:.0f} MB), {passes} passes per build, medians:")
     baseline.report(results, "see each line", width=40)
 
 
@@ -327,6 +345,8 @@ def main() -> None:
                         "lines, per CPU-second and wall clock, in fresh processes; with REV "
                         "also the build of that revision (bench/baseline.py), alternating")
     p.add_argument("--passes", type=int, default=3, help="passes per build (--cli-against)")
+    p.add_argument("--house", action="store_true",
+                   help="--cli-against on replays of a heavy house variant (HOUSE) instead")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--cli-lines", type=int, help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -336,7 +356,8 @@ def main() -> None:
     workers = os.cpu_count() or 1
     print(f"python {sys.version.split()[0]}, {workers} cores, load {os.getloadavg()[0]:.1f}")
     if args.cli_against is not None:
-        cli_against(args.file_replays, workers, args.passes, args.cli_against or None)
+        cli_against(args.file_replays, workers, args.passes, args.cli_against or None,
+                    args.house)
         return
     if args.cli_path_only:
         cli_path_ratio(archive_file(args.file_replays, workers), min(args.file_replays, 3000),
