@@ -77,6 +77,17 @@ cdef class Reading:
     cdef RD rd
     cdef readonly RuleSet rules
 
+# Every reading of a play: its n readings' C forms in rule-2 order (compiled modules read
+# them without a Reading object each), the rule set, and the play's codes as given.
+cdef class Classification:
+    cdef RD* rd
+    cdef int n
+    cdef readonly RuleSet rules
+    cdef u8 codes[MAXCARDS]
+    cdef int ncodes
+    cdef tuple _cards
+    cdef tuple _readings
+
 cdef RuleSet get_rules(object variant)
 cdef double monotonic() noexcept nogil
 cdef double deadline_after(object timeout) except -1

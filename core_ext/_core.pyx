@@ -1045,13 +1045,6 @@ cdef _same_variant(RuleSet a, RuleSet b):
 
 cdef class Classification:
     """Every reading of a play (§7), in rule-2 order; ``primary`` is the first."""
-    cdef RD* rd
-    cdef int n
-    cdef readonly RuleSet rules
-    cdef u8 codes[MAXCARDS]
-    cdef int ncodes
-    cdef tuple _cards
-    cdef tuple _readings
 
     def __dealloc__(self):
         free(self.rd)

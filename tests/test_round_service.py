@@ -479,10 +479,10 @@ def test_kept_messages_are_dropped_when_full(monkeypatch: pytest.MonkeyPatch) ->
     from shuangkou.service.api import convert
 
     monkeypatch.setattr(convert, "READING_CACHE_SIZE", 1)
-    monkeypatch.setattr(convert, "_reading_wire", {})
+    monkeypatch.setattr(convert, "ENCODED_READINGS", {})
     monkeypatch.setattr(convert, "_reading_messages", {})
     test_the_reply_is_the_message_built_field_by_field("fengkuang")
-    assert len(convert._reading_wire) <= 1
+    assert len(convert.ENCODED_READINGS) <= 1
 
 
 def test_every_rpc_of_the_round_service_is_registered() -> None:

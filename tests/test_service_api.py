@@ -442,6 +442,54 @@ def test_a_plain_request_is_read_as_its_message(case: tuple[str, bytes]) -> None
     assert answers[0] == answers[1]
 
 
+def test_a_plain_valid_play_is_answered_in_compiled_code(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``classify_plain`` answers a plain request of a valid play of every built-in rule set
+    with the reply of the servicer's Python path (its readings found in the one cache of
+    encoded readings), and leaves everything else to that path."""
+    import random
+    import sys
+
+    from grpc_helpers import ROOT
+    from prometheus_client import CollectorRegistry
+
+    from shuangkou.core.generate import deal
+    from shuangkou.service.api import _wire, convert
+    from shuangkou.service.api.shuangkou import ShuangkouServicer
+    from shuangkou.service.limits import Limits
+    from shuangkou.service.metrics import Metrics
+
+    sys.path.insert(0, str(ROOT / "fuzz"))
+    from messages import Context
+
+    limits = Limits()
+    servicer = ShuangkouServicer(limits, Metrics(CollectorRegistry()))
+    rng = random.Random(3)
+    checked = 0
+    for variant in core.BUILTIN:
+        plays = list(core.legal_plays(deal(variant, rng)[0], variant))
+        for play in rng.sample(plays, min(len(plays), 30)):
+            text = " ".join(core.format_cards(list(play.cards)))
+            for plain in ((variant, [], text), (variant, list(play.cards), "")):
+                reply, label, kind = _wire.classify_plain(plain, limits.max_cards)
+                message = service_pb2.ClassifyPlayRequest(rule_set=rule_set(variant), play=(
+                    cards(text) if plain[2] else cards_pb2.Cards(cards=play.cards)))
+                assert reply == servicer.ClassifyPlay(message, Context()), (variant, text)
+                assert (label, kind) == (variant, core.classify(text, variant).kind)
+                checked += 1
+    assert checked > 300
+
+    def made_again(reading: object) -> bytes:
+        raise AssertionError("a reading kept already was encoded again")
+
+    monkeypatch.setattr(convert, "reading_bytes", made_again)
+    assert _wire.classify_plain(plain, limits.max_cards)[0] == reply
+    for left in (("nope", [], "7S"), ("", [], "ZZ"), ("", [], ""), ("", [], "3 4"),
+                 ("", [76], ""), ("", [5], "7S"), ("", [5] * (limits.max_cards + 1), ""),
+                 ("baibian", [], "7S " * (limits.max_cards + 1))):
+        assert _wire.classify_plain(left, limits.max_cards) is None, left
+
+
 def test_grpc_reads_a_plain_request_from_its_bytes() -> None:
     """The handlers gRPC runs for ClassifyPlay and BatchClassify decode with the servicer's
     readers: a plain request arrives as its fields, any other as its message."""

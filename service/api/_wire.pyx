@@ -7,7 +7,8 @@ and its ``errors``, one ``BatchError`` per invalid play from a status per distin
 and a ``ClassifyPlayResponse`` from its readings' encoded bytes (service/api/shuangkou.py).
 Two requests are read here too, in the plain shape game servers send: a
 ``ClassifyPlayRequest`` and a ``BatchClassifyRequest`` (:func:`read_classify_request`,
-:func:`read_batch_request`).
+:func:`read_batch_request`); and a plain ClassifyPlay of a valid play is answered here
+whole (:func:`classify_plain`).
 
 The proto stays the one source: every field's key (its number and wire type) is read from
 the generated descriptors (``shuangkou.v1.rounds_pb2``) when this module loads, and checked to
@@ -24,12 +25,18 @@ from libc.string cimport memcmp, memcpy, memmove, memset
 
 from array import array
 
+from shuangkou.core._core cimport RD, Classification
 from shuangkou.core._round cimport SEED_BYTES, RoundCore
 from shuangkou.core._state cimport Layout, layout_of, pack_into
 from shuangkou.core.cards cimport NFACES, NO_SUIT, SEATS, code_of
 
 from google.protobuf.descriptor import FieldDescriptor
 
+from shuangkou.core import classify as _classify, parse_cards as _parse_cards
+from shuangkou.core.cards import is_card as _is_card
+from shuangkou.core.errors import ShuangkouError as _ShuangkouError
+from shuangkou.core.variants import BUILTIN as _BUILTIN
+from shuangkou.service.api import DEFAULT_VARIANT as _DEFAULT_VARIANT, convert as _convert
 from shuangkou.v1 import cards_pb2, rounds_pb2, service_pb2, variants_pb2
 
 # ----------------------------------------------------------------------------- the keys
@@ -652,3 +659,58 @@ def read_batch_request(bytes data):
     if k == n:
         return vid, codes, lengths
     return service_pb2.BatchClassifyRequest.FromString(data)
+
+
+# ----------------------------------------------------------------------------- answering
+
+cdef bint _IS_CARD[128]
+for _code in range(128):
+    _IS_CARD[_code] = _is_card(_code)
+
+
+cdef bytes _encoded(Classification c, int i):
+    """The encoded ``Reading`` of the ``i``-th reading of ``c``: looked up in the servicers'
+    one cache (convert.ENCODED_READINGS, keyed by the rule set and the reading's packed C
+    form, as :func:`convert.reading_bytes` keys it), made by that function when missing."""
+    key = (c.rules, PyBytes_FromStringAndSize(<char*>&c.rd[i], sizeof(RD)))
+    got = _convert.ENCODED_READINGS.get(key)
+    if got is None:
+        got = _convert.reading_bytes(c.readings[i])
+    return got
+
+
+def classify_plain(tuple request, int max_cards):
+    """ClassifyPlay's answer to a plain request (:func:`read_classify_request`) of a
+    built-in rule set and a valid play: ``(reply bytes, rule set id, kind)``; None for
+    anything else — a house variant, an unknown one, cards that do not parse, are not
+    cards or are too many, no play — which the servicer's Python path answers, errors and
+    all. The servicer's steps, in compiled code: a unary ClassifyPlay is mostly the
+    transport's cost, and in a running server each Python step of the servicer costs several
+    times what it does in a loop (issue 20's profile)."""
+    cdef Py_ssize_t v
+    vid, codes, text = request
+    if not vid:
+        vid = _DEFAULT_VARIANT
+    elif vid not in _BUILTIN:
+        return None
+    if text:
+        if codes or len(text) > 16 * max_cards:
+            return None
+        try:
+            codes = _parse_cards(text)
+        except _ShuangkouError:
+            return None
+    else:
+        for code in codes:
+            v = code
+            if v < 0 or v >= 128 or not _IS_CARD[v]:
+                return None
+    if not codes or len(codes) > max_cards:
+        return None
+    try:
+        found = _classify(codes, vid)
+    except _ShuangkouError:
+        return None
+    cdef Classification c = <Classification?>found
+    readings = [_encoded(c, i) for i in range(c.n)]
+    return classify_reply(c.cards, readings, readings[0]), vid, c.kind

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from shuangkou.core._core import _KindName as KindName  # the core's play-type names (a Literal)
 
 __all__ = ["resolve_variant", "variant_by_id", "variant_label", "cards_of", "card_codes",
-           "seat_of", "reading_to_proto", "reading_bytes", "reading_message",
+           "seat_of", "reading_to_proto", "reading_bytes", "reading_message", "ENCODED_READINGS",
            "declaration", "declaration_to_proto", "variant_data", "variant_document",
            "variant_to_proto",
            "KIND_BY_NAME", "KIND_NAMES", "ACTION_TYPES", "ACTION_NAMES", "WIN_KINDS",
@@ -155,7 +155,9 @@ def reading_to_proto(r: core.Reading) -> readings_pb2.Reading:
 READING_CACHE_SIZE = 16_384
 _T = TypeVar("_T")
 _reading_messages: dict[tuple[object, bytes], readings_pb2.Reading] = {}
-_reading_wire: dict[tuple[object, bytes], bytes] = {}
+#: What :func:`reading_bytes` keeps; ClassifyPlay's compiled path (service/api/_wire.pyx)
+#: looks readings up in it by the same key, without a Reading object each.
+ENCODED_READINGS: dict[tuple[object, bytes], bytes] = {}
 
 
 def _kept(cache: dict[tuple[object, bytes], _T], r: core.Reading,
@@ -178,7 +180,7 @@ def reading_message(r: core.Reading) -> readings_pb2.Reading:
 def reading_bytes(r: core.Reading) -> bytes:
     """:func:`reading_message` of ``r`` encoded, once per distinct reading (for the replies
     written as bytes, service/api/_wire.pyx)."""
-    return _kept(_reading_wire, r, _encoded)
+    return _kept(ENCODED_READINGS, r, _encoded)
 
 
 def _encoded(r: core.Reading) -> bytes:

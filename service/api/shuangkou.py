@@ -113,6 +113,11 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
         gRPC hands a plain request over as the fields it holds, read from its bytes
         (``request_reader`` below); they are checked in the same order as a message's."""
         if isinstance(request, tuple):
+            answered = _wire.classify_plain(request, self.limits.max_cards)
+            if answered is not None:       # a valid play of a built-in rule set
+                reply, label, kind = answered
+                self._classified(label, kind).inc()
+                return reply
             vid, given, text = request
             variant = variant_by_id(vid)
             codes, where = card_codes(given, text, "play", self.limits)
