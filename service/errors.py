@@ -304,10 +304,18 @@ class field_scope:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: Any) -> Literal[False]:
-        if isinstance(exc, ShuangkouError) and not getattr(exc, "_scoped", False):
-            exc.field = _join(self.where, core_field(exc)) if self.nested else self.where
-            exc._scoped = True  # type: ignore[attr-defined]  # outer scopes keep the inner path
+        if isinstance(exc, ShuangkouError):
+            scoped(exc, self.where, self.nested)
         return False      # the error goes on, tagged
+
+
+def scoped(exc: ShuangkouError, where: str, nested: bool = False) -> ShuangkouError:
+    """``exc`` tagged with the request field ``where`` as :class:`field_scope` tags it
+    (the innermost scope's tag stands); for compiled callers, which catch it themselves."""
+    if not getattr(exc, "_scoped", False):
+        exc.field = _join(where, core_field(exc)) if nested else where
+        exc._scoped = True  # type: ignore[attr-defined]  # outer scopes keep the inner path
+    return exc
 
 
 def status_for(exc: BaseException) -> grpc.Status | None:

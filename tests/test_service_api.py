@@ -484,10 +484,15 @@ def test_a_plain_valid_play_is_answered_in_compiled_code(
 
     monkeypatch.setattr(convert, "reading_bytes", made_again)
     assert _wire.classify_plain(plain, limits.max_cards)[0] == reply
-    for left in (("nope", [], "7S"), ("", [], "ZZ"), ("", [], ""), ("", [], "3 4"),
-                 ("", [76], ""), ("", [5], "7S"), ("", [5] * (limits.max_cards + 1), ""),
+    for left in (("nope", [], "7S"), ("", [], "ZZ"), ("", [], ""), ("", [76], ""),
+                 ("", [5], "7S"), ("", [5] * (limits.max_cards + 1), ""),
                  ("baibian", [], "7S " * (limits.max_cards + 1))):
         assert _wire.classify_plain(left, limits.max_cards) is None, left
+    for invalid, field in ((("", [], "3 4"), "play.cards_text"),
+                           (("huopin", [5, 9], ""), "play.cards")):
+        with pytest.raises(core.InvalidPlay) as caught:
+            _wire.classify_plain(invalid, limits.max_cards)
+        assert caught.value.field == field
 
 
 def test_grpc_reads_a_plain_request_from_its_bytes() -> None:
