@@ -4,6 +4,7 @@ and the wire Card enum against the core's card codes."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import threading
@@ -240,3 +241,36 @@ def test_the_heap_pad_is_kept_unless_the_environment_sets_it(
     assert keep_heap_pad() is (platform.libc_ver()[0] == "glibc")
     monkeypatch.setenv("MALLOC_TOP_PAD_", "131072")
     assert keep_heap_pad() is False
+
+
+@pytest.mark.skipif(__import__("platform").libc_ver()[0] != "glibc", reason="glibc's malloc")
+def test_the_batch_scorer_keeps_blocks_of_a_megabyte_on_the_heap() -> None:
+    """With ``mmap_below`` (the batch scorer's call) a block of 2 MiB freed and made again
+    reuses the heap; with the pad alone each one is mapped and faulted in afresh; an
+    operator's MALLOC_MMAP_THRESHOLD_ stands instead (counted in page faults, in a fresh
+    process: the settings are the process's)."""
+    import sys
+
+    code = """if True:
+        import resource, sys
+        from shuangkou.service.heap import MMAP_CEILING, keep_heap_pad
+        keep_heap_pad(mmap_below=MMAP_CEILING if sys.argv[1] == "1" else None)
+        def faults():
+            return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        block = bytearray(2 << 20)
+        del block
+        before = faults()
+        for _ in range(40):
+            block = bytearray(2 << 20)
+            del block
+        print(faults() - before)
+    """
+
+    def faults(on: str, **env: str) -> int:
+        done = subprocess.run([sys.executable, "-c", code, on], capture_output=True, text=True,
+                              timeout=60, env={**os.environ, **env}, check=True)
+        return int(done.stdout)
+
+    assert faults("1") < 2_000
+    assert faults("0") > 10_000
+    assert faults("1", MALLOC_MMAP_THRESHOLD_="131072") > 10_000

@@ -35,7 +35,7 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from ..heap import keep_heap_pad
+from ..heap import MMAP_CEILING, keep_heap_pad
 from . import pool
 from .inputs import byte_ranges, count_lines, expand_names, file_lines, read_range
 from .pages import DEFAULT_LIMIT, Rejected, write_pages
@@ -334,7 +334,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.output_dir and not args.merge and (not args.files or "-" in args.files):
         parser.error("--output-dir scores files, globs or directories (not stdin)")
     draw = not args.no_progress and sys.stderr.isatty()
-    keep_heap_pad()     # blocks of lines and records freed and made again, chunk after chunk
+    # blocks of lines and records freed and made again, chunk after chunk
+    keep_heap_pad(mmap_below=MMAP_CEILING)
     if args.output_dir:
         return _archive_main(args, draw)
     try:
