@@ -535,15 +535,54 @@ cdef inline bint _one_byte_codes(const unsigned char* b, Py_ssize_t start,
     return True
 
 
-cdef object _rule_set_id(const unsigned char* b, Py_ssize_t start, Py_ssize_t end):
-    """The id of the RuleSet in ``b[start:end]`` ("" for an empty one); None for any other
-    RuleSet (a custom one, an id of bad UTF-8 or given twice)."""
-    cdef Py_ssize_t inner
-    if start == end:
+cdef enum:
+    NKEYS = 64      # the keys a plain message may hold are below this (checked at import)
+
+for _k in (K.q_rule_set, K.q_play, K.q_id, K.q_text, K.cards, K.bq_codes, K.bq_lengths):
+    if _k >= NKEYS:
+        raise ImportError("a field the request readers read has a key of 64 or more "
+                          "(service/api/_wire.pyx)")
+
+# The fields a plain message may hold, a bit per key: of a ClassifyPlayRequest, its Cards,
+# a BatchClassifyRequest, a RuleSet.
+cdef unsigned long long _CLASSIFY = 1ULL << K.q_rule_set | 1ULL << K.q_play
+cdef unsigned long long _CARDS = 1ULL << K.cards | 1ULL << K.q_text
+cdef unsigned long long _BATCH = 1ULL << K.q_rule_set | 1ULL << K.bq_codes | 1ULL << K.bq_lengths
+cdef unsigned long long _RULE_SET = 1ULL << K.q_id
+
+
+cdef bint _field_table(const unsigned char* b, Py_ssize_t k, Py_ssize_t end,
+                  unsigned long long allowed, Py_ssize_t* starts, Py_ssize_t* ends) noexcept:
+    """The fields of the message in ``b[k:end]`` as a table: the payload of the field of key
+    ``j`` is ``b[starts[j]:ends[j]]`` (``starts[j]`` -1: absent). True when every field is
+    length-delimited, of a key in ``allowed`` (a bit per key) and given once; False for any
+    other message (a field given twice is merged by protobuf: the generated class reads
+    those)."""
+    cdef int key
+    cdef Py_ssize_t start, stop
+    memset(starts, -1, NKEYS * sizeof(Py_ssize_t))
+    while k < end:
+        key = b[k]
+        if key >= NKEYS or not (allowed >> key) & 1 or starts[key] >= 0:
+            return False
+        stop = _span(b, k + 1, end, &start)
+        if stop < 0:
+            return False
+        starts[key], ends[key] = start, stop
+        k = stop
+    return True
+
+
+cdef inline object _rule_set_id(const unsigned char* b, Py_ssize_t start, Py_ssize_t end):
+    """The id of the RuleSet in ``b[start:end]`` ("" for none or an empty one); None for any
+    other RuleSet (a custom one, an id of bad UTF-8 or given twice)."""
+    cdef Py_ssize_t starts[NKEYS]
+    cdef Py_ssize_t ends[NKEYS]
+    if start < 0:
         return ""
-    if b[start] != K.q_id or _span(b, start + 1, end, &inner) != end:
+    if not _field_table(b, start, end, _RULE_SET, starts, ends):
         return None
-    return _text(b, inner, end)
+    return "" if starts[K.q_id] < 0 else _text(b, starts[K.q_id], ends[K.q_id])
 
 
 cdef object _lengths(const unsigned char* b, Py_ssize_t start, Py_ssize_t end):
@@ -585,45 +624,23 @@ def read_classify_request(bytes data):
     it holds at most a rule set by id and the play's codes (packed, each below 128) or its
     text, each field once (no declaration); else the generated class's message."""
     cdef const unsigned char* b = <const unsigned char*>PyBytes_AS_STRING(data)
-    cdef Py_ssize_t n = len(data), k = 0, start, end, inner, at, i
-    cdef int key, seen = 0
-    vid, codes, text = "", [], ""
-    while k < n:
-        key = b[k]
-        end = _span(b, k + 1, n, &start)
-        if end < 0:
-            break
-        if key == K.q_rule_set and not seen & 1:
-            seen |= 1
-            vid = _rule_set_id(b, start, end)
-            if vid is None:
-                break
-        elif key == K.q_play and not seen & 2:
-            seen |= 2
-            at = start
-            while at < end:                 # a Cards: its codes and its text, once each
-                key = b[at]
-                i = _span(b, at + 1, end, &inner)
-                if i < 0:
-                    break
-                if key == K.cards and not seen & 4 and _one_byte_codes(b, inner, i):
-                    seen |= 4
-                    codes = list(b[inner:i])
-                elif key == K.q_text and not seen & 8:
-                    seen |= 8
-                    text = _text(b, inner, i)
-                    if text is None:
-                        break
+    cdef Py_ssize_t starts[NKEYS]
+    cdef Py_ssize_t ends[NKEYS]
+    cdef Py_ssize_t at, to
+    codes, text = [], ""
+    if _field_table(b, 0, len(data), _CLASSIFY, starts, ends):
+        vid = _rule_set_id(b, starts[K.q_rule_set], ends[K.q_rule_set])
+        at, to = starts[K.q_play], ends[K.q_play]
+        if vid is not None and (at < 0 or _field_table(b, at, to, _CARDS, starts, ends)):
+            if at >= 0 and starts[K.cards] >= 0:
+                if not _one_byte_codes(b, starts[K.cards], ends[K.cards]):
+                    vid = None
                 else:
-                    break
-                at = i
-            if at != end:
-                break
-        else:
-            break
-        k = end
-    if k == n:
-        return vid, codes, text
+                    codes = list(b[starts[K.cards]:ends[K.cards]])
+            if at >= 0 and starts[K.q_text] >= 0:
+                text = _text(b, starts[K.q_text], ends[K.q_text])
+            if vid is not None and text is not None:
+                return vid, codes, text
     return service_pb2.ClassifyPlayRequest.FromString(data)
 
 
@@ -633,32 +650,16 @@ def read_batch_request(bytes data):
     id, the codes and the lengths (packed, each below 2**31), each field once (no text
     plays, no readings asked for); else the generated class's message."""
     cdef const unsigned char* b = <const unsigned char*>PyBytes_AS_STRING(data)
-    cdef Py_ssize_t n = len(data), k = 0, start, end
-    cdef int key, seen = 0
-    vid, codes, lengths = "", memoryview(b""), array("i")
-    while k < n:
-        key = b[k]
-        end = _span(b, k + 1, n, &start)
-        if end < 0:
-            break
-        if key == K.q_rule_set and not seen & 1:
-            seen |= 1
-            vid = _rule_set_id(b, start, end)
-            if vid is None:
-                break
-        elif key == K.bq_codes and not seen & 2:
-            seen |= 2
-            codes = memoryview(data)[start:end]
-        elif key == K.bq_lengths and not seen & 4:
-            seen |= 4
-            lengths = _lengths(b, start, end)
-            if lengths is None:
-                break
-        else:
-            break
-        k = end
-    if k == n:
-        return vid, codes, lengths
+    cdef Py_ssize_t starts[NKEYS]
+    cdef Py_ssize_t ends[NKEYS]
+    if _field_table(b, 0, len(data), _BATCH, starts, ends):
+        vid = _rule_set_id(b, starts[K.q_rule_set], ends[K.q_rule_set])
+        codes = memoryview(b"") if starts[K.bq_codes] < 0 else \
+            memoryview(data)[starts[K.bq_codes]:ends[K.bq_codes]]
+        lengths = array("i") if starts[K.bq_lengths] < 0 else \
+            _lengths(b, starts[K.bq_lengths], ends[K.bq_lengths])
+        if vid is not None and lengths is not None:
+            return vid, codes, lengths
     return service_pb2.BatchClassifyRequest.FromString(data)
 
 
