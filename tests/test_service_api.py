@@ -446,7 +446,8 @@ def test_a_plain_valid_play_is_answered_in_compiled_code(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """``classify_plain`` answers a plain request of a valid play of every built-in rule set
     with the reply of the servicer's Python path (its readings found in the one cache of
-    encoded readings), and leaves everything else to that path."""
+    encoded readings), refuses an unknown rule set and a play that is no play as that path
+    does, and leaves the rest to it."""
     import random
     import sys
 
@@ -484,13 +485,14 @@ def test_a_plain_valid_play_is_answered_in_compiled_code(
 
     monkeypatch.setattr(convert, "reading_bytes", made_again)
     assert _wire.classify_plain(plain, limits.max_cards)[0] == reply
-    for left in (("nope", [], "7S"), ("", [], "ZZ"), ("", [], ""), ("", [76], ""),
+    for left in (("", [], "ZZ"), ("", [], ""), ("", [76], ""),
                  ("", [5], "7S"), ("", [5] * (limits.max_cards + 1), ""),
                  ("baibian", [], "7S " * (limits.max_cards + 1))):
         assert _wire.classify_plain(left, limits.max_cards) is None, left
     for invalid, field in ((("", [], "3 4"), "play.cards_text"),
-                           (("huopin", [5, 9], ""), "play.cards")):
-        with pytest.raises(core.InvalidPlay) as caught:
+                           (("huopin", [5, 9], ""), "play.cards"),
+                           (("nope", [], "7S"), "rule_set.id")):
+        with pytest.raises(core.ShuangkouError) as caught:
             _wire.classify_plain(invalid, limits.max_cards)
         assert caught.value.field == field
 
@@ -534,6 +536,34 @@ def test_grpc_reads_a_plain_request_from_its_bytes() -> None:
     assert (vid, bytes(codes), list(lengths)) == ("", bytes([5, 6]), [1, 1])
     texts = service_pb2.BatchClassifyRequest(plays_text=["7S"])
     assert read(texts.SerializeToString()) == texts
+
+
+def test_raw_request_bytes_are_answered_or_refused(srv: Running) -> None:
+    """Bytes sent as they are to the two methods whose requests are read in compiled code —
+    random ones, truncated plain requests, length prefixes past the end, fields repeated,
+    oversized varints — are answered or refused INVALID_ARGUMENT (NOT_FOUND for a rule set
+    id that reads as unknown), never INTERNAL, and the server goes on answering."""
+    import random
+
+    rng = random.Random(5)
+    plain = service_pb2.ClassifyPlayRequest(rule_set=rule_set("huopin"),
+                                            play=cards("45678 BJ")).SerializeToString()
+    batch = service_pb2.BatchClassifyRequest(codes=bytes([5, 6]),
+                                             lengths=[1, 1]).SerializeToString()
+    crafted = [b"", b"\x0a", b"\x0a\xff\xff\xff\xff\x0f", b"\x12\x05\x12\x03abc",
+               b"\x1a\x05\xff\xff\xff\xff\xff", b"\x0a\x00" * 1000, plain + plain,
+               batch + batch, b"\x12\x80\x80\x80\x80\x80\x80\x80\x80\x80\x80\x01"]
+    crafted += [plain[:i] for i in range(len(plain))] + [batch[:i] for i in range(len(batch))]
+    crafted += [rng.randbytes(rng.randrange(1, 64)) for _ in range(150)]
+    for method in ("ClassifyPlay", "BatchClassify"):
+        call = srv.channel.unary_unary(f"/shuangkou.v1.ShuangkouService/{method}")
+        for data in crafted:
+            try:
+                call(data, timeout=TIMEOUT)
+            except grpc.RpcError as exc:
+                assert exc.code() in (grpc.StatusCode.INVALID_ARGUMENT,   # an unknown id:
+                                      grpc.StatusCode.NOT_FOUND), (method, data, exc)
+    assert classify(srv, "45678 BJ", "huopin").reading.kind == K.KIND_STRAIGHT
 
 
 def test_batch_bad_requests() -> None:

@@ -35,8 +35,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from shuangkou.core import classify as _classify, parse_cards as _parse_cards
 from shuangkou.core.cards import is_card as _is_card
 from shuangkou.core.errors import ShuangkouError as _ShuangkouError
-from shuangkou.core.variants import BUILTIN as _BUILTIN
-from shuangkou.service.api import DEFAULT_VARIANT as _DEFAULT_VARIANT, convert as _convert
+from shuangkou.service.api import convert as _convert
 from shuangkou.service.errors import scoped as _scoped
 from shuangkou.v1 import cards_pb2, rounds_pb2, service_pb2, variants_pb2
 
@@ -682,20 +681,17 @@ cdef bytes _encoded(Classification c, int i):
 
 
 def classify_plain(tuple request, int max_cards):
-    """ClassifyPlay's answer to a plain request (:func:`read_classify_request`) of a
-    built-in rule set: ``(reply bytes, rule set id, kind)``, or the error the servicer
-    raises for cards that form no play (tagged with the field it names); None for anything
-    else — a house variant, an unknown one, cards that do not parse, are not cards or are
-    too many, no cards — which the servicer's Python path answers, errors and all. The
-    servicer's steps, in compiled code: a unary ClassifyPlay is mostly the
-    transport's cost, and in a running server each Python step of the servicer costs several
-    times what it does in a loop (issue 20's profile)."""
+    """ClassifyPlay's answer to a plain request (:func:`read_classify_request`):
+    ``(reply bytes, variant label, kind)``, or the error the servicer raises for an unknown
+    rule set or for cards that form no play (tagged with the field it names); None for
+    cards that do not parse, are not cards or are too many, or no cards — which the
+    servicer's Python path answers, errors and all. The servicer's steps, in compiled code
+    (the rule set resolved by the servicer's own :func:`convert.variant_by_id`): a unary
+    ClassifyPlay is mostly the transport's cost, and in a running server each Python step of
+    the servicer costs several times what it does in a loop (issue 20's profile)."""
     cdef Py_ssize_t v
     vid, codes, text = request
-    if not vid:
-        vid = _DEFAULT_VARIANT
-    elif vid not in _BUILTIN:
-        return None
+    variant = _convert.variant_by_id(vid)
     if text:
         if codes or len(text) > 16 * max_cards:
             return None
@@ -711,9 +707,9 @@ def classify_plain(tuple request, int max_cards):
     if not codes or len(codes) > max_cards:
         return None
     try:
-        found = _classify(codes, vid)
+        found = _classify(codes, variant)
     except _ShuangkouError as exc:   # no play: the servicer's answer, the field it names
         raise _scoped(exc, "play.cards_text" if text else "play.cards")
     cdef Classification c = <Classification?>found
     readings = [_encoded(c, i) for i in range(c.n)]
-    return classify_reply(c.cards, readings, readings[0]), vid, c.kind
+    return classify_reply(c.cards, readings, readings[0]), _convert.variant_label(variant), c.kind

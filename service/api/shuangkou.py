@@ -114,7 +114,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
         (``request_reader`` below); they are checked in the same order as a message's."""
         if isinstance(request, tuple):
             answered = _wire.classify_plain(request, self.limits.max_cards)
-            if answered is not None:       # a valid play of a built-in rule set
+            if answered is not None:       # a valid play
                 reply, label, kind = answered
                 self._classified(label, kind).inc()
                 return reply
