@@ -25,6 +25,22 @@ _DeclarationLike = str | Declaration | tuple[Any, ...]
 
 KINDS: tuple[_KindName, ...]
 BOMB_KINDS: frozenset[str]
+# the branches of variant fields, numbered as variants.py lists their values (cpdef enums)
+F_STAR: int
+F_TIER: int
+F_TOP: int
+F_NEG_CARDS: int
+F_CARDS: int
+F_NEG_Y: int
+F_Y: int
+F_WRAP_CLASS: int
+F_RANK_LIST: int
+PHASE_COMMON: int
+PHASE_LARGEST: int
+PHASE_SMALLEST: int
+WRAP_NONE: int
+WRAP_THROUGH_ACE: int
+WRAP_NATURAL_TWO: int
 RULES_CACHE_SIZE: int
 RULES_CACHE_BYTES: int
 RULES_ENTRY_BYTES: int

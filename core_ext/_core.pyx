@@ -46,14 +46,17 @@ KINDS = ("single", "pair", "triple", "straight", "pair_chain", "triple_chain",
 _KIND_INDEX = {k: i for i, k in enumerate(KINDS)}
 BOMB_KINDS = frozenset(("bomb", "joker_bomb_3", "joker_bomb_4", "chain_bomb"))
 
-# Bomb-key field ids (names as in variants.BOMB_ORDERS).
-cdef enum Field:
-    F_STAR, F_TIER, F_TOP, F_NEG_CARDS, F_CARDS, F_NEG_Y, F_Y, F_WRAP, F_RANKLIST
-_FIELD_IDS = {"star": F_STAR, "tier": F_TIER, "top": F_TOP, "neg_cards": F_NEG_CARDS,
-              "cards": F_CARDS, "neg_y": F_NEG_Y, "y": F_Y, "wrap_class": F_WRAP,
-              "rank_list": F_RANKLIST}
-_PHASES = {"common": 0, "largest": 1, "smallest": 2}
-_WRAPS = {"none": 0, "through_ace": 1, "natural_two": 2}
+# The branches of the variant fields read here, numbered as variants.py lists their values
+# (each named PREFIX_VALUE: tests/test_round_ends.py checks the numbers against the lists).
+cpdef enum:                # bomb-key fields: variants.BOMB_KEY_FIELDS
+    F_STAR, F_TIER, F_TOP, F_NEG_CARDS, F_CARDS, F_NEG_Y, F_Y, F_WRAP_CLASS, F_RANK_LIST
+cpdef enum:                # which count is a chain bomb's X: variants.CHAIN_PHASES
+    PHASE_COMMON, PHASE_LARGEST, PHASE_SMALLEST
+cpdef enum:                # may a chain run through 2: variants.CHAIN_WRAPS
+    WRAP_NONE, WRAP_THROUGH_ACE, WRAP_NATURAL_TWO
+_FIELD_IDS = _variants.numbered(_variants.BOMB_KEY_FIELDS)
+_PHASES = _variants.numbered(_variants.CHAIN_PHASES)
+_WRAPS = _variants.numbered(_variants.CHAIN_WRAPS)
 
 
 # ----------------------------------------------------------------------------- cards
@@ -553,9 +556,9 @@ cdef inline void set_key(const Rules* R, RD* rd) noexcept nogil:
             rd.key[pos] = -rd.length
         elif f == F_Y:
             rd.key[pos] = rd.length
-        elif f == F_WRAP:
+        elif f == F_WRAP_CLASS:
             rd.key[pos] = rd.wrap_class
-        elif f == F_RANKLIST:
+        elif f == F_RANK_LIST:
             # the chain's ranks by count desc, then natural rank desc; joker bombs have none
             n = 0
             if rd.kind == K_BOMB or rd.kind == K_CHAIN_BOMB:
@@ -673,7 +676,7 @@ cdef int add_chain_bomb(const Rules* R, RD* out, int n, int cap, int nchain_star
         for j in range(k[i] - c[r]):
             rd.wild[rd.nwild] = r
             rd.nwild += 1
-    rd.phase = mx if R.phase == 1 else mn
+    rd.phase = mx if R.phase == PHASE_LARGEST else mn
     rd.star = rd.phase + Y
     set_key(R, rd)
     for i in range(nchain_start, n):
@@ -727,7 +730,7 @@ cdef int chain_bombs(const Rules* R, const u8* c, int nat_mask, int w, int total
     smax = 11
     for s in range(R.lo, smax + 1):
         for Y in range(R.min_y, maxY + 1):
-            if R.wrap == 0 and s + Y - 1 > 11:
+            if R.wrap == WRAP_NONE and s + Y - 1 > 11:
                 break
             if Y > 12:
                 break
@@ -963,7 +966,7 @@ cdef class Reading:
         cdef int i, n = self.rules.r.nkey
         if self.rd.kind < K_BOMB:
             return ()
-        if self.rules.r.keyfield[n - 1] == F_RANKLIST:   # variable length, padded with -1
+        if self.rules.r.keyfield[n - 1] == F_RANK_LIST:   # variable length, padded with -1
             while n < KEYLEN and self.rd.key[n] != -1:
                 n += 1
             if self.rd.key[n - 1] == -1:
@@ -1727,7 +1730,7 @@ cdef int invalid_why(const Rules* R, const u8* c, int n) noexcept nogil:
     if n == 4:
         return W_FOUR
     if c[12] and nranks > 1:
-        if R.wrap == 0:
+        if R.wrap == WRAP_NONE:
             return W_TWO_NO_WRAP
         if mx < 4 or not c[11]:
             return W_TWO_WRAP_NEEDS_A

@@ -6,24 +6,36 @@ from shuangkou.core._core cimport MAXCARDS, RD, Decl, RuleSet, u8
 from shuangkou.core.cards cimport NCODES, NFACES, SEATS, partner_of
 
 cdef enum:
-    END_TEAM = 0         # finishing_order: the round ends once both players of a team are out
-    END_FIRST = 1        # first_out (huopin): the first finisher ends it
     OVER_NONE = 0        # the round goes on
-    OVER_TEAM = 1        # both players of one team finished
-    OVER_FIRST = 2       # the first finisher ended it (huopin)
-    OVER_ESCAPE = 3      # a seat escaped
+    OVER_ESCAPE = 3      # a seat escaped; a round a rule ended records its row's `over`
     LEAD_FIRST = 0       # why the seat to act leads: the first trick,
     LEAD_WON = 1         # everyone passed on its play,
     LEAD_WIND = 2        # 接风
 
 
+# The round end (§9): one row of core_ext/round_ends.py (the table; a variant's round_end
+# names its row), in C. Read into the round (RoundCore.end) and into settlement (Tables.end).
+cdef struct EndRule:
+    int team             # the round ends as soon as both players of one team are out
+    int outs             # ... and at the latest at this finish
+    int kou              # scored by kou (the cards the losers hold), not by places
+    int over             # what a state records for a round it ended (OVER_* above excluded)
+
+
+cdef inline int end_rule_from(object row, EndRule* rule) except -1:
+    """``rule``: the row (a round_ends.RoundEnd) in C."""
+    rule.team, rule.outs, rule.kou, rule.over = row.team, row.outs, row.kou, row.over
+    return 0
+
+
 # The round end (§9), decided here only: live rounds, stored states and settlement ask it.
-cdef inline int ended_at(int end_rule, const int* fin, int nfin) noexcept nogil:
+# The twin of round_ends.RoundEnd.ended_at (tests/test_round_ends.py checks they agree).
+cdef inline int ended_at(const EndRule* rule, const int* fin, int nfin) noexcept nogil:
     """Index in the finishing order ``fin[:nfin]`` of the finish that ended the round, or -1
     while it goes on."""
     cdef int i, out = 0
     for i in range(nfin):
-        if end_rule == END_FIRST or out & (1 << partner_of(fin[i])):
+        if i + 1 >= rule.outs or (rule.team and out & (1 << partner_of(fin[i]))):
             return i
         out |= 1 << fin[i]
     return -1
@@ -42,7 +54,8 @@ cdef class RoundCore:
     cdef u8 nplayed[NCODES]          # cards played so far, by the code they were played as
     cdef int fin[SEATS]
     cdef int nfin
-    cdef int cturn, cleader, last, prev, npasses, holding, end_rule, escape_ok
+    cdef int cturn, cleader, last, prev, npasses, holding, escape_ok
+    cdef EndRule end                 # the variant's round end (round_ends.py)
     cdef int over_kind, over_seat, over_action, cescaper
     cdef int lead_why, lead_a, lead_b
     cdef int has_st, st_seat, st_index, st_n

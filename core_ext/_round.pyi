@@ -12,7 +12,6 @@ from .declaration import Declaration
 from .round_records import ActionRecord, Standing
 from .variants import Variant
 
-ROUND_END_RULES: Mapping[str, int]
 TURN_AFTER: tuple[tuple[int, int, int], ...]
 WIND_ORDER: tuple[tuple[int, int, int], ...]
 NO_SEED: bytes

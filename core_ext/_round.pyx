@@ -52,14 +52,12 @@ from shuangkou.core._core import Reading, format_cards, play_reading
 from shuangkou.core.cards import rank_name as _rank_name
 from shuangkou.core.declaration import Declaration
 from shuangkou.core.errors import InvalidPlay, RuleViolation, ShuangkouError
+from shuangkou.core.round_ends import round_end as _round_end
 from shuangkou.core.round_records import ActionRecord, Standing
 
 
 # ----------------------------------------------------------------------------- rule data
 
-#: How the round ends once a seat has emptied its hand (§9), by the variant's ``round_end``:
-#: ``finishing_order`` when both players of one team are out, ``first_out`` at once.
-ROUND_END_RULES = {"finishing_order": END_TEAM, "first_out": END_FIRST}
 #: ``seed_sha256`` of a round whose hands were given rather than dealt from a seed.
 NO_SEED = bytes(SEED_BYTES)
 #: Turn order: the seats that may act after each seat, nearest first (§9 "Tricks").
@@ -75,12 +73,14 @@ def round_over_at(finish_order, round_end):
     ended the round under the rule ``round_end`` (a variant's field), or None while it goes
     on: the one round-over decision (``ended_at`` in _round.pxd)."""
     cdef int fin[SEATS]
+    cdef EndRule rule
     cdef int i, n = len(finish_order)
     if n > SEATS:
         raise ValueError("a finishing order has at most 4 seats")
+    end_rule_from(_round_end(round_end), &rule)
     for i in range(n):
         fin[i] = finish_order[i]
-    i = ended_at(ROUND_END_RULES[round_end], fin, n)
+    i = ended_at(&rule, fin, n)
     return None if i < 0 else i
 
 
@@ -179,7 +179,7 @@ cdef class RoundCore:
         """Take the variant's compiled rules (and the rules of its round end, escapes)."""
         self.rs = get_rules(variant)
         self.variant = self.rs.variant
-        self.end_rule = ROUND_END_RULES[self.variant.round_end]
+        end_rule_from(_round_end(self.variant.round_end), &self.end)
         self.escape_ok = self.variant.escape != "none"
         return 0
 
@@ -291,11 +291,9 @@ cdef class RoundCore:
 
     cdef str _over_note(self):
         s = self.over_seat
-        if self.over_kind == OVER_TEAM:
-            return f"seats {partner_of(s)} and {s} have both finished"
-        if self.over_kind == OVER_FIRST:
-            return f"seat {s} went out first"
-        return f"seat {s} escaped"
+        if self.over_kind == OVER_ESCAPE:
+            return f"seat {s} escaped"
+        return _round_end(self.variant.round_end).finished.format(seat=s, partner=partner_of(s))
 
     cdef object _over_error(self):
         # Actions count from 0 (as a replay's): say how many that was, which the state's
@@ -402,8 +400,8 @@ cdef class RoundCore:
             self.holding -= 1
             self.fin[self.nfin] = seat
             self.nfin += 1
-            if ended_at(self.end_rule, self.fin, self.nfin) >= 0:
-                self.over_kind = OVER_FIRST if self.end_rule == END_FIRST else OVER_TEAM
+            if ended_at(&self.end, self.fin, self.nfin) >= 0:
+                self.over_kind = self.end.over
                 self.over_seat = seat
                 self.over_action = self.actions_applied - 1
                 return pick
@@ -569,8 +567,8 @@ cdef class RoundCore:
         other.nfin = self.nfin
         other.cturn, other.cleader, other.last, other.prev = (self.cturn, self.cleader,
                                                                self.last, self.prev)
-        other.npasses, other.holding, other.end_rule, other.escape_ok = (
-            self.npasses, self.holding, self.end_rule, self.escape_ok)
+        other.npasses, other.holding, other.end, other.escape_ok = (
+            self.npasses, self.holding, self.end, self.escape_ok)
         other.over_kind, other.over_seat, other.over_action, other.cescaper = (
             self.over_kind, self.over_seat, self.over_action, self.cescaper)
         other.lead_why, other.lead_a, other.lead_b = self.lead_why, self.lead_a, self.lead_b

@@ -36,7 +36,6 @@ from libc.string cimport memcpy, memset
 from shuangkou.core._core cimport RD, RuleSet, make_reading, u8
 from shuangkou.core._enumerate cimport ALL_KINDS, Enum, enum_begin, enum_each, monotonic
 from shuangkou.core._round cimport RoundCore
-from shuangkou.core._round cimport END_TEAM
 from shuangkou.core._settle cimport Tables, round_amounts, tables
 from shuangkou.core._suggest cimport (
     MAXALT,
@@ -173,9 +172,9 @@ cdef double win_bonus(RoundCore r) except? -1:
     (docs/decisions.md): points alone trade wins for contributions where bombs pay a lot
     (fengkuang_crazy: 43 % of rounds won, +11.5 points; with the bonus 71 %, +12.7)."""
     cdef Tables t = tables(r.rs)
-    if t.end_rule == END_TEAM:
-        return WIN_WEIGHT * (t.base[0][0] + t.base[0][1])
-    return WIN_WEIGHT * 2 * t.kou[0]
+    if t.end.kou:
+        return WIN_WEIGHT * 2 * t.kou[0]
+    return WIN_WEIGHT * (t.base[0][0] + t.base[0][1])
 
 
 cdef struct Tally:

@@ -2,7 +2,7 @@
 # score rounds without Python records: the 托管 search's rollouts (_search.pyx).
 # _settle.pyx documents every field and rule.
 
-from shuangkou.core._round cimport RoundCore
+from shuangkou.core._round cimport EndRule, RoundCore
 from shuangkou.core.cards cimport SEATS
 
 cdef enum:
@@ -20,7 +20,8 @@ cdef struct StarRules:
 cdef class Tables:
     cdef readonly object variant
     cdef StarRules stars
-    cdef int end_rule, star_rule, contrib_mode, to_team, cap
+    cdef EndRule end                    # the round end's row (round_ends.py)
+    cdef int star_rule, contrib_mode, to_team, cap
     cdef int first_contrib, kou_double, kou_single
     cdef int escape_rule, kept_on_escape
     cdef long long escape_pay, escape_receive, escape_fee

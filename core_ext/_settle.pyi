@@ -21,6 +21,22 @@ ESCAPES: Mapping[str, int]
 KEPT_ON_ESCAPE: frozenset[str]
 ESCAPE_AMOUNTS: Mapping[str, Mapping[str, int]]
 KINDS_OF_WIN: tuple[str, str, str]   # variants.KINDS_OF_WIN
+# the branches of variant fields, numbered as variants.py lists their values (cpdef enums)
+STAR_WINNING_TEAM: int
+STAR_ALL: int
+STAR_WINNER: int
+MODE_PER_BOMB: int
+MODE_ROUND_STAR: int
+TO_PLAYER: int
+TO_TEAM: int
+ESCAPE_NONE: int
+ESCAPE_BIANFENG: int
+ESCAPE_FENGKUANG: int
+ESCAPE_QIANBIAN: int
+ESCAPE_HUOPIN: int
+WIN_DOUBLE: int
+WIN_SINGLE: int
+WIN_FLAT: int
 
 _R = TypeVar("_R")
 

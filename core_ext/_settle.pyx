@@ -5,8 +5,10 @@ places and the kind of win (§9), the multiplier (§10.3), contributions (§10.4
 
 The rule data stays data. Every behaviour that differs between variants is named by a
 variant field — ``round_end``, ``multiplier_star``, ``contribution_mode``,
-``contribution_recipients``, ``escape`` — looked up once per variant in the tables below
-(``ROUND_END_RULES`` … ``ESCAPES``) to select a branch or a small named function; the amounts
+``contribution_recipients``, ``escape`` — looked up once per variant to select a branch or
+a small named function: the round end's row of core_ext/round_ends.py, and for the others
+the C enums below, numbered as variants.py lists the names (``MULTIPLIER_STARS`` …
+``ESCAPES``; tests/test_round_ends.py checks that they agree); the amounts
 are the variant's rows and :data:`ESCAPE_AMOUNTS`, read into C tables once per variant
 (:func:`tables`). The round end itself is ``ended_at`` of core_ext/_round.pxd (the one
 round-over decision); seats come from core_ext/cards.pxd.
@@ -24,7 +26,7 @@ from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.string cimport memcpy, memset, strlen
 
 from shuangkou.core._core cimport K_CHAIN_BOMB, Reading, RuleSet, get_rules
-from shuangkou.core._round cimport END_TEAM, RoundCore, ended_at
+from shuangkou.core._round cimport RoundCore, end_rule_from, ended_at
 from shuangkou.core.cards cimport SEATS, next_seat_of, partner_of, team_of
 
 cdef extern from "Python.h":
@@ -35,10 +37,17 @@ from types import MappingProxyType
 import orjson
 
 from shuangkou.core._enumerate import best_bomb
-from shuangkou.core._round import ROUND_END_RULES as _ROUND_END_RULES
 from shuangkou.core.errors import IllegalPlay, ShuangkouError
 from shuangkou.core.results import ContributionEvent, SeatResult, StarSource
-from shuangkou.core.variants import KINDS_OF_WIN
+from shuangkou.core.round_ends import round_end
+from shuangkou.core.variants import (
+    CONTRIBUTION_MODES as _CONTRIBUTION_MODES,
+    CONTRIBUTION_RECIPIENTS as _CONTRIBUTION_RECIPIENTS,
+    ESCAPE_RULES as _ESCAPE_RULES,
+    KINDS_OF_WIN,
+    STAR_SOURCES as _STAR_SOURCES,
+    numbered,
+)
 
 #: Largest stake and table fee accepted. With a house variant's table amounts (each up to
 #: variants.MAX_AMOUNT) a settlement can still pass int64; :func:`settle` refuses those.
@@ -47,21 +56,32 @@ MAX_TABLE_FEE = 10**12
 #: The wire carries amounts as int64 (protos/shuangkou/v1/scoring.proto).
 INT64_MAX = 2**63 - 1
 
-cdef enum:                 # whose star sets the multiplier (§10.3)
+# The branches a variant field selects, numbered as variants.py lists the field's values
+# (each named PREFIX_VALUE: tests/test_round_ends.py checks the numbers against the lists).
+cpdef enum:                # whose star sets the multiplier (§10.3): STAR_SOURCES
     STAR_WINNING_TEAM = 0
     STAR_ALL = 1
     STAR_WINNER = 2
 
-cdef enum:                 # when contributions are paid (§10.4)
-    PER_BOMB = 0
-    PER_ROUND_STAR = 1
+cpdef enum:                # when contributions are paid (§10.4): CONTRIBUTION_MODES
+    MODE_PER_BOMB = 0
+    MODE_ROUND_STAR = 1
 
-cdef enum:                 # the escape rules (§10.6)
+cpdef enum:                # who receives them: CONTRIBUTION_RECIPIENTS
+    TO_PLAYER = 0
+    TO_TEAM = 1
+
+cpdef enum:                # the escape rules (§10.6): ESCAPE_RULES
     ESCAPE_NONE = 0
     ESCAPE_BIANFENG = 1
     ESCAPE_FENGKUANG = 2
     ESCAPE_QIANBIAN = 3
     ESCAPE_HUOPIN = 4
+
+cpdef enum:                # the kinds of win (§9), rows of the base and kou tables: KINDS_OF_WIN
+    WIN_DOUBLE = 0
+    WIN_SINGLE = 1
+    WIN_FLAT = 2
 
 cdef enum:                 # where a round star came from (StarSource.rule)
     SRC_NONE = 0
@@ -70,12 +90,11 @@ cdef enum:                 # where a round star came from (StarSource.rule)
     SRC_CHAIN_BONUS = 3
 
 #: The variant fields that name a behaviour, and the branch each value selects (the round
-#: end's is the round's own table, ``_round.ROUND_END_RULES``).
-MULTIPLIER_STARS = {"winning_team": STAR_WINNING_TEAM, "all": STAR_ALL, "winner": STAR_WINNER}
-CONTRIBUTION_MODES = {"per_bomb": PER_BOMB, "round_star": PER_ROUND_STAR}
-CONTRIBUTION_RECIPIENTS = {"player": 0, "team": 1}
-ESCAPES = {"none": ESCAPE_NONE, "bianfeng": ESCAPE_BIANFENG, "fengkuang": ESCAPE_FENGKUANG,
-           "qianbian": ESCAPE_QIANBIAN, "huopin": ESCAPE_HUOPIN}
+#: end's is its row of round_ends.py).
+MULTIPLIER_STARS = numbered(_STAR_SOURCES)
+CONTRIBUTION_MODES = numbered(_CONTRIBUTION_MODES)
+CONTRIBUTION_RECIPIENTS = numbered(_CONTRIBUTION_RECIPIENTS)
+ESCAPES = numbered(_ESCAPE_RULES)
 #: Contribution modes that survive an escape (§10.6): earned-when-played payments stand.
 KEPT_ON_ESCAPE = frozenset({"per_bomb"})
 
@@ -89,7 +108,7 @@ ESCAPE_AMOUNTS = MappingProxyType({
 
 #: Place of the first finisher's partner -> kind of win (§9), by index into KINDS_OF_WIN.
 cdef int KIND_BY_PARTNER_PLACE[5]
-KIND_BY_PARTNER_PLACE[:] = [-1, -1, 0, 1, 2]
+KIND_BY_PARTNER_PLACE[:] = [-1, -1, WIN_DOUBLE, WIN_SINGLE, WIN_FLAT]
 
 cdef long long C_INT64_MAX = 9223372036854775807
 
@@ -141,7 +160,7 @@ cdef class Tables:
     def __init__(self, v):
         cdef int s, k
         self.variant = v
-        self.end_rule = _ROUND_END_RULES[v.round_end]
+        end_rule_from(round_end(v.round_end), &self.end)
         self.star_rule = MULTIPLIER_STARS[v.multiplier_star]
         self.contrib_mode = CONTRIBUTION_MODES[v.contribution_mode]
         self.to_team = CONTRIBUTION_RECIPIENTS[v.contribution_recipients]
@@ -161,11 +180,11 @@ cdef class Tables:
         memset(self.base, 0, sizeof(self.base))
         memset(self.kou, 0, sizeof(self.kou))
         for k, name in enumerate(KINDS_OF_WIN):
-            if self.end_rule == END_TEAM:
+            if self.end.kou:
+                self.kou[k] = v.kou[name]
+            else:
                 for s in range(SEATS):
                     self.base[k][s] = v.base[name][s]
-            else:
-                self.kou[k] = v.kou[name]
         self.kou_double, self.kou_single = v.kou_thresholds
         for s in range(NSTAR):            # as Variant.multiplier_for / contribution_for
             self.mult[s] = v.multiplier_for(s)
@@ -174,7 +193,7 @@ cdef class Tables:
 
 
 cdef inline int multi_star(const StarRules* t, int n, int k) noexcept nogil:
-    """Variant.multi_bomb_star: round star for k or more bombs of at least n cards."""
+    """The multi-bomb table (§10.2): round star for k or more bombs of at least n cards."""
     if not t.multi:
         return 0
     if n == 4:
@@ -279,11 +298,11 @@ cdef int _event(Tables t, list events, long long* contrib, int seat, int star,
     if not gain and not pay:
         return 0
     if events is not None:
-        to = (<tuple>_TO_TEAM)[seat] if t.to_team else (<tuple>_TO_PLAYER)[seat]
+        to = (<tuple>_TO_TEAM)[seat] if t.to_team == TO_TEAM else (<tuple>_TO_PLAYER)[seat]
         events.append(_record(ContributionEvent, _EVENT_FIELDS,
                               (seat, c, gain, pay, to, None if bomb < 0 else bomb)))
     for s in range(SEATS):
-        if s == seat or (t.to_team and s == partner_of(seat)):
+        if s == seat or (t.to_team == TO_TEAM and s == partner_of(seat)):
             contrib[s] += gain
         else:
             contrib[s] -= pay
@@ -297,7 +316,7 @@ cdef int _contributions(Tables t, const Bombs* b, const int* stars, long long* c
     cdef int s, i
     memset(contrib, 0, SEATS * sizeof(long long))
     for s in range(SEATS):
-        if t.contrib_mode == PER_BOMB:
+        if t.contrib_mode == MODE_PER_BOMB:
             for i in range(b.n[s]):
                 if t.first_contrib >= 0 and b.star[s][i] >= t.first_contrib:
                     _event(t, events, contrib, s, b.star[s][i], i)
@@ -687,7 +706,7 @@ cdef int settle_amounts(Tables t, const int* fin, int nfin, const Bombs* b,
         if not o.places[s]:
             o.places[s] = nxt
             nxt += 1
-    if t.end_rule == END_TEAM:
+    if not t.end.kou:
         o.kind = KIND_BY_PARTNER_PLACE[o.places[partner_of(winner)]]
         for s in range(SEATS):
             o.base[s] = t.base[o.kind][o.places[s] - 1]
@@ -699,7 +718,8 @@ cdef int settle_amounts(Tables t, const int* fin, int nfin, const Bombs* b,
             raise ShuangkouError(f"seat {winner} finished first but cards_left says it holds "
                                  f"{cards_left[winner]} cards", "cards_left")
         held = cards_left[next_seat_of(winner)] + cards_left[next_seat_of(partner_of(winner))]
-        o.kind = 0 if held >= t.kou_double else 1 if held >= t.kou_single else 2
+        o.kind = (WIN_DOUBLE if held >= t.kou_double else WIN_SINGLE if held >= t.kou_single
+                  else WIN_FLAT)
         for s in range(SEATS):
             o.base[s] = t.kou[o.kind] if team_of(s) == team_of(winner) else -t.kou[o.kind]
     # -- whose star sets the multiplier (§10.3)
@@ -778,7 +798,7 @@ def settle(v, tuple order, played, stake, cards_left, escaper, hands, table_fee,
                                  "finish_order")
     if escaper is not None and not 0 <= escaper < SEATS:
         raise ShuangkouError(f"escape must be a seat 0–3; got {escaper!r}", "escape")
-    end = ended_at(t.end_rule, fin, nfin)
+    end = ended_at(&t.end, fin, nfin)
     if end != (-1 if escaper is not None else nfin - 1):
         raise ShuangkouError(f"finish_order {list(order)} is not where a round "
                              f"{'escaped' if escaper is not None else 'ended'} "

@@ -46,13 +46,10 @@ from shuangkou.core._core cimport K_BOMB, MAXCARDS, MAXREAD, RD, RuleSet, classi
 from shuangkou.core._core cimport make_reading, u8
 from shuangkou.core._round cimport (
     SEED_BYTES,
-    END_FIRST,
     LEAD_FIRST,
     LEAD_WIND,
     OVER_ESCAPE,
-    OVER_FIRST,
     OVER_NONE,
-    OVER_TEAM,
     RoundCore,
     ended_at,
 )
@@ -74,12 +71,15 @@ from hashlib import sha256 as _sha256
 from shuangkou.core._core import format_cards
 from shuangkou.core.cards import rank_name
 from shuangkou.core.errors import ShuangkouError
+from shuangkou.core.round_ends import ROUND_END_TABLE
 from shuangkou.core.variants import variant_with_rules
 from shuangkou.core.scoring import MAX_STAKE as _MAX_STAKE_PY
 from shuangkou.core.scoring import MAX_TABLE_FEE as _MAX_TABLE_FEE_PY
 
 #: The serialised form's first bytes.
 MAGIC = b"SKR3"     # SKR2 named the variant by id, had no seed; SKR1 a standing slot a byte short
+#: What a state records for a round its round-end rule ended (round_ends.py, each row's).
+_FINISHED = frozenset(row.over for row in ROUND_END_TABLE)
 #: Actions a state may count (the counters are C ints; a real round has a few hundred).
 MAX_ACTIONS = 2**31 - 1
 
@@ -461,7 +461,7 @@ def load(RoundCore r, variant, data, StateKeys keys=None):
     for s in range(SEATS):
         if r.nleft[s] > v.hand_size:
             raise _bad("a seat holds more cards than a hand")
-    end_at = ended_at(r.end_rule, fin, nfin)
+    end_at = ended_at(&r.end, fin, nfin)
     over, turn = h[5], h[0]
     if over == OVER_NONE:
         if end_at >= 0:
@@ -471,8 +471,8 @@ def load(RoundCore r, variant, data, StateKeys keys=None):
             raise _bad(f"seat {turn} cannot be the seat to act")
         if h[6] != 0 or h[7] != -1 or over_action != 0:
             raise _bad("a round in progress with an end recorded")
-    elif over == OVER_TEAM or over == OVER_FIRST:
-        if over != (OVER_FIRST if r.end_rule == END_FIRST else OVER_TEAM) or nfin == 0 \
+    elif over in _FINISHED:
+        if over != r.end.over or nfin == 0 \
                 or end_at != nfin - 1 or h[6] != fin[nfin - 1] or h[7] != -1:
             raise _bad(f"the round cannot have ended at finishing order "
                        f"{[fin[j] for j in range(nfin)]}")

@@ -30,7 +30,6 @@ from typing import Any, TypeVar
 from . import _state
 from ._core import format_cards, parse_cards
 from ._round import (
-    ROUND_END_RULES,
     TURN_AFTER,
     WIND_ORDER,
     RoundCore,
@@ -46,7 +45,7 @@ from .round_records import ActionRecord, Standing
 from .scoring import MAX_STAKE, MAX_TABLE_FEE, RoundResult
 from .variants import BUILTIN, Variant, get_variant, variant_from_mapping
 
-__all__ = ["ActionRecord", "Round", "StateKeys", "Standing", "ROUND_END_RULES", "TURN_AFTER",
+__all__ = ["ActionRecord", "Round", "StateKeys", "Standing", "TURN_AFTER",
            "WIND_ORDER", "check_deal", "seating"]
 
 _R = TypeVar("_R", bound=RoundResult)

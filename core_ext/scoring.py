@@ -27,6 +27,7 @@ from ._settle import ESCAPE_AMOUNTS, MAX_STAKE, MAX_TABLE_FEE
 from .cards import SEATS
 from .errors import InvalidPlay, ShuangkouError
 from .results import ContributionEvent, RoundResult, SeatResult, StarSource
+from .round_ends import round_end
 from .variants import Variant, get_variant
 
 __all__ = [
@@ -107,10 +108,9 @@ def _check_finish_order(finish_order: Sequence[int], variant: Variant,
                                  "finish; nobody can escape afterwards", "escape")
         return order
     if over is None:
-        what = ("the first finisher" if variant.round_end == "first_out"
-                else "both players of one team")
         raise ShuangkouError(f"finish_order {list(order)} does not end the round: "
-                             f"{variant.id} ends with {what}", "finish_order")
+                             f"{variant.id} ends with {round_end(variant.round_end).ends_with}",
+                             "finish_order")
     if over != len(order) - 1:
         raise ShuangkouError(f"finish_order {list(order)} goes on after the round ended at "
                              f"seat {order[over]}; later places are derived, not given",

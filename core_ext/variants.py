@@ -27,6 +27,8 @@ from typing import Any
 from .cards import RANK_CHARS
 from .documents import bounded, load_json, read_document
 from .errors import ShuangkouError, VariantError
+from .round_ends import ROUND_ENDS as ROUND_ENDS   # the values of round_end: the table's rows
+from .round_ends import round_end
 
 __all__ = [
     "Variant",
@@ -41,16 +43,20 @@ __all__ = [
     "register_variants",
     "house_variants",
     "find_variant",
+    "numbered",
 ]
 
 
-# Bomb-order families (§8). Each lists the fields of a bomb's sort key, compared
-# lexicographically, and the tier of each bomb kind (higher tier wins at equal star).
+# The fields a bomb's sort key may compare (§8):
 #   star       the bomb's star (uncapped)       tier       kind tier from `tiers`
 #   top        last rank in chain order         neg_cards  fewer cards wins
 #   cards      more cards wins                  neg_y      fewer links wins
 #   y          more links wins                  wrap_class 0 = A23.., 1 = ..KA2, 2 = other
 #   rank_list  chain ranks by count desc, then rank desc (huopin)
+BOMB_KEY_FIELDS = ("star", "tier", "top", "neg_cards", "cards", "neg_y", "y", "wrap_class",
+                   "rank_list")
+# Bomb-order families (§8). Each lists the fields of a bomb's sort key, compared
+# lexicographically, and the tier of each bomb kind (higher tier wins at equal star).
 BOMB_ORDERS: Mapping[str, Mapping[str, Any]] = MappingProxyType({
     "baibian": {
         "key": ("star", "tier", "top"),
@@ -74,15 +80,22 @@ BOMB_ORDERS: Mapping[str, Mapping[str, Any]] = MappingProxyType({
     },
 })
 
+# The values of the fields that name a behaviour. The compiled modules number each list's
+# values in its order (:func:`numbered`; their C enums are checked against these lists by
+# tests/test_round_ends.py). The round end's values are the rows of round_ends.py.
 CHAIN_COUNTS = ("equal", "any")            # per-rank counts of a chain bomb
 CHAIN_PHASES = ("common", "largest", "smallest")  # which count is the chain's X
 CHAIN_WRAPS = ("none", "through_ace", "natural_two")  # may a chain run through 2?
 STAR_SOURCES = ("winning_team", "all", "winner")    # whose star sets the multiplier
 CONTRIBUTION_MODES = ("per_bomb", "round_star")
 CONTRIBUTION_RECIPIENTS = ("player", "team")
-ROUND_ENDS = ("finishing_order", "first_out")
 ESCAPE_RULES = ("none", "bianfeng", "fengkuang", "qianbian", "huopin")
 KINDS_OF_WIN = ("double", "single", "flat")
+
+
+def numbered(values: tuple[str, ...]) -> Mapping[str, int]:
+    """Each value of a field's list by its position: the number compiled code branches on."""
+    return MappingProxyType({name: i for i, name in enumerate(values)})
 
 
 @dataclass(frozen=True)
@@ -187,15 +200,6 @@ class Variant:
                 ab = (a, b)
         return ab
 
-    def multi_bomb_star(self, n: int, k: int) -> int:
-        """Round star for k or more bombs of at least n cards (§10.2 pattern), 0 if none."""
-        need = dict(self.multi_bomb)
-        if not need:
-            return 0
-        if n == 4:
-            return k + 2 if k >= need.get(4, 99) else 0
-        return n + k - 1 if k >= need.get(5, 99) else 0
-
     # ------------------------------------------------------------------ validation
     def __post_init__(self) -> None:
         def fail(name: str, why: str) -> None:
@@ -250,17 +254,17 @@ class Variant:
                 fail("multi_bomb", f"rows are [N, min_k] with N 4 or 5; got {row!r}")
         if len({row[0] for row in self.multi_bomb}) != len(self.multi_bomb):
             fail("multi_bomb", "has at most one row for N = 4 and one for N >= 5")
-        if self.round_end not in ROUND_ENDS:
-            one_of("round_end", ROUND_ENDS)
+        one_of("round_end", ROUND_ENDS)
         # Both tables are checked in every variant (data must hash and round-trip), and
-        # the one the round end scores by must be complete.
-        if self.round_end == "finishing_order" and set(self.base) != set(KINDS_OF_WIN):
+        # the one the round end scores by (its row's `kou`) must be complete.
+        kou_scored = round_end(self.round_end).kou
+        if not kou_scored and set(self.base) != set(KINDS_OF_WIN):
             fail("base", f"needs exactly the rows {', '.join(KINDS_OF_WIN)}")
         for kind, places in self.base.items():
             if kind not in KINDS_OF_WIN or type(places) is not tuple or len(places) != 4 \
                     or not all(type(v) is int and abs(v) <= MAX_AMOUNT for v in places):
                 fail("base", f"row {kind!r} needs four integers (1st..4th place)")
-        if (self.round_end == "first_out" and set(self.kou) != set(KINDS_OF_WIN)) or not all(
+        if (kou_scored and set(self.kou) != set(KINDS_OF_WIN)) or not all(
                 kind in KINDS_OF_WIN and type(v) is int and 0 <= v <= MAX_AMOUNT
                 for kind, v in self.kou.items()):
             fail("kou", f"needs an integer for each of {', '.join(KINDS_OF_WIN)}")

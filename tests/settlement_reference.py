@@ -50,6 +50,16 @@ def partner(seat: int) -> int:
 
 # ----------------------------------------------------------------------------- round stars (§10.2)
 
+def multi_bomb_star(variant: Variant, n: int, k: int) -> int:
+    """Round star for k or more bombs of at least n cards (§10.2 pattern), 0 if none."""
+    need = dict(variant.multi_bomb)
+    if not need:
+        return 0
+    if n == 4:
+        return k + 2 if k >= need.get(4, 99) else 0
+    return n + k - 1 if k >= need.get(5, 99) else 0
+
+
 def round_star(bombs: Sequence[Reading], variant: Variant) -> tuple[int, StarSource]:
     """A seat's round star and its source from the bombs it played (in play order).
 
@@ -70,7 +80,7 @@ def round_star(bombs: Sequence[Reading], variant: Variant) -> tuple[int, StarSou
             # k bombs have at least sizes[k-1] cards; the star grows with N (N + k − 1 for
             # N ≥ 5, k + 2 for N = 4), so only N = sizes[k-1] and N = 4 need checking.
             for n in (sizes[k - 1], 4):
-                s = variant.multi_bomb_star(n, k)
+                s = multi_bomb_star(variant, n, k)
                 if s > star:
                     star, source = s, ("multi_bomb", n, k)
     if variant.chain_bonus:

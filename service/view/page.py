@@ -24,6 +24,7 @@ from typing import Any
 from shuangkou.core import format_cards
 from shuangkou.core.cards import SEATS, card_rank, card_suit, partner, rank_name
 from shuangkou.core.declaration import Declaration
+from shuangkou.core.round_ends import round_end
 from shuangkou.core.story import RoundStory, Step, Trick
 
 __all__ = ["render", "render_index", "card", "KIND_TEXT"]
@@ -341,7 +342,7 @@ def _kind_text(story: RoundStory) -> str:
         return f"{head}: seat {result.escaper} escaped at action {at}; nobody wins."
     winner = result.finish_order[0]
     mate = partner(winner)
-    if v.round_end == "first_out":
+    if round_end(v.round_end).kou:
         assert story.hands is not None
         losers = [s for s in range(SEATS) if s % 2 != winner % 2]
         held = [len(story.hands[s]) for s in losers]
