@@ -1,7 +1,7 @@
 """Typed stubs of the compiled round flow (core_ext/_round.pyx); the public class is
 shuangkou.core.Round (core_ext/round.py)."""
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from typing_extensions import disjoint_base
 

@@ -27,7 +27,7 @@ from typing import Any
 from .cards import RANK_CHARS
 from .documents import bounded, load_json, read_document
 from .errors import ShuangkouError, VariantError
-from .round_ends import ROUND_ENDS as ROUND_ENDS   # the values of round_end: the table's rows
+from .round_ends import ROUND_ENDS as ROUND_ENDS  # the values of round_end: the table's rows
 from .round_ends import round_end
 
 __all__ = [
