@@ -71,7 +71,7 @@ from hashlib import sha256 as _sha256
 from shuangkou.core._core import format_cards
 from shuangkou.core.cards import rank_name
 from shuangkou.core.errors import ShuangkouError
-from shuangkou.core.round_ends import ROUND_END_TABLE
+from shuangkou.core.round_ends import ROUND_END_TABLE as _ROUND_END_TABLE
 from shuangkou.core.variants import variant_with_rules
 from shuangkou.core.scoring import MAX_STAKE as _MAX_STAKE_PY
 from shuangkou.core.scoring import MAX_TABLE_FEE as _MAX_TABLE_FEE_PY
@@ -79,7 +79,7 @@ from shuangkou.core.scoring import MAX_TABLE_FEE as _MAX_TABLE_FEE_PY
 #: The serialised form's first bytes.
 MAGIC = b"SKR3"     # SKR2 named the variant by id, had no seed; SKR1 a standing slot a byte short
 #: What a state records for a round its round-end rule ended (round_ends.py, each row's).
-_FINISHED = frozenset(row.over for row in ROUND_END_TABLE)
+_FINISHED = frozenset(row.over for row in _ROUND_END_TABLE)
 #: Actions a state may count (the counters are C ints; a real round has a few hundred).
 MAX_ACTIONS = 2**31 - 1
 
