@@ -52,6 +52,7 @@ from shuangkou.core._core import Reading, format_cards, play_reading
 from shuangkou.core.cards import rank_name as _rank_name
 from shuangkou.core.declaration import Declaration
 from shuangkou.core.errors import InvalidPlay, RuleViolation, ShuangkouError
+from shuangkou.core.round_ends import ROUND_END_TABLE as _ROUND_END_TABLE
 from shuangkou.core.round_ends import round_end as _round_end
 from shuangkou.core.round_records import ActionRecord, Standing
 
@@ -66,6 +67,20 @@ TURN_AFTER = tuple(tuple((s + k) % SEATS for k in (1, 2, 3)) for s in range(SEAT
 #: seats in turn order (the partner can be out too only in a house variant).
 WIND_ORDER = tuple((partner_of(s), next_seat_of(s), next_seat_of(partner_of(s)))
                    for s in range(SEATS))
+
+
+cdef enum:
+    MAXENDS = 64         # round-end rules the table may hold
+
+# The table's rows in C, by their index in _END_INDEX: a round takes its row with one dict
+# lookup (a round is bound on every state loaded, so this is on the path of every RPC).
+cdef EndRule END_RULES[MAXENDS]
+cdef dict _END_INDEX = {}
+if len(_ROUND_END_TABLE) > MAXENDS:
+    raise ImportError(f"the round-end table holds at most {MAXENDS} rules (_round.pyx)")
+for _i, _row in enumerate(_ROUND_END_TABLE):
+    end_rule_from(_row, &END_RULES[_i])
+    _END_INDEX[_row.name] = _i
 
 
 def round_over_at(finish_order, round_end):
@@ -179,7 +194,10 @@ cdef class RoundCore:
         """Take the variant's compiled rules (and the rules of its round end, escapes)."""
         self.rs = get_rules(variant)
         self.variant = self.rs.variant
-        end_rule_from(_round_end(self.variant.round_end), &self.end)
+        i = _END_INDEX.get(self.variant.round_end)
+        if i is None:
+            _round_end(self.variant.round_end)     # raises: no row has the name
+        self.end = END_RULES[<int>i]
         self.escape_ok = self.variant.escape != "none"
         return 0
 
