@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 import replay_v1  # noqa: E402  (the pre-Round validator, tests/replay_v1.py)
+from settlement_reference import multi_bomb_star  # noqa: E402
 
 from shuangkou import core  # noqa: E402
 from shuangkou.core import Declaration, Round, ShuangkouError  # noqa: E402
@@ -57,10 +58,14 @@ def base_score_replay() -> Any:
                              capture_output=True, text=True, check=False)
         if got.returncode:
             return None
-        code[name] = got.stdout.replace("from .scoring import", "from ._base_scoring import")
+        code[name] = got.stdout.replace("from .scoring import", "from ._base_scoring import") \
+            .replace("variant.multi_bomb_star(n, k)", "_multi_bomb_star(variant, n, k)")
     for name in ("scoring", "replay"):
         mod = types.ModuleType(f"shuangkou.core._base_{name}")
         mod.__package__ = "shuangkou.core"
+        # Variant.multi_bomb_star, which that settlement called, is gone: the reference's
+        # copy of it (tests/settlement_reference.py) stands in.
+        mod.__dict__["_multi_bomb_star"] = multi_bomb_star
         sys.modules[mod.__name__] = mod
         exec(compile(code[name], f"{BASE}:core_ext/{name}.py", "exec"), mod.__dict__)
     return sys.modules["shuangkou.core._base_replay"].score_replay
