@@ -25,7 +25,7 @@ from libc.string cimport memcpy, memset, strlen
 
 from shuangkou.core._core cimport K_CHAIN_BOMB, Reading, RuleSet, get_rules
 from shuangkou.core._round cimport END_TEAM, RoundCore, ended_at
-from shuangkou.core.cards cimport SEATS, next_seat_of, partner_of, team_of
+from shuangkou.core.cards cimport SEATS, is_seat, next_seat_of, partner_of, team_of
 
 cdef extern from "Python.h":
     int PyObject_GenericSetAttr(object o, object name, object value) except -1
@@ -36,6 +36,7 @@ import orjson
 
 from shuangkou.core._enumerate import best_bomb
 from shuangkou.core._round import ROUND_END_RULES as _ROUND_END_RULES
+from shuangkou.core.cards import check_seat
 from shuangkou.core.errors import IllegalPlay, ShuangkouError
 from shuangkou.core.results import ContributionEvent, SeatResult, StarSource
 from shuangkou.core.variants import KINDS_OF_WIN
@@ -773,11 +774,10 @@ def settle(v, tuple order, played, stake, cards_left, escaper, hands, table_fee,
                              "finish_order")
     for i in range(nfin):
         fin[i] = order[i]
-        if not 0 <= fin[i] < SEATS:
-            raise ShuangkouError(f"finish_order[{i}] must be a seat 0–3; got {order[i]!r}",
-                                 "finish_order")
-    if escaper is not None and not 0 <= escaper < SEATS:
-        raise ShuangkouError(f"escape must be a seat 0–3; got {escaper!r}", "escape")
+        if not is_seat(fin[i]):
+            check_seat(order[i], f"finish_order[{i}]", "finish_order")    # raises
+    if escaper is not None and not is_seat(escaper):
+        check_seat(escaper, "escape")                                    # raises
     end = ended_at(t.end_rule, fin, nfin)
     if end != (-1 if escaper is not None else nfin - 1):
         raise ShuangkouError(f"finish_order {list(order)} is not where a round "

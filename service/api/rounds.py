@@ -65,6 +65,7 @@ MAX_STATE_BYTES = 4096   # a state is ~650 bytes (fixed per variant); far larger
 MAX_SEARCH_MS = 10_000
 
 _STATE_SCOPE = field_scope("state")      # one, reused: it keeps nothing between calls
+_ACTION_SCOPE = field_scope("action", nested=True)
 
 
 def _load(request: Any, variant: str | Variant, keys: core.StateKeys | None) -> core.Round:
@@ -192,22 +193,17 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
         action = request.action
         seat = seat_of(action.seat, "action.seat", table=True)
         kind = ACTION_NAMES.get(action.type)
+        if kind is None:
+            raise BadInput("action.type must be ACTION_TYPE_PLAY, _PASS or _ESCAPE",
+                           "action.type")
+        # a pass or an escape with cards or a declaration is refused by the Action itself
+        cards, _ = cards_of(action.cards, "action.cards", self.limits,
+                            allow_empty=kind != "play")
+        declared = declaration(action, "declaration", "action.declaration")
+        with _ACTION_SCOPE:      # the Action's own checks, named as the request's fields
+            move = core.Action(seat, kind, tuple(cards), declared)
         with self._rules("ApplyAction"):
-            if kind == "play":
-                cards, _ = cards_of(action.cards, "action.cards", self.limits)
-                rec = r.play(seat, cards,
-                             declaration(action, "declaration", "action.declaration"))
-            elif kind not in ("pass", "escape"):
-                raise BadInput("action.type must be ACTION_TYPE_PLAY, _PASS or _ESCAPE",
-                               "action.type")
-            elif (action.HasField("declaration") or action.cards.cards
-                  or action.cards.cards_text):
-                # refused, never dropped: the caller meant something this action cannot do
-                what = "declaration" if action.HasField("declaration") else "cards"
-                raise BadInput(f"a{'n' if kind == 'escape' else ''} {kind} takes no {what}",
-                               f"action.{what}")
-            else:
-                rec = r.pass_turn(seat) if kind == "pass" else r.escape(seat)
+            rec = r.apply(move)
         response = apply_response(r, rec, self.keys)
         if r.is_over:
             self.metrics.rounds_finished.labels(variant_label(variant),
