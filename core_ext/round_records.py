@@ -20,7 +20,7 @@ __all__ = ["ACTION_KINDS", "Action", "ActionRecord", "Standing"]
 ACTION_KINDS = ("play", "pass", "escape")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Action:
     """One action, as a replay states it or a player sends it (``Round.apply`` applies
     it): ``kind`` is ``play``, ``pass`` or ``escape``; ``cards`` the codes played (empty
@@ -44,10 +44,12 @@ class Action:
 
     def __post_init__(self) -> None:
         check_seat(self.seat)
+        if self.kind == "play":          # the usual action: one comparison
+            return
         if self.kind not in ACTION_KINDS:
             raise ShuangkouError(f"an action is one of play, pass or escape; got "
                                  f"{self.kind!r}", "kind")
-        if self.kind != "play" and (self.cards or self.declare is not None):
+        if self.cards or self.declare is not None:
             raise ShuangkouError(f"a{'n' if self.kind == 'escape' else ''} {self.kind} takes "
                                  "no cards or declaration",
                                  "cards" if self.cards else "declaration")

@@ -34,7 +34,7 @@ from shuangkou.core.suggest import (
 from shuangkou.core.variants import Variant
 from shuangkou.v1 import cards_pb2, readings_pb2, rounds_pb2, rounds_pb2_grpc
 
-from ..errors import BadInput, field_scope, rpc
+from ..errors import BadInput, field_scope, rpc, scoped
 from ..limits import Limits
 from . import _wire
 from .convert import (
@@ -65,7 +65,6 @@ MAX_STATE_BYTES = 4096   # a state is ~650 bytes (fixed per variant); far larger
 MAX_SEARCH_MS = 10_000
 
 _STATE_SCOPE = field_scope("state")      # one, reused: it keeps nothing between calls
-_ACTION_SCOPE = field_scope("action", nested=True)
 
 
 def _load(request: Any, variant: str | Variant, keys: core.StateKeys | None) -> core.Round:
@@ -200,8 +199,10 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
         cards, _ = cards_of(action.cards, "action.cards", self.limits,
                             allow_empty=kind != "play")
         declared = declaration(action, "declaration", "action.declaration")
-        with _ACTION_SCOPE:      # the Action's own checks, named as the request's fields
+        try:
             move = core.Action(seat, kind, tuple(cards), declared)
+        except core.ShuangkouError as exc:   # its own checks, named as the request's fields
+            raise scoped(exc, "action", nested=True) from None
         with self._rules("ApplyAction"):
             rec = r.apply(move)
         response = apply_response(r, rec, self.keys)
