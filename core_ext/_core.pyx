@@ -36,7 +36,7 @@ from shuangkou.core.errors import CardError, IllegalPlay, InvalidPlay, VariantEr
 from shuangkou.core import variants as _variants
 from shuangkou.core.cards import (CARD_BJ, CARD_SJ, MAX_CODE, RANK_CHARS, SUIT_CHARS, card_code,
                             rank_name, rank_position)
-from shuangkou.core.declaration import Declaration
+from shuangkou.core.declaration import Declaration, check_parts
 from shuangkou.core.records import BatchErrors, BatchResult, Comparison
 
 # ----------------------------------------------------------------------------- constants
@@ -1121,20 +1121,25 @@ cdef class Classification:
             (f" (+{self.n - 1} more)>" if self.n > 1 else ">")
 
 
+#: Where a declaration's parts are reported (declaration.check_parts checks their form).
+_DECL_FIELDS = ("declare_top", "declare.star", "declare.wilds")
+
+
 def _rank_pos(value, field, what):
-    """A declared rank: a rank name (``"9"``, ``"10"``, ``"SJ"``) or a position 0–14."""
-    if isinstance(value, str):
-        pos = rank_position(value)
-        if pos is not None:
-            return pos
-    elif isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 14:
+    """A declared rank, of the form ``check_parts`` accepts: a rank name (``"9"``, ``"10"``,
+    ``"SJ"``) read here, or a position 0–14."""
+    if type(value) is not str:
         return value
-    raise InvalidPlay(f"declared {what} {value!r} is not a rank (3…A, 2, SJ, BJ or a position "
-                      f"0–14)", field)
+    pos = rank_position(value)
+    if pos is None:
+        raise InvalidPlay(f"declared {what} {value!r} is not a rank (3…A, 2, SJ, BJ or a "
+                          f"position 0–14)", field)
+    return pos
 
 
 def _top_pos(top):
     """A declared top rank: a rank character (``"9"``, ``"10"``, ``"SJ"``) or position 0–14."""
+    check_parts(top, None, None, _DECL_FIELDS, InvalidPlay)
     return _rank_pos(top, "declare_top", "top")
 
 
@@ -1176,17 +1181,12 @@ cdef int _parse_decl(object declare, object declare_top, Decl* d) except -1:
     if decl.top is not None and declare_top is not None:
         raise InvalidPlay("the top is declared twice (in the Declaration and as declare_top)",
                           "declare_top")
+    check_parts(top, decl.star, decl.wilds, _DECL_FIELDS, InvalidPlay)
     if top is not None:
-        d.top = _top_pos(top)
+        d.top = _rank_pos(top, "declare_top", "top")
     if decl.star is not None:
-        if type(decl.star) is not int or not 0 <= decl.star <= 255:
-            raise InvalidPlay(f"declared star {decl.star!r} is not a star (0–255)", "declare.star")
         d.star = decl.star
     if decl.wilds is not None:
-        if isinstance(decl.wilds, (str, bytes)) or not hasattr(decl.wilds, "__len__") \
-                or len(decl.wilds) > 8:
-            raise InvalidPlay(f"declared wilds {decl.wilds!r} are not a list of at most 8 ranks",
-                              "declare.wilds")
         d.nwild = len(decl.wilds)
         for i in range(d.nwild):
             d.wild[i] = _rank_pos(decl.wilds[i], "declare.wilds", "wild rank")

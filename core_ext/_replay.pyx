@@ -17,9 +17,10 @@ from libc.string cimport memcmp, memset
 
 from shuangkou.core._core cimport MAXCARDS, RD, Decl, _parse_decl, token_code, u8
 from shuangkou.core._round cimport RoundCore
-from shuangkou.core.cards cimport NCODES, NFACES, SEATS, deck_copies
+from shuangkou.core.cards cimport NCODES, NFACES, SEATS, deck_copies, is_seat
 
 from shuangkou.core._core import format_cards, parse_cards
+from shuangkou.core.cards import check_seat
 from shuangkou.core.declaration import declaration_of
 from shuangkou.core.errors import ReplayError, ShuangkouError
 from shuangkou.core.round_records import Action
@@ -70,9 +71,13 @@ def _text(codes):
 
 
 cdef int _seat_of(object value, int i) except -1:
-    if type(value) is not int or not 0 <= value < SEATS:
-        raise ReplayError(f"seat must be a seat 0–3; got {value!r}", i)
-    return value
+    if is_seat(value):
+        return value
+    try:
+        check_seat(value)          # raises: the sentence has one home (cards.py)
+    except ShuangkouError as exc:
+        raise ReplayError(str(exc), i) from None
+    return -1
 
 
 cdef int _check_fields(dict a, int i) except -1:

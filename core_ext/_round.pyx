@@ -42,6 +42,7 @@ from shuangkou.core.cards cimport (
     code_of,
     code_rank,
     deck_copies,
+    is_seat,
     is_suited_code,
     next_seat_of,
     partner_of,
@@ -49,6 +50,7 @@ from shuangkou.core.cards cimport (
 
 from shuangkou.core._core import KINDS as _KINDS
 from shuangkou.core._core import Reading, format_cards, play_reading
+from shuangkou.core.cards import check_seat
 from shuangkou.core.cards import rank_name as _rank_name
 from shuangkou.core.declaration import Declaration
 from shuangkou.core.errors import InvalidPlay, RuleViolation, ShuangkouError
@@ -606,8 +608,8 @@ cdef class RoundCore:
 
 
 cdef int _check_seat(int seat) except -1:
-    if not 0 <= seat < SEATS:
-        raise ShuangkouError(f"seat must be a seat 0–3; got {seat}", "seat")
+    if not is_seat(seat):
+        check_seat(seat)           # raises: the sentence has one home (cards.py)
     return 0
 
 

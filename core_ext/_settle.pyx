@@ -27,7 +27,7 @@ from libc.string cimport memcpy, memset, strlen
 
 from shuangkou.core._core cimport K_CHAIN_BOMB, Reading, RuleSet, get_rules
 from shuangkou.core._round cimport RoundCore, end_rule_from, ended_at
-from shuangkou.core.cards cimport SEATS, next_seat_of, partner_of, team_of
+from shuangkou.core.cards cimport SEATS, is_seat, next_seat_of, partner_of, team_of
 
 cdef extern from "Python.h":
     int PyObject_GenericSetAttr(object o, object name, object value) except -1
@@ -37,6 +37,7 @@ from types import MappingProxyType
 import orjson
 
 from shuangkou.core._enumerate import best_bomb
+from shuangkou.core.cards import check_seat
 from shuangkou.core.errors import IllegalPlay, ShuangkouError
 from shuangkou.core.results import ContributionEvent, SeatResult, StarSource
 from shuangkou.core.round_ends import round_end
@@ -793,11 +794,10 @@ def settle(v, tuple order, played, stake, cards_left, escaper, hands, table_fee,
                              "finish_order")
     for i in range(nfin):
         fin[i] = order[i]
-        if not 0 <= fin[i] < SEATS:
-            raise ShuangkouError(f"finish_order[{i}] must be a seat 0–3; got {order[i]!r}",
-                                 "finish_order")
-    if escaper is not None and not 0 <= escaper < SEATS:
-        raise ShuangkouError(f"escape must be a seat 0–3; got {escaper!r}", "escape")
+        if not is_seat(fin[i]):
+            check_seat(order[i], f"finish_order[{i}]", "finish_order")    # raises
+    if escaper is not None and not is_seat(escaper):
+        check_seat(escaper, "escape")                                    # raises
     end = ended_at(&t.end, fin, nfin)
     if end != (-1 if escaper is not None else nfin - 1):
         raise ShuangkouError(f"finish_order {list(order)} is not where a round "

@@ -62,6 +62,7 @@ from shuangkou.core.cards cimport (
     code_rank,
     is_card_code,
     is_suited_code,
+    rank_copies,
 )
 
 import hmac as _hmac
@@ -652,10 +653,6 @@ cdef void _read_body(RoundCore r, const unsigned char* b) noexcept:
         b += 1
 
 
-cdef inline int _deck_rank(int i, int decks, int lowest, int jokers) noexcept nogil:
-    return jokers if i >= 13 else (4 * decks if i >= lowest else 0)
-
-
 cdef int _deck_fault(RoundCore r, int decks, int lowest, int jokers, bint partial,
                      int* what) noexcept:
     """0 when the held and played cards can come from the deck; else 1 (played codes that
@@ -673,8 +670,8 @@ cdef int _deck_fault(RoundCore r, int decks, int lowest, int jokers, bint partia
     for c in range(1, NCODES):
         total[code_rank(c)] += r.nplayed[c]
     for i in range(NFACES):
-        if total[i] > _deck_rank(i, decks, lowest, jokers) or \
-                (not partial and total[i] != _deck_rank(i, decks, lowest, jokers)):
+        if total[i] > rank_copies(i, decks, lowest, jokers) or \
+                (not partial and total[i] != rank_copies(i, decks, lowest, jokers)):
             what[0] = i
             return 2
     for c in range(NCODES):
@@ -699,7 +696,7 @@ cdef str _deck_sentence(RoundCore r, int fault, int what, int decks, int lowest,
             if code_rank(c) == what:
                 n += r.nplayed[c]
         return (f"{n} cards of rank {rank_name(what)} held and played; the deck has "
-                f"{_deck_rank(what, decks, lowest, jokers)}")
+                f"{rank_copies(what, decks, lowest, jokers)}")
     n = r.nplayed[what]
     for s in range(SEATS):
         n += r.faces[s][what]

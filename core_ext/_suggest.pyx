@@ -63,10 +63,12 @@ from shuangkou.core.cards cimport (
     SEATS,
     SJ,
     code_of,
+    is_seat,
     partner_of,
     team_of,
 )
 
+from shuangkou.core.cards import check_seat
 from shuangkou.core.errors import DeadlineExceeded, ShuangkouError
 
 cdef enum:
@@ -220,10 +222,6 @@ cdef int rest_is_play(Policy* P, const u8* hand, const u8* c) noexcept nogil:
     for r in range(16):
         rest[r] = hand[r] - c[r]
     return is_play(P, rest)
-
-
-cdef int rest_size(const u8* hand, const u8* c) noexcept nogil:
-    return ncards_of(hand) - ncards_of(c)
 
 
 # ----------------------------------------------------------------------------- keeping the best
@@ -823,8 +821,8 @@ def choose(variant, int seat, hand, sizes, standing=None, *, seed=None, int star
     cdef int codes[MAXCARDS]
     cdef int start[NFACES]
     cdef int s
-    if not 0 <= seat < SEATS:
-        raise ShuangkouError(f"seat must be a seat 0–3; got {seat}", "seat")
+    if not is_seat(seat):
+        check_seat(seat)           # raises: the sentence has one home (cards.py)
     memset(&S, 0, sizeof(Seen))
     S.ncards = _hand_of(rs, hand, codes, start, S.hand)
     S.seat = seat

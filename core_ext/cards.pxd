@@ -8,6 +8,7 @@ cdef enum:
     BJ = 14              # big joker position
     NFACES = 15          # length of a count vector: 13 ranks + SJ + BJ
     NO_SUIT = 4          # the suit index of rank-only cards and jokers
+    SUITS = 4            # suits S H D C: one card of each per natural rank and deck
     NCODES = 76          # card codes are 1..75 (0 is never a card)
     CODE_LAST_NATURAL = 65   # 2C, the highest natural card code
     CODE_SJ = 70
@@ -36,6 +37,17 @@ cdef inline int deck_copies(int code, int decks, int lowest, int jokers) noexcep
     if code == CODE_SJ or code == CODE_BJ:
         return jokers
     return decks if is_suited_code(code) and code_rank(code) >= lowest else 0
+
+cdef inline int rank_copies(int rank, int decks, int lowest, int jokers) noexcept nogil:
+    """Cards of rank position ``rank`` in that deck (cards.rank_copies)."""
+    if rank >= SJ:
+        return jokers
+    return SUITS * decks if rank >= lowest else 0
+
+cdef inline bint is_seat(object value) noexcept:
+    """Is ``value`` an ``int`` 0–3? (cards.is_seat; ``cards.check_seat`` raises the sentence.)
+    An object, not a C int: any Python int is compared, never overflows a conversion."""
+    return type(value) is int and 0 <= value < SEATS
 
 cdef inline int partner_of(int seat) noexcept nogil:
     return (seat + 2) % SEATS

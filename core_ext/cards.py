@@ -14,25 +14,32 @@ suit (rank-only cards such as ``7``; jokers). Code 0 is never a card.
     (12, 3, '2', 'SJ')
     >>> partner(1), next_seat(3), seats_after(2), team(3)
     (3, 0, (3, 0, 1), 1)
-    >>> len(deck(2, 0, 2)), deck_copies(card_code(0, 0), 3, 4, 2)
-    (108, 0)
+    >>> len(deck(2, 0, 2)), deck_copies(card_code(0, 0), 3, 4, 2), rank_copies(TWO, 2, 0, 2)
+    (108, 0, 8)
+    >>> SUIT_SYMBOLS[card_suit(card_code(4, 1))], is_seat(3), is_seat(4), is_seat(True)
+    ('♥', True, False, False)
 """
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 from .errors import CardError, ShuangkouError
 
 __all__ = [
-    "RANK_CHARS", "SUIT_CHARS", "NO_SUIT", "NATURAL_RANKS", "ACE", "TWO", "SJ", "BJ",
+    "RANK_CHARS", "SUIT_CHARS", "SUIT_SYMBOLS", "RED_SUITS", "SUITS", "NO_SUIT", "NATURAL_RANKS", "ACE", "TWO", "SJ", "BJ",
     "CARD_SJ", "CARD_BJ", "MAX_CODE", "SEATS",
     "CODE_RANKS", "JOKER_CODES", "card_code", "card_rank", "card_suit", "is_card", "is_suited", "rank_name", "rank_position",
-    "partner", "next_seat", "seats_after", "team", "same_team", "check_seat", "deck",
-    "deck_copies",
+    "partner", "next_seat", "seats_after", "team", "same_team", "is_seat", "check_seat", "deck",
+    "deck_copies", "rank_copies",
 ]
 
 # ------------------------------------------------------------------ ranks and suits
 RANK_CHARS = "3456789TJQKA2"      # natural ranks by position 0..12
 SUIT_CHARS = "SHDC"               # suits by index 0..3
+SUIT_SYMBOLS = "♠♥♦♣"             # the same suits as people read them (pages, terminal)
+RED_SUITS = (1, 2)                # ♥ ♦, printed red
+SUITS = len(SUIT_CHARS)           # a natural rank has one card of each suit per deck
 NO_SUIT = 4                       # the suit index of rank-only cards and jokers
 NATURAL_RANKS = 13
 ACE, TWO = 11, 12                 # positions of A and 2 (wrap-around chains run A 2 3)
@@ -103,6 +110,15 @@ def deck_copies(code: int, decks: int, lowest: int, jokers: int) -> int:
     return decks if is_suited(code) and card_rank(code) >= lowest else 0
 
 
+def rank_copies(rank: int, decks: int, lowest: int, jokers: int) -> int:
+    """Cards of rank position ``rank`` in a deck of ``decks`` decks of the ranks from
+    position ``lowest`` up and ``jokers`` copies of each joker (§3): the most one rank can
+    be played or dealt."""
+    if rank >= SJ:
+        return jokers
+    return SUITS * decks if rank >= lowest else 0
+
+
 def deck(decks: int, lowest: int, jokers: int) -> list[int]:
     """The deck as sorted card codes (a variant's: ``decks``, ``lowest_rank``, ``joker_copies``)."""
     return [c for c in range(1, MAX_CODE + 1) for _ in range(deck_copies(c, decks, lowest, jokers))]
@@ -137,8 +153,13 @@ def same_team(a: int, b: int) -> bool:
     return team(a) == team(b)
 
 
+def is_seat(value: object) -> TypeGuard[int]:
+    """Is ``value`` a seat, an ``int`` 0–3 (not a bool)?"""
+    return type(value) is int and 0 <= value < SEATS
+
+
 def check_seat(value: object, name: str = "seat", field: str | None = None) -> int:
     """``value`` if it is a seat 0–3, else ShuangkouError naming it (``field``, else ``name``)."""
-    if type(value) is not int or not 0 <= value < SEATS:
+    if not is_seat(value):
         raise ShuangkouError(f"{name} must be a seat 0–3; got {value!r}", field or name)
     return value

@@ -18,7 +18,7 @@ from typing import Any
 from ._core import classify, format_cards, play_reading
 from .cards import SEATS, SJ, card_rank, deck, partner, rank_name
 from .declaration import Declaration
-from .round import Round
+from .round import Action, Round
 from .variants import BUILTIN, Variant, get_variant
 
 __all__ = ["generate_replay", "deal"]
@@ -163,12 +163,13 @@ def generate_replay(variant: str | Variant, seed: int, escape_prob: float = 0.0)
             play = bot.follow(hand, standing.reading, standing.seat == partner(seat))
         if play is None:
             actions.append({"seat": seat, "pass": True})
-            rnd.pass_turn(seat)
+            rnd.apply(Action(seat, "pass"))
             continue
         declared, _ = _declaration(play, v, standing.reading if standing else None, rng)
         actions.append({"seat": seat, "play": format_cards(play.cards), **declared})
-        rnd.play(seat, play.cards,
-                 Declaration(declared["declare"], declared["declare_top"]) if declared else None)
+        rnd.apply(Action(seat, "play", tuple(play.cards),
+                         Declaration(declared["declare"], declared["declare_top"])
+                         if declared else None))
     extra: dict[str, Any] = {"stake": rng.choice(_STAKES)}
     if escape_prob and rng.random() < escape_prob:
         cut = rng.randrange(len(actions))

@@ -30,8 +30,7 @@ from ._replay import deal_codes, fold, read_actions
 from .cards import SEATS, check_seat
 from .errors import ReplayError, ShuangkouError
 from .results import ReplayResult
-from .round import Round, seating
-from .round_records import Action
+from .round import Action, Round, check_int, dealt_hands, seating
 from .scoring import MAX_STAKE, MAX_TABLE_FEE
 from .variants import Variant, get_variant, variant_from_mapping
 
@@ -116,25 +115,19 @@ def _custom_variant(spec_json: str) -> Variant:
 
 
 def _int_field(replay: Mapping[str, Any], name: str, default: int, low: int, high: int) -> int:
-    value = replay.get(name, default)
-    if type(value) is not int or not low <= value <= high:
-        raise ReplayError(f"{name} must be an integer {low}–{high:,}; got {value!r}", field=name)
-    return value
+    try:
+        return check_int(replay.get(name, default), name, low, high)
+    except ShuangkouError as exc:
+        raise ReplayError(str(exc), field=name) from None
 
 
 def _dealt_hands(raw: Any, v: Variant) -> list[list[int]]:
-    if not isinstance(raw, list) or len(raw) != SEATS:
+    if not isinstance(raw, list):      # a document's hands: JSON, so a list or nothing
         raise ReplayError("hands must list the 4 dealt hands", field="hands")
-    hands = []
-    for d, hand in enumerate(raw):
-        try:
-            codes = parse_cards(hand, v)
-        except ShuangkouError as exc:
-            raise ReplayError(f"hands[{d}]: {exc}", field="hands") from None
-        if not codes:
-            raise ReplayError(f"hands[{d}] is empty", field="hands")
-        hands.append(codes)
-    return hands
+    try:
+        return dealt_hands(raw, v)
+    except ShuangkouError as exc:
+        raise ReplayError(str(exc), field=exc.field) from None
 
 
 def _seating(replay: Mapping[str, Any], hands: list[list[int]], leader: int,
@@ -281,19 +274,7 @@ def _fold_typed(rnd: Round, actions: Sequence[Action]) -> None:
     """Apply a typed replay's actions over ``rnd`` (errors as ReplayError at their index)."""
     for i, a in enumerate(actions):
         try:
-            if a.kind == "play":
-                rnd.play(a.seat, a.cards, a.declare)
-            elif a.kind not in ("pass", "escape"):
-                raise ReplayError(f"unknown action kind {a.kind!r}", i)
-            elif a.cards or a.declare is not None:      # never silently dropped
-                raise ReplayError(f"a{'n' if a.kind == 'escape' else ''} {a.kind} takes no "
-                                  "cards or declaration", i)
-            elif a.kind == "pass":
-                rnd.pass_turn(a.seat)
-            else:
-                rnd.escape(a.seat)
-        except ReplayError:
-            raise
+            rnd.apply(a)
         except ShuangkouError as exc:
             raise ReplayError(str(exc), i) from None
     if not rnd.is_over:

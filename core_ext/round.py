@@ -29,29 +29,25 @@ from typing import Any, TypeVar
 
 from . import _state
 from ._core import format_cards, parse_cards
-from ._round import (
-    TURN_AFTER,
-    WIND_ORDER,
-    RoundCore,
-    copies_held,
-    deck_exact,
-)
+from ._round import RoundCore, copies_held, deck_exact
 from ._settle import settle_round
 from ._state import StateKeys
-from .cards import MAX_CODE, SEATS, card_rank, check_seat, deck_copies, is_suited, rank_name
+from .cards import MAX_CODE, SEATS, card_rank, check_seat, is_suited, rank_copies, rank_name
 from .cards import partner as partner_of
 from .errors import CardError, RuleViolation, ShuangkouError
-from .round_records import ActionRecord, Standing
+from .round_records import Action, ActionRecord, Standing
 from .scoring import MAX_STAKE, MAX_TABLE_FEE, RoundResult
 from .variants import BUILTIN, Variant, get_variant, variant_from_mapping
 
-__all__ = ["ActionRecord", "Round", "StateKeys", "Standing", "TURN_AFTER",
-           "WIND_ORDER", "check_deal", "seating"]
+__all__ = ["Action", "ActionRecord", "Round", "StateKeys", "Standing", "check_deal",
+           "check_int", "dealt_hands", "seating"]
 
 _R = TypeVar("_R", bound=RoundResult)
 
 
-def _int(value: Any, name: str, low: int, high: int) -> int:
+def check_int(value: Any, name: str, low: int, high: int) -> int:
+    """``value`` if it is an integer ``low``–``high``, else ShuangkouError naming ``name``
+    (a round's stake and table fee; a replay's, which are the round's)."""
     if type(value) is not int or not low <= value <= high:
         raise ShuangkouError(f"{name} must be an integer {low}–{high:,}; got {value!r}", name)
     return value
@@ -65,12 +61,21 @@ def _same_kind(exc: ShuangkouError) -> type[ShuangkouError]:
 
 # ----------------------------------------------------------------------------- the deal (§9)
 
-def _deck_ranks(v: Variant) -> list[int]:
-    """Cards of each rank position in the variant's deck."""
-    ranks = [0] * 15
-    for c in range(1, MAX_CODE + 1):
-        ranks[card_rank(c)] += deck_copies(c, v.decks, v.lowest_rank, v.joker_copies)
-    return ranks
+def dealt_hands(hands: Sequence[Any], v: Variant) -> list[list[int]]:
+    """The four dealt hands (cards as :func:`~shuangkou.core.parse_cards` reads them) as
+    codes, none empty; ShuangkouError naming ``hands`` (CardError for bad cards)."""
+    if isinstance(hands, (str, bytes)) or len(hands) != SEATS:
+        raise ShuangkouError("hands must list the 4 dealt hands", "hands")
+    dealt = []
+    for d, hand in enumerate(hands):
+        try:
+            codes = parse_cards(hand, v)
+        except ShuangkouError as exc:
+            raise _same_kind(exc)(f"hands[{d}]: {exc}", "hands") from None
+        if not codes:
+            raise ShuangkouError(f"hands[{d}] is empty", "hands")
+        dealt.append(codes)
+    return dealt
 
 
 def check_deal(hands: Sequence[Sequence[int]], v: Variant, partial: bool) -> None:
@@ -93,12 +98,12 @@ def check_deal(hands: Sequence[Sequence[int]], v: Variant, partial: bool) -> Non
         raise CardError(f"the hands hold {faces[over]} copies of "
                              f"{format_cards([over])[0]}; the {v.id} deck has {v.decks}",
                              "hands")
-    want = _deck_ranks(v)
     for r in range(15):
-        if ranks[r] > want[r] or (not partial and ranks[r] != want[r]):
-            raise (CardError if ranks[r] > want[r] else ShuangkouError)(
+        want = rank_copies(r, v.decks, v.lowest_rank, v.joker_copies)
+        if ranks[r] > want or (not partial and ranks[r] != want):
+            raise (CardError if ranks[r] > want else ShuangkouError)(
                 f"the hands are not {'part of ' if partial else ''}the {v.id} deck: "
-                f"{ranks[r]} cards of rank {rank_name(r)} dealt, the deck has {want[r]}"
+                f"{ranks[r]} cards of rank {rank_name(r)} dealt, the deck has {want}"
                 + ("" if partial else " (pass partial_deal to allow partial deals)"), "hands")
 
 
@@ -195,18 +200,7 @@ class Round(RoundCore):
         seats the leader's partner — by ``revealed``, or ``teams`` / ``partner`` (dealt
         seats) — opposite the leader. Raises ShuangkouError naming the field."""
         v = get_variant(variant)
-        if isinstance(hands, (str, bytes)) or len(hands) != SEATS:
-            raise ShuangkouError("hands must list the 4 dealt hands", "hands")
-        dealt = []
-        for d, hand in enumerate(hands):
-            try:
-                codes = parse_cards(hand, v)
-            except ShuangkouError as exc:
-                raise _same_kind(exc)(f"hands[{d}]: {exc}", "hands") from None
-            if not codes:
-                raise ShuangkouError(f"hands[{d}] is empty", "hands")
-            dealt.append(codes)
-        return cls._from_deal(v, dealt, leader, revealed=revealed, partner=partner,
+        return cls._from_deal(v, dealt_hands(hands, v), leader, revealed=revealed, partner=partner,
                               teams=teams, stake=stake, table_fee=table_fee,
                               partial=partial_deal)
 
@@ -238,8 +232,8 @@ class Round(RoundCore):
         """:meth:`deal` from parsed hands (the replay validator enters here; ``checked``:
         it has found them exactly the deck, hand by hand, already)."""
         leader = check_seat(leader, "leader")
-        stake = _int(stake, "stake", 1, MAX_STAKE)
-        table_fee = _int(table_fee, "table_fee", 0, MAX_TABLE_FEE)
+        stake = check_int(stake, "stake", 1, MAX_STAKE)
+        table_fee = check_int(table_fee, "table_fee", 0, MAX_TABLE_FEE)
         if not checked:
             check_deal(dealt, v, partial)
         hand_at = seating(v, dealt, leader, revealed=revealed, partner=partner, teams=teams)
@@ -247,6 +241,17 @@ class Round(RoundCore):
         r._start(v, [dealt[d] for d in hand_at], leader, tuple(hand_at), stake, table_fee,
                  bool(partial), *(() if seed_sha256 is None else (seed_sha256,)))
         return r
+
+    # -- actions
+    def apply(self, action: Action) -> ActionRecord:
+        """Apply ``action`` (an :class:`Action`, checked for form when it was made) by
+        :meth:`play`, :meth:`pass_turn` or :meth:`escape`: the one dispatch that replays,
+        the round service and tables share."""
+        if action.kind == "play":
+            return self.play(action.seat, action.cards, action.declare)
+        if action.kind == "pass":
+            return self.pass_turn(action.seat)
+        return self.escape(action.seat)
 
     # -- derived answers
     def legal_plays(self, *, limit: int | None = None) -> Any:

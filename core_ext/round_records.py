@@ -7,22 +7,52 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .cards import check_seat
+from .errors import ShuangkouError
+
 if TYPE_CHECKING:   # the compiled modules import this one
     from ._core import Reading
     from .declaration import Declaration
 
-__all__ = ["Action", "ActionRecord", "Standing"]
+__all__ = ["ACTION_KINDS", "Action", "ActionRecord", "Standing"]
+
+#: What a seat can do on its turn (RULES.md §9); escaping is §10's, any time.
+ACTION_KINDS = ("play", "pass", "escape")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Action:
-    """One action of a replay: ``kind`` is ``play``, ``pass`` or ``escape``; ``cards`` the
-    codes played (empty otherwise); ``declare`` the declared reading, if any."""
+    """One action, as a replay states it or a player sends it (``Round.apply`` applies
+    it): ``kind`` is ``play``, ``pass`` or ``escape``; ``cards`` the codes played (empty
+    otherwise); ``declare`` the declared reading, if any.
+
+    Checked for form when made (ShuangkouError naming the field): a seat 0–3, a known
+    kind, and no cards or declaration on a pass or an escape — refused, never dropped,
+    since the sender meant something the action cannot do. Whether the round allows it
+    is the round's to say.
+
+        >>> Action(1, "pass", (21,))
+        Traceback (most recent call last):
+        ...
+        shuangkou.core.errors.ShuangkouError: a pass takes no cards or declaration
+    """
 
     seat: int
     kind: str
     cards: tuple[int, ...] = ()
     declare: Declaration | None = None
+
+    def __post_init__(self) -> None:
+        check_seat(self.seat)
+        if self.kind == "play":          # the usual action: one comparison
+            return
+        if self.kind not in ACTION_KINDS:
+            raise ShuangkouError(f"an action is one of play, pass or escape; got "
+                                 f"{self.kind!r}", "kind")
+        if self.cards or self.declare is not None:
+            raise ShuangkouError(f"a{'n' if self.kind == 'escape' else ''} {self.kind} takes "
+                                 "no cards or declaration",
+                                 "cards" if self.cards else "declaration")
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ from . import _settle
 from ._core import Reading, classify, parse_cards
 from ._round import round_over_at
 from ._settle import ESCAPE_AMOUNTS, MAX_STAKE, MAX_TABLE_FEE
-from .cards import SEATS
+from .cards import SEATS, check_seat
 from .errors import InvalidPlay, ShuangkouError
 from .results import ContributionEvent, RoundResult, SeatResult, StarSource
 from .round_ends import round_end
@@ -62,12 +62,6 @@ def _check_int(name: str, value: Any, low: int, high: int = 10**6) -> int:
     return value
 
 
-def _check_seat(name: str, value: Any) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < SEATS:
-        raise ShuangkouError(f"{name} must be a seat 0–3; got {value!r}", name)
-    return value
-
-
 def _bomb_reading(play: Any, variant: Variant, seat: int, i: int) -> Reading:
     """A bomb given as a standing Reading or as cards (read by its primary reading)."""
     if isinstance(play, Reading):
@@ -95,7 +89,7 @@ def _bombs_by_seat(bombs: Sequence[Sequence[Any]] | None,
 
 def _check_finish_order(finish_order: Sequence[int], variant: Variant,
                         escaper: int | None) -> tuple[int, ...]:
-    order = tuple(_check_seat(f"finish_order[{i}]", s) for i, s in enumerate(finish_order))
+    order = tuple(check_seat(s, f"finish_order[{i}]") for i, s in enumerate(finish_order))
     if len(set(order)) != len(order):
         raise ShuangkouError(f"finish_order repeats a seat: {list(order)}", "finish_order")
     over = round_over_at(order, variant.round_end)
@@ -161,7 +155,7 @@ def score_round(
     stake = _check_int("stake", stake, 1, MAX_STAKE)
     table_fee = _check_int("table_fee", table_fee, 0, MAX_TABLE_FEE)
     if escape is not None:
-        _check_seat("escape", escape)
+        check_seat(escape, "escape")
     order = _check_finish_order(finish_order, v, escape)
     played = _bombs_by_seat(bombs, v)
     codes = _hand_codes(hands, v)

@@ -209,12 +209,7 @@ def story_of(replay: Mapping[str, Any] | str | bytes, *,
     leader, lead, wind_from = rnd.leader, "first", None
     bombs = [0] * SEATS
     for i, a in enumerate(typed.actions):
-        if a.kind == "play":
-            rec = rnd.play(a.seat, a.cards, a.declare)
-        elif a.kind == "pass":
-            rec = rnd.pass_turn(a.seat)
-        else:
-            rec = rnd.escape(a.seat)
+        rec = rnd.apply(a)
         bomb = None
         if rec.reading is not None and rec.reading.is_bomb:
             bomb, bombs[a.seat] = bombs[a.seat], bombs[a.seat] + 1

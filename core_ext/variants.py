@@ -24,7 +24,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from .cards import RANK_CHARS
+from .cards import BJ, RANK_CHARS, TWO, rank_copies
 from .documents import bounded, load_json, read_document
 from .errors import ShuangkouError, VariantError
 from .round_ends import ROUND_ENDS as ROUND_ENDS  # the values of round_end: the table's rows
@@ -164,11 +164,13 @@ class Variant:
     # ------------------------------------------------------------------ derived data
     @property
     def copies_per_rank(self) -> int:
-        return 4 * self.decks
+        """Cards of each natural rank in the deck (the 2 is in every deck)."""
+        return rank_copies(TWO, self.decks, self.lowest_rank, self.joker_copies)
 
     @property
     def deck_size(self) -> int:
-        return (13 - self.lowest_rank) * 4 * self.decks + 2 * self.joker_copies
+        return sum(rank_copies(r, self.decks, self.lowest_rank, self.joker_copies)
+                   for r in range(BJ + 1))
 
     @property
     def ranks(self) -> str:

@@ -1,10 +1,13 @@
 """The replay validator as it was before core.Round: an independent twin of the round flow.
 
-Kept verbatim (only its imports changed) as the test reference for turn order, tricks,
-接风, round end, seating and the card-held checks, written separately from the compiled
-round (core_ext/_round.pyx): tests/test_round.py checks that both give the same result or
-the same error on thousands of generated and corrupted replays, and bench/bench_rounds.py
-measures the new path against it in the same run.
+Kept as the test reference for turn order, tricks, 接风, round end, seating and the
+card-held checks, written separately from the compiled round (core_ext/_round.pyx) and
+sharing no code with core_ext/replay.py: the reading of the document (fields, variant,
+stake, dealt hands) was rewritten from docs/replays.md when the two had drifted into
+copies (issue 31); only the card tokenizer, the reading of a play and the settlement come
+from the core. tests/test_round.py checks that both give the same result or the same
+error on thousands of generated and corrupted replays, and bench/bench_rounds.py measures
+the new path against it in the same run.
 
 Original description: replays, a dealt round and its moves, validated move by move
 (RULES.md §9) and scored (§10).
@@ -22,17 +25,14 @@ suited one needs that very face (docs/replays.md, "Decisions").
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
 from shuangkou.core._core import Reading, format_cards, parse_cards, play_reading, rules_for
 from shuangkou.core.cards import SEATS
-from shuangkou.core.errors import IllegalPlay, ShuangkouError
+from shuangkou.core.errors import ReplayError, ShuangkouError
 from shuangkou.core.results import ReplayResult
 from shuangkou.core.scoring import MAX_STAKE, MAX_TABLE_FEE, settle
 from shuangkou.core.variants import Variant, get_variant, variant_from_mapping
@@ -51,24 +51,6 @@ _KEYS = frozenset({"variant", "hands", "leader", "revealed", "teams", "partner",
 _ACTION_KEYS = frozenset({"seat", "play", "pass", "escape", "declare", "declare_top"})
 
 
-class ReplayError(IllegalPlay):
-    """A replay that cannot have happened under the rules.
-
-    ``action`` is the 0-based index of the offending action in ``actions`` (None when the
-    replay is malformed as a whole); ``detail`` says why, naming the seat and cards (the
-    message without the action prefix).
-    """
-
-    reason = "INVALID_REPLAY"
-
-    def __init__(self, detail: str, action: int | None = None, field: str | None = None) -> None:
-        where = f"action {action}: " if action is not None else ""
-        super().__init__(where + detail,
-                         field or (f"actions[{action}]" if action is not None else None))
-        self.action = action
-        self.detail = detail
-
-
 def _rank_name(rank: int) -> str:
     return _RANK_NAMES[rank] if rank < 13 else ("SJ" if rank == 13 else "BJ")
 
@@ -81,97 +63,76 @@ def _seat(value: Any, what: str, action: int | None = None) -> int:
 
 # ----------------------------------------------------------------------------- summary
 
-@dataclass(frozen=True)
-class ReplaySummary:
-    """What a validated replay leaves behind: the inputs of :func:`score_round`.
-
-    Seats are table seats (after the swap); ``hand_at[t]`` is the dealt seat whose hand
-    sits at table seat ``t``.
-    """
+class ReplaySummary(NamedTuple):
+    """The inputs of ``score_round`` a validated replay leaves (docs/replays.md "Scoring"),
+    in table seats; ``hand_at[t]`` is the dealt seat sitting at table seat ``t``."""
 
     variant: Variant
-    finish_order: tuple[int, ...]
-    bombs: tuple[tuple[Reading, ...], ...]           # standing bomb readings per seat
-    bomb_cards: tuple[tuple[tuple[int, ...], ...], ...]  # the same bombs as card codes
-    cards_left: tuple[int, ...]                      # cards each seat holds at the end
-    escaper: int | None
-    escape_action: int | None
     stake: int
     table_fee: int
     hand_at: tuple[int, ...]
     actions: int
-    _round: Any = field(default=None, repr=False, compare=False)
-
-    @cached_property
-    def hands(self) -> tuple[tuple[int, ...], ...]:
-        """The cards each seat holds at the end (suited where the deal said so)."""
-        return tuple(self._round.hand(s) for s in range(SEATS))
-
-    def score_args(self, *, as_cards: bool = False) -> dict[str, Any]:
-        """Keyword arguments of :func:`score_round` (bombs as cards with ``as_cards``)."""
-        return {"variant": self.variant, "finish_order": self.finish_order,
-                "bombs": self.bomb_cards if as_cards else self.bombs, "stake": self.stake,
-                "cards_left": self.cards_left, "escape": self.escaper,
-                "hands": self.hands if self.escaper is not None else None,
-                "table_fee": self.table_fee}
+    finish_order: tuple[int, ...]
+    cards_left: tuple[int, ...]
+    hands: tuple[tuple[int, ...], ...]       # what each seat holds when the round ends
+    bombs: tuple[tuple[Reading, ...], ...]   # the bombs that stood, per seat, as readings
+    bomb_cards: tuple[tuple[tuple[int, ...], ...], ...]   # and as the cards played
+    escaper: int | None
+    escape_action: int | None
 
 
-# ----------------------------------------------------------------------------- set-up checks
+# ----------------------------------------------------------------------------- the document
 
-def _load(replay: Mapping[str, Any] | str | bytes) -> Mapping[str, Any]:
-    if isinstance(replay, (str, bytes, bytearray)):
+def _document(source: Mapping[str, Any] | str | bytes) -> Mapping[str, Any]:
+    """The replay object (docs/replays.md "Format"): JSON text is decoded first; only the
+    documented top-level fields are allowed."""
+    doc: Any = source
+    if isinstance(source, (str, bytes, bytearray)):
         try:
-            replay = orjson.loads(replay)   # ~2x json.loads on replay-sized documents
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            doc = orjson.loads(source)
+        except orjson.JSONDecodeError as exc:
             raise ReplayError(f"not valid JSON: {exc}") from None
-    if not isinstance(replay, Mapping):
+    if not isinstance(doc, Mapping):
         raise ReplayError("a replay must be a JSON object")
-    unknown = set(replay) - _KEYS
-    if unknown:
-        raise ReplayError(f"unknown replay field {sorted(unknown)[0]!r}; fields are "
-                          f"{', '.join(sorted(_KEYS))}", field=sorted(unknown)[0])
-    return replay
+    stray = sorted(k for k in doc if k not in _KEYS)
+    if stray:
+        raise ReplayError(f"unknown replay field {stray[0]!r}; fields are "
+                          f"{', '.join(sorted(_KEYS))}", field=stray[0])
+    return doc
 
 
-def _variant(spec: Any) -> Variant:
+def _rule_set(spec: Any) -> Variant:
+    """The variant a replay names: a built-in id (or alias), or an inline definition."""
     try:
-        if isinstance(spec, Mapping):
-            try:
-                key = json.dumps(spec, sort_keys=True)
-            except (TypeError, ValueError):
-                return variant_from_mapping(spec)
-            return _custom_variant(key)
-        return get_variant(spec)
+        return variant_from_mapping(spec) if isinstance(spec, Mapping) else get_variant(spec)
     except ShuangkouError as exc:
         raise ReplayError(f"variant: {exc}", field="variant") from None
 
 
-@lru_cache(maxsize=256)
-def _custom_variant(spec_json: str) -> Variant:
-    """An inline custom variant, validated once per distinct definition (batch files)."""
-    return variant_from_mapping(json.loads(spec_json))
-
-
-def _int_field(replay: Mapping[str, Any], name: str, default: int, low: int, high: int) -> int:
-    value = replay.get(name, default)
-    if type(value) is not int or not low <= value <= high:
-        raise ReplayError(f"{name} must be an integer {low}–{high:,}; got {value!r}", field=name)
+def _bounded(doc: Mapping[str, Any], name: str, low: int, high: int) -> int:
+    """An integer field within its documented range (``stake`` 1…, ``table_fee`` 0…), the
+    low end being its default."""
+    value = doc[name] if name in doc else low
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ReplayError(f"{name} must be an integer {low}–{high:,}; got {value!r}",
+                          field=name)
     return value
 
 
-def _dealt_hands(raw: Any, v: Variant) -> list[list[int]]:
-    if not isinstance(raw, list) or len(raw) != SEATS:
+def _hands_as_dealt(raw: Any, v: Variant) -> list[list[int]]:
+    """The four dealt hands as card codes, in dealt seats 0–3, none of them empty."""
+    if type(raw) is not list or len(raw) != SEATS:
         raise ReplayError("hands must list the 4 dealt hands", field="hands")
-    hands = []
-    for d, hand in enumerate(raw):
+    out: list[list[int]] = []
+    for seat in range(SEATS):
         try:
-            codes = parse_cards(hand, v)
+            cards = parse_cards(raw[seat], v)
         except ShuangkouError as exc:
-            raise ReplayError(f"hands[{d}]: {exc}", field="hands") from None
-        if not codes:
-            raise ReplayError(f"hands[{d}] is empty", field="hands")
-        hands.append(codes)
-    return hands
+            raise ReplayError(f"hands[{seat}]: {exc}", field="hands") from None
+        if len(cards) == 0:
+            raise ReplayError(f"hands[{seat}] is empty", field="hands")
+        out.append(cards)
+    return out
 
 
 def _count(hands: list[list[int]]) -> list[tuple[list[int], list[int]]]:
@@ -569,16 +530,16 @@ def summarize_replay(replay: Mapping[str, Any] | str | bytes, *,
         a replay may also say ``"partial_deal": true``.
     :raises ReplayError: with ``.action`` (index into ``actions``, or None) and ``.detail``.
     """
-    r = _load(replay)
+    r = _document(replay)
     if "variant" not in r or "hands" not in r or "actions" not in r:
         missing = next(k for k in ("variant", "hands", "actions") if k not in r)
         raise ReplayError(f"a replay needs {missing!r}", field=missing)
-    v = _variant(r["variant"])
+    v = _rule_set(r["variant"])
     partial = partial_deal or r.get("partial_deal") is True
     leader = _seat(r.get("leader"), "leader")
-    stake = _int_field(r, "stake", 1, 1, MAX_STAKE)
-    table_fee = _int_field(r, "table_fee", 0, 0, MAX_TABLE_FEE)
-    dealt = _dealt_hands(r["hands"], v)
+    stake = _bounded(r, "stake", 1, MAX_STAKE)
+    table_fee = _bounded(r, "table_fee", 0, MAX_TABLE_FEE)
+    dealt = _hands_as_dealt(r["hands"], v)
     counts = _count(dealt)
     _check_deal(dealt, counts, v, partial)
     hand_at = _seating(r, dealt, leader, v)
@@ -590,7 +551,8 @@ def summarize_replay(replay: Mapping[str, Any] | str | bytes, *,
         bomb_cards=tuple(tuple(b) for b in state.bomb_cards),
         cards_left=tuple(state.left), escaper=state.escaper,
         escape_action=state.escape_action, stake=stake, table_fee=table_fee,
-        hand_at=tuple(hand_at), actions=len(r["actions"]), _round=state)
+        hand_at=tuple(hand_at), actions=len(r["actions"]),
+        hands=tuple(state.hand(s) for s in range(SEATS)))
 
 
 def score_replay(replay: Mapping[str, Any] | str | bytes, *,

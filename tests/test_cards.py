@@ -75,6 +75,35 @@ def test_the_deck_in_python_and_in_c_agree() -> None:
         assert not deck_exact([cards + [vocab.card_code(12)], [], [], []], *shape)
 
 
+def test_cards_per_rank_in_python_and_in_c_agree() -> None:
+    # cards.rank_copies, and its C twin through the compiled state check (a deal with one
+    # card of a rank too many is refused naming the deck's count of that rank)
+    for v in core.list_variants():
+        shape = (v.decks, v.lowest_rank, v.joker_copies)
+        cards = vocab.deck(*shape)
+        for r in range(vocab.BJ + 1):
+            assert vocab.rank_copies(r, *shape) == sum(vocab.card_rank(c) == r for c in cards)
+        assert v.copies_per_rank == vocab.rank_copies(vocab.TWO, *shape)
+        assert v.deck_size == len(cards)
+
+
+def test_one_seat_check_in_python_and_in_c() -> None:
+    # cards.check_seat's sentence, whether the check ran in Python or in the C twin is_seat
+    from shuangkou.core._suggest import choose
+
+    assert [vocab.is_seat(x) for x in (0, 3, 4, -1, True, 1.0, 2**70)] == \
+        [True, True, False, False, False, False, False]
+    r = core.Round.deal("bianfeng", ["3S", "4S", "5S", "6S"], 0, partial_deal=True)
+    for call in (lambda: r.play(4, "4S"), lambda: r.pass_turn(-1),
+                 lambda: choose("bianfeng", 7, "3S", [1, 1, 1, 1]),
+                 lambda: core.Action(9, "pass")):
+        with pytest.raises(core.ShuangkouError, match="^seat must be a seat 0–3; got ") as e:
+            call()
+        assert e.value.field == "seat"
+    with pytest.raises(core.ShuangkouError, match=r"^finish_order\[1\] must be a seat 0–3"):
+        core.score_round("bianfeng", [0, 5], [[], [], [], []])
+
+
 def test_rank_names_and_positions() -> None:
     names = [vocab.rank_name(r) for r in range(15)]
     assert names == list("3456789TJQKA2") + ["SJ", "BJ"]

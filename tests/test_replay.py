@@ -400,13 +400,13 @@ def test_a_declaration_on_a_pass_or_an_escape_is_refused(kind: str, extra: dict)
     with pytest.raises(ReplayError) as typed:
         parse_replay(doc)
     assert (typed.value.action, typed.value.detail) == (1, f"{word} takes no other field")
-    rep = parse_replay(replay("bianfeng", HANDS, [play(0, "9C"), {"seat": 1, kind: True}]))
-    bad = rep.actions[1].__class__(1, kind, (), core.Declaration("single"))
-    for wrong in (bad, Action(1, kind, (21,))):
-        forged = type(rep)(**{**rep.__dict__, "actions": (rep.actions[0], wrong)})
-        with pytest.raises(ReplayError, match=f"{word} takes no cards or declaration") as info:
-            score_replay(forged)
-        assert info.value.action == 1
+    # a typed replay cannot even hold one: the Action record refuses it when made
+    for wrong, field in (((), core.Declaration("single")), "declaration"), (((21,), None),
+                                                                            "cards"):
+        with pytest.raises(core.ShuangkouError,
+                           match=f"{word} takes no cards or declaration") as info:
+            Action(1, kind, *wrong)
+        assert info.value.field == field
 
 
 def test_json_text_and_custom_variant() -> None:

@@ -16,7 +16,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from shuangkou import core
-from shuangkou.core.cards import BJ, MAX_CODE, SEATS, is_card
+from shuangkou.core.cards import MAX_CODE, SEATS, is_card
+from shuangkou.core.declaration import check_parts
 from shuangkou.core.errors import CardError
 from shuangkou.core.variants import BUILTIN, Variant, find_variant, variant_from_json
 from shuangkou.v1 import cards_pb2, readings_pb2, scoring_pb2, variants_pb2
@@ -55,7 +56,6 @@ WIN_NAMES = {v: k for k, v in WIN_KINDS.items()}
 CARD_CODES = frozenset(c for c in range(MAX_CODE + 1) if is_card(c))
 MAX_CUSTOM_VARIANT_CACHE = 256
 MAX_CUSTOM_VARIANT_CHARS = 16 * 1024   # a full rule set is ~1.5 KB: the cache stays < 4 MiB
-MAX_WILDS = 64       # wild jokers one play can hold: bounded by --max-cards anyway
 CUSTOM_FIELD = "rule_set.custom_json"
 
 
@@ -212,19 +212,11 @@ def declaration(owner: Any, name: str, where: str) -> core.Declaration | None:
     if kind is None:
         raise BadInput("a declaration needs a kind", f"{where}.kind")
     top = msg.top if msg.HasField("top") else None
-    if top is not None and top > BJ:
-        raise BadInput(f"top {top} is not a rank position (0-{BJ})", f"{where}.top")
-    wilds = None
-    if msg.HasField("wilds"):
-        wilds = tuple(msg.wilds.ranks)
-        if len(wilds) > MAX_WILDS:
-            raise BadInput(f"{len(wilds)} wild jokers; a play holds at most {MAX_WILDS}",
-                           f"{where}.wilds.ranks")
-        for i, rank in enumerate(wilds):
-            if rank > BJ:
-                raise BadInput(f"{rank} is not a rank position (0-{BJ})",
-                               f"{where}.wilds.ranks[{i}]")
-    return core.Declaration(kind, top, msg.star if msg.HasField("star") else None, wilds)
+    star = msg.star if msg.HasField("star") else None
+    wilds = tuple(msg.wilds.ranks) if msg.HasField("wilds") else None
+    check_parts(top, star, wilds, (f"{where}.top", f"{where}.star", f"{where}.wilds.ranks"),
+                BadInput)
+    return core.Declaration(kind, top, star, wilds)
 
 
 def variant_data(v: Variant) -> dict[str, Any]:

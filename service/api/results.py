@@ -123,15 +123,10 @@ def replay_record(replay: scoring_pb2.Replay, variant: str | Variant,
         kind = ACTION_NAMES.get(action.type)
         if kind is None:
             raise BadInput("an action's type must be PLAY, PASS or ESCAPE", f"{where}.type")
-        if kind == "play":
-            declared = declaration(action, "declaration", f"{where}.declaration")
-            actions.append(core.Action(
-                seat, kind, tuple(cards_of(action.cards, f"{where}.cards", limits)[0]),
-                declared))
-        elif action.cards.cards or action.cards.cards_text or action.HasField("declaration"):
-            raise BadInput("only a play carries cards or a declaration", where)
-        else:
-            actions.append(core.Action(seat, kind))
+        declared = declaration(action, "declaration", f"{where}.declaration")
+        cards = cards_of(action.cards, f"{where}.cards", limits, allow_empty=kind != "play")[0]
+        with field_scope(where):     # a pass or an escape with cards: the Action refuses it
+            actions.append(core.Action(seat, kind, tuple(cards), declared))
     return core.Replay(
         variant=get_variant(variant) if isinstance(variant, str) else variant, hands=hands,
         leader=seat_of(replay.leader, "replay.leader"),

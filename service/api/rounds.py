@@ -34,7 +34,7 @@ from shuangkou.core.suggest import (
 from shuangkou.core.variants import Variant
 from shuangkou.v1 import cards_pb2, readings_pb2, rounds_pb2, rounds_pb2_grpc
 
-from ..errors import BadInput, field_scope, rpc
+from ..errors import BadInput, field_scope, rpc, scoped
 from ..limits import Limits
 from . import _wire
 from .convert import (
@@ -192,22 +192,19 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
         action = request.action
         seat = seat_of(action.seat, "action.seat", table=True)
         kind = ACTION_NAMES.get(action.type)
+        if kind is None:
+            raise BadInput("action.type must be ACTION_TYPE_PLAY, _PASS or _ESCAPE",
+                           "action.type")
+        # a pass or an escape with cards or a declaration is refused by the Action itself
+        cards, _ = cards_of(action.cards, "action.cards", self.limits,
+                            allow_empty=kind != "play")
+        declared = declaration(action, "declaration", "action.declaration")
+        try:
+            move = core.Action(seat, kind, tuple(cards), declared)
+        except core.ShuangkouError as exc:   # its own checks, named as the request's fields
+            raise scoped(exc, "action", nested=True) from None
         with self._rules("ApplyAction"):
-            if kind == "play":
-                cards, _ = cards_of(action.cards, "action.cards", self.limits)
-                rec = r.play(seat, cards,
-                             declaration(action, "declaration", "action.declaration"))
-            elif kind not in ("pass", "escape"):
-                raise BadInput("action.type must be ACTION_TYPE_PLAY, _PASS or _ESCAPE",
-                               "action.type")
-            elif (action.HasField("declaration") or action.cards.cards
-                  or action.cards.cards_text):
-                # refused, never dropped: the caller meant something this action cannot do
-                what = "declaration" if action.HasField("declaration") else "cards"
-                raise BadInput(f"a{'n' if kind == 'escape' else ''} {kind} takes no {what}",
-                               f"action.{what}")
-            else:
-                rec = r.pass_turn(seat) if kind == "pass" else r.escape(seat)
+            rec = r.apply(move)
         response = apply_response(r, rec, self.keys)
         if r.is_over:
             self.metrics.rounds_finished.labels(variant_label(variant),

@@ -145,12 +145,7 @@ class LocalTable:
     def apply(self, move: Move) -> tuple[Happened, Seen]:
         r = self._r
         try:
-            if move.kind == "play":
-                rec = r.play(move.seat, move.cards, move.declared)
-            elif move.kind == "pass":
-                rec = r.pass_turn(move.seat)
-            else:
-                rec = r.escape(move.seat)
+            rec = r.apply(core.Action(move.seat, move.kind, move.cards, move.declared))
         except ShuangkouError as exc:
             raise Refused(str(exc)) from None
         reading = rec.reading

@@ -27,7 +27,16 @@ from pathlib import Path
 from typing import IO, Any
 
 from shuangkou import core
-from shuangkou.core.cards import SEATS, card_rank, card_suit, partner, rank_name, rank_position
+from shuangkou.core.cards import (
+    RED_SUITS,
+    SEATS,
+    SUIT_SYMBOLS,
+    card_rank,
+    card_suit,
+    partner,
+    rank_name,
+    rank_position,
+)
 from shuangkou.core.declaration import Declaration
 from shuangkou.core.errors import ShuangkouError
 
@@ -38,7 +47,6 @@ __all__ = ["Game", "Colours", "replay_document", "KEYS"]
 KEYS = ("cards: play (77, 7S 7H, ... as straight:8)   h: hint (提示), Enter plays it   "
         "l [KIND]: legal plays, #N plays one   p: pass   a: 托管 this move   "
         "A: 托管 to the end   s [FILE]: save the replay   q: quit")
-_SUITS = ("♠", "♥", "♦", "♣")
 _SHOWN = 40                      # legal plays listed at once
 _ORDINAL = {1: "1st", 2: "2nd", 3: "3rd", 4: "4th"}
 
@@ -69,10 +77,10 @@ class Colours:
         if rank == 13:
             return self.bold("SJ")
         name = "10" if rank_name(rank) == "T" else rank_name(rank)
-        if suit >= len(_SUITS):
+        if suit >= len(SUIT_SYMBOLS):
             return name
-        text = name + _SUITS[suit]
-        return self.red(text) if suit in (1, 2) else self.bold(text)
+        text = name + SUIT_SYMBOLS[suit]
+        return self.red(text) if suit in RED_SUITS else self.bold(text)
 
     def cards(self, codes: tuple[int, ...] | list[int], group: bool = False) -> str:
         """Cards in a row; ``group``: sorted, a wider gap between ranks (a hand)."""

@@ -22,7 +22,18 @@ from importlib import resources
 from typing import Any
 
 from shuangkou.core import format_cards
-from shuangkou.core.cards import SEATS, card_rank, card_suit, partner, rank_name
+from shuangkou.core.cards import (
+    RED_SUITS,
+    SEATS,
+    SUIT_SYMBOLS,
+    card_rank,
+    card_suit,
+    is_seat,
+    partner,
+    rank_name,
+    same_team,
+    team,
+)
 from shuangkou.core.declaration import Declaration
 from shuangkou.core.round_ends import round_end
 from shuangkou.core.story import RoundStory, Step, Trick
@@ -32,8 +43,6 @@ __all__ = ["render", "render_index", "card", "KIND_TEXT"]
 #: The kinds of win as a Wenzhou player names them.
 KIND_TEXT = {"double": "Double win (双扣)", "single": "Single win (单扣)",
              "flat": "Flat win (平扣)", "escape": "Escape (逃跑)"}
-_SUITS = ("♠", "♥", "♦", "♣")
-_RED_SUITS = (1, 2)
 _JOKERS = {13: ("sj", "SJ", "small joker (小王)"), 14: ("bj", "BJ", "big joker (大王)")}
 _WHOSE_STAR = {"winning_team": "the winning team's highest round star",
                "all": "the highest round star at the table",
@@ -85,11 +94,11 @@ def card(code: int, stands_for: int | None = None) -> str:
         return (f'<span class="c {cls}{" wild" if wild else ""}" data-card="{token}" '
                 f'title="{title}">{text}{wild}</span>')
     face = _rank_text(rank)
-    if suit >= len(_SUITS):
+    if suit >= len(SUIT_SYMBOLS):
         return f'<span class="c x" data-card="{token}" title="{face}, any suit">{face}</span>'
-    red = " red" if suit in _RED_SUITS else ""
+    red = " red" if suit in RED_SUITS else ""
     return (f'<span class="c{red}" data-card="{token}">{face}'
-            f'<span class="s">{_SUITS[suit]}</span></span>')
+            f'<span class="s">{SUIT_SYMBOLS[suit]}</span></span>')
 
 
 def _rank_text(rank: int) -> str:
@@ -105,7 +114,7 @@ def _cards(codes: Sequence[int], stands_for: Sequence[int | None] = ()) -> str:
 
 
 def _seat(s: int) -> str:
-    return f'<span class="seat t{s % 2}">seat {s}</span>'
+    return f'<span class="seat t{team(s)}">seat {s}</span>'
 
 
 def _seats(seats: Iterable[int]) -> str:
@@ -165,7 +174,7 @@ def _seating(story: RoundStory) -> str:
             tags.append(f'<span class="tag decl">holds {card(story.revealed)}</span>')
         if d != t:
             tags.append(_tag("wind", f"moved from dealt seat {d}"))
-        rows.append(f'<div data-seat="{t}" data-dealt="{d}">{_seat(t)} team {t % 2} · '
+        rows.append(f'<div data-seat="{t}" data-dealt="{d}">{_seat(t)} team {team(t)} · '
                     f'dealt hand {d}<br>{"".join(tags)}</div>')
     moved = [t for t in range(SEATS) if story.hand_at[t] != t]
     if story.revealed is not None:
@@ -241,7 +250,7 @@ def _rejected_step(story: RoundStory) -> str:
     written = rej.written
     seat = written.get("seat") if isinstance(written, dict) else None
     body = [f'<span class="n">#{rej.action}</span>']
-    if type(seat) is int and 0 <= seat < SEATS:
+    if is_seat(seat):
         body.append(_seat(seat))
     if rej.cards:
         body.append(_cards(rej.cards))
@@ -344,14 +353,14 @@ def _kind_text(story: RoundStory) -> str:
     mate = partner(winner)
     if round_end(v.round_end).kou:
         assert story.hands is not None
-        losers = [s for s in range(SEATS) if s % 2 != winner % 2]
+        losers = [s for s in range(SEATS) if not same_team(s, winner)]
         held = [len(story.hands[s]) for s in losers]
         double, single = v.kou_thresholds
-        return (f"{head} for team {winner % 2}: seat {winner} went out first; its opponents "
+        return (f"{head} for team {team(winner)}: seat {winner} went out first; its opponents "
                 f"({_seats(losers)}) still hold {held[0]} + {held[1]} = {sum(held)} cards "
                 f"(double from {double}, single from {single}).")
     place = result.seats[mate].place
-    return (f"{head} for team {winner % 2}: seat {winner} went out first and its partner, "
+    return (f"{head} for team {team(winner)}: seat {winner} went out first and its partner, "
             f"seat {mate}, finished {_ORDINAL.get(place or 0, '?')}.")
 
 
