@@ -35,19 +35,18 @@ from ..errors import (
 from ..limits import Limits
 from ..paging import decode_token, encode_token
 from ..version import build_info
-from . import _wire, results
+from . import results
+from ._classify_replies import batch_columns, batch_errors, classify_reply
 from .convert import (
     KIND_BY_NAME,
     KIND_NAMES,
     WIN_NAMES,
-    card_codes,
     cards_of,
     declaration,
     reading_bytes,
     reading_message,
     reading_to_proto,
     resolve_variant,
-    variant_by_id,
     variant_label,
     variant_to_proto,
 )
@@ -56,11 +55,6 @@ if TYPE_CHECKING:   # prometheus_client must not be imported before the CLI sets
     from shuangkou.core._core import _KindName as KindName
 
     from ..metrics import Metrics
-
-    #: A plain ClassifyPlay request as read from its bytes: rule set id, codes, card text.
-    PlainClassify = tuple[str, list[int], str]
-    #: A plain BatchClassify request as read from its bytes: rule set id, codes, lengths.
-    PlainBatch = tuple[str, memoryview, array[int]]
 
 __all__ = ["ShuangkouServicer", "SERVICE_NAME", "BATCH_CHUNK"]
 
@@ -90,7 +84,7 @@ class _Listed:
 
 
 # An invalid batch play's BatchError is written as bytes by the compiled writer
-# (service/api/_wire.pyx): the core groups a batch's invalid plays by reason, and each
+# (service/api/_classify_replies.pyx): the core groups a batch's invalid plays by reason, and each
 # reason's status is encoded once (service/errors.py item_status) — a batch of invalid plays
 # repeats a handful — so an invalid play costs about what a valid one does.
 
@@ -104,28 +98,14 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
 
     # ------------------------------------------------------------------ reading plays
     @rpc
-    def ClassifyPlay(self, request: service_pb2.ClassifyPlayRequest | PlainClassify,
+    def ClassifyPlay(self, request: service_pb2.ClassifyPlayRequest,
                      context: grpc.ServicerContext) -> bytes:
         """The reply's bytes (a ClassifyPlayResponse written from its readings' encoded
         bytes, each kept once per distinct reading): gRPC sends them as they are, the HTTP
-        side reads them into the message (:mod:`shuangkou.service.web`).
-
-        gRPC hands a plain request over as the fields it holds, read from its bytes
-        (``request_reader`` below); they are checked in the same order as a message's."""
-        if isinstance(request, tuple):
-            answered = _wire.classify_plain(request, self.limits.max_cards)
-            if answered is not None:       # a valid play
-                reply, label, kind = answered
-                self._classified(label, kind).inc()
-                return reply
-            vid, given, text = request
-            variant = variant_by_id(vid)
-            codes, where = card_codes(given, text, "play", self.limits)
-            declared = None
-        else:
-            variant = resolve_variant(request)
-            codes, where = cards_of(request.play, "play", self.limits)
-            declared = declaration(request, "declaration", "declaration")
+        side reads them into the message (:mod:`shuangkou.service.web`)."""
+        variant = resolve_variant(request)
+        codes, where = cards_of(request.play, "play", self.limits)
+        declared = declaration(request, "declaration", "declaration")
         with field_scope(where):
             c = core.classify(codes, variant)
         reading = c.primary
@@ -133,11 +113,8 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
             with field_scope("declaration"):
                 reading = core.play_reading(codes, variant, None, declared)
         self._classified(variant_label(variant), c.kind).inc()
-        return _wire.classify_reply(c.cards, [reading_bytes(r) for r in c.readings],
-                                    reading_bytes(reading))
-
-    # The metrics interceptor decodes this method's requests with it (service/metrics.py).
-    ClassifyPlay.request_reader = _wire.read_classify_request  # type: ignore[attr-defined]
+        return classify_reply(c.cards, [reading_bytes(r) for r in c.readings],
+                              reading_bytes(reading))
 
     def _classified(self, label: str, kind: str) -> Any:
         """The plays-classified counter of one (variant label, kind): looked up once."""
@@ -173,23 +150,15 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                                                 play=reading_to_proto(result.play))
 
     @rpc
-    def BatchClassify(self, request: service_pb2.BatchClassifyRequest | PlainBatch,
+    def BatchClassify(self, request: service_pb2.BatchClassifyRequest,
                       context: grpc.ServicerContext) -> bytes:
         """The reply's bytes (a BatchClassifyResponse): gRPC sends them as they are, the
-        HTTP side reads them into the message (:mod:`shuangkou.service.web`).
-
-        gRPC hands a plain request over as the fields it holds, read from its bytes
-        (``request_reader`` below); they are checked in the same order as a message's."""
-        codes: bytes | memoryview
+        HTTP side reads them into the message (:mod:`shuangkou.service.web`)."""
+        codes: bytes
         lengths: Sequence[int]
-        texts: Sequence[str]
-        if isinstance(request, tuple):
-            vid, codes, lengths = request
-            variant, texts, include_readings = variant_by_id(vid), (), False
-        else:
-            variant = resolve_variant(request)
-            texts, include_readings = request.plays_text, request.include_readings
-            codes, lengths = request.codes, list(request.lengths)
+        variant = resolve_variant(request)
+        texts, include_readings = request.plays_text, request.include_readings
+        codes, lengths = request.codes, list(request.lengths)
         parse_errors: dict[int, bytes] = {}  # text plays' index -> its encoded status
         text_mode = bool(texts)
         if text_mode:
@@ -228,9 +197,8 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                 chunk = chunk[:done]
                 size = sum(chunk)
             # core kind indexes -> proto Kind values, counted; every column a packed field
-            wire.append(_wire.batch_columns(columns.kind, columns.top, columns.star,
-                                            columns.cards, columns.readings, _KIND_TABLE,
-                                            tally))
+            wire.append(batch_columns(columns.kind, columns.top, columns.star, columns.cards,
+                                      columns.readings, _KIND_TABLE, tally))
             invalid += len(columns.errors)
             wire.append(self._errors_bytes(columns.errors, first, parse_errors if text_mode
                                            else None))
@@ -248,9 +216,6 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
         # above (a repeated field's parts concatenate), never parsed and re-encoded here.
         return response.SerializeToString() + b"".join(wire)
 
-    # The metrics interceptor decodes this method's requests with it (service/metrics.py).
-    BatchClassify.request_reader = _wire.read_batch_request  # type: ignore[attr-defined]
-
     @staticmethod
     def _errors_bytes(errors: BatchErrors, first: int,
                       parse_errors: dict[int, bytes] | None) -> bytes:
@@ -263,7 +228,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
         if parse_errors is None:
             for exc in exceptions:
                 exc.field = "codes"
-            return _wire.batch_errors(first, errors.indexes, groups, [
+            return batch_errors(first, errors.indexes, groups, [
                 item_status(exc) for exc in exceptions])
         statuses = []
         for j, g in zip(errors.indexes, groups, strict=True):
@@ -273,8 +238,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                 exc.field = f"plays_text[{first + j}]"
                 status = item_status(exc)
             statuses.append(status)
-        return _wire.batch_errors(first, errors.indexes, array("I", range(len(statuses))),
-                                  statuses)
+        return batch_errors(first, errors.indexes, array("I", range(len(statuses))), statuses)
 
     def _parse_texts(self, texts: Any, errors: dict[int, bytes],
                      context: grpc.ServicerContext) -> tuple[bytes, list[int]]:

@@ -195,7 +195,7 @@ class RemoteTable:
 
         from shuangkou.v1 import rounds_pb2_grpc, service_pb2_grpc
 
-        from ..batch.remote import channel_options
+        from ..client import channel_options
         from ..client import rule_set_message
 
         self.channel = grpc.insecure_channel(target, options=channel_options())
