@@ -102,7 +102,9 @@ def cards_of(msg: cards_pb2.Cards, where: str, limits: Limits, *,
              allow_empty: bool = False) -> tuple[list[int], str]:
     """The card codes of a ``Cards`` message (codes or text, not both), size-checked, and the
     path of the field they came from (for errors found later by the core)."""
-    codes, text = list(msg.cards), msg.cards_text   # each field read once (every RPC's path)
+    # each field read once (every RPC's path)
+    codes: list[int] = list(msg.cards)
+    text = msg.cards_text
     if codes and text:
         raise BadInput("give the cards either as codes or as text, not both", where)
     if text:
