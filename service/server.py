@@ -30,11 +30,11 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from shuangkou.v1 import rounds_pb2, service_pb2, service_pb2_grpc
+from shuangkou.v1 import rounds_pb2, service_pb2
 
 from .admission import CallPool
 from .api.rounds import ROUND_SERVICE_NAME, RoundServicer, register_round_service
-from .api.shuangkou import SERVICE_NAME, ShuangkouServicer
+from .api.shuangkou import SERVICE_NAME, ShuangkouServicer, register_shuangkou_service
 from .config import Config, load_state_keys
 from .heap import keep_heap_pad
 from .limits import Limits
@@ -169,7 +169,7 @@ def create_server(config: Config, *, health_servicer: health.HealthServicer | No
     handlers = handlers or create_handlers(config, metrics)
     server = grpc.server(handlers.pool, interceptors=[handlers.interceptor],
                          options=server_options(config))
-    service_pb2_grpc.add_ShuangkouServiceServicer_to_server(handlers.shuangkou, server)
+    register_shuangkou_service(server, handlers.shuangkou)
     register_round_service(server, handlers.rounds)
     health_servicer = health_servicer or HealthServicer()
     if type(health_servicer).List is health_pb2_grpc.HealthServicer.List:  # type: ignore[attr-defined]

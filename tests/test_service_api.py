@@ -351,9 +351,115 @@ def test_classify_reply_is_protobufs_own_encoding() -> None:
     assert service_pb2.ClassifyPlayResponse.FromString(wide).cards == [5, 300, 127, 128]
 
 
+_RULE_SETS = st.one_of(st.none(), st.builds(variants_pb2.RuleSet, id=st.sampled_from(
+    ["", "baibian", "huopin", "qianbian", "nope", "\u00fc"])),
+    st.builds(variants_pb2.RuleSet, custom_json=st.just('{"extends": "baibian"}')))
+
+
+def _requests(message: type, **fields: st.SearchStrategy) -> st.SearchStrategy[bytes]:
+    """Requests' bytes: ``message`` with any of ``fields`` set (None: left unset), two of
+    them concatenated (protobuf merges them), and bytes at random."""
+    def request(**values: object) -> bytes:
+        return message(**{k: v for k, v in values.items() if v is not None}
+                       ).SerializeToString()
+
+    one = st.builds(request, **fields)
+    return st.one_of(one, st.builds(bytes.__add__, one, one), st.binary(max_size=40))
+
+
+# Plain requests (a rule set id, codes, lengths) and every shape the reader leaves to the
+# generated class: custom rule sets, lengths of 2**31 and more, text plays, readings asked for.
+_BATCH_REQUESTS = _requests(
+    service_pb2.BatchClassifyRequest, rule_set=_RULE_SETS,
+    codes=st.one_of(st.none(), st.binary(max_size=12), st.just(bytes([5, 6, 7, 8, 9, 70]))),
+    lengths=st.one_of(st.none(), st.lists(st.one_of(st.integers(0, 6), st.sampled_from(
+        [127, 128, 2**31 - 1, 2**31, 2**32 - 1])), max_size=5)),
+    plays_text=st.one_of(st.none(), st.just(["7S 7H", "ZZ"])),
+    include_readings=st.one_of(st.none(), st.booleans()))
+
+
+@settings(max_examples=400, deadline=None)
+@given(_BATCH_REQUESTS)
+def test_a_plain_batch_request_is_read_as_its_message(data: bytes) -> None:
+    """The compiled reader of BatchClassify's requests gives the fields of the message the
+    generated class decodes, or that message itself (or its error) for any other shape; and
+    the servicer answers both forms alike, byte for byte or error for error."""
+    import sys
+
+    from google.protobuf.message import DecodeError
+    from grpc_helpers import ROOT
+    from prometheus_client import CollectorRegistry
+
+    from shuangkou.service.api._requests import read_batch_request
+    from shuangkou.service.api.shuangkou import ShuangkouServicer
+    from shuangkou.service.limits import Limits
+    from shuangkou.service.metrics import Metrics
+
+    sys.path.insert(0, str(ROOT / "fuzz"))
+    from messages import Aborted, Context
+
+    servicer = ShuangkouServicer(Limits(max_cards=8, max_batch=4), Metrics(CollectorRegistry()))
+    try:
+        message = service_pb2.BatchClassifyRequest.FromString(data)
+    except DecodeError:
+        with pytest.raises(DecodeError):
+            read_batch_request(data)
+        return
+    read = read_batch_request(data)
+    answers = []
+    if type(read) is tuple:
+        assert message.rule_set.WhichOneof("source") in (None, "id")
+        assert not message.plays_text and not message.include_readings
+        assert (bytes(read[1]), list(read[2])) == (message.codes, list(message.lengths))
+        assert read[0] == message.rule_set.id
+        calls = [(servicer.batch_plain, read), (servicer.BatchClassify, message)]
+    else:
+        assert read == message
+        calls = [(servicer.BatchClassify, read), (servicer.BatchClassify, message)]
+    for call, request in calls:
+        try:
+            answers.append(call(request, Context()))
+        except Aborted as exc:
+            answers.append((exc.code, exc.message, exc.status))
+    assert answers[0] == answers[1]
+
+
+def test_grpc_reads_a_plain_batch_request_from_its_bytes() -> None:
+    """The handler gRPC runs for BatchClassify decodes with the compiled reader: a plain
+    request arrives as its fields, any other as its message; the other methods keep the
+    generated class's decoding."""
+    from shuangkou.service.api._requests import read_batch_request
+    from shuangkou.service.api.shuangkou import (
+        SERVICE_NAME,
+        ShuangkouServicer,
+        register_shuangkou_service,
+    )
+    from shuangkou.service.limits import Limits
+
+    handlers: dict = {}
+
+    class Server:   # stands for a grpc.Server to the registration
+        def add_generic_rpc_handlers(self, generic: object) -> None:
+            pass
+
+        def add_registered_method_handlers(self, service: str, found: dict) -> None:
+            handlers.update(found)
+
+    assert register_shuangkou_service(Server(), ShuangkouServicer(Limits(), None)) == SERVICE_NAME
+    read = handlers["BatchClassify"].request_deserializer
+    assert read is read_batch_request
+    vid, codes, lengths = read(service_pb2.BatchClassifyRequest(
+        codes=bytes([5, 6]), lengths=[1, 1]).SerializeToString())
+    assert (vid, bytes(codes), list(lengths)) == ("", bytes([5, 6]), [1, 1])
+    texts = service_pb2.BatchClassifyRequest(plays_text=["7S"])
+    assert read(texts.SerializeToString()) == texts
+    assert handlers["ClassifyPlay"].request_deserializer == \
+        service_pb2.ClassifyPlayRequest.FromString
+
+
 def test_raw_request_bytes_are_answered_or_refused(srv: Running) -> None:
-    """Bytes sent as they are to ClassifyPlay and BatchClassify (whose requests game servers
-    send most) — random ones, truncated plain requests, length prefixes past the end, fields repeated,
+    """Bytes sent as they are to ClassifyPlay and BatchClassify (whose requests the compiled
+    reader reads) — random ones, truncated plain requests, length prefixes past the end, fields repeated,
     oversized varints — are answered or refused INVALID_ARGUMENT (NOT_FOUND for a rule set
     id that reads as unknown), never INTERNAL, and the server goes on answering."""
     import random

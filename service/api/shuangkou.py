@@ -37,6 +37,7 @@ from ..paging import decode_token, encode_token
 from ..version import build_info
 from . import results
 from ._classify_replies import batch_columns, batch_errors, classify_reply
+from ._requests import read_batch_request
 from .convert import (
     KIND_BY_NAME,
     KIND_NAMES,
@@ -47,6 +48,7 @@ from .convert import (
     reading_message,
     reading_to_proto,
     resolve_variant,
+    variant_by_id,
     variant_label,
     variant_to_proto,
 )
@@ -56,7 +58,10 @@ if TYPE_CHECKING:   # prometheus_client must not be imported before the CLI sets
 
     from ..metrics import Metrics
 
-__all__ = ["ShuangkouServicer", "SERVICE_NAME", "BATCH_CHUNK"]
+    #: A plain BatchClassify request as read from its bytes: rule set id, codes, lengths.
+    PlainBatch = tuple[str, memoryview, array[int]]
+
+__all__ = ["ShuangkouServicer", "register_shuangkou_service", "SERVICE_NAME", "BATCH_CHUNK"]
 
 log = logging.getLogger(__name__)
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["ShuangkouService"].full_name
@@ -154,11 +159,19 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                       context: grpc.ServicerContext) -> bytes:
         """The reply's bytes (a BatchClassifyResponse): gRPC sends them as they are, the
         HTTP side reads them into the message (:mod:`shuangkou.service.web`)."""
-        codes: bytes
-        lengths: Sequence[int]
-        variant = resolve_variant(request)
-        texts, include_readings = request.plays_text, request.include_readings
-        codes, lengths = request.codes, list(request.lengths)
+        return self._batch(resolve_variant(request), request.codes, list(request.lengths),
+                           request.plays_text, request.include_readings, context)
+
+    @rpc
+    def batch_plain(self, request: PlainBatch, context: grpc.ServicerContext) -> bytes:
+        """:meth:`BatchClassify` of a request gRPC read plain (its rule set id, codes and
+        lengths: :func:`register_shuangkou_service`), checked in the same order."""
+        vid, codes, lengths = request
+        return self._batch(variant_by_id(vid), codes, lengths, (), False, context)
+
+    def _batch(self, variant: str | Variant, codes: bytes | memoryview, lengths: Sequence[int],
+               texts: Sequence[str], include_readings: bool,
+               context: grpc.ServicerContext) -> bytes:
         parse_errors: dict[int, bytes] = {}  # text plays' index -> its encoded status
         text_mode = bool(texts)
         if text_mode:
@@ -425,6 +438,34 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
             version=info["version"], python_version=info["python"],
             grpcio_version=info["grpcio"], core_build=info["core"],
             variant_ids=[v.id for v in (*list_variants(), *house_variants())])
+
+
+def register_shuangkou_service(server: grpc.Server, servicer: ShuangkouServicer) -> str:
+    """Add ``servicer`` to ``server``: the generated registration, except that gRPC decodes
+    BatchClassify's requests with the compiled reader (service/api/_requests.pyx), which
+    gives a plain request as its fields — answered by :meth:`ShuangkouServicer.batch_plain` —
+    and any other as its message. Returns the service's full name."""
+    found: dict[str, Any] = {}
+
+    class Collect:      # takes the handlers the generated registration builds
+        def add_generic_rpc_handlers(self, generic: object) -> None:
+            pass
+
+        def add_registered_method_handlers(self, service: str, handlers: dict[str, Any]
+                                           ) -> None:
+            found.update(handlers)
+
+    def batch(request: Any, context: grpc.ServicerContext) -> bytes:
+        if type(request) is tuple:
+            return servicer.batch_plain(request, context)
+        return servicer.BatchClassify(request, context)
+
+    service_pb2_grpc.add_ShuangkouServiceServicer_to_server(servicer, Collect())
+    found["BatchClassify"] = found["BatchClassify"]._replace(
+        unary_unary=batch, request_deserializer=read_batch_request)
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, found),))
+    server.add_registered_method_handlers(SERVICE_NAME, found)
+    return SERVICE_NAME
 
 
 def _kind_name(value: int, field: str) -> KindName:
