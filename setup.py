@@ -1,8 +1,8 @@
 """Build the Cython rules core and generate the gRPC stubs from protos/.
 
 Everything static lives in pyproject.toml; this file only adds the build steps that need
-code: cythonize core_ext/*.pyx as ``shuangkou.core.*`` (and service/api/_wire.pyx, the
-service's reply writer) and run protoc over protos/ (stubs
+code: cythonize core_ext/*.pyx as ``shuangkou.core.*`` (and service/api/*.pyx, the
+service's reply writers) and run protoc over protos/ (stubs
 are generated at build time beside the .proto files, never committed, never edited by hand).
 
 The folders keep the names of the design card (core_ext/, service/) while everything is
@@ -102,7 +102,7 @@ class BuildPyWithProtos(build_py):
 
 
 compile_args = ["-O0", "-g"] if DEBUG else ["-O3"]
-#: compiled modules: the core's, and the service's one fast path (its RoundService replies)
+#: compiled modules: the core's, and the service's reply writers (service/api/_*_replies.pyx)
 COMPILED = {"core_ext": "shuangkou.core", "service/api": "shuangkou.service.api"}
 extensions = [
     Extension(f"{package}.{p.stem}", [str(p.relative_to(ROOT))], extra_compile_args=compile_args)

@@ -159,7 +159,11 @@ def handler_times(late: bytes, first: bytes, number: int = 20_000) -> dict[str, 
 
     from shuangkou.service.api.rounds import RoundServicer, register_round_service
     from shuangkou.service.limits import Limits
-    from shuangkou.service.metrics import Metrics, MetricsInterceptor
+    from shuangkou.service.metrics import Metrics
+    try:
+        from shuangkou.service.interceptor import MetricsInterceptor
+    except ImportError:     # a build before the interceptor had a module of its own
+        from shuangkou.service.metrics import MetricsInterceptor  # type: ignore[attr-defined,no-redef]
     from shuangkou.service.server import HealthServicer
 
     server = _Handlers()

@@ -1,14 +1,16 @@
 """The Shuangkou gRPC service and the ``shuangkou`` command line, one module per job.
 
 * serving: :mod:`~shuangkou.service.cli` (the command, logging), :mod:`~shuangkou.service.config`
-  (settings), :mod:`~shuangkou.service.server` (assembly, lifecycle, health),
+  (settings), :mod:`~shuangkou.service.startup` (what a server and the supervisor both do at
+  start-up), :mod:`~shuangkou.service.server` (assembly, lifecycle, health),
   :mod:`~shuangkou.service.workers` (``--workers``: the supervisor);
 * the wire: :mod:`~shuangkou.service.api` (servicers that only translate, proto ↔ core,
   result rendering), :mod:`~shuangkou.service.errors` (every wire error and abort),
   :mod:`~shuangkou.service.admission` (what is refused before a servicer runs),
   :mod:`~shuangkou.service.limits` (request size limits), :mod:`~shuangkou.service.paging`
   (page tokens);
-* operations: :mod:`~shuangkou.service.metrics` (counters and the counting interceptor),
+* operations: :mod:`~shuangkou.service.metrics` (the counters),
+  :mod:`~shuangkou.service.interceptor` (every call counted and admitted),
   :mod:`~shuangkou.service.exposition` (the ``/metrics`` endpoint),
   :mod:`~shuangkou.service.version` (which build answers);
 * commands: :mod:`~shuangkou.service.commands` (one-off questions) and

@@ -19,23 +19,34 @@ itself, at random, then all of them past twice that — the clients see ``CANCEL
 server never sees the call. The limit is set far above what the server takes in during a
 burst, so that the refusals happen here, explicitly and counted.
 
-Deciding is this module's job; counting the refusals is :mod:`shuangkou.service.metrics`'
-(its interceptor applies these checks to every call), ending the call
-:func:`shuangkou.service.errors.refuse`'s.
+Deciding and enforcing are this module's job: :class:`Admission` decides each limit and
+ends a refused call (:meth:`Admission.refuse`, through :func:`shuangkou.service.errors.refuse`:
+INVALID_ARGUMENT for a request that does not decode, RESOURCE_EXHAUSTED for the rest), after
+telling the caller's ``count`` the reason. Which calls pass through it, and the counting, are
+the interceptor's (:mod:`shuangkou.service.interceptor`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent import futures
-from typing import Any
+from typing import Any, NoReturn
 
-__all__ = ["Admission", "CallPool", "RejectedMessage", "REJECT_REASONS"]
+import grpc
+
+from .errors import refuse
+
+__all__ = ["Admission", "CallPool", "RejectedMessage", "REJECT_REASONS", "Count"]
 
 #: Why a request never reached (or a reply never left) the servicer, as counted in
 #: ``shuangkou_requests_rejected_total``.
 REJECT_REASONS = ("undecodable", "too_large", "reply_too_large", "stream_limit", "overloaded")
+
+
+#: Told the reason of each refusal before the call ends (the interceptor's counter).
+Count = Callable[[str], None]
 
 
 class RejectedMessage:
@@ -120,12 +131,6 @@ class Admission:
         return RejectedMessage("too_large", f"request of {size:,} bytes exceeds the server "
                                f"limit of {self.max_message_bytes:,} (max_message_bytes)")
 
-    def admit(self, message: Any) -> Any:
-        """A request decoded elsewhere (the HTTP side's JSON), or the refusal in its place when
-        its binary form is over the limit: what :meth:`decoder` does for the bytes of gRPC."""
-        size = message.ByteSize()
-        return self._too_large(size) if size > self.max_message_bytes else message
-
     @staticmethod
     def serializer(serialize: Callable[[Any], bytes] | None) -> Callable[[Any], bytes] | None:
         """A response serializer that lets bytes through: each reply is serialized once, to
@@ -157,3 +162,40 @@ class Admission:
         """Give back the slot :meth:`enter_stream` took."""
         if self._streams is not None:
             self._streams.release()
+
+    # ------------------------------------------------------------------ enforcing
+
+    @staticmethod
+    def refuse(context: grpc.ServicerContext, why: RejectedMessage, count: Count) -> NoReturn:
+        """End the call for ``why``, counted first."""
+        count(why.reason)
+        refuse(context, why.reason, why.detail)
+
+    def request(self, request: Any, context: grpc.ServicerContext, count: Count) -> Any:
+        """``request`` as the servicer receives it: the call ends here if the decoder
+        refused it."""
+        if isinstance(request, RejectedMessage):
+            self.refuse(context, request, count)
+        return request
+
+    def reply(self, response: Any, serialize: Callable[[Any], bytes] | None,
+              context: grpc.ServicerContext, count: Count) -> Any:
+        """The reply to send: serialized once by ``serialize`` (a :meth:`serializer`; None
+        for the HTTP side, whose codec encodes the message: its binary size is what the
+        limit bounds), or the call ends here when it is over the limit."""
+        data = serialize(response) if serialize is not None else response
+        too_large = self.reply_refusal(len(data) if isinstance(data, bytes) else data.ByteSize())
+        if too_large is not None:
+            self.refuse(context, too_large, count)
+        return data
+
+    @contextlib.contextmanager
+    def stream(self, context: grpc.ServicerContext, count: Count) -> Iterator[None]:
+        """A stream slot held while the body runs; the call ends here when none is free."""
+        full = self.enter_stream()
+        if full is not None:
+            self.refuse(context, full, count)
+        try:
+            yield
+        finally:
+            self.leave_stream()

@@ -20,7 +20,7 @@ if TYPE_CHECKING:   # the subcommands start without the server's modules (issue 
 
     from .config import Config
 
-__all__ = ["main", "worker_main", "COMMANDS"]
+__all__ = ["main", "run", "worker_main", "COMMANDS"]
 
 LOG_FORMAT = "%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s"
 
@@ -61,6 +61,22 @@ def worker_main(config: Config, report: Connection | None = None) -> int:
 
     _exit_now(serve(config, multiprocess=True, report=report))
     return 0   # not reached
+
+
+def run(config: Config) -> int:
+    """``shuangkou serve``: one server process, or a supervisor of ``config.workers`` of them
+    (each :func:`worker_main`). Here, above both: the supervisor's module never imports the
+    server's, nor the server's the supervisor's start-up (docs/design.md, layers)."""
+    if config.workers == 1:
+        from .server import serve
+
+        return serve(config)
+    from .startup import metrics_directory
+
+    with metrics_directory():      # before the workers' module imports prometheus_client
+        from .workers import serve_workers
+
+        return serve_workers(config, worker_main)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -109,10 +125,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     _configure_logging(config.log_level)
     from shuangkou.core.errors import VariantError
 
-    from .server import run
-
     try:
-        status = run(config, worker_main)
+        status = run(config)
     except (VariantError, ConfigError) as exc:
         parser.exit(2, f"shuangkou serve: {exc}\n")
     except OSError as exc:

@@ -27,14 +27,22 @@ from shuangkou.v1 import (
 
 from .api.convert import KIND_BY_NAME, KIND_NAMES, variant_document
 from .api.results import result_to_dict
-from .batch.remote import channel_options
 
 if TYPE_CHECKING:
     from shuangkou.core._core import _KindName as KindName
 
-__all__ = ["RemoteRules", "ServerError", "reading_dict", "rule_set_message", "summary_message"]
+__all__ = ["RemoteRules", "ServerError", "channel_options", "reading_dict", "rule_set_message", "summary_message"]
 
 RPC_TIMEOUT = 30.0   # seconds: one-off questions are small; a hung server must not hang a shell
+
+
+def channel_options(max_message_bytes: int = 64 * 1024 * 1024) -> list[tuple[str, Any]]:
+    """Every client channel's options (the one-off commands', ``play --server``'s,
+    ``score-replays --server``'s): round_robin over every resolved address."""
+    config: dict[str, Any] = {"loadBalancingConfig": [{"round_robin": {}}]}
+    return [("grpc.service_config", json.dumps(config)),
+            ("grpc.max_receive_message_length", max_message_bytes),
+            ("grpc.max_send_message_length", max_message_bytes)]
 
 
 class ServerError(Exception):

@@ -8,8 +8,9 @@
 * :func:`serve` runs one server process until SIGTERM/SIGINT, then shuts down gracefully:
   health NOT_SERVING, ``stop(grace)`` so in-flight RPCs finish, then returns 0 (the CLI exits
   at once even if a handler thread is still computing, so shutdown never outlasts grace);
-* :func:`run` is ``shuangkou serve``: one process, or ``--workers N`` processes under the
-  supervisor of :mod:`shuangkou.service.workers`.
+* start-up that the ``--workers`` supervisor shares (house variants, stop signals) is
+  :mod:`shuangkou.service.startup`'s; ``shuangkou serve`` chooses one process or the
+  supervisor (:func:`shuangkou.service.cli.run`).
 
 Logging is configured by the CLI only.
 """
@@ -18,12 +19,9 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
-import signal
-import tempfile
 import threading
 import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
@@ -32,18 +30,19 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
-from shuangkou.v1 import rounds_pb2, service_pb2, service_pb2_grpc
+from shuangkou.v1 import rounds_pb2, service_pb2
 
 from .admission import CallPool
 from .api.rounds import ROUND_SERVICE_NAME, RoundServicer, register_round_service
-from .api.shuangkou import SERVICE_NAME, ShuangkouServicer
+from .api.shuangkou import SERVICE_NAME, ShuangkouServicer, register_shuangkou_service
 from .config import Config, load_state_keys
 from .heap import keep_heap_pad
 from .limits import Limits
+from .startup import load_house_variants, stop_signals
 from .version import version
 
-__all__ = ["create_server", "create_handlers", "Handlers", "serve", "run", "SERVICE_NAME",
-           "HealthServicer", "load_house_variants", "set_serving", "stop_signals"]
+__all__ = ["create_server", "create_handlers", "Handlers", "serve", "SERVICE_NAME",
+           "HealthServicer", "set_serving"]
 
 log = logging.getLogger(__name__)
 HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
@@ -142,7 +141,7 @@ def create_handlers(config: Config, metrics: Any = None) -> Handlers:
 
         from .metrics import Metrics
         metrics = Metrics(CollectorRegistry())
-    from .metrics import MetricsInterceptor
+    from .interceptor import MetricsInterceptor
 
     metrics.init_series(service_pb2.DESCRIPTOR.services_by_name["ShuangkouService"])
     metrics.init_series(rounds_pb2.DESCRIPTOR.services_by_name["RoundService"])
@@ -170,7 +169,7 @@ def create_server(config: Config, *, health_servicer: health.HealthServicer | No
     handlers = handlers or create_handlers(config, metrics)
     server = grpc.server(handlers.pool, interceptors=[handlers.interceptor],
                          options=server_options(config))
-    service_pb2_grpc.add_ShuangkouServiceServicer_to_server(handlers.shuangkou, server)
+    register_shuangkou_service(server, handlers.shuangkou)
     register_round_service(server, handlers.rounds)
     health_servicer = health_servicer or HealthServicer()
     if type(health_servicer).List is health_pb2_grpc.HealthServicer.List:  # type: ignore[attr-defined]
@@ -198,40 +197,6 @@ def create_server(config: Config, *, health_servicer: health.HealthServicer | No
 def set_serving(health_servicer: health.HealthServicer) -> None:
     for name in ("", SERVICE_NAME, ROUND_SERVICE_NAME):
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
-
-
-def load_house_variants(files: Sequence[str]) -> list[str]:
-    """Register the house variants of ``files`` (replacing any registered before); their ids.
-
-    Raises core.VariantError naming the file when one is invalid or its id is taken.
-    """
-    from shuangkou.core.errors import VariantError
-    from shuangkou.core.variants import register_variants, unregister_variants
-
-    unregister_variants()
-    ids: list[str] = []
-    for path in files:
-        try:
-            ids += [v.id for v in register_variants([path])]
-        except VariantError as exc:
-            unregister_variants()
-            named = repr(path) in str(exc)       # the file's own errors name it already
-            raise VariantError(str(exc) if named else f"house variants {path!r}: {exc}",
-                               getattr(exc, "field", None)) from None
-    return ids
-
-
-def stop_signals() -> threading.Event:
-    """An event set by SIGTERM or SIGINT (main thread only)."""
-    stop = threading.Event()
-
-    def handler(signum: int, _frame: Any) -> None:
-        log.info("received %s: shutting down", signal.Signals(signum).name)
-        stop.set()
-
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, handler)
-    return stop
 
 
 def serve(config: Config, *, multiprocess: bool = False,
@@ -302,19 +267,3 @@ def serve(config: Config, *, multiprocess: bool = False,
             httpd.shutdown()
         log.info("stopped")
     return 0
-
-
-def run(config: Config, worker_main: Callable[..., int]) -> int:
-    """``shuangkou serve``: one process, or a supervisor of ``config.workers`` processes."""
-    if config.workers == 1:
-        return serve(config)
-    from .workers import serve_workers
-
-    owned = "PROMETHEUS_MULTIPROC_DIR" not in os.environ
-    path = os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR",
-                                 tempfile.mkdtemp(prefix="shuangkou-metrics-"))
-    try:
-        return serve_workers(config, worker_main)
-    finally:
-        if owned:
-            shutil.rmtree(path, ignore_errors=True)

@@ -7,7 +7,7 @@ waitress (docs/decisions.md "HTTP"). What is ours is the seam, so that an HTTP c
 gRPC call it stands for:
 
 * every method is the gRPC method handler of the same servicer instance, wrapped by the same
-  :class:`~shuangkou.service.metrics.MetricsInterceptor` (one stream cap for both ports, the
+  :class:`~shuangkou.service.interceptor.MetricsInterceptor` (one stream cap for both ports, the
   ``grpc_server_*`` series labelled alike, the same admission: a request or reply over
   ``max_message_bytes`` or one that does not decode is refused and counted as on gRPC);
 * :class:`CallContext` gives that handler the face of a ``grpc.ServicerContext`` over the
@@ -55,7 +55,8 @@ if TYPE_CHECKING:
     from protobuf import Registry
 
     from .config import Config
-    from .metrics import Metrics, MetricsInterceptor
+    from .interceptor import MetricsInterceptor
+    from .metrics import Metrics
 
 __all__ = ["CallContext", "HttpApp", "HttpServer", "create_http_server", "connect_error",
            "schema", "PROTOCOLS"]

@@ -28,7 +28,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from .config import Config, load_state_keys
-from .server import load_house_variants, stop_signals
+from .startup import load_house_variants, stop_signals
 from .version import version
 
 __all__ = ["serve_workers", "Supervisor", "SingleProcess", "worker_families", "MISSED_CHECKS",

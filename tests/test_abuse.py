@@ -341,7 +341,7 @@ class _EndedContext:
 def test_ended_calls_are_counted_by_why_they_ended(remaining: float,
                                                    late_code: grpc.StatusCode | None,
                                                    counted: str) -> None:
-    from shuangkou.service.metrics import _final_code
+    from shuangkou.service.interceptor import _final_code
 
     assert _final_code(_EndedContext(remaining, late_code), failed=True) == counted  # type: ignore[arg-type]
 
@@ -353,7 +353,8 @@ def test_a_bad_message_in_a_stream_can_be_answered_in_band(in_band: bool) -> Non
     from concurrent import futures
 
     from shuangkou.service.admission import RejectedMessage
-    from shuangkou.service.metrics import Metrics, MetricsInterceptor
+    from shuangkou.service.interceptor import MetricsInterceptor
+    from shuangkou.service.metrics import Metrics
 
     def echo(requests: Iterator[object], context: grpc.ServicerContext) -> Iterator[bytes]:
         for r in requests:

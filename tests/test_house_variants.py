@@ -19,7 +19,7 @@ from shuangkou.core.variants import (
     unregister_variants,
 )
 from shuangkou.service.config import load_config, parse_flags
-from shuangkou.service.server import load_house_variants
+from shuangkou.service.startup import load_house_variants
 from shuangkou.v1 import service_pb2
 from shuangkou.v1.variants_pb2 import RuleSet
 

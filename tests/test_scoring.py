@@ -670,54 +670,6 @@ def test_settlement_stands_alone() -> None:
                          "shuangkou.core.replay"}, loaded
 
 
-def _runtime_imports(path: Path) -> set[str]:
-    """The core modules a module of core_ext/ imports when it runs (cimports of .pxd
-    declarations and imports for type checking only are not imports at run time)."""
-    import ast
-    import re
-
-    text = path.read_text()
-    if path.suffix == ".pyx":
-        found = re.findall(r"^\s*from shuangkou\.core\.(\w+) import ", text, re.M)
-        found += [n for group in re.findall(r"^\s*from shuangkou\.core import (.+)$", text, re.M)
-                  for n in re.findall(r"\w+", group)]
-        return set(found)
-    names: set[str] = set()
-
-    def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            return
-        if isinstance(node, ast.ImportFrom) and node.level == 1:
-            names.update([node.module] if node.module else [a.name for a in node.names])
-        for child in ast.iter_child_nodes(node):
-            visit(child)
-
-    visit(ast.parse(text))
-    return names
-
-
-def test_the_core_imports_form_no_cycle() -> None:
-    """core_ext/ imports one way (docs/design.md's layers): no module of it, compiled or
-    Python, imports one that imports it back, however far round."""
-    folder = Path(core.__file__).parent
-    modules = {p.stem: p for p in folder.iterdir()
-               if p.suffix in (".py", ".pyx") and p.stem != "__init__"}
-    graph = {name: _runtime_imports(p) & set(modules) for name, p in modules.items()}
-    assert graph["_settle"] >= {"results", "_enumerate"} and "scoring" in graph["round"]
-
-    def cycle_from(name: str, path: tuple[str, ...]) -> tuple[str, ...] | None:
-        for dep in sorted(graph[name]):
-            if dep in path:
-                return (*path[path.index(dep):], dep)
-            found = cycle_from(dep, (*path, dep))
-            if found:
-                return found
-        return None
-
-    for name in sorted(graph):
-        assert cycle_from(name, (name,)) is None, " -> ".join(cycle_from(name, (name,)) or ())
-
-
 def test_compiled_modules_import_no_private_names() -> None:
     """A compiled module takes public names only from the modules it imports (the escape
     settlement was once a private function of scoring.py that the round imported)."""

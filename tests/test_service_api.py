@@ -306,20 +306,20 @@ def test_batch_columns_are_protobufs_own_encoding() -> None:
     several varint bytes included, and counts the kinds."""
     from array import array
 
-    from shuangkou.service.api import _wire
+    from shuangkou.service.api import _classify_replies as replies
     from shuangkou.service.api.shuangkou import _KIND_TABLE
 
     kind = bytes([0, 3, 255, 7, 3])
     top, cards, star = bytes([0, 130, 255, 7, 1]), bytes([5, 0, 200, 1, 2]), bytes([0, 128, 6, 0, 9])
     readings = array("H", [0, 1, 127, 128, 65535])
     tally = array("q", bytes(8 * 256))
-    got = _wire.batch_columns(kind, top, star, cards, readings, _KIND_TABLE, tally)
+    got = replies.batch_columns(kind, top, star, cards, readings, _KIND_TABLE, tally)
     assert got == service_pb2.BatchClassifyResponse(
         kinds=[_KIND_TABLE[k] for k in kind], tops=top, card_counts=cards, stars=star,
         reading_counts=readings).SerializeToString()
     assert tally[3] == 2 and tally[255] == 1 and sum(tally) == len(kind)
     with pytest.raises(ValueError):
-        _wire.batch_columns(kind, top[:2], star, cards, readings, _KIND_TABLE, tally)
+        replies.batch_columns(kind, top[:2], star, cards, readings, _KIND_TABLE, tally)
 
 
 def test_classify_reply_is_protobufs_own_encoding() -> None:
@@ -329,7 +329,7 @@ def test_classify_reply_is_protobufs_own_encoding() -> None:
     import random
 
     from shuangkou.core.generate import deal
-    from shuangkou.service.api import _wire
+    from shuangkou.service.api import _classify_replies as replies
     from shuangkou.service.api.convert import reading_bytes, reading_message
 
     rng = random.Random(7)
@@ -340,14 +340,14 @@ def test_classify_reply_is_protobufs_own_encoding() -> None:
             for play in rng.sample(plays, min(len(plays), 40)):
                 c = core.classify(list(play.cards), variant)
                 for reading in (c.primary, c.readings[-1]):
-                    got = _wire.classify_reply(c.cards, [reading_bytes(r) for r in c.readings],
+                    got = replies.classify_reply(c.cards, [reading_bytes(r) for r in c.readings],
                                                reading_bytes(reading))
                     assert got == service_pb2.ClassifyPlayResponse(
                         cards=c.cards, readings=[reading_message(r) for r in c.readings],
                         reading=reading_message(reading)).SerializeToString(), (variant, play)
                     checked += 1
     assert checked > 1000
-    wide = _wire.classify_reply([5, 300, 127, 128], [b"", b"\x08\x01"], b"\x10\x02")
+    wide = replies.classify_reply([5, 300, 127, 128], [b"", b"\x08\x01"], b"\x10\x02")
     assert service_pb2.ClassifyPlayResponse.FromString(wide).cards == [5, 300, 127, 128]
 
 
@@ -367,19 +367,8 @@ def _requests(message: type, **fields: st.SearchStrategy) -> st.SearchStrategy[b
     return st.one_of(one, st.builds(bytes.__add__, one, one), st.binary(max_size=40))
 
 
-# Plain requests (a rule set id, codes or text) and every shape the readers leave to the
-# generated class: custom rule sets, declarations, codes and text together, codes of two
-# varint bytes, lengths of 2**31 and more, text plays, readings asked for.
-_CLASSIFY_REQUESTS = _requests(
-    service_pb2.ClassifyPlayRequest, rule_set=_RULE_SETS,
-    play=st.one_of(
-        st.none(),
-        st.builds(cards_pb2.Cards, cards=st.lists(st.integers(0, 300), max_size=12)),
-        st.builds(cards_pb2.Cards, cards_text=st.sampled_from(
-            ["", "7S 7H BJ", "45678 BJ", "7777+BJ", "3", "ZZ", "7S 7S 7S", "\u00e9", "10 J Q"])),
-        st.builds(cards_pb2.Cards, cards=st.lists(st.integers(1, 75), max_size=4),
-                  cards_text=st.just("7S"))),
-    declaration=st.one_of(st.none(), st.just(readings_pb2.Declaration(kind=K.KIND_BOMB))))
+# Plain requests (a rule set id, codes, lengths) and every shape the reader leaves to the
+# generated class: custom rule sets, lengths of 2**31 and more, text plays, readings asked for.
 _BATCH_REQUESTS = _requests(
     service_pb2.BatchClassifyRequest, rule_set=_RULE_SETS,
     codes=st.one_of(st.none(), st.binary(max_size=12), st.just(bytes([5, 6, 7, 8, 9, 70]))),
@@ -390,19 +379,18 @@ _BATCH_REQUESTS = _requests(
 
 
 @settings(max_examples=400, deadline=None)
-@given(st.one_of(st.tuples(st.just("ClassifyPlay"), _CLASSIFY_REQUESTS),
-                 st.tuples(st.just("BatchClassify"), _BATCH_REQUESTS)))
-def test_a_plain_request_is_read_as_its_message(case: tuple[str, bytes]) -> None:
-    """The compiled readers of ClassifyPlay's and BatchClassify's requests give the fields
-    of the message the generated class decodes, or that message itself (or its error) for
-    any other shape; and the servicer answers both forms alike, byte for byte or error for
-    error."""
+@given(_BATCH_REQUESTS)
+def test_a_plain_batch_request_is_read_as_its_message(data: bytes) -> None:
+    """The compiled reader of BatchClassify's requests gives the fields of the message the
+    generated class decodes, or that message itself (or its error) for any other shape; and
+    the servicer answers both forms alike, byte for byte or error for error."""
     import sys
 
     from google.protobuf.message import DecodeError
     from grpc_helpers import ROOT
     from prometheus_client import CollectorRegistry
 
+    from shuangkou.service.api._requests import read_batch_request
     from shuangkou.service.api.shuangkou import ShuangkouServicer
     from shuangkou.service.limits import Limits
     from shuangkou.service.metrics import Metrics
@@ -410,137 +398,68 @@ def test_a_plain_request_is_read_as_its_message(case: tuple[str, bytes]) -> None
     sys.path.insert(0, str(ROOT / "fuzz"))
     from messages import Aborted, Context
 
-    method, data = case
     servicer = ShuangkouServicer(Limits(max_cards=8, max_batch=4), Metrics(CollectorRegistry()))
-    behaviour = getattr(servicer, method)
-    message_class = getattr(service_pb2, f"{method}Request")
     try:
-        message = message_class.FromString(data)
+        message = service_pb2.BatchClassifyRequest.FromString(data)
     except DecodeError:
         with pytest.raises(DecodeError):
-            behaviour.request_reader(data)
+            read_batch_request(data)
         return
-    read = behaviour.request_reader(data)
+    read = read_batch_request(data)
+    answers = []
     if type(read) is tuple:
         assert message.rule_set.WhichOneof("source") in (None, "id")
-        if method == "ClassifyPlay":
-            assert not message.HasField("declaration")
-            fields = (list(message.play.cards), message.play.cards_text)
-            assert read[1:] == fields
-        else:
-            assert not message.plays_text and not message.include_readings
-            assert (bytes(read[1]), list(read[2])) == (message.codes, list(message.lengths))
+        assert not message.plays_text and not message.include_readings
+        assert (bytes(read[1]), list(read[2])) == (message.codes, list(message.lengths))
         assert read[0] == message.rule_set.id
+        calls = [(servicer.batch_plain, read), (servicer.BatchClassify, message)]
     else:
         assert read == message
-    answers = []
-    for request in (read, message):
+        calls = [(servicer.BatchClassify, read), (servicer.BatchClassify, message)]
+    for call, request in calls:
         try:
-            answers.append(behaviour(request, Context()))
+            answers.append(call(request, Context()))
         except Aborted as exc:
             answers.append((exc.code, exc.message, exc.status))
     assert answers[0] == answers[1]
 
 
-def test_a_plain_valid_play_is_answered_in_compiled_code(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """``classify_plain`` answers a plain request of a valid play of every built-in rule set
-    with the reply of the servicer's Python path (its readings found in the one cache of
-    encoded readings), refuses an unknown rule set and a play that is no play as that path
-    does, and leaves the rest to it."""
-    import random
-    import sys
-
-    from grpc_helpers import ROOT
-    from prometheus_client import CollectorRegistry
-
-    from shuangkou.core.generate import deal
-    from shuangkou.service.api import _wire, convert
-    from shuangkou.service.api.shuangkou import ShuangkouServicer
+def test_grpc_reads_a_plain_batch_request_from_its_bytes() -> None:
+    """The handler gRPC runs for BatchClassify decodes with the compiled reader: a plain
+    request arrives as its fields, any other as its message; the other methods keep the
+    generated class's decoding."""
+    from shuangkou.service.api._requests import read_batch_request
+    from shuangkou.service.api.shuangkou import (
+        SERVICE_NAME,
+        ShuangkouServicer,
+        register_shuangkou_service,
+    )
     from shuangkou.service.limits import Limits
-    from shuangkou.service.metrics import Metrics
 
-    sys.path.insert(0, str(ROOT / "fuzz"))
-    from messages import Context
+    handlers: dict = {}
 
-    limits = Limits()
-    servicer = ShuangkouServicer(limits, Metrics(CollectorRegistry()))
-    rng = random.Random(3)
-    checked = 0
-    for variant in core.BUILTIN:
-        plays = list(core.legal_plays(deal(variant, rng)[0], variant))
-        for play in rng.sample(plays, min(len(plays), 30)):
-            text = " ".join(core.format_cards(list(play.cards)))
-            for plain in ((variant, [], text), (variant, list(play.cards), "")):
-                reply, label, kind = _wire.classify_plain(plain, limits.max_cards)
-                message = service_pb2.ClassifyPlayRequest(rule_set=rule_set(variant), play=(
-                    cards(text) if plain[2] else cards_pb2.Cards(cards=play.cards)))
-                assert reply == servicer.ClassifyPlay(message, Context()), (variant, text)
-                assert (label, kind) == (variant, core.classify(text, variant).kind)
-                checked += 1
-    assert checked > 300
-
-    def made_again(reading: object) -> bytes:
-        raise AssertionError("a reading kept already was encoded again")
-
-    monkeypatch.setattr(convert, "reading_bytes", made_again)
-    assert _wire.classify_plain(plain, limits.max_cards)[0] == reply
-    for left in (("", [], "ZZ"), ("", [], ""), ("", [76], ""),
-                 ("", [5], "7S"), ("", [5] * (limits.max_cards + 1), ""),
-                 ("baibian", [], "7S " * (limits.max_cards + 1))):
-        assert _wire.classify_plain(left, limits.max_cards) is None, left
-    for invalid, field in ((("", [], "3 4"), "play.cards_text"),
-                           (("huopin", [5, 9], ""), "play.cards"),
-                           (("nope", [], "7S"), "rule_set.id")):
-        with pytest.raises(core.ShuangkouError) as caught:
-            _wire.classify_plain(invalid, limits.max_cards)
-        assert caught.value.field == field
-
-
-def test_grpc_reads_a_plain_request_from_its_bytes() -> None:
-    """The handlers gRPC runs for ClassifyPlay and BatchClassify decode with the servicer's
-    readers: a plain request arrives as its fields, any other as its message."""
-    from prometheus_client import CollectorRegistry
-
-    from shuangkou.service.api.shuangkou import ShuangkouServicer
-    from shuangkou.service.limits import Limits
-    from shuangkou.service.metrics import Metrics, MetricsInterceptor
-    from shuangkou.v1 import service_pb2_grpc
-
-    metrics = Metrics(CollectorRegistry())
-    handlers = {}
-
-    class Server:   # stands for a grpc.Server to the generated registration
+    class Server:   # stands for a grpc.Server to the registration
         def add_generic_rpc_handlers(self, generic: object) -> None:
             pass
 
         def add_registered_method_handlers(self, service: str, found: dict) -> None:
             handlers.update(found)
 
-    service_pb2_grpc.add_ShuangkouServiceServicer_to_server(
-        ShuangkouServicer(Limits(), metrics), Server())
-    interceptor = MetricsInterceptor(metrics)
-
-    def wrapped(method: str):
-        return interceptor.wrap(f"/shuangkou.v1.ShuangkouService/{method}", handlers[method])
-
-    plain = service_pb2.ClassifyPlayRequest(rule_set=rule_set("huopin"), play=cards("45678 BJ"))
-    read = wrapped("ClassifyPlay").request_deserializer
-    assert read(plain.SerializeToString()) == ("huopin", [], "45678 BJ")
-    declared = service_pb2.ClassifyPlayRequest(play=cards("7777+BJ"), declaration=K.Declaration(
-        kind=K.KIND_BOMB))
-    assert read(declared.SerializeToString()) == declared
-    read = wrapped("BatchClassify").request_deserializer
+    assert register_shuangkou_service(Server(), ShuangkouServicer(Limits(), None)) == SERVICE_NAME
+    read = handlers["BatchClassify"].request_deserializer
+    assert read is read_batch_request
     vid, codes, lengths = read(service_pb2.BatchClassifyRequest(
         codes=bytes([5, 6]), lengths=[1, 1]).SerializeToString())
     assert (vid, bytes(codes), list(lengths)) == ("", bytes([5, 6]), [1, 1])
     texts = service_pb2.BatchClassifyRequest(plays_text=["7S"])
     assert read(texts.SerializeToString()) == texts
+    assert handlers["ClassifyPlay"].request_deserializer == \
+        service_pb2.ClassifyPlayRequest.FromString
 
 
 def test_raw_request_bytes_are_answered_or_refused(srv: Running) -> None:
-    """Bytes sent as they are to the two methods whose requests are read in compiled code —
-    random ones, truncated plain requests, length prefixes past the end, fields repeated,
+    """Bytes sent as they are to ClassifyPlay and BatchClassify (whose requests the compiled
+    reader reads) — random ones, truncated plain requests, length prefixes past the end, fields repeated,
     oversized varints — are answered or refused INVALID_ARGUMENT (NOT_FOUND for a rule set
     id that reads as unknown), never INTERNAL, and the server goes on answering."""
     import random

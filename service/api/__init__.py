@@ -6,7 +6,10 @@
 * :mod:`~shuangkou.service.api.convert` proto ↔ core values (rule sets, cards, readings,
   declarations, variants, enums);
 * :mod:`~shuangkou.service.api.results` RoundResult rendering, and the summaries and replays
-  that become results.
+  that become results;
+* compiled: ``_round_replies`` and ``_classify_replies`` (replies written as bytes, over
+  the encoders of ``_protobuf.pxd``), ``_requests`` (plain BatchClassify requests read from
+  their bytes).
 """
 
 #: The rule set of a request (or a command) that names none.

@@ -29,7 +29,7 @@ from . import DEFAULT_VARIANT
 if TYPE_CHECKING:
     from shuangkou.core._core import _KindName as KindName  # the core's play-type names (a Literal)
 
-__all__ = ["resolve_variant", "variant_by_id", "variant_label", "cards_of", "card_codes",
+__all__ = ["resolve_variant", "variant_by_id", "variant_label", "cards_of",
            "seat_of", "reading_to_proto", "reading_bytes", "reading_message", "ENCODED_READINGS",
            "declaration", "declaration_to_proto", "variant_data", "variant_document",
            "variant_to_proto",
@@ -102,13 +102,9 @@ def cards_of(msg: cards_pb2.Cards, where: str, limits: Limits, *,
              allow_empty: bool = False) -> tuple[list[int], str]:
     """The card codes of a ``Cards`` message (codes or text, not both), size-checked, and the
     path of the field they came from (for errors found later by the core)."""
-    # each field read once (the hot path of every RPC)
-    return card_codes(list(msg.cards), msg.cards_text, where, limits, allow_empty=allow_empty)
-
-
-def card_codes(codes: list[int], text: str, where: str, limits: Limits, *,
-               allow_empty: bool = False) -> tuple[list[int], str]:
-    """:func:`cards_of` of the fields of a ``Cards`` message at ``where``, read already."""
+    # each field read once (every RPC's path)
+    codes: list[int] = list(msg.cards)
+    text = msg.cards_text
     if codes and text:
         raise BadInput("give the cards either as codes or as text, not both", where)
     if text:
@@ -155,8 +151,7 @@ def reading_to_proto(r: core.Reading) -> readings_pb2.Reading:
 READING_CACHE_SIZE = 16_384
 _T = TypeVar("_T")
 _reading_messages: dict[tuple[object, bytes], readings_pb2.Reading] = {}
-#: What :func:`reading_bytes` keeps; ClassifyPlay's compiled path (service/api/_wire.pyx)
-#: looks readings up in it by the same key, without a Reading object each.
+#: What :func:`reading_bytes` keeps (every reply written as bytes reads its readings here).
 ENCODED_READINGS: dict[tuple[object, bytes], bytes] = {}
 
 
@@ -179,7 +174,7 @@ def reading_message(r: core.Reading) -> readings_pb2.Reading:
 
 def reading_bytes(r: core.Reading) -> bytes:
     """:func:`reading_message` of ``r`` encoded, once per distinct reading (for the replies
-    written as bytes, service/api/_wire.pyx)."""
+    written as bytes: service/api/_classify_replies.pyx, _round_replies.pyx)."""
     return _kept(ENCODED_READINGS, r, _encoded)
 
 

@@ -4,7 +4,7 @@
 Stateless: each call rebuilds the round from the state bytes the caller sends back
 (:meth:`shuangkou.core.Round.from_bytes` validates them), acts, and returns the new bytes,
 so any replica answers any call. Each RPC is translate → core → translate; the round replies
-(state, view, action record) come from the compiled reply writer (service/api/_wire.pyx,
+(state, view, action record) come from the compiled reply writer (service/api/_round_replies.pyx,
 its field keys read from the generated descriptors), the rest from the generated classes; core exceptions go to the wire through :func:`shuangkou.service.errors.rpc`
 (RuleViolation → FAILED_PRECONDITION with the rule's reason, a forged state →
 INVALID_ARGUMENT).
@@ -36,7 +36,7 @@ from shuangkou.v1 import cards_pb2, readings_pb2, rounds_pb2, rounds_pb2_grpc
 
 from ..errors import BadInput, field_scope, rpc, scoped
 from ..limits import Limits
-from . import _wire
+from ._round_replies import apply_bytes, state_bytes
 from .convert import (
     ACTION_NAMES,
     ACTION_TYPES,
@@ -103,8 +103,8 @@ def fill_state(state: rounds_pb2.RoundState, r: core.Round,
                keys: core.StateKeys | None = None) -> None:
     """Write the state bytes (sealed under ``keys``, if any) and the readable view of ``r``
     into ``state`` (a field of the response, so nothing is copied): written by the compiled
-    reply writer (service/api/_wire.pyx), parsed once by protobuf's runtime."""
-    state.MergeFromString(_wire.state_bytes(r, _standing_bytes(r), _sealed(r, keys)))
+    reply writer (service/api/_round_replies.pyx), parsed once by protobuf's runtime."""
+    state.MergeFromString(state_bytes(r, _standing_bytes(r), _sealed(r, keys)))
 
 
 def apply_response(r: core.Round, rec: core.ActionRecord,
@@ -113,7 +113,7 @@ def apply_response(r: core.Round, rec: core.ActionRecord,
     under ``keys``, if any): state, view and record written by the compiled reply writer;
     the settlement added when the round is over."""
     reading = None if rec.reading is None else reading_bytes(rec.reading)
-    response = rounds_pb2.ApplyActionResponse.FromString(_wire.apply_bytes(
+    response = rounds_pb2.ApplyActionResponse.FromString(apply_bytes(
         r, rec.seat, ACTION_TYPES[rec.kind], rec.cards, reading, _standing_bytes(r),
         rec.trick_won_by, rec.finished, rec.wind_to, rec.next_turn, rec.round_over,
         _sealed(r, keys)))

@@ -35,12 +35,13 @@ from ..errors import (
 from ..limits import Limits
 from ..paging import decode_token, encode_token
 from ..version import build_info
-from . import _wire, results
+from . import results
+from ._classify_replies import batch_columns, batch_errors, classify_reply
+from ._requests import read_batch_request
 from .convert import (
     KIND_BY_NAME,
     KIND_NAMES,
     WIN_NAMES,
-    card_codes,
     cards_of,
     declaration,
     reading_bytes,
@@ -57,12 +58,10 @@ if TYPE_CHECKING:   # prometheus_client must not be imported before the CLI sets
 
     from ..metrics import Metrics
 
-    #: A plain ClassifyPlay request as read from its bytes: rule set id, codes, card text.
-    PlainClassify = tuple[str, list[int], str]
     #: A plain BatchClassify request as read from its bytes: rule set id, codes, lengths.
     PlainBatch = tuple[str, memoryview, array[int]]
 
-__all__ = ["ShuangkouServicer", "SERVICE_NAME", "BATCH_CHUNK"]
+__all__ = ["ShuangkouServicer", "register_shuangkou_service", "SERVICE_NAME", "BATCH_CHUNK"]
 
 log = logging.getLogger(__name__)
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["ShuangkouService"].full_name
@@ -90,7 +89,7 @@ class _Listed:
 
 
 # An invalid batch play's BatchError is written as bytes by the compiled writer
-# (service/api/_wire.pyx): the core groups a batch's invalid plays by reason, and each
+# (service/api/_classify_replies.pyx): the core groups a batch's invalid plays by reason, and each
 # reason's status is encoded once (service/errors.py item_status) — a batch of invalid plays
 # repeats a handful — so an invalid play costs about what a valid one does.
 
@@ -104,28 +103,14 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
 
     # ------------------------------------------------------------------ reading plays
     @rpc
-    def ClassifyPlay(self, request: service_pb2.ClassifyPlayRequest | PlainClassify,
+    def ClassifyPlay(self, request: service_pb2.ClassifyPlayRequest,
                      context: grpc.ServicerContext) -> bytes:
         """The reply's bytes (a ClassifyPlayResponse written from its readings' encoded
         bytes, each kept once per distinct reading): gRPC sends them as they are, the HTTP
-        side reads them into the message (:mod:`shuangkou.service.web`).
-
-        gRPC hands a plain request over as the fields it holds, read from its bytes
-        (``request_reader`` below); they are checked in the same order as a message's."""
-        if isinstance(request, tuple):
-            answered = _wire.classify_plain(request, self.limits.max_cards)
-            if answered is not None:       # a valid play
-                reply, label, kind = answered
-                self._classified(label, kind).inc()
-                return reply
-            vid, given, text = request
-            variant = variant_by_id(vid)
-            codes, where = card_codes(given, text, "play", self.limits)
-            declared = None
-        else:
-            variant = resolve_variant(request)
-            codes, where = cards_of(request.play, "play", self.limits)
-            declared = declaration(request, "declaration", "declaration")
+        side reads them into the message (:mod:`shuangkou.service.web`)."""
+        variant = resolve_variant(request)
+        codes, where = cards_of(request.play, "play", self.limits)
+        declared = declaration(request, "declaration", "declaration")
         with field_scope(where):
             c = core.classify(codes, variant)
         reading = c.primary
@@ -133,11 +118,8 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
             with field_scope("declaration"):
                 reading = core.play_reading(codes, variant, None, declared)
         self._classified(variant_label(variant), c.kind).inc()
-        return _wire.classify_reply(c.cards, [reading_bytes(r) for r in c.readings],
-                                    reading_bytes(reading))
-
-    # The metrics interceptor decodes this method's requests with it (service/metrics.py).
-    ClassifyPlay.request_reader = _wire.read_classify_request  # type: ignore[attr-defined]
+        return classify_reply(c.cards, [reading_bytes(r) for r in c.readings],
+                              reading_bytes(reading))
 
     def _classified(self, label: str, kind: str) -> Any:
         """The plays-classified counter of one (variant label, kind): looked up once."""
@@ -173,23 +155,23 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                                                 play=reading_to_proto(result.play))
 
     @rpc
-    def BatchClassify(self, request: service_pb2.BatchClassifyRequest | PlainBatch,
+    def BatchClassify(self, request: service_pb2.BatchClassifyRequest,
                       context: grpc.ServicerContext) -> bytes:
         """The reply's bytes (a BatchClassifyResponse): gRPC sends them as they are, the
-        HTTP side reads them into the message (:mod:`shuangkou.service.web`).
+        HTTP side reads them into the message (:mod:`shuangkou.service.web`)."""
+        return self._batch(resolve_variant(request), request.codes, list(request.lengths),
+                           request.plays_text, request.include_readings, context)
 
-        gRPC hands a plain request over as the fields it holds, read from its bytes
-        (``request_reader`` below); they are checked in the same order as a message's."""
-        codes: bytes | memoryview
-        lengths: Sequence[int]
-        texts: Sequence[str]
-        if isinstance(request, tuple):
-            vid, codes, lengths = request
-            variant, texts, include_readings = variant_by_id(vid), (), False
-        else:
-            variant = resolve_variant(request)
-            texts, include_readings = request.plays_text, request.include_readings
-            codes, lengths = request.codes, list(request.lengths)
+    @rpc
+    def batch_plain(self, request: PlainBatch, context: grpc.ServicerContext) -> bytes:
+        """:meth:`BatchClassify` of a request gRPC read plain (its rule set id, codes and
+        lengths: :func:`register_shuangkou_service`), checked in the same order."""
+        vid, codes, lengths = request
+        return self._batch(variant_by_id(vid), codes, lengths, (), False, context)
+
+    def _batch(self, variant: str | Variant, codes: bytes | memoryview, lengths: Sequence[int],
+               texts: Sequence[str], include_readings: bool,
+               context: grpc.ServicerContext) -> bytes:
         parse_errors: dict[int, bytes] = {}  # text plays' index -> its encoded status
         text_mode = bool(texts)
         if text_mode:
@@ -228,9 +210,8 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                 chunk = chunk[:done]
                 size = sum(chunk)
             # core kind indexes -> proto Kind values, counted; every column a packed field
-            wire.append(_wire.batch_columns(columns.kind, columns.top, columns.star,
-                                            columns.cards, columns.readings, _KIND_TABLE,
-                                            tally))
+            wire.append(batch_columns(columns.kind, columns.top, columns.star, columns.cards,
+                                      columns.readings, _KIND_TABLE, tally))
             invalid += len(columns.errors)
             wire.append(self._errors_bytes(columns.errors, first, parse_errors if text_mode
                                            else None))
@@ -248,9 +229,6 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
         # above (a repeated field's parts concatenate), never parsed and re-encoded here.
         return response.SerializeToString() + b"".join(wire)
 
-    # The metrics interceptor decodes this method's requests with it (service/metrics.py).
-    BatchClassify.request_reader = _wire.read_batch_request  # type: ignore[attr-defined]
-
     @staticmethod
     def _errors_bytes(errors: BatchErrors, first: int,
                       parse_errors: dict[int, bytes] | None) -> bytes:
@@ -263,7 +241,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
         if parse_errors is None:
             for exc in exceptions:
                 exc.field = "codes"
-            return _wire.batch_errors(first, errors.indexes, groups, [
+            return batch_errors(first, errors.indexes, groups, [
                 item_status(exc) for exc in exceptions])
         statuses = []
         for j, g in zip(errors.indexes, groups, strict=True):
@@ -273,8 +251,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                 exc.field = f"plays_text[{first + j}]"
                 status = item_status(exc)
             statuses.append(status)
-        return _wire.batch_errors(first, errors.indexes, array("I", range(len(statuses))),
-                                  statuses)
+        return batch_errors(first, errors.indexes, array("I", range(len(statuses))), statuses)
 
     def _parse_texts(self, texts: Any, errors: dict[int, bytes],
                      context: grpc.ServicerContext) -> tuple[bytes, list[int]]:
@@ -461,6 +438,34 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
             version=info["version"], python_version=info["python"],
             grpcio_version=info["grpcio"], core_build=info["core"],
             variant_ids=[v.id for v in (*list_variants(), *house_variants())])
+
+
+def register_shuangkou_service(server: grpc.Server, servicer: ShuangkouServicer) -> str:
+    """Add ``servicer`` to ``server``: the generated registration, except that gRPC decodes
+    BatchClassify's requests with the compiled reader (service/api/_requests.pyx), which
+    gives a plain request as its fields — answered by :meth:`ShuangkouServicer.batch_plain` —
+    and any other as its message. Returns the service's full name."""
+    found: dict[str, Any] = {}
+
+    class Collect:      # takes the handlers the generated registration builds
+        def add_generic_rpc_handlers(self, generic: object) -> None:
+            pass
+
+        def add_registered_method_handlers(self, service: str, handlers: dict[str, Any]
+                                           ) -> None:
+            found.update(handlers)
+
+    def batch(request: Any, context: grpc.ServicerContext) -> bytes:
+        if type(request) is tuple:
+            return servicer.batch_plain(request, context)
+        return servicer.BatchClassify(request, context)
+
+    service_pb2_grpc.add_ShuangkouServiceServicer_to_server(servicer, Collect())
+    found["BatchClassify"] = found["BatchClassify"]._replace(
+        unary_unary=batch, request_deserializer=read_batch_request)
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, found),))
+    server.add_registered_method_handlers(SERVICE_NAME, found)
+    return SERVICE_NAME
 
 
 def _kind_name(value: int, field: str) -> KindName:

@@ -92,8 +92,7 @@ def write_pages(outdir: str, lines: Iterable[tuple[str, int, str]], rejected: in
                 partial_deal: bool = False) -> tuple[int, str]:
     """Write a page per (file, line, text) and the index; the number of pages and the
     index's path."""
-    from ..view.command import page_of
-    from ..view.page import render_index
+    from ..view.page import page_of, render_index
 
     os.makedirs(outdir, exist_ok=True)
     entries = []

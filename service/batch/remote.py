@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
-import json
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -39,10 +38,11 @@ import grpc
 from shuangkou.v1 import service_pb2, service_pb2_grpc
 
 from ..api.results import result_to_dict
+from ..client import channel_options
 from ..errors import decode_status
 from .records import RemoteFailure, error_record, record_of, result_record
 
-__all__ = ["score_remote", "channel_options", "parse_targets", "build_request", "reply_record"]
+__all__ = ["score_remote", "parse_targets", "build_request", "reply_record"]
 
 CHUNK = 256                  # lines per stream
 WINDOW = 2                   # chunks in flight per stream slot (bounds memory)
@@ -76,14 +76,6 @@ def reply_record(reply: service_pb2.ScoreReplaysResponse) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------------------- targets
-
-def channel_options(max_message_bytes: int = 64 * 1024 * 1024) -> list[tuple[str, Any]]:
-    """Client channel options: round_robin over every resolved address."""
-    config: dict[str, Any] = {"loadBalancingConfig": [{"round_robin": {}}]}
-    return [("grpc.service_config", json.dumps(config)),
-            ("grpc.max_receive_message_length", max_message_bytes),
-            ("grpc.max_send_message_length", max_message_bytes)]
-
 
 def parse_targets(target: str) -> list[str]:
     """``host:port[,host:port...]`` → one target per server; a target with a gRPC scheme

@@ -190,8 +190,7 @@ class RemoteTable:
 
         from shuangkou.v1 import rounds_pb2_grpc, service_pb2_grpc
 
-        from ..batch.remote import channel_options
-        from ..client import rule_set_message
+        from ..client import channel_options, rule_set_message
 
         self.channel = grpc.insecure_channel(target, options=channel_options())
         self.rounds = rounds_pb2_grpc.RoundServiceStub(self.channel)

@@ -17,17 +17,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from shuangkou.core.story import RoundStory, story_of
+from shuangkou.core.story import RoundStory
 
-from .page import KIND_TEXT, render
+from .page import KIND_TEXT, page_of
 
-__all__ = ["main", "page_of", "verdict"]
-
-
-def page_of(text: str, source: str, partial_deal: bool = False) -> tuple[RoundStory, str]:
-    """The story of a replay's text and its page."""
-    story = story_of(text, partial_deal=partial_deal)
-    return story, render(story, source=source)
+__all__ = ["main", "verdict"]
 
 
 def verdict(story: RoundStory) -> str:

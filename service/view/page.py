@@ -36,9 +36,9 @@ from shuangkou.core.cards import (
 )
 from shuangkou.core.declaration import Declaration
 from shuangkou.core.round_ends import round_end
-from shuangkou.core.story import RoundStory, Step, Trick
+from shuangkou.core.story import RoundStory, Step, Trick, story_of
 
-__all__ = ["render", "render_index", "card", "KIND_TEXT"]
+__all__ = ["page_of", "render", "render_index", "card", "KIND_TEXT"]
 
 #: The kinds of win as a Wenzhou player names them.
 KIND_TEXT = {"double": "Double win (双扣)", "single": "Single win (单扣)",
@@ -553,6 +553,13 @@ def render(story: RoundStory, *, source: str | None = None) -> str:
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{_e(title)}: {_e(short)}</title><style>{_asset('page.css')}</style></head>"
         f'<body><main>{"".join(parts)}</main>{player}</body></html>\n')
+
+
+def page_of(text: str, source: str, partial_deal: bool = False) -> tuple[RoundStory, str]:
+    """The story of a replay's text and its page (``view`` and ``score-replays
+    --view-rejected`` both draw pages with it)."""
+    story = story_of(text, partial_deal=partial_deal)
+    return story, render(story, source=source)
 
 
 def render_index(entries: Sequence[dict[str, Any]], rejected: int) -> str:

@@ -1,0 +1,134 @@
+"""The packages import one way (docs/design.md's layers): no module of ``shuangkou.core`` or
+``shuangkou.service``, compiled or Python, imports one that imports it back, however far
+round. Every import counts wherever it is written — at the top, inside a function (an import
+deferred to a call is still a dependency: it only hides the cycle until that call) — save
+those for type checking only and the cimports of .pxd declarations, which are not imports
+at run time.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from shuangkou import core, service
+
+#: installed package -> its folder
+PACKAGES = {"shuangkou.core": Path(core.__file__).parent,
+            "shuangkou.service": Path(service.__file__).parent}
+
+
+def _modules(package: str, folder: Path) -> dict[str, Path]:
+    """Every module of ``package`` (a package by its ``__init__``) -> its source."""
+    out = {}
+    for path in sorted(folder.rglob("*")):
+        if path.suffix not in (".py", ".pyx") or "__pycache__" in path.parts:
+            continue
+        parts = path.relative_to(folder).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join((package, *parts))] = path
+    return out
+
+
+def _imported(name: str, path: Path) -> set[str]:
+    """The dotted names module ``name`` (at ``path``) imports at run time: each ``import x``,
+    and for ``from x import y`` both ``x`` and ``x.y`` (``y`` may be a module)."""
+    text = path.read_text()
+    found: set[str] = set()
+    if path.suffix == ".pyx":
+        for base, names in re.findall(r"^\s*from\s+([\w.]+)\s+import\s+(\([^)]*\)|[^\n]+)",
+                                      text, re.M):
+            found.add(base)
+            found.update(f"{base}.{n}" for n in re.findall(r"(\w+)(?:\s+as\s+\w+)?",
+                                                           names.strip("()")))
+        found.update(re.findall(r"^\s*import\s+([\w.]+)", text, re.M))
+        return found
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+
+    def visit(node: ast.AST) -> None:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.orelse:
+                visit(child)
+            return
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.rsplit(".", node.level - 1)[0] if node.level > 1 else package
+                base = f"{anchor}.{base}" if base else anchor
+            found.add(base)
+            found.update(f"{base}.{a.name}" for a in node.names)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(ast.parse(text))
+    return found
+
+
+def _graph(package: str, folder: Path) -> dict[str, set[str]]:
+    """Module -> the modules of the package it imports (an imported module's packages too:
+    importing ``a.b.c`` runs ``a/b/__init__``; not its own packages, run before it)."""
+    modules = _modules(package, folder)
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        deps = set()
+        for dotted in _imported(name, path):
+            parts = dotted.split(".")
+            for i in range(1, len(parts) + 1):
+                target = ".".join(parts[:i])
+                if target in modules and target != name and not name.startswith(target + "."):
+                    deps.add(target)
+        graph[name] = deps
+    return graph
+
+
+def _cycle(graph: dict[str, set[str]]) -> tuple[str, ...] | None:
+    """A cycle of ``graph`` (its modules in order, the first again at the end), or None."""
+    done: set[str] = set()
+
+    def walk(name: str, path: tuple[str, ...]) -> tuple[str, ...] | None:
+        for dep in sorted(graph[name]):
+            if dep in path:
+                return (*path[path.index(dep):], dep)
+            if dep not in done:
+                found = walk(dep, (*path, dep))
+                if found:
+                    return found
+        done.add(name)
+        return None
+
+    for name in sorted(graph):
+        found = walk(name, (name,))
+        if found:
+            return found
+    return None
+
+
+@pytest.mark.parametrize("package", sorted(PACKAGES))
+def test_the_imports_form_no_cycle(package: str) -> None:
+    graph = _graph(package, PACKAGES[package])
+    cycle = _cycle(graph)
+    assert cycle is None, " -> ".join(cycle or ())
+
+
+def test_the_graph_sees_the_imports() -> None:
+    """The graph reads compiled and Python modules, imports inside functions, relative ones."""
+    c = _graph("shuangkou.core", PACKAGES["shuangkou.core"])
+    assert c["shuangkou.core._settle"] >= {"shuangkou.core.results", "shuangkou.core._enumerate"}
+    assert "shuangkou.core.scoring" in c["shuangkou.core.round"]
+    s = _graph("shuangkou.service", PACKAGES["shuangkou.service"])
+    # server.serve imports the supervisor's collector inside the function
+    assert "shuangkou.service.workers" in s["shuangkou.service.server"]
+    assert "shuangkou.service.batch.inputs" in s["shuangkou.service.view.command"]
+    assert "shuangkou.service.api._round_replies" in s["shuangkou.service.api.rounds"]
+    assert "shuangkou.service.api.convert" in s["shuangkou.service.api.shuangkou"]
+
+
+def test_a_cycle_is_found() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ("a", "b", "c", "a")
+    assert _cycle({"a": {"b"}, "b": set()}) is None
