@@ -30,9 +30,6 @@ DPKG_OPTS=(
     --dpkgopt='path-exclude=/usr/share/doc/*'
     --dpkgopt='path-include=/usr/share/doc/*/copyright'
 )
-# dpkg without fsync while the base is made (the hook removes itself): much faster on a busy
-# disk, and nothing of it is left in the image, so it is not part of the recipe's hash.
-FAST_DPKG=(--hook-dir=/usr/share/mmdebstrap/hooks/eatmydata)
 VENV_HOOK="chroot \"\$1\" python3 -m venv $VENV"
 LOCK=/var/tmp/shuangkou-image-bases.lock
 # Intercepted TLS on some networks: pip inside the build trusts what the host trusts.
@@ -72,7 +69,7 @@ ensure_base() {  # $1: image name, $2: packages
     # shellcheck disable=SC2064  # expand $work now: it is local to this function
     trap "rm -rf '$work'" RETURN
     log "building $name from Debian $SUITE ($2)"
-    mmdebstrap --quiet --variant=minbase --include="$2" "${DPKG_OPTS[@]}" "${FAST_DPKG[@]}" \
+    mmdebstrap --quiet --variant=minbase --include="$2" "${DPKG_OPTS[@]}" \
         --customize-hook="$VENV_HOOK" "$SUITE" "$work/rootfs.tar" >&2
     podman import --quiet \
         --change "ENV PATH=$ENV_PATH" \
