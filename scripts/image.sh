@@ -98,7 +98,8 @@ build() {  # $1: tag
     log "building $tag from the Dockerfile (no layer cache)"
     # --layers=false: a cached layer once hid a source change (the runtime stage's bind mount
     # from the builder). chroot isolation and the host network: what works without a daemon.
-    buildah bud --isolation chroot --network host --layers=false --pull=false --quiet \
+    # --force-rm: a failed build leaves no working container behind for the next run.
+    buildah bud --isolation chroot --network host --layers=false --pull=false --quiet --force-rm \
         --volume "$CA_BUNDLE:/etc/ssl/certs/ca-certificates.crt:ro" \
         --build-arg PYTHON_IMAGE="$BUILD_BASE" \
         --build-arg RUNTIME_IMAGE="$RUN_BASE" \

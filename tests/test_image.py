@@ -95,7 +95,7 @@ def image(pytestconfig: pytest.Config) -> Iterator[str]:
         assert done.returncode == 0, f"image build failed\n{done.stdout}\n{done.stderr[-6000:]}"
         size = int(podman("image", "inspect", "--format", "{{.Size}}", tag))
         report(pytestconfig, f"{tag}: built in {time.monotonic() - started:.0f} s "
-                             f"(bases included), {size / 1e6:.0f} MB")
+                             f"(the bases made or reused included), {size / 1e6:.0f} MB")
         yield tag
     finally:
         podman("rmi", "--force", tag, check=False)
