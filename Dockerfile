@@ -8,7 +8,11 @@
 # building the project's wheel (plus wheels of its dependencies); the runtime stage
 # installs those wheels offline and carries no compiler, no sources and no pip cache.
 
+# The builder's base needs a C compiler's headers (python3-dev); the runtime's needs only the
+# interpreter. Both default to the same image; scripts/image.sh passes two Debian bases made
+# with mmdebstrap, the runtime one without headers or compiler.
 ARG PYTHON_IMAGE=python:3.11-slim
+ARG RUNTIME_IMAGE=python:3.11-slim
 
 # ---------------------------------------------------------------------------- builder
 FROM ${PYTHON_IMAGE} AS builder
@@ -38,7 +42,7 @@ RUN pip wheel --wheel-dir /wheels . \
     && ls /wheels/shuangkou-*.whl
 
 # ---------------------------------------------------------------------------- runtime
-FROM ${PYTHON_IMAGE} AS runtime
+FROM ${RUNTIME_IMAGE} AS runtime
 
 LABEL org.opencontainers.image.title="shuangkou" \
       org.opencontainers.image.description="Shuangkou hand-evaluation gRPC service" \
