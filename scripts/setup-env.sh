@@ -152,13 +152,15 @@ if [ ! -x .venv/bin/python ]; then
   step "upgrading pip in .venv"
   .venv/bin/python -m pip install -q --upgrade pip
 fi
-modules=$(ls core_ext/*.pyx service/api/*.pyx 2>/dev/null | tr '\n' ' ')
+shopt -s nullglob
+modules=(core_ext/*.pyx service/api/*.pyx)
 target=.
 [ "$mode" = test ] && target=".[test]"
 step "pip install -e $target: the dependencies, then the gRPC stubs from protos/ and the" \
-     "compiled modules ${modules:-(none)}(cythonize + gcc -O3; the long step, 1-7 minutes)"
+     "compiled modules ${modules[*]} (cythonize + gcc -O3; the long step, 1-7 minutes)"
 with_heartbeat "installing and compiling" .venv/bin/python -m pip install -q -e "$target"
-step "built: $(ls core_ext/*.so service/api/*.so 2>/dev/null | wc -l) compiled modules"
+built=(core_ext/*.so service/api/*.so)
+step "built: ${#built[@]} compiled modules"
 # The editable install's own modules compiled to bytecode, as pip does for what it installs:
 # where the environment forbids writing it at import (PYTHONDONTWRITEBYTECODE) every command
 # would otherwise compile each module it imports, on every start (docs/BENCHMARKS.md).
