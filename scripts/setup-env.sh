@@ -141,6 +141,7 @@ if [ "$mode" = test ] && up_to_date runtime; then
   # `pip install -e .[test]` would compile the core again (pip rebuilds an editable install).
   step "the core is built and current (runtime set-up); installing the test extras only"
   mapfile -t extras < <(test_extras)
+  [ ${#extras[@]} -gt 0 ] || { echo "setup-env: no test extras read from pyproject.toml" >&2; exit 1; }
   with_heartbeat "installing the test extras" .venv/bin/python -m pip install -q "${extras[@]}"
   echo "$(inputs_hash) test" >"$STAMP"
   step "done: test set-up ready in $((SECONDS - started)) s"
@@ -157,7 +158,7 @@ modules=(core_ext/*.pyx service/api/*.pyx)
 target=.
 [ "$mode" = test ] && target=".[test]"
 step "pip install -e $target: the dependencies, then the gRPC stubs from protos/ and the" \
-     "compiled modules ${modules[*]} (cythonize + gcc -O3; the long step, 1-7 minutes)"
+     "compiled modules ${modules[*]} (cythonize + gcc -O3: the long step, minutes)"
 with_heartbeat "installing and compiling" .venv/bin/python -m pip install -q -e "$target"
 built=(core_ext/*.so service/api/*.so)
 step "built: ${#built[@]} compiled modules"
