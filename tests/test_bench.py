@@ -29,7 +29,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"
 BIN = Path(sys.executable).parent
-SETTLE = 10.0   # seconds the script's processes get to exit after it did
+SETTLE = 30.0   # seconds the script's processes get to exit after it did (a loaded host too)
 #: The cases' timeouts are for an idle host; a run beside a second suite gets this many times
 #: as long (a bound against a hang: nothing here is a speed requirement).
 LOAD = 2.5
