@@ -172,10 +172,11 @@ def _replies(call: Any) -> Iterator[service_pb2.ScoreReplaysResponse]:
         try:
             for reply in call:
                 items.put(reply)
+            items.put(_ENDED)
         except grpc.RpcError:
             pass                 # the status comes through the done callback
-        else:
-            items.put(_ENDED)
+        except Exception as exc:  # noqa: BLE001 - raised where the replies are read
+            items.put(exc)
 
     threading.Thread(target=read, name="score-remote-reader", daemon=True).start()
     call.add_done_callback(lambda _call: items.put(_STATUS))
@@ -184,6 +185,8 @@ def _replies(call: Any) -> Iterator[service_pb2.ScoreReplaysResponse]:
             if call.code() is not grpc.StatusCode.OK:
                 raise call       # replies still buffered are dropped: their lines go again
             continue             # OK: the reader delivers the rest, then _ENDED
+        if isinstance(item, Exception):
+            raise item
         yield item
 
 
