@@ -15,8 +15,13 @@
 #
 # The build is skipped when nothing it depends on changed: a stamp in .venv records a hash of
 # the build inputs (core_ext/ and service/ *.pyx|*.pxd, protos/**/*.proto, setup.py, pyproject.toml, the
-# Python version) and the extras installed; a test install also satisfies --runtime.
-# Serialised with a lock so parallel builds never collide.
+# Python version) and the extras installed; a test install also satisfies --runtime, and a
+# test set-up after a runtime one of the same inputs installs only the test extras (the core
+# is not compiled twice). Serialised with a lock so parallel builds never collide.
+#
+# Each step is printed on stderr with the seconds since the start, and the build of the
+# compiled modules (the long step: cythonize + gcc -O3) says which modules it builds and that
+# it is still running every 30 s.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode=test
@@ -92,6 +97,38 @@ if [ "$mode" = check ]; then
   exit 1
 fi
 
+# A step of the set-up, on stderr, with the seconds since the start.
+step() { echo "setup-env [$((SECONDS - started)) s]: $*" >&2; }
+
+# "$@" while printing, every 30 s, that it still runs (pip -q is silent for minutes).
+with_heartbeat() {
+  local what=$1 beat status=0
+  shift
+  # the sleep is killed with the loop (the trap) and holds no pipe of the caller's open
+  ( nap=
+    trap 'kill $nap 2>/dev/null; exit 0' TERM
+    while :; do
+      sleep 30 >/dev/null 2>&1 &
+      nap=$!
+      wait "$nap"
+      step "... still $what"
+    done ) &
+  beat=$!
+  "$@" || status=$?
+  kill "$beat" 2>/dev/null
+  wait "$beat" 2>/dev/null || true
+  return "$status"
+}
+
+# The test extras of pyproject.toml, one requirement a line (the host's Python 3.11 reads
+# the file: tomllib; the venv's interpreter may not be the one asked about).
+test_extras() {
+  "$PY" -c 'import tomllib
+for req in tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]["test"]:
+    print(req)'
+}
+
+started=$SECONDS
 [ "$mode" = test ] && debian_packages
 exec 9>.build.lock
 flock 9
@@ -99,19 +136,36 @@ if up_to_date "$mode"; then
   echo "setup-env: .venv is up to date ($mode), nothing to build" >&2
   exit 0
 fi
+if [ "$mode" = test ] && up_to_date runtime; then
+  # The runtime set-up (serve.sh) already built these very inputs: add the test tools only;
+  # `pip install -e .[test]` would compile the core again (pip rebuilds an editable install).
+  step "the core is built and current (runtime set-up); installing the test extras only"
+  mapfile -t extras < <(test_extras)
+  [ ${#extras[@]} -gt 0 ] || { echo "setup-env: no test extras read from pyproject.toml" >&2; exit 1; }
+  with_heartbeat "installing the test extras" .venv/bin/python -m pip install -q "${extras[@]}"
+  echo "$(inputs_hash) test" >"$STAMP"
+  step "done: test set-up ready in $((SECONDS - started)) s"
+  exit 0
+fi
 if [ ! -x .venv/bin/python ]; then
+  step "creating .venv with $PY ($("$PY" -c 'import platform; print(platform.python_version())'))"
   "$PY" -m venv .venv
+  step "upgrading pip in .venv"
   .venv/bin/python -m pip install -q --upgrade pip
 fi
-echo "setup-env: installing ($mode) and building the core; ~2 minutes" >&2
-if [ "$mode" = test ]; then
-  .venv/bin/python -m pip install -q -e ".[test]"
-else
-  .venv/bin/python -m pip install -q -e .
-fi
+shopt -s nullglob
+modules=(core_ext/*.pyx service/api/*.pyx)
+target=.
+[ "$mode" = test ] && target=".[test]"
+step "pip install -e $target: the dependencies, then the gRPC stubs from protos/ and the" \
+     "compiled modules ${modules[*]} (cythonize + gcc -O3: the long step, minutes)"
+with_heartbeat "installing and compiling" .venv/bin/python -m pip install -q -e "$target"
+built=(core_ext/*.so service/api/*.so)
+step "built: ${#built[@]} compiled modules"
 # The editable install's own modules compiled to bytecode, as pip does for what it installs:
 # where the environment forbids writing it at import (PYTHONDONTWRITEBYTECODE) every command
 # would otherwise compile each module it imports, on every start (docs/BENCHMARKS.md).
+step "compiling the Python modules to bytecode"
 .venv/bin/python -m compileall -q core_ext service protos >/dev/null
 # A test install stays a test install when serving later asks only for the runtime.
 extras=$mode
@@ -119,3 +173,4 @@ if [ "$mode" = runtime ] && [ -f "$STAMP" ] && [ "$(cut -d' ' -f2 "$STAMP")" = t
   extras=test
 fi
 echo "$(inputs_hash) $extras" >"$STAMP"
+step "done: $mode set-up ready in $((SECONDS - started)) s"

@@ -14,6 +14,7 @@ from reference import VARIANTS
 pytest_plugins = [
     "example_fixtures",   # examples_server (the Java, Go and Node.js examples)
     "node_fixtures",      # node_server, node_installed (the Node.js examples)
+    "suite_guard",        # a test that blocks forever fails the run with every stack
 ]
 
 # Tools the test extras install as console scripts (grpcurl, dask, hadolint …) live beside

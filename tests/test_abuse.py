@@ -232,9 +232,10 @@ def test_idle_metrics_connections_do_not_take_threads() -> None:
         assert threading.active_count() - before <= 4   # the pool, never one per connection
         t0 = time.perf_counter()
         import urllib.request
-        with urllib.request.urlopen(f"http://127.0.0.1:{httpd.port}/metrics", timeout=5) as r:
+        with urllib.request.urlopen(f"http://127.0.0.1:{httpd.port}/metrics", timeout=20) as r:
             assert "probe_total 1.0" in r.read().decode()
-        assert time.perf_counter() - t0 < 2
+        # not held behind the idle connections (they expire after 30 s); room for a loaded host
+        assert time.perf_counter() - t0 < 15
         assert _threads_named("metrics") <= 4
     finally:
         for s in idle:
@@ -258,8 +259,9 @@ def test_stalled_metrics_clients_time_out() -> None:
         t0 = time.perf_counter()
         with urllib.request.urlopen(f"http://127.0.0.1:{httpd.port}/metrics", timeout=20) as r:
             assert r.status == 200
-        # 8 stalled clients on a pool of 4 delay a scrape by at most two handler timeouts.
-        assert time.perf_counter() - t0 < 12
+        # 8 stalled clients on a pool of 4 delay a scrape by at most two handler timeouts of
+        # 5 s: less than three, with room for a loaded host.
+        assert time.perf_counter() - t0 < 3 * 5.0 - 0.5
     finally:
         for s in stalled:
             s.close()
@@ -276,7 +278,9 @@ def test_max_connection_age_recycles_held_streams() -> None:
         took = time.monotonic() - t0
         feed.put(None)
         assert err.value.code() in (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
-        assert took < 6, took            # age 1 s (+10 % jitter) + as long again for the RPC
+        # ended by the age of 1 s (+10 % jitter, + the grace), well before the stream's own
+        # 30 s deadline (which would be DEADLINE_EXCEEDED); room for a loaded host
+        assert took < 20, took
         # The freed stream slot serves the next client.
         assert srv.stub.ClassifyPlay(service_pb2.ClassifyPlayRequest(play=cards("7777 BJ")),
                                      timeout=TIMEOUT).reading.star == 5

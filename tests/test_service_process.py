@@ -150,7 +150,9 @@ def test_shutdown_takes_at_most_grace_with_long_work_in_flight() -> None:
             for call in calls:
                 with contextlib.suppress(grpc.RpcError):
                     call.result()
-        assert took < 1 + 3, (took, server.log)
+        # the grace of 1 s, not the ~15 s of CPU the three batches would take to finish;
+        # room for a loaded host
+        assert took < 1 + 9, (took, server.log)
     finally:
         server.stop()
 

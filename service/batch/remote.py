@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import collections
 import concurrent.futures
+import queue
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -139,6 +140,48 @@ def _one_line(text: str | None) -> str:
     return " ".join(str(text).split())[:300]
 
 
+_ENDED = object()    # the reader's last item: the stream ended OK
+_STATUS = object()   # the call has its final status (gRPC's done callback)
+
+
+def _replies(call: Any) -> Iterator[service_pb2.ScoreReplaysResponse]:
+    """The replies of a ScoreReplays ``call``, in order; raises the call (a grpc.RpcError)
+    as soon as it has failed.
+
+    gRPC's own iterator waits, with no time limit, for the message it asked for. A stream
+    started while its server shuts down (the connection's GOAWAY cancelling every call) can
+    get its final status, UNAVAILABLE, while the batches already started (the request being
+    sent, the reply's metadata and message) never complete: the iterator then waits forever,
+    the stream's deadline no longer applies (the call has ended), and so did the whole run
+    (tests/test_service_remote.py, the replica vanishing mid-run). So the replies are read
+    on a thread of their own and the failure is taken from the call's status: a reader left
+    waiting is released when the channel is closed (which cancels the call in gRPC's core,
+    completing those batches) at the end of the run.
+    """
+    items: queue.SimpleQueue[Any] = queue.SimpleQueue()
+
+    def read() -> None:
+        try:
+            for reply in call:
+                items.put(reply)
+            items.put(_ENDED)
+        except grpc.RpcError:
+            pass                 # the status comes through the done callback
+        except Exception as exc:  # noqa: BLE001 - raised where the replies are read
+            items.put(exc)
+
+    threading.Thread(target=read, name="score-remote-reader", daemon=True).start()
+    call.add_done_callback(lambda _call: items.put(_STATUS))
+    while (item := items.get()) is not _ENDED:
+        if item is _STATUS:
+            if call.code() is not grpc.StatusCode.OK:
+                raise call       # replies still buffered are dropped: their lines go again
+            continue             # OK: the reader delivers the rest, then _ENDED
+        if isinstance(item, Exception):
+            raise item
+        yield item
+
+
 def _score_chunk(servers: _Servers, lines: list[str], first: int, timeout: float | None,
                  attempts: int, limit: int) -> list[dict[str, Any]]:
     """The records of one chunk, retrying its unanswered lines on the other servers."""
@@ -159,7 +202,7 @@ def _score_chunk(servers: _Servers, lines: list[str], first: int, timeout: float
                                              timeout=timeout)
         before = done
         try:
-            for reply in call:
+            for reply in _replies(call):
                 if reply.index != done - before:
                     raise RuntimeError(f"{servers.targets[i]} answered request {reply.index}, "
                                        f"expected {done - before}")
