@@ -94,6 +94,27 @@ class Metrics:
                                 "large to send, by method and reason "
                                 f"({', '.join(REJECT_REASONS)}).",
                                 (*GRPC_LABELS, "reason"), **kw)
+        # --- the HTTP edge (issue 33): connections and what the server cut short
+        self.http_connections = Counter("shuangkou_http_connections",
+                                        "Connections accepted on the HTTP ports (API and "
+                                        "metrics), by port.", ("port",), **kw)
+        self.http_open = Gauge("shuangkou_http_open_connections",
+                               "HTTP connections open now, by port.", ("port",),
+                               multiprocess_mode="livesum", **kw)
+        self.http_refused = Counter("shuangkou_http_refused",
+                                    "HTTP connections answered 503 and closed at once because "
+                                    "http_max_connections were open, by port.", ("port",), **kw)
+        self.http_timeouts = Counter("shuangkou_http_timeouts",
+                                     "HTTP connections closed by a timeout, by port and phase "
+                                     "(header: the request head took over http_header_timeout; "
+                                     "body: the body over http_body_timeout; idle: no request "
+                                     "for http_keepalive_timeout).", ("port", "phase"), **kw)
+        self.http_disconnects = Counter("shuangkou_http_disconnects",
+                                        "HTTP calls whose client hung up before the answer "
+                                        "(the call ends CANCELLED).", **kw)
+        self.http_ready = Gauge("shuangkou_http_ready", "1 while the HTTP port answers a "
+                                "loopback probe (the service's gRPC health follows it).",
+                                multiprocess_mode="liveall", **kw)
         self.build_info = Gauge("shuangkou_build_info", "Always 1; the labels say which build "
                                 "answers.", ("version", "python", "grpcio", "core"),
                                 multiprocess_mode="max", **kw)
@@ -182,6 +203,13 @@ class MetricsInterceptor(grpc.ServerInterceptor):
         side's calls (:mod:`shuangkou.service.web`, with a handler that has no serializers
         and a context of its own), as gRPC's are in :meth:`intercept_service`."""
         return self._wrap(full_method, handler)[0]
+
+    def wrap_both(self, full_method: str, handler: _RpcHandler
+                  ) -> tuple[_RpcHandler, _RpcHandler | None]:
+        """:meth:`wrap`'s handler, and the one refusing the method as overloaded (counted
+        as gRPC's refusals are; None for health checks): the HTTP side decides overload
+        before it queues a call for a handler thread, as :meth:`intercept_service` does."""
+        return self._wrap(full_method, handler)
 
     def _wrap(self, full_method: str,
               handler: _RpcHandler) -> tuple[_RpcHandler, _RpcHandler | None]:

@@ -16,6 +16,7 @@ Logging is configured by the CLI only.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import shutil
@@ -34,7 +35,7 @@ from grpc_reflection.v1alpha import reflection
 
 from shuangkou.v1 import rounds_pb2, service_pb2, service_pb2_grpc
 
-from .admission import CallPool
+from .admission import CallPool, CallStart
 from .api.rounds import ROUND_SERVICE_NAME, RoundServicer, register_round_service
 from .api.shuangkou import SERVICE_NAME, ShuangkouServicer
 from .config import Config, load_state_keys
@@ -43,7 +44,8 @@ from .limits import Limits
 from .version import version
 
 __all__ = ["create_server", "create_handlers", "Handlers", "serve", "run", "SERVICE_NAME",
-           "HealthServicer", "load_house_variants", "set_serving", "stop_signals"]
+           "HealthServicer", "load_house_variants", "set_serving", "set_service_serving",
+           "stop_signals"]
 
 log = logging.getLogger(__name__)
 HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
@@ -148,6 +150,7 @@ def create_handlers(config: Config, metrics: Any = None) -> Handlers:
     metrics.init_series(rounds_pb2.DESCRIPTOR.services_by_name["RoundService"])
     metrics.init_round_series()
     pool = CallPool(config.threads, thread_name_prefix="rpc")
+    pool.on_expired = functools.partial(count_expired, metrics)
     interceptor = MetricsInterceptor(metrics, max_message_bytes=config.max_message_bytes,
                                      max_streams=config.stream_cap, pool=pool,
                                      max_queued_calls=config.max_queued_calls)
@@ -168,7 +171,10 @@ def create_server(config: Config, *, health_servicer: health.HealthServicer | No
     (made from ``metrics`` when None), to share with the HTTP port.
     """
     handlers = handlers or create_handlers(config, metrics)
-    server = grpc.server(handlers.pool, interceptors=[handlers.interceptor],
+    # Inside the counting interceptor: marks the handlers' start (the pool counts the calls
+    # that expired before theirs did) and gives a call without a deadline the default.
+    start = CallStart(config.default_deadline, (SERVICE_NAME, ROUND_SERVICE_NAME))
+    server = grpc.server(handlers.pool, interceptors=[handlers.interceptor, start],
                          options=server_options(config))
     service_pb2_grpc.add_ShuangkouServiceServicer_to_server(handlers.shuangkou, server)
     register_round_service(server, handlers.rounds)
@@ -198,6 +204,23 @@ def create_server(config: Config, *, health_servicer: health.HealthServicer | No
 def set_serving(health_servicer: health.HealthServicer) -> None:
     for name in ("", SERVICE_NAME, ROUND_SERVICE_NAME):
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+
+
+def count_expired(metrics: Any, kind: str, method: str) -> None:
+    """A call gRPC ends unseen because its deadline passed (or its client cancelled) while
+    it waited for a handler thread: counted as refused, reason ``expired``."""
+    if method.startswith((f"/{SERVICE_NAME}/", f"/{ROUND_SERVICE_NAME}/")):  # CallStart's
+        service, _, name = method.lstrip("/").rpartition("/")
+        metrics.rejected.labels(kind, service, name, "expired").inc()
+
+
+def set_service_serving(health_servicer: health.HealthServicer, serving: bool) -> None:
+    """The API services' health (not the overall ``""``, which the ``--workers`` supervisor
+    and liveness probes read: a worker whose HTTP port is flooded is not ready, not hung)."""
+    status = (health_pb2.HealthCheckResponse.SERVING if serving
+              else health_pb2.HealthCheckResponse.NOT_SERVING)
+    for name in (SERVICE_NAME, ROUND_SERVICE_NAME):
+        health_servicer.set(name, status)
 
 
 def load_house_variants(files: Sequence[str]) -> list[str]:
@@ -258,7 +281,8 @@ def serve(config: Config, *, multiprocess: bool = False,
     if registry is not None:
         registry.register(SingleProcess())
     if registry is not None and config.metrics_port:
-        httpd = start_metrics_server(config.metrics_port, config.metrics_host, registry)
+        httpd = start_metrics_server(config.metrics_port, config.metrics_host, registry,
+                                     config, metrics)
     stop = stop or stop_signals()
     health_servicer = HealthServicer()
     handlers = create_handlers(config, metrics)
@@ -274,6 +298,12 @@ def serve(config: Config, *, multiprocess: bool = False,
     if web is not None:
         web.start()
     set_serving(health_servicer)
+    http_ready = None
+    if web is not None:      # the service is not ready while its HTTP port cannot answer
+        from .web import Readiness
+        http_ready = Readiness(config.http_host, web.port,
+                          functools.partial(set_service_serving, health_servicer),
+                          metrics).start()
     metrics.mark_up()
     log.info("serving shuangkou.v1 on %s:%d (pid %d, version %s%s)%s%s%s", config.host, port,
              os.getpid(), version(), ", TLS" + (" with client certificates"
@@ -291,6 +321,8 @@ def serve(config: Config, *, multiprocess: bool = False,
             pass
     finally:
         log.info("draining: NOT_SERVING, up to %gs for in-flight RPCs", config.grace)
+        if http_ready is not None:
+            http_ready.stop()
         health_servicer.enter_graceful_shutdown()
         # After grace, stop() cancels what is left; a handler still computing is abandoned
         # (the CLI exits the process without waiting for it). Both ports drain at once.
