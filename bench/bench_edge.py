@@ -94,7 +94,9 @@ def _run_other(candidate: str, web: Any, config: Any) -> None:
         hc.keep_alive_timeout = config.http_keepalive_timeout
         hc.read_timeout = int(config.http_header_timeout)
         hc.accesslog = hc.errorlog = None
-        asyncio.run(hypercorn_serve(bridge, hc))
+        async def run() -> None:     # a shutdown trigger of its own: no signal handlers
+            await hypercorn_serve(bridge, hc, shutdown_trigger=asyncio.Event().wait)
+        asyncio.run(run())
     elif candidate == "granian":
         from granian.constants import HTTPModes, Interfaces
         from granian.http import HTTP1Settings
