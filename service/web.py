@@ -34,6 +34,7 @@ import asyncio
 import functools
 import io
 import logging
+import os
 import re
 import socket
 import sys
@@ -169,7 +170,7 @@ class CallContext:
 
     def is_active(self) -> bool:
         """Until the deadline, or until the client hangs up."""
-        if self._call is not None and self._call.gone:
+        if self._call is not None and self._call.hung_up():
             return False
         left = self.time_remaining()
         return left is None or left > 0
@@ -546,10 +547,31 @@ class _Call:
     :class:`CallContext`): the server's default deadline, whether admission refused it as
     overloaded, and whether its client hung up."""
 
-    __slots__ = ("deadline", "overloaded", "gone")
+    __slots__ = ("deadline", "overloaded", "gone", "_peer")
 
-    def __init__(self, deadline: float | None, overloaded: bool) -> None:
+    def __init__(self, deadline: float | None, overloaded: bool,
+                 peer: socket.socket | None = None) -> None:
         self.deadline, self.overloaded, self.gone = deadline, overloaded, False
+        self._peer = peer
+
+    def hung_up(self) -> bool:
+        """Whether the client is gone: as the event loop saw it, or as the connection says
+        now. The search asks between deals; while its threads hold the GIL the event loop
+        can learn of a hang-up seconds late, so the call's thread looks at the connection
+        itself (a peek at a duplicate of its socket: end of file is a hang-up)."""
+        if self.gone or self._peer is None:
+            return self.gone
+        try:
+            self.gone = not self._peer.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+        except (BlockingIOError, InterruptedError):
+            pass
+        except OSError:
+            self.gone = True
+        return self.gone
+
+    def close(self) -> None:
+        if self._peer is not None:
+            self._peer.close()
 
 
 _current = threading.local()
@@ -628,6 +650,8 @@ def _protocol_class(limits: EdgeLimits) -> type[Any]:
 
         def on_message_begin(self) -> None:
             super().on_message_begin()
+            # for _Bridge's _peer (an extension key of ours, beside the ASGI ones)
+            cast(dict[str, Any], self.scope)["shuangkou.transport"] = self.transport
             if self._timer is None:            # a kept-alive connection's next request
                 self._arm("header", limits.header_timeout)
 
@@ -760,17 +784,26 @@ class _Bridge:
             return
         loop = asyncio.get_running_loop()
         overloaded = self._admission.overloaded()
-        call = _Call(time.monotonic() + self._default if self._default else None, overloaded)
+        call = _Call(time.monotonic() + self._default if self._default else None, overloaded,
+                     _peer(scope))
         watch = loop.create_task(_watch(receive, call))
-        stream: asyncio.Queue[Any] = asyncio.Queue()
-        try:
-            head = await loop.run_in_executor(
-                self._admission.refusals if overloaded else self._pool, self._run,
-                _environ(scope, body), call, loop, stream)
+        try:      # the watch and the duplicate socket last as long as the answer does
+            await self._answer(scope, body, call, loop, send)
         finally:
             watch.cancel()
+            call.close()
+
+    async def _answer(self, scope: dict[str, Any], body: bytes, call: _Call,
+                      loop: asyncio.AbstractEventLoop, send: Callable[[Any], Any]) -> None:
+        stream: asyncio.Queue[Any] = asyncio.Queue()
+        head = await loop.run_in_executor(
+            self._admission.refusals if call.overloaded else self._pool, self._run,
+            _environ(scope, body), call, loop, stream)
         if call.gone:
             self._disconnects.inc()
+            # The server may not know yet (the call's thread saw it first): an answer that
+            # goes nowhere, rather than uvicorn's error line for an application that gave none.
+            await _answer(send, 499, [(b"connection", b"close")], b"")
             return
         status, headers, chunks = head
         raw = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers]
@@ -810,6 +843,8 @@ class _Bridge:
         """On a handler thread: the WSGI call. A list body (unary) is handed back whole; a
         stream's chunks go to ``stream`` as they come (then None) and the head returns at
         once."""
+        if call.gone:         # hung up while the call waited for a thread: nothing to run
+            return "499 Client Closed Request", [], []
         _current.call = call
         head: list[Any] = []
 
@@ -844,6 +879,19 @@ class _Bridge:
             return head[0], head[1], None
         finally:
             _current.call = None
+
+
+def _peer(scope: dict[str, Any]) -> socket.socket | None:
+    """A duplicate of the call's connection (:class:`EdgeProtocol` puts its transport in the
+    scope), for :meth:`_Call.hung_up`; None under another server."""
+    transport = scope.get("shuangkou.transport")
+    raw = transport.get_extra_info("socket") if transport is not None else None
+    if raw is None:
+        return None
+    try:
+        return socket.socket(fileno=os.dup(raw.fileno()))
+    except OSError:
+        return None
 
 
 async def _watch(receive: Callable[[], Any], call: _Call) -> None:

@@ -142,8 +142,9 @@ def test_readiness_follows_the_http_port() -> None:
 # ----------------------------------------------------------------------------- item 3
 
 def test_a_client_that_hangs_up_ends_its_call() -> None:
-    """Item 3: the call of a client that disconnects is no longer active: counted as a
-    disconnect and CANCELLED, not OK."""
+    """Item 3: the call of a client that disconnects is no longer active: its search stops
+    within a second, and it is counted as a disconnect (and CANCELLED if it had started),
+    never OK."""
     with running_server(http=True) as srv:
         state = _suggest_request(3_000)
         body = json_format.MessageToJson(state).encode()
@@ -162,8 +163,10 @@ def test_a_client_that_hangs_up_ends_its_call() -> None:
         # the 3 s search stopped at its next deal: its thread let the call go at once
         assert time.monotonic() - t0 < 1.0
         assert metric_value(text, "shuangkou_http_disconnects_total") == 1
-        assert metric_value(text, "grpc_server_handled_total", grpc_method="SuggestAction",
-                            grpc_code="CANCELLED") == 1
+        # CANCELLED if a thread had taken it (else it never started), never OK
+        assert metric_value(text, "grpc_server_handled_total", grpc_method="SuggestAction") \
+            == metric_value(text, "grpc_server_handled_total", grpc_method="SuggestAction",
+                            grpc_code="CANCELLED") <= 1
 
 
 def test_a_call_without_a_deadline_gets_the_default() -> None:
