@@ -3,8 +3,8 @@
 For each candidate, one server process serves gRPC (grpcio, as always) and the HTTP port on
 that server: ``uvicorn`` (the choice: httptools' parser, service/web.py's limits),
 ``hypercorn`` and ``granian`` (its embedded ASGI mode; both serving the same ASGI bridge
-of service/web.py) and ``waitress`` (the WSGI application as before issue 33; needs
-``pip install waitress``). Then:
+of service/web.py; ``pip install hypercorn granian``) and ``waitress`` (the WSGI application as
+before issue 33; ``pip install waitress``). Then:
 
 * robustness: 550 connections that send nothing and 550 that send half a request head and
   then a byte a second are opened; meanwhile 5 ordinary HTTP calls (GetServerInfo) each

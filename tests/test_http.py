@@ -398,7 +398,7 @@ def test_body_over_the_http_limit_is_413() -> None:
 
 def test_slow_and_idle_clients_hold_no_thread() -> None:
     """64 connections that send half a request and stall, against 4 handler threads: an
-    ordinary call still answers within its deadline (waitress reads a whole request before a thread
+    ordinary call still answers within its deadline (the server reads a whole request before a thread
     takes it)."""
     import socket
     with running_server(http=True, threads=4) as srv:
