@@ -582,6 +582,9 @@ _SLOW = (b"HTTP/1.1 408 Request Timeout\r\nContent-Type: text/plain\r\nConnectio
          b"Content-Length: 41\r\n\r\nthe request did not arrive in time; retry\n")
 _TOO_LARGE = b"request body over http_max_request_bytes\n"
 _GONE = b"(the client hung up)"          # what _Bridge._body reads of a client gone
+#: Chunks of an answer held before it is streamed: a unary gRPC-Web answer is two (the
+#: message, the trailers) and goes whole.
+_HELD_CHUNKS = 4
 
 
 @dataclass(frozen=True)
@@ -796,27 +799,38 @@ class _Bridge:
     async def _answer(self, scope: dict[str, Any], body: bytes, call: _Call,
                       loop: asyncio.AbstractEventLoop, send: Callable[[Any], Any]) -> None:
         stream: asyncio.Queue[Any] = asyncio.Queue()
-        head = await loop.run_in_executor(
+        run = loop.run_in_executor(
             self._admission.refusals if call.overloaded else self._pool, self._run,
             _environ(scope, body), call, loop, stream)
+        first = loop.create_task(stream.get())
+        await asyncio.wait((run, first), return_when=asyncio.FIRST_COMPLETED)
+        whole = not first.done()
+        if whole:                        # the whole answer at once: a unary call
+            first.cancel()
+            status, headers, chunks = await run
+        else:                            # a long stream: its head, then chunks as they come
+            status, headers, chunks = first.result()
         if call.gone:
             self._disconnects.inc()
             # The server may not know yet (the call's thread saw it first): an answer that
             # goes nowhere, rather than uvicorn's error line for an application that gave none.
             await _answer(send, 499, [(b"connection", b"close")], b"")
+            await run
             return
-        status, headers, chunks = head
         raw = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers]
-        if chunks is not None:           # the whole answer at once (unary calls)
+        if whole:
             data = b"".join(chunks)
             if not any(k == b"content-length" for k, _ in raw):
                 raw.append((b"content-length", str(len(data)).encode()))
             await _answer(send, int(status[:3]), raw, data)
             return
         await send({"type": "http.response.start", "status": int(status[:3]), "headers": raw})
+        for chunk in chunks:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
         while (chunk := await stream.get()) is not None:
             await send({"type": "http.response.body", "body": chunk, "more_body": True})
         await send({"type": "http.response.body", "body": b""})
+        await run
 
     async def _body(self, scope: dict[str, Any], receive: Callable[[], Any]) -> bytes | None:
         """The request body; None when it is over the limit (as its Content-Length says, or
@@ -839,10 +853,11 @@ class _Bridge:
                 return b"".join(parts)
 
     def _run(self, environ: dict[str, Any], call: _Call, loop: asyncio.AbstractEventLoop,
-             stream: asyncio.Queue[Any]) -> tuple[str, list[tuple[str, str]], Any]:
-        """On a handler thread: the WSGI call. A list body (unary) is handed back whole; a
-        stream's chunks go to ``stream`` as they come (then None) and the head returns at
-        once."""
+             stream: asyncio.Queue[Any]) -> tuple[str, list[tuple[str, str]], list[bytes]]:
+        """On a handler thread: the WSGI call, its answer returned whole (a unary call's: a
+        list, or a gRPC-Web generator of two frames). A longer stream (ScoreReplays) is not
+        held: its head and first chunks go to ``stream``, then each chunk as it comes, then
+        None."""
         if call.gone:         # hung up while the call waited for a thread: nothing to run
             return "499 Client Closed Request", [], []
         _current.call = call
@@ -851,33 +866,29 @@ class _Bridge:
         def start_response(status: str, headers: list[tuple[str, str]],
                            exc_info: Any = None) -> Any:
             head[:] = [status, headers]
+        body: Any = ()
         try:
             body = self._app(environ, cast("StartResponse", start_response))
             listed = body.listed if isinstance(body, _Tracked) else body
             if isinstance(listed, list):
-                try:
-                    return head[0], head[1], list(listed)
-                finally:
-                    getattr(body, "close", lambda: None)()
-            chunks = iter(body)
-            first = next(chunks, None)       # a stream starts its answer with its first chunk
-
-            def rest() -> None:
-                _current.call = call
-                try:
-                    for chunk in chunks:
-                        if chunk:
-                            loop.call_soon_threadsafe(stream.put_nowait, chunk)
-                finally:
-                    getattr(body, "close", lambda: None)()
-                    loop.call_soon_threadsafe(stream.put_nowait, None)
-                    _current.call = None
-
-            if first:
-                loop.call_soon_threadsafe(stream.put_nowait, first)
-            threading.Thread(target=rest, name="http-stream", daemon=True).start()
-            return head[0], head[1], None
+                return head[0], head[1], list(listed)
+            chunks, held = iter(body), []
+            for chunk in chunks:
+                held.append(chunk)
+                if len(held) == _HELD_CHUNKS:
+                    break
+            else:
+                return head[0], head[1], held
+            loop.call_soon_threadsafe(stream.put_nowait, (head[0], head[1], held))
+            try:
+                for chunk in chunks:
+                    if chunk:
+                        loop.call_soon_threadsafe(stream.put_nowait, chunk)
+            finally:
+                loop.call_soon_threadsafe(stream.put_nowait, None)
+            return head[0], head[1], []
         finally:
+            getattr(body, "close", lambda: None)()
             _current.call = None
 
 

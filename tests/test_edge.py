@@ -175,12 +175,14 @@ def test_a_call_without_a_deadline_gets_the_default() -> None:
         stub = rounds_pb2_grpc.RoundServiceStub(srv.channel)
         t0 = time.monotonic()
         reply = stub.SuggestAction(_suggest_request(10_000))        # no deadline
-        assert time.monotonic() - t0 < 1.0 and reply.search.elapsed_ms < 500
+        # the search stops at 0.5 s less its margin, not at its 10 s (the wall-clock bound
+        # leaves room for a loaded machine)
+        assert time.monotonic() - t0 < 2.0 and reply.search.elapsed_ms < 500
         body = json_format.MessageToJson(_suggest_request(10_000)).encode()
         t0 = time.monotonic()
         status, _, answer = _http(srv.http_port, "RoundService/SuggestAction", body)
         assert status == 200, answer
-        assert time.monotonic() - t0 < 1.0
+        assert time.monotonic() - t0 < 2.0 and json.loads(answer)["search"]["elapsedMs"] < 500
 
 
 # ----------------------------------------------------------------------------- item 6
