@@ -284,6 +284,30 @@ def test_a_burst_with_deadlines_reconciles_with_the_counters() -> None:
     assert expired > 0 and 0.99 * n <= decided <= n, (got.codes, handled, expired)
 
 
+def test_only_the_api_services_calls_count_as_expired() -> None:
+    """Item 2: the pool's report of a call whose handler never ran is counted for the
+    services whose handlers CallStart marks, and only for those (another service's handler
+    is never marked started, so it would always look expired)."""
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from shuangkou.service.config import Config
+    from shuangkou.service.interceptor import MetricsInterceptor
+    from shuangkou.service.metrics import Metrics
+    from shuangkou.service.server import API_SERVICES, create_handlers
+
+    registry = CollectorRegistry()
+    interceptor = MetricsInterceptor(Metrics(registry))
+    interceptor.count_expired(API_SERVICES, "unary", "/shuangkou.v1.RoundService/ApplyAction")
+    interceptor.count_expired(API_SERVICES, "unary", "/other.v1.Service/Method")
+    text = generate_latest(registry).decode()
+    assert metric_value(text, "shuangkou_requests_rejected_total", reason="expired") == 1
+    assert metric_value(text, "shuangkou_requests_rejected_total", grpc_method="ApplyAction",
+                        reason="expired") == 1
+    handlers = create_handlers(Config(threads=1))
+    assert handlers.pool.on_expired is not None       # create_handlers wires the report
+    handlers.pool.shutdown()
+
+
 def test_the_http_queue_is_bounded_and_counted() -> None:
     """Item 2: past max_queued_calls waiting calls an HTTP call is refused at once, 429
     resource_exhausted, counted as gRPC's overload refusals are."""
