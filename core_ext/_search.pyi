@@ -1,6 +1,7 @@
 """Typed stubs of the compiled 托管 search (core_ext/_search.pyx); the public entry points
 are shuangkou.core.suggest.suggest / suggestions with a Budget."""
 
+from collections.abc import Callable
 from typing import Any, Final
 
 from ._core import Reading
@@ -15,6 +16,7 @@ _Ranked = tuple[tuple[int, ...], Reading | None, bool, int, int, float, float, f
 
 def search(root: RoundCore, *, rollouts: int = 0, ms: float = 0.0, seed: int | None = None,
            width: int = 6, count: int = 1, timeout: float | None = None,
-           win: float | None = None) -> tuple[list[_Ranked], dict[str, Any]]: ...
+           win: float | None = None, cancelled: Callable[[], bool] | None = None
+           ) -> tuple[list[_Ranked], dict[str, Any]]: ...
 def selfplay(variant: VariantLike, rounds: int, policy: str = "rule", seed: int = 0,
              timeout: float | None = None) -> tuple[int, int, int, float]: ...

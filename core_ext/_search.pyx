@@ -185,7 +185,7 @@ cdef struct Tally:
 
 
 def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width=6,
-           int count=1, timeout=None, win=None):
+           int count=1, timeout=None, win=None, cancelled=None):
     """Search the decision of the seat to act in ``root`` (module doc). Budget: at most
     ``rollouts`` rollouts (0: no count limit) and ``ms`` milliseconds (0: no time limit);
     ``timeout`` (seconds) bounds the whole call like an RPC deadline. Returns
@@ -195,7 +195,8 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
     the share of deals it placed first, ``se`` the standard error of the value's (points +
     the win bonus) — and stats (rollouts, deals, actions, seconds, width, kept: the rule
     policy's action was chosen). ``win``: the win
-    bonus in points (None: win_bonus)."""
+    bonus in points (None: win_bonus). ``cancelled``: a callable asked between deals; true
+    ends the search there as its budget would (the caller went away: an RPC's client)."""
     cdef Policy P
     cdef Seen S
     cdef Choice cands[MAXALT]
@@ -250,6 +251,8 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
             x = RoundCore.__new__(RoundCore)
             while not rollouts or done + m <= rollouts:
                 if stop and monotonic() >= stop:
+                    break
+                if cancelled is not None and cancelled():
                     break
                 g.s = mix(base, <unsigned long long>deal)
                 root._copy_into(det)

@@ -56,7 +56,7 @@ Deterministic: equal candidates keep the enumerator's order and the first is tak
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -228,11 +228,13 @@ def decide(variant: str | Variant, seat: int, hand: Sequence[int],
 
 def suggestions(round: Any, count: int = 1, *, seed: int | None = None,
                 budget: Budget = Budget(), width: int = DEFAULT_WIDTH,
-                timeout: float | None = None) -> Ranked:
+                timeout: float | None = None,
+                cancelled: Callable[[], bool] | None = None) -> Ranked:
     """Up to ``count`` actions for the seat to act in ``round`` (a
     :class:`shuangkou.core.Round`), the one to take first. Without a budget: the rule
     policy's action, then the 提示 cycle; with one: the search's ranking of ``width``
-    candidates. ``timeout`` (seconds) bounds the whole call, as an RPC deadline does.
+    candidates. ``timeout`` (seconds) bounds the whole call, as an RPC deadline does;
+    ``cancelled`` (asked between the search's deals) ends the search early when true.
 
     :raises RuleViolation: the round is over (``ROUND_OVER``).
     :raises DeadlineExceeded: not even the rule policy's action fitted in ``timeout``.
@@ -250,7 +252,7 @@ def suggestions(round: Any, count: int = 1, *, seed: int | None = None,
         return Ranked(_standing(round, actions))
     ranked, stats = _search.search(round, rollouts=budget.rollouts, ms=budget.ms, seed=seed,
                                    width=max(width, count) if count > 1 else width,
-                                   count=count, timeout=timeout)
+                                   count=count, timeout=timeout, cancelled=cancelled)
     actions = []
     for i, row in enumerate(ranked):
         gain, wins, deals = row[5], row[6], row[8]

@@ -13,6 +13,12 @@ gRPC would otherwise fail these invisibly or as INTERNAL:
   (:attr:`Admission.refusals`), never queued behind the work it would add to. Health checks
   have a thread of their own too (:attr:`Admission.probes`).
 
+A call that waited for a handler thread until its deadline passed (or its client left) is
+ended by gRPC without running any handler or interceptor: :class:`CallPool` sees it on its
+thread and reports it (reason ``expired``), :class:`CallStart` marking the calls whose
+handler did start. CallStart also gives a unary call without a deadline the server's
+``default_deadline``.
+
 Below all of these, gRPC's C core keeps the calls that arrived but that the server has not
 yet taken in (``max_pending_requests``, a channel argument): past that it drops new calls
 itself, at random, then all of them past twice that — the clients see ``CANCELLED`` and the
@@ -30,6 +36,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections.abc import Callable, Iterator
 from concurrent import futures
 from typing import Any, NoReturn
@@ -38,11 +45,13 @@ import grpc
 
 from .errors import refuse
 
-__all__ = ["Admission", "CallPool", "RejectedMessage", "REJECT_REASONS", "Count"]
+__all__ = ["Admission", "CallPool", "RejectedMessage", "REJECT_REASONS", "Count",
+           "CallStart"]
 
 #: Why a request never reached (or a reply never left) the servicer, as counted in
 #: ``shuangkou_requests_rejected_total``.
-REJECT_REASONS = ("undecodable", "too_large", "reply_too_large", "stream_limit", "overloaded")
+REJECT_REASONS = ("undecodable", "too_large", "reply_too_large", "stream_limit", "overloaded",
+                  "expired")
 
 
 #: Told the reason of each refusal before the call ends (the interceptor's counter).
@@ -66,12 +75,17 @@ class RejectedMessage:
 class CallPool(futures.ThreadPoolExecutor):
     """The handler threads, counting the calls handed to them that have not started yet
     (gRPC submits every call it takes in, and every submitted call starts, so the count
-    never drifts)."""
+    never drifts), and reporting to ``on_expired`` each gRPC call that a thread took but
+    whose handler never ran (:func:`expired_call`): gRPC ends a call whose deadline passed
+    or whose client cancelled while it waited without running any handler, so no
+    interceptor would see it. A handler's start is marked by :class:`CallStart`."""
 
     def __init__(self, max_workers: int, thread_name_prefix: str = "") -> None:
         super().__init__(max_workers=max_workers, thread_name_prefix=thread_name_prefix)
         self._lock = threading.Lock()
         self.waiting = 0
+        #: Called with (grpc_type, "/service/Method") of each call that expired unseen.
+        self.on_expired: Callable[[str, str], None] | None = None
 
     def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> futures.Future[Any]:
         with self._lock:
@@ -80,8 +94,39 @@ class CallPool(futures.ThreadPoolExecutor):
         def started() -> Any:
             with self._lock:
                 self.waiting -= 1
-            return fn(*args, **kwargs)
+            report = self.on_expired
+            if report is None:
+                return fn(*args, **kwargs)
+            _started.ran = False
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                if not _started.ran and (expired := expired_call(args)) is not None:
+                    report(*expired)
         return super().submit(started)
+
+
+#: Whether the handler of the call this thread runs has started (:class:`CallStart`).
+_started = threading.local()
+
+
+def expired_call(args: tuple[Any, ...]) -> tuple[str, str] | None:
+    """(grpc_type, method) when ``args`` — what grpcio's server submits to its thread pool
+    for a call: ``(context.run, _unary_response_in_pool, rpc_event, state, behaviour,
+    unary_request, ...)`` — are a call with one request message (only those can end
+    without their handler: a request stream always reaches it); else None."""
+    if len(args) < 5:
+        return None
+    run, event, read = args[0], args[1], args[4]
+    name = getattr(run, "__name__", "")
+    if (name not in ("_unary_response_in_pool", "_stream_response_in_pool")
+            or getattr(read, "__name__", "") != "unary_request"):
+        return None
+    # a registered method's call carries its name as the event's tag, not in call_details
+    method = getattr(getattr(event, "call_details", None), "method", b"") or getattr(
+        event, "tag", "")
+    return ("unary" if name == "_unary_response_in_pool" else "server_stream",
+            method.decode("utf-8", "replace") if isinstance(method, bytes) else str(method))
 
 
 class Admission:
@@ -199,3 +244,67 @@ class Admission:
             yield
         finally:
             self.leave_stream()
+
+# ----------------------------------------------------------------------------- default deadline
+
+#: grpcio's ``time_remaining()`` of a call without a deadline: its infinite deadline less now.
+_NO_DEADLINE = 1e9
+
+
+class _Deadlined:
+    """A servicer context whose deadline is the server's default (the client set none):
+    what the handlers read of the deadline; everything else is the call's own context."""
+
+    __slots__ = ("_context", "_deadline")
+
+    def __init__(self, context: Any, deadline: float) -> None:
+        self._context, self._deadline = context, deadline
+
+    def time_remaining(self) -> float:
+        return max(0.0, self._deadline - time.monotonic())
+
+    def is_active(self) -> bool:
+        return bool(self._context.is_active()) and time.monotonic() < self._deadline
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._context, name)
+
+
+class CallStart(grpc.ServerInterceptor):
+    """The last interceptor before the handlers of ``services``: marks each call's handler
+    as started (:class:`CallPool` counts the calls that expired before theirs did), and
+    gives a unary call that came without a deadline the server's ``default_deadline`` of
+    ``seconds`` (0: none): its work stops then (DEADLINE_EXCEEDED), as it would at a
+    deadline of the client's. Inside the metrics interceptor, which counts the call on its
+    own context. Streams keep no default: a ScoreReplays stream may run long."""
+
+    def __init__(self, seconds: float, services: tuple[str, ...]) -> None:
+        self.seconds = seconds
+        self._prefixes = tuple(f"/{s}/" for s in services)
+        self._cache: dict[tuple[str, int], Any] = {}
+
+    def intercept_service(self, continuation: Callable[[grpc.HandlerCallDetails], Any],
+                          details: grpc.HandlerCallDetails) -> Any:
+        handler = continuation(details)
+        if (handler is None or handler.unary_unary is None
+                or not details.method.startswith(self._prefixes)):
+            return handler
+        key = (details.method, id(handler))
+        wrapped = self._cache.get(key)
+        if wrapped is None:
+            wrapped = handler._replace(unary_unary=self._started(handler.unary_unary))
+            if len(self._cache) < 1024:
+                self._cache[key] = wrapped
+        return wrapped
+
+    def _started(self, behaviour: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+        seconds = self.seconds
+
+        def call(request: Any, context: Any) -> Any:
+            _started.ran = True
+            if seconds:
+                left = context.time_remaining()
+                if left is None or left > _NO_DEADLINE:
+                    context = _Deadlined(context, time.monotonic() + seconds)
+            return behaviour(request, context)
+        return call

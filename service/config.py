@@ -38,6 +38,11 @@ class Config:
     http_port: int = 8080
     http_cors_origins: tuple[str, ...] = ()
     http_max_request_bytes: int = 64 * 1024 * 1024
+    http_header_timeout: float = 5.0
+    http_body_timeout: float = 30.0
+    http_keepalive_timeout: float = 5.0
+    http_max_connections: int = 1000
+    default_deadline: float = 30.0
     workers: int = 1
     threads: int = 32
     max_streams: int = 16
@@ -68,6 +73,9 @@ class Config:
         ranges: dict[str, tuple[float, float]] = {
             "port": (0, 65535), "metrics_port": (0, 65535), "http_port": (0, 65535),
             "http_max_request_bytes": (1024, 2**40), "workers": (1, 256),
+            "http_header_timeout": (0.1, 3600), "http_body_timeout": (0.1, 3600),
+            "http_keepalive_timeout": (0.1, 3600), "http_max_connections": (1, 10**6),
+            "default_deadline": (0, 86400),
             "threads": (1, 1024), "max_streams": (0, 1023), "grace": (0, 3600),
             "max_queued_calls": (1, 10**6), "max_pending_requests": (100, 10**6),
             "keepalive_time": (1, 86400), "keepalive_timeout": (1, 3600),
@@ -101,7 +109,8 @@ class Config:
         if self.state_key_id and not self.state_keys:
             raise ConfigError("setting 'state_key_id' needs 'state_keys' (the key files)")
         if self.http and self.tls_cert:
-            # waitress speaks plaintext only: never serve the API unencrypted beside a TLS port.
+            # The HTTP port speaks plaintext only: never serve the API unencrypted beside a
+            # TLS port.
             raise ConfigError("setting 'http' with 'tls_cert': the HTTP port speaks plaintext "
                               "only; terminate TLS in front of it (an ingress) or set http = "
                               "false (flag --no-http)")
@@ -138,6 +147,14 @@ _HELP = {
     "http_cors_origins": "origins whose browser pages may call the HTTP API (CORS; * for any)",
     "http_max_request_bytes": "largest HTTP request body in bytes (a ScoreReplays stream over "
                               "HTTP is one body; each message is still under max_message_bytes)",
+    "http_header_timeout": "seconds a client has to send a request's head (line and "
+                           "headers) on the HTTP ports; slower ones are closed",
+    "http_body_timeout": "seconds a client has to send a request's body once its head is in",
+    "http_keepalive_timeout": "seconds an HTTP connection may wait idle between requests",
+    "http_max_connections": "HTTP connections open at once per process; past it a new one "
+                            "is answered 503 and closed",
+    "default_deadline": "seconds a call without a deadline (gRPC or HTTP) gets as one "
+                        "(0: none)",
     "workers": "server processes sharing the port (SO_REUSEPORT)",
     "threads": "RPC handler threads per process",
     "max_streams": "streaming RPCs at once per process, at most threads/2; more are refused "

@@ -78,6 +78,22 @@ class MetricsInterceptor(grpc.ServerInterceptor):
         and a context of its own), as gRPC's are in :meth:`intercept_service`."""
         return self._wrap(full_method, handler)[0]
 
+    def wrap_both(self, full_method: str, handler: _RpcHandler
+                  ) -> tuple[_RpcHandler, _RpcHandler | None]:
+        """:meth:`wrap`'s handler, and the one refusing the method as overloaded (counted
+        as gRPC's refusals are; None for health checks): the HTTP side decides overload
+        before it queues a call for a handler thread, as :meth:`intercept_service` does."""
+        return self._wrap(full_method, handler)
+
+    def count_expired(self, services: tuple[str, ...], kind: str, full_method: str) -> None:
+        """A call of one of ``services`` that gRPC ended unseen, because its deadline passed
+        (or its client cancelled) while it waited for a handler thread (reported by
+        :class:`~shuangkou.service.admission.CallPool`): counted as refused, reason
+        ``expired``, the only trace such a call leaves."""
+        service, _, method = full_method.lstrip("/").rpartition("/")
+        if service in services:
+            self._m.rejected.labels(kind, service, method, "expired").inc()
+
     def _wrap(self, full_method: str,
               handler: _RpcHandler) -> tuple[_RpcHandler, _RpcHandler | None]:
         service, _, method = full_method.lstrip("/").rpartition("/")

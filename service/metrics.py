@@ -89,6 +89,27 @@ class Metrics:
                                 "large to send, by method and reason "
                                 f"({', '.join(REJECT_REASONS)}).",
                                 (*GRPC_LABELS, "reason"), **kw)
+        # --- the HTTP edge (issue 33): connections and what the server cut short
+        self.http_connections = Counter("shuangkou_http_connections",
+                                        "Connections accepted on the HTTP ports (API and "
+                                        "metrics), by port.", ("port",), **kw)
+        self.http_open = Gauge("shuangkou_http_open_connections",
+                               "HTTP connections open now, by port.", ("port",),
+                               multiprocess_mode="livesum", **kw)
+        self.http_refused = Counter("shuangkou_http_refused",
+                                    "HTTP connections answered 503 and closed at once because "
+                                    "http_max_connections were open, by port.", ("port",), **kw)
+        self.http_timeouts = Counter("shuangkou_http_timeouts",
+                                     "HTTP connections closed by a timeout, by port and phase "
+                                     "(header: the request head took over http_header_timeout; "
+                                     "body: the body over http_body_timeout; idle: no request "
+                                     "for http_keepalive_timeout).", ("port", "phase"), **kw)
+        self.http_disconnects = Counter("shuangkou_http_disconnects",
+                                        "HTTP calls whose client hung up before the answer "
+                                        "(the call ends CANCELLED).", **kw)
+        self.http_ready = Gauge("shuangkou_http_ready", "1 while the HTTP port answers a "
+                                "loopback probe (the service's gRPC health follows it).",
+                                multiprocess_mode="liveall", **kw)
         self.build_info = Gauge("shuangkou_build_info", "Always 1; the labels say which build "
                                 "answers.", ("version", "python", "grpcio", "core"),
                                 multiprocess_mode="max", **kw)

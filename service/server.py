@@ -17,6 +17,7 @@ Logging is configured by the CLI only.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
@@ -32,7 +33,7 @@ from grpc_reflection.v1alpha import reflection
 
 from shuangkou.v1 import rounds_pb2, service_pb2
 
-from .admission import CallPool
+from .admission import CallPool, CallStart
 from .api.rounds import ROUND_SERVICE_NAME, RoundServicer, register_round_service
 from .api.shuangkou import SERVICE_NAME, ShuangkouServicer, register_shuangkou_service
 from .config import Config, load_state_keys
@@ -42,10 +43,12 @@ from .startup import load_house_variants, stop_signals
 from .version import version
 
 __all__ = ["create_server", "create_handlers", "Handlers", "serve", "SERVICE_NAME",
-           "HealthServicer", "set_serving"]
+           "HealthServicer", "set_serving", "set_service_serving"]
 
 log = logging.getLogger(__name__)
 HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
+#: The services whose handlers CallStart marks (and gives the default deadline).
+API_SERVICES = (SERVICE_NAME, ROUND_SERVICE_NAME)
 
 
 class HealthServicer(health.HealthServicer):
@@ -150,6 +153,9 @@ def create_handlers(config: Config, metrics: Any = None) -> Handlers:
     interceptor = MetricsInterceptor(metrics, max_message_bytes=config.max_message_bytes,
                                      max_streams=config.stream_cap, pool=pool,
                                      max_queued_calls=config.max_queued_calls)
+    # Only the API services' handlers are marked started (CallStart): a reflection call
+    # that never reached CallStart must not be taken for one that expired.
+    pool.on_expired = functools.partial(interceptor.count_expired, API_SERVICES)
     limits = Limits(max_cards=config.max_cards, max_batch=config.max_batch,
                     enumeration_cap=config.enumeration_cap,
                     max_message_bytes=config.max_message_bytes)
@@ -167,7 +173,10 @@ def create_server(config: Config, *, health_servicer: health.HealthServicer | No
     (made from ``metrics`` when None), to share with the HTTP port.
     """
     handlers = handlers or create_handlers(config, metrics)
-    server = grpc.server(handlers.pool, interceptors=[handlers.interceptor],
+    # Inside the counting interceptor: marks the handlers' start (the pool counts the calls
+    # that expired before theirs did) and gives a call without a deadline the default.
+    start = CallStart(config.default_deadline, API_SERVICES)
+    server = grpc.server(handlers.pool, interceptors=[handlers.interceptor, start],
                          options=server_options(config))
     register_shuangkou_service(server, handlers.shuangkou)
     register_round_service(server, handlers.rounds)
@@ -199,6 +208,15 @@ def set_serving(health_servicer: health.HealthServicer) -> None:
         health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
 
 
+def set_service_serving(health_servicer: health.HealthServicer, serving: bool) -> None:
+    """The API services' health (not the overall ``""``, which the ``--workers`` supervisor
+    and liveness probes read: a worker whose HTTP port is flooded is not ready, not hung)."""
+    status = (health_pb2.HealthCheckResponse.SERVING if serving
+              else health_pb2.HealthCheckResponse.NOT_SERVING)
+    for name in API_SERVICES:
+        health_servicer.set(name, status)
+
+
 def serve(config: Config, *, multiprocess: bool = False,
           ready: Callable[[int], None] | None = None,
           stop: threading.Event | None = None,
@@ -223,7 +241,8 @@ def serve(config: Config, *, multiprocess: bool = False,
     if registry is not None:
         registry.register(SingleProcess())
     if registry is not None and config.metrics_port:
-        httpd = start_metrics_server(config.metrics_port, config.metrics_host, registry)
+        httpd = start_metrics_server(config.metrics_port, config.metrics_host, registry,
+                                     config, metrics)
     stop = stop or stop_signals()
     health_servicer = HealthServicer()
     handlers = create_handlers(config, metrics)
@@ -239,6 +258,12 @@ def serve(config: Config, *, multiprocess: bool = False,
     if web is not None:
         web.start()
     set_serving(health_servicer)
+    http_ready = None
+    if web is not None:      # the service is not ready while its HTTP port cannot answer
+        from .web import Readiness
+        http_ready = Readiness(config.http_host, web.port,
+                               functools.partial(set_service_serving, health_servicer),
+                               metrics).start()
     metrics.mark_up()
     log.info("serving shuangkou.v1 on %s:%d (pid %d, version %s%s)%s%s%s", config.host, port,
              os.getpid(), version(), ", TLS" + (" with client certificates"
@@ -256,6 +281,8 @@ def serve(config: Config, *, multiprocess: bool = False,
             pass
     finally:
         log.info("draining: NOT_SERVING, up to %gs for in-flight RPCs", config.grace)
+        if http_ready is not None:
+            http_ready.stop()
         health_servicer.enter_graceful_shutdown()
         # After grace, stop() cancels what is left; a handler still computing is abandoned
         # (the CLI exits the process without waiting for it). Both ports drain at once.

@@ -3,8 +3,8 @@
 
 The protocols are connectrpc's: the WSGI application of each service is generated from the
 protos (``shuangkou.v1.*_connect``, protoc-gen-connectrpc), served in this process by
-waitress (docs/decisions.md "HTTP"). What is ours is the seam, so that an HTTP call is the
-gRPC call it stands for:
+uvicorn (docs/decisions.md "HTTP edge") through a small ASGI bridge. What is ours is the
+seam, so that an HTTP call is the gRPC call it stands for:
 
 * every method is the gRPC method handler of the same servicer instance, wrapped by the same
   :class:`~shuangkou.service.interceptor.MetricsInterceptor` (one stream cap for both ports, the
@@ -16,18 +16,33 @@ gRPC call it stands for:
   message and detail bytes (gRPC-Web: the ``grpc-status-details-bin`` trailer as on gRPC;
   Connect JSON: ``details[].value``, with ``details[].debug`` the detail as JSON);
 * :class:`HttpApp` routes by service, answers CORS for the configured origins and counts
-  requests by protocol; :class:`HttpServer` runs waitress and drains on shutdown.
+  requests by protocol;
+* :class:`_Bridge` runs each call on gRPC's handler threads (one queue bound for both ports:
+  past ``max_queued_calls`` waiting calls a call is refused RESOURCE_EXHAUSTED, HTTP 429,
+  counted as gRPC's), gives a call without a deadline the server's ``default_deadline``,
+  and marks a call whose client hung up as no longer active (it ends CANCELLED);
+* :class:`EdgeServer` is uvicorn with the limits of the open internet (:class:`EdgeLimits`:
+  head and body read timeouts, a keep-alive idle timeout, a connection cap answered 503),
+  each counted; :class:`Readiness` takes the service's gRPC health to NOT_SERVING while the
+  HTTP port does not answer a loopback probe. ``/metrics`` rides on the same server
+  (:mod:`shuangkou.service.exposition`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import io
 import logging
+import os
 import re
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent import futures
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
@@ -59,7 +74,7 @@ if TYPE_CHECKING:
     from .metrics import Metrics
 
 __all__ = ["CallContext", "HttpApp", "HttpServer", "create_http_server", "connect_error",
-           "schema", "PROTOCOLS"]
+           "schema", "PROTOCOLS", "EdgeLimits", "EdgeServer", "Readiness", "listening_socket"]
 
 log = logging.getLogger(__name__)
 #: The ``protocol`` label of ``shuangkou_http_requests_total``.
@@ -67,6 +82,7 @@ PROTOCOLS = ("connect", "grpc_web", "grpc", "other")
 _CONNECT_CODES: dict[grpc.StatusCode, Code] = {
     c: Code[c.name.replace("CANCELLED", "CANCELED")] for c in grpc.StatusCode
     if c is not grpc.StatusCode.OK}
+_GRPC_CODES = {v: k for k, v in _CONNECT_CODES.items()}
 _DETAILS_KEY = "grpc-status-details-bin"
 
 
@@ -131,19 +147,33 @@ class CallContext:
     """What the servicers and the interceptor use of a ``grpc.ServicerContext``, over a
     Connect request: the deadline, the status set so far, aborts (as ``ConnectError``)."""
 
-    __slots__ = ("_ctx", "_code")
+    __slots__ = ("_ctx", "_code", "_call", "_deadline")
 
     def __init__(self, ctx: RequestContext[Any, Any]) -> None:
         self._ctx = ctx
         self._code: grpc.StatusCode | None = None
+        # The server's side of the call (none for a context made outside the HTTP server):
+        # whether the client is gone, and the default deadline of a call that set none.
+        self._call: _Call | None = getattr(_current, "call", None)
+        self._deadline = (self._call.deadline if self._call is not None
+                          and ctx.timeout_ms is None else None)
+
+    @property
+    def overloaded(self) -> bool:
+        """Whether admission refused this call as overloaded before it was queued."""
+        return self._call is not None and self._call.overloaded
 
     def time_remaining(self) -> float | None:
         left = self._ctx.timeout_ms
-        return None if left is None else max(0.0, left / 1000)
+        if left is not None:
+            return max(0.0, left / 1000)
+        return None if self._deadline is None else max(0.0, self._deadline - time.monotonic())
 
     def is_active(self) -> bool:
-        """Until the deadline (an HTTP/1.1 server cannot see a client that hung up)."""
-        left = self._ctx.timeout_ms
+        """Until the deadline, or until the client hangs up."""
+        if self._call is not None and self._call.hung_up():
+            return False
+        left = self.time_remaining()
         return left is None or left > 0
 
     def code(self) -> grpc.StatusCode | None:
@@ -217,13 +247,27 @@ class _Codec:
                                              registry=schema())
             binary = native.to_binary()
         except Exception as exc:  # noqa: BLE001 - any decode failure is the caller's
-            from .errors import bounded
-
-            why = bounded(str(exc).replace("\n", " "), 200) if isinstance(
-                exc, (ValueError, TypeError)) else type(exc).__name__
             return RejectedMessage("undecodable",
-                                   f"request is not a valid {name} in JSON: {why}")
+                                   f"request is not a valid {name} in JSON: {_why(exc, data)}")
         return decode(binary)
+
+
+def _why(exc: Exception, data: bytes | bytearray) -> str:
+    """What is wrong with a JSON request, in the client's terms: orjson calls invalid UTF-8
+    "surrogates not allowed", and a document nested deeper than a message (under orjson's
+    1,024 levels) exhausts the converter's recursion instead."""
+    from .errors import bounded
+
+    if isinstance(exc, RecursionError):
+        return ("nested too deeply (no message of this API nests past a few levels; JSON "
+                "is read to 1,024)")
+    try:
+        bytes(data).decode()
+    except UnicodeDecodeError as bad:
+        return f"not UTF-8 (byte {bad.start:,}: 0x{data[bad.start]:02x})"
+    if isinstance(exc, (ValueError, TypeError)):
+        return bounded(str(exc).replace("\n", " "), 200)
+    return type(exc).__name__
 
 
 # ----------------------------------------------------------------------------- the application
@@ -253,10 +297,11 @@ def _endpoints(servicer: Any, register: Callable[[Any, Any], None],
     register(servicer, capture)
     methods = {}
     for name, handler in capture.handlers.items():
-        wrapped = interceptor.wrap(f"/{capture.service}/{name}", handler._replace(
+        wrapped, refusing = interceptor.wrap_both(f"/{capture.service}/{name}", handler._replace(
             request_deserializer=None, response_serializer=None))
-        behaviour: Any = (wrapped.unary_unary or wrapped.unary_stream or wrapped.stream_unary
-                          or wrapped.stream_stream)
+        behaviour: Any = _behaviour(wrapped)
+        if refusing is not None:
+            behaviour = _or_refused(behaviour, _behaviour(refusing))
         streaming = wrapped.response_streaming
         reply = message_factory.GetMessageClass(descriptor_pool.Default().FindMethodByName(
             f"{capture.service}.{name}").output_type)
@@ -265,10 +310,40 @@ def _endpoints(servicer: Any, register: Callable[[Any, Any], None],
     return type("Endpoints", (), {k: staticmethod(v) for k, v in methods.items()})()
 
 
+def _behaviour(handler: Any) -> Any:
+    return (handler.unary_unary or handler.unary_stream or handler.stream_unary
+            or handler.stream_stream)
+
+
+def _or_refused(behaviour: Callable[[Any, Any], Any], refusal: Callable[[Any, Any], Any]
+                ) -> Callable[[Any, Any], Any]:
+    """``behaviour``, or the interceptor's overload refusal (counted as on gRPC) for a call
+    that admission refused before it was queued (:class:`_Bridge`)."""
+    def call(request: Any, context: CallContext) -> Any:
+        return (refusal if context.overloaded else behaviour)(request, context)
+    return call
+
+
+def _requests(requests: Any, context: CallContext) -> Any:
+    """A request message, or a request stream whose read errors (a truncated envelope, a
+    bad flag) end the call with the code the client is sent, not as a handler failure
+    (UNKNOWN in the metrics)."""
+    if not isinstance(requests, Iterator):
+        return requests
+
+    def read() -> Iterator[Any]:
+        try:
+            yield from requests
+        except ConnectError as exc:
+            context._code = _GRPC_CODES.get(exc.code, grpc.StatusCode.UNKNOWN)
+            raise
+    return read()
+
+
 def _call(behaviour: Callable[[Any, Any], Any], reply: type[Any]) -> Callable[[Any, Any], Any]:
     def call(request: Any, ctx: RequestContext[Any, Any]) -> Any:
         context = CallContext(ctx)
-        response = behaviour(request, context)
+        response = behaviour(_requests(request, context), context)
         if not context.is_active():      # as gRPC: an answer after the deadline is not sent
             raise ConnectError(Code.DEADLINE_EXCEEDED, "the deadline passed")
         # a servicer may answer with the reply's bytes (BatchClassify): the codec wants the
@@ -280,7 +355,8 @@ def _call(behaviour: Callable[[Any, Any], Any], reply: type[Any]) -> Callable[[A
 def _call_stream(behaviour: Callable[[Any, Any], Iterator[Any]]
                  ) -> Callable[[Any, Any], Iterator[Any]]:
     def call(requests: Any, ctx: RequestContext[Any, Any]) -> Iterator[Any]:
-        return behaviour(requests, CallContext(ctx))
+        context = CallContext(ctx)
+        return behaviour(_requests(requests, context), context)
     return call
 
 
@@ -300,6 +376,57 @@ _ALLOW_HEADERS = ("content-type", "connect-protocol-version", "connect-timeout-m
                   "grpc-timeout", "x-grpc-web", "x-user-agent", "connect-content-encoding",
                   "connect-accept-encoding", "grpc-accept-encoding", "grpc-encoding")
 _EXPOSE_HEADERS = "Grpc-Status, Grpc-Message, Grpc-Status-Details-Bin, Content-Encoding"
+_VARY = ("Vary", "Origin")
+_ACCEPT_POST = ("application/json, application/proto, application/connect+json, "
+                "application/connect+proto, application/grpc-web, application/grpc-web+proto")
+_UNCOMPRESSED = "a message flagged compressed, but the request names no encoding"
+
+
+class _Peeked:
+    """A request body whose first byte was read to be looked at, given back first."""
+
+    __slots__ = ("_first", "_body")
+
+    def __init__(self, first: bytes, body: Any) -> None:
+        self._first, self._body = first, body
+
+    def read(self, size: int = -1) -> bytes:
+        first, self._first = self._first, b""
+        if not first or size == 1:
+            return first or cast(bytes, self._body.read(size))
+        return first + cast(bytes, self._body.read(size - 1 if size > 0 else size))
+
+
+def _compressed_without_encoding(environ: WSGIEnvironment, content_type: str) -> bool:
+    """Whether an enveloped request (gRPC-Web, Connect streaming) flags its first message
+    compressed while naming no encoding: connectrpc would answer INTERNAL, a server fault,
+    for what is the client's. Only the first byte is read (and given back)."""
+    if content_type.startswith("application/grpc-web"):
+        encoding = environ.get("HTTP_GRPC_ENCODING", "identity")
+    elif content_type.startswith("application/connect+"):
+        encoding = environ.get("HTTP_CONNECT_CONTENT_ENCODING", "identity")
+    else:
+        return False
+    if encoding != "identity":
+        return False
+    body = environ["wsgi.input"]
+    first = body.read(1)
+    environ["wsgi.input"] = _Peeked(first, body)
+    return bool(first) and bool(first[0] & 1)
+
+
+def _refuse_envelope(content_type: str, start_response: StartResponse,
+                     cors: list[tuple[str, str]]) -> list[bytes]:
+    """INVALID_ARGUMENT for a malformed envelope, in the protocol the client speaks: a
+    gRPC-Web trailers-only answer, or a Connect end-of-stream message."""
+    if content_type.startswith("application/grpc-web"):
+        start_response("200 OK", [("Content-Type", content_type), ("Grpc-Status", "3"),
+                                  ("Grpc-Message", _UNCOMPRESSED),
+                                  *cors])
+        return []
+    end = orjson.dumps({"error": {"code": "invalid_argument", "message": _UNCOMPRESSED}})
+    start_response("200 OK", [("Content-Type", content_type), *cors])
+    return [b"\x02" + len(end).to_bytes(4, "big") + end]
 
 
 class _Tracked:
@@ -309,6 +436,11 @@ class _Tracked:
 
     def __init__(self, body: Iterable[bytes], done: Callable[[], None]) -> None:
         self._body, self._done = body, done
+
+    @property
+    def listed(self) -> Iterable[bytes]:
+        """The body as the application gave it (a list: the whole answer at once)."""
+        return self._body
 
     def __iter__(self) -> Iterator[bytes]:
         return iter(self._body)
@@ -337,10 +469,12 @@ class HttpApp:
         self.in_flight = 0
 
     def _cors(self, environ: WSGIEnvironment) -> list[tuple[str, str]]:
+        # Every answer varies by Origin (a cache must not hand one origin's answer to
+        # another), whether or not this one is allowed.
         origin = environ.get("HTTP_ORIGIN")
         if not origin or not (self._any_origin or origin in self._origins):
-            return []
-        return [("Access-Control-Allow-Origin", origin), ("Vary", "Origin"),
+            return [_VARY]
+        return [("Access-Control-Allow-Origin", origin), _VARY,
                 ("Access-Control-Expose-Headers", _EXPOSE_HEADERS)]
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse
@@ -353,7 +487,18 @@ class HttpApp:
         if app is None:
             start_response("404 Not Found", [("Content-Type", "text/plain"), *cors])
             return [b"no such method: POST /shuangkou.v1.<Service>/<Method>\n"]
-        self._requests[_protocol(environ.get("CONTENT_TYPE", ""))].inc()
+        content_type = environ.get("CONTENT_TYPE", "")
+        protocol = _protocol(content_type)
+        self._requests[protocol].inc()
+        if protocol == "grpc":
+            # gRPC needs HTTP/2 and trailers, which this port does not speak: the client
+            # is told so (the gRPC spec's 415), not answered by a failing handler.
+            start_response("415 Unsupported Media Type", [
+                ("Content-Type", "text/plain"), ("Accept-Post", _ACCEPT_POST), *cors])
+            return [b"application/grpc needs HTTP/2: call the gRPC port; this port speaks "
+                    b"Connect and gRPC-Web\n"]
+        if _compressed_without_encoding(environ, content_type):
+            return _refuse_envelope(content_type, start_response, cors)
 
         def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
             return start_response(status, headers + cors, exc_info)
@@ -384,13 +529,13 @@ class HttpApp:
     @staticmethod
     def _preflight(environ: WSGIEnvironment, cors: list[tuple[str, str]],
                    start_response: StartResponse) -> Iterable[bytes]:
-        if not cors:
-            start_response("403 Forbidden", [("Content-Type", "text/plain")])
+        if len(cors) < 2:                    # Vary alone: the origin is not allowed
+            start_response("403 Forbidden", [("Content-Type", "text/plain"), *cors])
             return [b"origin not allowed (setting http_cors_origins)\n"]
         asked = [h.strip().lower() for h in
                  environ.get("HTTP_ACCESS_CONTROL_REQUEST_HEADERS", "").split(",") if h.strip()]
         start_response("204 No Content", [
-            *cors, ("Access-Control-Allow-Methods", "POST, GET"),
+            *cors, ("Access-Control-Allow-Methods", "POST"),
             ("Access-Control-Allow-Headers", ", ".join(h for h in asked if h in _ALLOW_HEADERS)),
             ("Access-Control-Max-Age", "7200")])
         return []
@@ -398,60 +543,444 @@ class HttpApp:
 
 # ----------------------------------------------------------------------------- the server
 
-@dataclass(frozen=True)
-class HttpServer:
-    """waitress serving an :class:`HttpApp` on its own thread."""
+class _Call:
+    """One HTTP call as the pool thread running it sees it (:data:`_current`, read by
+    :class:`CallContext`): the server's default deadline, whether admission refused it as
+    overloaded, and whether its client hung up."""
 
-    app: HttpApp
-    port: int
-    _server: Any
-    _thread: threading.Thread
+    __slots__ = ("deadline", "overloaded", "gone", "_peer")
+
+    def __init__(self, deadline: float | None, overloaded: bool,
+                 peer: socket.socket | None = None) -> None:
+        self.deadline, self.overloaded, self.gone = deadline, overloaded, False
+        self._peer = peer
+
+    def hung_up(self) -> bool:
+        """Whether the client is gone: as the event loop saw it, or as the connection says
+        now. The search asks between deals; while its threads hold the GIL the event loop
+        can learn of a hang-up seconds late, so the call's thread looks at the connection
+        itself (a peek at a duplicate of its socket: end of file is a hang-up)."""
+        if self.gone or self._peer is None:
+            return self.gone
+        try:
+            self.gone = not self._peer.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT)
+        except (BlockingIOError, InterruptedError):
+            pass
+        except OSError:
+            self.gone = True
+        return self.gone
+
+    def close(self) -> None:
+        if self._peer is not None:
+            self._peer.close()
+
+
+_current = threading.local()
+_BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nRetry-After: 1\r\n"
+         b"Connection: close\r\nContent-Length: 66\r\n\r\n"
+         b"the server holds its limit of connections (http_max_connections)\n")
+_SLOW = (b"HTTP/1.1 408 Request Timeout\r\nContent-Type: text/plain\r\nConnection: close\r\n"
+         b"Content-Length: 41\r\n\r\nthe request did not arrive in time; retry\n")
+_TOO_LARGE = b"request body over http_max_request_bytes\n"
+_GONE = b"(the client hung up)"          # what _Bridge._body reads of a client gone
+#: Chunks of an answer held before it is streamed: a unary gRPC-Web answer is two (the
+#: message, the trailers) and goes whole.
+_HELD_CHUNKS = 4
+
+
+@dataclass(frozen=True)
+class EdgeLimits:
+    """What one HTTP port allows a connection, and where it counts what it cut short
+    (``metrics`` None: not counted, the ``--workers`` supervisor's ``/metrics``)."""
+
+    header_timeout: float
+    body_timeout: float
+    keepalive_timeout: float
+    max_connections: int
+    metrics: Metrics | None = None
+    port: str = "api"
+
+    @classmethod
+    def of(cls, config: Config, metrics: Metrics | None = None, port: str = "api"
+           ) -> EdgeLimits:
+        return cls(config.http_header_timeout, config.http_body_timeout,
+                   config.http_keepalive_timeout, config.http_max_connections, metrics, port)
+
+
+def _protocol_class(limits: EdgeLimits) -> type[Any]:
+    """uvicorn's httptools protocol with what it lacks for the open internet: a deadline for
+    a request's head (from the connection's first byte, or its opening) and for its body,
+    a cap on open connections answered 503, and every connection, refusal and timeout
+    counted."""
+    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+    m = limits.metrics
+    accepted = m.http_connections.labels(limits.port) if m else None
+    opened = m.http_open.labels(limits.port) if m else None
+    refused = m.http_refused.labels(limits.port) if m else None
+    timeouts = {phase: m.http_timeouts.labels(limits.port, phase)
+                for phase in ("header", "body", "idle")} if m else {}
+
+    class EdgeProtocol(HttpToolsProtocol):
+        _timer: asyncio.TimerHandle | None = None
+        _counted = False
+        _bytes = False
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            if accepted is not None:
+                accepted.inc()
+            if len(self.connections) > limits.max_connections:
+                if refused is not None:
+                    refused.inc()
+                transport.write(_BUSY)
+                transport.close()
+                return
+            self._counted = True
+            if opened is not None:
+                opened.inc()
+            self._arm("header", limits.header_timeout)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            if self._counted and opened is not None:
+                opened.dec()
+            self._counted = False
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            self._bytes = True
+            super().data_received(data)
+
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            # for _Bridge's _peer (an extension key of ours, beside the ASGI ones)
+            cast(dict[str, Any], self.scope)["shuangkou.transport"] = self.transport
+            if self._timer is None:            # a kept-alive connection's next request
+                self._arm("header", limits.header_timeout)
+
+        def on_headers_complete(self) -> None:
+            super().on_headers_complete()
+            self._arm("body", limits.body_timeout)
+
+        def on_message_complete(self) -> None:
+            super().on_message_complete()
+            self._disarm()
+
+        def timeout_keep_alive_handler(self) -> None:
+            if not self.transport.is_closing() and "idle" in timeouts:
+                timeouts["idle"].inc()
+            super().timeout_keep_alive_handler()
+
+        def _arm(self, phase: str, seconds: float) -> None:
+            self._disarm()
+            self._timer = self.loop.call_later(seconds, self._expired, phase)
+
+        def _disarm(self) -> None:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+        def _expired(self, phase: str) -> None:
+            self._timer = None
+            if self.transport.is_closing():
+                return
+            # A connection that never sent a byte was idle, not slow.
+            phase = phase if self._bytes else "idle"
+            if phase in timeouts:
+                timeouts[phase].inc()
+            if self._bytes and (self.cycle is None or self.cycle.response_complete
+                                or not self.cycle.response_started):
+                self.transport.write(_SLOW)
+            self.transport.close()
+
+    return EdgeProtocol
+
+
+class EdgeServer:
+    """uvicorn serving an ASGI application on a bound socket, from a thread (and event
+    loop) of its own, with the limits of :class:`EdgeLimits`."""
+
+    def __init__(self, app: Any, sock: socket.socket, limits: EdgeLimits, *,
+                 grace: float = 5.0, name: str = "http") -> None:
+        import uvicorn
+
+        self.port: int = sock.getsockname()[1]
+        self.app, self.limits = app, limits
+        self._sock = sock
+        config = uvicorn.Config(
+            app, http=_protocol_class(limits), loop="asyncio", lifespan="off",
+            interface="asgi3", ws="none", log_config=None, log_level=None, access_log=False,
+            server_header=False, proxy_headers=False, timeout_keep_alive=max(1, round(limits.keepalive_timeout)),
+            timeout_graceful_shutdown=max(1, round(grace)), backlog=2048,
+            h11_max_incomplete_event_size=64 * 1024)
+        self._server = uvicorn.Server(config)
+        # uvicorn's start-up and shutdown lines ("Started server process ...") say nothing
+        # the service's own log line does not; its warnings and errors stay.
+        quiet = logging.getLogger("uvicorn.error")
+        if quiet.level == logging.NOTSET:
+            quiet.setLevel(logging.WARNING)
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+
+    def _run(self) -> None:
+        asyncio.run(self._server.serve(sockets=[self._sock]))
 
     def start(self) -> None:
+        """Serve; returns once the socket listens (or the server failed)."""
         self._thread.start()
+        deadline = time.monotonic() + 10
+        while (not self._server.started and self._thread.is_alive()
+               and time.monotonic() < deadline):
+            time.sleep(0.005)
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop accepting, let calls in flight finish (uvicorn's graceful shutdown), close."""
+        self._server.should_exit = True
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+        else:
+            self._sock.close()
+
+
+def listening_socket(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
+    """A bound TCP socket (``host`` an IPv4 or IPv6 address, brackets allowed); OSError."""
+    host = host.strip("[]")
+    # IPPROTO_TCP named: asyncio sets TCP_NODELAY only on connections of a socket that says
+    # so, and without it a reply written in two parts waits out the client's delayed ACK
+    # (40 ms a call on Linux).
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM,
+                         socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+class _Bridge:
+    """The ASGI face of an :class:`HttpApp`: reads the body on the event loop (bounded by
+    ``max_body``), runs the call on the handler threads gRPC uses — or, when admission finds
+    ``max_queued_calls`` calls already waiting, refuses it at once from a thread of its
+    own, as gRPC's are (RESOURCE_EXHAUSTED, HTTP 429, counted) — and watches for the client
+    hanging up meanwhile (the call's context then reports it gone)."""
+
+    def __init__(self, app: HttpApp, pool: Executor, admission: Admission, max_body: int,
+                 default_deadline: float, metrics: Metrics) -> None:
+        self._app, self._pool, self._admission = app, pool, admission
+        self._max_body, self._default = max_body, default_deadline
+        self._disconnects = metrics.http_disconnects
+
+    async def __call__(self, scope: dict[str, Any], receive: Callable[[], Any],
+                       send: Callable[[Any], Any]) -> None:
+        if scope["type"] != "http":
+            return
+        body = await self._body(scope, receive)
+        if body is _GONE:                        # hung up before its body was in
+            self._disconnects.inc()
+            return
+        if body is None:
+            await _answer(send, 413, [(b"content-type", b"text/plain"), (b"connection", b"close")],
+                          _TOO_LARGE)
+            return
+        loop = asyncio.get_running_loop()
+        overloaded = self._admission.overloaded()
+        call = _Call(time.monotonic() + self._default if self._default else None, overloaded,
+                     _peer(scope))
+        watch = loop.create_task(_watch(receive, call))
+        try:      # the watch and the duplicate socket last as long as the answer does
+            await self._answer(scope, body, call, loop, send)
+        finally:
+            watch.cancel()
+            call.close()
+
+    async def _answer(self, scope: dict[str, Any], body: bytes, call: _Call,
+                      loop: asyncio.AbstractEventLoop, send: Callable[[Any], Any]) -> None:
+        stream: asyncio.Queue[Any] = asyncio.Queue()
+        run = loop.run_in_executor(
+            self._admission.refusals if call.overloaded else self._pool, self._run,
+            _environ(scope, body), call, loop, stream)
+        first = loop.create_task(stream.get())
+        await asyncio.wait((run, first), return_when=asyncio.FIRST_COMPLETED)
+        whole = not first.done()
+        if whole:                        # the whole answer at once: a unary call
+            first.cancel()
+            status, headers, chunks = await run
+        else:                            # a long stream: its head, then chunks as they come
+            status, headers, chunks = first.result()
+        if call.gone:
+            self._disconnects.inc()
+            # The server may not know yet (the call's thread saw it first): an answer that
+            # goes nowhere, rather than uvicorn's error line for an application that gave none.
+            await _answer(send, 499, [(b"connection", b"close")], b"")
+            await run
+            return
+        raw = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers]
+        if whole:
+            data = b"".join(chunks)
+            if not any(k == b"content-length" for k, _ in raw):
+                raw.append((b"content-length", str(len(data)).encode()))
+            await _answer(send, int(status[:3]), raw, data)
+            return
+        await send({"type": "http.response.start", "status": int(status[:3]), "headers": raw})
+        for chunk in chunks:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        while (chunk := await stream.get()) is not None:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+        await run
+
+    async def _body(self, scope: dict[str, Any], receive: Callable[[], Any]) -> bytes | None:
+        """The request body; None when it is over the limit (as its Content-Length says, or
+        as it arrives)."""
+        for name, value in scope["headers"]:
+            if name == b"content-length" and value.isdigit() and int(value) > self._max_body:
+                return None
+        parts: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return _GONE
+            part = message.get("body", b"")
+            size += len(part)
+            if size > self._max_body:
+                return None
+            parts.append(part)
+            if not message.get("more_body"):
+                return b"".join(parts)
+
+    def _run(self, environ: dict[str, Any], call: _Call, loop: asyncio.AbstractEventLoop,
+             stream: asyncio.Queue[Any]) -> tuple[str, list[tuple[str, str]], list[bytes]]:
+        """On a handler thread: the WSGI call, its answer returned whole (a unary call's: a
+        list, or a gRPC-Web generator of two frames). A longer stream (ScoreReplays) is not
+        held: its head and first chunks go to ``stream``, then each chunk as it comes, then
+        None."""
+        if call.gone:         # hung up while the call waited for a thread: nothing to run
+            return "499 Client Closed Request", [], []
+        _current.call = call
+        head: list[Any] = []
+
+        def start_response(status: str, headers: list[tuple[str, str]],
+                           exc_info: Any = None) -> Any:
+            head[:] = [status, headers]
+        body: Any = ()
+        try:
+            body = self._app(environ, cast("StartResponse", start_response))
+            listed = body.listed if isinstance(body, _Tracked) else body
+            if isinstance(listed, list):
+                return head[0], head[1], list(listed)
+            chunks, held = iter(body), []
+            for chunk in chunks:
+                held.append(chunk)
+                if len(held) == _HELD_CHUNKS:
+                    break
+            else:
+                return head[0], head[1], held
+            loop.call_soon_threadsafe(stream.put_nowait, (head[0], head[1], held))
+            try:
+                for chunk in chunks:
+                    if chunk:
+                        loop.call_soon_threadsafe(stream.put_nowait, chunk)
+            finally:
+                loop.call_soon_threadsafe(stream.put_nowait, None)
+            return head[0], head[1], []
+        finally:
+            getattr(body, "close", lambda: None)()
+            _current.call = None
+
+
+def _peer(scope: dict[str, Any]) -> socket.socket | None:
+    """A duplicate of the call's connection (:class:`EdgeProtocol` puts its transport in the
+    scope), for :meth:`_Call.hung_up`; None under another server."""
+    transport = scope.get("shuangkou.transport")
+    raw = transport.get_extra_info("socket") if transport is not None else None
+    if raw is None:
+        return None
+    try:
+        return socket.socket(fileno=os.dup(raw.fileno()))
+    except OSError:
+        return None
+
+
+async def _watch(receive: Callable[[], Any], call: _Call) -> None:
+    """Mark ``call`` gone when its client hangs up before the answer (uvicorn reports a
+    disconnect to a receive() pending after the body)."""
+    message = await receive()
+    if message["type"] == "http.disconnect":
+        call.gone = True
+
+
+async def _answer(send: Callable[[Any], Any], status: int, headers: list[tuple[bytes, bytes]],
+                  body: bytes) -> None:
+    if not any(k == b"content-length" for k, _ in headers):
+        headers = [*headers, (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _environ(scope: dict[str, Any], body: bytes) -> dict[str, Any]:
+    """The WSGI environ of an ASGI request (PEP 3333: header values as latin-1 text)."""
+    client = scope.get("client") or ("", 0)
+    server = scope.get("server") or ("", 0)
+    environ: dict[str, Any] = {
+        "REQUEST_METHOD": scope["method"], "SCRIPT_NAME": "", "PATH_INFO": scope["path"],
+        "QUERY_STRING": scope.get("query_string", b"").decode("latin-1"),
+        "SERVER_PROTOCOL": f"HTTP/{scope.get('http_version', '1.1')}",
+        "SERVER_NAME": server[0], "SERVER_PORT": str(server[1]),
+        "REMOTE_ADDR": client[0], "REMOTE_PORT": str(client[1]),
+        "CONTENT_LENGTH": str(len(body)), "wsgi.input": io.BytesIO(body),
+        "wsgi.url_scheme": scope.get("scheme", "http"), "wsgi.errors": sys.stderr,
+        "wsgi.version": (1, 0), "wsgi.multithread": True, "wsgi.multiprocess": False,
+        "wsgi.run_once": False}
+    for name, value in scope["headers"]:
+        key = name.decode("latin-1").upper().replace("-", "_")
+        if key == "CONTENT_LENGTH":
+            continue
+        if key != "CONTENT_TYPE":
+            key = "HTTP_" + key
+        text = value.decode("latin-1")
+        environ[key] = f"{environ[key]},{text}" if key in environ else text
+    return environ
+
+
+@dataclass(frozen=True)
+class HttpServer:
+    """The HTTP port: an :class:`HttpApp` behind :class:`_Bridge`, served by uvicorn."""
+
+    app: HttpApp
+    edge: EdgeServer
+
+    @property
+    def port(self) -> int:
+        return self.edge.port
+
+    def start(self) -> None:
+        self.edge.start()
 
     def drain(self, grace: float) -> None:
         """Stop accepting connections, let requests in flight finish (up to ``grace``
-        seconds), then close every connection and stop the threads."""
-        self._server.trigger.pull_trigger(lambda: setattr(self._server, "accepting", False))
+        seconds), then close every connection."""
+        self.edge._server.should_exit = True
         if not self.app.wait_idle(grace):
             log.warning("HTTP: %d request(s) still in flight after %gs", self.app.in_flight,
                         grace)
         self.stop()
 
     def stop(self) -> None:
-        from waitress import wasyncore
-
-        server = self._server
-        server.task_dispatcher.shutdown(cancel_pending=True, timeout=1)
-        if self._thread.is_alive():
-            server.trigger.pull_trigger(lambda: wasyncore.close_all(server._map))
-            self._thread.join(5)
-        else:
-            wasyncore.close_all(server._map)
-
-
-def _bind(config: Config) -> socket.socket:
-    host = config.http_host.strip("[]")
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    if config.reuse_port or config.workers > 1:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
-    try:
-        sock.bind((host, config.http_port))
-    except OSError as exc:
-        sock.close()
-        raise OSError(f"cannot listen on {config.http_address}: {exc.strerror} (setting "
-                      "http_port, flag --http-port; --no-http disables HTTP)") from None
-    return sock
+        self.edge.stop()
 
 
 def create_http_server(config: Config, servicers: Mapping[str, Any],
-                       interceptor: MetricsInterceptor, metrics: Metrics) -> HttpServer:
+                       interceptor: MetricsInterceptor, metrics: Metrics,
+                       pool: Executor | None = None) -> HttpServer:
     """The HTTP port of ``config`` serving ``servicers`` (``{"shuangkou": ..., "rounds":
-    ...}``, the instances gRPC serves) through ``interceptor``; bound, not yet started."""
-    from waitress.server import create_server
-
+    ...}``, the instances gRPC serves) through ``interceptor``, on ``pool`` (gRPC's handler
+    threads, so that one queue bound holds for both ports; its own when None); bound, not
+    yet started."""
     admission = interceptor.admission
     codecs = [_Codec(admission, json=False), _Codec(admission, json=True)]
     # connectrpc refuses a message over twice the limit itself (as gRPC's transport does);
@@ -468,11 +997,69 @@ def create_http_server(config: Config, servicers: Mapping[str, Any],
             read_max_bytes=read_max, codecs=codecs),
     ]
     app = HttpApp(apps, metrics, config.http_cors_origins)
-    sock = _bind(config)
-    server = create_server(
-        app, sockets=[sock], threads=config.threads, ident="shuangkou",
-        max_request_body_size=config.http_max_request_bytes,
-        channel_timeout=int(config.max_connection_idle or 300), connection_limit=1000,
-        expose_tracebacks=False, clear_untrusted_proxy_headers=True)
-    thread = threading.Thread(target=server.run, name="http", daemon=True)
-    return HttpServer(app, sock.getsockname()[1], server, thread)
+    if pool is None:
+        pool = admission.pool or futures.ThreadPoolExecutor(config.threads,
+                                                            thread_name_prefix="http")
+    bridge = _Bridge(app, pool, admission, config.http_max_request_bytes,
+                     config.default_deadline, metrics)
+    try:
+        sock = listening_socket(config.http_host, config.http_port,
+                                reuse_port=config.reuse_port or config.workers > 1)
+    except OSError as exc:
+        raise OSError(f"cannot listen on {config.http_address}: {exc.strerror} (setting "
+                      "http_port, flag --http-port; --no-http disables HTTP)") from None
+    return HttpServer(app, EdgeServer(bridge, sock, EdgeLimits.of(config, metrics),
+                                      grace=config.grace))
+
+
+# ----------------------------------------------------------------------------- readiness
+
+class Readiness:
+    """Probes the HTTP port over loopback every ``interval`` seconds; ``on_change(ready)``
+    when whether it answers within a second changes (a 503 of a full connection cap is not
+    an answer), so that a pod whose HTTP port is taken down leaves the load balancer."""
+
+    def __init__(self, host: str, port: int, on_change: Callable[[bool], None],
+                 metrics: Metrics | None = None, interval: float = 2.0) -> None:
+        host = host.strip("[]")
+        self._host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+        self._port, self._on_change, self._interval = port, on_change, interval
+        self._gauge = metrics.http_ready if metrics else None
+        self._stop = threading.Event()
+        self.ready = True
+        if self._gauge is not None:
+            self._gauge.set(1)
+        self._thread = threading.Thread(target=self._loop, name="http-ready", daemon=True)
+
+    def start(self) -> Readiness:
+        self._thread.start()
+        return self
+
+    def probe(self) -> bool:
+        """Whether the HTTP port answers a request within a second."""
+        import http.client
+
+        conn = http.client.HTTPConnection(self._host, self._port, timeout=1.0)
+        try:
+            conn.request("GET", "/ready")
+            return conn.getresponse().status != 503
+        except (OSError, http.client.HTTPException):
+            return False
+        finally:
+            conn.close()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._interval):
+            ready = self.probe()
+            if ready != self.ready and not self._stop.is_set():
+                self.ready = ready
+                if self._gauge is not None:
+                    self._gauge.set(int(ready))
+                log.warning("HTTP port %s: the service is %s", "answers again" if ready else
+                            "does not answer a loopback probe within 1 s",
+                            "SERVING" if ready else "NOT_SERVING")
+                self._on_change(ready)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(2)

@@ -259,7 +259,8 @@ def serve_workers(config: Config, worker_main: Callable[..., int],
         if config.metrics_port:
             registry = multiprocess_registry(metrics_dir)
             registry.register(supervisor)
-            httpd = start_metrics_server(config.metrics_port, config.metrics_host, registry)
+            httpd = start_metrics_server(config.metrics_port, config.metrics_host, registry,
+                                         config)
         for slot in supervisor.slots:
             supervisor.start(slot)
         runner = threading.Thread(target=supervisor.run, args=(stop,), name="supervisor",

@@ -111,6 +111,11 @@ CASES = [
          (r"^ClassifyPlay\s+grpc\s+[\d,]+ calls/s", r"^ClassifyPlay\s+connect-json\s+[\d,]+",
           r"^ApplyAction\s+grpc-web\s+[\d,]+ calls/s\s+[\d,]+ µs server CPU/call\s+[\d.]+x gRPC$"),
          timeout=120),
+    Case("bench_edge.py", ("--candidates", "uvicorn", "--seconds", "0.3", "--repeat", "1",
+                           "--clients", "1", "--threads", "1"),
+         (r"^uvicorn\s+flood of 1,100: 5/5 answered or refused within 1 s",
+          r"^uvicorn\s+ClassifyPlay gRPC\s+[\d,]+ calls/s, Connect JSON\s+[\d,]+ calls/s: "
+          r"[\d.]+x gRPC$"), timeout=120),
     Case("bench_replays.py", ("--replays", "2", "--file-replays", "20", "--repeat", "1",
                               "--dask", "--partition-lines", "10", "--growth", "20"),
          (r"^huopin\s+[\d.]+(\s+[\d,]+){5}\s+0$",

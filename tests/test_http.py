@@ -10,6 +10,7 @@ import struct
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from email.message import Message
 from typing import Any
 
 import grpc
@@ -39,15 +40,16 @@ def srv() -> Iterator[Running]:
 
 
 def post(srv: Running, method: str, body: bytes, *, content_type: str = "application/json",
-         headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
-    """One HTTP request to ``/shuangkou.v1.<method>``: status, headers, body."""
+         headers: dict[str, str] | None = None) -> tuple[int, Message, bytes]:
+    """One HTTP request to ``/shuangkou.v1.<method>``: status, headers (names in any case,
+    as HTTP has them), body."""
     request = urllib.request.Request(f"{srv.http_url}/shuangkou.v1.{method}", data=body,
                                      headers={"Content-Type": content_type, **(headers or {})})
     try:
         with urllib.request.urlopen(request, timeout=TIMEOUT) as resp:
-            return resp.status, dict(resp.headers), resp.read()
+            return resp.status, resp.headers, resp.read()
     except urllib.error.HTTPError as exc:
-        return exc.code, dict(exc.headers), exc.read()
+        return exc.code, exc.headers, exc.read()
 
 
 def call_json(srv: Running, method: str, message: Any) -> dict[str, Any]:
@@ -315,16 +317,16 @@ def test_score_replays_streams_over_connect(srv: Running) -> None:
 
 
 def test_cors_for_the_configured_origins_only(srv: Running) -> None:
-    def preflight(origin: str) -> tuple[int, dict[str, str]]:
+    def preflight(origin: str) -> tuple[int, Message]:
         request = urllib.request.Request(
             f"{srv.http_url}/shuangkou.v1.RoundService/StartRound", method="OPTIONS",
             headers={"Origin": origin, "Access-Control-Request-Method": "POST",
                      "Access-Control-Request-Headers": "content-type, x-grpc-web, x-evil"})
         try:
             with urllib.request.urlopen(request, timeout=TIMEOUT) as resp:
-                return resp.status, dict(resp.headers)
+                return resp.status, resp.headers
         except urllib.error.HTTPError as exc:
-            return exc.code, dict(exc.headers)
+            return exc.code, exc.headers
 
     status, headers = preflight("http://page.example")
     assert status == 204 and headers["Access-Control-Allow-Origin"] == "http://page.example"
@@ -396,7 +398,7 @@ def test_body_over_the_http_limit_is_413() -> None:
 
 def test_slow_and_idle_clients_hold_no_thread() -> None:
     """64 connections that send half a request and stall, against 4 handler threads: an
-    ordinary call still answers within its deadline (waitress reads a whole request before a thread
+    ordinary call still answers within its deadline (the server reads a whole request before a thread
     takes it)."""
     import socket
     with running_server(http=True, threads=4) as srv:
