@@ -26,7 +26,7 @@ from libc.string cimport memcmp, memcpy, memmove, memset
 from array import array
 
 from shuangkou.core._core cimport RD, Classification
-from shuangkou.core._round cimport SEED_BYTES, RoundCore
+from shuangkou.core._round cimport ROUND_ID_BYTES, SEED_BYTES, RoundCore
 from shuangkou.core._state cimport Layout, layout_of, pack_into
 from shuangkou.core.cards cimport NFACES, NO_SUIT, SEATS, code_of
 
@@ -70,6 +70,7 @@ def _key(message, str name, str shape):
 cdef struct Keys:
     int data, view                                  # RoundState
     int turn, hand_sizes, hands, standing, passes, finish_order, over, hand_at, actions, seed
+    int round_id
     int cards                                       # Cards
     int st_seat, st_cards, st_reading               # StandingPlay
     int r_seat, r_type, r_cards, r_reading, r_trick, r_finished, r_wind, r_next, r_over
@@ -94,6 +95,7 @@ K.over = _key(_V, "over", "scalar")
 K.hand_at = _key(_V, "hand_at", "packed")
 K.actions = _key(_V, "actions_applied", "scalar")
 K.seed = _key(_V, "seed_sha256", "message")
+K.round_id = _key(_V, "round_id", "message")
 K.cards = _key(cards_pb2.Cards, "cards", "packed")
 K.st_seat = _key(rounds_pb2.StandingPlay, "seat", "scalar")
 K.st_cards = _key(rounds_pb2.StandingPlay, "cards", "packed")
@@ -136,7 +138,7 @@ K.bq_lengths = _key(service_pb2.BatchClassifyRequest, "lengths", "packed")
 #: not write must be noticed (checked at import below).
 _WRITTEN = {rounds_pb2.RoundState: {"data", "view"},
             _V: {"turn", "hand_sizes", "hands", "standing", "passes", "finish_order", "over",
-                 "hand_at", "actions_applied", "seed_sha256"},
+                 "hand_at", "actions_applied", "seed_sha256", "round_id"},
             rounds_pb2.StandingPlay: {"seat", "cards", "reading"},
             _R: {"seat", "type", "cards", "reading", "trick_won_by", "finished", "wind_to",
                  "next_turn", "round_over"},
@@ -203,7 +205,8 @@ cdef Py_ssize_t _view_bound(RoundCore r, Py_ssize_t nread) noexcept:
     cdef int s
     for s in range(SEATS):
         total += r.nleft[s]
-    return 128 + 12 * SEATS + 2 * total + 2 * r.st_n + nread + 34   # + the seed commitment
+    # + the seed commitment and the round id
+    return 128 + 12 * SEATS + 2 * total + 2 * r.st_n + nread + 34 + 18
 
 
 cdef Py_ssize_t _view_into(RoundCore r, unsigned char* b, const unsigned char* reading,
@@ -285,6 +288,8 @@ cdef Py_ssize_t _view_into(RoundCore r, unsigned char* b, const unsigned char* r
     seed = <const unsigned char*>PyBytes_AS_STRING(r.seed_sha256)
     if memcmp(seed, _NO_SEED, SEED_BYTES) != 0:       # a seeded deal's commitment
         k = _bytes_field(b, k, K.seed, seed, SEED_BYTES)
+    k = _bytes_field(b, k, K.round_id, <const unsigned char*>PyBytes_AS_STRING(r.round_id),
+                     ROUND_ID_BYTES)
     return k
 
 
