@@ -167,3 +167,16 @@ def test_a_right_to_left_override_in_a_name_stays_in_the_name(tmp_path: Path) ->
     assert boxes["idLeft"] >= boxes["nameRight"] - 1, boxes   # the id after the name
     assert boxes["text"].endswith("(hostile)"), boxes
     assert "\u2068" + name + "\u2069" in title
+
+
+def test_score_replays_prints_a_hostile_file_name_escaped(tmp_path: Path) -> None:
+    name = "day\x1b]0;owned\x07\u202e.jsonl"
+    (tmp_path / name).write_text('{"variant": "huopin", "hands": "no"}\n')
+    done = shuangkou("score-replays", name, "--no-progress", "-j", "1", "--view-rejected",
+                     "pages\x1b[2J", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    _no_raw_controls(done.stdout + done.stderr)
+    assert shown("pages\x1b[2J") in done.stderr
+    missing = shuangkou("score-replays", "gone\x1b[2J.jsonl", "--no-progress", cwd=tmp_path)
+    assert missing.returncode == 2 and "gone\\x1b[2J.jsonl" in missing.stderr
+    _no_raw_controls(missing.stderr)
