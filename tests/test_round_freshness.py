@@ -195,3 +195,33 @@ def test_the_round_id_in_process_and_in_the_state_format(tmp_path: Path) -> None
     assert f"({len(data)} bytes starting b'SKR4')" in str(refused.value)
     seed = b"table 7, round 12: a 32-byte key"
     assert core.Round.deal_seeded("baibian", seed).round_id == commitment(seed)[:16]
+
+
+def test_a_remote_table_sends_the_round_and_count_it_keeps(sealed: ServerProcess) -> None:
+    """``shuangkou play --server``'s table keeps what a game server keeps and sends it with
+    every call: its own state goes on; an earlier state, or another table's, put in its
+    place is refused."""
+    from shuangkou.core.shuffle import deal_from_seed
+    from shuangkou.service.play.tables import Deal, Move, Refused, RemoteTable
+
+    dealt = deal_from_seed("baibian", bytes(range(16)))
+    deal = Deal("baibian", tuple(tuple(h) for h in dealt.hands), dealt.leader, dealt.revealed)
+    table, other = (RemoteTable(f"127.0.0.1:{sealed.port}", "baibian") for _ in range(2))
+    try:
+        seen = table.start(deal)
+        other.start(deal)
+        assert len(table.round_id) == ROUND_ID_BYTES and table.round_id != other.round_id
+        first = table.state
+        hint = table.suggest(1)
+        _, seen = table.apply(hint.move)
+        assert table.actions_applied == 1 and seen.turn is not None
+        table.state = first                                 # an earlier state of the round
+        with pytest.raises(Refused, match="after 0 actions, not after 1"):
+            table.suggest(1)
+        table.state = other.state                           # another table's, same count
+        table.actions_applied = 0
+        with pytest.raises(Refused, match=other.round_id.hex()):
+            table.apply(Move(seen.turn, "pass"))
+    finally:
+        table.channel.close()
+        other.channel.close()
