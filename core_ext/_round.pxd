@@ -43,6 +43,7 @@ cdef inline int ended_at(const EndRule* rule, const int* fin, int nfin) noexcept
 
 cdef enum:
     SEED_BYTES = 32       # RoundCore.seed_sha256: SHA-256 of a seeded deal's seed; zeros: hands given
+    ROUND_ID_BYTES = 16   # RoundCore.round_id: which round a state belongs to (round.py deal)
 
 
 cdef class RoundCore:
@@ -71,6 +72,7 @@ cdef class RoundCore:
     cdef readonly tuple hand_at
     cdef readonly bint partial_deal
     cdef readonly bytes seed_sha256      # the commitment of a seeded deal (shuffle.py); 32 zero bytes: hands given
+    cdef readonly bytes round_id         # the round's identity, fixed at the deal (ROUND_ID_BYTES)
 
     cdef int bind(self, object variant) except -1
     cdef object standing_reading(self)

@@ -63,6 +63,8 @@ from shuangkou.core.round_records import ActionRecord, Standing
 
 #: ``seed_sha256`` of a round whose hands were given rather than dealt from a seed.
 NO_SEED = bytes(SEED_BYTES)
+#: ``round_id`` of a round object not dealt through ``Round.deal`` (a search's sampled deals).
+NO_ROUND_ID = bytes(ROUND_ID_BYTES)
 #: Turn order: the seats that may act after each seat, nearest first (§9 "Tricks").
 TURN_AFTER = tuple(tuple((s + k) % SEATS for k in (1, 2, 3)) for s in range(SEATS))
 #: 接风 (§9): who leads when the trick's winner has gone out — the partner, then the next
@@ -162,14 +164,18 @@ cdef class RoundCore:
         self.stake = 1
         self.table_fee = 0
         self.seed_sha256 = NO_SEED
+        self.round_id = NO_ROUND_ID
 
     # -- set-up (the façade has checked the deal)
     def _start(self, variant, list hands, int leader, tuple hand_at, stake, table_fee,
-               bint partial, bytes seed_sha256=NO_SEED):
+               bint partial, bytes seed_sha256=NO_SEED, bytes round_id=NO_ROUND_ID):
         """Seat ``hands`` (lists of codes, by table seat) with ``leader`` to lead;
-        ``seed_sha256``: the commitment of the seed they were dealt from (shuffle.py)."""
+        ``seed_sha256``: the commitment of the seed they were dealt from (shuffle.py);
+        ``round_id``: the round's identity (``Round.deal`` draws it)."""
         if len(seed_sha256) != SEED_BYTES:
             raise ValueError(f"seed_sha256 is {SEED_BYTES} bytes")
+        if len(round_id) != ROUND_ID_BYTES:
+            raise ValueError(f"round_id is {ROUND_ID_BYTES} bytes")
         cdef int s, c
         self.bind(variant)
         memset(self.faces, 0, sizeof(self.faces))
@@ -191,6 +197,7 @@ cdef class RoundCore:
         self.table_fee = table_fee
         self.partial_deal = partial
         self.seed_sha256 = seed_sha256
+        self.round_id = round_id
 
     cdef int bind(self, object variant) except -1:
         """Take the variant's compiled rules (and the rules of its round end, escapes)."""
@@ -603,6 +610,7 @@ cdef class RoundCore:
         other.hand_at = self.hand_at
         other.partial_deal = self.partial_deal
         other.seed_sha256 = self.seed_sha256
+        other.round_id = self.round_id
         return 0
 
 

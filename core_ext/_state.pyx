@@ -16,6 +16,9 @@ Layout (every number little-endian; seats are signed bytes, -1 = none)::
     bombs    per seat one slot: count, then per bomb n, reading index (2), the n cards
     seed     32 bytes: SHA-256 of the seed the deal was shuffled from (core_ext/shuffle.py),
              zeros when the hands were given; carried, not checked (an audit checks it)
+    round id 16 bytes: the round's identity, fixed at the deal (``Round.deal``: random, or
+             the first 16 bytes of the seed commitment for a seeded deal); carried, not
+             checked — a caller's precondition compares it (docs/rounds.md "Freshness")
     seal     signed states only: the key id (1–64 ASCII bytes of ``A–Z a–z 0–9 . _ -``),
              its length (1 byte), then HMAC-SHA256 (32 bytes) under that key of every byte
              before the MAC
@@ -46,6 +49,7 @@ from shuangkou.core._core cimport K_BOMB, MAXCARDS, MAXREAD, RD, RuleSet, classi
 from shuangkou.core._core cimport make_reading, u8
 from shuangkou.core._round cimport (
     SEED_BYTES,
+    ROUND_ID_BYTES,
     LEAD_FIRST,
     LEAD_WIND,
     OVER_ESCAPE,
@@ -78,7 +82,8 @@ from shuangkou.core.scoring import MAX_STAKE as _MAX_STAKE_PY
 from shuangkou.core.scoring import MAX_TABLE_FEE as _MAX_TABLE_FEE_PY
 
 #: The serialised form's first bytes.
-MAGIC = b"SKR3"     # SKR2 named the variant by id, had no seed; SKR1 a standing slot a byte short
+MAGIC = b"SKR4"     # SKR3 had no round id; SKR2 named the variant by id, had no seed;
+                    # SKR1 a standing slot a byte short
 #: What a state records for a round its round-end rule ended (round_ends.py, each row's).
 _FINISHED = frozenset(row.over for row in _ROUND_END_TABLE)
 #: Actions a state may count (the counters are C ints; a real round has a few hundred).
@@ -116,7 +121,7 @@ cdef class Layout:
         self.prefix = MAGIC + fingerprint
         self.standing_slot, self.bomb_slot = slot_sizes(hand_size)
         self.size = (len(self.prefix) + HEAD_BYTES + BODY_BYTES + self.standing_slot
-                     + SEATS * self.bomb_slot + SEED_BYTES)
+                     + SEATS * self.bomb_slot + SEED_BYTES + ROUND_ID_BYTES)
         self.bombs = {}
 
 
@@ -354,6 +359,7 @@ cdef int pack_into(RoundCore r, unsigned char* b, Layout L) except -1:
                 at += 1
         k += L.bomb_slot
     memcpy(b + k, PyBytes_AS_STRING(r.seed_sha256), SEED_BYTES)
+    memcpy(b + k + SEED_BYTES, PyBytes_AS_STRING(r.round_id), ROUND_ID_BYTES)
     return 0
 
 
@@ -426,7 +432,8 @@ def load(RoundCore r, variant, data, StateKeys keys=None):
     _check_slots(d, sp, L)
     # -- the cards: against the deck
     r.bind(rs)
-    r.seed_sha256 = raw[L.size - SEED_BYTES:L.size]
+    r.seed_sha256 = raw[L.size - ROUND_ID_BYTES - SEED_BYTES:L.size - ROUND_ID_BYTES]
+    r.round_id = raw[L.size - ROUND_ID_BYTES:L.size]
     _read_body(r, &d[k])
     fault = _deck_fault(r, v.decks, v.lowest_rank, v.joker_copies, h[20] != 0, &what)
     if fault:

@@ -24,12 +24,13 @@ deal and the seating swap, and settles through :func:`~shuangkou.core.scoring.se
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from . import _state
 from ._core import format_cards, parse_cards
-from ._round import RoundCore, copies_held, deck_exact
+from ._round import NO_ROUND_ID, NO_SEED, RoundCore, copies_held, deck_exact
 from ._settle import settle_round
 from ._state import StateKeys
 from .cards import MAX_CODE, SEATS, card_rank, check_seat, is_suited, rank_copies, rank_name
@@ -39,10 +40,12 @@ from .round_records import Action, ActionRecord, Standing
 from .scoring import MAX_STAKE, MAX_TABLE_FEE, RoundResult
 from .variants import BUILTIN, Variant, get_variant, variant_from_mapping
 
-__all__ = ["Action", "ActionRecord", "Round", "StateKeys", "Standing", "check_deal",
-           "check_int", "dealt_hands", "seating"]
+__all__ = ["Action", "ActionRecord", "Round", "StateKeys", "Standing", "ROUND_ID_BYTES",
+           "check_deal", "check_int", "dealt_hands", "seating"]
 
 _R = TypeVar("_R", bound=RoundResult)
+#: Bytes of a round's identity (``Round.round_id``, kept in every state).
+ROUND_ID_BYTES = len(NO_ROUND_ID)
 
 
 def check_int(value: Any, name: str, low: int, high: int) -> int:
@@ -187,22 +190,26 @@ class Round(RoundCore):
     State: ``variant``; ``hand_at`` (the dealt hand sitting at each table seat); ``turn``
     (None once over); ``standing`` (:class:`Standing` or None when a seat leads);
     ``passes``; ``finish_order``; ``is_over``; ``actions_applied``; ``bombs`` (per seat, the
-    bomb readings that stood); ``hand(seat)``; ``escaper``; ``stake``; ``table_fee``.
+    bomb readings that stood); ``hand(seat)``; ``escaper``; ``stake``; ``table_fee``;
+    ``round_id`` (16 bytes naming the round, fixed at the deal and kept in every state: a
+    caller compares it to tell one round's states from another's, docs/rounds.md).
     """
 
     @classmethod
     def deal(cls, variant: str | Variant, hands: Sequence[Any], leader: int, *,
              revealed: Any = None, partner: int | None = None,
              teams: Sequence[Sequence[int]] | None = None, stake: int = 1, table_fee: int = 0,
-             partial_deal: bool = False) -> Round:
+             partial_deal: bool = False, round_id: bytes | None = None) -> Round:
         """Start a round from the four hands as dealt (dealt seats 0–3) and the leader (the
         dealt seat holding the revealed card; it leads first and never moves). The §9 swap
         seats the leader's partner — by ``revealed``, or ``teams`` / ``partner`` (dealt
-        seats) — opposite the leader. Raises ShuangkouError naming the field."""
+        seats) — opposite the leader. ``round_id``: the round's 16-byte identity (default:
+        16 random bytes, so two deals of the same hands are two rounds). Raises
+        ShuangkouError naming the field."""
         v = get_variant(variant)
         return cls._from_deal(v, dealt_hands(hands, v), leader, revealed=revealed, partner=partner,
                               teams=teams, stake=stake, table_fee=table_fee,
-                              partial=partial_deal)
+                              partial=partial_deal, round_id=round_id)
 
     @classmethod
     def deal_seeded(cls, variant: str | Variant, seed: bytes, *, partner: int | None = None,
@@ -210,8 +217,10 @@ class Round(RoundCore):
                     table_fee: int = 0) -> Round:
         """Start a round dealt from ``seed`` (16–64 bytes) by the documented shuffle
         (:mod:`shuangkou.core.shuffle`): the hands, the leader and the revealed card are the
-        seed's; ``seed_sha256`` records its commitment. ``teams`` / ``partner`` only for a
-        three-deck variant, where no card forms the teams (else they are as dealt)."""
+        seed's; ``seed_sha256`` records its commitment, and its first 16 bytes are the
+        ``round_id`` (so every replica deals the same state from one seed). ``teams`` /
+        ``partner`` only for a three-deck variant, where no card forms the teams (else they
+        are as dealt)."""
         from .shuffle import commitment, deal_from_seed
 
         v = get_variant(variant)
@@ -222,15 +231,20 @@ class Round(RoundCore):
         return cls._from_deal(v, [list(h) for h in d.hands], d.leader,
                               revealed=None if d.revealed is None else [d.revealed],
                               partner=partner, teams=teams, stake=stake, table_fee=table_fee,
-                              partial=False, checked=True, seed_sha256=commitment(seed))
+                              partial=False, checked=True, seed_sha256=commitment(seed),
+                              round_id=commitment(seed)[:ROUND_ID_BYTES])
 
     @classmethod
     def _from_deal(cls, v: Variant, dealt: list[list[int]], leader: Any, *, revealed: Any,
                    partner: Any, teams: Any, stake: Any, table_fee: Any,
                    partial: bool, checked: bool = False,
-                   seed_sha256: bytes | None = None) -> Round:
+                   seed_sha256: bytes | None = None, round_id: bytes | None = None) -> Round:
         """:meth:`deal` from parsed hands (the replay validator enters here; ``checked``:
         it has found them exactly the deck, hand by hand, already)."""
+        if round_id is None:
+            round_id = os.urandom(ROUND_ID_BYTES)
+        elif not isinstance(round_id, bytes) or len(round_id) != ROUND_ID_BYTES:
+            raise ShuangkouError(f"round_id must be {ROUND_ID_BYTES} bytes", "round_id")
         leader = check_seat(leader, "leader")
         stake = check_int(stake, "stake", 1, MAX_STAKE)
         table_fee = check_int(table_fee, "table_fee", 0, MAX_TABLE_FEE)
@@ -239,7 +253,7 @@ class Round(RoundCore):
         hand_at = seating(v, dealt, leader, revealed=revealed, partner=partner, teams=teams)
         r = cls.__new__(cls)
         r._start(v, [dealt[d] for d in hand_at], leader, tuple(hand_at), stake, table_fee,
-                 bool(partial), *(() if seed_sha256 is None else (seed_sha256,)))
+                 bool(partial), NO_SEED if seed_sha256 is None else seed_sha256, round_id)
         return r
 
     # -- actions

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from .api import DEFAULT_VARIANT
+from .shown import shown
 
 if TYPE_CHECKING:
     from shuangkou.core._core import _KindName as KindName
@@ -251,23 +252,28 @@ def text_score(result: dict[str, Any]) -> str:
 
 
 def _table_value(value: Any) -> str:
+    # A variant's values come from house files or a remote server: every one is escaped.
     if isinstance(value, dict):
-        return ", ".join(f"{k} {_table_value(v)}" for k, v in value.items()) or "-"
+        return ", ".join(f"{shown(str(k))} {_table_value(v)}"
+                         for k, v in value.items()) or "-"
     if isinstance(value, list):
         return " ".join(_table_value(v) if not isinstance(v, list)
-                        else "(" + " ".join(map(str, v)) + ")" for v in value) or "-"
-    return "-" if value is None or value == "" else str(value)
+                        else "(" + " ".join(shown(str(x)) for x in v) + ")"
+                        for v in value) or "-"
+    return "-" if value is None or value == "" else shown(str(value))
 
 
 def text_variant(data: dict[str, Any]) -> str:
-    width = max(len(k) for k in data)
-    return "\n".join(f"{k:<{width}}  {_table_value(v)}" for k, v in data.items())
+    keys = {k: shown(str(k)) for k in data}
+    width = max(len(k) for k in keys.values())
+    return "\n".join(f"{keys[k]:<{width}}  {_table_value(v)}" for k, v in data.items())
 
 
 def text_variants(rows: list[dict[str, Any]]) -> str:
     table = [("id", "name", "extends", "decks", "hand", "wild")]
-    table += [(v["id"], v["name"], v["extends"] or "-", str(v["decks"]), str(v["hand_size"]),
-               " ".join(v["wild_jokers"]) or "-") for v in rows]
+    table += [(shown(str(v["id"])), shown(str(v["name"])), shown(str(v["extends"] or "-")),
+               str(v["decks"]), str(v["hand_size"]),
+               shown(" ".join(map(str, v["wild_jokers"]))) or "-") for v in rows]
     widths = [max(_width(row[i]) for row in table) for i in range(len(table[0]))]
     return "\n".join("  ".join(cell + " " * (w - _width(cell)) for cell, w in zip(row, widths,
                                                                                     strict=True))
@@ -532,7 +538,10 @@ def main(argv: Sequence[str], out: IO[str] | None = None) -> int:
             if rules is not None:
                 rules.close()
     except Failed as exc:
-        print(f"shuangkou {command}: {exc}", file=sys.stderr)
+        print(f"shuangkou {command}: {shown(str(exc))}", file=sys.stderr)
         return exc.status
-    out.write((json.dumps(data, ensure_ascii=False, indent=2) if args.json else text) + "\n")
+    # Names, sources and messages come from files and servers: the whole answer is escaped
+    # (its own newlines kept; the JSON stays the same JSON).
+    out.write(shown(json.dumps(data, ensure_ascii=False, indent=2) if args.json else text,
+                    lines=True) + "\n")
     return 0

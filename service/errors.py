@@ -3,7 +3,8 @@ and in-band ``google.rpc.Status``.
 
 A core error becomes a ``google.rpc.Status`` whose ``code`` follows the exception class
 (bad input ``INVALID_ARGUMENT``, an unknown variant ``NOT_FOUND``, a state that forbids an
-action ``FAILED_PRECONDITION``) and whose details are (docs/api.md "Errors"):
+action or fails the caller's precondition ``FAILED_PRECONDITION``) and whose details are
+(docs/api.md "Errors"):
 
 * ``google.rpc.ErrorInfo``: ``reason`` = the core error's machine ``.reason``
   (INVALID_CARDS, INVALID_PLAY, INVALID_REPLAY, UNKNOWN_VARIANT, NOT_YOUR_TURN ...),
@@ -49,7 +50,8 @@ from shuangkou.core.replay import ReplayError
 if TYPE_CHECKING:
     from google.protobuf.descriptor import Descriptor
 
-__all__ = ["BadInput", "UnknownVariant", "RequestEnded", "Failure", "field_scope",
+__all__ = ["BadInput", "UnknownVariant", "StateMismatch", "RequestEnded", "Failure",
+           "field_scope",
            "failure_for", "status_proto", "wire_status", "item_status", "rpc", "refuse",
            "ended",
            "still_wanted", "status_code", "bounded", "status_for", "decode_status", "InBand",
@@ -75,6 +77,16 @@ class BadInput(ShuangkouError):
     """Bad input detected by the service itself (limits, malformed requests)."""
 
 
+class StateMismatch(ShuangkouError):
+    """A round state that is not the one the caller's precondition names
+    (FAILED_PRECONDITION): ``OTHER_ROUND`` (another round's state) or ``STALE_STATE`` (this
+    round's, at another action count). A seal cannot tell either apart from the right state."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message, "precondition")
+        self.reason = reason
+
+
 class RequestEnded(ShuangkouError):
     """The client cancelled or the deadline passed while the work was under way."""
 
@@ -88,6 +100,7 @@ class RequestEnded(ShuangkouError):
 # anything not listed is a server bug (INTERNAL).
 _CODES: dict[type[BaseException], grpc.StatusCode] = {
     UnknownVariant: grpc.StatusCode.NOT_FOUND,
+    StateMismatch: grpc.StatusCode.FAILED_PRECONDITION,
     RuleViolation: grpc.StatusCode.FAILED_PRECONDITION,
     DeadlineExceeded: grpc.StatusCode.DEADLINE_EXCEEDED,
     VariantError: grpc.StatusCode.INVALID_ARGUMENT,

@@ -22,8 +22,9 @@ from typing import Any
 from shuangkou import core
 from shuangkou.core.variants import Variant, get_variant, house_variants
 
-MAGIC = b"SKR3"
-SEED_BYTES = 32   # the seed commitment, last: carried, never checked
+MAGIC = b"SKR4"
+SEED_BYTES = 32   # the seed commitment: carried, never checked
+ROUND_ID_BYTES = 16   # the round's identity, last: carried, never checked
 SEATS = 4
 MAX_ACTIONS = 2**31 - 1
 MAX_STAKE, MAX_TABLE_FEE = 10**9, 10**12
@@ -50,7 +51,7 @@ def slot_sizes(hand_size: int) -> tuple[int, int]:
 
 def size_of(v: Variant) -> int:
     standing, bomb = slot_sizes(v.hand_size)
-    return PREFIX + HEAD.size + BODY + standing + SEATS * bomb + SEED_BYTES
+    return PREFIX + HEAD.size + BODY + standing + SEATS * bomb + SEED_BYTES + ROUND_ID_BYTES
 
 
 def fingerprint(v: Variant) -> bytes:

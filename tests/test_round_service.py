@@ -221,8 +221,9 @@ def test_forged_states_are_invalid_argument(stub: Any) -> None:
     assert bad_argument(stub, state[: len(state) // 2])
     assert bad_argument(stub, bytes(b ^ 0x5A for b in state))
     assert bad_argument(stub, b"x" * 5000).fields == ["state"]
-    # the last bomb slot's last byte (the 32 bytes after it are the seed commitment)
-    assert bad_argument(stub, state[:-33] + bytes([state[-33] ^ 1]) + state[-32:])
+    # the last bomb slot's last byte (the 48 bytes after it are the seed commitment and
+    # the round id)
+    assert bad_argument(stub, state[:-49] + bytes([state[-49] ^ 1]) + state[-48:])
 
 
 def test_a_state_read_under_another_variant_is_checked(stub: Any) -> None:
@@ -399,6 +400,7 @@ def _reference_response(r: core.Round, rec: Any) -> rounds_pb2.ApplyActionRespon
     view.passes, view.over, view.actions_applied = r.passes, r.is_over, r.actions_applied
     view.finish_order[:] = r.finish_order
     view.hand_at[:] = r.hand_at
+    view.round_id = r.round_id
     record = out.record
     record.seat, record.round_over = rec.seat, rec.round_over
     record.type = {"play": PLAY, "pass": PASS, "escape": ESCAPE}[rec.kind]
@@ -591,7 +593,8 @@ def test_signed_states_refuse_any_alteration(tmp_path: Path) -> None:
         assert done.state.view.actions_applied == 1
     with _serving(env={"SHUANGKOU_STATE_KEYS": str(keys)}) as signed:
         sealed = signed.StartRound(request, timeout=TIMEOUT).state.data
-        assert len(sealed) == len(plain) + 35 and sealed[:len(plain)] == plain
+        # the same state but for its round id (16 random bytes drawn at each deal), sealed
+        assert len(sealed) == len(plain) + 35 and sealed[:len(plain) - 16] == plain[:-16]
         assert apply(signed, "baibian", sealed, act(0, PLAY, "3S")).record.seat == 0
         for at in (stake_at, stake_at + 8, len(plain) // 2, len(sealed) - 1):
             altered = bytearray(sealed)

@@ -76,12 +76,18 @@ def play_round(stub: rounds_pb2_grpc.RoundServiceStub, variant: str, seed: bytes
             raise
         print(f"refused: {reason_of(exc)}: {exc.details()}")
 
+    # What the table keeps besides the state: its round id and the action count, sent as the
+    # precondition so that an earlier or another table's state is refused (docs/rounds.md
+    # "Freshness and identity").
+    round_id = state.view.round_id
     reply = None
     while not state.view.over:
+        expect = rounds_pb2.StatePrecondition(round_id=round_id,
+                                              actions_applied=state.view.actions_applied)
         hint = call(stub.SuggestAction, rounds_pb2.SuggestActionRequest(
-            rule_set=rules, state=state.data))
+            rule_set=rules, state=state.data, precondition=expect))
         reply = call(stub.ApplyAction, rounds_pb2.ApplyActionRequest(
-            rule_set=rules, state=state.data, action=hint.action))
+            rule_set=rules, state=state.data, action=hint.action, precondition=expect))
         state = reply.state
         record = reply.record
         if record.HasField("finished"):

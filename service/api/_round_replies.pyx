@@ -14,7 +14,7 @@ instructions per ApplyAction than this (docs/BENCHMARKS.md "ApplyAction: the rep
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.string cimport memcmp, memcpy
 
-from shuangkou.core._round cimport SEED_BYTES, RoundCore
+from shuangkou.core._round cimport ROUND_ID_BYTES, SEED_BYTES, RoundCore
 from shuangkou.core._state cimport Layout, layout_of, pack_into
 from shuangkou.core.cards cimport NFACES, NO_SUIT, SEATS, code_of
 
@@ -28,6 +28,7 @@ from shuangkou.v1 import cards_pb2, rounds_pb2
 cdef struct Keys:
     int data, view                                  # RoundState
     int turn, hand_sizes, hands, standing, passes, finish_order, over, hand_at, actions, seed
+    int round_id
     int cards                                       # Cards
     int st_seat, st_cards, st_reading               # StandingPlay
     int r_seat, r_type, r_cards, r_reading, r_trick, r_finished, r_wind, r_next, r_over
@@ -47,6 +48,7 @@ K.over = field_key(_V, "over", "scalar")
 K.hand_at = field_key(_V, "hand_at", "packed")
 K.actions = field_key(_V, "actions_applied", "scalar")
 K.seed = field_key(_V, "seed_sha256", "message")
+K.round_id = field_key(_V, "round_id", "message")
 K.cards = field_key(cards_pb2.Cards, "cards", "packed")
 K.st_seat = field_key(rounds_pb2.StandingPlay, "seat", "scalar")
 K.st_cards = field_key(rounds_pb2.StandingPlay, "cards", "packed")
@@ -66,7 +68,7 @@ K.a_record = field_key(rounds_pb2.ApplyActionResponse, "record", "message")
 # The fields the writer leaves to the caller: a message gaining a field must be noticed.
 check_written({rounds_pb2.RoundState: {"data", "view"},
                _V: {"turn", "hand_sizes", "hands", "standing", "passes", "finish_order",
-                    "over", "hand_at", "actions_applied", "seed_sha256"},
+                    "over", "hand_at", "actions_applied", "seed_sha256", "round_id"},
                rounds_pb2.StandingPlay: {"seat", "cards", "reading"},
                _R: {"seat", "type", "cards", "reading", "trick_won_by", "finished", "wind_to",
                     "next_turn", "round_over"}})
@@ -81,7 +83,8 @@ cdef Py_ssize_t _view_bound(RoundCore r, Py_ssize_t nread) noexcept:
     cdef int s
     for s in range(SEATS):
         total += r.nleft[s]
-    return 128 + 12 * SEATS + 2 * total + 2 * r.st_n + nread + 34   # + the seed commitment
+    # + the seed commitment and the round id
+    return 128 + 12 * SEATS + 2 * total + 2 * r.st_n + nread + 34 + 18
 
 
 cdef Py_ssize_t _view_into(RoundCore r, unsigned char* b, const unsigned char* reading,
@@ -163,6 +166,8 @@ cdef Py_ssize_t _view_into(RoundCore r, unsigned char* b, const unsigned char* r
     seed = <const unsigned char*>PyBytes_AS_STRING(r.seed_sha256)
     if memcmp(seed, _NO_SEED, SEED_BYTES) != 0:       # a seeded deal's commitment
         k = bytes_field(b, k, K.seed, seed, SEED_BYTES)
+    k = bytes_field(b, k, K.round_id, <const unsigned char*>PyBytes_AS_STRING(r.round_id),
+                    ROUND_ID_BYTES)
     return k
 
 

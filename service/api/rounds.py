@@ -22,6 +22,7 @@ import grpc
 from shuangkou import core
 from shuangkou.core.cards import SEATS
 from shuangkou.core.errors import RuleViolation
+from shuangkou.core.round import ROUND_ID_BYTES
 from shuangkou.core.shuffle import check_seed
 from shuangkou.core.suggest import (
     MAX_ALTERNATIVES,
@@ -34,7 +35,7 @@ from shuangkou.core.suggest import (
 from shuangkou.core.variants import Variant
 from shuangkou.v1 import cards_pb2, readings_pb2, rounds_pb2, rounds_pb2_grpc
 
-from ..errors import BadInput, field_scope, rpc, scoped
+from ..errors import BadInput, StateMismatch, field_scope, rpc, scoped
 from ..limits import Limits
 from ._round_replies import apply_bytes, state_bytes
 from .convert import (
@@ -83,6 +84,28 @@ def _load(request: Any, variant: str | Variant, keys: core.StateKeys | None) -> 
         raise BadInput(f"a state of {len(data):,} bytes is not a round state", "state")
     with _STATE_SCOPE:
         return core.Round.from_bytes(data, variant, keys)
+
+
+def _check_precondition(request: Any, r: core.Round) -> None:
+    """Refuse a state that is not the round, or not the point of it, the request's
+    ``precondition`` names (each part only when set): a sealed state proves the server
+    issued it, not that it is this table's latest (docs/rounds.md "Freshness and identity")."""
+    if not request.HasField("precondition"):
+        return
+    want = request.precondition
+    if want.round_id:
+        if len(want.round_id) != ROUND_ID_BYTES:
+            raise BadInput(f"precondition.round_id must be {ROUND_ID_BYTES} bytes (the "
+                           f"view's round_id); got {len(want.round_id)}",
+                           "precondition.round_id")
+        if want.round_id != r.round_id:
+            raise StateMismatch(f"the state is of round {r.round_id.hex()}, not of round "
+                                f"{want.round_id.hex()} that the precondition names: another "
+                                "table's or an earlier round's state", "OTHER_ROUND")
+    if want.HasField("actions_applied") and want.actions_applied != r.actions_applied:
+        raise StateMismatch(f"the state is after {r.actions_applied} actions, not after "
+                            f"{want.actions_applied} as the precondition expects: not the "
+                            "table's latest state", "STALE_STATE")
 
 
 def _codes(cards: tuple[int, ...]) -> tuple[cards_pb2.Card, ...]:
@@ -137,10 +160,11 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
 
     @contextmanager
     def _rules(self, method: str) -> Iterator[None]:
-        """Count the rule a round's state refused (``shuangkou_rule_errors_total``)."""
+        """Count the rule a round's state refused, or the precondition it failed
+        (``shuangkou_rule_errors_total``)."""
         try:
             yield
-        except RuleViolation as exc:
+        except (RuleViolation, StateMismatch) as exc:
             self.metrics.rule_errors.labels(method, exc.reason).inc()
             raise
 
@@ -195,6 +219,8 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
                     context: grpc.ServicerContext) -> rounds_pb2.ApplyActionResponse:
         variant = resolve_variant(request)
         r = _load(request, variant, self.keys)
+        with self._rules("ApplyAction"):
+            _check_precondition(request, r)
         action = request.action
         seat = seat_of(action.seat, "action.seat", table=True)
         kind = ACTION_NAMES.get(action.type)
@@ -222,6 +248,8 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
                       context: grpc.ServicerContext) -> rounds_pb2.SuggestActionResponse:
         variant = resolve_variant(request)
         r = _load(request, variant, self.keys)
+        with self._rules("SuggestAction"):
+            _check_precondition(request, r)
         if request.count > MAX_ALTERNATIVES:
             raise BadInput(f"count must be at most {MAX_ALTERNATIVES}; got {request.count}",
                            "count")

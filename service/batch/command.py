@@ -36,6 +36,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 from ..heap import MMAP_CEILING, keep_heap_pad
+from ..shown import shown
 from . import pool
 from .inputs import byte_ranges, count_lines, expand_names, file_lines, read_range
 from .pages import DEFAULT_LIMIT, Rejected, write_pages
@@ -190,7 +191,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _fail(message: str, status: int) -> int:
-    print(f"shuangkou score-replays: {message}", file=sys.stderr)
+    print(f"shuangkou score-replays: {shown(message)}", file=sys.stderr)
     return status
 
 
@@ -203,7 +204,8 @@ def _write_pages(args: argparse.Namespace, rejected: Rejected, files: Sequence[s
     count, index = write_pages(args.view_rejected, rejected.locate(files), rejected.count,
                                args.partial_deal)
     more = f" (the first {count:,} of {rejected.count:,})" if count < rejected.count else ""
-    print(f"score-replays: {count:,} pages of rejected lines{more}: {index}", file=sys.stderr)
+    print(f"score-replays: {count:,} pages of rejected lines{more}: {shown(index)}",
+          file=sys.stderr)
 
 
 def _archive_main(args: argparse.Namespace, draw: bool) -> int:
@@ -239,7 +241,7 @@ def _archive_work(args: argparse.Namespace, draw: bool, client: Any) -> int:
             if summary is None:
                 return _fail(f"{len(missing)} partitions of {outdir} are not complete "
                              f"(first: {', '.join(missing[:5])}); rerun their shards", EXIT_USAGE)
-            sys.stderr.write(archive.format_summary(summary, outdir))
+            sys.stderr.write(shown(archive.format_summary(summary, outdir), lines=True))
             return EXIT_OK if summary["rejected"] == 0 else EXIT_REJECTED
         run = archive.prepare(args.files, outdir,
                               args.partition_lines or archive.DEFAULT_PARTITION_LINES,
@@ -284,7 +286,7 @@ def _archive_work(args: argparse.Namespace, draw: bool, client: Any) -> int:
     summary = archive.write_summary(run, this_run)
     if summary is None:    # a partition vanished under us: say so, the rerun finishes it
         return _fail("some partitions are not complete; rerun the same command", EXIT_USAGE)
-    sys.stderr.write(archive.format_summary(summary, outdir))
+    sys.stderr.write(shown(archive.format_summary(summary, outdir), lines=True))
     if args.view_rejected:
         rejected = _rejected(args)
         rejected.add_archive(run.part_path(p, "jsonl") for p in run.parts)
@@ -390,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if out is not sys.stdout:
             out.close()
-    sys.stderr.write(tally.summary(progress.finish(), where))
+    sys.stderr.write(shown(tally.summary(progress.finish(), where), lines=True))
     sys.stderr.flush()
     if args.view_rejected:
         _write_pages(args, rejected, files)

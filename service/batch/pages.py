@@ -4,12 +4,14 @@ While the records stream (or, for an ``--output-dir`` archive, from its partitio
 :class:`Rejected` notes which input lines were rejected, up to a cap; :func:`write_pages`
 then reads those lines again from the inputs and writes, for each, the page
 ``shuangkou view`` makes (:mod:`shuangkou.service.view.page`), named by file and line
-(``DIR/<file>-<line>.html``), and ``DIR/index.html``: every page with its file, line,
-action and reason, and how many rejected lines the cap left out.
+(``DIR/<file>-<line>.html``: :func:`page_name`, one name per file as given), and
+``DIR/index.html``: every page with its file, line, action and reason, and how many
+rejected lines the cap left out.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -24,6 +26,7 @@ DEFAULT_LIMIT = 100          # pages written at most (a bad archive can reject e
 INDEX = "index.html"
 _REJECTED = '{"ok":false'    # how every rejected record's JSON text starts (records.dumps)
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_NAME_CHARS = 120            # of a file's name in its pages' names (a file system allows 255)
 
 
 @dataclass
@@ -83,8 +86,16 @@ class Rejected:
 
 
 def page_name(file: str, line: int) -> str:
-    """The page of a line: the file's name made safe for a file system, and the line."""
+    """The page of a line: the file's name made safe for a file system, and the line.
+
+    A name that had to change (``x/day.jsonl``, ``../../day.jsonl``, a long one) also
+    carries ``~`` and a hash of the name as given, which a name kept as it is cannot hold:
+    two input files never share a page (``x/day.jsonl``, ``x_day.jsonl`` and ``day.jsonl``
+    are three), and a file's pages are named alike on every run."""
     safe = _UNSAFE.sub("_", file.lstrip("./")).strip("_") or "stdin"
+    if safe != file or len(safe) > _NAME_CHARS:
+        digest = hashlib.sha256(file.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+        safe = f"{safe[:_NAME_CHARS]}~{digest}"
     return f"{safe}-{line}.html"
 
 

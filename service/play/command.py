@@ -16,6 +16,7 @@ import os
 import sys
 from collections.abc import Sequence
 
+from ..shown import shown
 from .tables import Deal, LocalTable, RemoteTable, Table
 from .terminal import Colours, Game
 
@@ -75,10 +76,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             core.get_variant(variant)     # the deal is made here: a rule set known here
         deal = deal_of(variant, seed)
     except Failed as exc:
-        print(f"shuangkou play: {exc}", file=sys.stderr)
+        print(f"shuangkou play: {shown(str(exc))}", file=sys.stderr)
         return exc.status
     except ShuangkouError as exc:
-        print(f"shuangkou play: {exc}", file=sys.stderr)
+        print(f"shuangkou play: {shown(str(exc))}", file=sys.stderr)
         return 1
     table: Table = RemoteTable(args.server, variant) if args.server else LocalTable()
     interactive = sys.stdout.isatty()
@@ -88,7 +89,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return game.run()
     except ConnectionError as exc:
-        print(f"shuangkou play: {exc}", file=sys.stderr)
+        print(f"shuangkou play: {shown(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("\nshuangkou play: interrupted", file=sys.stderr)

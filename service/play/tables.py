@@ -181,7 +181,10 @@ class LocalTable:
 
 class RemoteTable:
     """The round on a running service: its state travels with every call (docs/rounds.md),
-    so any replica answers."""
+    so any replica answers. Like a game server it keeps the round id StartRound gave and the
+    action count of the last state it was sent, and every call carries them as the
+    precondition: a state that is not this round's latest is refused (docs/rounds.md
+    "Freshness and identity")."""
 
     TIMEOUT = 30.0
 
@@ -198,6 +201,8 @@ class RemoteTable:
         self.rule_set = rule_set_message(variant)
         self.target = target
         self.state = b""
+        self.round_id = b""                 # fixed by StartRound: what later states must carry
+        self.actions_applied = 0            # the count of the last state the server sent
         self._standing: Any = None          # the StandingPlay message of the last state
         self._seen: Seen | None = None
         self.last_result: Any = None
@@ -217,6 +222,7 @@ class RemoteTable:
     def _keep(self, state: Any) -> Seen:
         self.state = state.data
         v = state.view
+        self.actions_applied = v.actions_applied
         st = v.standing if v.HasField("standing") else None
         self._standing = st
         self._seen = Seen(v.turn if v.HasField("turn") else None, tuple(v.hand_sizes),
@@ -235,7 +241,16 @@ class RemoteTable:
             request.revealed = deal.revealed   # type: ignore[assignment]  # a Card enum value
         for team in deal.teams or ():
             request.teams.append(scoring_pb2.Team(seats=list(team)))
-        return self._keep(self._call(self.rounds, "StartRound", request).state)
+        state = self._call(self.rounds, "StartRound", request).state
+        self.round_id = state.view.round_id
+        return self._keep(state)
+
+    def _precondition(self) -> Any:
+        """The round and the action count :attr:`state` must show (a StatePrecondition)."""
+        from shuangkou.v1 import rounds_pb2
+
+        return rounds_pb2.StatePrecondition(round_id=self.round_id,
+                                            actions_applied=self.actions_applied)
 
     def apply(self, move: Move) -> tuple[Happened, Seen]:
         from shuangkou.v1 import rounds_pb2
@@ -248,7 +263,8 @@ class RemoteTable:
             if move.declared is not None:
                 action.declaration.CopyFrom(_declaration_message(move.declared))
         reply = self._call(self.rounds, "ApplyAction", rounds_pb2.ApplyActionRequest(
-            rule_set=self.rule_set, state=self.state, action=action))
+            rule_set=self.rule_set, state=self.state, action=action,
+            precondition=self._precondition()))
         rec = reply.record
         seen = self._keep(reply.state)
         if reply.HasField("result"):
@@ -269,7 +285,8 @@ class RemoteTable:
 
         from ..api.convert import ACTION_NAMES, declaration
 
-        request = rounds_pb2.SuggestActionRequest(rule_set=self.rule_set, state=self.state)
+        request = rounds_pb2.SuggestActionRequest(rule_set=self.rule_set, state=self.state,
+                                                  precondition=self._precondition())
         if seed is not None:
             request.seed = seed
         reply = self._call(self.rounds, "SuggestAction", request)

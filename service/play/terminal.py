@@ -40,6 +40,7 @@ from shuangkou.core.cards import (
 from shuangkou.core.declaration import Declaration
 from shuangkou.core.errors import ShuangkouError
 
+from ..shown import shown
 from .tables import Deal, Happened, Hint, Move, Option, Refused, Seen, Table
 
 __all__ = ["Game", "Colours", "replay_document", "KEYS"]
@@ -173,7 +174,8 @@ class Game:
         self.seen = self.table.start(self.deal)
         v = core.get_variant(self.deal.variant)
         self.me = self.seen.hand_at.index(self.dealt)
-        self.say(c.bold(f"shuangkou play · {v.name} ({v.id}) · seed {self.seed}"))
+        # a house variant's name and id come from a file or a server: escaped
+        self.say(c.bold(f"shuangkou play · {shown(v.name)} ({shown(v.id)}) · seed {self.seed}"))
         self.say(f"You sit at seat {self.me} (dealt hand {self.dealt}); your partner is seat "
                  f"{partner(self.me)}; seats {(self.me + 1) % 4} and {(self.me + 3) % 4} are "
                  "the opponents. The other three seats are played by 托管.")
@@ -195,7 +197,7 @@ class Game:
             try:
                 self._apply(move)
             except Refused as exc:
-                self.say(c.red(f"refused: {exc}"))
+                self.say(c.red(f"refused: {shown(str(exc))}"))
         self._settle()
         return 0
 
@@ -325,7 +327,7 @@ class Game:
             codes = core.parse_cards(text)
             declared = _declaration(declared_text.strip()) if declared_text else None
         except ShuangkouError as exc:
-            self.say(self.colours.red(f"{exc} (? for the keys)"))
+            self.say(self.colours.red(f"{shown(str(exc))} (? for the keys)"))
             return None
         assert self.seen is not None
         return Move(self.me, "play", _from_hand(codes, self.seen.hands[self.me]), declared)
@@ -336,10 +338,11 @@ class Game:
         try:
             Path(path).write_text(json.dumps(doc, ensure_ascii=False) + "\n", encoding="utf-8")
         except OSError as exc:
-            self.say(self.colours.red(f"cannot write {path}: {exc.strerror or exc}"))
+            self.say(self.colours.red(f"cannot write {shown(path)}: "
+                                      f"{shown(str(exc.strerror or exc))}"))
             return
-        self.say(f"  replay written to {path} ({len(self.actions)} actions); "
-                 f"shuangkou view {path} draws it")
+        self.say(f"  replay written to {shown(path)} ({len(self.actions)} actions); "
+                 f"shuangkou view {shown(path)} draws it")
 
     def _leave(self) -> int:
         self.say("You left the round.")
@@ -352,7 +355,7 @@ class Game:
 
         result = self.table.result()
         self.say(self.colours.bold("── the round is over " + "─" * 30))
-        self.say(text_score(result))
+        self.say(shown(text_score(result), lines=True))
         mine = result["final"][self.me]
         self.say(self.colours.bold(f"You (seat {self.me}): {mine:+d}"))
         if self.save:

@@ -65,6 +65,20 @@ def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
+def _i(text: object) -> str:
+    """Text from the replay or its file (a name, a file name, a reason quoting input),
+    escaped and isolated: a right-to-left override (U+202E) or an embedding in it cannot
+    reorder the page's own text around it (``<bdi>``: its own direction, unicode-bidi
+    isolate)."""
+    return f"<bdi>{_e(text)}</bdi>"
+
+
+def _plain_isolated(text: object) -> str:
+    """:func:`_i` where no markup may stand (the ``<title>``): the isolate characters
+    FSI … PDI, which also close any override the text leaves open."""
+    return f"\u2068{text}\u2069"
+
+
 def _n(value: int) -> str:
     """A number as people write it: a true minus sign."""
     return f"−{-value:,}" if value < 0 else f"{value:,}"
@@ -149,7 +163,7 @@ def _verdict(story: RoundStory) -> str:
         link = '<a href="#rejected">' if story.variant is not None else "<a>"
         return (f'<div class="verdict bad" id="verdict" data-action="'
                 f'{"" if rej.action is None else rej.action}">{link}Rejected {where}</a>'
-                f'<span class="reason">{_e(rej.reason)}</span></div>')
+                f'<span class="reason">{_i(rej.reason)}</span></div>')
     assert result is not None
     head = KIND_TEXT[result.kind]
     if result.winning_team is not None:
@@ -255,7 +269,7 @@ def _rejected_step(story: RoundStory) -> str:
     if rej.cards:
         body.append(_cards(rej.cards))
     body.append(f'<pre class="written">{_e(json.dumps(written, ensure_ascii=False))}</pre>')
-    body.append(f'<span class="why">Rejected: {_e(rej.reason)}</span>')
+    body.append(f'<span class="why">Rejected: {_i(rej.reason)}</span>')
     return (f'<li class="step rejected" id="rejected" data-index="{rej.action}" '
             f'data-reason="{_e(rej.reason)}">{"".join(body)}</li>')
 
@@ -288,7 +302,7 @@ def _tricks(story: RoundStory) -> str:
     if rej is not None and rej.action is None:
         items.append(f'<li class="trick"><ol class="steps"><li class="step rejected" '
                      f'id="rejected" data-index="" data-reason="{_e(rej.reason)}">'
-                     f'<span class="why">The replay stops here: {_e(rej.reason)}</span></li>'
+                     f'<span class="why">The replay stops here: {_i(rej.reason)}</span></li>'
                      "</ol></li>")
     count = len(story.steps)
     return (f'<section id="tricks"><h2>Tricks</h2><p class="muted">{len(story.tricks)} tricks, '
@@ -455,7 +469,8 @@ def _rules(story: RoundStory) -> str:
     v = story.variant
     assert v is not None
     rows = {
-        "rule set": f"{v.name} ({v.id})" + (f", extends {v.extends}" if v.extends else ""),
+        "rule set": f"{_i(v.name)} ({_i(v.id)})" + (f", extends {_i(v.extends)}"
+                                                    if v.extends else ""),
         "deck": f"{v.decks} decks from {v.ranks[0]}, {v.hand_size} cards a hand, wild "
                 f"jokers {' '.join(v.wild_jokers) or 'none'}",
         "round end": v.round_end.replace("_", " "),
@@ -470,7 +485,8 @@ def _rules(story: RoundStory) -> str:
     }
     if v.kou:
         rows["huopin kou"] = ", ".join(f"{k} {x}" for k, x in v.kou.items())
-    items = "".join(f"<dt>{_e(k)}</dt><dd>{_e(x)}</dd>" for k, x in rows.items())
+    items = "".join(f"<dt>{_e(k)}</dt><dd>{x if k == 'rule set' else _e(x)}</dd>"
+                    for k, x in rows.items())      # the rule set's names: already escaped
     return f'<section id="rules"><h2>The rule set</h2><dl class="rules">{items}</dl></section>'
 
 
@@ -512,13 +528,15 @@ def render(story: RoundStory, *, source: str | None = None) -> str:
     a file and line)."""
     v = story.variant
     rej = story.rejection
-    title = f"{v.name} ({v.id})" if v is not None else "A replay"
+    title = (f"{_plain_isolated(v.name)} ({_plain_isolated(v.id)})" if v is not None
+             else "A replay")
+    heading = f"{_i(v.name)} ({_i(v.id)})" if v is not None else "A replay"
     short = (f"rejected at action {rej.action}" if rej is not None and rej.action is not None
              else "rejected" if rej is not None
              else KIND_TEXT[story.result.kind] if story.result is not None else "")
-    parts = [f"<h1>Round · {_e(title)}</h1>"]
+    parts = [f"<h1>Round · {heading}</h1>"]
     if source:
-        parts.append(f'<p class="src">replay: {_e(source)}</p>')
+        parts.append(f'<p class="src">replay: {_i(source)}</p>')
     parts.append(_verdict(story))
     if story.dealt is None:
         parts.append(_document(story))
@@ -567,9 +585,9 @@ def render_index(entries: Sequence[dict[str, Any]], rejected: int) -> str:
     and reason (``entries``: dicts of those keys and ``page``), and what the cap left out."""
     rows = "".join(
         f'<tr data-file="{_e(x["file"])}" data-line="{x["line"]}"><td class="l">'
-        f'{_e(x["file"])}</td><td>{x["line"]:,}</td><td>'
+        f'{_i(x["file"])}</td><td>{x["line"]:,}</td><td>'
         f'{"–" if x["action"] is None else x["action"]}</td><td class="l">'
-        f'<a href="{_e(x["page"])}#rejected">{_e(x["reason"])}</a></td></tr>'
+        f'<a href="{_e(x["page"])}#rejected">{_i(x["reason"])}</a></td></tr>'
         for x in entries)
     left = rejected - len(entries)
     note = (f"{rejected:,} rejected lines; a page for each"
