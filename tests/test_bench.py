@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "bench"
 BIN = Path(sys.executable).parent
 SETTLE = 10.0   # seconds the script's processes get to exit after it did
+PANEL_NAMES = ("cautious", "bomber", "blind", "hoarder", "team")   # bench/panel.py
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,10 @@ CASES = [
                               "--passes", "1"),
          (r"^batch CLI vs in-process on the same 20 lines of the house variant house_heavy",
           r"^CLI / in-process, per CPU-second\s+[\d.]+$")),
+    Case("bench_panel.py", ("run", "--rollouts", "12", "--deals", "1", "--variants", "huopin",
+                            "--opponents", *PANEL_NAMES, "rule", "random", "search24"),
+         tuple(rf"^mix\s+12 r\s+{name}\s+huopin\s+2\s+[\d.]+%" for name in
+               (*PANEL_NAMES, "rule", "random", "search24"))),
     Case("bench_round_rpc.py", ("--seconds", "0.5", "--repeat", "1", "--actions", "30"),
          (r"^\s+health Check\s+[\d.]+ us$", r"^\s+ApplyAction, action 30\s+[\d.]+ us$",
           r"^\s+run 1: ApplyAction, action 30\s+[\d,]+ calls/s\s+server CPU",
