@@ -23,6 +23,7 @@ from shuangkou.core import (
     parse_cards,
     suggest,
 )
+from shuangkou.core._search import search
 from shuangkou.core.generate import deal
 from shuangkou.core.suggest import (
     DANGER,
@@ -390,7 +391,7 @@ def test_exact_endgames_are_deterministic_and_information_fair(variant: str) -> 
     v = core.get_variant(variant)
     rng = random.Random(f"exact/{variant}")
     budget = Budget(rollouts=60, exact=8)
-    checked = 0
+    checked = solved = 0
     for attempt in range(6):
         hands = deal(v, rng)
         r = Round.deal(v, hands, 0, partner=2)
@@ -404,6 +405,7 @@ def test_exact_endgames_are_deterministic_and_information_fair(variant: str) -> 
                     other = redealt(v, hands, 0, history, r.turn, random.Random(attempt))
                     assert suggestions(other, 3, budget=budget, seed=4).actions == want.actions
                     checked += 1
+                    solved += search(r, rollouts=60, seed=4, model="mix", exact=8)[1]["exact"]
             s = suggest(r)
             history.append((s.seat, list(s.cards)))
             if s.kind == "pass":
@@ -412,7 +414,7 @@ def test_exact_endgames_are_deterministic_and_information_fair(variant: str) -> 
                 r.play(s.seat, s.cards)
         if checked >= 3:
             break
-    assert checked >= 1
+    assert checked >= 1 and solved > 0      # some rollouts were finished exactly
 
 
 def test_budgets_are_checked() -> None:
