@@ -21,12 +21,20 @@ picks by its own plain rules. Every one goes out when a legal play empties its h
 
 ``PANEL`` maps each name to a function ``(round, rng) -> None`` that makes the seat to act
 take its action; ``random_action`` (uniform over the legal actions) plays random play.
+
+Run as a script, it shows how strong each style is: every deal played twice, the rule
+policy's team at seats 0/2 then 1/3 against the style, per variant:
+
+    .venv/bin/python bench/panel.py [--deals 20] [--variants ID ...] [--seed 1]
 """
 
 from __future__ import annotations
 
+import argparse
 import random
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from shuangkou.core import Round
@@ -185,3 +193,37 @@ def random_action(r: Round, rng: random.Random) -> None:
 
 PANEL: dict[str, Action] = {"cautious": cautious, "bomber": bomber, "blind": blind,
                             "hoarder": hoarder, "team": team}
+
+
+def main() -> None:
+    sys.path[:0] = [str(Path(__file__).resolve().parent)]
+    from bench_panel import play, rule_player
+    from bench_search import VARIANTS, team_points
+    from bench_suggest import start
+
+    from shuangkou.core.variants import get_variant
+
+    ap = argparse.ArgumentParser(description="the panel against the rule policy")
+    ap.add_argument("--deals", type=int, default=20)
+    ap.add_argument("--variants", nargs="*", default=VARIANTS)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    print(f"{'style':9} {'variant':16} {'rounds':>6} {'rule policy wins':>17} "
+          f"{'its points/round':>17}")
+    for name, style in PANEL.items():
+        for vid in args.variants:
+            v = get_variant(vid)
+            wins, points = 0, 0
+            for d in range(args.deals):
+                dealt = start(v, random.Random(f"{vid}/{args.seed}/{d}"))
+                for team in (0, 1):
+                    r = play(dealt.copy(), team, rule_player, style,
+                             random.Random(f"{args.seed}/{d}/{team}"))
+                    wins += r.result().winning_team == team
+                    points += team_points(r, team)
+            n = 2 * args.deals
+            print(f"{name:9} {vid:16} {n:6d} {wins / n:17.1%} {points / n:+17.2f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -125,6 +125,8 @@ CASES = [
                             "--opponents", *PANEL_NAMES, "rule", "random", "search24"),
          tuple(rf"^mix\s+12 r\s+{name}\s+huopin\s+2\s+[\d.]+%" for name in
                (*PANEL_NAMES, "rule", "random", "search24"))),
+    Case("panel.py", ("--deals", "1", "--variants", "huopin"),
+         tuple(rf"^{name}\s+huopin\s+2\s+[\d.]+%" for name in PANEL_NAMES)),
     Case("bench_round_rpc.py", ("--seconds", "0.5", "--repeat", "1", "--actions", "30"),
          (r"^\s+health Check\s+[\d.]+ us$", r"^\s+ApplyAction, action 30\s+[\d.]+ us$",
           r"^\s+run 1: ApplyAction, action 30\s+[\d,]+ calls/s\s+server CPU",
