@@ -10,13 +10,15 @@ from ._round import RoundCore
 
 MAX_WIDTH: Final[int]
 MAX_ROLLOUTS: Final[int]
+MAX_EXACT: Final[int]
+MODELS: Final[tuple[str, ...]]
 
 #: (cards, reading, declared, reason, danger, points, wins, se, deals)
 _Ranked = tuple[tuple[int, ...], Reading | None, bool, int, int, float, float, float, int]
 
 def search(root: RoundCore, *, rollouts: int = 0, ms: float = 0.0, seed: int | None = None,
            width: int = 6, count: int = 1, timeout: float | None = None,
-           win: float | None = None, cancelled: Callable[[], bool] | None = None
-           ) -> tuple[list[_Ranked], dict[str, Any]]: ...
+           win: float | None = None, cancelled: Callable[[], bool] | None = None,
+           model: str = "rule", exact: int = 0) -> tuple[list[_Ranked], dict[str, Any]]: ...
 def selfplay(variant: VariantLike, rounds: int, policy: str = "rule", seed: int = 0,
              timeout: float | None = None) -> tuple[int, int, int, float]: ...

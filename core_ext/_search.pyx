@@ -13,7 +13,12 @@ A decision of the seat to act is searched as follows (docs/rounds.md "托管 and
    re-dealing the unseen cards among the other seats changes no decision.
 3. **Rollouts**: for every deal, each candidate is applied to a copy of the round
    (``RoundCore``, the one state machine, through its C API) and the round is played to its
-   end by the rule policy in all four seats; the seat's team then scores what settlement
+   end by the rule policy in all four seats — with ``model="mix"`` each other seat in a style
+   drawn per deal (the rule policy, bold, cautious or partner-blind: _suggest.pxd ``Style``),
+   so a choice does not hinge on one assumed opponent; with ``exact`` > 0, once the hands
+   hold that many cards or fewer together, the rest of the round is solved exactly on that
+   deal (every hand known: alpha-beta over every legal action, the team's settlement as the
+   value) when it fits in EXACT_NODES positions, else rolled out; the seat's team then scores what settlement
    gives it (``round_amounts``: base × multiplier + contributions — points, not only the
    win), plus a bonus for placing first (``win_bonus``: three 双扣 base amounts). Every candidate meets the same deals (paired comparison: the luck of the deal
    cancels out of the differences).
@@ -40,6 +45,10 @@ from shuangkou.core._settle cimport Tables, round_amounts, tables
 from shuangkou.core._suggest cimport (
     MAXALT,
     R_ALT_PASS,
+    STYLE_BLIND,
+    STYLE_BOLD,
+    STYLE_CAUTIOUS,
+    STYLE_RULE,
     Choice,
     Policy,
     Rng,
@@ -64,6 +73,7 @@ cdef enum:
 #: Upper bounds a caller may ask for (the RPC checks them, docs/api.md).
 MAX_WIDTH = MAXALT
 MAX_ROLLOUTS = 1_000_000
+MAX_EXACT = 24
 
 
 # ----------------------------------------------------------------------------- deals
@@ -138,23 +148,55 @@ cdef int deal_unseen(RoundCore r, int seat, const int* pool, Rng* g) except -1:
 
 # ----------------------------------------------------------------------------- rollouts
 
-cdef int play_out(Policy* P, RoundCore r, int* actions) except -2:
-    """Play ``r`` to its end with the rule policy in every seat; -1 when the deadline
-    stopped it."""
+cdef int play_out(Policy* P, RoundCore r, const int* styles, int* actions, int exact,
+                  list stack, int seat0, double win_value, Leaf* leaf) except -2:
+    """Play ``r`` to its end with the rule policy in every seat, each in its style
+    (``styles[seat]``, STYLE_*); once the hands hold ``exact`` cards or fewer together
+    (0: never), solve the rest exactly instead (:func:`solve`) — then 1 is returned and
+    ``leaf`` holds the value for ``seat0``'s team; -1 when the deadline stopped it."""
     cdef Seen S
     cdef Choice ch
     cdef int seat, rc
+    cdef long nodes
     while not r.over_kind:
+        if exact and cards_in_play(r) <= exact:
+            nodes = 0
+            if solve(P, stack, 0, r, seat0, win_value, -1e300, 1e300, &nodes, leaf) == 0:
+                actions[0] += nodes
+                return 1
+            exact = 0         # too large to solve: roll the rest out
         if P.deadline and (actions[0] & 15) == 0 and monotonic() > P.deadline:
+            P.style = STYLE_RULE
             return -1             # the time budget is spent: the deal is not counted
         seat = r.cturn
         seen_of(r, seat, &S)
+        P.style = styles[seat]
         rc = rule_choice(P, &S, &ch)
+        P.style = STYLE_RULE
         if rc < 0:
             return -1
         apply_choice(r, seat, &ch)
         actions[0] += 1
     return 0
+
+
+#: The search's models of the other seats: "rule" plays the rule policy in every seat of a
+#: rollout (issue 24's search); "mix" draws each other seat's style per deal — the rule
+#: policy 2 in 5, bold, cautious and partner-blind 1 in 5 each — so a choice does not hinge on
+#: one assumed opponent (docs/decisions.md, docs/BENCHMARKS.md "a search robust to who it
+#: plays"). The seat searching plays the rule policy in both.
+MODELS = ("rule", "mix")
+cdef int MIX_STYLES[5]
+MIX_STYLES[:] = [STYLE_RULE, STYLE_RULE, STYLE_BOLD, STYLE_CAUTIOUS, STYLE_BLIND]
+
+
+cdef void draw_styles(int seat, int mixed, Rng* g, int* styles) noexcept nogil:
+    """The style of each seat in one deal's rollouts (the same for every candidate)."""
+    cdef int s
+    for s in range(SEATS):
+        styles[s] = STYLE_RULE
+        if mixed and s != seat:
+            styles[s] = MIX_STYLES[rng_below(g, 5)]
 
 
 cdef long long team_points(RoundCore r, int seat, int* won) except? -1:
@@ -177,6 +219,105 @@ cdef double win_bonus(RoundCore r) except? -1:
     return WIN_WEIGHT * (t.base[0][0] + t.base[0][1])
 
 
+# ----------------------------------------------------------------------------- exact endgames
+
+cdef enum:
+    MAXMOVES = 40         # an endgame position with more actions than this is rolled out
+    EXACT_DEPTH = 96      # actions an exact endgame may look ahead (passes included)
+    EXACT_NODES = 600     # positions one exact solve may visit; past it, roll out instead
+
+
+cdef struct Moves:
+    int n
+    Choice m[MAXMOVES]
+
+
+cdef int move_sink(void* ctx, const u8* c, const RD* rd) noexcept nogil:
+    cdef Moves* M = <Moves*>ctx
+    if M.n >= MAXMOVES:
+        M.n += 1
+        return 1              # too many actions for an exact search: stop listing
+    M.m[M.n].play = 1
+    memcpy(M.m[M.n].c, c, 16)
+    M.m[M.n].rd = rd[0]
+    M.m[M.n].declare = 0      # undeclared: the first reading that beats stands (always legal)
+    M.m[M.n].reason = 0
+    M.m[M.n].danger = 0
+    M.n += 1
+    return 0
+
+
+cdef struct Leaf:
+    double value          # the seat's team: points + the win bonus
+    long long points
+    int won
+
+
+cdef int cards_in_play(RoundCore r) noexcept:
+    cdef int s, n = 0
+    for s in range(SEATS):
+        n += r.nleft[s]
+    return n
+
+
+cdef int solve(Policy* P, list stack, int depth, RoundCore r, int seat, double win_value,
+               double alpha, double beta, long* nodes, Leaf* out) except -2:
+    """The round ``r`` played to its end with every hand known (a sampled deal's), each
+    team choosing its best by the seat's team's settlement (max for its team, min for the
+    other: alpha-beta). Fills ``out`` with the value and its leaf's points; returns 0, or 1
+    when it gave up (more than EXACT_NODES positions or MAXMOVES actions, too deep, or the
+    deadline): the caller rolls out instead."""
+    cdef Moves M
+    cdef Enum E
+    cdef Leaf child
+    cdef u8 h[16]
+    cdef int k, turn, maximise, rc
+    cdef RoundCore y
+    if r.over_kind:
+        out.points = team_points(r, seat, &out.won)
+        out.value = out.points + win_value * out.won
+        return 0
+    nodes[0] += 1
+    if nodes[0] > EXACT_NODES or depth >= EXACT_DEPTH:
+        return 1
+    if P.deadline and (nodes[0] & 15) == 0 and monotonic() > P.deadline:
+        return 1
+    turn = r.cturn
+    memset(h, 0, 16)
+    memcpy(h, r.nranks[turn], NFACES)
+    M.n = 0
+    enum_begin(&E, P.R, h, &r.st if r.has_st else NULL, P.scratch)
+    E.deadline = P.deadline
+    E.max_hash = 1 << 16
+    rc = enum_each(&E, 0, move_sink, &M)
+    if rc == -1 or M.n > MAXMOVES or (r.has_st and M.n == MAXMOVES):
+        return 1
+    if r.has_st:
+        M.m[M.n].play = 0
+        memset(M.m[M.n].c, 0, 16)
+        M.m[M.n].declare = M.m[M.n].reason = M.m[M.n].danger = 0
+        M.n += 1
+    maximise = team_of(turn) == team_of(seat)
+    out.value = -1e300 if maximise else 1e300
+    if len(stack) <= depth:
+        stack.append(RoundCore.__new__(RoundCore))
+    y = <RoundCore>stack[depth]
+    for k in range(M.n):
+        r._copy_into(y)
+        apply_choice(y, turn, &M.m[k])
+        if solve(P, stack, depth + 1, y, seat, win_value, alpha, beta, nodes, &child):
+            return 1
+        if (child.value > out.value) if maximise else (child.value < out.value):
+            out[0] = child
+        if maximise:
+            alpha = max(alpha, out.value)
+        else:
+            beta = min(beta, out.value)
+        if alpha >= beta:
+            break
+    return 0
+
+
 cdef struct Tally:
     int n                 # deals counted
     double dsum, dsq      # paired differences of value with the rule policy's action
@@ -185,7 +326,7 @@ cdef struct Tally:
 
 
 def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width=6,
-           int count=1, timeout=None, win=None, cancelled=None):
+           int count=1, timeout=None, win=None, cancelled=None, str model="rule", int exact=0):
     """Search the decision of the seat to act in ``root`` (module doc). Budget: at most
     ``rollouts`` rollouts (0: no count limit) and ``ms`` milliseconds (0: no time limit);
     ``timeout`` (seconds) bounds the whole call like an RPC deadline. Returns
@@ -194,8 +335,11 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
     mean differences with the rule policy's action in the team's settlement points and in
     the share of deals it placed first, ``se`` the standard error of the value's (points +
     the win bonus) — and stats (rollouts, deals, actions, seconds, width, kept: the rule
-    policy's action was chosen). ``win``: the win
-    bonus in points (None: win_bonus). ``cancelled``: a callable asked between deals; true
+    policy's action was chosen; exact: the rollouts an exact endgame finished). ``win``:
+    the win bonus in points (None: win_bonus). ``model``: how the rollouts play the other seats
+    (:data:`MODELS`); ``exact``: a rollout whose hands hold this many cards or fewer
+    together is finished by an exact search of that deal (0: never; at most
+    :data:`MAX_EXACT`). ``cancelled``: a callable asked between deals; true
     ends the search there as its budget would (the caller went away: an RPC's client)."""
     cdef Policy P
     cdef Seen S
@@ -205,7 +349,10 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
     cdef long long points[MAXALT]
     cdef int won[MAXALT]
     cdef int pool[NFACES]
-    cdef int seat, k, m, rc, best, deal = 0, actions = 0
+    cdef int styles[SEATS]
+    cdef Leaf leaf
+    cdef list stack = []
+    cdef int seat, mixed, k, m, rc, best, deal = 0, actions = 0, solved = 0, exact_now = 0
     cdef long done = 0
     cdef double t0 = monotonic(), hard = 0, stop = 0, mean, se, gain
     cdef Rng g
@@ -218,6 +365,12 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
         raise ShuangkouError(f"width must be 1–{MAXALT}; got {width}", "width")
     if rollouts < 0 or ms < 0:
         raise ShuangkouError("the budget must be 0 or more", "budget")
+    if not 0 <= exact <= MAX_EXACT:
+        raise ShuangkouError(f"exact must be 0–{MAX_EXACT}; got {exact}", "exact")
+    if model not in MODELS:
+        raise ShuangkouError(f"model must be one of {', '.join(MODELS)}; got {model!r}",
+                             "model")
+    mixed = model == "mix"
     if timeout is not None:
         hard = t0 + max(float(timeout), 1e-9)
     stop = t0 + ms / 1e3 if ms > 0 else hard
@@ -255,15 +408,23 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
                 if cancelled is not None and cancelled():
                     break
                 g.s = mix(base, <unsigned long long>deal)
+                exact_now = 0
                 root._copy_into(det)
                 deal_unseen(det, seat, pool, &g)
+                draw_styles(seat, mixed, &g, styles)
                 for k in range(m):
                     det._copy_into(x)
                     apply_choice(x, seat, &cands[k])
-                    if play_out(&P, x, &actions) < 0:
+                    rc = play_out(&P, x, styles, &actions, exact, stack, seat, win_value,
+                                  &leaf)
+                    if rc < 0:
                         break
-                    points[k] = team_points(x, seat, &won[k])
-                    values[k] = points[k] + win_value * won[k]
+                    if rc == 1:
+                        points[k], won[k], values[k] = leaf.points, leaf.won, leaf.value
+                        exact_now += 1
+                    else:
+                        points[k] = team_points(x, seat, &won[k])
+                        values[k] = points[k] + win_value * won[k]
                 else:
                     for k in range(m):
                         tally[k].n += 1
@@ -273,6 +434,8 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
                         tally[k].wsum += won[k] - won[0]
                     done += m
                     deal += 1
+                    solved += exact_now
+                    exact_now = 0
                     with nogil:
                         pass      # let other threads of a server process run between deals
                     continue
@@ -298,6 +461,7 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
                            cands[k].danger, tally[k].psum / n if n else 0.0,
                            tally[k].wsum / n if n else 0.0, se, n))
         stats = {"rollouts": done, "deals": deal, "actions": actions, "width": m,
+                 "exact": solved,
                  "kept": best == 0, "seconds": monotonic() - t0}
         return ranked, stats
     finally:

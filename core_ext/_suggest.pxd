@@ -35,6 +35,16 @@ cdef enum Reason:
     NREASONS
 
 
+# Styles of the rule policy: the search's models of the other seats (its rollouts draw one
+# per seat and deal, _search.pyx). STYLE_RULE is the policy suggest.py documents.
+cdef enum Style:
+    STYLE_RULE = 0       # the rule policy
+    STYLE_BOLD           # beats whenever it can: spends wilds, breaks and plays bombs
+    STYLE_CAUTIOUS       # keeps wilds and bombs unless an opponent has 1-2 cards or it goes out
+    STYLE_BLIND          # plays over its partner as over an opponent
+    NSTYLES
+
+
 # A small seeded generator (splitmix64): tie-breaks, deals, random play.
 cdef struct Rng:
     unsigned long long s
@@ -84,6 +94,7 @@ cdef struct Policy:
     int mult_first       # the multiplier table's first star (-1: none)
     int mult_pays        # the team's own star sets the multiplier (not only the winner's)
     StarRules stars      # the round-star rules (a reading's worth to the seat)
+    int style            # STYLE_*: how it follows (the search's models of other seats)
 
 
 # One action: a play (its count vector, the reading meant, whether it must be declared) or

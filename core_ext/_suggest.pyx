@@ -537,16 +537,18 @@ cdef int rule_choice(Policy* P, const Seen* S, Choice* out) noexcept nogil:
             return -2         # no play at all: not a hand of the variant
         finish(P, S, B.small.c, &B.small.rd, R_ONLY_BOMBS, out)
         return 0
-    # 2. the partner's play stands
-    if S.st_seat == mate:
+    # 2. the partner's play stands (a partner-blind style plays over it)
+    if S.st_seat == mate and P.style != STYLE_BLIND:
         passes(R_PARTNER, out)
         return 0
-    # 4. following an opponent
+    # 4. following an opponent; the styles move the thresholds for spending wilds and bombs
     C.hand = S.hand
     pick_init(&C.best, BY_SCORE, 1)
     if ncards_of(plain) and walk(P, plain, target, ORDINARY_MASK, 0, cheap_sink, &C) < 0:
         return -1
-    if not C.best.have and danger <= DANGER:   # spend wilds or split a bomb to stop them
+    if not C.best.have and (danger <= (2 if P.style == STYLE_CAUTIOUS else DANGER)
+                            or P.style == STYLE_BOLD):
+        # spend wilds or split a bomb to stop them
         if walk(P, S.hand, target, ORDINARY_MASK, 0, cheap_sink, &C) < 0:
             return -1
     if C.best.have:
@@ -556,7 +558,9 @@ cdef int rule_choice(Policy* P, const Seen* S, Choice* out) noexcept nogil:
         return -1
     if not B.small.have:
         passes(R_NOTHING, out)
-    elif danger <= DANGER:
+    elif P.style == STYLE_CAUTIOUS and danger > 2 and not B.out.have:
+        passes(R_KEEP, out)
+    elif danger <= DANGER or P.style == STYLE_BOLD:
         finish(P, S, B.small.c, &B.small.rd, R_BOMB_DANGER, out)
     elif B.out.have:
         finish(P, S, B.out.c, &B.out.rd, R_BOMB_OUT, out)

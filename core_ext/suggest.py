@@ -42,7 +42,10 @@ bomb last, then bombs), then the pass — the order a hint button cycles through
 **Search** (a budget in ``rollouts`` or ``ms``; core_ext/_search.pyx): the policy's action
 and its most different alternatives (the preferred play of each type, the highest beat, the
 smallest bomb, the pass) are each played on the same random deals of the unseen cards and
-rolled out to the end of the round by the policy in all four seats; the one with the best
+rolled out to the end of the round by the policy in all four seats — each other seat in a
+style drawn per deal (the rule policy, bold, cautious or partner-blind: ``model="mix"``, the
+default) or the rule policy itself (``model="rule"``, issue 24's search, :data:`SEARCH24`);
+the one with the best
 mean settlement for the seat's team (points: base × multiplier + contributions) is chosen
 (plus a bonus for placing first, three 双扣 base amounts: points alone trade wins for
 contributions where bombs pay a lot) if it gains more than one standard error over the
@@ -66,8 +69,8 @@ from .declaration import Declaration
 from .errors import RuleViolation, ShuangkouError
 from .variants import Variant, get_variant
 
-__all__ = ["Budget", "DANGER", "MAX_ALTERNATIVES", "MAX_ROLLOUTS", "Ranked", "Suggestion",
-           "TUOGUAN", "decide", "suggest", "suggestions"]
+__all__ = ["Budget", "DANGER", "MAX_ALTERNATIVES", "MAX_EXACT", "MAX_ROLLOUTS", "MODELS", "Ranked",
+           "SEARCH24", "Suggestion", "TUOGUAN", "decide", "suggest", "suggestions"]
 
 DANGER = _suggest.POLICY_CONSTANTS["DANGER"]   # an opponent this close to going out
 #: Candidates the search compares at most (the policy's action included).
@@ -75,15 +78,25 @@ DEFAULT_WIDTH = 6
 #: The most alternatives one call ranks; the largest rollout budget.
 MAX_ALTERNATIVES = _search.MAX_WIDTH
 MAX_ROLLOUTS = _search.MAX_ROLLOUTS
+#: How a search's rollouts play the other seats: "mix" (a mixture of styles, the default)
+#: or "rule" (the rule policy everywhere: issue 24's search).
+MODELS = _search.MODELS
+#: The most cards an exact endgame may start from.
+MAX_EXACT = _search.MAX_EXACT
 
 
 @dataclass(frozen=True, slots=True)
 class Budget:
     """What a search may spend on one decision: ``rollouts`` (0: no count limit) and ``ms``
-    milliseconds (0: no time limit); both 0 is the rule policy alone."""
+    milliseconds (0: no time limit); both 0 is the rule policy alone. ``model``: how its
+    rollouts play the other seats (:data:`MODELS`); ``exact``: a rollout whose hands hold
+    this many cards or fewer together is finished by an exact search of its deal (0: never;
+    at most :data:`MAX_EXACT`)."""
 
     rollouts: int = 0
     ms: float = 0.0
+    model: str = "mix"
+    exact: int = 0
 
     def __post_init__(self) -> None:
         if type(self.rollouts) is not int or not 0 <= self.rollouts <= MAX_ROLLOUTS:
@@ -91,14 +104,24 @@ class Budget:
                                  f"got {self.rollouts!r}", "rollouts")
         if not isinstance(self.ms, (int, float)) or not 0 <= self.ms <= 60_000:
             raise ShuangkouError(f"ms must be 0–60,000 milliseconds; got {self.ms!r}", "ms")
+        if type(self.exact) is not int or not 0 <= self.exact <= MAX_EXACT:
+            raise ShuangkouError(f"exact must be an integer 0–{MAX_EXACT}; got "
+                                 f"{self.exact!r}", "exact")
+        if self.model not in MODELS:
+            raise ShuangkouError(f"model must be one of {', '.join(MODELS)}; got "
+                                 f"{self.model!r}", "model")
 
     @property
     def searches(self) -> bool:
         return bool(self.rollouts or self.ms)
 
 
-#: The 托管 budget: 600 rollouts, and never more than 100 ms (docs/BENCHMARKS.md).
+#: The 托管 budget: 600 rollouts, and never more than 100 ms, the other seats played by a
+#: mixture of styles (docs/BENCHMARKS.md).
 TUOGUAN = Budget(rollouts=600, ms=100.0)
+#: Issue 24's search at the 托管 budget (the rule policy in every seat of a rollout): kept
+#: as a named mode for comparison.
+SEARCH24 = Budget(rollouts=600, ms=100.0, model="rule")
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,7 +275,8 @@ def suggestions(round: Any, count: int = 1, *, seed: int | None = None,
         return Ranked(_standing(round, actions))
     ranked, stats = _search.search(round, rollouts=budget.rollouts, ms=budget.ms, seed=seed,
                                    width=max(width, count) if count > 1 else width,
-                                   count=count, timeout=timeout, cancelled=cancelled)
+                                   count=count, timeout=timeout, cancelled=cancelled,
+                                   model=budget.model, exact=budget.exact)
     actions = []
     for i, row in enumerate(ranked):
         gain, wins, deals = row[5], row[6], row[8]

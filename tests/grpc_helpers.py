@@ -270,12 +270,15 @@ class ServerProcess:
         if self.proc.poll() is None:
             self.proc.terminate()
         try:
-            return self.proc.wait(timeout)
+            code = self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
             raise AssertionError("server did not exit after SIGTERM:\n"
                                  + "".join(self.log)) from None
+        if code != 0:      # the test asserts the code; its captured stderr shows why
+            sys.stderr.write(f"server exited {code}; its log:\n{''.join(self.log)}")
+        return code
 
 
 def outcomes(calls: Iterable[Any]) -> list[str]:

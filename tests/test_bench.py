@@ -38,6 +38,7 @@ LOAD = 2.5
 #: below 1,000 beside a second suite, and the line's pattern no longer matched): the pattern
 #: takes every form.
 FIG = r"[\d,]+(?:\.\d+)?"
+PANEL_NAMES = ("cautious", "bomber", "blind", "hoarder", "team")   # bench/panel.py
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,12 @@ CASES = [
                               "--passes", "1"),
          (r"^batch CLI vs in-process on the same 20 lines of the house variant house_heavy",
           r"^CLI / in-process, per CPU-second\s+[\d.]+$")),
+    Case("bench_panel.py", ("run", "--rollouts", "12", "--deals", "1", "--variants", "huopin",
+                            "--opponents", *PANEL_NAMES, "rule", "random", "search24"),
+         tuple(rf"^mix\s+12 r\s+{name}\s+huopin\s+2\s+[\d.]+%" for name in
+               (*PANEL_NAMES, "rule", "random", "search24"))),
+    Case("panel.py", ("--deals", "1", "--variants", "huopin"),
+         tuple(rf"^{name}\s+huopin\s+2\s+[\d.]+%" for name in PANEL_NAMES)),
     Case("bench_round_rpc.py", ("--seconds", "0.5", "--repeat", "1", "--actions", "30"),
          (r"^\s+health Check\s+[\d.]+ us$", r"^\s+ApplyAction, action 30\s+[\d.]+ us$",
           r"^\s+run 1: ApplyAction, action 30\s+[\d,]+ calls/s\s+server CPU",

@@ -23,8 +23,17 @@ from shuangkou.core import (
     parse_cards,
     suggest,
 )
+from shuangkou.core._search import search
 from shuangkou.core.generate import deal
-from shuangkou.core.suggest import DANGER, TUOGUAN, Budget, decide, suggestions
+from shuangkou.core.suggest import (
+    DANGER,
+    MAX_EXACT,
+    SEARCH24,
+    TUOGUAN,
+    Budget,
+    decide,
+    suggestions,
+)
 from shuangkou.core.variants import variant_from_mapping
 
 VARIANTS = [v.id for v in core.list_variants()]
@@ -290,6 +299,24 @@ def test_the_search_is_deterministic_for_a_seed_and_a_rollout_budget() -> None:
     assert "search" in a.actions[0].reason
 
 
+def test_the_search_models_the_other_seats_by_a_mixture_of_styles_by_default() -> None:
+    """托管 searches with a mixture of styles for the other seats; issue 24's search (the
+    rule policy everywhere) stays a named mode. Both are deterministic under a rollout
+    budget and they judge the candidates differently."""
+    assert TUOGUAN.model == "mix" and SEARCH24.model == "rule" and Budget().model == "mix"
+    assert (SEARCH24.rollouts, SEARCH24.ms) == (TUOGUAN.rollouts, TUOGUAN.ms)
+    with pytest.raises(ShuangkouError, match="model"):
+        Budget(rollouts=10, model="panel")
+    r = start("baibian", 7)
+    got = {}
+    for model in ("mix", "rule"):
+        a = suggestions(r, 4, budget=Budget(rollouts=120, model=model), seed=5)
+        b = suggestions(r.copy(), 4, budget=Budget(rollouts=120, model=model), seed=5)
+        assert a.actions == b.actions and a.width > 1
+        got[model] = [(s.cards, s.gain, s.wins) for s in a.actions]
+    assert got["mix"] != got["rule"]
+
+
 def test_the_search_chooses_a_legal_action_every_turn() -> None:
     r = start("qianbian", 2)
     while not r.is_over:
@@ -357,9 +384,42 @@ def test_the_search_is_information_fair(variant: str) -> None:
             r.play(s.seat, s.cards)
 
 
+@pytest.mark.parametrize("variant", ["baibian", "huopin"])
+def test_exact_endgames_are_deterministic_and_information_fair(variant: str) -> None:
+    """Near the end of a round, rollouts finished by an exact search of each sampled deal
+    answer the same for the same seed and budget, and for any re-deal of the unseen cards."""
+    v = core.get_variant(variant)
+    rng = random.Random(f"exact/{variant}")
+    budget = Budget(rollouts=60, exact=8)
+    checked = solved = 0
+    for attempt in range(6):
+        hands = deal(v, rng)
+        r = Round.deal(v, hands, 0, partner=2)
+        history: list[Any] = []
+        while not r.is_over and checked < 3:
+            if sum(r.cards_left) <= 16:
+                want = suggestions(r, 3, budget=budget, seed=4)
+                if want.width > 1:
+                    assert suggestions(r.copy(), 3, budget=budget, seed=4).actions == \
+                        want.actions
+                    other = redealt(v, hands, 0, history, r.turn, random.Random(attempt))
+                    assert suggestions(other, 3, budget=budget, seed=4).actions == want.actions
+                    checked += 1
+                    solved += search(r, rollouts=60, seed=4, model="mix", exact=8)[1]["exact"]
+            s = suggest(r)
+            history.append((s.seat, list(s.cards)))
+            if s.kind == "pass":
+                r.pass_turn(s.seat)
+            else:
+                r.play(s.seat, s.cards)
+        if checked >= 3:
+            break
+    assert checked >= 1 and solved > 0      # some rollouts were finished exactly
+
+
 def test_budgets_are_checked() -> None:
     for bad in ({"rollouts": -1}, {"rollouts": 10**7}, {"ms": -1.0}, {"ms": 10**6},
-                {"rollouts": 1.5}):
+                {"rollouts": 1.5}, {"exact": -1}, {"exact": MAX_EXACT + 1}, {"exact": 2.0}):
         with pytest.raises(ShuangkouError):
             Budget(**bad)  # type: ignore[arg-type]
     assert TUOGUAN.searches and not Budget().searches

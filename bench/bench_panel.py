@@ -1,0 +1,230 @@
+"""托管 by search against the opponent panel (issue 34): paired deals, per variant and opponent.
+
+    .venv/bin/python bench/bench_panel.py run [--model mix|rule] [--exact 0] [--rollouts 600]
+        [--ms 0] [--deals 1000] [--variants ID ...] [--opponents NAME ...] [--out FILE] [--seed 1]
+    .venv/bin/python bench/bench_panel.py report FILE ...
+
+``run`` deals every deal once per opponent and plays it four times: the rule policy's team
+at seats 0/2 and then 1/3 against the opponent (the baseline), then the search team at the
+same seats against the same opponent (the same deal, leader and opponent random stream).
+The search's points per round over the rule policy are each deal's two search rounds
+against the baseline's two, so the luck of the deal cancels out. Opponents: the panel
+(bench/panel.py: ``cautious``, ``bomber``, ``blind``, ``hoarder``, ``team``), ``rule`` (the
+rule policy), ``random`` (uniform legal play) and ``search24`` (issue 24's search — model
+"rule" — at the same budget: the head-to-head). ``--model`` picks the search measured
+(core._search.MODELS: ``mix``, the default for 托管, or ``rule``, issue 24's) and ``--exact``
+its exact endgames (rollouts whose hands hold that many cards or fewer together are solved
+exactly; 0: none); ``--rollouts`` is deterministic, ``--ms`` a cap in wall time (the 托管
+default is 600 rollouts, 100 ms).
+
+One JSON line per deal is appended to ``--out`` as it completes; a run that stops resumes
+where it left (deals in the file are skipped), so the full measurement (``--deals 1000``
+for every variant and opponent) can go in the background, one process at a time.
+
+``report`` prints per model, budget, opponent and variant: rounds; the search team's win
+rate (Wilson 95 % interval) and the rule policy's on the same deals; its points per round
+over the rule policy (normal 95 % interval over deals); its raw points per round (against
+``search24``: the head-to-head's points); the median CPU of its searched decisions. When a
+file holds several models on the same deals, it adds each one's paired difference with
+``rule`` (issue 24's search), per opponent and variant and pooled over the panel.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+
+from bench_search import VARIANTS, act, team_points, wilson  # noqa: E402
+from bench_suggest import start  # noqa: E402
+from panel import PANEL, random_action  # noqa: E402
+
+from shuangkou.core import Round  # noqa: E402
+from shuangkou.core._search import search  # noqa: E402
+from shuangkou.core._suggest import choose_in  # noqa: E402
+from shuangkou.core.variants import get_variant  # noqa: E402
+
+OPPONENTS = [*PANEL, "rule", "random", "search24"]
+Player = Callable[[Round, random.Random], None]
+
+
+def rule_player(r: Round, rng: random.Random) -> None:
+    act(r, *choose_in(r)[0][:3])
+
+
+def search_player(model: str, rollouts: int, ms: float, cpu: list[float] | None = None,
+                  exact: int = 0) -> Player:
+    """A seat that searches each decision (the CPU of those with more than one candidate
+    goes to ``cpu``, in ms)."""
+    def play(r: Round, rng: random.Random) -> None:
+        c = time.thread_time()
+        ranked, stats = search(r, rollouts=rollouts, ms=ms, model=model, exact=exact)
+        if cpu is not None and stats["width"] > 1:
+            cpu.append((time.thread_time() - c) * 1e3)
+        act(r, *ranked[0][:3])
+    return play
+
+
+def opponent_player(name: str, rollouts: int, ms: float) -> Player:
+    if name in PANEL:
+        return PANEL[name]
+    if name == "rule":
+        return rule_player
+    if name == "random":
+        return random_action
+    return search_player("rule", rollouts, ms)
+
+
+def play(r: Round, team: int, ours: Player, theirs: Player, rng: random.Random) -> Round:
+    """Play ``r`` out: ``team``'s seats (0: seats 0/2, 1: 1/3) play ``ours``."""
+    while not r.is_over:
+        (ours if r.turn % 2 == team else theirs)(r, rng)
+    return r
+
+
+def run(args: argparse.Namespace) -> None:
+    out = Path(args.out)
+    done = set()
+    if out.exists():
+        for line in out.read_text().splitlines():
+            row = json.loads(line)
+            done.add((row["model"], row["rollouts"], row["ms"], row["opponent"],
+                      row["variant"], row["deal"]))
+    model = args.model + (f"+e{args.exact}" if args.exact else "")
+    with out.open("a") as f:
+        for opponent in args.opponents:
+            theirs = opponent_player(opponent, args.rollouts, args.ms)
+            for vid in args.variants:
+                v = get_variant(vid)
+                t0 = time.perf_counter()
+                for d in range(args.deals):
+                    if (model, args.rollouts, args.ms, opponent, vid, d) in done:
+                        continue
+                    dealt = start(v, random.Random(f"{vid}/{args.seed}/{d}"))
+                    row: dict[str, Any] = {"model": model, "rollouts": args.rollouts,
+                                           "ms": args.ms, "opponent": opponent,
+                                           "variant": vid, "deal": d, "rounds": []}
+                    for team in (0, 1):
+                        base = play(dealt.copy(), team, rule_player, theirs,
+                                    random.Random(f"{args.seed}/{d}/{team}"))
+                        cpu: list[float] = []
+                        ours = search_player(args.model, args.rollouts, args.ms, cpu,
+                                             args.exact)
+                        r = play(dealt.copy(), team, ours, theirs,
+                                 random.Random(f"{args.seed}/{d}/{team}"))
+                        row["rounds"].append({
+                            "team": team, "won": r.result().winning_team == team,
+                            "points": team_points(r, team),
+                            "base_won": base.result().winning_team == team,
+                            "base_points": team_points(base, team),
+                            "cpu_ms": [round(x, 2) for x in cpu]})
+                    f.write(json.dumps(row) + "\n")
+                    f.flush()
+                    if (d + 1) % 10 == 0:
+                        print(f"{opponent} {vid}: {d + 1} deals "
+                              f"({time.perf_counter() - t0:.0f} s)", flush=True)
+    report([out])
+
+
+def interval(xs: list[float]) -> tuple[float, float]:
+    """Mean and the half-width of its normal 95 % interval."""
+    mean = statistics.fmean(xs)
+    return mean, 1.96 * statistics.stdev(xs) / math.sqrt(len(xs)) if len(xs) > 1 else 0.0
+
+
+def report(files: list[Path]) -> None:
+    groups: dict[tuple[Any, ...], dict[int, dict[str, Any]]] = {}
+    for path in files:
+        for line in Path(path).read_text().splitlines():
+            row = json.loads(line)
+            key = (row["model"], row["rollouts"], row["ms"], row["opponent"], row["variant"])
+            groups.setdefault(key, {})[row["deal"]] = row
+
+    def order(key: tuple[Any, ...]) -> tuple[Any, ...]:
+        model, rollouts, ms, opponent, vid = key
+        return (model, rollouts, ms, OPPONENTS.index(opponent) if opponent in OPPONENTS
+                else 99, VARIANTS.index(vid) if vid in VARIANTS else 99)
+
+    print(f"{'model':7} {'budget':>12} {'opponent':9} {'variant':16} {'rounds':>6} "
+          f"{'win':>6} {'95% CI':>13} {'rule win':>8} {'pts/round over rule':>20} "
+          f"{'95% CI':>15} {'pts/round':>9} {'CPU ms p50':>10}")
+    for key in sorted(groups, key=order):
+        model, rollouts, ms, opponent, vid = key
+        rows = list(groups[key].values())
+        rounds = [x for row in rows for x in row["rounds"]]
+        wins = sum(x["won"] for x in rounds)
+        lo, hi = wilson(wins, len(rounds))
+        base = sum(x["base_won"] for x in rounds) / len(rounds)
+        mean, half = interval([sum(x["points"] - x["base_points"] for x in row["rounds"]) / 2
+                               for row in rows])
+        raw = statistics.fmean(x["points"] for x in rounds)
+        cpu = [t for x in rounds for t in x["cpu_ms"]]
+        budget = f"{rollouts} r" + (f", {ms:g} ms" if ms else "")
+        print(f"{model:7} {budget:>12} {opponent:9} {vid:16} {len(rounds):6d} "
+              f"{wins / len(rounds):6.1%} {lo:6.1%}-{hi:6.1%} {base:8.1%} {mean:+20.2f} "
+              f"{mean - half:+7.2f}..{mean + half:+6.2f} {raw:+9.2f} "
+              f"{statistics.median(cpu) if cpu else 0:10.1f}")
+    pairs = [(key, other) for key in sorted(groups, key=order) if key[0] != "rule"
+             for other in [("rule", *key[1:])] if other in groups]
+    if pairs:
+        print("\neach model − rule (issue 24's search) on the same deals, paired: points per "
+              "round, 95 % interval")
+        pooled: dict[tuple[Any, ...], list[float]] = {}
+        for key, other in pairs:
+            common = sorted(set(groups[key]) & set(groups[other]))
+            if not common:
+                continue
+            diffs = [sum(x["points"] for x in groups[key][d]["rounds"]) / 2
+                     - sum(x["points"] for x in groups[other][d]["rounds"]) / 2
+                     for d in common]
+            pooled.setdefault(key[:3], []).extend(diffs if key[3] in PANEL else [])
+            mean, half = interval(diffs)
+            budget = f"{key[1]} r" + (f", {key[2]:g} ms" if key[2] else "")
+            print(f"{key[0]:7} {budget:>12} {key[3]:9} {key[4]:16} {len(common):5d} deals "
+                  f"{mean:+7.2f} [{mean - half:+.2f}, {mean + half:+.2f}]")
+        for (model, rollouts, ms), diffs in pooled.items():
+            if diffs:
+                mean, half = interval(diffs)
+                budget = f"{rollouts} r" + (f", {ms:g} ms" if ms else "")
+                print(f"{model:7} {budget:>12} {'panel':9} {'pooled':16} {len(diffs):5d} deals "
+                      f"{mean:+7.2f} [{mean - half:+.2f}, {mean + half:+.2f}]")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    rn = sub.add_parser("run")
+    rn.add_argument("--model", choices=["mix", "rule"], default="mix")
+    rn.add_argument("--exact", type=int, default=0, help="exact endgames at this many cards")
+    rn.add_argument("--rollouts", type=int, default=600)
+    rn.add_argument("--ms", type=float, default=0.0)
+    rn.add_argument("--deals", type=int, default=1000, help="paired deals per variant and "
+                    "opponent (4 rounds each)")
+    rn.add_argument("--variants", nargs="*", default=VARIANTS)
+    rn.add_argument("--opponents", nargs="*", default=OPPONENTS, choices=OPPONENTS)
+    rn.add_argument("--seed", type=int, default=1)
+    rn.add_argument("--out", default=str(Path(tempfile.gettempdir()) / "panel.jsonl"),
+                    help="the results file (appended to; default in $TMPDIR)")
+    rp = sub.add_parser("report")
+    rp.add_argument("files", nargs="+", type=Path)
+    args = ap.parse_args()
+    if args.cmd == "run":
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        run(args)
+    else:
+        report(args.files)
+
+
+if __name__ == "__main__":
+    main()
