@@ -56,6 +56,11 @@ class Terminal(fdpexpect.fdspawn):
         super().__init__(master, encoding="utf-8", timeout=TIMEOUT)
         self.logfile_read = io.StringIO()
 
+    def __str__(self) -> str:
+        """What the terminal showed last: pexpect's TIMEOUT message prints this."""
+        shown = self.logfile_read.getvalue() if isinstance(self.logfile_read, io.StringIO) else ""
+        return f"{type(self).__name__}; the terminal's last output:\n{shown[-2000:]}"
+
     def finish(self) -> int:
         """Wait for the end; the exit status."""
         self.expect(pexpect.EOF)
