@@ -65,7 +65,8 @@ def cpu_seconds(pid: int) -> float:
 
 def start_server() -> tuple[subprocess.Popen[str], int]:
     proc = subprocess.Popen([sys.executable, "-m", "shuangkou.service", "serve", "--host",
-                             "127.0.0.1", "--port", "0", "--metrics-port", "0", "--workers", "1",
+                             "127.0.0.1", "--port", "0", "--http-host", "127.0.0.1", "--http-port", "0",
+                             "--metrics-port", "0", "--workers", "1",
                              "--log-level", "INFO"], stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     assert proc.stderr is not None

@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import struct
 from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, make_asgi_app, multiprocess
@@ -23,10 +24,27 @@ __all__ = ["MetricsHTTPServer", "start_metrics_server", "multiprocess_registry",
 log = logging.getLogger(__name__)
 
 
+class _WorkersCollector(multiprocess.MultiProcessCollector):
+    """prometheus_client's aggregate of the workers' files, read again when one pass fails:
+    a worker that dies or is replaced while a scrape lists and reads the directory (its
+    gauges' files removed by :func:`mark_process_dead`, a new worker's file still being
+    laid out) fails that pass alone, and the scrape should not fail with it."""
+
+    def collect(self) -> Any:
+        for attempt in range(3):
+            try:
+                return list(super().collect())  # type: ignore[no-untyped-call]  # untyped upstream
+            except (OSError, ValueError, struct.error):
+                if attempt == 2:
+                    raise
+                log.debug("metrics: a worker's file changed during a scrape; reading again")
+        return []  # not reached
+
+
 def multiprocess_registry(path: str) -> CollectorRegistry:
     """A registry aggregating every worker's values from prometheus_client's directory."""
     registry = CollectorRegistry()
-    multiprocess.MultiProcessCollector(registry, path=path)
+    _WorkersCollector(registry, path=path)  # type: ignore[no-untyped-call]  # its __init__
     return registry
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import os
+import random
 import re
 import socket
 import subprocess
@@ -127,10 +128,36 @@ def rich_error(exc: grpc.RpcError) -> RichError:
     return RichError(exc.code(), exc.details() or "", violations, reason)
 
 
+def _ephemeral_ports() -> range:
+    try:
+        low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+    except (OSError, ValueError):
+        low, high = 32768, 60999              # Linux's default
+    return range(low, high + 1)
+
+
 def free_port() -> int:
-    with socket.socket() as s:
+    """A loopback port nothing listens on, for a process started after this returns.
+
+    Taken below the kernel's ephemeral range: a port that ``bind(0)`` handed out could be
+    handed out again, before our process binds it, to any other process asking for port 0
+    (a server of a second suite running beside this one, a client's outgoing connection),
+    and a port out of that range is never given to them. Random, so that a second suite's
+    own choices rarely meet ours; checked free by binding it."""
+    ephemeral = _ephemeral_ports()
+    for _ in range(200):
+        port = random.randrange(10_000, min(ephemeral.start, 65_536))
+        if port in ephemeral:
+            break
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    with socket.socket() as s:                # no such range on this host: the kernel's choice
         s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+        return int(s.getsockname()[1])
 
 
 def scrape(port: int) -> str:
