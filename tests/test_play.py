@@ -10,10 +10,12 @@ import io
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pexpect
 import pytest
@@ -46,7 +48,10 @@ class Terminal(fdpexpect.fdspawn):
 
     def __init__(self, *args: str, colour: bool = False) -> None:
         env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
-        argv = [sys.executable, "-m", "shuangkou.service", "play", "--delay", "0", *args]
+        # -X faulthandler: a child that stalls is made to print every thread's stack
+        # (expect_list below) so a timeout shows where it waited, not only what it showed.
+        argv = [sys.executable, "-X", "faulthandler", "-m", "shuangkou.service", "play",
+                "--delay", "0", *args]
         if not colour:
             argv.append("--no-color")
         master, slave = os.openpty()
@@ -59,7 +64,28 @@ class Terminal(fdpexpect.fdspawn):
     def __str__(self) -> str:
         """What the terminal showed last: pexpect's TIMEOUT message prints this."""
         shown = self.logfile_read.getvalue() if isinstance(self.logfile_read, io.StringIO) else ""
-        return f"{type(self).__name__}; the terminal's last output:\n{shown[-2000:]}"
+        return f"{type(self).__name__}; the terminal's last output:\n{shown[-6000:]}"
+
+    def expect_list(self, pattern_list: Any, timeout: float = -1, searchwindowsize: int = -1,
+                    async_: bool = False, **kw: Any) -> Any:
+        try:
+            return super().expect_list(pattern_list, timeout, searchwindowsize, async_, **kw)
+        except pexpect.TIMEOUT as exc:
+            raise pexpect.TIMEOUT(f"{exc}\n{self._stacks()}") from None
+
+    def _stacks(self) -> str:
+        """SIGABRT to a child that is still running: faulthandler writes its threads' stacks
+        to the terminal; what it wrote."""
+        if self.proc.poll() is not None:
+            return f"the play process had exited with status {self.proc.returncode}"
+        shown = len(self.logfile_read.getvalue())
+        self.proc.send_signal(signal.SIGABRT)
+        try:
+            while True:
+                self.read_nonblocking(65536, timeout=2)
+        except (pexpect.TIMEOUT, pexpect.EOF, OSError):
+            pass
+        return "its threads' stacks at the timeout:\n" + self.logfile_read.getvalue()[shown:]
 
     def finish(self) -> int:
         """Wait for the end; the exit status."""
