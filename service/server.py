@@ -29,7 +29,7 @@ from typing import Any, cast
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection, reflection_pb2, reflection_pb2_grpc
+from grpc_reflection.v1alpha import reflection, reflection_pb2
 
 from shuangkou.v1 import rounds_pb2, service_pb2
 
@@ -212,8 +212,8 @@ def create_server(config: Config, *, health_servicer: health.HealthServicer | No
     return server, port
 
 
-#: Server reflection's current name (grpcurl 1.9 and Postman ask for it first); grpcio-reflection
-#: 1.85 serves only v1alpha.
+#: Server reflection's current name (current grpcurl and Postman ask for it first);
+#: grpcio-reflection 1.85, the newest, serves only v1alpha.
 REFLECTION_V1 = "grpc.reflection.v1.ServerReflection"
 
 
@@ -221,13 +221,13 @@ def enable_reflection(service_names: tuple[str, ...], server: grpc.Server) -> No
     """Server reflection for ``service_names`` as ``grpc.reflection.v1`` and ``v1alpha``.
 
     v1 is v1alpha renamed (grpc/grpc "server-reflection.md": same messages, same field
-    numbers), so one servicer answers both: its v1alpha messages are the v1 messages' bytes.
-    The v1 file is added to the default descriptor pool so that reflection describes itself
-    under both names."""
+    numbers), so grpcio's v1alpha servicer answers v1 too: its messages are the v1 messages'
+    bytes. The v1 file is added to the default descriptor pool so that reflection describes
+    itself under both names."""
     _add_reflection_v1_file()
     names = (*service_names, reflection.SERVICE_NAME, REFLECTION_V1)
+    reflection.enable_server_reflection(names, server)
     servicer = reflection.ReflectionServicer(names)
-    reflection_pb2_grpc.add_ServerReflectionServicer_to_server(servicer, server)
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(REFLECTION_V1, {
         "ServerReflectionInfo": grpc.stream_stream_rpc_method_handler(
             servicer.ServerReflectionInfo,
