@@ -110,6 +110,7 @@ CASES = [
     Case("bench_http.py", ("--seconds", "0.3", "--repeat", "1", "--clients", "1",
                            "--threads", "1"),
          (r"^ClassifyPlay\s+grpc\s+[\d,]+ calls/s", r"^ClassifyPlay\s+connect-json\s+[\d,]+",
+          r"^ClassifyPlay\s+connect-get\s+[\d,]+ calls/s",
           r"^ApplyAction\s+grpc-web\s+[\d,]+ calls/s\s+[\d,]+ µs server CPU/call\s+[\d.]+x gRPC$"),
          timeout=120),
     Case("bench_edge.py", ("--candidates", "uvicorn", "--seconds", "0.3", "--repeat", "1",
