@@ -307,6 +307,33 @@ def test_health_over_http_follows_grpc_health() -> None:
                                     protocol=protocol))
 
 
+def test_probes_answer_while_every_thread_is_busy() -> None:
+    """The probes are answered on the event loop: with the only handler thread searching and
+    a call queued behind it, /healthz and /readyz still answer at once."""
+    import threading
+
+    from shuangkou import core
+
+    r = core.Round.deal_seeded("baibian", b"probes while busy")
+    search = json_format.MessageToJson(rounds_pb2.SuggestActionRequest(
+        state=r.to_bytes(), search=rounds_pb2.SearchBudget(max_ms=1500))).encode()
+    with running_server(http=True, threads=1) as srv:
+        held = [threading.Thread(target=request, args=(
+            srv, "POST", "/shuangkou.v1.RoundService/SuggestAction", search,
+            {"Content-Type": "application/json"})) for _ in range(2)]
+        for t in held:
+            t.start()
+        time.sleep(0.3)
+        try:
+            for path in ("/healthz", "/readyz"):
+                t0 = time.monotonic()
+                assert request(srv, "GET", path)[0] == 200
+                assert time.monotonic() - t0 < 1.0, path
+        finally:
+            for t in held:
+                t.join()
+
+
 def test_the_readiness_self_probe_asks_healthz() -> None:
     """The loopback probe of issue 33 asks /healthz, never /readyz: /readyz answers from the
     state that probe sets, and a NOT_SERVING pod would never come back."""
