@@ -422,6 +422,11 @@ def _protocol(content_type: str) -> str:
     return "other"
 
 
+#: The paths a Connect GET may call: the methods the protos mark side-effect free.
+_GETTABLE = frozenset(
+    f"/{service.full_name}/{method.name}" for file in (service_pb2, rounds_pb2)
+    for service in file.DESCRIPTOR.services_by_name.values() for method in service.methods
+    if method.GetOptions().idempotency_level == descriptor_pb2.MethodOptions.NO_SIDE_EFFECTS)
 #: What a browser page may send and read (Connect and gRPC-Web, connectrpc.com "CORS").
 _ALLOW_HEADERS = ("content-type", "connect-protocol-version", "connect-timeout-ms",
                   "grpc-timeout", "x-grpc-web", "x-user-agent", "connect-content-encoding",
@@ -586,10 +591,10 @@ class HttpApp:
                 "origin not allowed (setting http_cors_origins)"))
         asked = [h.strip().lower() for h in
                  environ.get("HTTP_ACCESS_CONTROL_REQUEST_HEADERS", "").split(",") if h.strip()]
-        # GET is true of the side-effect-free methods only (the others answer it 405): a
-        # preflight names no method, so it allows what some method of the API accepts.
+        # GET only where it is true: the side-effect-free methods (the others answer it 405)
+        methods = "GET, POST" if environ.get("PATH_INFO", "") in _GETTABLE else "POST"
         start_response("204 No Content", [
-            *cors, ("Access-Control-Allow-Methods", "GET, POST"),
+            *cors, ("Access-Control-Allow-Methods", methods),
             ("Access-Control-Allow-Headers", ", ".join(h for h in asked if h in _ALLOW_HEADERS)),
             ("Access-Control-Max-Age", "7200")])
         return []

@@ -264,10 +264,11 @@ def test_connect_get_errors(srv: Running) -> None:
     assert status == 400 and json.loads(body)["code"] == "invalid_argument", body
 
 
-def test_cors_allows_get(srv: Running) -> None:
-    status, headers, _ = request(srv, "OPTIONS", f"/{SHUANGKOU}/GetServerInfo", headers={
-        "Origin": "https://ok.example", "Access-Control-Request-Method": "GET"})
-    assert status == 204 and headers["access-control-allow-methods"] == "GET, POST"
+def test_cors_allows_get_where_it_is_true(srv: Running) -> None:
+    for name, allowed in (("GetServerInfo", "GET, POST"), ("ScoreRound", "POST")):
+        status, headers, _ = request(srv, "OPTIONS", f"/{SHUANGKOU}/{name}", headers={
+            "Origin": "https://ok.example", "Access-Control-Request-Method": "GET"})
+        assert status == 204 and headers["access-control-allow-methods"] == allowed, name
 
 
 def test_get_is_counted_as_connect(srv: Running) -> None:
