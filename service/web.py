@@ -136,10 +136,10 @@ def http_error(content_type: str, status: int, code: Code, message: str,
                headers: Sequence[tuple[str, str]] = (), *, in_band: bool = False
                ) -> tuple[str, list[tuple[str, str]], bytes]:
     """An error the HTTP port answers itself (no handler ran), in the request's protocol
-    (docs/api.md "HTTP errors"): ``(status line, headers, body)``.
+    (docs/api.md "Over HTTP", the port's own errors): ``(status line, headers, body)``.
 
     Connect (and anything else): the HTTP ``status`` and Connect's JSON error body
-    ``{"code", "message"}`` (connectrpc.com/docs/protocol "Error end-of-stream"), so that
+    ``{"code", "message"}`` (connectrpc.com/docs/protocol, a unary error), so that
     no answer of this port is an empty page. gRPC-Web: a trailers-only answer, HTTP 200
     with ``grpc-status`` and ``grpc-message`` (what its clients read). A Connect streaming
     request refused ``in_band`` (its route was found: an envelope or body it cannot take)
@@ -604,10 +604,10 @@ class HttpApp:
 
 #: The statuses connectrpc answers with an empty body (its HTTPError): given one here.
 _BARE = ("404", "405", "415")
-#: Cache-Control of a Connect GET's answer, by method (docs/decisions.md "Connect GET"): a
-#: rules query or a variant is a pure function of the request and of the server's rule sets,
-#: which change only with a deployment (house variants), so a few minutes; server info
-#: describes the process that answers, so a cache must ask again each time.
+#: Cache-Control of a Connect GET's answer, by method (docs/decisions.md "HTTP's
+#: conventions"): a rules query or a variant is a pure function of the request and of the
+#: server's rule sets, which change only with a deployment (house variants), so a few
+#: minutes; server info describes the process that answers, so a cache must ask each time.
 _CACHE_CONTROL = {"GetServerInfo": "no-cache"}
 _CACHE_DEFAULT = "public, max-age=300"
 _RETRY_AFTER = ("Retry-After", "1")
@@ -649,13 +649,14 @@ def _no_route(path: str, content_type: str) -> tuple[str, list[tuple[str, str]],
     from .errors import bounded
 
     if _METHOD_PATH.fullmatch(path):
+        service = bounded(path[1:path.rfind("/")], 80)
         return http_error(content_type, 404, Code.UNIMPLEMENTED,
-                          f"no service {bounded(path[1:path.rfind('/')], 80)!r} here: the "
-                          f"services are "
+                          f"no service {service!r} here: the services are "
                           f"{' and '.join(_SERVICES)} (POST /<service>/<method>)")
     return http_error(content_type, 404, Code.NOT_FOUND,
-                      f"no page {bounded(path, 120)!r}: the API is POST /shuangkou.v1.<Service>/<Method> "
-                      "(docs/api.md); probes: GET /healthz, GET /readyz")
+                      f"no page {bounded(path, 120)!r}: the API is POST "
+                      "/shuangkou.v1.<Service>/<Method> (docs/api.md); probes: GET /healthz, "
+                      "GET /readyz")
 
 
 def _explained(environ: WSGIEnvironment, status: str, headers: list[tuple[str, str]]
@@ -683,7 +684,8 @@ def _explained(environ: WSGIEnvironment, status: str, headers: list[tuple[str, s
                           f"{bounded(method, 20)} is not allowed for {name}: use {allow}{why}",
                           kept)
     if method == "GET":
-        encoding = urllib.parse.parse_qs(environ.get("QUERY_STRING", "")).get("encoding", [""])[0]
+        query = urllib.parse.parse_qs(environ.get("QUERY_STRING", ""))
+        encoding = query.get("encoding", [""])[0]
         return http_error(content_type, 415, Code.INVALID_ARGUMENT,
                           f"GET encoding {bounded(encoding, 40)!r} is not one this port "
                           "reads: use encoding=json or encoding=proto", kept)
