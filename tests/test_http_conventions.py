@@ -178,6 +178,58 @@ def test_the_edges_own_answers_have_bodies() -> None:
                 s.close()
 
 
+def test_an_application_failure_is_a_500_with_a_body(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Were the application to fail before answering, the answer is Connect's `internal`
+    (logged), not uvicorn's text page."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    from prometheus_client import CollectorRegistry
+
+    from shuangkou.service.config import Config
+    from shuangkou.service.metrics import Metrics
+    from shuangkou.service.server import create_handlers
+    from shuangkou.service.web import _Bridge
+
+    class Failing:
+        def __call__(self, environ: Any, start_response: Any) -> Any:
+            raise RuntimeError("a fault of ours")
+
+        def cors(self, origin: str | None) -> list[tuple[str, str]]:
+            return [("Vary", "Origin")]
+
+    metrics = Metrics(CollectorRegistry())
+    handlers = create_handlers(Config(threads=1), metrics)
+    sent: list[dict[str, Any]] = []
+
+    async def run() -> None:
+        bodies = iter([{"type": "http.request", "body": b"{}", "more_body": False}])
+        never = asyncio.Event()
+
+        async def receive() -> dict[str, Any]:
+            for message in bodies:
+                return message
+            await never.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        with ThreadPoolExecutor(1) as pool:
+            bridge = _Bridge(Failing(), pool, handlers.interceptor.admission, 1024, 0.0,
+                             metrics)
+            await bridge({"type": "http", "method": "POST",
+                          "path": f"/{SHUANGKOU}/ClassifyPlay", "query_string": b"",
+                          "headers": [(b"content-type", b"application/json")]}, receive, send)
+
+    with caplog.at_level("ERROR", logger="shuangkou.service.web"):
+        asyncio.run(run())
+    assert sent[0]["status"] == 500
+    assert json.loads(sent[1]["body"])["code"] == "internal"
+    assert "a fault of ours" in caplog.text
+
+
 def test_an_overloaded_refusal_says_when_to_retry() -> None:
     """A call refused because the server is overloaded (429) carries Retry-After; one
     refused for its size (429 too: RESOURCE_EXHAUSTED) does not — retrying it cannot help."""
