@@ -15,6 +15,7 @@ import subprocess
 import time
 import urllib.parse
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import grpc
@@ -22,6 +23,7 @@ import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, json_format, message_factory
 from grpc_health.v1 import health_pb2
 from grpc_helpers import TIMEOUT, Running, metric_value, running_server
+from test_api_lint import NPM, buf  # noqa: F401 - buf: the pinned buf, a fixture
 
 from shuangkou.service.server import REFLECTION_V1
 from shuangkou.v1 import rounds_pb2, service_connect, service_pb2
@@ -485,3 +487,23 @@ def test_grpcurl_describes_through_reflection() -> None:
         done = subprocess.run([grpcurl, "-plaintext", target, "describe",
                                REFLECTION_V1], capture_output=True, text=True, timeout=60)
         assert done.returncode == 0 and "ServerReflectionInfo" in done.stdout, done.stderr
+
+
+@pytest.mark.skipif(NPM is None or shutil.which("node") is None,
+                    reason="npm and node are needed to install buf")
+def test_buf_curl_reflects_over_v1_alone(buf: Path) -> None:  # noqa: F811 - the fixture
+    """buf curl (connect-go's reflection client) told to speak grpc.reflection.v1 only: it
+    lists the API and calls a method from what it learnt."""
+    with running_server() as srv:
+        url = f"http://127.0.0.1:{srv.port}"
+        common = [str(buf), "curl", "--protocol", "grpc", "--http2-prior-knowledge",
+                  "--reflect-protocol", "grpc-v1"]
+        done = subprocess.run([*common, "--list-methods", url], capture_output=True, text=True,
+                              timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert f"{SHUANGKOU}/ClassifyPlay" in done.stdout.split()
+        done = subprocess.run([*common, "-d", '{"play": {"cards_text": "33"}}',
+                               f"{url}/{SHUANGKOU}/ClassifyPlay"], capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout)["reading"]["kind"] == "KIND_PAIR"
