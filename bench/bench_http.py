@@ -7,7 +7,8 @@ connection (a gRPC channel, or an HTTP/1.1 keep-alive connection), over loopback
 * ClassifyPlay, the cheapest call: what each transport adds;
 * ApplyAction on a mid-round state (a live round's call): what a game server pays;
 
-for gRPC, Connect JSON (what ``curl`` sends), Connect binary and gRPC-Web (binary). Each line
+for gRPC, Connect JSON (what ``curl`` sends), Connect binary, gRPC-Web (binary) and, for
+ClassifyPlay (side-effect free), Connect GET (JSON in the query, issue 36). Each line
 prints calls/s, the server process's CPU per call (from /proc: the server's own cost, apart
 from the clients') and the ratio of calls/s to gRPC's in the same repeat; repeats interleave
 the protocols, and the medians are printed.
@@ -29,6 +30,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +47,9 @@ from shuangkou.v1 import (  # noqa: E402
     service_pb2_grpc,
 )
 
-PROTOCOLS = ("grpc", "connect-json", "connect-proto", "grpc-web")
+PROTOCOLS = ("grpc", "connect-json", "connect-proto", "grpc-web", "connect-get")
+#: The calls a Connect GET may make (idempotency_level = NO_SIDE_EFFECTS).
+GETTABLE = ("ClassifyPlay",)
 
 
 def requests() -> dict[str, tuple[str, Any]]:
@@ -81,8 +85,13 @@ def _caller(protocol: str, ports: tuple[int, int], service: str, method: str,
         rpc = getattr(stub, method)
         return lambda: rpc(request, timeout=10)
     conn = http.client.HTTPConnection("127.0.0.1", http_port, timeout=10)
-    path = f"/{service}/{method}"
-    if protocol == "connect-json":
+    path, verb = f"/{service}/{method}", "POST"
+    body: bytes | None
+    if protocol == "connect-get":
+        path += "?" + urllib.parse.urlencode(
+            {"encoding": "json", "message": json_format.MessageToJson(request, indent=None)})
+        verb, body, headers = "GET", None, {}
+    elif protocol == "connect-json":
         body, headers = json_format.MessageToJson(request).encode(), {
             "Content-Type": "application/json"}
     elif protocol == "connect-proto":
@@ -93,7 +102,7 @@ def _caller(protocol: str, ports: tuple[int, int], service: str, method: str,
         headers = {"Content-Type": "application/grpc-web+proto", "X-Grpc-Web": "1"}
 
     def call() -> None:
-        conn.request("POST", path, body, headers)
+        conn.request(verb, path, body, headers)
         resp = conn.getresponse()
         data = resp.read()
         if resp.status != 200 or (protocol == "grpc-web" and b"grpc-status:0" not in data
@@ -192,18 +201,19 @@ def main() -> None:
               f"{args.threads} threads (one connection each); {args.seconds:g} s per line; "
               f"medians of {args.repeat} interleaved repeats")
         for method in ("ClassifyPlay", "ApplyAction"):
-            rates: dict[str, list[float]] = {p: [] for p in PROTOCOLS}
-            cpus: dict[str, list[float]] = {p: [] for p in PROTOCOLS}
-            ratios: dict[str, list[float]] = {p: [] for p in PROTOCOLS}
+            protocols = [p for p in PROTOCOLS if p != "connect-get" or method in GETTABLE]
+            rates: dict[str, list[float]] = {p: [] for p in protocols}
+            cpus: dict[str, list[float]] = {p: [] for p in protocols}
+            ratios: dict[str, list[float]] = {p: [] for p in protocols}
             for _ in range(args.repeat):
-                for protocol in PROTOCOLS:
+                for protocol in protocols:
                     rate, cpu = load(proc.pid, ports, protocol, method, args.seconds,
                                      args.threads, args.clients)
                     rates[protocol].append(rate)
                     cpus[protocol].append(cpu)
-                for protocol in PROTOCOLS:
+                for protocol in protocols:
                     ratios[protocol].append(rates[protocol][-1] / rates["grpc"][-1])
-            for protocol in PROTOCOLS:
+            for protocol in protocols:
                 print(f"{method:<13} {protocol:<14} {statistics.median(rates[protocol]):>9,.0f} "
                       f"calls/s  {statistics.median(cpus[protocol]):>6,.0f} µs server CPU/call  "
                       f"{statistics.median(ratios[protocol]):.2f}x gRPC")

@@ -25,11 +25,11 @@ import types
 from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
-from typing import Any
+from typing import Any, cast
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
+from grpc_reflection.v1alpha import reflection, reflection_pb2
 
 from shuangkou.v1 import rounds_pb2, service_pb2
 
@@ -43,7 +43,8 @@ from .startup import load_house_variants, stop_signals
 from .version import version
 
 __all__ = ["create_server", "create_handlers", "Handlers", "serve", "SERVICE_NAME",
-           "HealthServicer", "set_serving", "set_service_serving"]
+           "HealthServicer", "set_serving", "set_service_serving", "enable_reflection",
+           "health_statuses"]
 
 log = logging.getLogger(__name__)
 HEALTH_SERVICE = health_pb2.DESCRIPTOR.services_by_name["Health"].full_name
@@ -66,6 +67,15 @@ class HealthServicer(health.HealthServicer):
             return health_pb2.HealthListResponse(statuses={  # type: ignore[attr-defined]
                 name: health_pb2.HealthCheckResponse(status=status)
                 for name, status in self._server_status.items()})
+
+
+def health_statuses(servicer: health.HealthServicer) -> dict[str, str]:
+    """Each service's gRPC health status by name (``""``: the server as a whole), as
+    ``Health/List`` reports them; what the HTTP port's ``/readyz`` answers from."""
+    state = cast(HealthServicer, servicer)      # grpcio's own state, ours or a plain one
+    with state._lock:
+        return {name: health_pb2.HealthCheckResponse.ServingStatus.Name(status)
+                for name, status in state._server_status.items()}
 
 
 def server_options(config: Config) -> list[tuple[str, int]]:
@@ -189,8 +199,7 @@ def create_server(config: Config, *, health_servicer: health.HealthServicer | No
         health_servicer.set(name, health_pb2.HealthCheckResponse.NOT_SERVING)
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     if config.reflection:
-        reflection.enable_server_reflection(
-            (SERVICE_NAME, ROUND_SERVICE_NAME, HEALTH_SERVICE, reflection.SERVICE_NAME), server)
+        enable_reflection((SERVICE_NAME, ROUND_SERVICE_NAME, HEALTH_SERVICE), server)
     credentials = server_credentials(config)
     try:
         port = (server.add_secure_port(config.address, credentials) if credentials
@@ -201,6 +210,53 @@ def create_server(config: Config, *, health_servicer: health.HealthServicer | No
     if port == 0:
         raise OSError(f"cannot listen on {config.address} (setting port, flag --port)")
     return server, port
+
+
+#: Server reflection's current name (current grpcurl and Postman ask for it first);
+#: grpcio-reflection 1.85, the newest, serves only v1alpha.
+REFLECTION_V1 = "grpc.reflection.v1.ServerReflection"
+
+
+def enable_reflection(service_names: tuple[str, ...], server: grpc.Server) -> None:
+    """Server reflection for ``service_names`` as ``grpc.reflection.v1`` and ``v1alpha``.
+
+    v1 is v1alpha renamed (grpc/grpc "server-reflection.md": same messages, same field
+    numbers), so grpcio's v1alpha servicer answers v1 too: its messages are the v1 messages'
+    bytes. The v1 file is added to the default descriptor pool so that reflection describes
+    itself under both names."""
+    _add_reflection_v1_file()
+    names = (*service_names, reflection.SERVICE_NAME, REFLECTION_V1)
+    reflection.enable_server_reflection(names, server)
+    servicer = reflection.ReflectionServicer(names)
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(REFLECTION_V1, {
+        "ServerReflectionInfo": grpc.stream_stream_rpc_method_handler(
+            servicer.ServerReflectionInfo,
+            request_deserializer=reflection_pb2.ServerReflectionRequest.FromString,
+            response_serializer=reflection_pb2.ServerReflectionResponse.SerializeToString)}),))
+
+
+@functools.cache
+def _add_reflection_v1_file() -> None:
+    """grpc/reflection/v1/reflection.proto in the default pool, made from v1alpha's file."""
+    from google.protobuf import descriptor_pb2, descriptor_pool
+
+    old, new = "grpc.reflection.v1alpha", "grpc.reflection.v1"
+    proto = descriptor_pb2.FileDescriptorProto()
+    reflection_pb2.DESCRIPTOR.CopyToProto(proto)
+    proto.name = "grpc/reflection/v1/reflection.proto"
+    proto.package = new
+    for message in proto.message_type:
+        for field in message.field:
+            if field.type_name:       # set only for message fields (a descriptor is proto2)
+                field.type_name = field.type_name.replace(f".{old}.", f".{new}.")
+    for method in proto.service[0].method:
+        method.input_type = method.input_type.replace(f".{old}.", f".{new}.")
+        method.output_type = method.output_type.replace(f".{old}.", f".{new}.")
+    pool = descriptor_pool.Default()
+    try:
+        pool.FindFileByName(proto.name)        # an embedder registered the real one
+    except KeyError:
+        pool.AddSerializedFile(proto.SerializeToString())
 
 
 def set_serving(health_servicer: health.HealthServicer) -> None:
@@ -250,7 +306,8 @@ def serve(config: Config, *, multiprocess: bool = False,
     web = None
     if config.http:
         from .web import create_http_server
-        web = create_http_server(config, handlers.servicers, handlers.interceptor, metrics)
+        web = create_http_server(config, handlers.servicers, handlers.interceptor, metrics,
+                                 health=functools.partial(health_statuses, health_servicer))
     # A --workers child also listens on a loopback port of its own, in plaintext, so that
     # the supervisor can health-check this process (the shared port reaches any worker).
     check_port = server.add_insecure_port("127.0.0.1:0") if report is not None else 0

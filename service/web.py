@@ -16,7 +16,13 @@ seam, so that an HTTP call is the gRPC call it stands for:
   message and detail bytes (gRPC-Web: the ``grpc-status-details-bin`` trailer as on gRPC;
   Connect JSON: ``details[].value``, with ``details[].debug`` the detail as JSON);
 * :class:`HttpApp` routes by service, answers CORS for the configured origins and counts
-  requests by protocol;
+  requests by protocol; a Connect GET (``?encoding=json&message=...``) reaches the methods
+  the protos mark ``idempotency_level = NO_SIDE_EFFECTS`` (connectrpc's, from the
+  generated code) and is answered with a Cache-Control (:func:`_policy`);
+* every error the port answers itself — a path or method it does not have, an HTTP method
+  or content type a method does not take (connectrpc's are empty), a body too large, a
+  request it cannot parse or that arrives too slowly, a connection past the cap — has a
+  body: Connect's JSON error, or a gRPC-Web trailers-only answer (:func:`http_error`);
 * :class:`_Bridge` runs each call on gRPC's handler threads (one queue bound for both ports:
   past ``max_queued_calls`` waiting calls a call is refused RESOURCE_EXHAUSTED, HTTP 429,
   counted as gRPC's), gives a call without a deadline the server's ``default_deadline``,
@@ -24,8 +30,9 @@ seam, so that an HTTP call is the gRPC call it stands for:
 * :class:`EdgeServer` is uvicorn with the limits of the open internet (:class:`EdgeLimits`:
   head and body read timeouts, a keep-alive idle timeout, a connection cap answered 503),
   each counted; :class:`Readiness` takes the service's gRPC health to NOT_SERVING while the
-  HTTP port does not answer a loopback probe. ``/metrics`` rides on the same server
-  (:mod:`shuangkou.service.exposition`).
+  HTTP port does not answer a loopback probe (its ``/healthz``); ``/healthz`` and
+  ``/readyz`` (:func:`probe`) answer load balancers that do not speak gRPC health, from the
+  event loop. ``/metrics`` rides on the same server (:mod:`shuangkou.service.exposition`).
 """
 
 from __future__ import annotations
@@ -40,10 +47,12 @@ import socket
 import sys
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent import futures
 from concurrent.futures import Executor
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import grpc
@@ -74,7 +83,8 @@ if TYPE_CHECKING:
     from .metrics import Metrics
 
 __all__ = ["CallContext", "HttpApp", "HttpServer", "create_http_server", "connect_error",
-           "schema", "PROTOCOLS", "EdgeLimits", "EdgeServer", "Readiness", "listening_socket"]
+           "schema", "PROTOCOLS", "EdgeLimits", "EdgeServer", "Readiness", "listening_socket",
+           "http_error", "raw_http_error", "probe", "PROBES"]
 
 log = logging.getLogger(__name__)
 #: The ``protocol`` label of ``shuangkou_http_requests_total``.
@@ -120,6 +130,47 @@ def schema() -> Registry:
         name_fields(proto.message_type)
         fds.file.add().CopyFrom(proto)
     return FileDescriptorSet.from_binary(fds.SerializeToString()).to_registry()
+
+
+def http_error(content_type: str, status: int, code: Code, message: str,
+               headers: Sequence[tuple[str, str]] = (), *, in_band: bool = False
+               ) -> tuple[str, list[tuple[str, str]], bytes]:
+    """An error the HTTP port answers itself (no handler ran), in the request's protocol
+    (docs/api.md "Over HTTP", the port's own errors): ``(status line, headers, body)``.
+
+    Connect (and anything else): the HTTP ``status`` and Connect's JSON error body
+    ``{"code", "message"}`` (connectrpc.com/docs/protocol, a unary error), so that
+    no answer of this port is an empty page. gRPC-Web: a trailers-only answer, HTTP 200
+    with ``grpc-status`` and ``grpc-message`` (what its clients read). A Connect streaming
+    request refused ``in_band`` (its route was found: an envelope or body it cannot take)
+    gets its end-of-stream message, as the protocol ends a stream. Never cached: a 404 or
+    405 is cacheable by default (RFC 9111 4.2.2), and each of these is about one request."""
+    common = [("Cache-Control", "no-store"), *headers]
+    if content_type.startswith("application/grpc-web"):
+        return "200 OK", [("Content-Type", content_type.split(";")[0]),
+                          ("Grpc-Status", str(_GRPC_CODES[code].value[0])),
+                          ("Grpc-Message", urllib.parse.quote(message, safe="")), *common], b""
+    error = {"code": code.value, "message": message}
+    if in_band and content_type.startswith("application/connect+"):
+        end = orjson.dumps({"error": error})
+        return "200 OK", [("Content-Type", content_type.split(";")[0]), *common], (
+            b"\x02" + len(end).to_bytes(4, "big") + end)
+    return (f"{status} {_REASONS.get(status) or HTTPStatus(status).phrase}",
+            [("Content-Type", "application/json"), *common], orjson.dumps(error))
+
+
+#: Reason phrases outside http.HTTPStatus.
+_REASONS = {499: "Client Closed Request"}
+
+
+def raw_http_error(status: int, code: Code, message: str,
+                   headers: Sequence[tuple[str, str]] = ()) -> bytes:
+    """:func:`http_error` as the bytes of a whole HTTP/1.1 response that closes the
+    connection: for what the edge writes to a connection before any request is parsed."""
+    line, fields, body = http_error("", status, code, message, headers)
+    head = "".join(f"{k}: {v}\r\n" for k, v in [
+        *fields, ("Connection", "close"), ("Content-Length", str(len(body)))])
+    return f"HTTP/1.1 {line}\r\n{head}\r\n".encode("latin-1") + body
 
 
 class _Detail(ErrorDetail):
@@ -371,6 +422,11 @@ def _protocol(content_type: str) -> str:
     return "other"
 
 
+#: The paths a Connect GET may call: the methods the protos mark side-effect free.
+_GETTABLE = frozenset(
+    f"/{service.full_name}/{method.name}" for file in (service_pb2, rounds_pb2)
+    for service in file.DESCRIPTOR.services_by_name.values() for method in service.methods
+    if method.GetOptions().idempotency_level == descriptor_pb2.MethodOptions.NO_SIDE_EFFECTS)
 #: What a browser page may send and read (Connect and gRPC-Web, connectrpc.com "CORS").
 _ALLOW_HEADERS = ("content-type", "connect-protocol-version", "connect-timeout-ms",
                   "grpc-timeout", "x-grpc-web", "x-user-agent", "connect-content-encoding",
@@ -415,20 +471,6 @@ def _compressed_without_encoding(environ: WSGIEnvironment, content_type: str) ->
     return bool(first) and bool(first[0] & 1)
 
 
-def _refuse_envelope(content_type: str, start_response: StartResponse,
-                     cors: list[tuple[str, str]]) -> list[bytes]:
-    """INVALID_ARGUMENT for a malformed envelope, in the protocol the client speaks: a
-    gRPC-Web trailers-only answer, or a Connect end-of-stream message."""
-    if content_type.startswith("application/grpc-web"):
-        start_response("200 OK", [("Content-Type", content_type), ("Grpc-Status", "3"),
-                                  ("Grpc-Message", _UNCOMPRESSED),
-                                  *cors])
-        return []
-    end = orjson.dumps({"error": {"code": "invalid_argument", "message": _UNCOMPRESSED}})
-    start_response("200 OK", [("Content-Type", content_type), *cors])
-    return [b"\x02" + len(end).to_bytes(4, "big") + end]
-
-
 class _Tracked:
     """A response body that counts as in flight until the server closes it."""
 
@@ -469,9 +511,12 @@ class HttpApp:
         self.in_flight = 0
 
     def _cors(self, environ: WSGIEnvironment) -> list[tuple[str, str]]:
+        return self.cors(environ.get("HTTP_ORIGIN"))
+
+    def cors(self, origin: str | None) -> list[tuple[str, str]]:
+        """The CORS headers of an answer to a request from ``origin``."""
         # Every answer varies by Origin (a cache must not hand one origin's answer to
         # another), whether or not this one is allowed.
-        origin = environ.get("HTTP_ORIGIN")
         if not origin or not (self._any_origin or origin in self._origins):
             return [_VARY]
         return [("Access-Control-Allow-Origin", origin), _VARY,
@@ -480,28 +525,35 @@ class HttpApp:
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse
                  ) -> Iterable[bytes]:
         cors = self._cors(environ)
-        if environ["REQUEST_METHOD"] == "OPTIONS":
+        method = environ["REQUEST_METHOD"]
+        if method == "OPTIONS":
             return self._preflight(environ, cors, start_response)
         path = environ.get("PATH_INFO", "")
+        content_type = environ.get("CONTENT_TYPE", "")
         app = self._apps.get(path[:path.rfind("/")]) if path.count("/") == 2 else None
         if app is None:
-            start_response("404 Not Found", [("Content-Type", "text/plain"), *cors])
-            return [b"no such method: POST /shuangkou.v1.<Service>/<Method>\n"]
-        content_type = environ.get("CONTENT_TYPE", "")
-        protocol = _protocol(content_type)
+            return _refuse(start_response, cors, *_no_route(path, content_type))
+        # a Connect GET names no content type: its encoding is in the query
+        protocol = "connect" if method == "GET" else _protocol(content_type)
         self._requests[protocol].inc()
         if protocol == "grpc":
             # gRPC needs HTTP/2 and trailers, which this port does not speak: the client
             # is told so (the gRPC spec's 415), not answered by a failing handler.
-            start_response("415 Unsupported Media Type", [
-                ("Content-Type", "text/plain"), ("Accept-Post", _ACCEPT_POST), *cors])
-            return [b"application/grpc needs HTTP/2: call the gRPC port; this port speaks "
-                    b"Connect and gRPC-Web\n"]
+            return _refuse(start_response, cors, *http_error(
+                content_type, 415, Code.UNIMPLEMENTED, "application/grpc needs HTTP/2: call "
+                "the gRPC port; this port speaks Connect and gRPC-Web",
+                [("Accept-Post", _ACCEPT_POST)]))
         if _compressed_without_encoding(environ, content_type):
-            return _refuse_envelope(content_type, start_response, cors)
+            return _refuse(start_response, cors, *http_error(
+                content_type, 400, Code.INVALID_ARGUMENT, _UNCOMPRESSED, in_band=True))
+        bare: list[tuple[str, list[tuple[str, str]]]] = []
 
         def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
-            return start_response(status, headers + cors, exc_info)
+            if status[:3] in _BARE and not any(k.lower() == "content-type" for k, _ in headers):
+                bare.append((status, headers))    # connectrpc's empty 404/405/415: below
+                return _discard
+            return start_response(status, [*headers, *cors, *_policy(method, path, status)],
+                                  exc_info)
 
         with self._lock:
             self.in_flight += 1
@@ -510,6 +562,10 @@ class HttpApp:
         except BaseException:
             self._done()
             raise
+        if bare:
+            getattr(body, "close", lambda: None)()
+            self._done()
+            return _refuse(start_response, cors, *_explained(environ, *bare[0]))
         return _Tracked(body, self._done)
 
     def _done(self) -> None:
@@ -530,15 +586,113 @@ class HttpApp:
     def _preflight(environ: WSGIEnvironment, cors: list[tuple[str, str]],
                    start_response: StartResponse) -> Iterable[bytes]:
         if len(cors) < 2:                    # Vary alone: the origin is not allowed
-            start_response("403 Forbidden", [("Content-Type", "text/plain"), *cors])
-            return [b"origin not allowed (setting http_cors_origins)\n"]
+            return _refuse(start_response, cors, *http_error(
+                "", 403, Code.PERMISSION_DENIED,
+                "origin not allowed (setting http_cors_origins)"))
         asked = [h.strip().lower() for h in
                  environ.get("HTTP_ACCESS_CONTROL_REQUEST_HEADERS", "").split(",") if h.strip()]
+        # GET only where it is true: the side-effect-free methods (the others answer it 405)
+        methods = "GET, POST" if environ.get("PATH_INFO", "") in _GETTABLE else "POST"
         start_response("204 No Content", [
-            *cors, ("Access-Control-Allow-Methods", "POST"),
+            *cors, ("Access-Control-Allow-Methods", methods),
             ("Access-Control-Allow-Headers", ", ".join(h for h in asked if h in _ALLOW_HEADERS)),
             ("Access-Control-Max-Age", "7200")])
         return []
+
+
+# ----------------------------------------------------------------------------- HTTP's conventions
+
+#: The statuses connectrpc answers with an empty body (its HTTPError): given one here.
+_BARE = ("404", "405", "415")
+#: Cache-Control of a Connect GET's answer, by method (docs/decisions.md "HTTP's
+#: conventions"): a rules query or a variant is a pure function of the request and of the
+#: server's rule sets, which change only with a deployment (house variants), so a few
+#: minutes; server info describes the process that answers, so a cache must ask each time.
+_CACHE_CONTROL = {"GetServerInfo": "no-cache"}
+_CACHE_DEFAULT = "public, max-age=300"
+_RETRY_AFTER = ("Retry-After", "1")
+
+
+def _discard(data: bytes) -> None:
+    """The WSGI ``write`` of an answer replaced by :func:`_explained`."""
+
+
+def _refuse(start_response: StartResponse, cors: list[tuple[str, str]], status: str,
+            headers: list[tuple[str, str]], body: bytes) -> list[bytes]:
+    start_response(status, [*headers, *cors])
+    return [body]
+
+
+def _policy(method: str, path: str, status: str) -> list[tuple[str, str]]:
+    """The headers HTTP's conventions add to a handler's answer: Cache-Control for a Connect
+    GET (its answer is cacheable; an error is not), and Retry-After for a call refused
+    because the server is overloaded (HTTP 429; a request too large is refused 429 too,
+    and retrying it would not help)."""
+    if status.startswith("429"):
+        call = getattr(_current, "call", None)
+        return [_RETRY_AFTER] if call is not None and call.overloaded else []
+    if method != "GET":
+        return []
+    if not status.startswith("200"):
+        return [("Cache-Control", "no-store")]
+    return [("Cache-Control", _CACHE_CONTROL.get(path[path.rfind("/") + 1:], _CACHE_DEFAULT))]
+
+
+_METHOD_PATH = re.compile(r"/[A-Za-z_][\w.]*\.[A-Za-z_]\w*/[A-Za-z_]\w*")
+_SERVICES = ("shuangkou.v1.ShuangkouService", "shuangkou.v1.RoundService")
+
+
+def _no_route(path: str, content_type: str) -> tuple[str, list[tuple[str, str]], bytes]:
+    """404 for a path that names no service of this port: UNIMPLEMENTED for what has the
+    shape of a method (as on gRPC, and what a Connect client reads from a bare 404),
+    NOT_FOUND for any other page."""
+    from .errors import bounded
+
+    if _METHOD_PATH.fullmatch(path):
+        service = bounded(path[1:path.rfind("/")], 80)
+        return http_error(content_type, 404, Code.UNIMPLEMENTED,
+                          f"no service {service!r} here: the services are "
+                          f"{' and '.join(_SERVICES)} (POST /<service>/<method>)")
+    return http_error(content_type, 404, Code.NOT_FOUND,
+                      f"no page {bounded(path, 120)!r}: the API is POST "
+                      "/shuangkou.v1.<Service>/<Method> (docs/api.md); probes: GET /healthz, "
+                      "GET /readyz")
+
+
+def _explained(environ: WSGIEnvironment, status: str, headers: list[tuple[str, str]]
+               ) -> tuple[str, list[tuple[str, str]], bytes]:
+    """connectrpc's empty 404 (no such method in a service), 405 (an HTTP method the RPC
+    does not take) or 415 (a content type or GET encoding it does not read), with a body
+    that says what to send instead; its Allow and Accept-Post headers are kept."""
+    from .errors import bounded
+
+    path, method = environ.get("PATH_INFO", ""), environ["REQUEST_METHOD"]
+    content_type = environ.get("CONTENT_TYPE", "")
+    service, name = path[1:].split("/")
+    kept = [(k.title(), v) for k, v in headers if k.lower() in ("allow", "accept-post")]
+    if status.startswith("404"):
+        methods = [m.name for m in
+                   descriptor_pool.Default().FindServiceByName(service).methods]
+        return http_error(content_type, 404, Code.UNIMPLEMENTED,
+                          f"{service} has no method {bounded(name, 80)!r}; its methods: "
+                          f"{', '.join(methods)}")
+    if status.startswith("405"):
+        allow = dict(kept).get("Allow", "POST")
+        why = (" (Connect GET serves the side-effect-free methods only: docs/api.md "
+               '"HTTP GET")' if method == "GET" else "")
+        return http_error(content_type, 405, Code.UNIMPLEMENTED,
+                          f"{bounded(method, 20)} is not allowed for {name}: use {allow}{why}",
+                          kept)
+    if method == "GET":
+        query = urllib.parse.parse_qs(environ.get("QUERY_STRING", ""))
+        encoding = query.get("encoding", [""])[0]
+        return http_error(content_type, 415, Code.INVALID_ARGUMENT,
+                          f"GET encoding {bounded(encoding, 40)!r} is not one this port "
+                          "reads: use encoding=json or encoding=proto", kept)
+    return http_error(content_type, 415, Code.INVALID_ARGUMENT,
+                      f"content type {bounded(content_type, 80) or '(none)'!r} is not one "
+                      f"this port reads ({dict(kept).get('Accept-Post', _ACCEPT_POST)}); with "
+                      "curl, add -H 'Content-Type: application/json'", kept)
 
 
 # ----------------------------------------------------------------------------- the server
@@ -576,12 +730,12 @@ class _Call:
 
 
 _current = threading.local()
-_BUSY = (b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nRetry-After: 1\r\n"
-         b"Connection: close\r\nContent-Length: 66\r\n\r\n"
-         b"the server holds its limit of connections (http_max_connections)\n")
-_SLOW = (b"HTTP/1.1 408 Request Timeout\r\nContent-Type: text/plain\r\nConnection: close\r\n"
-         b"Content-Length: 41\r\n\r\nthe request did not arrive in time; retry\n")
-_TOO_LARGE = b"request body over http_max_request_bytes\n"
+_BUSY = raw_http_error(503, Code.UNAVAILABLE, "the server holds its limit of connections "
+                       "(http_max_connections); retry", [_RETRY_AFTER])
+_MALFORMED = raw_http_error(400, Code.INVALID_ARGUMENT, "not an HTTP/1.1 request this port "
+                            "can read")
+_SLOW = raw_http_error(408, Code.DEADLINE_EXCEEDED, "the request did not arrive in time "
+                       "(http_header_timeout, http_body_timeout); retry")
 _GONE = b"(the client hung up)"          # what _Bridge._body reads of a client gone
 #: Chunks of an answer held before it is streamed: a unary gRPC-Web answer is two (the
 #: message, the trailers) and goes whole.
@@ -666,6 +820,11 @@ def _protocol_class(limits: EdgeLimits) -> type[Any]:
         def on_message_complete(self) -> None:
             super().on_message_complete()
             self._disarm()
+
+        def send_400_response(self, msg: str) -> None:
+            # what the parser cannot read (uvicorn logs it; its own answer is a text page)
+            self.transport.write(_MALFORMED)
+            self.transport.close()
 
         def timeout_keep_alive_handler(self) -> None:
             if not self.transport.is_closing() and "idle" in timeouts:
@@ -769,33 +928,66 @@ class _Bridge:
     hanging up meanwhile (the call's context then reports it gone)."""
 
     def __init__(self, app: HttpApp, pool: Executor, admission: Admission, max_body: int,
-                 default_deadline: float, metrics: Metrics) -> None:
+                 default_deadline: float, metrics: Metrics,
+                 health: Callable[[], Mapping[str, str]] | None = None) -> None:
         self._app, self._pool, self._admission = app, pool, admission
         self._max_body, self._default = max_body, default_deadline
         self._disconnects = metrics.http_disconnects
+        self._health = health
 
     async def __call__(self, scope: dict[str, Any], receive: Callable[[], Any],
                        send: Callable[[Any], Any]) -> None:
         if scope["type"] != "http":
+            return
+        if scope["path"] in PROBES:     # on the event loop: answers while every thread works
+            await _answer(send, *probe(scope["path"], scope["method"], self._health))
             return
         body = await self._body(scope, receive)
         if body is _GONE:                        # hung up before its body was in
             self._disconnects.inc()
             return
         if body is None:
-            await _answer(send, 413, [(b"content-type", b"text/plain"), (b"connection", b"close")],
-                          _TOO_LARGE)
+            await self._refuse(scope, send, 413, Code.RESOURCE_EXHAUSTED,
+                               f"request body over http_max_request_bytes "
+                               f"({self._max_body:,} bytes)")
             return
         loop = asyncio.get_running_loop()
         overloaded = self._admission.overloaded()
         call = _Call(time.monotonic() + self._default if self._default else None, overloaded,
                      _peer(scope))
         watch = loop.create_task(_watch(receive, call))
+        started = False
+
+        async def sending(message: Any) -> None:
+            nonlocal started
+            started = True
+            await send(message)
         try:      # the watch and the duplicate socket last as long as the answer does
-            await self._answer(scope, body, call, loop, send)
+            await self._answer(scope, body, call, loop, sending)
+        except Exception:
+            if started:
+                raise
+            # uvicorn's own answer would be a bare "Internal Server Error" page
+            log.exception("HTTP %s %s failed", scope["method"], scope["path"])
+            await self._refuse(scope, send, 500, Code.INTERNAL,
+                               "the server failed this call (its log says why)")
         finally:
             watch.cancel()
             call.close()
+
+    async def _refuse(self, scope: dict[str, Any], send: Callable[[Any], Any], status: int,
+                      code: Code, message: str) -> None:
+        """:func:`http_error` from the event loop (the request not read whole, or the
+        application failed): in the request's protocol, with its CORS headers, and the
+        connection closed after it."""
+        headers = dict(scope["headers"])
+        origin = headers.get(b"origin")
+        line, fields, body = http_error(
+            headers.get(b"content-type", b"").decode("latin-1"), status, code, message,
+            self._app.cors(origin.decode("latin-1") if origin else None), in_band=True)
+        await _answer(send, int(line[:3]), [
+            *((k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in fields),
+            (b"connection", b"close")], body)
 
     async def _answer(self, scope: dict[str, Any], body: bytes, call: _Call,
                       loop: asyncio.AbstractEventLoop, send: Callable[[Any], Any]) -> None:
@@ -976,11 +1168,13 @@ class HttpServer:
 
 def create_http_server(config: Config, servicers: Mapping[str, Any],
                        interceptor: MetricsInterceptor, metrics: Metrics,
-                       pool: Executor | None = None) -> HttpServer:
+                       pool: Executor | None = None, *,
+                       health: Callable[[], Mapping[str, str]] | None = None) -> HttpServer:
     """The HTTP port of ``config`` serving ``servicers`` (``{"shuangkou": ..., "rounds":
     ...}``, the instances gRPC serves) through ``interceptor``, on ``pool`` (gRPC's handler
     threads, so that one queue bound holds for both ports; its own when None); bound, not
-    yet started."""
+    yet started. ``health``: the gRPC health statuses by service, for ``/readyz``
+    (:func:`shuangkou.service.server.health_statuses`)."""
     admission = interceptor.admission
     codecs = [_Codec(admission, json=False), _Codec(admission, json=True)]
     # connectrpc refuses a message over twice the limit itself (as gRPC's transport does);
@@ -1001,7 +1195,7 @@ def create_http_server(config: Config, servicers: Mapping[str, Any],
         pool = admission.pool or futures.ThreadPoolExecutor(config.threads,
                                                             thread_name_prefix="http")
     bridge = _Bridge(app, pool, admission, config.http_max_request_bytes,
-                     config.default_deadline, metrics)
+                     config.default_deadline, metrics, health)
     try:
         sock = listening_socket(config.http_host, config.http_port,
                                 reuse_port=config.reuse_port or config.workers > 1)
@@ -1010,6 +1204,34 @@ def create_http_server(config: Config, servicers: Mapping[str, Any],
                       "http_port, flag --http-port; --no-http disables HTTP)") from None
     return HttpServer(app, EdgeServer(bridge, sock, EdgeLimits.of(config, metrics),
                                       grace=config.grace))
+
+
+# ----------------------------------------------------------------------------- health over HTTP
+
+#: The probes of the HTTP port (docs/operations.md "Health over HTTP"), for load balancers
+#: and orchestrators that do not speak gRPC health.
+PROBES = ("/healthz", "/readyz")
+_PROBE_HEADERS = [(b"content-type", b"application/json"), (b"cache-control", b"no-store")]
+
+
+def probe(path: str, method: str, health: Callable[[], Mapping[str, str]] | None
+          ) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    """The answer to a probe: ``/healthz`` (liveness) 200 whenever the process answers;
+    ``/readyz`` 200 when every service's gRPC health (``health()``, the statuses by service
+    name, ``""`` the server as a whole) is SERVING, else 503 — the state gRPC health
+    clients see, NOT_SERVING while draining or while the HTTP port fails its loopback
+    probe (:class:`Readiness`). Without ``health`` (an embedder's server) ready is live.
+    Not counted in ``shuangkou_http_requests_total``, which counts API calls by protocol."""
+    if method not in ("GET", "HEAD"):
+        line, fields, body = http_error("", 405, Code.UNIMPLEMENTED,
+                                        f"{path} answers GET (or HEAD)", [("Allow", "GET, HEAD")])
+        return int(line[:3]), [(k.lower().encode(), v.encode()) for k, v in fields], body
+    if path == "/healthz" or health is None:
+        return 200, _PROBE_HEADERS, b'{"status":"SERVING"}'
+    services = dict(health())
+    ready = bool(services) and all(s == "SERVING" for s in services.values())
+    return (200 if ready else 503), _PROBE_HEADERS, orjson.dumps(
+        {"status": "SERVING" if ready else "NOT_SERVING", "services": services})
 
 
 # ----------------------------------------------------------------------------- readiness
@@ -1041,7 +1263,7 @@ class Readiness:
 
         conn = http.client.HTTPConnection(self._host, self._port, timeout=1.0)
         try:
-            conn.request("GET", "/ready")
+            conn.request("GET", "/healthz")     # not /readyz: that answers from this state
             return conn.getresponse().status != 503
         except (OSError, http.client.HTTPException):
             return False

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import functools
 import os
 import random
 import re
@@ -66,7 +67,7 @@ class Running:
 def running_server(*, http: bool = False, **settings: object) -> Iterator[Running]:
     """An in-process server on 127.0.0.1 (any free port) with its own metrics registry;
     ``http``: the HTTP port too (any free port), serving the same handlers."""
-    from shuangkou.service.server import create_handlers
+    from shuangkou.service.server import create_handlers, health_statuses
     from shuangkou.service.web import create_http_server
 
     config = Config(**{"host": "127.0.0.1", "port": 0, "metrics_port": 0, "threads": 4,
@@ -76,7 +77,8 @@ def running_server(*, http: bool = False, **settings: object) -> Iterator[Runnin
     health_servicer = health.HealthServicer()
     handlers = create_handlers(config, metrics)
     server, port = create_server(config, health_servicer=health_servicer, handlers=handlers)
-    web = (create_http_server(config, handlers.servicers, handlers.interceptor, metrics)
+    web = (create_http_server(config, handlers.servicers, handlers.interceptor, metrics,
+                              health=functools.partial(health_statuses, health_servicer))
            if http else None)
     server.start()
     if web is not None:

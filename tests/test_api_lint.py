@@ -87,7 +87,8 @@ def test_a_renamed_field_is_a_breaking_change(buf: Path, workspace: Path) -> Non
 
 def test_a_removed_rpc_is_a_breaking_change(buf: Path, workspace: Path) -> None:
     _edit(workspace, "service.proto",
-          "  rpc GetServerInfo(GetServerInfoRequest) returns (GetServerInfoResponse);\n", "")
+          "  rpc GetServerInfo(GetServerInfoRequest) returns (GetServerInfoResponse) {\n"
+          "    option idempotency_level = NO_SIDE_EFFECTS;\n  }\n", "")
     done = run(buf, "breaking", "protos", "--against", str(IMAGE), cwd=workspace)
     assert done.returncode != 0 and "GetServerInfo" in done.stdout, done.stdout + done.stderr
 
