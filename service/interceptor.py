@@ -150,7 +150,7 @@ class MetricsInterceptor(grpc.ServerInterceptor):
             elif access is not None:
                 received, sent = sizes or (0, 0)
                 access.call(full_method, "grpc", code, seconds, context.peer(), received, sent,
-                            **({"trace_id": trace} if trace else {}))
+                            trace_id=trace)
 
         def rejected(reason: str) -> None:
             m.rejected.labels(*labels, reason).inc()

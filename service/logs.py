@@ -131,12 +131,13 @@ class AccessLog:
         self.log = logger or logging.getLogger(ACCESS_LOGGER)
 
     def call(self, method: str, protocol: str, code: str, seconds: float, peer: str,
-             received: int, sent: int, *, failed: bool | None = None,
+             received: int, sent: int, *, failed: bool | None = None, trace_id: str = "",
              **fields: Any) -> None:
         """One call's line (or its place in the count of those left out): ``method`` the
         RPC (``/service/Method``) or HTTP path, ``code`` its gRPC status code name (HTTP
         answers the server gave without a call: empty, with ``status`` among ``fields``),
-        ``received`` and ``sent`` the bytes of its messages or HTTP bodies."""
+        ``received`` and ``sent`` the bytes of its messages or HTTP bodies, ``trace_id``
+        its trace when tracing is on."""
         if failed is None:
             failed = code != "OK"
         now = self._clock()
@@ -156,6 +157,8 @@ class AccessLog:
         if summary is not None:
             self._say_left_out(*summary)
         if kept:
+            if trace_id:
+                fields["trace_id"] = trace_id
             duration_ms = round(seconds * 1e3, 3)
             self.log.info("%s %s %s %s %.3f ms, peer %s, %d B in, %d B out", fields.get(
                 "http_method", "RPC"), method, protocol, code or fields.get("status", "-"),

@@ -49,6 +49,7 @@ class _State:
 
     tracer: Any = None
     provider: Any = None
+    owned = False            # the provider is ours to shut down (from_config made it)
     propagator: Any = None
     api: Any = None          # opentelemetry.trace
     context: Any = None      # opentelemetry.context
@@ -72,14 +73,16 @@ def enable(provider: Any) -> None:
 
     _state.api, _state.context, _state.status = trace, context, status
     _state.propagator = TraceContextTextMapPropagator()
-    _state.provider = provider
+    _state.provider, _state.owned = provider, False
     _state.tracer = provider.get_tracer("shuangkou.service", version())
 
 
 def disable() -> None:
     """Stop tracing; the provider is shut down (its spans exported) when it was ours."""
-    provider, _state.tracer, _state.provider = _state.provider, None, None
-    if provider is not None and getattr(provider, "_shuangkou_owned", False):
+    provider, owned = _state.provider, _state.owned
+    _state.tracer = _state.provider = None
+    _state.owned = False
+    if provider is not None and owned:
         provider.shutdown()
 
 
@@ -106,8 +109,8 @@ def from_config(config: Config) -> bool:
     # The batch processor's queue is bounded (2,048 spans by default, the rest dropped):
     # an unreachable collector costs memory no more than that.
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-    provider._shuangkou_owned = True
     enable(provider)
+    _state.owned = True
     return True
 
 

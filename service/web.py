@@ -969,12 +969,11 @@ class _Seen:
         call: _Call | None = scope.get("shuangkou.call")
         code = call.code if call is not None else ""
         client = scope.get("client") or ("", 0)
-        fields: dict[str, Any] = {"http_method": scope["method"], "status": self.status}
-        if call is not None and call.trace_id:
-            fields["trace_id"] = call.trace_id
         access.call(bounded(scope["path"], 256), protocol, code, seconds,
                     f"{client[0]}:{client[1]}" if client[0] else "", self.received, self.sent,
-                    failed=code != "OK" if code else self.status >= 400, **fields)
+                    failed=code != "OK" if code else self.status >= 400,
+                    trace_id=call.trace_id if call is not None else "",
+                    http_method=scope["method"], status=self.status)
 
 
 def _peer(scope: dict[str, Any]) -> socket.socket | None:

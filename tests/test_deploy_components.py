@@ -259,8 +259,8 @@ def test_monitors_scrape_the_metrics_port_as_the_alerts_job(
     jobs = [r["replacement"] for r in endpoint.get("relabelings", [])
             if r.get("targetLabel") == "job"]
     assert jobs == [_alerts_job()]
-    for monitor in (monitor, pod_monitor):
-        (endpoint,) = monitor["spec"].get("endpoints") or monitor["spec"]["podMetricsEndpoints"]
+    for each in (monitor, pod_monitor):
+        (endpoint,) = each["spec"].get("endpoints") or each["spec"]["podMetricsEndpoints"]
         assert endpoint["path"] == of_kind(base, "Deployment")["spec"]["template"][
             "metadata"]["annotations"]["prometheus.io/path"]
 

@@ -7,6 +7,7 @@ while tracing is off."""
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 import urllib.request
@@ -132,6 +133,21 @@ def test_a_search_is_a_child_span_of_its_call(spans: InMemorySpanExporter) -> No
     assert search.attributes["shuangkou.budget.rollouts"] == 40
     assert search.attributes["shuangkou.search.rollouts"] > 0
     assert plain.context.trace_id != searched.context.trace_id
+
+
+def test_access_lines_name_the_trace(spans: InMemorySpanExporter,
+                                     caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="shuangkou.access")
+    with running_server(http=True, access_log=100) as s:
+        s.stub.ClassifyPlay(classify("7777 BJ"), timeout=10,
+                            metadata=(("traceparent", TRACEPARENT),))
+        with urllib.request.urlopen(urllib.request.Request(
+                f"{s.http_url}/{CLASSIFY}", b'{"play": {"cardsText": "7777"}}',
+                {"Content-Type": "application/json", "traceparent": TRACEPARENT}),
+                timeout=10) as answer:
+            assert answer.status == 200
+    lines = [r for r in caplog.records if getattr(r, "access", False)]
+    assert [(r.protocol, r.trace_id) for r in lines] == [("grpc", TRACE), ("connect", TRACE)]
 
 
 def test_health_checks_are_not_traced(spans: InMemorySpanExporter) -> None:
