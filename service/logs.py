@@ -41,9 +41,10 @@ __all__ = ["LOG_FORMATS", "TEXT_FORMAT", "TextFormatter", "JsonFormatter", "form
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s"
 ACCESS_LOGGER = "shuangkou.access"
 
-#: What every LogRecord carries: the rest of its attributes are the fields given by ``extra=``.
+#: What every LogRecord carries: the rest of its attributes are the fields given by ``extra=``
+#: (uvicorn's ``color_message``, the message with terminal colours, is no field of ours).
 _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
-    "message", "asctime", "taskName"}
+    "message", "asctime", "taskName", "color_message"}
 
 
 class TextFormatter(logging.Formatter):

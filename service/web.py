@@ -930,6 +930,9 @@ class _Bridge:
             _current.call = None
 
 
+#: Probes' paths, given no access line (as gRPC health checks get none): the loopback probe
+#: of :class:`Readiness`, and the HTTP health endpoints a load balancer polls.
+_PROBES = frozenset({"/ready", "/healthz", "/readyz"})
 #: The access line's protocol by :func:`_protocol`'s metric label.
 _ACCESS_PROTOCOLS = {"connect": "connect", "grpc_web": "grpc-web", "grpc": "grpc",
                      "other": "http"}
@@ -959,6 +962,9 @@ class _Seen:
 
     def log(self, access: AccessLog, scope: dict[str, Any], seconds: float) -> None:
         from .errors import bounded
+
+        if scope["method"] == "GET" and scope["path"] in _PROBES:
+            return
 
         headers = dict(scope["headers"])
         protocol = _ACCESS_PROTOCOLS[_protocol(headers.get(b"content-type", b"").decode(
