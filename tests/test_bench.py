@@ -111,6 +111,7 @@ CASES = [
          (r"^plain\s+[\d,]+ calls/s\s+[\d,]+ µs server CPU/call\s+1\.00x plain",
           r"^access, all kept\s+[\d,]+ calls/s", r"^access, bucket full\s+[\d,]+ calls/s",
           r"^tracing\s+[\d,]+ calls/s", r"^tracing: the collector received [\d,]+ spans",
+          r"^AccessLog.call: [\d.]+ µs a line the bucket refuses, [\d.]+ µs a line written",
           r"^serve start-up: .* opentelemetry modules loaded with tracing off: 0$"),
          timeout=120),
     Case("bench_http.py", ("--seconds", "0.3", "--repeat", "1", "--clients", "1",
