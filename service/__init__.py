@@ -12,6 +12,8 @@
 * operations: :mod:`~shuangkou.service.metrics` (the counters),
   :mod:`~shuangkou.service.interceptor` (every call counted and admitted),
   :mod:`~shuangkou.service.exposition` (the ``/metrics`` endpoint),
+  :mod:`~shuangkou.service.logs` (text or JSON lines, the access log),
+  :mod:`~shuangkou.service.tracing` (OpenTelemetry spans, opt-in),
   :mod:`~shuangkou.service.version` (which build answers);
 * commands: :mod:`~shuangkou.service.commands` (one-off questions) and
   :mod:`~shuangkou.service.client` (their ``--server`` adapter);

@@ -22,8 +22,6 @@ if TYPE_CHECKING:   # the subcommands start without the server's modules (issue 
 
 __all__ = ["main", "run", "worker_main", "COMMANDS"]
 
-LOG_FORMAT = "%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s"
-
 #: Subcommands implemented elsewhere: name -> (module, function taking argv, one-line help).
 #: The function parses its own arguments and returns the exit status. Add a command with one
 #: line here.
@@ -37,10 +35,14 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
 }
 
 
-def _configure_logging(level: str) -> None:
+def _configure_logging(config: Config) -> None:
     import logging  # here, not at the top: the one-off commands start without it
 
-    logging.basicConfig(level=level, format=LOG_FORMAT, stream=sys.stderr, force=True)
+    from .logs import formatter
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(formatter(config.log_format))
+    logging.basicConfig(level=config.log_level, handlers=[handler], force=True)
 
 
 def _exit_now(status: int) -> None:
@@ -56,7 +58,7 @@ def _exit_now(status: int) -> None:
 
 def worker_main(config: Config, report: Connection | None = None) -> int:
     """Entry point of a ``--workers`` child process (spawned; must be importable)."""
-    _configure_logging(config.log_level)
+    _configure_logging(config)
     from .server import serve
 
     _exit_now(serve(config, multiprocess=True, report=report))
@@ -122,8 +124,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         config = load_config(args)
     except ConfigError as exc:
         parser.exit(2, f"shuangkou serve: {exc}\n")
-    _configure_logging(config.log_level)
+    _configure_logging(config)
     from shuangkou.core.errors import VariantError
+
+    if config.tracing:      # refused before anything starts, not in each worker
+        from .tracing import require
+
+        try:
+            require()
+        except ConfigError as exc:
+            parser.exit(2, f"shuangkou serve: {exc}\n")
 
     try:
         status = run(config)

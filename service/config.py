@@ -22,6 +22,7 @@ __all__ = ["Config", "ConfigError", "load_config", "load_state_keys", "add_argum
 
 ENV_PREFIX = "SHUANGKOU_"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+LOG_FORMATS = ("text", "json")     # service/logs.py's formatters
 
 
 class ConfigError(ValueError):
@@ -68,6 +69,9 @@ class Config:
     max_batch: int = 100_000
     enumeration_cap: int = 10_000
     log_level: str = "INFO"
+    log_format: str = "text"
+    access_log: int = 0
+    tracing: bool = False
 
     def __post_init__(self) -> None:
         ranges: dict[str, tuple[float, float]] = {
@@ -82,6 +86,7 @@ class Config:
             "max_connection_idle": (0, 86400), "max_connection_age": (0, 86400 * 30),
             "worker_check_interval": (0.1, 600), "max_message_bytes": (1024, 2**31 - 1),
             "max_cards": (1, 4096), "max_batch": (1, 10**7), "enumeration_cap": (1, 10**7),
+            "access_log": (0, 10**6),
         }
         for name, (lo, hi) in ranges.items():
             value = getattr(self, name)
@@ -90,6 +95,9 @@ class Config:
         if self.log_level not in LOG_LEVELS:
             raise ConfigError(f"setting 'log_level' must be one of {', '.join(LOG_LEVELS)}; "
                               f"got {self.log_level!r}")
+        if self.log_format not in LOG_FORMATS:
+            raise ConfigError(f"setting 'log_format' must be one of {', '.join(LOG_FORMATS)}; "
+                              f"got {self.log_format!r}")
         if not self.host:
             raise ConfigError("setting 'host' must not be empty")
         if not self.metrics_host:
@@ -170,6 +178,11 @@ _HELP = {
     "max_batch": "most plays in one BatchClassify request",
     "enumeration_cap": "most plays one EnumerateLegalPlays response lists",
     "log_level": "DEBUG, INFO, WARNING, ERROR or CRITICAL",
+    "log_format": "text (time level pid logger: message) or json (one object a line)",
+    "access_log": "one log line per call, at most this many a second per process for calls "
+                  "that end OK and as many for the rest (0: no access log)",
+    "tracing": "OpenTelemetry traces over OTLP (pip install 'shuangkou[otel]'; the OTEL_* "
+               "variables name the collector)",
     "metrics_host": "Prometheus metrics HTTP listen address",
     "reflection": "serve gRPC server reflection",
     "tls_cert": "PEM server certificate chain file (with tls_key: TLS instead of plaintext)",
@@ -249,6 +262,8 @@ def _coerce(name: str, value: Any, source: str) -> Any:
             return float(value)
         if name == "log_level":
             return str(value).upper()
+        if name == "log_format":
+            return str(value).lower()
         return str(value)
     except (TypeError, ValueError):
         what = ("list of file names" if name == "variants" else "list of strings"

@@ -110,6 +110,10 @@ class Metrics:
         self.http_ready = Gauge("shuangkou_http_ready", "1 while the HTTP port answers a "
                                 "loopback probe (the service's gRPC health follows it).",
                                 multiprocess_mode="liveall", **kw)
+        self.access_dropped = Counter("shuangkou_access_lines_dropped",
+                                      "Access lines left out of the log because more calls "
+                                      "ended than access_log lines a second allow, by outcome "
+                                      "(ok; error: any other code).", ("outcome",), **kw)
         self.build_info = Gauge("shuangkou_build_info", "Always 1; the labels say which build "
                                 "answers.", ("version", "python", "grpcio", "core"),
                                 multiprocess_mode="max", **kw)

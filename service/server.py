@@ -147,7 +147,8 @@ class Handlers:
 
 
 def create_handlers(config: Config, metrics: Any = None) -> Handlers:
-    """The servicers of ``config``'s limits behind one metrics interceptor; ``metrics``: a
+    """The servicers of ``config``'s limits behind one metrics interceptor (writing the
+    access lines when ``access_log`` is set); ``metrics``: a
     :class:`shuangkou.service.metrics.Metrics` (a private registry is made when None)."""
     if metrics is None:
         from prometheus_client import CollectorRegistry
@@ -160,9 +161,13 @@ def create_handlers(config: Config, metrics: Any = None) -> Handlers:
     metrics.init_series(rounds_pb2.DESCRIPTOR.services_by_name["RoundService"])
     metrics.init_round_series()
     pool = CallPool(config.threads, thread_name_prefix="rpc")
+    access = None
+    if config.access_log:
+        from .logs import AccessLog
+        access = AccessLog(config.access_log, metrics.access_dropped.labels)
     interceptor = MetricsInterceptor(metrics, max_message_bytes=config.max_message_bytes,
                                      max_streams=config.stream_cap, pool=pool,
-                                     max_queued_calls=config.max_queued_calls)
+                                     max_queued_calls=config.max_queued_calls, access=access)
     # Only the API services' handlers are marked started (CallStart): a reflection call
     # that never reached CallStart must not be taken for one that expired.
     pool.on_expired = functools.partial(interceptor.count_expired, API_SERVICES)
@@ -285,11 +290,13 @@ def serve(config: Config, *, multiprocess: bool = False,
     """
     from prometheus_client import CollectorRegistry
 
+    from . import tracing
     from .exposition import start_metrics_server
     from .metrics import Metrics
     from .workers import SingleProcess
 
     house = load_house_variants(config.variants)
+    traced = tracing.from_config(config)
     keep_heap_pad()
     registry = None if multiprocess else CollectorRegistry()
     metrics = Metrics(registry)
@@ -322,12 +329,13 @@ def serve(config: Config, *, multiprocess: bool = False,
                                functools.partial(set_service_serving, health_servicer),
                                metrics).start()
     metrics.mark_up()
-    log.info("serving shuangkou.v1 on %s:%d (pid %d, version %s%s)%s%s%s", config.host, port,
+    log.info("serving shuangkou.v1 on %s:%d (pid %d, version %s%s)%s%s%s%s", config.host, port,
              os.getpid(), version(), ", TLS" + (" with client certificates"
                                                 if config.tls_client_ca else "")
              if config.tls_cert else "",
              f", HTTP (Connect, gRPC-Web) on {config.http_host}:{web.port}" if web else "",
              f", metrics on {config.metrics_host}:{httpd.port}" if httpd else "",
+             ", tracing (OTLP)" if traced else "",
              f", house variants {', '.join(house)}" if house else "")
     if report is not None:
         report.send(check_port)
@@ -349,5 +357,8 @@ def serve(config: Config, *, multiprocess: bool = False,
         stopped.wait(config.grace + 5)
         if httpd is not None:
             httpd.shutdown()
+        if handlers.interceptor.access is not None:
+            handlers.interceptor.access.flush()
+        tracing.disable()        # the spans still batched are exported
         log.info("stopped")
     return 0

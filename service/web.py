@@ -32,7 +32,12 @@ seam, so that an HTTP call is the gRPC call it stands for:
   each counted; :class:`Readiness` takes the service's gRPC health to NOT_SERVING while the
   HTTP port does not answer a loopback probe (its ``/healthz``); ``/healthz`` and
   ``/readyz`` (:func:`probe`) answer load balancers that do not speak gRPC health, from the
-  event loop. ``/metrics`` rides on the same server (:mod:`shuangkou.service.exposition`).
+  event loop. ``/metrics`` rides on the same server (:mod:`shuangkou.service.exposition`);
+* with ``access_log`` set, :class:`_Bridge` writes one access line per request (what was
+  received and sent, the HTTP status, and the gRPC code the interceptor noted through
+  :meth:`CallContext.ended_with`); the call's trace span is the interceptor's, its parent
+  read from the headers (:meth:`CallContext.invocation_metadata`), its protocol from
+  :attr:`CallContext.protocol`.
 """
 
 from __future__ import annotations
@@ -80,6 +85,7 @@ if TYPE_CHECKING:
 
     from .config import Config
     from .interceptor import MetricsInterceptor
+    from .logs import AccessLog
     from .metrics import Metrics
 
 __all__ = ["CallContext", "HttpApp", "HttpServer", "create_http_server", "connect_error",
@@ -243,6 +249,20 @@ class CallContext:
 
     def peer(self) -> str:
         return self._ctx.client_address or ""
+
+    # --- for the access line and the trace span (issue 36)
+
+    @property
+    def protocol(self) -> str:
+        """``grpc-web`` or ``connect`` (JSON or binary, POST or GET): the span's protocol."""
+        content_type = self._ctx.request_headers.get("content-type", "")
+        return "grpc-web" if content_type.startswith("application/grpc-web") else "connect"
+
+    def ended_with(self, code: str, trace_id: str = "") -> None:
+        """The gRPC code the call ended with (and its trace), for the request's access
+        line (:class:`_Bridge`)."""
+        if self._call is not None:
+            self._call.code, self._call.trace_id = code, trace_id
 
 
 # ----------------------------------------------------------------------------- codecs
@@ -702,12 +722,13 @@ class _Call:
     :class:`CallContext`): the server's default deadline, whether admission refused it as
     overloaded, and whether its client hung up."""
 
-    __slots__ = ("deadline", "overloaded", "gone", "_peer")
+    __slots__ = ("deadline", "overloaded", "gone", "_peer", "code", "trace_id")
 
     def __init__(self, deadline: float | None, overloaded: bool,
                  peer: socket.socket | None = None) -> None:
         self.deadline, self.overloaded, self.gone = deadline, overloaded, False
         self._peer = peer
+        self.code = self.trace_id = ""      # as the interceptor saw the call end
 
     def hung_up(self) -> bool:
         """Whether the client is gone: as the event loop saw it, or as the connection says
@@ -929,19 +950,36 @@ class _Bridge:
 
     def __init__(self, app: HttpApp, pool: Executor, admission: Admission, max_body: int,
                  default_deadline: float, metrics: Metrics,
-                 health: Callable[[], Mapping[str, str]] | None = None) -> None:
+                 health: Callable[[], Mapping[str, str]] | None = None,
+                 access: AccessLog | None = None) -> None:
         self._app, self._pool, self._admission = app, pool, admission
         self._max_body, self._default = max_body, default_deadline
         self._disconnects = metrics.http_disconnects
         self._health = health
+        self._access = access
 
     async def __call__(self, scope: dict[str, Any], receive: Callable[[], Any],
                        send: Callable[[Any], Any]) -> None:
         if scope["type"] != "http":
             return
-        if scope["path"] in PROBES:     # on the event loop: answers while every thread works
+        # Probes on the event loop (they answer while every thread works), with no access
+        # line, as gRPC health checks get none.
+        if scope["path"] in PROBES:
             await _answer(send, *probe(scope["path"], scope["method"], self._health))
             return
+        if self._access is None:
+            await self._serve(scope, receive, send)
+            return
+        # --- the access-log hook (issue 36): the request served, what went each way seen
+        seen = _Seen(receive, send)
+        t0 = time.perf_counter()
+        try:
+            await self._serve(scope, seen.receive, seen.send)
+        finally:
+            seen.log(self._access, scope, time.perf_counter() - t0)
+
+    async def _serve(self, scope: dict[str, Any], receive: Callable[[], Any],
+                     send: Callable[[Any], Any]) -> None:
         body = await self._body(scope, receive)
         if body is _GONE:                        # hung up before its body was in
             self._disconnects.inc()
@@ -955,6 +993,7 @@ class _Bridge:
         overloaded = self._admission.overloaded()
         call = _Call(time.monotonic() + self._default if self._default else None, overloaded,
                      _peer(scope))
+        scope["shuangkou.call"] = call         # for the access line (_Seen)
         watch = loop.create_task(_watch(receive, call))
         started = False
 
@@ -1085,6 +1124,52 @@ class _Bridge:
             _current.call = None
 
 
+#: The access line's protocol by :func:`_protocol`'s metric label.
+_ACCESS_PROTOCOLS = {"connect": "connect", "grpc_web": "grpc-web", "grpc": "grpc",
+                     "other": "http"}
+
+
+class _Seen:
+    """An HTTP request's receive and send, watched for the access line: the body bytes each
+    way and the status."""
+
+    __slots__ = ("_receive", "_send", "received", "sent", "status")
+
+    def __init__(self, receive: Callable[[], Any], send: Callable[[Any], Any]) -> None:
+        self._receive, self._send = receive, send
+        self.received = self.sent = self.status = 0
+
+    async def receive(self) -> Any:
+        message = await self._receive()
+        self.received += len(message.get("body", b""))
+        return message
+
+    async def send(self, message: Any) -> None:
+        if message["type"] == "http.response.start":
+            self.status = message["status"]
+        else:
+            self.sent += len(message.get("body", b""))
+        await self._send(message)
+
+    def log(self, access: AccessLog, scope: dict[str, Any], seconds: float) -> None:
+        from .errors import bounded
+
+        headers = dict(scope["headers"])
+        protocol = _ACCESS_PROTOCOLS[_protocol(headers.get(b"content-type", b"").decode(
+            "latin-1"))]
+        if protocol == "http" and scope["method"] == "GET" and b"connect=v1" in scope.get(
+                "query_string", b""):
+            protocol = "connect"           # a Connect GET: the message is in the query
+        call: _Call | None = scope.get("shuangkou.call")
+        code = call.code if call is not None else ""
+        client = scope.get("client") or ("", 0)
+        access.call(bounded(scope["path"], 256), protocol, code, seconds,
+                    f"{client[0]}:{client[1]}" if client[0] else "", self.received, self.sent,
+                    failed=code != "OK" if code else self.status >= 400,
+                    trace_id=call.trace_id if call is not None else "",
+                    http_method=scope["method"], status=self.status)
+
+
 def _peer(scope: dict[str, Any]) -> socket.socket | None:
     """A duplicate of the call's connection (:class:`EdgeProtocol` puts its transport in the
     scope), for :meth:`_Call.hung_up`; None under another server."""
@@ -1195,7 +1280,7 @@ def create_http_server(config: Config, servicers: Mapping[str, Any],
         pool = admission.pool or futures.ThreadPoolExecutor(config.threads,
                                                             thread_name_prefix="http")
     bridge = _Bridge(app, pool, admission, config.http_max_request_bytes,
-                     config.default_deadline, metrics, health)
+                     config.default_deadline, metrics, health, interceptor.access)
     try:
         sock = listening_socket(config.http_host, config.http_port,
                                 reuse_port=config.reuse_port or config.workers > 1)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING, Any, cast
 
 import grpc
@@ -37,6 +37,7 @@ from shuangkou.v1 import cards_pb2, readings_pb2, rounds_pb2, rounds_pb2_grpc
 
 from ..errors import BadInput, StateMismatch, field_scope, rpc, scoped
 from ..limits import Limits
+from ..tracing import traced
 from ._round_replies import apply_bytes, state_bytes
 from .convert import (
     ACTION_NAMES,
@@ -52,6 +53,9 @@ from .convert import (
     variant_label,
 )
 from .results import result_to_proto
+
+#: No span: a SuggestAction without a search.
+_NO_SEARCH = nullcontext()
 
 if TYPE_CHECKING:   # prometheus_client must not be imported before the CLI sets it up
     from ..metrics import Metrics
@@ -256,11 +260,19 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
         left = context.time_remaining()
         budget = within_deadline(_budget(request), left)
         t0 = time.perf_counter()
-        with self._rules("SuggestAction"):
+        # a search is the call's long part: a span of its own (tracing on), child of the call's
+        with self._rules("SuggestAction"), traced(
+                "shuangkou.search", **{"shuangkou.budget.rollouts": budget.rollouts,
+                                       "shuangkou.budget.ms": budget.ms}
+                ) if budget.searches else _NO_SEARCH as span:
             ranked = suggestions(r, request.count or 1,
                                  seed=request.seed if request.HasField("seed") else None,
                                  budget=budget, timeout=left,
                                  cancelled=lambda: not context.is_active())
+            if span is not None:
+                span.set_attributes({"shuangkou.search.rollouts": ranked.rollouts,
+                                     "shuangkou.search.deals": ranked.deals,
+                                     "shuangkou.search.candidates": ranked.width})
         first = ranked.actions[0]
         label = variant_label(variant)
         self.metrics.suggest_seconds.labels(label).observe(time.perf_counter() - t0)
