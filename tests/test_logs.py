@@ -158,10 +158,11 @@ def test_access_lines_of_grpc_and_http_calls(access_lines: Captured) -> None:
                 {"Content-Type": "application/x-www-form-urlencoded"}),
                 timeout=10)
         missing.value.close()
-        try:                  # the readiness probe's request (whatever the port answers it)
-            urllib.request.urlopen(f"{s.http_url}/ready", timeout=10).close()
-        except urllib.error.HTTPError as answered:
-            answered.close()
+        for probe in ("/healthz", "/readyz"):   # the probes' requests (whatever they answer)
+            try:
+                urllib.request.urlopen(f"{s.http_url}{probe}", timeout=10).close()
+            except urllib.error.HTTPError as answered:
+                answered.close()
         scraped = s.scrape()
     lines = [r for r in access_lines if getattr(r, "access", False)]
     grpc_ok, grpc_bad, http_ok, http_404 = lines      # the health check and probe are not
