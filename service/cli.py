@@ -29,7 +29,8 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s"
 #: line here.
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "score-replays": ("shuangkou.service.batch.command", "main",
-                      "score replay files locally (see score-replays --help)"),
+                      "validate and score replay archives: on every core, on running "
+                      "servers (--server), on Dask or as shards (see score-replays --help)"),
     "view": ("shuangkou.service.view.command", "main",
              "an HTML page of a replayed round (see view --help)"),
     "play": ("shuangkou.service.play.command", "main",
