@@ -367,10 +367,16 @@ cdef class RoundCore:
         name = format_cards([c])[0]
         r = code_rank(c)
         n = rk[r]
-        # what the seat held of this card before the play: more than none means the play
-        # names it more often than that ("3S 3S" from one 3S), not that it is missing
-        held = self.faces[seat][c] if is_suited_code(c) else self.nranks[seat][r]
-        if not n:
+        # what the seat held of this card before the play, when the play's own earlier
+        # cards took it all: the play names it more often than held ("3S 3S" from one 3S),
+        # the card is not missing
+        suited_card = is_suited_code(c)
+        held = (self.faces[seat][c] if not fc[c] else 0) if suited_card \
+            else self.nranks[seat][r]
+        had = self.nranks[seat][r]
+        if not n and had:       # "3 3 3H" from 3S 3H: the rank-only 3s took both
+            have = f"the play's other cards take its {had} card(s) of rank {_rank_name(r)}"
+        elif not n:
             have = f"it holds no {_rank_name(r)}" if r < 13 else f"it holds no {name}"
         else:
             suited = [format_cards([f])[0] for f in range(code_of(r, 0), code_of(r, NO_SUIT))
@@ -380,7 +386,7 @@ cdef class RoundCore:
                     + (" (and cards without a suit)" if suited and len(suited) < n else ""))
         if held:
             raise RuleViolation(f"seat {seat} does not hold {_held_again(name, held)} "
-                                f"({_held_text(name, r, held, r < 13 and not is_suited_code(c))}"
+                                f"({_held_text(name, r, held, r < 13 and not suited_card)}"
                                 + (f"; {have}" if n else "") + ")", "CARDS_NOT_HELD", "cards")
         raise RuleViolation(f"seat {seat} does not hold {name} ({have})", "CARDS_NOT_HELD",
                             "cards")

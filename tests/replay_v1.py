@@ -457,10 +457,13 @@ class _Round:
         name = format_cards([c])[0]
         r = _RANK_OF[c]
         n = self.ranks[seat][r]
-        # held before the play: what is left plus what the play took already
-        held = (self.faces[seat][c] + before.count(c) if _SUITED[c]
-                else n + sum(_RANK_OF[b] == r for b in before))
-        if not n:
+        # held before the play, counted when the play's earlier cards took it all (the
+        # play names the card more often than the seat holds it)
+        had = n + sum(_RANK_OF[b] == r for b in before)
+        held = (before.count(c) if not self.faces[seat][c] else 0) if _SUITED[c] else had
+        if not n and had:
+            have = f"the play's other cards take its {had} card(s) of rank {_rank_name(r)}"
+        elif not n:
             have = f"it holds no {_rank_name(r)}" if r < 13 else f"it holds no {name}"
         else:
             suited = [format_cards([f])[0] for f in range(1 + r * 5, 5 + r * 5)
