@@ -173,7 +173,7 @@ def test_scans_skip_every_run_output(tmp_path: Path, unique: list[str]) -> None:
     files beside them are, and a file named directly is taken as named."""
     make_archive(tmp_path / "in", unique, (3, 3))
     old = tmp_path / "in" / "old"
-    assert batch.main([str(tmp_path / "in" / "a.jsonl"), "--output-dir", str(old), "-j", "1"]) == 1
+    assert batch.main([str(tmp_path / "in" / "a.jsonl"), "--output-dir", str(old), "-j", "1"]) == 0
     (old / "notes.jsonl").write_text(unique[0] + "\n")   # not the run's: an input
     expected = [str(tmp_path / "in" / "a.jsonl"), str(tmp_path / "in" / "b" / "00.jsonl.gz"),
                 str(old / "notes.jsonl")]
