@@ -88,8 +88,9 @@ class _Outputs:
             if self.folder(here):
                 subfolders[:] = [d for d in subfolders if d != PARTS]
                 names = [n for n in names if n not in (MANIFEST, SUMMARY)]
-            yield from (os.path.join(folder, n) for n in names
-                        if _is_input(n) and os.path.join(here, n) not in self.paths)
+            for n in names:
+                if _is_input(n) and not (self.paths and os.path.join(here, n) in self.paths):
+                    yield os.path.join(folder, n)
 
 
 def expand(specs: Sequence[str], outputs: Sequence[str] = ()) -> list[InputFile]:
