@@ -240,3 +240,17 @@ def test_state_sizes_in_the_docs_are_measured() -> None:
         found = re.findall(claim, " ".join(rounds.split()))
         assert found, f"docs/rounds.md no longer says {claim!r}: update this test"
         assert all(int(n) == measured for n in found), (claim, found, measured)
+
+
+# ----------------------------------------------------------------------------- help
+
+def test_the_help_names_what_score_replays_does() -> None:
+    """`shuangkou --help` says score-replays also scores on servers, Dask and shards (it
+    said "score replay files locally")."""
+    from shuangkou.service.batch.command import _parser
+    from shuangkou.service.cli import COMMANDS
+
+    text = COMMANDS["score-replays"][2]
+    flags = {a for action in _parser()._actions for a in action.option_strings}
+    assert "locally" not in text and {"--server", "--dask", "--shard"} <= flags
+    assert all(word in text for word in ("--server", "Dask", "shards"))

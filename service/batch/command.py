@@ -18,10 +18,9 @@ bar with rate and ETA goes to stderr when stderr is a terminal, and a summary al
 Inputs may be files (plain or ``.gz``), globs and directories; a directory or glob never
 yields a run's own output (the ``--output`` file, an archive folder's manifest, summary and
 partitions). ``-o/--output FILE --resume`` continues an interrupted run from the records
-already in FILE. With ``--output-dir`` the
-input is an archive scored partition by partition, on a local pool, a Dask cluster
-(``--dask``) or one shard of a Kubernetes Indexed Job (``--shard``):
-:mod:`~shuangkou.service.batch.archive`.
+already in FILE. With ``--output-dir`` the input is an archive scored partition by
+partition, on a local pool, a Dask cluster (``--dask``) or one shard of a Kubernetes
+Indexed Job (``--shard``): :mod:`~shuangkou.service.batch.archive`.
 
 Exit status: 0 when every replay scored, 1 when some records are errors, 2 on bad usage or
 an unreadable input file, 3 when a server (or a Dask scheduler) cannot be reached or fails.
