@@ -66,7 +66,15 @@ RUN groupadd --system --gid 10001 shuangkou \
 USER 10001:10001
 WORKDIR /tmp
 
-# gRPC, Prometheus /metrics.
+# `shuangkou serve` listens on loopback by default (a quick start on a laptop stays private);
+# in a container every interface is the point, so the image sets the three addresses. The
+# environment is above a --config file in the settings' order: override them with these
+# variables or the flags (docs/operations.md "Configuration").
+ENV SHUANGKOU_HOST=0.0.0.0 \
+    SHUANGKOU_HTTP_HOST=0.0.0.0 \
+    SHUANGKOU_METRICS_HOST=0.0.0.0
+
+# gRPC, the HTTP API (Connect, gRPC-Web), Prometheus /metrics.
 EXPOSE 50051 8080 9090
 # `shuangkou serve` turns SIGTERM into a graceful drain (health NOT_SERVING, in-flight RPCs
 # finish within --grace seconds, exit 0). Exec-form ENTRYPOINT keeps it PID 1 so it gets it.

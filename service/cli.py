@@ -27,7 +27,8 @@ __all__ = ["main", "run", "worker_main", "COMMANDS"]
 #: line here.
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "score-replays": ("shuangkou.service.batch.command", "main",
-                      "score replay files locally (see score-replays --help)"),
+                      "validate and score replay archives: on every core, on running "
+                      "servers (--server), on Dask or as shards (see score-replays --help)"),
     "view": ("shuangkou.service.view.command", "main",
              "an HTML page of a replayed round (see view --help)"),
     "play": ("shuangkou.service.play.command", "main",

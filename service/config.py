@@ -31,11 +31,11 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class Config:
-    host: str = "0.0.0.0"
+    host: str = "127.0.0.1"
     port: int = 50051
     metrics_port: int = 9090
     http: bool = True
-    http_host: str = "0.0.0.0"
+    http_host: str = "127.0.0.1"
     http_port: int = 8080
     http_cors_origins: tuple[str, ...] = ()
     http_max_request_bytes: int = 64 * 1024 * 1024
@@ -51,7 +51,7 @@ class Config:
     max_pending_requests: int = 10_000
     reuse_port: bool = False
     grace: float = 10.0
-    metrics_host: str = "0.0.0.0"
+    metrics_host: str = "127.0.0.1"
     reflection: bool = True
     tls_cert: str = ""
     tls_key: str = ""

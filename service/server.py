@@ -39,7 +39,7 @@ from .api.shuangkou import SERVICE_NAME, ShuangkouServicer, register_shuangkou_s
 from .config import Config, load_state_keys
 from .heap import keep_heap_pad
 from .limits import Limits
-from .startup import load_house_variants, stop_signals
+from .startup import check_bindable, load_house_variants, stop_signals
 from .version import version
 
 __all__ = ["create_server", "create_handlers", "Handlers", "serve", "SERVICE_NAME",
@@ -78,6 +78,11 @@ def health_statuses(servicer: health.HealthServicer) -> dict[str, str]:
                 for name, status in state._server_status.items()}
 
 
+def reuses_port(config: Config) -> bool:
+    """Whether the gRPC port is bound with SO_REUSEPORT: asked for, or shared by workers."""
+    return config.reuse_port or config.workers > 1
+
+
 def server_options(config: Config) -> list[tuple[str, int]]:
     """Channel arguments: message limits, keepalive and connection lifetime."""
     def ms(seconds: float) -> int:
@@ -89,7 +94,7 @@ def server_options(config: Config) -> list[tuple[str, int]]:
         ("grpc.max_receive_message_length", min(2 * config.max_message_bytes, 2**31 - 1)),
         ("grpc.max_send_message_length", config.max_message_bytes),
         # Off by default so that a second server on the same port fails loudly.
-        ("grpc.so_reuseport", 1 if config.reuse_port or config.workers > 1 else 0),
+        ("grpc.so_reuseport", 1 if reuses_port(config) else 0),
         ("grpc.keepalive_time_ms", ms(config.keepalive_time)),
         ("grpc.keepalive_timeout_ms", ms(config.keepalive_timeout)),
         # Clients may keep idle channels alive with pings every 10 s or more (the default
@@ -206,14 +211,16 @@ def create_server(config: Config, *, health_servicer: health.HealthServicer | No
     if config.reflection:
         enable_reflection((SERVICE_NAME, ROUND_SERVICE_NAME, HEALTH_SERVICE), server)
     credentials = server_credentials(config)
+    setting = "setting port, flag --port"
+    check_bindable(config.host, config.port, reuse_port=reuses_port(config),
+                   address=config.address, setting=setting)
     try:
         port = (server.add_secure_port(config.address, credentials) if credentials
                 else server.add_insecure_port(config.address))
-    except RuntimeError as exc:      # grpcio raises when the address cannot be bound
-        raise OSError(f"cannot listen on {config.address}: {exc} (setting port, flag --port)"
-                      ) from None
+    except RuntimeError as exc:      # taken between the check and gRPC's bind: gRPC's words
+        raise OSError(f"cannot listen on {config.address}: {exc} ({setting})") from None
     if port == 0:
-        raise OSError(f"cannot listen on {config.address} (setting port, flag --port)")
+        raise OSError(f"cannot listen on {config.address} ({setting})")
     return server, port
 
 

@@ -13,12 +13,14 @@ import logging
 import os
 import shutil
 import signal
+import socket
 import tempfile
 import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-__all__ = ["load_house_variants", "stop_signals", "metrics_directory"]
+__all__ = ["load_house_variants", "stop_signals", "metrics_directory", "check_bindable",
+           "bind_error"]
 
 log = logging.getLogger(__name__)
 
@@ -70,3 +72,36 @@ def metrics_directory() -> Iterator[str]:
     finally:
         if owned:
             shutil.rmtree(path, ignore_errors=True)
+
+
+def bind_error(address: str, exc: OSError, setting: str) -> OSError:
+    """The one sentence of a port that cannot be bound, as the HTTP port says it
+    (:func:`shuangkou.service.web.create_http_server`): the address, the system's reason
+    ("Address already in use") and the setting that moves it."""
+    return OSError(f"cannot listen on {address}: {exc.strerror or exc} ({setting})")
+
+
+def check_bindable(host: str, port: int, *, reuse_port: bool, address: str,
+                   setting: str) -> None:
+    """Raise :func:`bind_error` when ``host:port`` cannot be bound, before gRPC tries.
+
+    gRPC's C core reports a failed bind only as its own log line on stderr and a
+    "Failed to bind ... set GRPC_VERBOSITY=debug" error; a plain socket bound (and closed)
+    first with the options gRPC uses (SO_REUSEADDR, SO_REUSEPORT when asked) names the
+    reason instead. Port 0 always binds. A name such as ``localhost`` is checked on its
+    first address."""
+    if port == 0:
+        return
+    bare = host.strip("[]")
+    try:
+        family, kind, proto, _, where = socket.getaddrinfo(bare, port, type=socket.SOCK_STREAM)[0]
+    except socket.gaierror as exc:
+        raise OSError(f"cannot listen on {address}: {exc.strerror} ({setting})") from None
+    with socket.socket(family, kind, proto) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse_port:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+        try:
+            sock.bind(where)
+        except OSError as exc:
+            raise bind_error(address, exc, setting) from None

@@ -28,7 +28,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from .config import Config, load_state_keys
-from .startup import load_house_variants, stop_signals
+from .startup import bind_error, load_house_variants, stop_signals
 from .version import version
 
 __all__ = ["serve_workers", "Supervisor", "SingleProcess", "worker_families", "MISSED_CHECKS",
@@ -42,7 +42,7 @@ RESTART_BACKOFF = (0.5, 30.0)
 
 
 @contextlib.contextmanager
-def _reserve_port(host: str, port: int) -> Iterator[int]:
+def _reserve_port(host: str, port: int, setting: str) -> Iterator[int]:
     """Hold the port with SO_REUSEPORT while the workers bind it (gRPC multiprocessing example)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -50,7 +50,10 @@ def _reserve_port(host: str, port: int) -> Iterator[int]:
     if sock.getsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT) == 0:
         raise OSError("SO_REUSEPORT is not available: --workers needs it")
     try:
-        sock.bind((host.strip("[]"), port))
+        try:
+            sock.bind((host.strip("[]"), port))
+        except OSError as exc:
+            raise bind_error(f"{host}:{port}", exc, setting) from None
         yield sock.getsockname()[1]
     finally:
         sock.close()
@@ -249,10 +252,12 @@ def serve_workers(config: Config, worker_main: Callable[..., int],
     metrics_dir = os.environ["PROMETHEUS_MULTIPROC_DIR"]
     stop = stop_signals()
     with contextlib.ExitStack() as held:
-        port = held.enter_context(_reserve_port(config.host, config.port))
+        port = held.enter_context(_reserve_port(config.host, config.port,
+                                                "setting port, flag --port"))
         # The HTTP port too, so that the workers share one even when it was 0 (any free port).
-        http_port = (held.enter_context(_reserve_port(config.http_host, config.http_port))
-                     if config.http else 0)
+        http_port = (held.enter_context(_reserve_port(
+            config.http_host, config.http_port,
+            "setting http_port, flag --http-port; --no-http disables HTTP")) if config.http else 0)
         supervisor = Supervisor(config.with_(port=port, http_port=http_port), worker_main,
                                 metrics_dir)
         httpd = None

@@ -365,10 +365,10 @@ class _Round:
                     raise ReplayError("a play needs at least one card "
                                       "(use {\"pass\": true} to pass)", i)
                 f, rk = faces[seat], ranks[seat]
-                for c in codes:
+                for k, c in enumerate(codes):
                     r = rank_of[c]
                     if not rk[r] or (suited[c] and not f[c]):
-                        self._not_held(i, seat, c)
+                        self._not_held(i, seat, c, codes[:k])
                     rk[r] -= 1
                     if suited[c]:
                         f[c] -= 1
@@ -452,11 +452,18 @@ class _Round:
             f"seat {turn} follows seat {prev} in turn order")
         raise ReplayError(f"seat {seat} acted but it is seat {turn}'s turn ({note})", i)
 
-    def _not_held(self, i: int, seat: int, c: int) -> None:
+    def _not_held(self, i: int, seat: int, c: int, before: list[int]) -> None:
+        """``before``: the play's cards already taken from the seat's counts."""
         name = format_cards([c])[0]
         r = _RANK_OF[c]
         n = self.ranks[seat][r]
-        if not n:
+        # held before the play, counted when the play's earlier cards took it all (the
+        # play names the card more often than the seat holds it)
+        had = n + sum(_RANK_OF[b] == r for b in before)
+        held = (before.count(c) if not self.faces[seat][c] else 0) if _SUITED[c] else had
+        if not n and had:
+            have = f"the play's other cards take its {had} card(s) of rank {_rank_name(r)}"
+        elif not n:
             have = f"it holds no {_rank_name(r)}" if r < 13 else f"it holds no {name}"
         else:
             suited = [format_cards([f])[0] for f in range(1 + r * 5, 5 + r * 5)
@@ -464,6 +471,14 @@ class _Round:
             have = (f"its {n} card(s) of rank {_rank_name(r)} left are "
                     f"{' '.join(suited) or 'without a suit'}"
                     + (" (and cards without a suit)" if suited and len(suited) < n else ""))
+        if held:     # the play names the card more often than the seat holds it
+            nth = {2: "second", 3: "third", 4: "fourth", 5: "fifth"}.get(held + 1,
+                                                                        f"{held + 1}th")
+            count = {1: "one", 2: "two", 3: "three", 4: "four"}.get(held, str(held))
+            what = (f"{count} card(s) of rank {name}" if r < 13 and not _SUITED[c]
+                    else f"{count} {name}")
+            raise ReplayError(f"seat {seat} does not hold a {nth} {name} (it holds {what}"
+                              + (f"; {have}" if n else "") + ")", i)
         raise ReplayError(f"seat {seat} does not hold {name} ({have})", i)
 
 

@@ -119,7 +119,7 @@ def test_local_archive_run_resume_and_summary(tmp_path: Path, unique: list[str],
     counts = (40, 25, 30)
     lines = make_archive(tmp_path / "in", unique, counts)
     out = tmp_path / "out"
-    args = [str(tmp_path / "in" / "a.jsonl"), str(tmp_path / "in" / "b"), "-o", str(out),
+    args = [str(tmp_path / "in" / "a.jsonl"), str(tmp_path / "in" / "b"), "--output-dir", str(out),
             "--partition-lines", "8", "-j", "2"]
     assert batch.main(args) == 1
     check_exactly_once(out, lines, sources(tmp_path / "in", counts))
@@ -141,8 +141,56 @@ def test_local_archive_run_resume_and_summary(tmp_path: Path, unique: list[str],
     check_exactly_once(out, lines, sources(tmp_path / "in", counts))
     assert "in 2 partitions" in capsys.readouterr().err
     # another run's output directory is refused
-    assert batch.main([*args[:2], "-o", str(out), "--partition-lines", "9"]) == 2
+    assert batch.main([*args[:2], "--output-dir", str(out), "--partition-lines", "9"]) == 2
     assert "another run" in capsys.readouterr().err
+
+
+def test_an_output_dir_inside_the_input_dir_resumes(tmp_path: Path, unique: list[str],
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """``score-replays IN --output-dir IN/out`` twice: the second run resumes (nothing to
+    do) instead of reading the first run's manifest, summary and partitions as replays."""
+    counts = (12, 7)
+    lines = make_archive(tmp_path / "in", unique, counts)
+    args = [str(tmp_path / "in"), "--output-dir", str(tmp_path / "in" / "out"),
+            "--partition-lines", "5", "-j", "1"]
+    assert batch.main(args) == 1
+    capsys.readouterr()
+    assert batch.main(args) == 1                   # some lines are malformed: status 1 again
+    err = capsys.readouterr().err
+    assert "this run: 0 lines in 0 partitions" in err and "another run" not in err, err
+    names = sorted(sources(tmp_path / "in", counts))     # a directory's files: sorted by path
+    check_exactly_once(tmp_path / "in" / "out", lines, names)
+    # a lost partition is scored again, and only it
+    next((tmp_path / "in" / "out" / "parts").glob("*.done")).unlink()
+    assert batch.main(args) == 1
+    assert "in 1 partitions" in capsys.readouterr().err
+    check_exactly_once(tmp_path / "in" / "out", lines, names)
+
+
+def test_scans_skip_every_run_output(tmp_path: Path, unique: list[str]) -> None:
+    """An earlier run's output folder among the inputs (its manifest, summary and parts),
+    and this run's own output paths, are never inputs of a directory or a glob; other
+    files beside them are, and a file named directly is taken as named."""
+    make_archive(tmp_path / "in", unique, (3, 3))
+    old = tmp_path / "in" / "old"
+    assert batch.main([str(tmp_path / "in" / "a.jsonl"), "--output-dir", str(old), "-j", "1"]) == 0
+    (old / "notes.jsonl").write_text(unique[0] + "\n")   # not the run's: an input
+    expected = [str(tmp_path / "in" / "a.jsonl"), str(tmp_path / "in" / "b" / "00.jsonl.gz"),
+                str(old / "notes.jsonl")]
+    assert [f.name for f in inputs.expand([str(tmp_path / "in")])] == expected
+    assert [f.name for f in inputs.expand([str(tmp_path / "in" / "**" / "*.json*")])] == \
+        sorted(expected)
+    part = next((old / "parts").glob("*.jsonl"))
+    assert [f.name for f in inputs.expand([str(part)])] == [str(part)]     # named: taken
+    with pytest.raises(FileNotFoundError, match="only the output of a score-replays run"):
+        inputs.expand([str(old / "parts" / "*.jsonl")])
+    # this run's --output file and --output-dir, before either holds a manifest
+    mine = tmp_path / "in" / "records.jsonl"
+    mine.write_text("")
+    (tmp_path / "in" / "new" / "parts").mkdir(parents=True)
+    (tmp_path / "in" / "new" / "parts" / "x.jsonl").write_text("")
+    assert [f.name for f in inputs.expand([str(tmp_path / "in")],
+                                          [str(mine), str(tmp_path / "in" / "new")])] == expected
 
 
 def test_shards_then_merge(tmp_path: Path, unique: list[str],
@@ -150,13 +198,13 @@ def test_shards_then_merge(tmp_path: Path, unique: list[str],
     counts = (20, 13)
     lines = make_archive(tmp_path / "in", unique, counts)
     out = tmp_path / "out"
-    base = [str(tmp_path / "in"), "-o", str(out), "--partition-lines", "5", "-j", "1"]
+    base = [str(tmp_path / "in"), "--output-dir", str(out), "--partition-lines", "5", "-j", "1"]
     assert batch.main([*base, "--shard", "0/3"]) == 1
-    assert batch.main(["--merge", "-o", str(out)]) == 2            # shards 1 and 2 missing
+    assert batch.main(["--merge", "--output-dir", str(out)]) == 2            # shards 1 and 2 missing
     assert "not complete" in capsys.readouterr().err
     for i in (2, 1):
         batch.main([*base, "--shard", f"{i}/3"])
-    assert batch.main(["--merge", "-o", str(out)]) == 1
+    assert batch.main(["--merge", "--output-dir", str(out)]) == 1
     check_exactly_once(out, lines, sorted(sources(tmp_path / "in", counts)))
     assert json.loads((out / "summary.json").read_text())["lines"] == len(lines)
     assert archive.shard_of(list(range(7)), 1, 3) == [1, 4]  # type: ignore[arg-type]
@@ -264,7 +312,7 @@ def test_dask_archive_exactly_once_equals_single_machine(
     lines = make_archive(tmp_path / "in", unique, counts)
     out = tmp_path / "out"
     inputs = [str(tmp_path / "in" / "a.jsonl"), str(tmp_path / "in" / "b" / "*.jsonl.gz")]
-    assert batch.main([*inputs, "-o", str(out), "--dask", cluster.address,
+    assert batch.main([*inputs, "--output-dir", str(out), "--dask", cluster.address,
                        "--partition-lines", "16"]) == 1
     check_exactly_once(out, lines, sources(tmp_path / "in", counts))
     assert "2 workers" in capsys.readouterr().err
@@ -279,7 +327,7 @@ def test_dask_resumes_after_the_client_is_killed(tmp_path: Path, unique: list[st
     counts = (400, 200)
     lines = make_archive(tmp_path / "in", unique, counts)
     out = tmp_path / "out"
-    args = [str(tmp_path / "in"), "-o", str(out), "--dask", cluster.address,
+    args = [str(tmp_path / "in"), "--output-dir", str(out), "--dask", cluster.address,
             "--partition-lines", "10", "--no-progress"]
     first = _cli(*args)
     _wait_done(out, 3, first)
@@ -300,7 +348,7 @@ def test_dask_worker_killed_mid_job(tmp_path: Path, unique: list[str], cluster: 
     counts = (500, 300)
     lines = make_archive(tmp_path / "in", unique, counts)
     out = tmp_path / "out"
-    proc = _cli(str(tmp_path / "in"), "-o", str(out), "--dask", cluster.address,
+    proc = _cli(str(tmp_path / "in"), "--output-dir", str(out), "--dask", cluster.address,
                 "--partition-lines", "10", "--no-progress")
     _wait_done(out, 4, proc)
     _kill(cluster.workers[0])                      # SIGKILL: its running task is lost
@@ -318,7 +366,7 @@ def test_unreachable_scheduler_is_one_line_exit_3(tmp_path: Path, unique: list[s
     address = f"tcp://127.0.0.1:{free_port()}"
     real = archive.dask_client
     monkeypatch.setattr(archive, "dask_client", lambda a: real(a, timeout=2))
-    assert batch.main([str(tmp_path / "in"), "-o", str(tmp_path / "out"),
+    assert batch.main([str(tmp_path / "in"), "--output-dir", str(tmp_path / "out"),
                        "--dask", address]) == 3
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"cannot reach the Dask scheduler {address}" in err[0]

@@ -134,6 +134,41 @@ def test_unreadable_file_and_bad_usage(tmp_path: Path, capsys: pytest.CaptureFix
     assert info.value.code == 2
 
 
+def test_dash_o_is_the_records_file(tmp_path: Path, jsonl: Path, lines: list[str],
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """``-o`` names an output FILE here as in ``view``: ``score-replays a.jsonl -o
+    scores.jsonl`` writes the records there (never a directory); a folder is refused with
+    the way to an archive (--output-dir), and so is an input file as the output."""
+    out = tmp_path / "scores.jsonl"
+    assert batch.main([str(jsonl), "-o", str(out), "-j", "1"]) == 1
+    assert out.is_file() and capsys.readouterr().out == ""
+    check_records(_records(out.read_text()), lines)
+    (tmp_path / "folder").mkdir()
+    with pytest.raises(SystemExit) as info:
+        batch.main([str(jsonl), "-o", str(tmp_path / "folder")])
+    assert info.value.code == 2 and "--output-dir" in capsys.readouterr().err
+    assert batch.main([str(jsonl), "-o", str(jsonl)]) == 2
+    assert "also an input" in capsys.readouterr().err
+    assert jsonl.read_text().splitlines() == lines               # untouched
+
+
+def test_an_output_file_inside_the_input_folder_resumes(
+        tmp_path: Path, lines: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """``score-replays IN -o IN/records.jsonl --resume``: the records file is never read as
+    replays, so a rerun resumes where the first run stopped."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "replays.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = folder / "records.jsonl"
+    assert batch.main([str(folder), "-o", str(out), "-j", "1"]) == 1
+    whole = out.read_text()
+    out.write_text(whole[:whole.index("\n") + 1])        # interrupted after one record
+    capsys.readouterr()
+    assert batch.main([str(folder), "-o", str(out), "--resume", "-j", "1"]) == 1
+    assert out.read_text() == whole
+    assert f"{len(lines) - 1} replays" in capsys.readouterr().err
+
+
 def test_shuangkou_cli_dispatch(jsonl: Path, lines: list[str],
                                 capsys: pytest.CaptureFixture[str]) -> None:
     from shuangkou.service import cli
@@ -298,7 +333,7 @@ def test_archive_progress_on_a_terminal_and_local_dask(jsonl: Path, tmp_path: Pa
     tty = Tty()
     monkeypatch.setattr(sys, "stderr", tty)
     out = tmp_path / "out"
-    assert batch.main([str(jsonl), "-o", str(out), "--partition-lines", "3",
+    assert batch.main([str(jsonl), "--output-dir", str(out), "--partition-lines", "3",
                        "--dask", "local:1"]) == 1
     text = tty.getvalue()
     assert "\r[" in text and "4/4 partitions" in text and "10/10 lines" in text, text

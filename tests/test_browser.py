@@ -72,21 +72,25 @@ def core_round(variant: str, seed_text: str) -> core.Round:
     return r
 
 
-def test_a_browser_page_plays_a_live_round(page_server: str, tmp_path: Path) -> None:
+def _outcome(url: str, tmp_path: Path) -> dict[str, Any] | None:
+    """What the page at ``url`` reported, opened in headless Chromium."""
     assert CHROMIUM is not None, "Debian's chromium: scripts/setup-env.sh installs it"
     _Page.outcome, _Page.arrived = None, threading.Event()
-    with running_server(http=True, http_cors_origins=(page_server,)) as srv:
-        url = (f"{page_server}/round.html?api={srv.http_url}&variant=qianbian"
-               f"&seed=browser&report=/result")
-        browser = subprocess.Popen([CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path}", url],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            arrived = _Page.arrived.wait(90)
-        finally:
-            browser.kill()
-            browser.wait(30)
+    browser = subprocess.Popen([CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path}", url],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        arrived = _Page.arrived.wait(90)
+    finally:
+        browser.kill()
+        browser.wait(30)
     assert arrived, "the page reported nothing within 90 s"
-    outcome = _Page.outcome
+    return _Page.outcome
+
+
+def test_a_browser_page_plays_a_live_round(page_server: str, tmp_path: Path) -> None:
+    with running_server(http=True, http_cors_origins=(page_server,)) as srv:
+        outcome = _outcome(f"{page_server}/round.html?api={srv.http_url}&variant=qianbian"
+                           f"&seed=browser&report=/result", tmp_path)
     assert outcome is not None and "error" not in outcome, outcome
     r = core_round("qianbian", "browser")
     result = r.result()
@@ -95,3 +99,14 @@ def test_a_browser_page_plays_a_live_round(page_server: str, tmp_path: Path) -> 
     assert outcome["kind"] == "WIN_KIND_" + result.kind.upper()
     assert outcome["grpcWebStatus"] == 9 and outcome["grpcWebDetails"]   # FAILED_PRECONDITION
     assert outcome["grpcWebHint"] and outcome["connectReason"] == "NOT_YOUR_TURN"
+
+
+def test_an_origin_the_server_does_not_allow_is_named(page_server: str, tmp_path: Path) -> None:
+    """The page opened from an origin outside http_cors_origins says which origin to allow
+    (the browser itself only says "Failed to fetch")."""
+    with running_server(http=True, http_cors_origins=("http://localhost:1",)) as srv:
+        outcome = _outcome(f"{page_server}/round.html?api={srv.http_url}&report=/result",
+                           tmp_path)
+    error = (outcome or {}).get("error", "")
+    assert f"answers, but not to pages from {page_server}" in error, outcome
+    assert f"--http-cors-origins {page_server}" in error

@@ -155,6 +155,24 @@ def test_dockerfile_exposes_the_server_default_ports(stages: dict[str, Stage]) -
                        server_defaults()["http_port"]}
 
 
+HOSTS = ("host", "http_host", "metrics_host")
+
+
+def test_serve_alone_listens_on_loopback_and_the_image_on_every_interface(
+        stages: dict[str, Stage], container: dict[str, Any]) -> None:
+    """A quick start (scripts/serve.sh: the embedded defaults) is private to the machine; the
+    image and the Deployment name all interfaces for the three listeners explicitly."""
+    from shuangkou.service.config import Config
+
+    assert all(server_defaults()[h] == "127.0.0.1" == getattr(Config(), h) for h in HOSTS)
+    image_env = dict(re.findall(r"(SHUANGKOU_\w+)=(\S+)", " ".join(stages["runtime"].all("ENV"))))
+    deployment_env = env_of(container)
+    for host in HOSTS:
+        name = f"SHUANGKOU_{host.upper()}"
+        assert image_env.get(name) == "0.0.0.0", (name, image_env)
+        assert deployment_env.get(name) == "0.0.0.0", (name, deployment_env)
+
+
 # ------------------------------------------------------------------------- build context
 
 

@@ -203,6 +203,22 @@ def test_package_doctests() -> None:
     assert result.attempted > 0 and result.failed == 0
 
 
+def test_readme_first_calls_need_only_the_serve_set_up() -> None:
+    """The README's calls right after `bash scripts/serve.sh` (up to "The command line")
+    use curl and jq, then what the serve set-up put in .venv/bin: the first block with
+    grpcurl or shuangkou puts .venv/bin on PATH itself, and the runtime set-up installs
+    grpcurl (tests/test_setup_env.py runs that set-up on a stand-in venv)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    first = [b for b in blocks(ROOT / "README.md") if b.lang == "sh"
+             and readme.index(b.text) < readme.index("## The command line")]
+    assert first and "curl " in first[0].text and "localhost:8080" in first[0].text
+    venv = next(b for b in first if re.search(r"\b(grpcurl|shuangkou) ", b.text))
+    assert venv.text.startswith("source .venv/bin/activate\n"), venv.text
+    setup = (ROOT / "scripts" / "setup-env.sh").read_text()
+    assert re.search(r'\[ "\$mode" = runtime \] && grpcurl_tool', setup)
+    assert "scripts/setup-env.sh --runtime" in (ROOT / "scripts" / "serve.sh").read_text()
+
+
 def test_readme_quick_start_and_commands() -> None:
     """The quick start names scripts that exist (CI runs the second), and the command table
     lists exactly the one-off commands ``shuangkou`` has."""

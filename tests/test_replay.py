@@ -115,7 +115,7 @@ def test_cards_must_come_from_the_hand() -> None:
     err = rejected(replay("baibian", HANDS, [play(0, "3D")]))   # holds 3S 3H, not 3D
     assert err.action == 0 and "3S 3H" in err.detail
     err = rejected(replay("baibian", HANDS, [play(0, "3 3 3")]))  # three 3s, holds two
-    assert err.action == 0 and "does not hold 3" in err.detail
+    assert err.action == 0 and "does not hold a third 3 (it holds two" in err.detail
 
 
 def test_rank_only_tokens_take_any_suit() -> None:
@@ -124,9 +124,10 @@ def test_rank_only_tokens_take_any_suit() -> None:
     res = score_replay(rep)
     assert res.finish_order == (0, 2)
     err = rejected(replay("baibian", HANDS, [play(0, "3 3 3H")]))
-    assert err.action == 0 and "does not hold 3H" in err.detail
+    assert err.action == 0 and "does not hold 3H (the play's other cards take its 2" \
+        in err.detail
     err = rejected(replay("baibian", HANDS, [play(0, "3H 3H")]))
-    assert err.action == 0 and "does not hold 3H" in err.detail
+    assert err.action == 0 and "does not hold a second 3H (it holds one 3H" in err.detail
     # a rank-only card in a hand can only be played by a rank-only token
     err = rejected(replay("baibian", ["3 3H 9C", *HANDS[1:]], [play(0, "3S 3H")]))
     assert err.action == 0 and "does not hold 3S" in err.detail and "without a suit" in err.detail

@@ -65,8 +65,12 @@ def test_cards_not_held() -> None:
     r = deal()
     err = refused(r, "CARDS_NOT_HELD", "play", 0, "4S")
     assert str(err) == "seat 0 does not hold 4S (it holds no 4)"
+    # 3S is held once: the play names a second one (issue 36: not "does not hold 3S")
     err = refused(r, "CARDS_NOT_HELD", "play", 0, "3S 3S")
-    assert "does not hold 3S" in str(err) and err.field == "cards"
+    assert str(err) == ("seat 0 does not hold a second 3S (it holds one 3S; its 1 card(s) "
+                        "of rank 3 left are 3H)") and err.field == "cards"
+    err = refused(r, "CARDS_NOT_HELD", "play", 0, "3 3 3")      # rank-only: any suit counts
+    assert str(err) == "seat 0 does not hold a third 3 (it holds two card(s) of rank 3)"
 
 
 def test_does_not_beat() -> None:

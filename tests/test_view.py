@@ -12,6 +12,7 @@ reason ``score-replays`` gives. Nothing is fetched: every request the page makes
 
 from __future__ import annotations
 
+import html
 import json
 import shutil
 import struct
@@ -311,6 +312,30 @@ def test_view_reads_one_line_of_an_archive(tmp_path: Path) -> None:
                          input="not json", capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and out.stdout.startswith("<!DOCTYPE html>")
     assert "rejected as a whole: not valid JSON" in out.stderr
+
+
+@pytest.mark.parametrize("cut", [1, 200, 1001])
+def test_a_cut_off_replay_says_so(cut: int) -> None:
+    """A replay file truncated mid-write or mid-copy (the end of its JSON missing, even
+    inside a string) gets a page that says it was cut off and shows where its text ends."""
+    from shuangkou.service.view.page import page_of
+
+    text = json.dumps(core.generate_replay("baibian", 4), indent=1)[:-cut]
+    story, page = page_of(text, "round.json")
+    assert story.rejection is not None and story.rejection.action is None
+    assert "The replay is cut off: its text ends after" in page
+    assert html.escape(text[-40:]) in page and "not a JSON object" not in page
+
+
+@pytest.mark.parametrize("text, words", [
+    ("", "The replay is empty"),
+    ('{"variant": 1,, "hands": []}', "The replay is not valid JSON: Expecting"),
+    ("[1, 2]", "The replay is JSON but not an object"),
+])
+def test_a_replay_that_is_no_json_object_says_what_it_is(text: str, words: str) -> None:
+    from shuangkou.service.view.page import page_of
+
+    assert words in page_of(text, "round.json")[1]
 
 
 def test_readme_shows_a_screenshot_the_suite_makes(browser: Any, tmp_path: Path) -> None:

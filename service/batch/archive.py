@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from . import pool
-from .inputs import InputFile, expand
+from .inputs import MANIFEST, PARTS, SUMMARY, InputFile, expand
 from .partitions import Partition, plan, plan_digest, read_partition, read_sequential
 from .progress import Progress
 from .records import dumps, record_of
@@ -43,9 +43,6 @@ __all__ = ["ArchiveError", "Run", "prepare", "score_partition", "score_task", "t
 # 10,000 lines are ~4 s of scoring per core (~2,800 replays/s); the overhead per partition
 # (a Dask round trip, reading, writing) stays under 5 % of that: bench/bench_replays.py --dask.
 DEFAULT_PARTITION_LINES = 10_000
-MANIFEST = "manifest.json"
-SUMMARY = "summary.json"
-PARTS = "parts"
 FORMAT = 1
 TOP_REASONS = 10
 
@@ -108,7 +105,7 @@ def prepare(specs: Sequence[str], outdir: str, partition_lines: int = DEFAULT_PA
     Raises FileNotFoundError/OSError for an input that cannot be read, ArchiveError when
     ``outdir`` holds the output of a different run (other inputs, sizes or settings).
     """
-    files = expand(specs)
+    files = expand(specs, [outdir])    # never its own output, when it sits among the inputs
     if not files:
         raise ArchiveError("no input files (directories hold no *.jsonl / *.jsonl.gz)")
     digest = plan_digest(files, partition_lines, partial_deal)

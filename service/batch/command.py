@@ -15,11 +15,12 @@ bar with rate and ETA goes to stderr when stderr is a terminal, and a summary al
 ``--server`` sends the replays to a running service instead
 (:mod:`~shuangkou.service.batch.remote`), with the same output.
 
-Inputs may be files (plain or ``.gz``), globs and directories. ``--output FILE --resume``
-continues an interrupted run from the records already in FILE. With ``--output-dir`` the
-input is an archive scored partition by partition, on a local pool, a Dask cluster
-(``--dask``) or one shard of a Kubernetes Indexed Job (``--shard``):
-:mod:`~shuangkou.service.batch.archive`.
+Inputs may be files (plain or ``.gz``), globs and directories; a directory or glob never
+yields a run's own output (the ``--output`` file, an archive folder's manifest, summary and
+partitions). ``-o/--output FILE --resume`` continues an interrupted run from the records
+already in FILE. With ``--output-dir`` the input is an archive scored partition by
+partition, on a local pool, a Dask cluster (``--dask``) or one shard of a Kubernetes
+Indexed Job (``--shard``): :mod:`~shuangkou.service.batch.archive`.
 
 Exit status: 0 when every replay scored, 1 when some records are errors, 2 on bad usage or
 an unreadable input file, 3 when a server (or a Dask scheduler) cannot be reached or fails.
@@ -161,8 +162,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--server", metavar="TARGET",
                    help="score on running services: host:port[,host:port...] or a gRPC "
                         "target (dns:///name:port) instead of locally")
-    p.add_argument("--output", metavar="FILE",
-                   help="write the records to FILE instead of stdout")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="write the records to FILE instead of stdout (-o names an output "
+                        "FILE in every command; an archive's folder is --output-dir)")
     p.add_argument("--resume", action="store_true",
                    help="with --output: keep FILE's complete records and score only the "
                         "input lines after them")
@@ -173,7 +175,7 @@ def _parser() -> argparse.ArgumentParser:
     views.add_argument("--view-limit", type=int, metavar="N", default=None,
                        help="pages written at most (default 100)")
     archive = p.add_argument_group("archives (docs/archives.md)")
-    archive.add_argument("-o", "--output-dir", metavar="DIR",
+    archive.add_argument("--output-dir", metavar="DIR",
                          help="score into DIR: one JSONL per partition, a manifest and "
                               "summary.json; a rerun finishes only incomplete partitions")
     archive.add_argument("--dask", metavar="ADDRESS",
@@ -327,6 +329,9 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(str(exc))
     if args.resume and not args.output:
         parser.error("--resume needs --output FILE (the records to resume from)")
+    if args.output and os.path.isdir(args.output):
+        parser.error(f"-o/--output names the records FILE, and {args.output} is a folder; "
+                     "an archive is scored into a folder with --output-dir DIR")
     if args.view_rejected and (not args.files or "-" in args.files or args.merge
                                or args.shard):
         parser.error("--view-rejected reads the rejected lines again: give input files "
@@ -341,10 +346,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.output_dir:
         return _archive_main(args, draw)
     try:
-        files = expand_names(args.files)
+        # the records file is never an input, even inside an input folder (a rerun resumes)
+        files = expand_names(args.files, [args.output] if args.output else [])
         total = count_lines(files) if draw else None
     except OSError as exc:
         return _fail(f"cannot read {exc.filename}: {exc.strerror}", EXIT_USAGE)
+    if args.output and os.path.abspath(args.output) in map(os.path.abspath, files):
+        return _fail(f"--output {args.output} is also an input: the records would overwrite "
+                     "the replays", EXIT_USAGE)
     skip = _resume_point(args.output) if args.resume else 0
     if total is not None:
         total = max(total - skip, 0)

@@ -18,11 +18,16 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO
 
-__all__ = ["InputFile", "INPUT_SUFFIXES", "expand", "expand_names", "open_input",
-           "split_lines", "stream_lines", "file_lines", "read_range", "byte_ranges",
-           "count_lines"]
+__all__ = ["InputFile", "INPUT_SUFFIXES", "MANIFEST", "SUMMARY", "PARTS", "expand",
+           "expand_names", "is_output_folder", "open_input", "split_lines", "stream_lines",
+           "file_lines", "read_range", "byte_ranges", "count_lines"]
 
 INPUT_SUFFIXES = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz", ".json.gz")
+# What an archive run writes into its --output-dir (:mod:`~shuangkou.service.batch.archive`):
+# named here, where the input scans skip them, so that a run's output is never its input.
+MANIFEST = "manifest.json"
+SUMMARY = "summary.json"
+PARTS = "parts"
 BLOCK = 1 << 20              # bytes read at a time
 SAMPLE_BYTES = 1 << 16       # read to estimate a file's line length (chunk sizes in bytes)
 
@@ -41,15 +46,67 @@ def _is_input(path: str) -> bool:
     return path.endswith(INPUT_SUFFIXES)
 
 
-def expand(specs: Sequence[str]) -> list[InputFile]:
+def is_output_folder(folder: str) -> bool:
+    """A folder an archive run wrote into: it holds the run's manifest and ``parts/``."""
+    return os.path.isfile(os.path.join(folder, MANIFEST)) and \
+        os.path.isdir(os.path.join(folder, PARTS))
+
+
+class _Outputs:
+    """What a scan skips: in an archive output folder (one found, or one this run writes),
+    its manifest, summary and ``parts/``; and the files this run writes."""
+
+    def __init__(self, outputs: Sequence[str]) -> None:
+        self.paths = {os.path.abspath(p) for p in outputs}
+        self.folders: dict[str, bool] = {}
+
+    def folder(self, path: str) -> bool:
+        if path not in self.folders:
+            self.folders[path] = path in self.paths or is_output_folder(path)
+        return self.folders[path]
+
+    def holds(self, path: str) -> bool:
+        """Whether the file ``path`` (absolute) is a run's output."""
+        if path in self.paths:
+            return True
+        parent, name = os.path.split(path)
+        if name in (MANIFEST, SUMMARY) and self.folder(parent):
+            return True
+        while True:                      # inside some output folder's parts/?
+            up, name = os.path.split(parent)
+            if up == parent:
+                return False
+            if name == PARTS and self.folder(up):
+                return True
+            parent = up
+
+    def walk(self, top: str) -> Iterator[str]:
+        """The input files under the folder ``top``, any depth, output folders' own files
+        (and the run's files) left out."""
+        for folder, subfolders, names in os.walk(top):
+            here = os.path.abspath(folder)
+            if self.folder(here):
+                subfolders[:] = [d for d in subfolders if d != PARTS]
+                names = [n for n in names if n not in (MANIFEST, SUMMARY)]
+            for n in names:
+                if _is_input(n) and not (self.paths and os.path.join(here, n) in self.paths):
+                    yield os.path.join(folder, n)
+
+
+def expand(specs: Sequence[str], outputs: Sequence[str] = ()) -> list[InputFile]:
     """The files named by ``specs`` (files, globs, directories), in order, each once.
 
     A directory contributes its JSONL files (``*.jsonl``, ``*.ndjson``, ``*.json``, each
     optionally ``.gz``) at any depth, sorted; a glob its matches, sorted. A file named
-    directly is taken whatever its name. Raises FileNotFoundError for a spec matching nothing.
+    directly is taken whatever its name. Directories and globs never yield a run's output:
+    ``outputs`` (this run's ``--output`` file and ``--output-dir``) and, in any folder that
+    holds an archive run's manifest, that manifest, its ``summary.json`` and ``parts/``
+    (docs/archives.md: an output folder may sit inside the input folder, and a rerun
+    resumes). Raises FileNotFoundError for a spec matching nothing.
     """
     files: list[InputFile] = []
     seen: set[str] = set()
+    skip = _Outputs(outputs)
 
     def add(name: str) -> None:
         path = os.path.abspath(name)
@@ -59,18 +116,18 @@ def expand(specs: Sequence[str]) -> list[InputFile]:
 
     for spec in specs:
         if os.path.isdir(spec):
-            found = sorted(os.path.join(d, f) for d, _, names in os.walk(spec)
-                           for f in names if _is_input(f))
-            for name in found:
+            for name in sorted(skip.walk(spec)):
                 add(name)
         elif os.path.exists(spec):
             with open(spec, "rb"):       # unreadable: fail now, naming it
                 pass
             add(spec)
         elif glob.has_magic(spec):
-            matches = sorted(m for m in glob.glob(spec, recursive=True) if os.path.isfile(m))
+            found = [m for m in glob.glob(spec, recursive=True) if os.path.isfile(m)]
+            matches = sorted(m for m in found if not skip.holds(os.path.abspath(m)))
             if not matches:
-                raise FileNotFoundError(2, "no file matches", spec)
+                raise FileNotFoundError(2, "matches only the output of a score-replays run"
+                                        if found else "no file matches", spec)
             for name in matches:
                 add(name)
         else:
@@ -78,11 +135,12 @@ def expand(specs: Sequence[str]) -> list[InputFile]:
     return files
 
 
-def expand_names(specs: Sequence[str]) -> list[str]:
-    """Files, globs and directories → file names, ``-`` (stdin) kept in its place."""
+def expand_names(specs: Sequence[str], outputs: Sequence[str] = ()) -> list[str]:
+    """Files, globs and directories → file names, ``-`` (stdin) kept in its place;
+    ``outputs`` as for :func:`expand`."""
     out: list[str] = []
     for spec in specs:
-        out.extend(["-"] if spec == "-" else [f.name for f in expand([spec])])
+        out.extend(["-"] if spec == "-" else [f.name for f in expand([spec], outputs)])
     return out
 
 

@@ -490,14 +490,43 @@ def _rules(story: RoundStory) -> str:
     return f'<section id="rules"><h2>The rule set</h2><dl class="rules">{items}</dl></section>'
 
 
-def _document(story: RoundStory) -> str:
-    """A replay rejected before its deal: the document as written."""
-    text = "" if story.document is None else json.dumps(story.document, ensure_ascii=False,
-                                                        indent=1)
-    if len(text) > _MAX_WRITTEN:
-        text = text[:_MAX_WRITTEN] + "\n…"
-    body = (f'<pre class="written">{_e(text)}</pre>' if text
-            else "<p>The line is not a JSON object.</p>")
+def _not_an_object(raw: str | None) -> str:
+    """What a replay that is no JSON object is instead, in words for a file, an archive's
+    line or stdin alike: empty, cut off (the text ends inside its JSON: a file truncated
+    mid-write or mid-copy), not JSON, or JSON of another shape."""
+    if raw is None:
+        return "The replay is not a JSON object."
+    if not raw.strip():
+        return "The replay is empty: there is no JSON in it."
+    try:
+        json.loads(raw)
+    except json.JSONDecodeError as exc:
+        # at the very end, or a string still open there: the text stops inside its JSON
+        if exc.pos >= len(raw.rstrip()) or exc.msg.startswith("Unterminated string"):
+            return (f"The replay is cut off: its text ends after {len(raw.rstrip()):,} "
+                    "characters, inside its JSON (a file truncated mid-write or mid-copy?). "
+                    "Its end as written:")
+        return (f"The replay is not valid JSON: {exc.msg} at line {exc.lineno} column "
+                f"{exc.colno}. As written:")
+    return "The replay is JSON but not an object (a replay is one JSON object). As written:"
+
+
+def _document(story: RoundStory, raw: str | None) -> str:
+    """A replay rejected before its deal: the document as written (its text when it is no
+    JSON object: the end of it when it was cut off)."""
+    if story.document is not None:
+        text = json.dumps(story.document, ensure_ascii=False, indent=1)
+        if len(text) > _MAX_WRITTEN:
+            text = text[:_MAX_WRITTEN] + "\n…"
+        return (f'<section id="document"><h2>The replay as written</h2>'
+                f'<pre class="written">{_e(text)}</pre></section>')
+    said = _not_an_object(raw)
+    shown_text = "" if raw is None or not raw.strip() else (
+        raw if len(raw) <= _MAX_WRITTEN else
+        "…" + raw[-_MAX_WRITTEN:] if said.startswith("The replay is cut off")
+        else raw[:_MAX_WRITTEN] + "\n…")
+    body = f"<p>{_e(said)}</p>" + (f'<pre class="written">{_e(shown_text)}</pre>'
+                                   if shown_text else "")
     return f'<section id="document"><h2>The replay as written</h2>{body}</section>'
 
 
@@ -523,9 +552,9 @@ def _player(story: RoundStory) -> str:
 
 # ----------------------------------------------------------------------------- the page
 
-def render(story: RoundStory, *, source: str | None = None) -> str:
+def render(story: RoundStory, *, source: str | None = None, text: str | None = None) -> str:
     """The page of a round's story; ``source`` names where the replay came from (a file,
-    a file and line)."""
+    a file and line); ``text``: the replay as read, shown when it is no JSON object."""
     v = story.variant
     rej = story.rejection
     title = (f"{_plain_isolated(v.name)} ({_plain_isolated(v.id)})" if v is not None
@@ -539,7 +568,7 @@ def render(story: RoundStory, *, source: str | None = None) -> str:
         parts.append(f'<p class="src">replay: {_i(source)}</p>')
     parts.append(_verdict(story))
     if story.dealt is None:
-        parts.append(_document(story))
+        parts.append(_document(story, text))
     else:
         stake = f" · stake {story.stake}" if story.stake != 1 else ""
         fee = f" · table fee {story.table_fee}" if story.table_fee else ""
@@ -577,7 +606,7 @@ def page_of(text: str, source: str, partial_deal: bool = False) -> tuple[RoundSt
     """The story of a replay's text and its page (``view`` and ``score-replays
     --view-rejected`` both draw pages with it)."""
     story = story_of(text, partial_deal=partial_deal)
-    return story, render(story, source=source)
+    return story, render(story, source=source, text=text)
 
 
 def render_index(entries: Sequence[dict[str, Any]], rejected: int) -> str:
