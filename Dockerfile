@@ -35,6 +35,7 @@ COPY protos/ protos/
 COPY third_party/ third_party/
 COPY core_ext/ core_ext/
 COPY service/ service/
+COPY client/ client/
 
 # pip builds the project in an isolated environment (Cython, grpcio-tools from
 # [build-system]) and resolves the runtime dependencies to wheels in /wheels.
