@@ -194,6 +194,7 @@ class RemoteTable:
         # One channel for both services (shuangkou.client: deadlines, retries on UNAVAILABLE).
         self.rules = ShuangkouClient(target)
         self.rounds = RoundClient(channel=self.rules.channel)
+        self.channel = self.rules.channel
         self.rule_set = rule_set_message(variant)
         self.target = target
         self.state = b""
@@ -340,7 +341,7 @@ class RemoteTable:
         return result_to_dict(self.last_result)
 
     def close(self) -> None:
-        self.rules.close()
+        self.channel.close()
 
 
 def _cards(codes: Sequence[int]) -> Any:
