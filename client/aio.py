@@ -30,15 +30,11 @@ class _AsyncClient:
     def __init__(self, target: str | None = None, *, channel: grpc.aio.Channel | None = None,
                  credentials: grpc.ChannelCredentials | None = None,
                  options: Sequence[tuple[str, Any]] = ()) -> None:
-        if channel is None:
-            if target is None:
-                raise TypeError("give a target (host:port) or a channel")
-            channel = channels.aio_channel(target, credentials=credentials, options=options)
-            self._owned = True
-        else:
-            self._owned = False
-        self.channel = channel
-        self._unary, self._streams = channels.bind(channel, self.SERVICE)
+        self._owned = channel is None        # closed by close() only if opened here
+        self.channel = channel if channel is not None else channels.aio_channel(
+            channels.required(target),
+            credentials=credentials, options=options)
+        self._unary, self._streams = channels.bind(self.channel, self.SERVICE)
 
     async def close(self) -> None:
         """Close the channel if this client opened it."""

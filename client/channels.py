@@ -35,7 +35,7 @@ from google.protobuf.message import Message
 
 from shuangkou.v1 import rounds_pb2, service_pb2
 
-__all__ = ["Method", "methods", "bind", "DEADLINES", "RETRIED", "RETRY_POLICY", "service_config",
+__all__ = ["Method", "methods", "bind", "required", "DEADLINES", "RETRIED", "RETRY_POLICY", "service_config",
            "channel_options", "channel", "aio_channel", "MAX_MESSAGE_BYTES"]
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024   # what a channel sends and accepts at most
@@ -68,6 +68,13 @@ def methods(service: str) -> Iterator[Method]:
                      message_factory.GetMessageClass(m.input_type),
                      message_factory.GetMessageClass(m.output_type),
                      m.client_streaming or m.server_streaming)
+
+
+def required(target: str | None) -> str:
+    """A client's target, which it needs unless it is given a channel."""
+    if target is None:
+        raise TypeError("give a target (host:port) or a channel")
+    return target
 
 
 def bind(channel: grpc.Channel | grpc.aio.Channel, service: str
