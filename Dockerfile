@@ -30,11 +30,12 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 \
 WORKDIR /src
 # Only what the build reads (see .dockerignore): packaging metadata, the two packages, the
 # protos. Stubs (shuangkou.v1) and compiled modules are produced here, never copied in.
-COPY pyproject.toml setup.py README.md ./
+COPY pyproject.toml setup.py README.md MANIFEST.in ./
 COPY protos/ protos/
 COPY third_party/ third_party/
 COPY core_ext/ core_ext/
 COPY service/ service/
+COPY client/ client/
 
 # pip builds the project in an isolated environment (Cython, grpcio-tools from
 # [build-system]) and resolves the runtime dependencies to wheels in /wheels.

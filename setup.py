@@ -8,7 +8,7 @@ are generated at build time beside the .proto files, never committed, never edit
 The folders keep the names of the design card (core_ext/, service/) while everything is
 installed under the one import name ``shuangkou`` (pyproject ``package-dir``;
 docs/decisions.md "Packaging"). Two tools read modules by folder rather than through the
-install, so the build also links build/tree/shuangkou/{core,service,v1} to the folders:
+install, so the build also links build/tree/shuangkou/{core,service,client,v1} to the folders:
 Cython finds ``shuangkou.core._core``'s .pxd there (cimports use the installed name, which
 is also the name the compiled modules import each other by at run time) and mypy reads
 the sources there (pyproject ``mypy_path``).
@@ -25,7 +25,8 @@ ROOT = Path(__file__).parent
 DEBUG = os.environ.get("SHUANGKOU_DEBUG_BUILD") == "1"
 STUBS = ROOT / "protos" / "shuangkou" / "v1"
 #: installed subpackage -> the folder that holds it (as pyproject's package-dir)
-FOLDERS = {"core": "core_ext", "service": "service", "v1": "protos/shuangkou/v1"}
+FOLDERS = {"core": "core_ext", "service": "service", "client": "client",
+           "v1": "protos/shuangkou/v1"}
 
 
 def generate_protos() -> None:

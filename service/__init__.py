@@ -16,7 +16,7 @@
   :mod:`~shuangkou.service.tracing` (OpenTelemetry spans, opt-in),
   :mod:`~shuangkou.service.version` (which build answers);
 * commands: :mod:`~shuangkou.service.commands` (one-off questions) and
-  :mod:`~shuangkou.service.client` (their ``--server`` adapter);
+  :mod:`~shuangkou.service.client` (their ``--server`` adapter, on :mod:`shuangkou.client`);
   :mod:`~shuangkou.service.batch` (``score-replays``); :mod:`~shuangkou.service.view`
   (``view``: the page of a round) and :mod:`~shuangkou.service.play` (``play``: a round in
   the terminal).

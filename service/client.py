@@ -4,24 +4,23 @@ that builds request messages and reads responses for :mod:`shuangkou.service.com
 Everything here turns messages into the plain dicts :mod:`shuangkou.service.commands` prints, the same
 dicts its local path builds from the core, so both print identical output. Request field
 names live only here (the rule set, the Cards messages, declarations), so a change to the
-protos is a change to this file alone.
+protos is a change to this file alone. The calls go through :class:`shuangkou.client.ShuangkouClient`
+(its deadlines, retries and channel options: :mod:`shuangkou.client.channels`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
-import grpc
-
+from shuangkou.client import Rejected, ServiceError, ShuangkouClient
 from shuangkou.core.variants import Variant
 from shuangkou.v1 import (
     cards_pb2,
     readings_pb2,
     scoring_pb2,
     service_pb2,
-    service_pb2_grpc,
     variants_pb2,
 )
 
@@ -29,20 +28,14 @@ from .api.convert import KIND_BY_NAME, KIND_NAMES, variant_document
 from .api.results import result_to_dict
 
 if TYPE_CHECKING:
+    from google.protobuf.message import Message
+
     from shuangkou.core._core import _KindName as KindName
 
-__all__ = ["RemoteRules", "ServerError", "channel_options", "reading_dict", "rule_set_message", "summary_message"]
+__all__ = ["RemoteRules", "ServerError", "reading_dict", "rule_set_message", "summary_message"]
 
-RPC_TIMEOUT = 30.0   # seconds: one-off questions are small; a hung server must not hang a shell
-
-
-def channel_options(max_message_bytes: int = 64 * 1024 * 1024) -> list[tuple[str, Any]]:
-    """Every client channel's options (the one-off commands', ``play --server``'s,
-    ``score-replays --server``'s): round_robin over every resolved address."""
-    config: dict[str, Any] = {"loadBalancingConfig": [{"round_robin": {}}]}
-    return [("grpc.service_config", json.dumps(config)),
-            ("grpc.max_receive_message_length", max_message_bytes),
-            ("grpc.max_send_message_length", max_message_bytes)]
+Q = TypeVar("Q", bound="Message")
+A = TypeVar("A", bound="Message")
 
 
 class ServerError(Exception):
@@ -100,27 +93,24 @@ class RemoteRules:
 
     def __init__(self, target: str) -> None:
         self.target = target
-        self.channel = grpc.insecure_channel(target, options=channel_options())
-        self.stub = service_pb2_grpc.ShuangkouServiceStub(self.channel)
+        self.client = ShuangkouClient(target)
 
     def close(self) -> None:
-        self.channel.close()
+        self.client.close()
 
-    def _call(self, method: str, request: Any) -> Any:
+    def _call(self, method: Callable[[Q], A], request: Q) -> A:
         try:
-            return getattr(self.stub, method)(request, timeout=RPC_TIMEOUT)
-        except grpc.RpcError as exc:
-            code = exc.code()
-            details = exc.details() or code.name
-            if code in (grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND,
-                        grpc.StatusCode.FAILED_PRECONDITION):
+            return method(request)
+        except ServiceError as exc:
+            details = exc.message or exc.code.name
+            if isinstance(exc, Rejected):      # the input is at fault: exit 1
                 raise ServerError(details, usage=False) from None
-            raise ServerError(f"server {self.target}: {code.name}: {details}",
+            raise ServerError(f"server {self.target}: {exc.code.name}: {details}",
                               usage=True) from None
 
     def classify(self, cards: str, variant: str | Variant, declare: tuple[KindName | None, int | None]
                  ) -> dict[str, Any]:
-        reply = self._call("ClassifyPlay", service_pb2.ClassifyPlayRequest(
+        reply = self._call(self.client.classify_play, service_pb2.ClassifyPlayRequest(
             play=_cards(cards), declaration=_declare(*declare), rule_set=_rule_set(variant)))
         return {"cards": _card_texts(reply.cards), "reading": _reading(reply.reading),
                 "readings": [_reading(r) for r in reply.readings]}
@@ -128,7 +118,7 @@ class RemoteRules:
     def compare(self, current: str, play: str, variant: str | Variant,
                 current_declare: tuple[KindName | None, int | None],
                 declare: tuple[KindName | None, int | None]) -> dict[str, Any]:
-        reply = self._call("ComparePlays", service_pb2.ComparePlaysRequest(
+        reply = self._call(self.client.compare_plays, service_pb2.ComparePlaysRequest(
             current=_cards(current), play=_cards(play),
             current_declaration=_declare(*current_declare), declaration=_declare(*declare),
             rule_set=_rule_set(variant)))
@@ -138,7 +128,7 @@ class RemoteRules:
     def plays(self, hand: str, variant: str | Variant, to_beat: str | None, *,
               kinds: Sequence[KindName], bombs_only: bool, max_cards: int | None, limit: int,
               counts: bool) -> dict[str, Any]:
-        reply = self._call("EnumerateLegalPlays", service_pb2.EnumerateLegalPlaysRequest(
+        reply = self._call(self.client.enumerate_legal_plays, service_pb2.EnumerateLegalPlaysRequest(
             hand=_cards(hand), to_beat=_cards(to_beat) if to_beat else None,
             kinds=[KIND_BY_NAME[k] for k in kinds], bombs_only=bombs_only,
             max_cards=max_cards or 0, page_size=limit, include_counts=counts,
@@ -155,19 +145,19 @@ class RemoteRules:
         request = service_pb2.ScoreRoundRequest(
             replay_json=document,
             rule_set=_rule_set(variant) if variant is not None else None)
-        return result_to_dict(self._call("ScoreRound", request).result)
+        return result_to_dict(self._call(self.client.score_round, request).result)
 
     def score_summary(self, summary: dict[str, Any], variant: str | Variant) -> dict[str, Any]:
         request = service_pb2.ScoreRoundRequest(summary=summary_message(summary),
                                                 rule_set=_rule_set(variant))
-        return result_to_dict(self._call("ScoreRound", request).result)
+        return result_to_dict(self._call(self.client.score_round, request).result)
 
     def variants(self) -> list[dict[str, Any]]:
-        reply = self._call("ListVariants", service_pb2.ListVariantsRequest())
+        reply = self._call(self.client.list_variants, service_pb2.ListVariantsRequest())
         return [_variant(v) for v in reply.variants]
 
     def variant(self, variant: str | Variant) -> dict[str, Any]:
-        return _variant(self._call("GetVariant",
+        return _variant(self._call(self.client.get_variant,
                                    service_pb2.GetVariantRequest(rule_set=_rule_set(variant))).variant)
 
 

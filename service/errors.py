@@ -1,5 +1,7 @@
 """Every failure's wire form, built in one place: unary aborts, the interceptor's refusals
 and in-band ``google.rpc.Status``.
+(Reading one back is the client's: :func:`decode_status` is
+:func:`shuangkou.client.errors.decode_status`, re-exported here.)
 
 A core error becomes a ``google.rpc.Status`` whose ``code`` follows the exception class
 (bad input ``INVALID_ARGUMENT``, an unknown variant ``NOT_FOUND``, a state that forbids an
@@ -28,13 +30,14 @@ import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, NoReturn, Protocol, TypeVar, cast
+from typing import Any, Literal, NoReturn, Protocol, TypeVar, cast
 
 import grpc
 from google.protobuf import any_pb2
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from grpc_status import rpc_status
 
+from shuangkou.client.errors import InBand, decode_status
 from shuangkou.core.documents import bounded as _bounded
 from shuangkou.core.errors import (
     CardError,
@@ -46,9 +49,6 @@ from shuangkou.core.errors import (
     VariantError,
 )
 from shuangkou.core.replay import ReplayError
-
-if TYPE_CHECKING:
-    from google.protobuf.descriptor import Descriptor
 
 __all__ = ["BadInput", "UnknownVariant", "StateMismatch", "RequestEnded", "Failure",
            "field_scope",
@@ -335,37 +335,3 @@ def status_for(exc: BaseException) -> grpc.Status | None:
     """The wire status of a known input error, or None for a server bug (which
     :func:`status_proto` turns into INTERNAL)."""
     return None if failure_for(exc) is None else wire_status(exc)
-
-
-@dataclass(frozen=True)
-class InBand:
-    """A decoded in-band ``google.rpc.Status`` (a ScoreReplays error, a batch item)."""
-
-    code: grpc.StatusCode
-    reason: str          # ErrorInfo.reason ("INTERNAL" for a server bug)
-    message: str
-    field: str
-    detail: str          # the sentence without a replay's "action N: " prefix
-    action: int | None
-
-
-def decode_status(status: status_pb2.Status) -> InBand:
-    """Read back what :func:`status_proto` wrote (clients such as service.remote)."""
-    code = next((c for c in grpc.StatusCode if c.value[0] == status.code),
-                grpc.StatusCode.UNKNOWN)
-    reason, field, detail, action = code.name, "", status.message, None
-    for packed in status.details:
-        # types-protobuf types a message's DESCRIPTOR wider than what Any.Is accepts.
-        if packed.Is(cast("Descriptor", error_details_pb2.ErrorInfo.DESCRIPTOR)):
-            info = error_details_pb2.ErrorInfo()
-            packed.Unpack(info)
-            reason = info.reason
-            if info.metadata.get("action", "").isdigit():
-                action = int(info.metadata["action"])
-        elif packed.Is(cast("Descriptor", error_details_pb2.BadRequest.DESCRIPTOR)):
-            bad = error_details_pb2.BadRequest()
-            packed.Unpack(bad)
-            if bad.field_violations:
-                field = bad.field_violations[0].field
-                detail = bad.field_violations[0].description or status.message
-    return InBand(code, reason, status.message, field, detail, action)

@@ -1,7 +1,9 @@
 """A browser page plays a live round through the HTTP port: examples/browser/round.html in
 headless Chromium (Debian's `chromium`, installed by scripts/setup-env.sh), served from
-another loopback origin that the server allows (CORS), calling the Connect protocol's JSON
-with fetch() and gRPC-Web. Its outcome is the core's round for the same seed."""
+another loopback origin that the server allows (CORS), calling the Connect protocol and
+gRPC-Web through @connectrpc/connect-web with the types buf generates (`npm ci` and
+`npm run build`: buf generate, tsc, esbuild). Its outcome is the core's round for the same
+seed; from an origin the server does not allow, the page names the CORS failure."""
 
 from __future__ import annotations
 
@@ -20,7 +22,9 @@ from grpc_helpers import running_server
 
 from shuangkou import core
 
-PAGE = Path(__file__).resolve().parents[1] / "examples" / "browser" / "round.html"
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "browser"
+NPM = shutil.which("npm")
+TYPES = {".html": "text/html; charset=utf-8", ".js": "text/javascript; charset=utf-8"}
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 # The flags that work on this machine kind (no sandbox as root; no background connections,
 # which a closed network refuses).
@@ -33,10 +37,14 @@ class _Page(BaseHTTPRequestHandler):
     outcome: dict[str, Any] | None = None
     arrived = threading.Event()
 
-    def do_GET(self) -> None:  # noqa: N802
-        body = PAGE.read_bytes()
+    def do_GET(self) -> None:  # noqa: N802 - round.html and the bundle it loads, nothing else
+        path = self.path.split("?")[0]
+        if path not in ("/round.html", "/dist/round.js"):
+            self.send_error(404)
+            return
+        body = (EXAMPLE / path.lstrip("/")).read_bytes()
         self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Type", TYPES[Path(path).suffix])
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
@@ -52,8 +60,20 @@ class _Page(BaseHTTPRequestHandler):
         pass
 
 
+@pytest.fixture(scope="module")
+def bundle() -> Path:
+    """`npm ci` (the versions of the committed package-lock.json) and `npm run build`."""
+    assert NPM is not None, "npm: scripts/setup-env.sh installs it"
+    for args, timeout in ((["ci", "--prefer-offline", "--no-audit", "--no-fund",
+                            "--loglevel=error"], 300), (["run", "build"], 300)):
+        done = subprocess.run([NPM, *args], cwd=EXAMPLE, capture_output=True, text=True,
+                              timeout=timeout)
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return EXAMPLE / "dist" / "round.js"
+
+
 @pytest.fixture
-def page_server() -> Iterator[str]:
+def page_server(bundle: Path) -> Iterator[str]:
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Page)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
@@ -72,11 +92,11 @@ def core_round(variant: str, seed_text: str) -> core.Round:
     return r
 
 
-def _outcome(url: str, tmp_path: Path) -> dict[str, Any] | None:
-    """What the page at ``url`` reported, opened in headless Chromium."""
+def open_page(url: str, profile: Path) -> dict[str, Any]:
+    """The outcome the page at ``url`` POSTs to its report address."""
     assert CHROMIUM is not None, "Debian's chromium: scripts/setup-env.sh installs it"
     _Page.outcome, _Page.arrived = None, threading.Event()
-    browser = subprocess.Popen([CHROMIUM, *FLAGS, f"--user-data-dir={tmp_path}", url],
+    browser = subprocess.Popen([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", url],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         arrived = _Page.arrived.wait(90)
@@ -84,14 +104,15 @@ def _outcome(url: str, tmp_path: Path) -> dict[str, Any] | None:
         browser.kill()
         browser.wait(30)
     assert arrived, "the page reported nothing within 90 s"
+    assert _Page.outcome is not None
     return _Page.outcome
 
 
 def test_a_browser_page_plays_a_live_round(page_server: str, tmp_path: Path) -> None:
     with running_server(http=True, http_cors_origins=(page_server,)) as srv:
-        outcome = _outcome(f"{page_server}/round.html?api={srv.http_url}&variant=qianbian"
-                           f"&seed=browser&report=/result", tmp_path)
-    assert outcome is not None and "error" not in outcome, outcome
+        outcome = open_page(f"{page_server}/round.html?api={srv.http_url}&variant=qianbian"
+                            f"&seed=browser&report=/result", tmp_path)
+    assert "error" not in outcome, outcome
     r = core_round("qianbian", "browser")
     result = r.result()
     assert outcome["over"] is True and outcome["actions"] == r.actions_applied
@@ -101,12 +122,10 @@ def test_a_browser_page_plays_a_live_round(page_server: str, tmp_path: Path) -> 
     assert outcome["grpcWebHint"] and outcome["connectReason"] == "NOT_YOUR_TURN"
 
 
-def test_an_origin_the_server_does_not_allow_is_named(page_server: str, tmp_path: Path) -> None:
-    """The page opened from an origin outside http_cors_origins says which origin to allow
-    (the browser itself only says "Failed to fetch")."""
-    with running_server(http=True, http_cors_origins=("http://localhost:1",)) as srv:
-        outcome = _outcome(f"{page_server}/round.html?api={srv.http_url}&report=/result",
-                           tmp_path)
-    error = (outcome or {}).get("error", "")
-    assert f"answers, but not to pages from {page_server}" in error, outcome
-    assert f"--http-cors-origins {page_server}" in error
+def test_a_page_from_an_origin_not_allowed_names_cors(page_server: str, tmp_path: Path
+                                                       ) -> None:
+    with running_server(http=True, http_cors_origins=("http://elsewhere.example",)) as srv:
+        outcome = open_page(f"{page_server}/round.html?api={srv.http_url}&report=/result",
+                            tmp_path)
+    assert "CORS" in outcome.get("error", ""), outcome
+    assert f"--http-cors-origins {page_server}" in outcome["error"]

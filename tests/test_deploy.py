@@ -272,12 +272,16 @@ def test_build_context_has_sources_and_no_artifacts(stages: dict[str, Stage]) ->
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(1500)
-def test_wheel_from_docker_context_installs_and_runs(
+@pytest.mark.timeout(1800)
+def test_sdist_and_wheel_from_docker_context_check_install_and_run(
     stages: dict[str, Stage], tmp_path: Path
 ) -> None:
-    """The builder and runtime stages by hand: a clean source tree compiles the Cython core."""
-    src, wheels, venv = tmp_path / "src", tmp_path / "wheels", tmp_path / "venv"
+    """The builder and runtime stages by hand, and the distributions as published: from a
+    clean source tree (the Dockerfile's builder COPYs), `python -m build` makes the sdist and
+    then the wheel *from the sdist* (so the sdist holds every source the build needs: the
+    .pyx, the protos, the vendored googleapis imports); `twine check` passes both; the wheel,
+    installed into a fresh venv, compiles nothing and runs the CLI and the client."""
+    src, dist, venv = tmp_path / "src", tmp_path / "dist", tmp_path / "venv"
     for dest, source in builder_sources(stages["builder"], build_context()).items():
         (src / dest).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / source, src / dest)
@@ -289,7 +293,7 @@ def test_wheel_from_docker_context_installs_and_runs(
     # image's own build (-O3) is the image test's.
     env["SHUANGKOU_DEBUG_BUILD"] = "1"
 
-    # Bounds against a hang, not a speed requirement: `pip wheel` (a build environment, then
+    # Bounds against a hang, not a speed requirement: the build (a build environment, then
     # cythonize + gcc of every module) took over 300 s beside a second suite on 2 cores.
     def run(*cmd: str | Path, cwd: Path = tmp_path, timeout: float = 1200) -> str:
         done = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, capture_output=True,
@@ -297,27 +301,44 @@ def test_wheel_from_docker_context_installs_and_runs(
         assert done.returncode == 0, f"{cmd}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
         return done.stdout
 
-    run(sys.executable, "-m", "pip", "wheel", "--quiet", "--wheel-dir", wheels, ".", cwd=src)
-    (wheel,) = wheels.glob("shuangkou-*.whl")
+    run(sys.executable, "-m", "build", "--outdir", dist, src)
+    (sdist,) = dist.glob("shuangkou-*.tar.gz")
+    (wheel,) = dist.glob("shuangkou-*.whl")
+    assert "PASSED" in run(sys.executable, "-m", "twine", "check", "--strict", sdist, wheel)
+    import tarfile
+    with tarfile.open(sdist) as tar:
+        members = {m.name.split("/", 1)[1] for m in tar.getmembers() if "/" in m.name}
+    assert {"core_ext/_core.pyx", "service/api/_protobuf.pxd", "client/py.typed",
+            "protos/shuangkou/v1/rounds.proto",
+            "third_party/googleapis/google/rpc/status.proto"} <= members
+    generated = sorted(m for m in members if m.endswith((".c", ".so", "_pb2.py", "_pb2.pyi")))
+    assert not generated, f"generated files in the sdist: {generated[:5]}"
+
     assert not wheel.name.endswith("-none-any.whl"), f"{wheel.name}: no compiled extension"
     # One import name of our own (docs/decisions.md "Packaging"): nothing else at the top.
     with zipfile.ZipFile(wheel) as whl:
-        tops = {name.split("/")[0] for name in whl.namelist()}
+        names = set(whl.namelist())
+    tops = {name.split("/")[0] for name in names}
     assert tops == {"shuangkou", wheel.name.split("-")[0] + "-" + wheel.name.split("-")[1]
                     + ".dist-info"}, tops
+    assert {"shuangkou/client/py.typed", "shuangkou/core/py.typed",
+            "shuangkou/v1/py.typed"} <= names
 
     run(sys.executable, "-m", "venv", venv, timeout=120)
-    python = venv / "bin" / "python"
-    run(python, "-m", "pip", "install", "--quiet", "--no-index", "--find-links", wheels, wheel)
-    assert "serve" in run(venv / "bin" / "shuangkou", "--help", timeout=60)
+    python, cli = venv / "bin" / "python", venv / "bin" / "shuangkou"
+    run(python, "-m", "pip", "install", "--quiet", "--only-binary=:all:", wheel)
+    assert "serve" in run(cli, "--help", timeout=60)
+    assert run(cli, "--version", timeout=60).strip() == "shuangkou " + wheel.name.split("-")[1]
+    assert "bomb" in run(cli, "classify", "7777 BJ", timeout=60)
     probe = (
         "import json, shuangkou.core as core, shuangkou.core._core as c, "
-        "shuangkou.v1.service_pb2_grpc;"
-        "print(json.dumps([c.__file__, core.classify('7777 BJ').primary.kind]))"
+        "shuangkou.v1.service_pb2_grpc, shuangkou.client as client;"
+        "print(json.dumps([c.__file__, core.classify('7777 BJ').primary.kind, "
+        "len(client.RETRIED)]))"
     )
-    core_file, kind = json.loads(run(python, "-c", probe, timeout=60))
+    core_file, kind, retried = json.loads(run(python, "-c", probe, timeout=60))
     assert Path(core_file).is_relative_to(venv) and core_file.endswith(".so"), core_file
-    assert kind == "bomb"
+    assert kind == "bomb" and retried > 0
 
 
 # ----------------------------------------------------------------------------- Kubernetes

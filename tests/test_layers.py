@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from shuangkou import core, service
+from shuangkou import client, core, service
 
 #: installed package -> its folder
 PACKAGES = {"shuangkou.core": Path(core.__file__).parent,
-            "shuangkou.service": Path(service.__file__).parent}
+            "shuangkou.service": Path(service.__file__).parent,
+            "shuangkou.client": Path(client.__file__).parent}
 
 
 def _modules(package: str, folder: Path) -> dict[str, Path]:
@@ -127,6 +128,17 @@ def test_the_graph_sees_the_imports() -> None:
     assert "shuangkou.service.batch.inputs" in s["shuangkou.service.view.command"]
     assert "shuangkou.service.api._round_replies" in s["shuangkou.service.api.rounds"]
     assert "shuangkou.service.api.convert" in s["shuangkou.service.api.shuangkou"]
+
+
+def test_the_client_imports_neither_the_core_nor_the_service() -> None:
+    """shuangkou.client is what a game server installs to call us: grpc, google.rpc and the
+    generated shuangkou.v1 only (the service builds on it, never the other way round)."""
+    folder = PACKAGES["shuangkou.client"]
+    for name, path in _modules("shuangkou.client", folder).items():
+        ours = {d for d in _imported(name, path) if d.startswith("shuangkou.")}
+        assert all(d.startswith(("shuangkou.client", "shuangkou.v1")) for d in ours), (name, ours)
+    adapter = PACKAGES["shuangkou.service"] / "client.py"
+    assert "shuangkou.client" in _imported("shuangkou.service.client", adapter)
 
 
 def test_a_cycle_is_found() -> None:

@@ -18,7 +18,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 #: installed package -> its folder (pyproject package-dir)
-FOLDERS = {"shuangkou.core": "core_ext", "shuangkou.service": "service"}
+FOLDERS = {"shuangkou.core": "core_ext", "shuangkou.service": "service",
+           "shuangkou.client": "client"}
 #: every compiled module -> its .pyx
 COMPILED = {".".join((package, *p.relative_to(ROOT / folder).with_suffix("").parts)): p
             for package, folder in FOLDERS.items() for p in (ROOT / folder).rglob("_*.pyx")}

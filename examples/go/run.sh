@@ -5,15 +5,16 @@
 #   bash run.sh client [ARGS]         build when out of date, then run cmd/client
 #   bash run.sh table [ARGS]          build when out of date, then run cmd/table
 #
-# The build is offline, without the Go module proxy: protoc with protoc-gen-go and
-# protoc-gen-go-grpc generates the messages and stubs into gen/ (never committed), vendor/
+# The build is offline, without the Go module proxy: `buf generate` with the repository's
+# buf.gen.yaml (scripts/generate-clients.sh: protoc-gen-go and protoc-gen-go-grpc, run
+# locally) generates the messages and stubs into gen/ (never committed), vendor/
 # is made of links to the module sources Debian installs in /usr/share/gocode/src (the
 # versions go.mod requires; run.sh checks the installed packages are those versions), and
 # `go build -mod=vendor` compiles with GOPROXY=off. scripts/setup-env.sh installs the
 # packages. A stamp in build/ skips the build when none of its inputs changed.
 #
-# Environment: SHUANGKOU_GOCODE (module sources, default /usr/share/gocode/src), PROTOC,
-# GO (the go command).
+# Environment: SHUANGKOU_GOCODE (module sources, default /usr/share/gocode/src), GO (the go
+# command).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -78,35 +79,26 @@ vendor() {
 }
 
 build() {
-  local protoc go module stamp file opts=()
-  protoc=${PROTOC:-$(need protoc protobuf-compiler)}
+  local go stamp
   go=${GO:-$(need go golang-go)}
   need protoc-gen-go protoc-gen-go >/dev/null
   need protoc-gen-go-grpc protoc-gen-go-grpc >/dev/null
-  module=$(awk '$1 == "module" {print $2; exit}' "$HERE/go.mod")
   stamp=$({
-    "$protoc" --version; "$go" version; protoc-gen-go --version; protoc-gen-go-grpc --version
+    "$go" version; protoc-gen-go --version; protoc-gen-go-grpc --version
     dpkg-query -W -f '${Package} ${Version}\n' 2>/dev/null | grep '^golang-' || true
     cd "$ROOT" && find protos third_party -name '*.proto' -print0 | LC_ALL=C sort -z \
       | xargs -0 sha256sum
+    sha256sum buf.gen.yaml tools/package-lock.json scripts/generate-clients.sh
     cd "$HERE" && find run.sh go.mod cmd -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
   } | sha256sum | cut -d' ' -f1)
   if [ -f "$BUILD/stamp" ] && [ "$(cat "$BUILD/stamp")" = "$stamp" ] \
-    && [ -x "$BUILD/bin/client" ] && [ -x "$BUILD/bin/table" ]; then
+    && [ -x "$BUILD/bin/client" ] && [ -x "$BUILD/bin/table" ] && [ -d "$HERE/gen" ]; then
     return 0
   fi
-  rm -rf "$BUILD" "$HERE/gen"
-  mkdir -p "$BUILD/bin" "$HERE/gen"
-  # The protos name no go_package: each file is mapped to the package gen/shuangkou/v1.
-  for file in "$ROOT"/protos/shuangkou/v1/*.proto; do
-    file=shuangkou/v1/$(basename "$file")
-    opts+=("--go_opt=M$file=$module/gen/shuangkou/v1;shuangkouv1"
-           "--go-grpc_opt=M$file=$module/gen/shuangkou/v1;shuangkouv1")
-  done
-  (cd "$ROOT" && "$protoc" -I protos -I third_party/googleapis \
-    --go_out="$HERE/gen" --go_opt=paths=source_relative \
-    --go-grpc_out="$HERE/gen" --go-grpc_opt=paths=source_relative "${opts[@]}" \
-    protos/shuangkou/v1/*.proto)
+  rm -rf "$BUILD"
+  mkdir -p "$BUILD/bin"
+  # gen/: buf generate with the repository's buf.gen.yaml (every example's code, at once).
+  bash "$ROOT/scripts/generate-clients.sh"
   vendor
   (cd "$HERE" && GOFLAGS=-mod=vendor GOPROXY=off GOWORK=off GO111MODULE=on \
     "$go" build -p 1 -trimpath -o "$BUILD/bin/" ./cmd/client ./cmd/table)

@@ -1,13 +1,14 @@
 """A table run by a Python game server through shuangkou.v1.RoundService: a live round from
-deal to settlement, on the stubs the package generates.
+deal to settlement, on the package's client (shuangkou.client).
 
 The server deals from a seed (StartRound ``seed``, docs/rounds.md "A fair deal"); each seat is
 played by the service's 托管 (SuggestAction, then ApplyAction like any player's move). On the
 way it shows the two kinds of failure a game server meets: a move the rules refuse
-(FAILED_PRECONDITION, handled by its ``google.rpc.ErrorInfo`` reason; the state held is still
-the current one) and a transport failure (UNAVAILABLE, DEADLINE_EXCEEDED: the same state and
-action are sent again, which is safe since a call changes nothing on the server). Run it with
-the project's virtualenv against a running server::
+(``Rejected``, FAILED_PRECONDITION, handled by its ``google.rpc.ErrorInfo`` reason; the state
+held is still the current one) and a transport failure (UNAVAILABLE: the client sends the same
+state and action again by itself, which is safe since a call changes nothing on the server;
+what still fails after its retries ends the run). Run it with the project's virtualenv against
+a running server::
 
     python round.py [ADDRESS] [--variant ID] [--seed TEXT]
 """
@@ -18,63 +19,28 @@ import argparse
 import hashlib
 import os
 import sys
-import time
-from collections.abc import Callable
-from typing import Any, TypeVar
 
-import grpc
-from google.rpc import error_details_pb2
-from grpc_status import rpc_status
+from shuangkou.client import Rejected, RoundClient, ServiceError
+from shuangkou.v1 import rounds_pb2, scoring_pb2, variants_pb2
 
-from shuangkou.v1 import rounds_pb2, rounds_pb2_grpc, scoring_pb2, variants_pb2
-
-DEADLINE = 5.0            # seconds per call
-RETRIES = 3               # transport failures retried per call, with a short backoff
-RETRYABLE = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED)
 # ActionType is defined in scoring.proto (replays share it), so it is scoring_pb2's.
-PLAY, PASS = scoring_pb2.ACTION_TYPE_PLAY, scoring_pb2.ACTION_TYPE_PASS
-R = TypeVar("R")
+PASS = scoring_pb2.ACTION_TYPE_PASS
 
 
-def reason_of(exc: grpc.RpcError) -> str:
-    """The machine reason of a failed call (google.rpc.ErrorInfo), e.g. NOT_YOUR_TURN."""
-    status = rpc_status.from_call(exc)
-    for detail in status.details if status else []:
-        if detail.Is(error_details_pb2.ErrorInfo.DESCRIPTOR):
-            info = error_details_pb2.ErrorInfo()
-            detail.Unpack(info)
-            return info.reason
-    return exc.code().name
-
-
-def call(method: Callable[..., R], request: Any) -> R:
-    """One call with a deadline; a transport failure is retried with the same request."""
-    for attempt in range(RETRIES + 1):
-        try:
-            return method(request, timeout=DEADLINE)
-        except grpc.RpcError as exc:
-            if exc.code() not in RETRYABLE or attempt == RETRIES:
-                raise
-            time.sleep(0.2 * 2**attempt)
-    raise AssertionError("unreachable")
-
-
-def play_round(stub: rounds_pb2_grpc.RoundServiceStub, variant: str, seed: bytes) -> int:
+def play_round(rounds: RoundClient, variant: str, seed: bytes) -> int:
     rules = variants_pb2.RuleSet(id=variant)
-    state = call(stub.StartRound, rounds_pb2.StartRoundRequest(rule_set=rules, seed=seed)).state
+    state = rounds.start_round(rounds_pb2.StartRoundRequest(rule_set=rules, seed=seed)).state
     print(f"dealt from seed sha256 {state.view.seed_sha256.hex()[:16]}…: seat "
           f"{state.view.turn} leads, {state.view.hand_sizes[0]} cards each")
 
     # A move the rules refuse: the leader may not pass. The game server tells the player
     # and keeps the state it holds.
     try:
-        call(stub.ApplyAction, rounds_pb2.ApplyActionRequest(
+        rounds.apply_action(rounds_pb2.ApplyActionRequest(
             rule_set=rules, state=state.data,
             action=rounds_pb2.RoundAction(seat=state.view.turn, type=PASS)))
-    except grpc.RpcError as exc:
-        if exc.code() != grpc.StatusCode.FAILED_PRECONDITION:
-            raise
-        print(f"refused: {reason_of(exc)}: {exc.details()}")
+    except Rejected as exc:
+        print(f"refused: {exc.reason}: {exc.message}")
 
     # What the table keeps besides the state: its round id and the action count, sent as the
     # precondition so that an earlier or another table's state is refused (docs/rounds.md
@@ -84,9 +50,9 @@ def play_round(stub: rounds_pb2_grpc.RoundServiceStub, variant: str, seed: bytes
     while not state.view.over:
         expect = rounds_pb2.StatePrecondition(round_id=round_id,
                                               actions_applied=state.view.actions_applied)
-        hint = call(stub.SuggestAction, rounds_pb2.SuggestActionRequest(
+        hint = rounds.suggest_action(rounds_pb2.SuggestActionRequest(
             rule_set=rules, state=state.data, precondition=expect))
-        reply = call(stub.ApplyAction, rounds_pb2.ApplyActionRequest(
+        reply = rounds.apply_action(rounds_pb2.ApplyActionRequest(
             rule_set=rules, state=state.data, action=hint.action, precondition=expect))
         state = reply.state
         record = reply.record
@@ -111,11 +77,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     seed = hashlib.sha256(args.seed.encode()).digest() if args.seed else os.urandom(32)
     try:
-        with grpc.insecure_channel(args.address) as channel:
-            return play_round(rounds_pb2_grpc.RoundServiceStub(channel), args.variant, seed)
-    except grpc.RpcError as exc:    # not the rules: the server is down, or a bug
-        print(f"round.py: {exc.code().name}: {exc.details()} ({reason_of(exc)})",
-              file=sys.stderr)
+        with RoundClient(args.address) as rounds:
+            return play_round(rounds, args.variant, seed)
+    except ServiceError as exc:    # not the rules: the server is down, or a bug
+        print(f"round.py: {exc}", file=sys.stderr)
         return 2
 
 

@@ -36,11 +36,10 @@ from typing import Any
 
 import grpc
 
+from shuangkou.client import channel_options, decode_status
 from shuangkou.v1 import service_pb2, service_pb2_grpc
 
 from ..api.results import result_to_dict
-from ..client import channel_options
-from ..errors import decode_status
 from .records import RemoteFailure, error_record, record_of, result_record
 
 __all__ = ["score_remote", "parse_targets", "build_request", "reply_record"]

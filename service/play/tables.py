@@ -10,7 +10,7 @@ table's: nothing here decides whether a move is legal, what stands or who is to 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
@@ -186,18 +186,15 @@ class RemoteTable:
     precondition: a state that is not this round's latest is refused (docs/rounds.md
     "Freshness and identity")."""
 
-    TIMEOUT = 30.0
-
     def __init__(self, target: str, variant: str | Variant) -> None:
-        import grpc
+        from shuangkou.client import RoundClient, ShuangkouClient
 
-        from shuangkou.v1 import rounds_pb2_grpc, service_pb2_grpc
+        from ..client import rule_set_message
 
-        from ..client import channel_options, rule_set_message
-
-        self.channel = grpc.insecure_channel(target, options=channel_options())
-        self.rounds = rounds_pb2_grpc.RoundServiceStub(self.channel)
-        self.rules = service_pb2_grpc.ShuangkouServiceStub(self.channel)
+        # One channel for both services (shuangkou.client: deadlines, retries on UNAVAILABLE).
+        self.rules = ShuangkouClient(target)
+        self.rounds = RoundClient(channel=self.rules.channel)
+        self.channel = self.rules.channel
         self.rule_set = rule_set_message(variant)
         self.target = target
         self.state = b""
@@ -207,17 +204,19 @@ class RemoteTable:
         self._seen: Seen | None = None
         self.last_result: Any = None
 
-    def _call(self, stub: Any, method: str, request: Any) -> Any:
+    def _call(self, method: Callable[[Any], Any], request: Any) -> Any:
         import grpc
 
+        from shuangkou.client import ServiceError
+
         try:
-            return getattr(stub, method)(request, timeout=self.TIMEOUT)
-        except grpc.RpcError as exc:
-            code = exc.code()
-            if code in (grpc.StatusCode.FAILED_PRECONDITION, grpc.StatusCode.INVALID_ARGUMENT):
-                raise Refused(exc.details() or code.name) from None
-            raise ConnectionError(f"server {self.target}: {code.name}: "
-                                  f"{exc.details() or ''}") from None
+            return method(request)
+        except ServiceError as exc:
+            if exc.code in (grpc.StatusCode.FAILED_PRECONDITION,
+                            grpc.StatusCode.INVALID_ARGUMENT):
+                raise Refused(exc.message or exc.code.name) from None
+            raise ConnectionError(f"server {self.target}: {exc.code.name}: "
+                                  f"{exc.message}") from None
 
     def _keep(self, state: Any) -> Seen:
         self.state = state.data
@@ -241,7 +240,7 @@ class RemoteTable:
             request.revealed = deal.revealed   # type: ignore[assignment]  # a Card enum value
         for team in deal.teams or ():
             request.teams.append(scoring_pb2.Team(seats=list(team)))
-        state = self._call(self.rounds, "StartRound", request).state
+        state = self._call(self.rounds.start_round, request).state
         self.round_id = state.view.round_id
         return self._keep(state)
 
@@ -262,7 +261,7 @@ class RemoteTable:
             action.cards.CopyFrom(_cards(move.cards))
             if move.declared is not None:
                 action.declaration.CopyFrom(_declaration_message(move.declared))
-        reply = self._call(self.rounds, "ApplyAction", rounds_pb2.ApplyActionRequest(
+        reply = self._call(self.rounds.apply_action, rounds_pb2.ApplyActionRequest(
             rule_set=self.rule_set, state=self.state, action=action,
             precondition=self._precondition()))
         rec = reply.record
@@ -289,7 +288,7 @@ class RemoteTable:
                                                   precondition=self._precondition())
         if seed is not None:
             request.seed = seed
-        reply = self._call(self.rounds, "SuggestAction", request)
+        reply = self._call(self.rounds.suggest_action, request)
         a = reply.action
         kind = ACTION_NAMES[a.type]
         return Hint(Move(a.seat, kind, tuple(a.cards.cards),
@@ -313,7 +312,7 @@ class RemoteTable:
             if self._standing is not None:
                 request.to_beat.CopyFrom(_cards(self._standing.cards))
                 request.to_beat_declaration.CopyFrom(_exact_message(self._standing.reading))
-            reply = self._call(self.rules, "EnumerateLegalPlays", request)
+            reply = self._call(self.rules.enumerate_legal_plays, request)
             out += [Option(tuple(p.cards), p.reading.text, KIND_NAMES[p.reading.kind],
                            _exact(p.reading)) for p in reply.plays]
             token = reply.next_page_token
@@ -324,11 +323,11 @@ class RemoteTable:
         from shuangkou.v1 import service_pb2
 
         if self._standing is None:
-            reply = self._call(self.rules, "ClassifyPlay", service_pb2.ClassifyPlayRequest(
+            reply = self._call(self.rules.classify_play, service_pb2.ClassifyPlayRequest(
                 rule_set=self.rule_set, play=_cards(option.cards)))
             stands = reply.reading
         else:
-            reply = self._call(self.rules, "ComparePlays", service_pb2.ComparePlaysRequest(
+            reply = self._call(self.rules.compare_plays, service_pb2.ComparePlaysRequest(
                 rule_set=self.rule_set, play=_cards(option.cards),
                 current=_cards(self._standing.cards),
                 current_declaration=_exact_message(self._standing.reading)))
