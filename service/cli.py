@@ -30,6 +30,9 @@ LOG_FORMAT = "%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s"
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "score-replays": ("shuangkou.service.batch.command", "main",
                       "score replay files locally (see score-replays --help)"),
+    "review-replays": ("shuangkou.service.batch.review", "main",
+                       "review an archive of replays, per player and partnership "
+                       "(see review-replays --help)"),
     "view": ("shuangkou.service.view.command", "main",
              "an HTML page of a replayed round (see view --help)"),
     "play": ("shuangkou.service.play.command", "main",

@@ -1,0 +1,270 @@
+"""Review archives (service.batch.review) and the replay's ``players``: the players field
+checked and carried, the per-player and per-partnership sums and their intervals, and
+``review-replays`` runs — exactly once, resumable, shards merged equal to one run — on the
+machinery of score archives (tests/test_archive.py).
+
+The archive tests run a stand-in review (:func:`stand_in_review`: deterministic figures
+from the replay, errors from the scorer) so that they test the archive, not the search;
+tests/test_review_bench.py runs the real review.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import sys
+import types
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_archive import make_archive, sources
+
+from shuangkou.core.generate import generate_replay
+from shuangkou.core.replay import (
+    MAX_PLAYER_CHARS,
+    ReplayError,
+    check_players,
+    parse_replay,
+    score_replay,
+)
+from shuangkou.service.batch import review as rb
+from shuangkou.service.batch.records import score_line
+
+NAMES = ["ann", "bo", "cy", "di", "ed", "fay"]
+
+
+# ----------------------------------------------------------------------------- players
+
+def _named(i: int, variant: str = "bianfeng") -> dict[str, Any]:
+    doc = generate_replay(variant, i)
+    rng = random.Random(i)
+    doc["players"] = rng.sample(NAMES, 4)
+    return doc
+
+
+def test_players_are_carried_and_never_scored() -> None:
+    doc = _named(3)
+    plain = {k: v for k, v in doc.items() if k != "players"}
+    assert parse_replay(doc).players == tuple(doc["players"])
+    assert parse_replay(plain).players is None
+    assert score_replay(doc).to_dict() == score_replay(plain).to_dict()
+    assert score_line(json.dumps(doc)) == score_line(json.dumps(plain))
+
+
+@pytest.mark.parametrize(("players", "says"), [
+    (["a", "b", "c"], "players must list 4 player ids"),
+    ("abcd", "players must list 4 player ids"),
+    (["a", "b", "c", 4], "players[3] must be a non-empty string"),
+    (["a", "", "c", "d"], "players[1] must be a non-empty string"),
+    (["a", "b", "x" * (MAX_PLAYER_CHARS + 1), "d"], f"at most {MAX_PLAYER_CHARS}"),
+    (["a", "b\n", "c", "d"], "unprintable character U+000A"),
+    (["a", "b", "c\u202e", "d"], "unprintable character U+202E"),
+    (["a", "b", "a", "d"], "'a' is named at dealt seats 0 and 2"),
+])
+def test_bad_players_are_clear_errors(players: Any, says: str) -> None:
+    doc = generate_replay("bianfeng", 1) | {"players": players}
+    for check in (score_replay, parse_replay):
+        with pytest.raises(ReplayError) as info:
+            check(doc)
+        assert says in info.value.detail and info.value.field == "players"
+        assert info.value.action is None
+    assert check_players(["张三", "b", "x" * MAX_PLAYER_CHARS, "d d"]) is not None
+
+
+def test_players_in_the_grpc_replay() -> None:
+    from shuangkou.service.api.results import replay_record
+    from shuangkou.service.errors import BadInput
+    from shuangkou.service.limits import Limits
+    from shuangkou.v1 import scoring_pb2
+
+    msg = scoring_pb2.Replay(players=["a", "b", "c", "d"])
+    assert list(msg.players) == ["a", "b", "c", "d"]
+    msg = scoring_pb2.Replay(hands=[scoring_pb2.Cards() for _ in range(4)],
+                             players=["a", "b", "a", "d"])
+    with pytest.raises(BadInput) as info:
+        replay_record(msg, "bianfeng", Limits())
+    assert "named at dealt seats 0 and 2" in str(info.value)
+
+
+# ----------------------------------------------------------------------------- a stand-in
+
+class _Review:
+    def __init__(self, d: dict[str, Any]) -> None:
+        self.d = d
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.d
+
+
+def stand_in_review(replay: Any, *, budget: Any = None, width: int = 6, seed: int = 0,
+                    timeout: float | None = None, cancelled: Any = None, oracle: bool = False,
+                    partial_deal: bool = False) -> _Review:
+    """The review's shape with figures drawn from the replay and the seed; the scorer's
+    errors (the real review raises as score_replay does)."""
+    result = score_replay(replay, partial_deal=partial_deal)
+    doc = json.loads(replay) if isinstance(replay, str) else replay
+    rng = random.Random(f"{seed}:{json.dumps(doc['actions'])}")
+    named = doc.get("players")
+    decisions = []
+    for i, a in enumerate(doc["actions"]):
+        forced = rng.random() < 0.3
+        loss = 0.0 if forced else round(rng.expovariate(0.7), 3)
+        gain = None if not oracle else 0.0 if forced else round(rng.gauss(-0.5, 1.0), 3)
+        best_taken = forced or loss == 0.0 or rng.random() < 0.5
+        verdict = "forced" if forced else ("blunder" if loss > 6 else "mistake" if loss > 3
+                                           else "inaccuracy" if loss > 1 else "good")
+        decisions.append({
+            "index": i, "seat": a["seat"], "forced": forced,
+            "candidates": [{"taken": best_taken}, {"taken": not best_taken}], "best": 0,
+            "loss": loss, "loss_se": 0.1, "verdict": verdict,
+            "agrees_first": best_taken, "agrees_top3": best_taken or rng.random() < 0.6,
+            "oracle_gain": gain})
+    return _Review({
+        "variant": result.variant, "seed": seed, "width": width,
+        "players": None if named is None else [named[d] for d in result.hand_at],
+        "decisions": decisions, "seats": [], "result": {"final": list(result.final)},
+        "rollouts": 7, "seconds": rng.random()})
+
+
+@dataclass(frozen=True)
+class _Budget:
+    rollouts: int = 200
+
+
+@pytest.fixture
+def stand_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    module = types.ModuleType("shuangkou.core.review")
+    module.review = stand_in_review                      # type: ignore[attr-defined]
+    module.DEFAULT_REVIEW = _Budget()                    # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "shuangkou.core.review", module)
+
+
+# ----------------------------------------------------------------------------- the sums
+
+def _record(decisions: list[tuple[int, bool, float, float | None, bool]],
+            players: list[str] | None) -> dict[str, Any]:
+    return {"ok": True, "players": players, "decisions": [
+        {"seat": s, "forced": f, "loss": x, "oracle_gain": g, "best": 0,
+         "candidates": [{"taken": t}], "verdict": "blunder" if x > 6 else "good",
+         "agrees_first": t, "agrees_top3": True} for s, f, x, g, t in decisions]}
+
+
+def test_figures_are_cluster_ratios_and_merge_exactly() -> None:
+    rounds = [_record([(0, False, 1.0, 0.5, False), (0, False, 3.0, -1.0, True),
+                       (2, False, 7.0, 2.0, False), (1, True, 0.0, 0.0, True)],
+                      ["p", "q", "r", "s"]),
+              _record([(0, False, 0.0, 0.0, True), (3, False, 2.0, -0.5, True)],
+                      ["p", "s", "r", "q"]),
+              _record([(2, False, 4.0, 1.0, False)], ["r", "q", "p", "s"]),
+              _record([(1, False, 1.0, None, True)], None)]
+    one = rb.ReviewStats()
+    for r in rounds:
+        one.add_record("f", 1, "", r)
+    halves = [rb.ReviewStats(), rb.ReviewStats()]
+    for k, r in enumerate(rounds):
+        halves[k % 2].add_record("f", 1, "", r)
+    merged = rb.ReviewStats.from_dict(halves[0].to_dict())
+    merged.merge(rb.ReviewStats.from_dict(json.loads(json.dumps(halves[1].to_dict()))))
+    summary, again = rb.ReviewJob().summary(one), rb.ReviewJob().summary(merged)
+    assert summary == again
+    p = summary["players"]["p"]
+    # p: round 1 seat 0 (losses 1, 3), round 2 seat 0 (0), round 3 seat 2 (4)
+    per_round = [(4.0, 2), (0.0, 1), (4.0, 1)]
+    mean = 8.0 / 4
+    ss = sum((x - mean * n) ** 2 for x, n in per_round)
+    se = math.sqrt(3 / 2 * ss) / 4
+    assert p["decisions"] == 4 and p["rounds"] == 3 and p["mean_loss"] == mean
+    assert p["mean_loss_95"] == pytest.approx([mean - 1.959964 * se, mean + 1.959964 * se],
+                                              abs=1e-4)
+    assert p["agree_first"] == 0.5 and p["small_sample"]
+    pair = next(f for f in summary["partnerships"] if f["players"] == ["p", "r"])
+    # p & r: round 1 seats 0+2 (gains .5 beat, -1, 2 beat), round 3 seats 0+2... r at 0, p at 2
+    assert pair["rounds"] == 3 and pair["decisions"] == 5
+    assert pair["beats_true_deal"] == pytest.approx(3 / 5)
+    assert summary["rounds_without_players"] == 1
+    assert summary["decisions"]["decisions"] == 7 and summary["decisions"]["forced"] == 1
+    assert rb.wilson(5, 10) == pytest.approx([0.2366, 0.7634], abs=1e-4)
+
+
+# ----------------------------------------------------------------------------- archive runs
+
+@pytest.fixture(scope="module")
+def named() -> list[str]:
+    return [json.dumps(_named(i, ["bianfeng", "huopin", "fengkuang"][i % 3]))
+            for i in range(20)]
+
+
+def _merged(outdir: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for p in sorted((outdir / "parts").glob("*.jsonl"))
+            for line in p.read_text(encoding="utf-8").splitlines()]
+
+
+def _expected(lines: list[str]) -> list[dict[str, Any]]:
+    job = rb.ReviewJob(rollouts=8)
+    return [job.record(line, False) for line in lines]
+
+
+def _comparable(summary: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in summary.items() if k not in ("this_run", "scoring_seconds")}
+
+
+@pytest.mark.usefixtures("stand_in")
+def test_review_archive_exactly_once_resume_and_summary(
+        tmp_path: Path, named: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    counts = (23, 11)
+    lines = make_archive(tmp_path / "in", named, counts)
+    out = tmp_path / "out"
+    args = [str(tmp_path / "in" / "a.jsonl"), str(tmp_path / "in" / "b"), "-o", str(out),
+            "--partition-lines", "6", "-j", "2", "--rollouts", "8"]
+    assert rb.main(args) == 1                      # the archive holds malformed lines
+    records = _merged(out)
+    assert [(r.pop("file"), r.pop("line")) for r in records] == sources(tmp_path / "in", counts)
+    assert records == _expected(lines)
+    assert all("seconds" not in r for r in records)
+    summary = json.loads((out / "summary.json").read_text())
+    err = capsys.readouterr().err
+    assert summary["job"] == "review-replays" and summary["reviewed"] + summary["rejected"] \
+        == len(lines)
+    assert set(summary["players"]) == set(NAMES)
+    assert "partnerships" in err and "caveats:" in err and "A signal is not proof" in err
+    first = (out / "parts" / "00000-000000.jsonl").read_bytes()
+    # an interrupted run: two partitions lost; the rerun writes the same bytes
+    done = sorted((out / "parts").glob("*.done"))
+    done[0].unlink()
+    done[3].unlink()
+    assert rb.main(args) == 1
+    assert "in 2 partitions" in capsys.readouterr().err
+    assert (out / "parts" / "00000-000000.jsonl").read_bytes() == first
+    assert _comparable(json.loads((out / "summary.json").read_text())) == _comparable(summary)
+    # other settings, or the scorer, in the same directory: refused
+    assert rb.main([*args, "--seed", "1"]) == 2
+    assert "another run" in capsys.readouterr().err
+    from shuangkou.service.batch import command
+    assert command.main(["--merge", "-o", str(out)]) == 2
+    assert "merge it with shuangkou review-replays --merge" in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("stand_in")
+def test_review_shards_merge_equal_one_run(tmp_path: Path, named: list[str]) -> None:
+    counts = (17, 9)
+    lines = make_archive(tmp_path / "in", named, counts)
+    one, sharded = tmp_path / "one", tmp_path / "sharded"
+    base = [str(tmp_path / "in"), "--partition-lines", "4", "-j", "1", "--rollouts", "8"]
+    assert rb.main([*base, "-o", str(one)]) == 1
+    for i in (2, 0, 1):
+        rb.main([*base, "-o", str(sharded), "--shard", f"{i}/3"])
+    assert rb.main(["--merge", "-o", str(sharded)]) == 1
+    assert _merged(sharded) == _merged(one) and len(_merged(one)) == len(lines)
+    assert _comparable(json.loads((sharded / "summary.json").read_text())) == \
+        _comparable(json.loads((one / "summary.json").read_text()))
+
+
+def test_review_replays_needs_an_output_dir() -> None:
+    for argv in (["x.jsonl"], ["x.jsonl", "-o", "d", "--dask", "local", "--shard", "0/2"],
+                 ["x.jsonl", "-o", "d", "--rollouts", "0"]):
+        with pytest.raises(SystemExit) as info:
+            rb.main(argv)
+        assert info.value.code == 2
