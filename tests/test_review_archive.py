@@ -78,12 +78,15 @@ def test_players_in_the_grpc_replay() -> None:
     from shuangkou.service.api.results import replay_record
     from shuangkou.service.errors import BadInput
     from shuangkou.service.limits import Limits
-    from shuangkou.v1 import scoring_pb2
+    from shuangkou.v1 import cards_pb2, scoring_pb2
 
-    msg = scoring_pb2.Replay(players=["a", "b", "c", "d"])
-    assert list(msg.players) == ["a", "b", "c", "d"]
-    msg = scoring_pb2.Replay(hands=[scoring_pb2.Cards() for _ in range(4)],
-                             players=["a", "b", "a", "d"])
+    doc = generate_replay("bianfeng", 2)
+    hands = [cards_pb2.Cards(cards_text=" ".join(h)) for h in doc["hands"]]
+    msg = scoring_pb2.Replay(hands=hands, leader=doc["leader"], players=["a", "b", "c", "d"])
+    assert replay_record(msg, "bianfeng", Limits()).players == ("a", "b", "c", "d")
+    assert replay_record(scoring_pb2.Replay(hands=hands), "bianfeng", Limits()).players is None
+    del msg.players[2:]
+    msg.players.extend(["a", "d"])
     with pytest.raises(BadInput) as info:
         replay_record(msg, "bianfeng", Limits())
     assert "named at dealt seats 0 and 2" in str(info.value)
@@ -268,3 +271,12 @@ def test_review_replays_needs_an_output_dir() -> None:
         with pytest.raises(SystemExit) as info:
             rb.main(argv)
         assert info.value.code == 2
+
+
+def test_the_caveats_are_documented() -> None:
+    from grpc_helpers import ROOT
+
+    doc = " ".join((Path(ROOT) / "docs" / "archives.md").read_text(encoding="utf-8").split())
+    for caveat in rb.CAVEATS:
+        name, _, text = caveat.partition(": ")
+        assert f"*{name}*: {text}" in doc, name

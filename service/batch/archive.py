@@ -489,11 +489,16 @@ def format_summary(s: dict[str, Any], outdir: str, job: Job | None = None) -> st
     out += job.details(s)
     t = s["this_run"]
     out.append(f"  this run: {t['lines']:,} lines in {t['partitions']} partitions, "
-               f"{t['seconds']:.2f} s, {t['lines_per_second']:,.0f} lines/s "
+               f"{t['seconds']:.2f} s, {_rate(t['lines_per_second'])} lines/s "
                f"({t['backend']}); {t['already_complete']} partitions were already complete")
     out.append(f"  output: {outdir}/{PARTS}/*.jsonl (merged order: sorted names), "
                f"summary {os.path.join(outdir, SUMMARY)}")
     return "\n".join(out) + "\n"
+
+
+def _rate(per_second: float) -> str:
+    """Lines per second as a person reads them (a review runs well under one a second)."""
+    return f"{per_second:,.0f}" if per_second >= 10 or not per_second else f"{per_second:.2f}"
 
 
 def write_summary(run: Run, this_run: dict[str, Any]) -> dict[str, Any] | None:

@@ -72,7 +72,7 @@ _KEYS = ("rounds", "n", "forced", "inaccuracy", "mistake", "blunder", "first", "
 
 
 def _tally() -> dict[str, float]:
-    return dict.fromkeys(_KEYS, 0)
+    return dict.fromkeys(_KEYS, 0.0)
 
 
 def _add(into: dict[str, float], other: dict[str, float]) -> None:
@@ -367,8 +367,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.output_dir:
         parser.error("review-replays writes an archive: give --output-dir DIR (one replay: "
                      "shuangkou review)")
-    if args.jobs < 1 or (args.partition_lines or 1) < 1 or (args.rollouts or 1) < 1 \
-            or args.width < 1:
+    if min(args.jobs, args.width, 1 if args.partition_lines is None else args.partition_lines,
+           1 if args.rollouts is None else args.rollouts) < 1:
         parser.error("--jobs, --partition-lines, --rollouts and --width must be at least 1")
     check_archive_args(parser, args)
     job = ReviewJob(args.rollouts, args.width, args.seed, not args.no_oracle)
