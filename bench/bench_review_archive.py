@@ -85,7 +85,7 @@ def _true_value(r: Round, choice: tuple[tuple[int, ...], Declaration | None], te
 def _cheat(r: Round, width: int) -> tuple[tuple[int, ...], Declaration | None]:
     """The best of the seat's first ``width`` 提示 on the true deal (ties: the hint order)."""
     team = r.turn % 2
-    options = [(s.cards, s.declaration) for s in suggestions(r, count=width)]
+    options = [(s.cards, s.declaration) for s in suggestions(r, count=width).actions]
     return max(options, key=lambda o: _true_value(r, o, team))
 
 

@@ -12,15 +12,16 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import random
 import sys
-import types
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_archive import make_archive, sources
+import review_stand_in
+from test_archive import Cluster, make_archive, sources
 
 from shuangkou.core.generate import generate_replay
 from shuangkou.core.replay import (
@@ -94,55 +95,9 @@ def test_players_in_the_grpc_replay() -> None:
 
 # ----------------------------------------------------------------------------- a stand-in
 
-class _Review:
-    def __init__(self, d: dict[str, Any]) -> None:
-        self.d = d
-
-    def to_dict(self) -> dict[str, Any]:
-        return self.d
-
-
-def stand_in_review(replay: Any, *, budget: Any = None, width: int = 6, seed: int = 0,
-                    timeout: float | None = None, cancelled: Any = None, oracle: bool = False,
-                    partial_deal: bool = False) -> _Review:
-    """The review's shape with figures drawn from the replay and the seed; the scorer's
-    errors (the real review raises as score_replay does)."""
-    result = score_replay(replay, partial_deal=partial_deal)
-    doc = json.loads(replay) if isinstance(replay, str) else replay
-    rng = random.Random(f"{seed}:{json.dumps(doc['actions'])}")
-    named = doc.get("players")
-    decisions = []
-    for i, a in enumerate(doc["actions"]):
-        forced = rng.random() < 0.3
-        loss = 0.0 if forced else round(rng.expovariate(0.7), 3)
-        gain = None if not oracle else 0.0 if forced else round(rng.gauss(-0.5, 1.0), 3)
-        best_taken = forced or loss == 0.0 or rng.random() < 0.5
-        verdict = "forced" if forced else ("blunder" if loss > 6 else "mistake" if loss > 3
-                                           else "inaccuracy" if loss > 1 else "good")
-        decisions.append({
-            "index": i, "seat": a["seat"], "forced": forced,
-            "candidates": [{"taken": best_taken}, {"taken": not best_taken}], "best": 0,
-            "loss": loss, "loss_se": 0.1, "verdict": verdict,
-            "agrees_first": best_taken, "agrees_top3": best_taken or rng.random() < 0.6,
-            "oracle_gain": gain})
-    return _Review({
-        "variant": result.variant, "seed": seed, "width": width,
-        "players": None if named is None else [named[d] for d in result.hand_at],
-        "decisions": decisions, "seats": [], "result": {"final": list(result.final)},
-        "rollouts": 7, "seconds": rng.random()})
-
-
-@dataclass(frozen=True)
-class _Budget:
-    rollouts: int = 200
-
-
 @pytest.fixture
 def stand_in(monkeypatch: pytest.MonkeyPatch) -> None:
-    module = types.ModuleType("shuangkou.core.review")
-    module.review = stand_in_review                      # type: ignore[attr-defined]
-    module.DEFAULT_REVIEW = _Budget()                    # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "shuangkou.core.review", module)
+    monkeypatch.setitem(sys.modules, "shuangkou.core.review", review_stand_in)
 
 
 # ----------------------------------------------------------------------------- the sums
@@ -263,6 +218,39 @@ def test_review_shards_merge_equal_one_run(tmp_path: Path, named: list[str]) -> 
     assert _merged(sharded) == _merged(one) and len(_merged(one)) == len(lines)
     assert _comparable(json.loads((sharded / "summary.json").read_text())) == \
         _comparable(json.loads((one / "summary.json").read_text()))
+
+
+@pytest.fixture(scope="module")
+def stand_in_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """A real scheduler and two workers (tests/test_archive.py) whose processes review with
+    the stand-in: a ``sitecustomize`` on their PYTHONPATH puts it in ``sys.modules``."""
+    site = tmp_path_factory.mktemp("site")
+    (site / "sitecustomize.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "import review_stand_in\nsys.modules['shuangkou.core.review'] = review_stand_in\n")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("PYTHONPATH", os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]))
+        cluster = Cluster()
+    try:
+        yield cluster
+    finally:
+        cluster.close()
+
+
+@pytest.mark.usefixtures("stand_in")
+def test_review_on_dask_equals_one_process(tmp_path: Path, named: list[str],
+                                           stand_in_cluster: Cluster,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    counts = (30, 14, 1)
+    make_archive(tmp_path / "in", named, counts)
+    base = [str(tmp_path / "in"), "--partition-lines", "5", "--rollouts", "8", "--no-progress"]
+    assert rb.main([*base, "-o", str(tmp_path / "dask"), "--dask",
+                    stand_in_cluster.address]) == 1
+    assert "2 workers" in capsys.readouterr().err
+    assert rb.main([*base, "-o", str(tmp_path / "one"), "-j", "1"]) == 1
+    assert _merged(tmp_path / "dask") == _merged(tmp_path / "one")
+    assert _comparable(json.loads((tmp_path / "dask" / "summary.json").read_text())) == \
+        _comparable(json.loads((tmp_path / "one" / "summary.json").read_text()))
 
 
 def test_review_replays_needs_an_output_dir() -> None:
