@@ -125,6 +125,13 @@ CASES = [
           r"overhead per partition", r"^\s+20\s+[\d.]+\s+[\d,]+$"),
          # _run reports a failed ``score-replays`` on stderr and goes on
          absent=("command failed",), timeout=120),
+    Case("bench_review_archive.py", ("collusion", "--rounds", "2", "--rollouts", "6"),
+         (r"^2 rounds reviewed in [\d.]+ s", r"^cheat-a & cheat-b\s+\d+\s+[\d.]+%",
+          r"^fair-1 & fair-2\s+\d+")),
+    Case("bench_review_archive.py", ("throughput", "--rounds", "2", "--rollouts", "6"),
+         (r"^1 local process\s+2 replays in\s+[\d.]+ s: [\d.]+ replays/s",
+          r"^dask local:2\s+2 replays in", r"^two Dask workers over one: [\d.]+x"),
+         timeout=180),
     Case("bench_replays.py", ("--cli-path-only", "--file-replays", "20", "--repeat", "1"),
          (r"^CLI code path in-process on 20 lines, .* = [\d.]+x$",)),
     Case("bench_replays.py", ("--cli-against", sys.executable, "--file-replays", "20",
