@@ -317,10 +317,13 @@ def _small(f: dict[str, Any]) -> str:
 
 
 def _mean(f: dict[str, Any], key: str) -> str:
+    """A mean and its interval; a gain with its sign (a loss is never negative)."""
     if f[key] is None:
         return "-"
     interval = f[f"{key}_95"]
-    return f"{f[key]:+.2f}" + (f" [{interval[0]:+.2f}, {interval[1]:+.2f}]" if interval else "")
+    form = "+.2f" if "gain" in key else ".2f"
+    return f"{f[key]:{form}}" + (f" [{interval[0]:{form}}, {interval[1]:{form}}]"
+                                 if interval else "")
 
 
 def _pct(f: dict[str, Any], key: str) -> str:
