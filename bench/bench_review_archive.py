@@ -146,7 +146,7 @@ def collusion(args: argparse.Namespace) -> None:
               f"{p['beats_true_deal']:>12.1%} [{b[0]:.1%}, {b[1]:.1%}]          "
               f"{p['mean_oracle_gain']:>+9.2f} [{g[0]:+.2f}, {g[1]:+.2f}]")
     for name, f in summary["players"].items():
-        print(f"{name:10} mean loss {f['mean_loss']:+.2f} agree first {f['agree_first']:.1%}")
+        print(f"{name:10} mean loss {f['mean_loss']:.2f} agree first {f['agree_first']:.1%}")
 
 
 def throughput(args: argparse.Namespace) -> None:

@@ -268,3 +268,38 @@ def test_the_caveats_are_documented() -> None:
     for caveat in rb.CAVEATS:
         name, _, text = caveat.partition(": ")
         assert f"*{name}*: {text}" in doc, name
+
+
+# ----------------------------------------------------------------------------- the real review
+
+def test_a_cheating_partnership_stands_out(tmp_path: Path) -> None:
+    """bench/bench_review_archive.py's archive: ``cheat-a`` & ``cheat-b`` play the best of
+    their 提示 on the TRUE deal, the fair pairs the rule policy. Reviewed with the real
+    review (a small budget), the cheats' share of decisions that beat the fair best on the
+    true deal lies clearly above every fair pair's, and so does their oracle gain; the
+    records equal the review of each line in this process."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    try:
+        import bench_review_archive as bench
+    finally:
+        sys.path.pop(0)
+    from shuangkou.core.review import ReviewBudget, review
+
+    archive = tmp_path / "rounds.jsonl"
+    bench.make(10, archive, seed=1, width=4, variant="bianfeng")
+    out = tmp_path / "out"
+    assert rb.main([str(archive), "-o", str(out), "-j", "2", "--rollouts", "16",
+                    "--partition-lines", "3", "--no-progress"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    pairs = {" & ".join(p["players"]): p for p in summary["partnerships"]}
+    cheats = pairs.pop("cheat-a & cheat-b")
+    assert set(pairs) == {"fair-1 & fair-2", "fair-3 & fair-4"}
+    for fair in pairs.values():
+        assert cheats["beats_true_deal_95"][0] > fair["beats_true_deal_95"][1], (cheats, fair)
+        assert cheats["mean_oracle_gain"] > fair["mean_oracle_gain"]
+    assert cheats["above_archive_rate"] and not any(p["above_archive_rate"]
+                                                     for p in pairs.values())
+    first = archive.read_text().splitlines()[0]
+    expected = review(first, budget=ReviewBudget(rollouts=16), oracle=True).to_dict()
+    del expected["seconds"]
+    assert _merged(out)[0] == {"file": str(archive), "line": 1, "ok": True, **expected}
