@@ -129,7 +129,8 @@ CASES = [
          (r"^2 rounds reviewed in [\d.]+ s", r"^cheat-a & cheat-b\s+\d+\s+[\d.]+%",
           r"^fair-1 & fair-2\s+\d+")),
     Case("bench_review_archive.py", ("throughput", "--rounds", "2", "--rollouts", "6"),
-         (r"^1 local process\s+2 replays in\s+[\d.]+ s: [\d.]+ replays/s",
+         (r"^1 local process\s+2 replays in\s+[\d.]+ s: [\d.]+ replays/s, workers busy "
+          r"\d+%, [\d.]+ CPU-s",
           r"^dask local:2\s+2 replays in", r"^two Dask workers over one: [\d.]+x"),
          timeout=180),
     Case("bench_replays.py", ("--cli-path-only", "--file-replays", "20", "--repeat", "1"),
