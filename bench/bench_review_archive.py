@@ -183,7 +183,7 @@ def main() -> None:
     p.add_argument("mode", choices=["make", "collusion", "throughput"])
     p.add_argument("--rounds", type=int, default=40)
     p.add_argument("--rollouts", type=int, default=None,
-                   help="per candidate (collusion: 32; throughput: the review's default)")
+                   help="per decision (collusion: 32; throughput: the review's default)")
     p.add_argument("--width", type=int, default=4, help="the cheats' candidates")
     p.add_argument("--jobs", type=int, default=1)
     p.add_argument("--seed", type=int, default=1)

@@ -210,8 +210,8 @@ class ReviewStats(Stats):
 
 @dataclass(frozen=True)
 class ReviewJob(Job):
-    """Review every line (:func:`shuangkou.core.review.review` at ``rollouts`` per
-    candidate, ``width`` candidates, ``seed``; the true-deal evaluation with ``oracle``)."""
+    """Review every line (:func:`shuangkou.core.review.review`: ``rollouts`` per decision
+    over all its ``width`` candidates, ``seed``; the true-deal evaluation with ``oracle``)."""
 
     rollouts: int | None = None      # None: the review's default budget
     width: int = 6
@@ -347,8 +347,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
                    help="worker processes (default: every core, %(default)s here)")
     p.add_argument("--rollouts", type=int, metavar="N",
-                   help="rollouts per candidate (default: the review's default budget, "
-                        "docs/review.md)")
+                   help="rollouts per decision, over all its candidates (default: the "
+                        "review's default budget, docs/review.md)")
     p.add_argument("--width", type=int, default=6, metavar="W",
                    help="candidates per decision (default %(default)s)")
     p.add_argument("--seed", type=int, default=0, help="the review's seed (default 0)")
