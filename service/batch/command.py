@@ -33,7 +33,7 @@ import json
 import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..heap import MMAP_CEILING, keep_heap_pad
 from ..shown import shown
@@ -43,8 +43,11 @@ from .pages import DEFAULT_LIMIT, Rejected, write_pages
 from .progress import Progress
 from .records import Block, RemoteFailure, score_lines
 
-__all__ = ["main", "archive_arguments", "archive_main", "check_archive_args", "score_range", "EXIT_OK", "EXIT_REJECTED", "EXIT_USAGE",
-           "EXIT_UNREACHABLE"]
+if TYPE_CHECKING:   # the archive machinery is imported only by an --output-dir run
+    from .archive import Job
+
+__all__ = ["main", "archive_arguments", "archive_main", "check_archive_args", "score_range",
+           "EXIT_OK", "EXIT_REJECTED", "EXIT_USAGE", "EXIT_UNREACHABLE"]
 
 DEFAULT_CHUNK = 200          # replays per task sent to a worker
 
@@ -211,7 +214,7 @@ def check_archive_args(parser: argparse.ArgumentParser, args: argparse.Namespace
         except ValueError as exc:
             parser.error(str(exc))
     if args.output_dir and not args.merge and (not args.files or "-" in args.files):
-        parser.error("--output-dir scores files, globs or directories (not stdin)")
+        parser.error("--output-dir reads files, globs or directories (not stdin)")
 
 
 def _fail(message: str, status: int, command: str = "score-replays") -> int:
@@ -232,13 +235,12 @@ def _write_pages(args: argparse.Namespace, rejected: Rejected, files: Sequence[s
           file=sys.stderr)
 
 
-def archive_main(args: argparse.Namespace, draw: bool, job: Any = None) -> int:
+def archive_main(args: argparse.Namespace, draw: bool, job: Job | None = None) -> int:
     """An ``--output-dir`` run of ``job`` (default: scoring; ``review-replays`` passes its
     own: :mod:`~shuangkou.service.batch.review`) from the parsed arguments."""
     from . import archive
 
     job = job or archive.SCORE
-
     client = None
     if args.dask and not args.merge:
         # Reach the cluster before anything is written: a run that cannot start leaves no
@@ -259,7 +261,7 @@ def archive_main(args: argparse.Namespace, draw: bool, job: Any = None) -> int:
                 cluster.close()
 
 
-def _archive_work(args: argparse.Namespace, draw: bool, client: Any, job: Any) -> int:
+def _archive_work(args: argparse.Namespace, draw: bool, client: Any, job: Job) -> int:
     from . import archive
 
     outdir = args.output_dir
