@@ -31,6 +31,11 @@ same answer on any machine) or milliseconds (stops inside a rollout: the enumera
 the clock). Deals are complete for every candidate or not counted. Memory is a few round
 copies and per-candidate sums, whatever the budget.
 
+:func:`evaluate` is the review's engine (复盘, core_ext/review.py): the same deals and
+rollouts (:func:`roll_deal`, shared with :func:`search`), but for given candidates — the
+ranked 提示 list and the action a replay took — each valued absolutely (mean points, share
+of wins, the paired standard error between any two), and optionally on the true deal.
+
 :func:`selfplay` plays whole rounds (deal to settlement) with the random or the rule policy
 in compiled code: the rollout speed bench (bench/bench_search.py).
 """
