@@ -18,6 +18,7 @@ suited one needs that very face (docs/replays.md, "Decisions").
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -34,11 +35,19 @@ from .round import Action, Round, check_int, dealt_hands, seating
 from .scoring import MAX_STAKE, MAX_TABLE_FEE
 from .variants import Variant, get_variant, variant_from_mapping
 
-__all__ = ["Action", "Replay", "ReplayError", "ReplayResult", "ReplaySummary", "parse_replay",
-           "replay_round", "score_replay", "score_replay_json", "summarize_replay"]
+__all__ = ["Action", "MAX_PLAYER_CHARS", "Replay", "ReplayError", "ReplayResult", "ReplaySummary",
+           "check_players", "parse_replay", "replay_round", "score_replay", "score_replay_json",
+           "summarize_replay"]
 
 _KEYS = frozenset({"variant", "hands", "leader", "revealed", "teams", "partner", "actions",
-                   "stake", "table_fee", "partial_deal", "seed"})
+                   "stake", "table_fee", "partial_deal", "seed", "players"})
+
+#: The longest player id a replay may name, in characters: room for a UUID, an e-mail
+#: address or a platform's account handle, and a bound on what an archive's summary repeats.
+MAX_PLAYER_CHARS = 128
+# Control, format (zero-width, bidi overrides: two ids that print alike), surrogate and
+# line/paragraph separator characters: an id is printed in summaries and terminals.
+_UNPRINTABLE = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 
 
 # ----------------------------------------------------------------------------- summary
@@ -121,6 +130,42 @@ def _int_field(replay: Mapping[str, Any], name: str, default: int, low: int, hig
         raise ReplayError(str(exc), field=name) from None
 
 
+def check_players(raw: Any) -> tuple[str, ...] | None:
+    """A replay's ``players`` (one id per DEALT seat, docs/replays.md), checked: None when
+    absent; ReplayError (field ``players``) for anything but 4 distinct non-empty strings of
+    at most :data:`MAX_PLAYER_CHARS` printable characters.
+
+    >>> check_players(["alice", "bob", "carol", "dan"])
+    ('alice', 'bob', 'carol', 'dan')
+    >>> check_players(["alice", "bob", "alice", "dan"])
+    Traceback (most recent call last):
+    ...
+    shuangkou.core.errors.ReplayError: players: 'alice' is named at dealt seats 0 and 2 (one player sits at one seat)
+    """
+    if raw is None:
+        return None
+    if not isinstance(raw, (list, tuple)) or len(raw) != SEATS:
+        raise ReplayError(f"players must list {SEATS} player ids, one per dealt seat",
+                          field="players")
+    seen: dict[str, int] = {}
+    for d, name in enumerate(raw):
+        if not isinstance(name, str) or not name:
+            raise ReplayError(f"players[{d}] must be a non-empty string (a player id)",
+                              field="players")
+        if len(name) > MAX_PLAYER_CHARS:
+            raise ReplayError(f"players[{d}] is {len(name)} characters long; at most "
+                              f"{MAX_PLAYER_CHARS}", field="players")
+        bad = next((c for c in name if unicodedata.category(c) in _UNPRINTABLE), None)
+        if bad is not None:
+            raise ReplayError(f"players[{d}] holds the unprintable character U+{ord(bad):04X}",
+                              field="players")
+        if name in seen:
+            raise ReplayError(f"players: {name!r} is named at dealt seats {seen[name]} and {d} "
+                              "(one player sits at one seat)", field="players")
+        seen[name] = d
+    return tuple(raw)
+
+
 def _dealt_hands(raw: Any, v: Variant) -> list[list[int]]:
     if not isinstance(raw, list):      # a document's hands: JSON, so a list or nothing
         raise ReplayError("hands must list the 4 dealt hands", field="hands")
@@ -157,6 +202,7 @@ class Replay:
     table_fee: int = 0
     partial_deal: bool = False
     actions: tuple[Action, ...] = ()
+    players: tuple[str, ...] | None = None     # by dealt seat; never used in scoring
 
     def start(self) -> Round:
         """The round as dealt (seating checked), before any action."""
@@ -187,7 +233,8 @@ def _header(r: Mapping[str, Any], partial_deal: bool) -> dict[str, Any]:
     h = {"variant": v, "partial_deal": partial_deal or r.get("partial_deal") is True,
          "leader": leader, "stake": stake, "table_fee": table_fee,
          "hands": hands, "checked": checked, "revealed": r.get("revealed"),
-         "partner": r.get("partner"), "teams": r.get("teams"), "seed_sha256": None}
+         "partner": r.get("partner"), "teams": r.get("teams"), "seed_sha256": None,
+         "players": check_players(r.get("players"))}
     if "seed" in r:
         _check_seeded(h, r["seed"])
     return h
@@ -267,7 +314,7 @@ def parse_replay(document: Mapping[str, Any] | str | bytes, *,
                   leader=h["leader"], revealed=h["revealed"], partner=h["partner"],
                   teams=h["teams"], stake=h["stake"], table_fee=h["table_fee"],
                   partial_deal=h["partial_deal"],
-                  actions=read_actions(raw))
+                  actions=read_actions(raw), players=h["players"])
 
 
 def _fold_typed(rnd: Round, actions: Sequence[Action]) -> None:

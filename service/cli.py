@@ -29,8 +29,13 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "score-replays": ("shuangkou.service.batch.command", "main",
                       "validate and score replay archives: on every core, on running "
                       "servers (--server), on Dask or as shards (see score-replays --help)"),
+    "review-replays": ("shuangkou.service.batch.review", "main",
+                       "review an archive of replays, per player and partnership "
+                       "(see review-replays --help)"),
     "view": ("shuangkou.service.view.command", "main",
              "an HTML page of a replayed round (see view --help)"),
+    "review": ("shuangkou.service.review.command", "main",
+               "复盘: each decision of a replayed round, its verdict and loss (see review --help)"),
     "play": ("shuangkou.service.play.command", "main",
              "play a round in the terminal against three 托管 seats (see play --help)"),
 }

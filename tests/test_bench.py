@@ -141,6 +141,14 @@ CASES = [
           r"overhead per partition", r"^\s+20\s+[\d.]+\s+[\d,]+$"),
          # _run reports a failed ``score-replays`` on stderr and goes on
          absent=("command failed",), timeout=120),
+    Case("bench_review_archive.py", ("collusion", "--rounds", "2", "--rollouts", "6"),
+         (r"^2 rounds reviewed in [\d.]+ s", r"^cheat-a & cheat-b\s+\d+\s+[\d.]+%",
+          r"^fair-1 & fair-2\s+\d+")),
+    Case("bench_review_archive.py", ("throughput", "--rounds", "2", "--rollouts", "6"),
+         (r"^1 local process\s+2 replays in\s+[\d.]+ s: [\d.]+ replays/s, workers busy "
+          r"\d+%, [\d.]+ CPU-s",
+          r"^dask local:2\s+2 replays in", r"^two Dask workers over one: [\d.]+x"),
+         timeout=180),
     Case("bench_replays.py", ("--cli-path-only", "--file-replays", "20", "--repeat", "1"),
          (r"^CLI code path in-process on 20 lines, .* = [\d.]+x$",)),
     Case("bench_replays.py", ("--cli-against", sys.executable, "--file-replays", "20",
@@ -176,6 +184,13 @@ CASES = [
     Case("bench_search.py", ("strength", "--rollouts", "12", "--rounds", "2", "--variants",
                              "huopin", "qianbian"),
          (r"^rule\s+12 r\s+huopin\s+2\s+[\d.]+%", r"^rule\s+12 r\s+qianbian\s+2\s")),
+    Case("bench_review.py", ("cost", "--rounds", "1", "--variants", "huopin", "--rollouts",
+                             "20", "--policies", "rule", "random"),
+         (r"^huopin\s+rule\s+1\s+[\d.]+\s+[\d.]+\s+[\d.]+", r"^huopin\s+random\s+1\s",
+          r"^slowest round: [\d.]+ s of CPU")),
+    Case("bench_review.py", ("search", "--rounds", "1", "--repeat", "1"),
+         (r"^\d+ positions, 600 rollouts each: best of 1 [\d.]+ s CPU, [\d.]+ ms per position; "
+          r"answers [0-9a-f]{12}$",)),
     Case("bench_settle.py", ("--replays", "2", "--repeat", "1", "--against", sys.executable),
          (r"^14 generated rounds \(2 per variant, \d+ escaped\)",
           r"^score_round, plain\s+huopin\s+[\d.]+\s+[\d.]+\s+[\d.]+$",

@@ -15,6 +15,7 @@ from shuangkou import core
 from shuangkou.core.cards import SEATS
 from shuangkou.core.documents import load_json
 from shuangkou.core.errors import InvalidPlay, VariantError
+from shuangkou.core.replay import check_players
 from shuangkou.core.variants import BUILTIN, Variant, get_variant
 from shuangkou.v1 import scoring_pb2
 
@@ -134,7 +135,18 @@ def replay_record(replay: scoring_pb2.Replay, variant: str | Variant,
         partner=replay.partner if replay.HasField("partner") else None,
         teams=[list(team.seats) for team in replay.teams] or None,
         stake=replay.stake if replay.HasField("stake") else 1, table_fee=replay.table_fee,
-        partial_deal=replay.partial_deal, actions=tuple(actions))
+        partial_deal=replay.partial_deal, actions=tuple(actions),
+        players=_players(replay))
+
+
+def _players(replay: scoring_pb2.Replay) -> tuple[str, ...] | None:
+    """The message's ``players`` checked as the JSON document's are (none given: None)."""
+    if not replay.players:
+        return None
+    try:
+        return check_players(list(replay.players))
+    except core.ReplayError as exc:
+        raise BadInput(exc.detail, "replay.players") from None
 
 
 # ----------------------------------------------------------------------------- results

@@ -1,4 +1,5 @@
-"""``shuangkou score-replays``, the batch scorer: one module per job, one of each.
+"""``shuangkou score-replays``, the batch scorer, and ``review-replays``: one module per job,
+one of each.
 
 * :mod:`~shuangkou.service.batch.command` the command line (arguments, a plain run, an
   archive run) and its exit statuses;
@@ -9,5 +10,7 @@
 * :mod:`~shuangkou.service.batch.pool` THE local process pool;
 * :mod:`~shuangkou.service.batch.partitions` an archive cut into partitions, and
   :mod:`~shuangkou.service.batch.archive` resumable archive runs (local pool, Dask, shards);
-* :mod:`~shuangkou.service.batch.remote` scoring on running servers (``--server``).
+* :mod:`~shuangkou.service.batch.remote` scoring on running servers (``--server``);
+* :mod:`~shuangkou.service.batch.review` ``shuangkou review-replays``: the archive machinery
+  with a review per line, and per-player and per-partnership figures.
 """

@@ -8,6 +8,11 @@ local process pool) runs here. The layout of ``OUT``::
     parts/00000-000000.done  the partition's counts; its presence marks the partition complete
     summary.json             totals of the whole archive (when every partition is complete)
 
+What a line becomes, what a partition counts and what the summary adds are the run's
+:class:`Job`: scoring here, reviewing in :mod:`~shuangkou.service.batch.review` (``shuangkou
+review-replays``); the partitions, the files, exactly once, the backends and the merge are
+the same for both.
+
 Each record names its source first: ``{"file": "a.jsonl.gz", "line": 17, "ok": ...}``
 (``line`` is 1-based). A partition's ``.jsonl`` and then its ``.done`` are each written to a
 temporary name and renamed, so a partition is either complete or absent: a worker killed
@@ -37,8 +42,9 @@ from .partitions import Partition, plan, plan_digest, read_partition, read_seque
 from .progress import Progress
 from .records import dumps, record_of
 
-__all__ = ["ArchiveError", "Run", "prepare", "score_partition", "score_task", "tasks_of", "run_local", "run_dask",
-           "summarize", "merge", "format_summary", "DEFAULT_PARTITION_LINES"]
+__all__ = ["ArchiveError", "Job", "Run", "SCORE", "Stats", "prepare", "score_partition", "score_task",
+           "tasks_of", "run_local", "run_dask", "summarize", "merge", "format_summary",
+           "DEFAULT_PARTITION_LINES"]
 
 # 10,000 lines are ~4 s of scoring per core (~2,800 replays/s); the overhead per partition
 # (a Dask round trip, reading, writing) stays under 5 % of that: bench/bench_replays.py --dask.
@@ -57,7 +63,7 @@ class ClusterError(Exception):
 
 @dataclass
 class Run:
-    """A planned run: its inputs, partitions and output directory."""
+    """A planned run: its inputs, partitions and output directory, and what it computes."""
 
     outdir: str
     files: list[InputFile]
@@ -65,6 +71,7 @@ class Run:
     partition_lines: int
     partial_deal: bool
     digest: str
+    job: Job
 
     def part_path(self, part: Partition, ext: str) -> str:
         return os.path.join(self.outdir, PARTS, f"{part.id}.{ext}")
@@ -92,23 +99,28 @@ def _write_atomic(path: str, write: Callable[[IO[str]], object]) -> None:
 
 
 def _manifest(run: Run) -> dict[str, Any]:
-    return {"format": FORMAT, "digest": run.digest, "partition_lines": run.partition_lines,
-            "partial_deal": run.partial_deal,
-            "files": [{"name": f.name, "size": f.size, "gz": f.gz} for f in run.files],
-            "partitions": [p.to_dict() for p in run.parts]}
+    manifest = {"format": FORMAT, "digest": run.digest, "partition_lines": run.partition_lines,
+                "partial_deal": run.partial_deal,
+                "files": [{"name": f.name, "size": f.size, "gz": f.gz} for f in run.files],
+                "partitions": [p.to_dict() for p in run.parts]}
+    settings = run.job.settings()
+    if settings is not None:       # a scoring run's manifest is what it always was
+        manifest["job"] = {"name": run.job.name, **settings}
+    return manifest
 
 
 def prepare(specs: Sequence[str], outdir: str, partition_lines: int = DEFAULT_PARTITION_LINES,
-            partial_deal: bool = False) -> Run:
+            partial_deal: bool = False, job: Job | None = None) -> Run:
     """Expand the inputs and plan the partitions, or reuse the plan of ``outdir``'s manifest.
 
     Raises FileNotFoundError/OSError for an input that cannot be read, ArchiveError when
-    ``outdir`` holds the output of a different run (other inputs, sizes or settings).
+    ``outdir`` holds the output of a different run (other inputs, sizes, settings or job).
     """
+    job = job or SCORE
     files = expand(specs, [outdir])    # never its own output, when it sits among the inputs
     if not files:
         raise ArchiveError("no input files (directories hold no *.jsonl / *.jsonl.gz)")
-    digest = plan_digest(files, partition_lines, partial_deal)
+    digest = plan_digest(files, partition_lines, partial_deal, job.settings())
     os.makedirs(os.path.join(outdir, PARTS), exist_ok=True)
     path = os.path.join(outdir, MANIFEST)
     if os.path.exists(path):
@@ -117,11 +129,12 @@ def prepare(specs: Sequence[str], outdir: str, partition_lines: int = DEFAULT_PA
         if old.get("digest") != digest:
             raise ArchiveError(
                 f"{outdir} holds the output of another run (other inputs, file sizes, "
-                "--partition-lines or --partial-deal); use a new --output-dir")
+                "--partition-lines, --partial-deal or another job or its settings); use a "
+                "new --output-dir")
         parts = [Partition(**p) for p in old["partitions"]]
-        return Run(outdir, files, parts, partition_lines, partial_deal, digest)
+        return Run(outdir, files, parts, partition_lines, partial_deal, digest, job)
     run = Run(outdir, files, plan(files, partition_lines), partition_lines, partial_deal,
-              digest)
+              digest, job)
     # Every shard of a Kubernetes job may get here at once: they write identical bytes.
     _write_atomic(path, lambda out: json.dump(_manifest(run), out, indent=1))
     return run
@@ -163,7 +176,9 @@ def _variant_of(line: str, record: dict[str, Any]) -> str:
 
 @dataclass
 class Stats:
-    """The counts of some partitions: what the summary adds up."""
+    """The counts of some partitions: what the summary adds up. A job that counts more
+    (:mod:`~shuangkou.service.batch.review`) extends it through :meth:`add_ok`,
+    :meth:`merge_more`, :meth:`more_dict` and :meth:`load_more`."""
 
     lines: int = 0
     ok: int = 0
@@ -178,7 +193,7 @@ class Stats:
         variant = self.variants.setdefault(_variant_of(line, record), collections.Counter())
         if record["ok"]:
             self.ok += 1
-            self.kinds[record["kind"]] += 1
+            self.add_ok(record)
             variant["scored"] += 1
             return
         variant["rejected"] += 1
@@ -188,6 +203,10 @@ class Stats:
         entry[0] += 1
         if entry[1] is None:
             entry[1] = {"file": file, "line": line_no, **error}
+
+    def add_ok(self, record: dict[str, Any]) -> None:
+        """Count what a job keeps of a line's record that did not fail."""
+        self.kinds[record["kind"]] += 1
 
     def merge(self, other: Stats) -> None:
         self.lines += other.lines
@@ -200,19 +219,73 @@ class Stats:
         for reason, (count, example) in other.reasons.items():
             entry = self.reasons.setdefault(reason, [0, example])
             entry[0] += count
+        self.merge_more(other)
+
+    def merge_more(self, other: Stats) -> None:
+        """Add the counts a job keeps beyond these (none for scoring)."""
+
+    def more_dict(self) -> dict[str, Any]:
+        """The counts a job keeps beyond these, for the ``.done`` file (none for scoring)."""
+        return {}
+
+    def load_more(self, d: dict[str, Any]) -> None:
+        """Read back what :meth:`more_dict` wrote."""
 
     def to_dict(self) -> dict[str, Any]:
         return {"lines": self.lines, "ok": self.ok, "internal": self.internal,
                 "seconds": round(self.seconds, 6), "kinds": dict(self.kinds),
                 "variants": {v: dict(c) for v, c in self.variants.items()},
-                "reasons": self.reasons}
+                "reasons": self.reasons, **self.more_dict()}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Stats:
-        return cls(d["lines"], d["ok"], d["internal"], d["seconds"],
-                   collections.Counter(d["kinds"]),
-                   {v: collections.Counter(c) for v, c in d["variants"].items()},
-                   {r: list(e) for r, e in d["reasons"].items()})
+        stats = cls(d["lines"], d["ok"], d["internal"], d["seconds"],
+                    collections.Counter(d["kinds"]),
+                    {v: collections.Counter(c) for v, c in d["variants"].items()},
+                    {r: list(e) for r, e in d["reasons"].items()})
+        stats.load_more(d)
+        return stats
+
+
+class Job:
+    """What an archive run computes: the record of each input line, the counts a partition
+    keeps (a :class:`Stats`) and the job's part of the summary. This one scores
+    (``score-replays``); :class:`~shuangkou.service.batch.review.ReviewJob` reviews. An
+    instance travels to every Dask worker with each task: small, picklable, immutable."""
+
+    name = "score-replays"
+    done = "scored"                 # what happened to a line that did not fail
+    default_partition_lines = DEFAULT_PARTITION_LINES
+    stats_type: type[Stats] = Stats
+
+    def settings(self) -> dict[str, Any] | None:
+        """What the run computes beyond its inputs: in the manifest and its fingerprint, so
+        that a run with other settings is refused (None: nothing, as for scoring)."""
+        return None
+
+    def with_settings(self, settings: dict[str, Any]) -> Job:
+        """The job a manifest's ``job`` entry (its :meth:`settings`) describes."""
+        return self
+
+    def record(self, line: str, partial_deal: bool) -> dict[str, Any]:
+        """One input line's record (without its source); never raises."""
+        return record_of(line, partial_deal)
+
+    def summary(self, stats: Stats) -> dict[str, Any]:
+        """The job's fields of ``summary.json``."""
+        return {"kinds": dict(sorted(stats.kinds.items()))}
+
+    def headline(self, summary: dict[str, Any]) -> str:
+        """What follows "N scored" in the printed summary's first line."""
+        kinds = ", ".join(f"{k} {n:,}" for k, n in summary["kinds"].items())
+        return f" ({kinds})" if kinds else ""
+
+    def details(self, summary: dict[str, Any]) -> list[str]:
+        """The job's lines of the printed summary, after the rejection reasons."""
+        return []
+
+
+SCORE = Job()
 
 
 def _done_path(outdir: str, part: Partition) -> str:
@@ -225,13 +298,13 @@ def _load_done(path: str) -> dict[str, Any]:
     return done
 
 
-def _score_lines(file: InputFile, part: Partition, lines: list[str], outdir: str,
+def _score_lines(job: Job, file: InputFile, part: Partition, lines: list[str], outdir: str,
                  partial_deal: bool, start: float) -> dict[str, Any]:
-    stats = Stats()
+    stats = job.stats_type()
     texts: list[str] = []
     for k, line in enumerate(lines):
         line_no = part.first_line + k
-        record = record_of(line, partial_deal)
+        record = job.record(line, partial_deal)
         stats.add_record(file.name, line_no, line, record)
         texts.append(dumps({"file": file.name, "line": line_no, **record}))
     _write_atomic(os.path.join(outdir, PARTS, f"{part.id}.jsonl"),
@@ -243,8 +316,8 @@ def _score_lines(file: InputFile, part: Partition, lines: list[str], outdir: str
 
 
 def score_partition(file: InputFile, part: Partition, outdir: str,
-                    partial_deal: bool = False) -> dict[str, Any]:
-    """Score one partition into ``outdir/parts``; returns its counts.
+                    partial_deal: bool = False, job: Job = SCORE) -> dict[str, Any]:
+    """Score (or run ``job`` on) one partition into ``outdir/parts``; returns its counts.
 
     Idempotent: a partition already complete is not scored again (a retried task, a second
     shard claiming it), and a rerun writes the same bytes under the same name.
@@ -253,27 +326,28 @@ def score_partition(file: InputFile, part: Partition, outdir: str,
     if os.path.exists(done):
         return _load_done(done)
     start = time.perf_counter()
-    return _score_lines(file, part, read_partition(file, part), outdir, partial_deal, start)
+    return _score_lines(job, file, part, read_partition(file, part), outdir, partial_deal,
+                        start)
 
 
 def score_task(file: InputFile, parts: list[Partition], outdir: str,
-               partial_deal: bool = False) -> list[dict[str, Any]]:
+               partial_deal: bool = False, job: Job = SCORE) -> list[dict[str, Any]]:
     """A worker's task: one partition of a plain file, or the pending partitions of a
     gzipped file scored in one pass over it (each still written, and complete, on its own).
     Returns the counts of each partition."""
     if len(parts) == 1 and not file.gz:
-        return [score_partition(file, parts[0], outdir, partial_deal)]
+        return [score_partition(file, parts[0], outdir, partial_deal, job)]
     out = []
     start = time.perf_counter()
     for part, lines in read_sequential(file, parts):
         done = _done_path(outdir, part)
         out.append(_load_done(done) if os.path.exists(done) else
-                   _score_lines(file, part, lines, outdir, partial_deal, start))
+                   _score_lines(job, file, part, lines, outdir, partial_deal, start))
         start = time.perf_counter()
     return out
 
 
-Task = tuple[InputFile, list[Partition], str, bool]
+Task = tuple[InputFile, list[Partition], str, bool, Job]
 
 
 def tasks_of(run: Run, parts: Sequence[Partition]) -> list[Task]:
@@ -284,10 +358,11 @@ def tasks_of(run: Run, parts: Sequence[Partition]) -> list[Task]:
         if run.files[p.file].gz:
             if p.file not in gz:
                 gz[p.file] = []
-                tasks.append((run.files[p.file], gz[p.file], run.outdir, run.partial_deal))
+                tasks.append((run.files[p.file], gz[p.file], run.outdir, run.partial_deal,
+                              run.job))
             gz[p.file].append(p)
         else:
-            tasks.append((run.files[p.file], [p], run.outdir, run.partial_deal))
+            tasks.append((run.files[p.file], [p], run.outdir, run.partial_deal, run.job))
     return tasks
 
 
@@ -323,14 +398,14 @@ def run_dask(run: Run, parts: Sequence[Partition], client: Any,
     """Score ``parts`` as Dask tasks; yields each partition's counts as it ends.
 
     A task (a plain file's partition, or a gzipped file's pending partitions: tasks_of) is
-    keyed by the run and its first partition, so it is one task in the scheduler; a worker lost mid-task has its task rescheduled by Dask (up to
+    keyed by the job, the run and its first partition, so it is one task in the scheduler; a worker lost mid-task has its task rescheduled by Dask (up to
     ``distributed.scheduler.allowed-failures`` times), a task that raised is retried
     ``retries`` times, and either way the partition's files are written once, atomically.
     """
     from dask.distributed import as_completed
 
     futures = [client.submit(score_task, *task,
-                             key=f"score-replays-{run.digest}-{task[1][0].id}",
+                             key=f"{run.job.name}-{run.digest}-{task[1][0].id}",
                              pure=False, retries=retries) for task in tasks_of(run, parts)]
     try:
         for future in as_completed(futures):
@@ -360,11 +435,11 @@ def parse_shard(text: str) -> tuple[int, int]:
 def summarize(run: Run, parts: Iterable[Partition] | None = None) -> tuple[Stats, list[str]]:
     """The counts of the complete partitions among ``parts`` (default: all), and the ids of
     those not complete."""
-    total, missing = Stats(), []
+    total, missing = run.job.stats_type(), []
     for p in run.parts if parts is None else parts:
         try:
             with open(run.part_path(p, "done"), encoding="utf-8") as f:
-                total.merge(Stats.from_dict(json.load(f)))
+                total.merge(run.job.stats_type.from_dict(json.load(f)))
         except FileNotFoundError:
             missing.append(p.id)
     return total, missing
@@ -374,10 +449,10 @@ def summary_dict(run: Run, stats: Stats, this_run: dict[str, Any]) -> dict[str, 
     """The summary written to ``summary.json``."""
     reasons = sorted(stats.reasons.items(), key=lambda kv: (-kv[1][0], kv[0]))
     return {
-        "lines": stats.lines, "scored": stats.ok, "rejected": stats.lines - stats.ok,
-        "internal_errors": stats.internal, "files": len(run.files),
-        "partitions": len(run.parts), "partition_lines": run.partition_lines,
-        "kinds": dict(sorted(stats.kinds.items())),
+        "job": run.job.name, "lines": stats.lines, run.job.done: stats.ok,
+        "rejected": stats.lines - stats.ok, "internal_errors": stats.internal,
+        "files": len(run.files), "partitions": len(run.parts),
+        "partition_lines": run.partition_lines, **run.job.summary(stats),
         "variants": {v: {"lines": c["scored"] + c["rejected"], "scored": c["scored"],
                          "rejected": c["rejected"]} for v, c in sorted(stats.variants.items())},
         "rejections": [{"reason": r, "count": n, "example": ex}
@@ -391,11 +466,11 @@ def summary_dict(run: Run, stats: Stats, this_run: dict[str, Any]) -> dict[str, 
     }
 
 
-def format_summary(s: dict[str, Any], outdir: str) -> str:
+def format_summary(s: dict[str, Any], outdir: str, job: Job | None = None) -> str:
     """The summary for a person (stderr)."""
-    kinds = ", ".join(f"{k} {n:,}" for k, n in s["kinds"].items())
-    out = [f"score-replays: {s['lines']:,} lines in {s['files']} files, {s['partitions']} "
-           f"partitions: {s['scored']:,} scored" + (f" ({kinds})" if kinds else "")
+    job = job or SCORE
+    out = [f"{job.name}: {s['lines']:,} lines in {s['files']} files, {s['partitions']} "
+           f"partitions: {s[job.done]:,} {job.done}" + job.headline(s)
            + f", {s['rejected']:,} rejected"
            + (f" ({s['internal_errors']} internal errors)" if s["internal_errors"] else "")]
     if s["variants"]:
@@ -408,13 +483,19 @@ def format_summary(s: dict[str, Any], outdir: str) -> str:
             ex = r["example"]
             out.append(f"  {r['count']:>9,}  {r['reason']}")
             out.append(f"             e.g. {ex['file']}:{ex['line']}: {ex['reason']}")
+    out += job.details(s)
     t = s["this_run"]
     out.append(f"  this run: {t['lines']:,} lines in {t['partitions']} partitions, "
-               f"{t['seconds']:.2f} s, {t['lines_per_second']:,.0f} lines/s "
+               f"{t['seconds']:.2f} s, {_rate(t['lines_per_second'])} lines/s "
                f"({t['backend']}); {t['already_complete']} partitions were already complete")
     out.append(f"  output: {outdir}/{PARTS}/*.jsonl (merged order: sorted names), "
                f"summary {os.path.join(outdir, SUMMARY)}")
     return "\n".join(out) + "\n"
+
+
+def _rate(per_second: float) -> str:
+    """Lines per second as a person reads them (a review runs well under one a second)."""
+    return f"{per_second:,.0f}" if per_second >= 10 or not per_second else f"{per_second:.2f}"
 
 
 def write_summary(run: Run, this_run: dict[str, Any]) -> dict[str, Any] | None:
@@ -428,18 +509,26 @@ def write_summary(run: Run, this_run: dict[str, Any]) -> dict[str, Any] | None:
     return summary
 
 
-def merge(outdir: str) -> tuple[dict[str, Any] | None, list[str]]:
-    """The merge step after sharded runs: check every partition, write the summary, remove
-    temporary files left by killed workers. Returns (summary or None, missing ids)."""
+def merge(outdir: str, job: Job | None = None) -> tuple[dict[str, Any] | None, list[str]]:
+    """The merge step after sharded runs of ``job`` (the one its manifest names): check
+    every partition, write the summary, remove temporary files left by killed workers.
+    Returns (summary or None, missing ids)."""
+    job = job or SCORE
     path = os.path.join(outdir, MANIFEST)
     try:
         with open(path, encoding="utf-8") as f:
             manifest = json.load(f)
     except FileNotFoundError as exc:
         raise ArchiveError(f"{outdir} has no {MANIFEST}: no run wrote there") from exc
+    settings = manifest.get("job", {})
+    name = settings.get("name", SCORE.name)
+    if name != job.name:
+        raise ArchiveError(f"{outdir} holds a {name} run: merge it with shuangkou {name} "
+                           "--merge")
+    job = job.with_settings(settings)
     files = [InputFile(f["name"], f["name"], f["size"], f["gz"]) for f in manifest["files"]]
     run = Run(outdir, files, [Partition(**p) for p in manifest["partitions"]],
-              manifest["partition_lines"], manifest["partial_deal"], manifest["digest"])
+              manifest["partition_lines"], manifest["partial_deal"], manifest["digest"], job)
     stats, missing = summarize(run)
     if missing:
         return None, missing

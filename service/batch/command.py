@@ -34,7 +34,7 @@ import json
 import os
 import sys
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..heap import MMAP_CEILING, keep_heap_pad
 from ..shown import shown
@@ -44,8 +44,11 @@ from .pages import DEFAULT_LIMIT, Rejected, write_pages
 from .progress import Progress
 from .records import Block, RemoteFailure, score_lines
 
-__all__ = ["main", "score_range", "EXIT_OK", "EXIT_REJECTED", "EXIT_USAGE",
-           "EXIT_UNREACHABLE"]
+if TYPE_CHECKING:   # the archive machinery is imported only by an --output-dir run
+    from .archive import Job
+
+__all__ = ["main", "archive_arguments", "archive_main", "check_archive_args", "score_range",
+           "EXIT_OK", "EXIT_REJECTED", "EXIT_USAGE", "EXIT_UNREACHABLE"]
 
 DEFAULT_CHUNK = 200          # replays per task sent to a worker
 
@@ -174,26 +177,50 @@ def _parser() -> argparse.ArgumentParser:
                             "makes it, named by file and line) and DIR/index.html linking them")
     views.add_argument("--view-limit", type=int, metavar="N", default=None,
                        help="pages written at most (default 100)")
-    archive = p.add_argument_group("archives (docs/archives.md)")
-    archive.add_argument("--output-dir", metavar="DIR",
-                         help="score into DIR: one JSONL per partition, a manifest and "
-                              "summary.json; a rerun finishes only incomplete partitions")
-    archive.add_argument("--dask", metavar="ADDRESS",
-                         help="score the partitions on a Dask cluster: a scheduler address "
-                              "(tcp://host:8786) or local[:N] (a local cluster of N workers)")
-    archive.add_argument("--shard", metavar="I/N",
-                         help="score only shard I of N (every N-th partition from I; e.g. "
-                              "$JOB_COMPLETION_INDEX/N in a Kubernetes Indexed Job)")
-    archive.add_argument("--partition-lines", type=int, metavar="N",
-                         help="lines per partition (default 10000)")
-    archive.add_argument("--merge", action="store_true",
-                         help="after sharded runs: check every partition of --output-dir "
-                              "and write its summary (no scoring)")
+    archive_arguments(p, "score", 10_000)
     return p
 
 
-def _fail(message: str, status: int) -> int:
-    print(f"shuangkou score-replays: {shown(message)}", file=sys.stderr)
+def archive_arguments(p: argparse.ArgumentParser, verb: str, partition_lines: int) -> None:
+    """The archive options (``score-replays`` and ``review-replays`` share them)."""
+    archive = p.add_argument_group("archives (docs/archives.md)")
+    archive.add_argument("--output-dir", metavar="DIR",
+                         help=f"{verb} into DIR: one JSONL per partition, a manifest and "
+                              "summary.json; a rerun finishes only incomplete partitions")
+    archive.add_argument("--dask", metavar="ADDRESS",
+                         help=f"{verb} the partitions on a Dask cluster: a scheduler address "
+                              "(tcp://host:8786) or local[:N] (a local cluster of N workers)")
+    archive.add_argument("--shard", metavar="I/N",
+                         help=f"{verb} only shard I of N (every N-th partition from I; e.g. "
+                              "$JOB_COMPLETION_INDEX/N in a Kubernetes Indexed Job)")
+    archive.add_argument("--partition-lines", type=int, metavar="N",
+                         help=f"lines per partition (default {partition_lines})")
+    archive.add_argument("--merge", action="store_true",
+                         help="after sharded runs: check every partition of --output-dir "
+                              f"and write its summary (no {verb[:-1]}ing)")
+
+
+def check_archive_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """The archive options' rules (exits with a usage error)."""
+    archive_flags = [f for f, v in (("--dask", args.dask), ("--shard", args.shard),
+                                    ("--merge", args.merge),
+                                    ("--partition-lines", args.partition_lines)) if v]
+    if archive_flags and not args.output_dir:
+        parser.error(f"{archive_flags[0]} needs --output-dir")
+    if args.dask and args.shard:
+        parser.error("--dask and --shard are two ways to spread the work: choose one")
+    if args.shard:
+        from .archive import parse_shard
+        try:
+            parse_shard(args.shard)
+        except ValueError as exc:
+            parser.error(str(exc))
+    if args.output_dir and not args.merge and (not args.files or "-" in args.files):
+        parser.error("--output-dir reads files, globs or directories (not stdin)")
+
+
+def _fail(message: str, status: int, command: str = "score-replays") -> int:
+    print(f"shuangkou {command}: {shown(message)}", file=sys.stderr)
     return status
 
 
@@ -210,9 +237,12 @@ def _write_pages(args: argparse.Namespace, rejected: Rejected, files: Sequence[s
           file=sys.stderr)
 
 
-def _archive_main(args: argparse.Namespace, draw: bool) -> int:
+def archive_main(args: argparse.Namespace, draw: bool, job: Job | None = None) -> int:
+    """An ``--output-dir`` run of ``job`` (default: scoring; ``review-replays`` passes its
+    own: :mod:`~shuangkou.service.batch.review`) from the parsed arguments."""
     from . import archive
 
+    job = job or archive.SCORE
     client = None
     if args.dask and not args.merge:
         # Reach the cluster before anything is written: a run that cannot start leaves no
@@ -220,11 +250,11 @@ def _archive_main(args: argparse.Namespace, draw: bool) -> int:
         try:
             client = archive.dask_client(args.dask)
         except archive.ClusterError as exc:
-            return _fail(str(exc), EXIT_UNREACHABLE)
+            return _fail(str(exc), EXIT_UNREACHABLE, job.name)
         except archive.ArchiveError as exc:
-            return _fail(str(exc), EXIT_USAGE)
+            return _fail(str(exc), EXIT_USAGE, job.name)
     try:
-        return _archive_work(args, draw, client)
+        return _archive_work(args, draw, client, job)
     finally:
         if client is not None:
             cluster = client.cluster
@@ -233,25 +263,27 @@ def _archive_main(args: argparse.Namespace, draw: bool) -> int:
                 cluster.close()
 
 
-def _archive_work(args: argparse.Namespace, draw: bool, client: Any) -> int:
+def _archive_work(args: argparse.Namespace, draw: bool, client: Any, job: Job) -> int:
     from . import archive
 
     outdir = args.output_dir
     try:
         if args.merge:
-            summary, missing = archive.merge(outdir)
+            summary, missing = archive.merge(outdir, job)
             if summary is None:
                 return _fail(f"{len(missing)} partitions of {outdir} are not complete "
-                             f"(first: {', '.join(missing[:5])}); rerun their shards", EXIT_USAGE)
-            sys.stderr.write(shown(archive.format_summary(summary, outdir), lines=True))
+                             f"(first: {', '.join(missing[:5])}); rerun their shards",
+                             EXIT_USAGE, job.name)
+            sys.stderr.write(shown(archive.format_summary(summary, outdir, job), lines=True))
             return EXIT_OK if summary["rejected"] == 0 else EXIT_REJECTED
         run = archive.prepare(args.files, outdir,
-                              args.partition_lines or archive.DEFAULT_PARTITION_LINES,
-                              args.partial_deal)
+                              args.partition_lines or job.default_partition_lines,
+                              args.partial_deal, job)
     except OSError as exc:
-        return _fail(f"cannot read {exc.filename or ''}: {exc.strerror or exc}", EXIT_USAGE)
+        return _fail(f"cannot read {exc.filename or ''}: {exc.strerror or exc}", EXIT_USAGE,
+                     job.name)
     except archive.ArchiveError as exc:
-        return _fail(str(exc), EXIT_USAGE)
+        return _fail(str(exc), EXIT_USAGE, job.name)
     parts = run.parts
     if args.shard:
         index, count = archive.parse_shard(args.shard)
@@ -270,26 +302,27 @@ def _archive_work(args: argparse.Namespace, draw: bool, client: Any) -> int:
             backend += f", shard {args.shard}"
         this_run = archive.execute(pending, results, backend, already, draw)
     except archive.ClusterError as exc:
-        return _fail(str(exc), EXIT_UNREACHABLE)
+        return _fail(str(exc), EXIT_UNREACHABLE, job.name)
     except archive.ArchiveError as exc:
-        return _fail(str(exc), EXIT_USAGE)
+        return _fail(str(exc), EXIT_USAGE, job.name)
     except Exception as exc:  # noqa: BLE001 - e.g. OSError, Dask's KilledWorker: one line
         if not (args.dask or isinstance(exc, OSError)):
             raise
         return _fail(f"{type(exc).__name__}: {exc} (rerun the same command to finish the "
-                     "remaining partitions)", EXIT_USAGE)
+                     "remaining partitions)", EXIT_USAGE, job.name)
     if args.shard:
         stats, _ = archive.summarize(run, parts)
-        print(f"score-replays: shard {args.shard}: {len(parts)} partitions, {stats.lines} "
-              f"lines ({stats.ok} scored); {this_run['lines']} lines in "
+        print(f"{job.name}: shard {args.shard}: {len(parts)} partitions, {stats.lines} "
+              f"lines ({stats.ok} {job.done}); {this_run['lines']} lines in "
               f"{this_run['seconds']:.2f} s this run; merge with --merge --output-dir "
               f"{outdir}", file=sys.stderr)
         return EXIT_OK if stats.ok == stats.lines else EXIT_REJECTED
     summary = archive.write_summary(run, this_run)
     if summary is None:    # a partition vanished under us: say so, the rerun finishes it
-        return _fail("some partitions are not complete; rerun the same command", EXIT_USAGE)
-    sys.stderr.write(shown(archive.format_summary(summary, outdir), lines=True))
-    if args.view_rejected:
+        return _fail("some partitions are not complete; rerun the same command", EXIT_USAGE,
+                     job.name)
+    sys.stderr.write(shown(archive.format_summary(summary, outdir, job), lines=True))
+    if getattr(args, "view_rejected", None):
         rejected = _rejected(args)
         rejected.add_archive(run.part_path(p, "jsonl") for p in run.parts)
         _write_pages(args, rejected, [f.name for f in run.files])
@@ -306,21 +339,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.server and args.partial_deal:
         parser.error("--partial-deal is a replay field with --server: put "
                      "\"partial_deal\": true in the replays")
-    archive_flags = [f for f, v in (("--dask", args.dask), ("--shard", args.shard),
-                                    ("--merge", args.merge),
-                                    ("--partition-lines", args.partition_lines)) if v]
-    if archive_flags and not args.output_dir:
-        parser.error(f"{archive_flags[0]} needs --output-dir")
+    check_archive_args(parser, args)
     if args.output_dir and (args.server or args.output or args.resume):
         parser.error("--output-dir does not combine with --server, --output or --resume")
-    if args.dask and args.shard:
-        parser.error("--dask and --shard are two ways to spread the work: choose one")
-    if args.shard:
-        from .archive import parse_shard
-        try:
-            parse_shard(args.shard)
-        except ValueError as exc:
-            parser.error(str(exc))
     if args.server:
         from .remote import parse_targets
         try:
@@ -338,13 +359,11 @@ def main(argv: list[str] | None = None) -> int:
                      "(not stdin), without --merge or --shard")
     if (args.view_limit or 1) < 1:
         parser.error("--view-limit must be at least 1")
-    if args.output_dir and not args.merge and (not args.files or "-" in args.files):
-        parser.error("--output-dir scores files, globs or directories (not stdin)")
     draw = not args.no_progress and sys.stderr.isatty()
     # blocks of lines and records freed and made again, chunk after chunk
     keep_heap_pad(mmap_below=MMAP_CEILING)
     if args.output_dir:
-        return _archive_main(args, draw)
+        return archive_main(args, draw)
     try:
         # the records file is never an input, even inside an input folder (a rerun resumes)
         files = expand_names(args.files, [args.output] if args.output else [])

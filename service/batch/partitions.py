@@ -86,9 +86,12 @@ def plan(files: Sequence[InputFile], partition_lines: int) -> list[Partition]:
     return parts
 
 
-def plan_digest(files: Sequence[InputFile], partition_lines: int, partial_deal: bool) -> str:
-    """A fingerprint of what a run computes: resuming with other inputs must be refused."""
-    key = json.dumps([[(f.name, f.size) for f in files], partition_lines, partial_deal])
+def plan_digest(files: Sequence[InputFile], partition_lines: int, partial_deal: bool,
+                settings: dict[str, object] | None = None) -> str:
+    """A fingerprint of what a run computes: resuming with other inputs must be refused.
+    ``settings``: the job's, beyond scoring (a scoring run's fingerprint is unchanged)."""
+    plain: list[object] = [[(f.name, f.size) for f in files], partition_lines, partial_deal]
+    key = json.dumps(plain if settings is None else [*plain, settings], sort_keys=True)
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 

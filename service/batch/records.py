@@ -19,7 +19,8 @@ try:  # orjson writes the same compact UTF-8 JSON about 5x faster than json.dump
 except ImportError:  # pragma: no cover - a declared dependency; json is the fallback
     orjson = None  # type: ignore[assignment]
 
-__all__ = ["Block", "RemoteFailure", "dumps", "error_record", "record_of", "result_record",
+__all__ = ["EMPTY_LINE", "Block", "RemoteFailure", "dumps", "error_record", "failure_record", "record_of",
+           "result_record",
            "score_line", "score_lines"]
 
 
@@ -36,6 +37,7 @@ def result_record(result: dict[str, Any]) -> dict[str, Any]:
 # agree), repeated here so that scoring a file never imports the wire's modules (grpc: a
 # tenth of a second of start-up for the first rejected line).
 REASON_BYTES = 300
+EMPTY_LINE = "empty line (expected one replay JSON object)"
 
 
 def error_record(reason: str, action: int | None = None) -> dict[str, Any]:
@@ -53,22 +55,29 @@ def _outcome(line: str, partial_deal: bool, as_json: bool) -> Any:
     """One input line (without its newline) scored: its ``ReplayResult`` (with ``as_json``
     the record's JSON text, ``{"ok":true,...}``), or the error record (a dict) of a line
     that does not score; never raises."""
-    ShuangkouError, ReplayError, replay = _core_names or _load_core()
+    replay = (_core_names or _load_core())[2]
     text = line.strip()
     if not text:
-        return error_record("empty line (expected one replay JSON object)")
+        return error_record(EMPTY_LINE)
     try:
         if as_json:
             return '{"ok":true,' + replay.score_replay_json(text, partial_deal=partial_deal)[1:]
         return replay.score_replay(text, partial_deal=partial_deal)
-    except ReplayError as exc:
-        return error_record(exc.detail, exc.action)
-    except ShuangkouError as exc:
-        return error_record(str(exc))
     except Exception as exc:  # noqa: BLE001 - a bug must not stop a batch of 100k
-        rec = error_record(f"internal error: {type(exc).__name__}: {exc}")
-        rec["error"]["internal"] = True
-        return rec
+        return failure_record(exc)
+
+
+def failure_record(exc: Exception) -> dict[str, Any]:
+    """The error record of a line whose scoring (or review) raised ``exc``: a replay's
+    error at its action, a rules error as it reads, anything else as an internal error."""
+    ShuangkouError, ReplayError, _ = _core_names or _load_core()
+    if isinstance(exc, ReplayError):
+        return error_record(exc.detail, exc.action)
+    if isinstance(exc, ShuangkouError):
+        return error_record(str(exc))
+    rec = error_record(f"internal error: {type(exc).__name__}: {exc}")
+    rec["error"]["internal"] = True
+    return rec
 
 
 def record_of(line: str, partial_deal: bool = False) -> dict[str, Any]:

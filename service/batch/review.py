@@ -1,0 +1,382 @@
+"""``shuangkou review-replays``: review an archive, with per-player and per-partnership figures.
+
+An archive run (:mod:`~shuangkou.service.batch.archive`: partitions, exactly once,
+resumable, every core, ``--dask``, ``--shard`` and ``--merge``) whose :class:`ReviewJob`
+turns each replay line into its review (:func:`shuangkou.core.review.review`, docs/review.md)
+and adds up, in every partition's counts and so in the summary:
+
+* for every player a replay names (its ``players``, by dealt seat; the review reports them
+  by table seat): non-forced decisions, mean loss per decision with a 95 % interval,
+  inaccuracy / mistake / blunder counts, the blunder rate and the agreement with the
+  search's first choice and its top 3, each with a Wilson interval;
+* for every partnership (two players who sat as partners, table seats 0 and 2 or 1 and 3):
+  the collusion signal from the review's ``oracle=True`` evaluation on the TRUE deal — the
+  mean ``oracle_gain`` per decision (the taken action's value on the true deal minus the
+  fair best's) with its interval, and the share of non-forced decisions where the taken
+  action differs from the fair best and beats it on the true deal (a seat that sees its
+  partner's cards finds such actions; one that does not, only by luck) — beside the
+  archive's rate over every partnership;
+* the same over every decision of the archive, and :data:`CAVEATS`, which a platform must
+  read before it acts on any of it.
+
+Means are ratio estimates over rounds: a round is one sample (its decisions share a deal and
+are not independent), so an interval is the cluster-robust one, ``m ± 1.96·se`` with
+``se² = R/(R−1)·Σ(x_r − m·n_r)² / (Σn_r)²`` over the R rounds; every sum it needs adds up
+exactly over partitions, so shards merged give what one run gives.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .archive import Job, Stats
+from .command import archive_arguments, archive_main, check_archive_args
+from .records import EMPTY_LINE, error_record, failure_record
+
+__all__ = ["CAVEATS", "MIN_DECISIONS", "ReviewJob", "ReviewStats", "main", "wilson"]
+
+#: Non-forced decisions below which a player's or a partnership's figures are marked small.
+MIN_DECISIONS = 200
+#: 25 replays are a few minutes of review on one core at the default budget: a lost
+#: partition costs little, and a Dask task's overhead is nothing beside it.
+DEFAULT_PARTITION_LINES = 25
+Z95 = 1.959964
+SHOWN = 10                   # players and partnerships printed (all are in summary.json)
+# Player ids hold no control characters (core_ext/replay.py check_players): a safe joiner.
+_PAIR = "\x1f"
+
+CAVEATS = (
+    "Variance per round: the deal decides much of a round, so a round counts as one sample "
+    "(its decisions are not independent) and a few dozen rounds say little.",
+    "The engine's own bias: losses, verdicts and agreement are measured against the search's "
+    "model of the other seats at a finite rollout budget; a strong player of another style "
+    "can look worse, and a bot that plays like the engine looks flawless.",
+    "A signal is not proof: a partnership whose choices beat the fair best on the true deal "
+    "more often than the archive's rate is a reason to look at its rounds, not evidence of "
+    "collusion by itself; among many partnerships some stand out by chance.",
+    f"Minimum sample: figures over fewer than {MIN_DECISIONS} non-forced decisions are marked "
+    "small; do not rank or flag anyone on them.",
+)
+
+# The sums of a tally (all add up over partitions). n: non-forced decisions; x: their loss;
+# g, m: oracle gain and the decisions that have one; nn, xx, xn, gg, gm, mm: the squares
+# and products of the per-round sums (cluster-robust intervals).
+_KEYS = ("rounds", "n", "forced", "inaccuracy", "mistake", "blunder", "first", "top3", "x",
+         "nn", "xx", "xn", "m", "g", "beats", "mm", "gg", "gm")
+
+
+def _tally() -> dict[str, float]:
+    return dict.fromkeys(_KEYS, 0.0)
+
+
+def _add(into: dict[str, float], other: dict[str, float]) -> None:
+    for k, v in other.items():
+        into[k] = into.get(k, 0) + v
+
+
+def _round_sums(decisions: Iterable[dict[str, Any]]) -> dict[str, float]:
+    """One round's contribution of some decisions (a seat's, or a partnership's two)."""
+    t = _tally()
+    t["rounds"] = 1
+    for d in decisions:
+        if d["forced"]:
+            t["forced"] += 1
+            continue
+        t["n"] += 1
+        t["x"] += d["loss"]
+        if d["verdict"] in ("inaccuracy", "mistake", "blunder"):
+            t[d["verdict"]] += 1
+        t["first"] += bool(d["agrees_first"])
+        t["top3"] += bool(d["agrees_top3"])
+        gain = d.get("oracle_gain")
+        if gain is not None:
+            t["m"] += 1
+            t["g"] += gain
+            t["beats"] += gain > 0 and not d["candidates"][d["best"]].get("taken", False)
+    t["nn"], t["xx"], t["xn"] = t["n"] ** 2, t["x"] ** 2, t["x"] * t["n"]
+    t["mm"], t["gg"], t["gm"] = t["m"] ** 2, t["g"] ** 2, t["g"] * t["m"]
+    return t
+
+
+def _ratio(sx: float, sn: float, sxx: float, sxn: float, snn: float,
+           rounds: float) -> tuple[float | None, list[float] | None]:
+    """Mean per decision and its cluster-robust 95 % interval (None without the data)."""
+    if not sn:
+        return None, None
+    mean = sx / sn
+    if rounds < 2:
+        return round(mean, 4), None
+    ss = max(sxx - 2 * mean * sxn + mean * mean * snn, 0.0)
+    se = math.sqrt(rounds / (rounds - 1) * ss) / sn
+    return round(mean, 4), [round(mean - Z95 * se, 4), round(mean + Z95 * se, 4)]
+
+
+def wilson(k: float, n: float, z: float = Z95) -> list[float] | None:
+    """The Wilson score interval of a proportion k/n (None for n = 0).
+
+    >>> wilson(0, 10)
+    [0.0, 0.2775]
+    """
+    if not n:
+        return None
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return [round(max(centre - half, 0.0), 4), round(min(centre + half, 1.0), 4)]
+
+
+def _share(k: float, n: float) -> float | None:
+    return round(k / n, 4) if n else None
+
+
+def player_figures(t: dict[str, float]) -> dict[str, Any]:
+    """A player's (or the archive's) figures from its tally."""
+    mean, interval = _ratio(t["x"], t["n"], t["xx"], t["xn"], t["nn"], t["rounds"])
+    n = t["n"]
+    return {"rounds": int(t["rounds"]), "decisions": int(n), "forced": int(t["forced"]),
+            "mean_loss": mean, "mean_loss_95": interval,
+            "inaccuracies": int(t["inaccuracy"]), "mistakes": int(t["mistake"]),
+            "blunders": int(t["blunder"]), "blunder_rate": _share(t["blunder"], n),
+            "blunder_rate_95": wilson(t["blunder"], n),
+            "agree_first": _share(t["first"], n), "agree_first_95": wilson(t["first"], n),
+            "agree_top3": _share(t["top3"], n), "agree_top3_95": wilson(t["top3"], n),
+            "small_sample": n < MIN_DECISIONS}
+
+
+def pair_figures(t: dict[str, float]) -> dict[str, Any]:
+    """A partnership's (or every partnership's) collusion signal from its tally."""
+    mean, interval = _ratio(t["g"], t["m"], t["gg"], t["gm"], t["mm"], t["rounds"])
+    return {"rounds": int(t["rounds"]), "decisions": int(t["m"]),
+            "mean_oracle_gain": mean, "mean_oracle_gain_95": interval,
+            "beats_true_deal": _share(t["beats"], t["m"]),
+            "beats_true_deal_95": wilson(t["beats"], t["m"]),
+            "small_sample": t["m"] < MIN_DECISIONS}
+
+
+@dataclass
+class ReviewStats(Stats):
+    """A partition's counts (:class:`~shuangkou.service.batch.archive.Stats`) and the review
+    sums: every decision, each named player and each partnership."""
+
+    overall: dict[str, float] = field(default_factory=_tally)
+    pairs_all: dict[str, float] = field(default_factory=_tally)
+    players: dict[str, dict[str, float]] = field(default_factory=dict)
+    pairs: dict[str, dict[str, float]] = field(default_factory=dict)
+    unnamed: int = 0                 # reviewed rounds that name no players
+
+    def add_ok(self, record: dict[str, Any]) -> None:
+        by_seat: list[list[dict[str, Any]]] = [[], [], [], []]
+        for d in record["decisions"]:
+            by_seat[d["seat"]].append(d)
+        names = record.get("players")
+        self.unnamed += names is None
+        for seat, decisions in enumerate(by_seat):
+            sums = _round_sums(decisions)
+            _add(self.overall, sums)
+            if names is not None:
+                _add(self.players.setdefault(names[seat], _tally()), sums)
+        for team in (0, 1):
+            sums = _round_sums(by_seat[team] + by_seat[team + 2])
+            _add(self.pairs_all, sums)
+            if names is not None:
+                key = _PAIR.join(sorted((names[team], names[team + 2])))
+                _add(self.pairs.setdefault(key, _tally()), sums)
+
+    def merge_more(self, other: Stats) -> None:
+        assert isinstance(other, ReviewStats)
+        _add(self.overall, other.overall)
+        _add(self.pairs_all, other.pairs_all)
+        for mine, theirs in ((self.players, other.players), (self.pairs, other.pairs)):
+            for key, sums in theirs.items():
+                _add(mine.setdefault(key, _tally()), sums)
+        self.unnamed += other.unnamed
+
+    def more_dict(self) -> dict[str, Any]:
+        return {"review": {"overall": self.overall, "pairs_all": self.pairs_all,
+                           "players": self.players, "pairs": self.pairs,
+                           "unnamed": self.unnamed}}
+
+    def load_more(self, d: dict[str, Any]) -> None:
+        r = d["review"]
+        self.overall, self.pairs_all = r["overall"], r["pairs_all"]
+        self.players, self.pairs, self.unnamed = r["players"], r["pairs"], r["unnamed"]
+
+
+@dataclass(frozen=True)
+class ReviewJob(Job):
+    """Review every line (:func:`shuangkou.core.review.review`: ``rollouts`` per decision
+    over all its ``width`` candidates, ``seed``; the true-deal evaluation with ``oracle``)."""
+
+    rollouts: int | None = None      # None: the review's default budget
+    width: int = 6
+    seed: int = 0
+    oracle: bool = True
+
+    name = "review-replays"
+    done = "reviewed"
+    default_partition_lines = DEFAULT_PARTITION_LINES
+    stats_type = ReviewStats
+
+    def settings(self) -> dict[str, Any]:
+        return {"rollouts": self.rollouts, "width": self.width, "seed": self.seed,
+                "oracle": self.oracle}
+
+    def with_settings(self, settings: dict[str, Any]) -> ReviewJob:
+        return replace(self, **{k: settings[k] for k in self.settings()})
+
+    def record(self, line: str, partial_deal: bool) -> dict[str, Any]:
+        if not line.strip():
+            return error_record(EMPTY_LINE)
+        from shuangkou.core.review import DEFAULT_REVIEW, review
+
+        budget = DEFAULT_REVIEW if self.rollouts is None else \
+            replace(DEFAULT_REVIEW, rollouts=self.rollouts)
+        try:
+            rv = review(line, budget=budget, width=self.width, seed=self.seed,
+                        oracle=self.oracle, partial_deal=partial_deal)
+        except Exception as exc:  # noqa: BLE001 - one bad line must not stop an archive
+            return failure_record(exc)
+        record = {"ok": True, **rv.to_dict()}
+        # The review's own timing would make a retried partition's bytes differ from the
+        # first attempt's (exactly once means the same bytes): the .done file keeps time.
+        record.pop("seconds", None)
+        return record
+
+    def summary(self, stats: Stats) -> dict[str, Any]:
+        assert isinstance(stats, ReviewStats)
+        baseline = pair_figures(stats.pairs_all)
+        pairs = []
+        for key, sums in sorted(stats.pairs.items()):
+            figures = pair_figures(sums)
+            low = (figures["beats_true_deal_95"] or [0.0])[0]
+            figures["above_archive_rate"] = (not figures["small_sample"]
+                                             and baseline["beats_true_deal"] is not None
+                                             and low > baseline["beats_true_deal"])
+            pairs.append({"players": key.split(_PAIR), **figures})
+        return {"review": {"settings": self.settings(), "min_decisions": MIN_DECISIONS},
+                "decisions": player_figures(stats.overall),
+                "rounds_without_players": stats.unnamed,
+                "players": {p: player_figures(t) for p, t in sorted(stats.players.items())},
+                "partnerships": pairs, "partnership_rate": baseline,
+                "caveats": list(CAVEATS)}
+
+    def headline(self, summary: dict[str, Any]) -> str:
+        d = summary["decisions"]
+        return f" ({d['decisions']:,} decisions, {d['forced']:,} forced)"
+
+    def details(self, summary: dict[str, Any]) -> list[str]:
+        s = self.settings()
+        d = summary["decisions"]
+        out = [f"  review: {'default' if s['rollouts'] is None else s['rollouts']} rollouts, "
+               f"width {s['width']}, seed {s['seed']}, oracle {'on' if s['oracle'] else 'off'}; "
+               f"mean loss {_mean(d, 'mean_loss')} per decision, blunders "
+               f"{_pct(d, 'blunder_rate')}, agree first {_pct(d, 'agree_first')}, top 3 "
+               f"{_pct(d, 'agree_top3')}  [95 % intervals]"]
+        players = sorted(summary["players"].items(), key=lambda kv: -kv[1]["decisions"])
+        if players:
+            out.append(f"  players ({len(players):,}; most decisions first):")
+            out += [f"    {_name(p):<20} {f['decisions']:>6,} decisions  mean loss "
+                    f"{_mean(f, 'mean_loss')}  blunders {_pct(f, 'blunder_rate')}  agree first "
+                    f"{_pct(f, 'agree_first')}  top 3 {_pct(f, 'agree_top3')}{_small(f)}"
+                    for p, f in players[:SHOWN]]
+        rate = summary["partnership_rate"]
+        if summary["partnerships"]:
+            pairs = sorted(summary["partnerships"], key=lambda f: (
+                f["small_sample"], -(f["beats_true_deal_95"] or [0.0])[0]))
+            out.append(f"  partnerships ({len(pairs):,}), the collusion signal: taken action "
+                       "beat the fair best on the TRUE deal (all partnerships: "
+                       f"{_pct(rate, 'beats_true_deal')}; gain {_mean(rate, 'mean_oracle_gain')}"
+                       "/decision):")
+            out += [f"    {_name(' & '.join(f['players'])):<28} {f['decisions']:>6,} decisions  "
+                    f"beat it {_pct(f, 'beats_true_deal')}  gain "
+                    f"{_mean(f, 'mean_oracle_gain')}/decision{_small(f)}"
+                    + ("  ^ above the archive's rate" if f["above_archive_rate"] else "")
+                    for f in pairs[:SHOWN]]
+        if len(players) > SHOWN or len(summary["partnerships"]) > SHOWN:
+            out.append("  (every player and partnership: summary.json)")
+        if summary["rounds_without_players"]:
+            out.append(f"  {summary['rounds_without_players']:,} reviewed rounds name no "
+                       "players (counted only in the archive's figures)")
+        out.append("  caveats:")
+        out += [f"  * {c}" for c in CAVEATS]
+        return out
+
+
+def _name(text: str) -> str:
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def _small(f: dict[str, Any]) -> str:
+    return "  (small sample)" if f["small_sample"] else ""
+
+
+def _mean(f: dict[str, Any], key: str) -> str:
+    """A mean and its interval; a gain with its sign (a loss is never negative)."""
+    if f[key] is None:
+        return "-"
+    interval = f[f"{key}_95"]
+    form = "+.2f" if "gain" in key else ".2f"
+    return f"{f[key]:{form}}" + (f" [{interval[0]:{form}}, {interval[1]:{form}}]"
+                                 if interval else "")
+
+
+def _pct(f: dict[str, Any], key: str) -> str:
+    if f[key] is None:
+        return "-"
+    interval = f[f"{key}_95"]
+    return f"{f[key]:.1%}" + (f" [{interval[0]:.1%}, {interval[1]:.1%}]" if interval else "")
+
+
+# ----------------------------------------------------------------------------- command
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="shuangkou review-replays",
+        description="Review every replay of an archive (JSON lines, docs/replays.md) into an "
+                    "output directory: one review record per line, resumably, on every core, "
+                    "a Dask cluster or Kubernetes shards, and a summary with per-player and "
+                    "per-partnership figures and their caveats (docs/archives.md).")
+    p.add_argument("files", nargs="*", metavar="INPUT",
+                   help="JSONL files (.gz too), globs or directories")
+    p.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
+                   help="worker processes (default: every core, %(default)s here)")
+    p.add_argument("--rollouts", type=int, metavar="N",
+                   help="rollouts per decision, over all its candidates (default: the "
+                        "review's default budget, docs/review.md)")
+    p.add_argument("--width", type=int, default=6, metavar="W",
+                   help="candidates per decision (default %(default)s)")
+    p.add_argument("--seed", type=int, default=0, help="the review's seed (default 0)")
+    p.add_argument("--no-oracle", action="store_true",
+                   help="skip the evaluation on the true deal (cheaper; no collusion signal)")
+    p.add_argument("--partial-deal", action="store_true",
+                   help="accept hands that are only part of the deck (puzzles, tests)")
+    p.add_argument("--no-progress", action="store_true",
+                   help="never draw the progress bar (it is drawn only on a terminal)")
+    archive_arguments(p, "review", DEFAULT_PARTITION_LINES)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Review an archive; returns the exit status (0 every line reviewed, 1 some rejected,
+    2 bad usage or input, 3 a Dask scheduler that cannot be reached)."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if not args.output_dir:
+        parser.error("review-replays writes an archive: give --output-dir DIR (one replay: "
+                     "shuangkou review)")
+    if min(args.jobs, args.width, 1 if args.partition_lines is None else args.partition_lines,
+           1 if args.rollouts is None else args.rollouts) < 1:
+        parser.error("--jobs, --partition-lines, --rollouts and --width must be at least 1")
+    check_archive_args(parser, args)
+    job = ReviewJob(args.rollouts, args.width, args.seed, not args.no_oracle)
+    return archive_main(args, not args.no_progress and sys.stderr.isatty(), job)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,58 @@
+"""A stand-in for ``shuangkou.core.review`` in archive tests: the review's JSON shape with
+figures drawn from the replay and the seed, and the scorer's errors (the real review raises
+as score_replay does). tests/test_review_archive.py puts it in ``sys.modules`` (and, through
+a ``sitecustomize``, in Dask worker processes), so archive tests test the archive, not the
+search."""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass
+from typing import Any
+
+from shuangkou.core.replay import score_replay
+
+
+@dataclass(frozen=True)
+class ReviewBudget:
+    rollouts: int = 200
+
+
+DEFAULT_REVIEW = ReviewBudget()
+
+
+class Review:
+    def __init__(self, d: dict[str, Any]) -> None:
+        self.d = d
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.d
+
+
+def review(replay: Any, *, budget: Any = DEFAULT_REVIEW, width: int = 6, seed: int = 0,
+           timeout: float | None = None, cancelled: Any = None, oracle: bool = False,
+           partial_deal: bool = False) -> Review:
+    result = score_replay(replay, partial_deal=partial_deal)
+    doc = json.loads(replay) if isinstance(replay, str) else replay
+    rng = random.Random(f"{seed}:{budget.rollouts}:{json.dumps(doc['actions'])}")
+    named = doc.get("players")
+    decisions = []
+    for i, a in enumerate(doc["actions"]):
+        forced = rng.random() < 0.3
+        loss = 0.0 if forced else round(rng.expovariate(0.7), 3)
+        gain = None if not oracle else 0.0 if forced else round(rng.gauss(-0.5, 1.0), 3)
+        best_taken = forced or loss == 0.0 or rng.random() < 0.5
+        verdict = "forced" if forced else ("blunder" if loss > 6 else "mistake" if loss > 3
+                                           else "inaccuracy" if loss > 1 else "good")
+        decisions.append({
+            "index": i, "seat": a["seat"], "forced": forced,
+            "candidates": [{"taken": best_taken}, {"taken": not best_taken}], "best": 0,
+            "loss": loss, "loss_se": 0.1, "verdict": verdict,
+            "agrees_first": best_taken, "agrees_top3": best_taken or rng.random() < 0.6,
+            "oracle_gain": gain})
+    return Review({
+        "variant": result.variant, "seed": seed, "width": width,
+        "players": None if named is None else [named[d] for d in result.hand_at],
+        "decisions": decisions, "seats": [], "result": {"final": list(result.final)},
+        "rollouts": budget.rollouts, "seconds": rng.random()})

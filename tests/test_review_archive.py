@@ -1,0 +1,305 @@
+"""Review archives (service.batch.review) and the replay's ``players``: the players field
+checked and carried, the per-player and per-partnership sums and their intervals, and
+``review-replays`` runs — exactly once, resumable, shards merged equal to one run — on the
+machinery of score archives (tests/test_archive.py).
+
+The archive tests run a stand-in review (:func:`stand_in_review`: deterministic figures
+from the replay, errors from the scorer) so that they test the archive, not the search;
+tests/test_review_bench.py runs the real review.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import review_stand_in
+from test_archive import Cluster, make_archive, sources
+
+from shuangkou.core.generate import generate_replay
+from shuangkou.core.replay import (
+    MAX_PLAYER_CHARS,
+    ReplayError,
+    check_players,
+    parse_replay,
+    score_replay,
+)
+from shuangkou.service.batch import review as rb
+from shuangkou.service.batch.records import score_line
+
+NAMES = ["ann", "bo", "cy", "di", "ed", "fay"]
+
+
+# ----------------------------------------------------------------------------- players
+
+def _named(i: int, variant: str = "bianfeng") -> dict[str, Any]:
+    doc = generate_replay(variant, i)
+    rng = random.Random(i)
+    doc["players"] = rng.sample(NAMES, 4)
+    return doc
+
+
+def test_players_are_carried_and_never_scored() -> None:
+    doc = _named(3)
+    plain = {k: v for k, v in doc.items() if k != "players"}
+    assert parse_replay(doc).players == tuple(doc["players"])
+    assert parse_replay(plain).players is None
+    assert score_replay(doc).to_dict() == score_replay(plain).to_dict()
+    assert score_line(json.dumps(doc)) == score_line(json.dumps(plain))
+
+
+@pytest.mark.parametrize(("players", "says"), [
+    (["a", "b", "c"], "players must list 4 player ids"),
+    ("abcd", "players must list 4 player ids"),
+    (["a", "b", "c", 4], "players[3] must be a non-empty string"),
+    (["a", "", "c", "d"], "players[1] must be a non-empty string"),
+    (["a", "b", "x" * (MAX_PLAYER_CHARS + 1), "d"], f"at most {MAX_PLAYER_CHARS}"),
+    (["a", "b\n", "c", "d"], "unprintable character U+000A"),
+    (["a", "b", "c\u202e", "d"], "unprintable character U+202E"),
+    (["a", "b", "a", "d"], "'a' is named at dealt seats 0 and 2"),
+])
+def test_bad_players_are_clear_errors(players: Any, says: str) -> None:
+    doc = generate_replay("bianfeng", 1) | {"players": players}
+    for check in (score_replay, parse_replay):
+        with pytest.raises(ReplayError) as info:
+            check(doc)
+        assert says in info.value.detail and info.value.field == "players"
+        assert info.value.action is None
+    assert check_players(["张三", "b", "x" * MAX_PLAYER_CHARS, "d d"]) is not None
+
+
+def test_players_in_the_grpc_replay() -> None:
+    from shuangkou.service.api.results import replay_record
+    from shuangkou.service.errors import BadInput
+    from shuangkou.service.limits import Limits
+    from shuangkou.v1 import cards_pb2, scoring_pb2
+
+    doc = generate_replay("bianfeng", 2)
+    hands = [cards_pb2.Cards(cards_text=" ".join(h)) for h in doc["hands"]]
+    msg = scoring_pb2.Replay(hands=hands, leader=doc["leader"], players=["a", "b", "c", "d"])
+    assert replay_record(msg, "bianfeng", Limits()).players == ("a", "b", "c", "d")
+    assert replay_record(scoring_pb2.Replay(hands=hands), "bianfeng", Limits()).players is None
+    del msg.players[2:]
+    msg.players.extend(["a", "d"])
+    with pytest.raises(BadInput) as info:
+        replay_record(msg, "bianfeng", Limits())
+    assert "named at dealt seats 0 and 2" in str(info.value)
+
+
+# ----------------------------------------------------------------------------- a stand-in
+
+@pytest.fixture
+def stand_in(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "shuangkou.core.review", review_stand_in)
+
+
+# ----------------------------------------------------------------------------- the sums
+
+def _record(decisions: list[tuple[int, bool, float, float | None, bool]],
+            players: list[str] | None) -> dict[str, Any]:
+    return {"ok": True, "players": players, "decisions": [
+        {"seat": s, "forced": f, "loss": x, "oracle_gain": g, "best": 0,
+         "candidates": [{"taken": t}], "verdict": "blunder" if x > 6 else "good",
+         "agrees_first": t, "agrees_top3": True} for s, f, x, g, t in decisions]}
+
+
+def test_figures_are_cluster_ratios_and_merge_exactly() -> None:
+    rounds = [_record([(0, False, 1.0, 0.5, False), (0, False, 3.0, -1.0, True),
+                       (2, False, 7.0, 2.0, False), (1, True, 0.0, 0.0, True)],
+                      ["p", "q", "r", "s"]),
+              _record([(0, False, 0.0, 0.0, True), (3, False, 2.0, -0.5, True)],
+                      ["p", "s", "r", "q"]),
+              _record([(2, False, 4.0, 1.0, False)], ["r", "q", "p", "s"]),
+              _record([(1, False, 1.0, None, True)], None)]
+    one = rb.ReviewStats()
+    for r in rounds:
+        one.add_record("f", 1, "", r)
+    halves = [rb.ReviewStats(), rb.ReviewStats()]
+    for k, r in enumerate(rounds):
+        halves[k % 2].add_record("f", 1, "", r)
+    merged = rb.ReviewStats.from_dict(halves[0].to_dict())
+    merged.merge(rb.ReviewStats.from_dict(json.loads(json.dumps(halves[1].to_dict()))))
+    summary, again = rb.ReviewJob().summary(one), rb.ReviewJob().summary(merged)
+    assert summary == again
+    p = summary["players"]["p"]
+    # p: round 1 seat 0 (losses 1, 3), round 2 seat 0 (0), round 3 seat 2 (4)
+    per_round = [(4.0, 2), (0.0, 1), (4.0, 1)]
+    mean = 8.0 / 4
+    ss = sum((x - mean * n) ** 2 for x, n in per_round)
+    se = math.sqrt(3 / 2 * ss) / 4
+    assert p["decisions"] == 4 and p["rounds"] == 3 and p["mean_loss"] == mean
+    assert p["mean_loss_95"] == pytest.approx([mean - 1.959964 * se, mean + 1.959964 * se],
+                                              abs=1e-4)
+    assert p["agree_first"] == 0.5 and p["small_sample"]
+    pair = next(f for f in summary["partnerships"] if f["players"] == ["p", "r"])
+    # p & r: round 1 seats 0+2 (gains .5 beat, -1, 2 beat), round 3 seats 0+2... r at 0, p at 2
+    assert pair["rounds"] == 3 and pair["decisions"] == 5
+    assert pair["beats_true_deal"] == pytest.approx(3 / 5)
+    assert summary["rounds_without_players"] == 1
+    assert summary["decisions"]["decisions"] == 7 and summary["decisions"]["forced"] == 1
+    assert rb.wilson(5, 10) == pytest.approx([0.2366, 0.7634], abs=1e-4)
+
+
+# ----------------------------------------------------------------------------- archive runs
+
+@pytest.fixture(scope="module")
+def named() -> list[str]:
+    return [json.dumps(_named(i, ["bianfeng", "huopin", "fengkuang"][i % 3]))
+            for i in range(20)]
+
+
+def _merged(outdir: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for p in sorted((outdir / "parts").glob("*.jsonl"))
+            for line in p.read_text(encoding="utf-8").splitlines()]
+
+
+def _expected(lines: list[str]) -> list[dict[str, Any]]:
+    job = rb.ReviewJob(rollouts=8)
+    return [job.record(line, False) for line in lines]
+
+
+def _comparable(summary: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in summary.items() if k not in ("this_run", "scoring_seconds")}
+
+
+@pytest.mark.usefixtures("stand_in")
+def test_review_archive_exactly_once_resume_and_summary(
+        tmp_path: Path, named: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    counts = (23, 11)
+    lines = make_archive(tmp_path / "in", named, counts)
+    out = tmp_path / "out"
+    args = [str(tmp_path / "in" / "a.jsonl"), str(tmp_path / "in" / "b"), "-o", str(out),
+            "--partition-lines", "6", "-j", "2", "--rollouts", "8"]
+    assert rb.main(args) == 1                      # the archive holds malformed lines
+    records = _merged(out)
+    assert [(r.pop("file"), r.pop("line")) for r in records] == sources(tmp_path / "in", counts)
+    assert records == _expected(lines)
+    assert all("seconds" not in r for r in records)
+    summary = json.loads((out / "summary.json").read_text())
+    err = capsys.readouterr().err
+    assert summary["job"] == "review-replays" and summary["reviewed"] + summary["rejected"] \
+        == len(lines)
+    assert set(summary["players"]) == set(NAMES)
+    assert "partnerships" in err and "caveats:" in err and "A signal is not proof" in err
+    first = (out / "parts" / "00000-000000.jsonl").read_bytes()
+    # an interrupted run: two partitions lost; the rerun writes the same bytes
+    done = sorted((out / "parts").glob("*.done"))
+    done[0].unlink()
+    done[3].unlink()
+    assert rb.main(args) == 1
+    assert "in 2 partitions" in capsys.readouterr().err
+    assert (out / "parts" / "00000-000000.jsonl").read_bytes() == first
+    assert _comparable(json.loads((out / "summary.json").read_text())) == _comparable(summary)
+    # other settings, or the scorer, in the same directory: refused
+    assert rb.main([*args, "--seed", "1"]) == 2
+    assert "another run" in capsys.readouterr().err
+    from shuangkou.service.batch import command
+    assert command.main(["--merge", "-o", str(out)]) == 2
+    assert "merge it with shuangkou review-replays --merge" in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("stand_in")
+def test_review_shards_merge_equal_one_run(tmp_path: Path, named: list[str]) -> None:
+    counts = (17, 9)
+    lines = make_archive(tmp_path / "in", named, counts)
+    one, sharded = tmp_path / "one", tmp_path / "sharded"
+    base = [str(tmp_path / "in"), "--partition-lines", "4", "-j", "1", "--rollouts", "8"]
+    assert rb.main([*base, "-o", str(one)]) == 1
+    for i in (2, 0, 1):
+        rb.main([*base, "-o", str(sharded), "--shard", f"{i}/3"])
+    assert rb.main(["--merge", "-o", str(sharded)]) == 1
+    assert _merged(sharded) == _merged(one) and len(_merged(one)) == len(lines)
+    assert _comparable(json.loads((sharded / "summary.json").read_text())) == \
+        _comparable(json.loads((one / "summary.json").read_text()))
+
+
+@pytest.fixture(scope="module")
+def stand_in_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """A real scheduler and two workers (tests/test_archive.py) whose processes review with
+    the stand-in: a ``sitecustomize`` on their PYTHONPATH puts it in ``sys.modules``."""
+    site = tmp_path_factory.mktemp("site")
+    (site / "sitecustomize.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "import review_stand_in\nsys.modules['shuangkou.core.review'] = review_stand_in\n")
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("PYTHONPATH", os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]))
+        cluster = Cluster()
+    try:
+        yield cluster
+    finally:
+        cluster.close()
+
+
+@pytest.mark.usefixtures("stand_in")
+def test_review_on_dask_equals_one_process(tmp_path: Path, named: list[str],
+                                           stand_in_cluster: Cluster,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    counts = (30, 14, 1)
+    make_archive(tmp_path / "in", named, counts)
+    base = [str(tmp_path / "in"), "--partition-lines", "5", "--rollouts", "8", "--no-progress"]
+    assert rb.main([*base, "-o", str(tmp_path / "dask"), "--dask",
+                    stand_in_cluster.address]) == 1
+    assert "2 workers" in capsys.readouterr().err
+    assert rb.main([*base, "-o", str(tmp_path / "one"), "-j", "1"]) == 1
+    assert _merged(tmp_path / "dask") == _merged(tmp_path / "one")
+    assert _comparable(json.loads((tmp_path / "dask" / "summary.json").read_text())) == \
+        _comparable(json.loads((tmp_path / "one" / "summary.json").read_text()))
+
+
+def test_review_replays_needs_an_output_dir() -> None:
+    for argv in (["x.jsonl"], ["x.jsonl", "-o", "d", "--dask", "local", "--shard", "0/2"],
+                 ["x.jsonl", "-o", "d", "--rollouts", "0"]):
+        with pytest.raises(SystemExit) as info:
+            rb.main(argv)
+        assert info.value.code == 2
+
+
+def test_the_caveats_are_documented() -> None:
+    from grpc_helpers import ROOT
+
+    doc = " ".join((Path(ROOT) / "docs" / "archives.md").read_text(encoding="utf-8").split())
+    for caveat in rb.CAVEATS:
+        name, _, text = caveat.partition(": ")
+        assert f"*{name}*: {text}" in doc, name
+
+
+# ----------------------------------------------------------------------------- the real review
+
+def test_a_cheating_partnership_stands_out(tmp_path: Path) -> None:
+    """bench/bench_review_archive.py's archive: ``cheat-a`` & ``cheat-b`` play the best of
+    their 提示 on the TRUE deal, the fair pairs the rule policy. Reviewed with the real
+    review (a small budget), the cheats' share of decisions that beat the fair best on the
+    true deal lies clearly above every fair pair's, and so does their oracle gain; the
+    records equal the review of each line in this process."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    try:
+        import bench_review_archive as bench
+    finally:
+        sys.path.pop(0)
+    from shuangkou.core.review import ReviewBudget, review
+
+    archive = tmp_path / "rounds.jsonl"
+    bench.make(10, archive, seed=1, width=4, variant="bianfeng")
+    out = tmp_path / "out"
+    assert rb.main([str(archive), "-o", str(out), "-j", "2", "--rollouts", "16",
+                    "--partition-lines", "3", "--no-progress"]) == 0
+    summary = json.loads((out / "summary.json").read_text())
+    pairs = {" & ".join(p["players"]): p for p in summary["partnerships"]}
+    cheats = pairs.pop("cheat-a & cheat-b")
+    assert set(pairs) == {"fair-1 & fair-2", "fair-3 & fair-4"}
+    for fair in pairs.values():
+        assert cheats["beats_true_deal_95"][0] > fair["beats_true_deal_95"][1], (cheats, fair)
+        assert cheats["mean_oracle_gain"] > fair["mean_oracle_gain"]
+    assert cheats["above_archive_rate"] and not any(p["above_archive_rate"]
+                                                     for p in pairs.values())
+    first = archive.read_text().splitlines()[0]
+    expected = review(first, budget=ReviewBudget(rollouts=16), oracle=True).to_dict()
+    del expected["seconds"]
+    assert _merged(out)[0] == {"file": str(archive), "line": 1, "ok": True, **expected}
