@@ -42,6 +42,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +57,7 @@ from shuangkou import core  # noqa: E402
 from shuangkou.core import Action, Declaration, Round  # noqa: E402
 from shuangkou.core.cards import SEATS  # noqa: E402
 from shuangkou.core.generate import deal  # noqa: E402
-from shuangkou.core.review import DEFAULT_REVIEW, ReviewBudget, review  # noqa: E402
+from shuangkou.core.review import DEFAULT_REVIEW, review  # noqa: E402
 from shuangkou.core.variants import get_variant  # noqa: E402
 
 Player = Callable[[Round, random.Random], None]
@@ -235,7 +236,7 @@ def without_time(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    budget = ReviewBudget(rollouts=args.rollouts, ms=0, model=DEFAULT_REVIEW.model)
+    budget = replace(DEFAULT_REVIEW, rollouts=args.rollouts, ms=0.0)
     policies: list[dict[str, Any]] = []
     flagged: list[tuple[float, core.Replay, dict[str, Any]]] = []
     first: tuple[core.Replay, dict[str, Any]] | None = None

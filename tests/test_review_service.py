@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import grpc
@@ -21,13 +22,13 @@ from test_http import grpc_status, grpc_web, post, status_of_json  # noqa: I001
 from test_service_api import structured
 
 from shuangkou import core
-from shuangkou.core.review import VERDICTS, ReviewBudget, review
+from shuangkou.core.review import DEFAULT_REVIEW, VERDICTS, review
 from shuangkou.core.suggest import MAX_ALTERNATIVES, MAX_ROLLOUTS
 from shuangkou.service.api.review import VERDICTS_ON_WIRE, review_to_proto
 from shuangkou.service.errors import decode_status
 from shuangkou.v1 import scoring_pb2, service_pb2, variants_pb2
 
-ROLLOUTS = 8   # per candidate: a whole round reviews in well under a second
+ROLLOUTS = 24   # per decision: a whole round reviews in well under a second
 
 
 @pytest.fixture(scope="module")
@@ -43,10 +44,8 @@ def generated(variant: str = "baibian", seed: int = 3) -> dict[str, Any]:
 
 def local(replay: dict[str, Any] | str, *, rollouts: int = ROLLOUTS, seed: int = 0,
           width: int = 6, oracle: bool = False) -> dict[str, Any]:
-    """What the core's review gives, without its wall time."""
-    from shuangkou.core.review import DEFAULT_REVIEW
-
-    budget = ReviewBudget(rollouts=rollouts, ms=DEFAULT_REVIEW.ms, model=DEFAULT_REVIEW.model)
+    """What the core's review gives."""
+    budget = replace(DEFAULT_REVIEW, rollouts=rollouts)
     data: dict[str, Any] = review(replay, budget=budget, width=width, seed=seed,
                                   oracle=oracle).to_dict()
     return data

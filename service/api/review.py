@@ -11,13 +11,14 @@ the wire, field for field; the replay itself is read as ScoreRound reads it
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 from shuangkou import core
+from shuangkou.core.cards import rank_position
 from shuangkou.core.review import DEFAULT_REVIEW, ReviewBudget
 from shuangkou.core.suggest import MAX_ALTERNATIVES, MAX_ROLLOUTS
-from shuangkou.v1 import readings_pb2, scoring_pb2, service_pb2
+from shuangkou.v1 import scoring_pb2, service_pb2
 
 from ..errors import BadInput
 from .convert import ACTION_TYPES, KIND_BY_NAME
@@ -56,9 +57,8 @@ def review_options(request: service_pb2.ReviewRoundRequest) -> ReviewOptions:
                        "rollouts")
     if request.width > MAX_WIDTH:
         raise BadInput(f"width must be at most {MAX_WIDTH}; got {request.width:,}", "width")
-    budget = DEFAULT_REVIEW
-    if request.rollouts:
-        budget = ReviewBudget(rollouts=request.rollouts, ms=budget.ms, model=budget.model)
+    budget = (replace(DEFAULT_REVIEW, rollouts=request.rollouts) if request.rollouts
+              else DEFAULT_REVIEW)
     return ReviewOptions(budget, request.width, request.seed, request.oracle)
 
 
@@ -71,22 +71,20 @@ def _action(seat: int, data: Mapping[str, Any], out: scoring_pb2.Action) -> None
         out.cards.cards[:] = cast("list[Any]", core.parse_cards(list(cards)))
     declared = data.get("declare")
     if declared is not None:
-        _declaration(declared, out.declaration)
+        out.declaration.kind = KIND_BY_NAME[declared["kind"]]
+        if declared.get("top") is not None:   # a rank name, as replays write it
+            out.declaration.top = _rank(declared["top"])
+        if declared.get("star") is not None:
+            out.declaration.star = int(declared["star"])
+        if declared.get("wilds") is not None:
+            out.declaration.wilds.SetInParent()
+            out.declaration.wilds.ranks[:] = [_rank(w) for w in declared["wilds"]]
 
 
-def _declaration(data: Any, out: readings_pb2.Declaration) -> None:
-    """A declaration as a review writes it: the kind alone, or kind, top, star and wilds."""
-    if isinstance(data, str):
-        out.kind = KIND_BY_NAME[data]   # type: ignore[index]
-        return
-    out.kind = KIND_BY_NAME[data["kind"]]
-    if data.get("top") is not None:
-        out.top = int(data["top"])
-    if data.get("star") is not None:
-        out.star = int(data["star"])
-    if data.get("wilds") is not None:
-        out.wilds.SetInParent()
-        out.wilds.ranks[:] = [int(w) for w in data["wilds"]]
+def _rank(value: str | int) -> int:
+    position = value if isinstance(value, int) else rank_position(value)
+    assert position is not None, f"a review wrote the rank {value!r}"
+    return position
 
 
 def _optional(msg: Any, name: str, value: Any) -> None:
@@ -100,18 +98,18 @@ def review_to_proto(data: Mapping[str, Any]) -> service_pb2.ReviewRoundResponse:
     msg = service_pb2.ReviewRoundResponse(
         variant=data["variant"],
         budget=service_pb2.ReviewBudget(rollouts=budget["rollouts"], ms=budget["ms"],
-                                        model=budget["model"]),
-        seed=data["seed"], width=data["width"], players=data.get("players") or (),
-        rollouts=data["rollouts"], seconds=data["seconds"])
+                                        model=budget["model"], exact=budget.get("exact", 0)),
+        seed=data["seed"], width=data["width"], oracle=data.get("oracle", False),
+        players=data.get("players") or (), rollouts=data["rollouts"],
+        seconds=data["seconds"])
     for d in data["decisions"]:
         _decision(d, msg.decisions.add())
     for s in data["seats"]:
-        seat = msg.seats.add(
-            seat=s["seat"], decisions=s["decisions"], forced=s["forced"],
-            mean_loss=s["mean_loss"] or 0.0, inaccuracies=s["inaccuracies"],
-            mistakes=s["mistakes"], blunders=s["blunders"],
-            agree_first=s["agree_first"] or 0.0, agree_top3=s["agree_top3"] or 0.0)
-        _optional(seat, "player", s.get("player"))
+        seat = msg.seats.add(seat=s["seat"], decisions=s["decisions"], forced=s["forced"],
+                             inaccuracies=s["inaccuracies"], mistakes=s["mistakes"],
+                             blunders=s["blunders"])
+        for name in ("player", "mean_loss", "agree_first", "agree_top3", "oracle_gain"):
+            _optional(seat, name, s.get(name))
     result = data["result"]
     msg.result.final[:] = result["final"]
     _optional(msg.result, "winning_team", result.get("winning_team"))
@@ -123,14 +121,16 @@ def _decision(d: Mapping[str, Any], out: service_pb2.ReviewedDecision) -> None:
     out.index, out.seat, out.forced = d["index"], seat, d["forced"]
     _action(seat, d["taken"], out.taken)
     for c in d["candidates"]:
-        cand = out.candidates.add(points=c["points"], first=c["first"], se=c["se"],
-                                  taken=c["taken"])
+        cand = out.candidates.add(reading=c.get("reading") or "", se=c["se"], taken=c["taken"])
         _action(seat, c, cand.action)
-        _optional(cand, "hint_rank", c.get("hint_rank"))
-        _optional(cand, "true_points", c.get("true_points"))
-    out.best, out.loss, out.loss_se = d["best"], d["loss"], d["loss_se"]
+        for name in ("points", "first", "true_points"):
+            _optional(cand, name, c.get(name))
+        if c.get("hint_rank") is not None and c["hint_rank"] >= 0:   # -1: not a hint
+            cand.hint_rank = c["hint_rank"]
+    out.best, out.choice = d["best"], d.get("choice", d["best"])
+    out.loss, out.loss_se = d["loss"], d["loss_se"]
     out.verdict = VERDICTS_ON_WIRE[d["verdict"]]
     out.agrees_first, out.agrees_top3 = d["agrees_first"], d["agrees_top3"]
-    out.eval_team0 = d["eval_team0"]
-    _optional(out, "oracle_gain", d.get("oracle_gain"))
-
+    out.deals = d.get("deals", 0)
+    for name in ("eval_team0", "oracle_gain"):
+        _optional(out, name, d.get(name))

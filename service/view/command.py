@@ -21,11 +21,12 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from shuangkou.core.errors import ShuangkouError
-from shuangkou.core.review import DEFAULT_REVIEW, ReviewBudget, review
+from shuangkou.core.review import DEFAULT_REVIEW, review
 from shuangkou.core.story import RoundStory
 
 from .page import KIND_TEXT, page_of
@@ -74,7 +75,8 @@ def _parser() -> argparse.ArgumentParser:
                    help="annotate each action with its verdict and loss, the best "
                         "alternative beside it, an evaluation graph and each seat's summary")
     r.add_argument("--rollouts", type=int, metavar="N",
-                   help=f"rollouts per candidate (default {DEFAULT_REVIEW.rollouts})")
+                   help=f"rollouts per decision, over its candidates (default "
+                        f"{DEFAULT_REVIEW.rollouts})")
     r.add_argument("--seed", type=int, default=0, help="seeds the sampled deals (default 0)")
     r.add_argument("--width", type=int, metavar="W",
                    help="candidates from the ranked hints per decision (default: the "
@@ -84,8 +86,8 @@ def _parser() -> argparse.ArgumentParser:
 
 def _reviewer(args: argparse.Namespace) -> Callable[[str], Mapping[str, Any]]:
     """How ``--review`` reviews a replay's text."""
-    budget = DEFAULT_REVIEW if args.rollouts is None else ReviewBudget(
-        rollouts=args.rollouts, ms=DEFAULT_REVIEW.ms, model=DEFAULT_REVIEW.model)
+    budget = (DEFAULT_REVIEW if args.rollouts is None
+              else replace(DEFAULT_REVIEW, rollouts=args.rollouts))
 
     width = {} if args.width is None else {"width": args.width}
 

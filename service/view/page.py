@@ -564,11 +564,11 @@ def _annotation(d: Mapping[str, Any]) -> str:
     verdict = d["verdict"]
     parts = [f'<span class="tag rv {_e(verdict)}">{_e(_VERDICT_TEXT.get(verdict, verdict))}'
              "</span>"]
-    if verdict != "forced":
+    best = _best(d)
+    if verdict != "forced" and best["points"] is not None:   # evaluated (not out of deals)
         parts.append(f'<span class="loss" title="expected points lost against the best '
                      f'candidate, ± its standard error">loss {_points(d["loss"])} ± '
                      f'{abs(d["loss_se"]):.1f}</span>')
-        best = _best(d)
         if not best["taken"]:
             parts.append(f'<span class="alt">best {_action_html(best)} '
                          f'<span class="muted">{_points(best["points"])} vs '
@@ -584,10 +584,13 @@ def _taken(d: Mapping[str, Any]) -> Mapping[str, Any]:
 def _graph(decisions: Sequence[Mapping[str, Any]]) -> str:
     """Team 0's expected points after each action, as an inline SVG polyline; the
     inaccuracies, mistakes and blunders marked and linked to their actions."""
-    if not decisions:
+    # a decision before the first evaluated one has no value yet: the line starts there
+    shown = [(i, float(d["eval_team0"])) for i, d in enumerate(decisions)
+             if d["eval_team0"] is not None]
+    if not shown:
         return ""
     width, height, pad = 640, 180, 14
-    values = [float(d["eval_team0"]) for d in decisions]
+    values = [v for _, v in shown]
     lo, hi = min(0.0, *values), max(0.0, *values)
     if hi - lo < 2:
         lo, hi = lo - 1, hi + 1
@@ -599,14 +602,15 @@ def _graph(decisions: Sequence[Mapping[str, Any]]) -> str:
     def y(v: float) -> float:
         return pad + (hi - v) * (height - 2 * pad) / (hi - lo)
 
-    line = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in enumerate(values))
+    line = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in shown)
     marks = []
-    for i, d in enumerate(decisions):
+    for i, v in shown:
+        d = decisions[i]
         if d["verdict"] in _MARKED:
             tip = (f"#{d['index']} seat {d['seat']}: {_VERDICT_TEXT[d['verdict']]}, loss "
                    f"{_points(d['loss'])}")
             marks.append(f'<a href="#a{d["index"]}"><circle class="{_e(d["verdict"])}" '
-                         f'cx="{x(i):.1f}" cy="{y(values[i]):.1f}" r="4" data-index="'
+                         f'cx="{x(i):.1f}" cy="{y(v):.1f}" r="4" data-index="'
                          f'{d["index"]}"><title>{_e(tip)}</title></circle></a>')
     label = (f"team 0's expected points after each action, from {_points(values[0])} to "
              f"{_points(values[-1])}")
@@ -644,13 +648,13 @@ def _review_section(review: Mapping[str, Any]) -> str:
     return (
         f'<section id="review" data-rollouts="{budget["rollouts"]}" data-seed="'
         f'{review["seed"]}" data-width="{review["width"]}"><h2>Review</h2>'
-        f'<p>Each decision is weighed from what its seat could see then: the ranked 提示 '
-        f'candidates (up to {review["width"]}) and the action taken, each played on to the '
-        f"end on the same sampled deals of the unseen cards ({budget['rollouts']:,} per "
-        f"candidate, the other seats played by the {_e(budget['model'])} model; seed "
-        f"{review['seed']}). <em>loss</em> = the best candidate's expected points for the "
-        "team minus the action's; a verdict counts a loss only beyond twice its standard "
-        f"error (docs/review.md). {_e(spent)}</p>"
+        f'<p>Each play and pass is weighed from what its seat could see then: the ranked '
+        f'提示 candidates (up to {review["width"]}) and the action taken, each played on to '
+        f"the end on the same sampled deals of the unseen cards ({budget['rollouts']:,} "
+        f"rollouts a decision, the other seats played by the {_e(budget['model'])} model; "
+        f"seed {review['seed']}). <em>loss</em> = the best candidate's expected points for "
+        "the team minus the action's; a verdict counts a loss only beyond twice its "
+        f"standard error (docs/review.md). {_e(spent)}</p>"
         f"<h3>Team 0's expected points after each action</h3>{_graph(review['decisions'])}"
         '<p class="muted">Above the line team 0 (seats 0 and 2) is expected to gain; a dot '
         "marks an inaccuracy, mistake or blunder (click it for the action).</p>"
