@@ -1,7 +1,7 @@
 """Typed stubs of the compiled 托管 search (core_ext/_search.pyx); the public entry points
 are shuangkou.core.suggest.suggest / suggestions with a Budget."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 from ._core import Reading
@@ -22,3 +22,14 @@ def search(root: RoundCore, *, rollouts: int = 0, ms: float = 0.0, seed: int | N
            model: str = "rule", exact: int = 0) -> tuple[list[_Ranked], dict[str, Any]]: ...
 def selfplay(variant: VariantLike, rounds: int, policy: str = "rule", seed: int = 0,
              timeout: float | None = None) -> tuple[int, int, int, float]: ...
+
+#: (cards, reading, declared, reason, hint_rank, points, first, true_points, true_first)
+_Evaluated = tuple[tuple[int, ...], Reading | None, bool, int, int, float | None,
+                   float | None, float | None, float | None]
+
+def evaluate(root: RoundCore,
+             taken: tuple[Sequence[int], Reading | None, bool] | None = None, *,
+             rollouts: int = 0, ms: float = 0.0, seed: int | None = None, width: int = 6,
+             timeout: float | None = None, cancelled: Callable[[], bool] | None = None,
+             model: str = "mix", exact: int = 0, oracle: bool = False,
+             win: float | None = None) -> tuple[list[_Evaluated], dict[str, Any]]: ...

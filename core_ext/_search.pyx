@@ -38,12 +38,13 @@ in compiled code: the rollout speed bench (bench/bench_search.py).
 from libc.math cimport sqrt
 from libc.string cimport memcpy, memset
 
-from shuangkou.core._core cimport RD, RuleSet, make_reading, u8
+from shuangkou.core._core cimport K_BOMB, RD, RuleSet, key_cmp, make_reading, reading_rd, u8
 from shuangkou.core._enumerate cimport ALL_KINDS, Enum, enum_begin, enum_each, monotonic
 from shuangkou.core._round cimport RoundCore
 from shuangkou.core._settle cimport Tables, round_amounts, tables
 from shuangkou.core._suggest cimport (
     MAXALT,
+    R_ALT_NEXT,
     R_ALT_PASS,
     STYLE_BLIND,
     STYLE_BOLD,
@@ -318,6 +319,39 @@ cdef int solve(Policy* P, list stack, int depth, RoundCore r, int seat, double w
     return 0
 
 
+cdef int roll_deal(Policy* P, RoundCore root, RoundCore det, RoundCore x, int seat,
+                   const int* pool, int mixed, Rng* g, const Choice* cands, int m, int exact,
+                   list stack, double win_value, int* actions, int* solved,
+                   long long* points, int* won, double* values) except -2:
+    """One deal of a decision: ``root`` copied into ``det`` with the unseen cards dealt at
+    random to the other seats (``pool`` NULL: the true deal kept, the oracle's), the other
+    seats' styles drawn, then every candidate applied to a copy (``x``) and played out —
+    each candidate's team points, win and value in ``points``/``won``/``values``,
+    ``solved``: how many an exact endgame finished. 0, or -1 when the deadline stopped a
+    rollout (the deal is then not to be counted)."""
+    cdef int styles[SEATS]
+    cdef int k, rc
+    cdef Leaf leaf
+    root._copy_into(det)
+    if pool != NULL:
+        deal_unseen(det, seat, pool, g)
+    draw_styles(seat, mixed, g, styles)
+    solved[0] = 0
+    for k in range(m):
+        det._copy_into(x)
+        apply_choice(x, seat, &cands[k])
+        rc = play_out(P, x, styles, actions, exact, stack, seat, win_value, &leaf)
+        if rc < 0:
+            return -1
+        if rc == 1:
+            points[k], won[k], values[k] = leaf.points, leaf.won, leaf.value
+            solved[0] += 1
+        else:
+            points[k] = team_points(x, seat, &won[k])
+            values[k] = points[k] + win_value * won[k]
+    return 0
+
+
 cdef struct Tally:
     int n                 # deals counted
     double dsum, dsq      # paired differences of value with the rule policy's action
@@ -349,8 +383,6 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
     cdef long long points[MAXALT]
     cdef int won[MAXALT]
     cdef int pool[NFACES]
-    cdef int styles[SEATS]
-    cdef Leaf leaf
     cdef list stack = []
     cdef int seat, mixed, k, m, rc, best, deal = 0, actions = 0, solved = 0, exact_now = 0
     cdef long done = 0
@@ -408,38 +440,20 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
                 if cancelled is not None and cancelled():
                     break
                 g.s = mix(base, <unsigned long long>deal)
-                exact_now = 0
-                root._copy_into(det)
-                deal_unseen(det, seat, pool, &g)
-                draw_styles(seat, mixed, &g, styles)
+                if roll_deal(&P, root, det, x, seat, pool, mixed, &g, cands, m, exact, stack,
+                             win_value, &actions, &exact_now, points, won, values) < 0:
+                    break
                 for k in range(m):
-                    det._copy_into(x)
-                    apply_choice(x, seat, &cands[k])
-                    rc = play_out(&P, x, styles, &actions, exact, stack, seat, win_value,
-                                  &leaf)
-                    if rc < 0:
-                        break
-                    if rc == 1:
-                        points[k], won[k], values[k] = leaf.points, leaf.won, leaf.value
-                        exact_now += 1
-                    else:
-                        points[k] = team_points(x, seat, &won[k])
-                        values[k] = points[k] + win_value * won[k]
-                else:
-                    for k in range(m):
-                        tally[k].n += 1
-                        tally[k].dsum += values[k] - values[0]
-                        tally[k].dsq += (values[k] - values[0]) ** 2
-                        tally[k].psum += points[k] - points[0]
-                        tally[k].wsum += won[k] - won[0]
-                    done += m
-                    deal += 1
-                    solved += exact_now
-                    exact_now = 0
-                    with nogil:
-                        pass      # let other threads of a server process run between deals
-                    continue
-                break
+                    tally[k].n += 1
+                    tally[k].dsum += values[k] - values[0]
+                    tally[k].dsq += (values[k] - values[0]) ** 2
+                    tally[k].psum += points[k] - points[0]
+                    tally[k].wsum += won[k] - won[0]
+                done += m
+                deal += 1
+                solved += exact_now
+                with nogil:
+                    pass      # let other threads of a server process run between deals
         best = 0
         gain = 0
         for k in range(1, m):
@@ -464,6 +478,240 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
                  "exact": solved,
                  "kept": best == 0, "seconds": monotonic() - t0}
         return ranked, stats
+    finally:
+        policy_close(&P)
+
+
+# ----------------------------------------------------------------------------- evaluation
+
+cdef enum:
+    MAXC = MAXALT + 1     # the 提示 candidates and the action taken, when it is not one of them
+    MIN_DEALS = 2         # an evaluation's fewest deals: a paired standard error needs two
+
+#: What seeds the oracle's rollouts apart from the fair deals' (the same per-decision base).
+cdef unsigned long long ORACLE_SALT = 0x0AC1E5EED
+
+
+cdef int same_action(const Choice* a, const Choice* b) noexcept nogil:
+    """The same action: both passes, or the same cards standing as the same reading (type,
+    top, and for a bomb its key) — a play declared as what would stand anyway is that play."""
+    cdef int i
+    if a.play != b.play:
+        return 0
+    if not a.play:
+        return 1
+    for i in range(16):
+        if a.c[i] != b.c[i]:
+            return 0
+    if a.rd.kind != b.rd.kind or a.rd.top != b.rd.top:
+        return 0
+    return a.rd.kind < K_BOMB or key_cmp(&a.rd, &b.rd) == 0
+
+
+cdef int taken_choice(RoundCore root, int seat, object taken, Choice* out) except -1:
+    """The action a replay took, as a Choice: ``taken`` = (cards, reading, declared) — the
+    codes played (empty: a pass), the reading that stood (None for a pass) and whether the
+    replay declared it."""
+    cdef int code
+    cards, reading, declared = taken
+    memset(out, 0, sizeof(Choice))
+    out.reason = R_ALT_NEXT
+    if not cards:
+        return 0
+    out.play = 1
+    for code in cards:
+        if not 1 <= code < NCODES:
+            raise ShuangkouError(f"taken: {code!r} is not a card code", "taken")
+        out.c[code_rank(code)] += 1
+    if reading is None:
+        raise ShuangkouError("taken: a play needs the reading that stood", "taken")
+    reading_rd(reading, root.rs, &out.rd)
+    out.declare = 1 if declared else 0
+    return 0
+
+
+def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=None,
+             int width=6, timeout=None, cancelled=None, str model="mix", int exact=0,
+             bint oracle=False, win=None):
+    """Evaluate given candidates of the decision of the seat to act in ``root``, absolutely:
+    the review's engine (core_ext/review.py, docs/review.md).
+
+    Candidates: the ranked 提示 list (the rule policy's action, then the plays in its order
+    of preference, then the pass: ``_suggest.choose_in(..., diverse=False)``'s order, never
+    seeded) up to ``width``, and the action ``taken`` — (cards, reading, declared): the codes
+    played (empty: a pass), the reading that stood, whether it was declared — appended when
+    it is not one of them. Every candidate is rolled out on the same deals of the unseen
+    cards as :func:`search` does (what the seat sees only; ``model`` and ``exact`` as
+    there), at least two deals, then while ``rollouts`` (over all candidates, as the search
+    counts them) and ``ms`` allow. With ``oracle``, as many rollouts again on the TRUE deal
+    (the real hidden hands, the other seats' styles still drawn per rollout): the collusion
+    signal's reference. A decision with one legal action (``forced``) is not rolled out.
+
+    Returns ``(rows, stats)``: per candidate (cards, reading, declared, reason, hint_rank
+    (-1: not in the 提示 list), points, first, true_points, true_first) — the seat's team's
+    mean settlement points and share of deals it placed first (None without deals), the
+    same on the true deal (None without ``oracle``); stats: ``taken`` (the taken action's
+    row, None without one), ``forced``, ``deals``, ``rollouts``, ``actions``, ``exact``,
+    ``oracle_deals``, ``seconds``, ``cancelled`` (``cancelled()`` was true: the evaluation
+    is partial) and ``se``: ``se[j][k]`` the standard error of row j's points minus row k's
+    over the paired deals. Raises DeadlineExceeded when ``timeout`` seconds end it early."""
+    cdef Policy P
+    cdef Seen S
+    cdef Choice cands[MAXC]
+    cdef Choice tk
+    cdef long long points[MAXC]
+    cdef int won[MAXC]
+    cdef double values[MAXC]
+    cdef double psum[MAXC]
+    cdef double wsum[MAXC]
+    cdef double tpsum[MAXC]
+    cdef double twsum[MAXC]
+    cdef double cross[MAXC][MAXC]
+    cdef int hr[MAXC]
+    cdef int pool[NFACES]
+    cdef list stack = []
+    cdef int seat, mixed, j, k, m, mh = 0, rc, t = -1, th, deal = 0, odeal = 0, actions = 0
+    cdef int solved = 0, exact_now = 0, forced, stopped = 0
+    cdef long done = 0
+    cdef double t0 = monotonic(), hard = 0, stop = 0, mean, var
+    cdef Rng g
+    cdef RoundCore det, x
+    cdef unsigned long long base
+    cdef double win_value = win_bonus(root) if win is None else win
+    if root.over_kind:
+        raise ShuangkouError("the round is over: nothing to evaluate", "state")
+    if not 1 <= width <= MAXALT:
+        raise ShuangkouError(f"width must be 1–{MAXALT}; got {width}", "width")
+    if rollouts < 0 or ms < 0:
+        raise ShuangkouError("the budget must be 0 or more", "budget")
+    if not 0 <= exact <= MAX_EXACT:
+        raise ShuangkouError(f"exact must be 0–{MAX_EXACT}; got {exact}", "exact")
+    if model not in MODELS:
+        raise ShuangkouError(f"model must be one of {', '.join(MODELS)}; got {model!r}",
+                             "model")
+    mixed = model == "mix"
+    if timeout is not None:
+        hard = t0 + max(float(timeout), 1e-9)
+    if ms > 0:
+        stop = t0 + ms / 1e3
+    seat = root.cturn
+    seen_of(root, seat, &S)
+    det = RoundCore.__new__(RoundCore)
+    x = RoundCore.__new__(RoundCore)
+    policy_open(&P, root.rs, None)       # the 提示 order is the unseeded policy's
+    try:
+        P.deadline = hard
+        with nogil:
+            rc = rule_choice(&P, &S, &cands[0])
+            if rc == 0:
+                mh = alternatives(&P, &S, &cands[0], cands, max(width, 2), 0)
+        if rc == -1 or (rc == 0 and mh < 0):
+            raise DeadlineExceeded("the evaluation ran out of its time budget")
+        if rc == -2:
+            raise ShuangkouError("the hand has no play", "hand")
+        forced = mh == 1
+        m = min(mh, width)
+        for k in range(m):
+            hr[k] = k
+        if taken is not None:
+            taken_choice(root, seat, taken, &tk)
+            root._copy_into(x)
+            try:
+                apply_choice(x, seat, &tk)
+            except ShuangkouError as exc:
+                raise ShuangkouError(f"taken: not an action of seat {seat} here: {exc}",
+                                     "taken") from None
+            th = -1
+            for k in range(mh):
+                if same_action(&cands[k], &tk):
+                    tk = cands[k]         # the 提示 entry (its reason, its declaration)
+                    th = k
+                    break
+            if 0 <= th < m:
+                t = th
+            else:                         # past the width in the 提示 list, or not in it
+                cands[m] = tk
+                hr[m] = th
+                t = m
+                m += 1
+        if seed is not None:
+            P.seeded = 1
+            P.rng.s = <unsigned long long>(seed & 0xFFFFFFFFFFFFFFFF)
+        memset(psum, 0, sizeof(psum))
+        memset(wsum, 0, sizeof(wsum))
+        memset(tpsum, 0, sizeof(tpsum))
+        memset(twsum, 0, sizeof(twsum))
+        memset(cross, 0, sizeof(cross))
+        base = mix(<unsigned long long>(seed & 0xFFFFFFFFFFFFFFFF) if seed is not None else 0,
+                   <unsigned long long>root.actions_applied)
+        if not forced and (rollouts or ms):
+            unseen_pool(root, seat, pool)
+            while True:
+                if deal >= MIN_DEALS and ((rollouts and done + m > rollouts)
+                                          or (stop and monotonic() >= stop)):
+                    break
+                if hard and monotonic() >= hard:
+                    raise DeadlineExceeded("the evaluation ran out of its time budget")
+                if cancelled is not None and cancelled():
+                    stopped = 1
+                    break
+                g.s = mix(base, <unsigned long long>deal)
+                if roll_deal(&P, root, det, x, seat, pool, mixed, &g, cands, m, exact, stack,
+                             win_value, &actions, &exact_now, points, won, values) < 0:
+                    raise DeadlineExceeded("the evaluation ran out of its time budget")
+                for j in range(m):
+                    psum[j] += points[j]
+                    wsum[j] += won[j]
+                    for k in range(j, m):
+                        cross[j][k] += <double>points[j] * points[k]
+                done += m
+                deal += 1
+                solved += exact_now
+                with nogil:
+                    pass      # let other threads of a server process run between deals
+            while oracle and not stopped and odeal < deal:
+                if hard and monotonic() >= hard:
+                    raise DeadlineExceeded("the evaluation ran out of its time budget")
+                if cancelled is not None and cancelled():
+                    stopped = 1
+                    break
+                g.s = mix(base ^ ORACLE_SALT, <unsigned long long>odeal)
+                if roll_deal(&P, root, det, x, seat, NULL, mixed, &g, cands, m, exact, stack,
+                             win_value, &actions, &exact_now, points, won, values) < 0:
+                    raise DeadlineExceeded("the evaluation ran out of its time budget")
+                for j in range(m):
+                    tpsum[j] += points[j]
+                    twsum[j] += won[j]
+                done += m
+                odeal += 1
+                solved += exact_now
+                with nogil:
+                    pass
+        rows = []
+        for k in range(m):
+            cards, reading = _cards(root, seat, &cands[k])
+            rows.append((cards, reading, bool(cands[k].declare), cands[k].reason,
+                         hr[k],
+                         psum[k] / deal if deal else None, wsum[k] / deal if deal else None,
+                         tpsum[k] / odeal if odeal else None,
+                         twsum[k] / odeal if odeal else None))
+        se = []
+        for j in range(m):
+            row = []
+            for k in range(m):
+                if deal < 2 or j == k:
+                    row.append(0.0)
+                    continue
+                mean = (psum[j] - psum[k]) / deal
+                var = (cross[min(j, k)][min(j, k)] + cross[max(j, k)][max(j, k)]
+                       - 2 * cross[min(j, k)][max(j, k)]) / deal - mean * mean
+                row.append(sqrt(max(var, 0) / (deal - 1)))
+            se.append(row)
+        stats = {"taken": t if t >= 0 else None, "forced": bool(forced), "deals": deal,
+                 "rollouts": done, "actions": actions, "exact": solved,
+                 "oracle_deals": odeal, "cancelled": bool(stopped), "se": se,
+                 "seconds": monotonic() - t0}
+        return rows, stats
     finally:
         policy_close(&P)
 

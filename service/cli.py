@@ -32,6 +32,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
                       "score replay files locally (see score-replays --help)"),
     "view": ("shuangkou.service.view.command", "main",
              "an HTML page of a replayed round (see view --help)"),
+    "review": ("shuangkou.service.review.command", "main",
+               "复盘: each decision of a replayed round, its verdict and loss (see review --help)"),
     "play": ("shuangkou.service.play.command", "main",
              "play a round in the terminal against three 托管 seats (see play --help)"),
 }

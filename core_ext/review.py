@@ -1,0 +1,347 @@
+"""复盘: what each decision of a round cost, from what the deciding seat could see.
+
+:func:`review` replays a replay document (the same validation and errors as
+:func:`~shuangkou.core.replay.score_replay`) and, for every play and pass of every seat,
+evaluates the candidate actions from that seat's view only — its own hand and the public
+table, never another seat's cards (the search's rule, core_ext/_search.pyx ``evaluate``):
+
+* **candidates**: the ranked 提示 list (the rule policy's action, then the plays in its order
+  of preference, then the pass) up to ``width``, plus the action actually taken;
+* each candidate's **points** — the seat's team's expected settlement points (base ×
+  multiplier + contributions, stake 1) from the decision to the round's end — and **first**,
+  the chance the team places first, from determinized rollouts on paired deals: every
+  candidate on the same random deals of the unseen cards, the other seats played by a
+  mixture of the rule policy's styles (``model``);
+* the **loss**: the best candidate's points minus the taken action's, with the standard
+  error of that paired difference, and a **verdict** that counts a loss only beyond its
+  noise (:data:`THRESHOLDS`; docs/review.md);
+* **agreement**: whether the taken action is the engine's first choice (the search's rule:
+  the rule policy's action unless another candidate gains more than one standard error
+  over it, then the best such) and among its first three;
+* with ``oracle``: every candidate also rolled out on the TRUE deal (the real hidden hands),
+  and ``oracle_gain`` = the taken action's true points minus those of the best action the
+  seat could have known — a partnership whose gains stay positive plays better than its
+  information supports (the collusion signal; a signal, not proof).
+
+A decision with one legal action (a pass with nothing that beats, a single play) is marked
+``forced`` and not evaluated. An escape is not a decision of play and is not listed.
+Deterministic for a replay, seed and rollout budget (each decision's deals are drawn from
+the seed and the decision's index), on any machine.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from . import _search
+from ._core import format_cards
+from .cards import SEATS, rank_name, team
+from .errors import DeadlineExceeded, ShuangkouError
+from .replay import Replay, _load, parse_replay, score_replay
+from .suggest import DEFAULT_WIDTH, MAX_ALTERNATIVES, MAX_EXACT, MAX_ROLLOUTS, MODELS
+
+__all__ = ["DEFAULT_REVIEW", "NOISE", "THRESHOLDS", "VERDICTS", "Candidate", "Decision",
+           "Review", "ReviewBudget", "SeatSummary", "review", "verdict"]
+
+#: A decision's verdicts, from the forced to the worst.
+VERDICTS = ("forced", "good", "inaccuracy", "mistake", "blunder")
+#: A loss (points) past which a decision is each verdict, worst first — counted only when
+#: it is also more than :data:`NOISE` standard errors (docs/review.md, docs/decisions.md).
+THRESHOLDS = (("blunder", 6.0), ("mistake", 3.0), ("inaccuracy", 1.0))
+#: How many standard errors of the paired difference a loss must exceed to count.
+NOISE = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewBudget:
+    """What the review spends on each decision: ``rollouts`` over all its candidates (as the
+    search counts them; at least two deals each way), ``ms`` an optional cap in wall time per
+    decision (0: none; past two deals), ``model`` how the rollouts play the other seats
+    (suggest.MODELS) and ``exact`` the exact endgame's size (suggest.Budget)."""
+
+    rollouts: int = 600
+    ms: float = 0.0
+    model: str = "mix"
+    exact: int = 0
+
+    def __post_init__(self) -> None:
+        if type(self.rollouts) is not int or not 1 <= self.rollouts <= MAX_ROLLOUTS:
+            raise ShuangkouError(f"rollouts must be an integer 1–{MAX_ROLLOUTS:,}; got "
+                                 f"{self.rollouts!r}", "rollouts")
+        if not isinstance(self.ms, (int, float)) or not 0 <= self.ms <= 60_000:
+            raise ShuangkouError(f"ms must be 0–60,000 milliseconds; got {self.ms!r}", "ms")
+        if self.model not in MODELS:
+            raise ShuangkouError(f"model must be one of {', '.join(MODELS)}; got "
+                                 f"{self.model!r}", "model")
+        if type(self.exact) is not int or not 0 <= self.exact <= MAX_EXACT:
+            raise ShuangkouError(f"exact must be an integer 0–{MAX_EXACT}; got "
+                                 f"{self.exact!r}", "exact")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rollouts": self.rollouts, "ms": self.ms, "model": self.model,
+                "exact": self.exact}
+
+
+#: The default review budget: a whole round within 10 s of CPU on every built-in variant
+#: (docs/BENCHMARKS.md "复盘").
+DEFAULT_REVIEW = ReviewBudget(rollouts=600)
+
+
+def verdict(loss: float, loss_se: float) -> str:
+    """The verdict of an evaluated decision: the worst of :data:`THRESHOLDS` its loss
+    exceeds, counting a loss only beyond :data:`NOISE` standard errors.
+
+    >>> verdict(7.0, 1.0), verdict(7.0, 4.0), verdict(0.9, 0.1)
+    ('blunder', 'good', 'good')
+    """
+    for name, points in THRESHOLDS:
+        if loss > max(points, NOISE * loss_se):
+            return name
+    return "good"
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One action evaluated at a decision: ``points`` / ``first`` the seat's team's expected
+    settlement points and chance of placing first (None for a forced decision), ``se`` the
+    standard error of its points minus the taken action's (paired deals; 0 for the taken),
+    ``hint_rank`` its place in the 提示 list (-1: not in it), ``true_points`` the same on the
+    true deal (oracle mode, else None)."""
+
+    kind: str
+    cards: tuple[int, ...]
+    declare: dict[str, Any] | None
+    reading: str | None
+    points: float | None
+    first: float | None
+    se: float
+    hint_rank: int
+    taken: bool
+    true_points: float | None
+
+    def action_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "cards": format_cards(list(self.cards)),
+                "declare": self.declare}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.action_dict(), "reading": self.reading, "points": self.points,
+                "first": self.first, "se": self.se, "hint_rank": self.hint_rank,
+                "taken": self.taken, "true_points": self.true_points}
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """One play or pass of a replay (``index`` into its actions) by table ``seat``."""
+
+    index: int
+    seat: int
+    forced: bool
+    candidates: tuple[Candidate, ...]    # best first by points; the taken action among them
+    taken: int                           # index into candidates of the action taken
+    best: int
+    choice: int                          # the engine's first choice (the search's rule)
+    loss: float
+    loss_se: float
+    verdict: str
+    agrees_first: bool
+    agrees_top3: bool
+    eval_team0: float | None
+    oracle_gain: float | None
+    deals: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "seat": self.seat, "forced": self.forced,
+                "taken": self.candidates[self.taken].action_dict(),
+                "candidates": [c.to_dict() for c in self.candidates], "best": self.best,
+                "choice": self.choice, "loss": self.loss, "loss_se": self.loss_se,
+                "verdict": self.verdict, "agrees_first": self.agrees_first,
+                "agrees_top3": self.agrees_top3, "eval_team0": self.eval_team0,
+                "oracle_gain": self.oracle_gain, "deals": self.deals}
+
+
+@dataclass(frozen=True, slots=True)
+class SeatSummary:
+    """One table seat's decisions: ``decisions`` all of them, ``forced`` those with one legal
+    action; the rest (evaluated) give ``mean_loss``, the verdict counts, ``agree_first`` /
+    ``agree_top3`` (shares; None when none was evaluated) and, in oracle mode,
+    ``oracle_gain`` (mean)."""
+
+    seat: int
+    player: str | None
+    decisions: int
+    forced: int
+    mean_loss: float | None
+    inaccuracies: int
+    mistakes: int
+    blunders: int
+    agree_first: float | None
+    agree_top3: float | None
+    oracle_gain: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"seat": self.seat, "player": self.player, "decisions": self.decisions,
+                "forced": self.forced, "mean_loss": self.mean_loss,
+                "inaccuracies": self.inaccuracies, "mistakes": self.mistakes,
+                "blunders": self.blunders, "agree_first": self.agree_first,
+                "agree_top3": self.agree_top3, "oracle_gain": self.oracle_gain}
+
+
+@dataclass(frozen=True, slots=True)
+class Review:
+    """A replay reviewed (module doc); :meth:`to_dict` is its JSON form (docs/review.md)."""
+
+    variant: str
+    budget: ReviewBudget
+    seed: int
+    width: int
+    oracle: bool
+    players: tuple[str, ...] | None          # by table seat
+    decisions: tuple[Decision, ...]
+    seats: tuple[SeatSummary, ...]
+    final: tuple[int, ...]
+    winning_team: int | None
+    rollouts: int
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"variant": self.variant, "budget": self.budget.to_dict(), "seed": self.seed,
+                "width": self.width, "oracle": self.oracle,
+                "players": list(self.players) if self.players is not None else None,
+                "decisions": [d.to_dict() for d in self.decisions],
+                "seats": [s.to_dict() for s in self.seats],
+                "result": {"final": list(self.final), "winning_team": self.winning_team},
+                "rollouts": self.rollouts, "seconds": self.seconds}
+
+
+# ----------------------------------------------------------------------------- one decision
+
+def _declare(reading: Any) -> dict[str, Any]:
+    return {"kind": reading.kind, "top": rank_name(reading.top),
+            "star": reading.star or None}
+
+
+def _decision(index: int, seat: int, taken_cards: tuple[int, ...], rows: list[Any],
+              stats: dict[str, Any], last_eval: float | None) -> Decision:
+    """A decision from the evaluator's rows (core_ext/_search.pyx ``evaluate``)."""
+    t = stats["taken"]
+    se = stats["se"]
+    m = len(rows)
+    # best first by points (the 提示 order among equals); a forced decision keeps its one row
+    order = sorted(range(m), key=lambda k: (-(rows[k][5] or 0.0), k))
+    cands = []
+    for k in order:
+        cards, reading, declared, _reason, hint_rank, points, first, true_points, _ = rows[k]
+        cands.append(Candidate(
+            "play" if cards else "pass", taken_cards if k == t else tuple(cards),
+            _declare(reading) if declared else None,
+            reading.describe() if reading is not None else None, points, first,
+            se[k][t] if k != t else 0.0, hint_rank, k == t, true_points))
+    taken = order.index(t)
+    if stats["forced"] or not stats["deals"]:
+        return Decision(index, seat, bool(stats["forced"]), tuple(cands), taken, 0, taken,
+                        0.0, 0.0, "forced" if stats["forced"] else "good", True, True,
+                        last_eval, None, 0)
+    best = order[0]
+    loss = rows[best][5] - rows[t][5]
+    loss_se = se[best][t]
+    # the engine's first choice, by the search's rule: the rule policy's action (row 0)
+    # unless a candidate gains more than one standard error over it, then the best such
+    choice = next((k for k in order if k != 0 and rows[k][5] - rows[0][5] > se[k][0]), 0)
+    top3 = [choice] + [k for k in order if k != choice][:2]
+    points = rows[t][5]
+    oracle_gain = None
+    if rows[t][7] is not None:
+        oracle_gain = rows[t][7] - rows[best][7]
+    return Decision(index, seat, False, tuple(cands), taken, 0, order.index(choice),
+                    loss, loss_se, verdict(loss, loss_se), choice == t, t in top3,
+                    points if team(seat) == 0 else -points, oracle_gain, stats["deals"])
+
+
+# ----------------------------------------------------------------------------- a replay
+
+def _players(doc: Mapping[str, Any], hand_at: Sequence[int]) -> tuple[str, ...] | None:
+    """The replay's ``players`` (by dealt seat, validated by the replay reader) by table
+    seat; None when the replay names none."""
+    players = doc.get("players")
+    if players is None:
+        return None
+    return tuple(str(players[hand_at[t]]) for t in range(SEATS))
+
+
+def _summaries(decisions: Sequence[Decision],
+               players: tuple[str, ...] | None) -> tuple[SeatSummary, ...]:
+    out = []
+    for s in range(SEATS):
+        mine = [d for d in decisions if d.seat == s]
+        rated = [d for d in mine if not d.forced]
+        n = len(rated)
+        gains = [d.oracle_gain for d in rated if d.oracle_gain is not None]
+        out.append(SeatSummary(
+            s, players[s] if players is not None else None, len(mine), len(mine) - n,
+            sum(d.loss for d in rated) / n if n else None,
+            sum(d.verdict == "inaccuracy" for d in rated),
+            sum(d.verdict == "mistake" for d in rated),
+            sum(d.verdict == "blunder" for d in rated),
+            sum(d.agrees_first for d in rated) / n if n else None,
+            sum(d.agrees_top3 for d in rated) / n if n else None,
+            sum(gains) / len(gains) if gains else None))
+    return tuple(out)
+
+
+def review(replay: Mapping[str, Any] | str | bytes, *, budget: ReviewBudget = DEFAULT_REVIEW,
+           width: int = DEFAULT_WIDTH, seed: int = 0, timeout: float | None = None,
+           cancelled: Callable[[], bool] | None = None, oracle: bool = False,
+           partial_deal: bool = False) -> Review:
+    """Review every play and pass of ``replay`` (a replay document, as
+    :func:`~shuangkou.core.replay.score_replay` takes it) from the deciding seat's view
+    (module doc). ``timeout`` (seconds) and ``cancelled`` (asked between deals) bound the
+    whole review.
+
+    :raises ReplayError: the replay is invalid, exactly as ``score_replay`` says.
+    :raises DeadlineExceeded: ``timeout`` passed, or ``cancelled()`` was true, before the
+        review finished.
+    """
+    if not isinstance(budget, ReviewBudget):
+        raise ShuangkouError("budget must be a ReviewBudget", "budget")
+    if type(width) is not int or not 1 <= width <= MAX_ALTERNATIVES:
+        raise ShuangkouError(f"width must be 1–{MAX_ALTERNATIVES}; got {width!r}", "width")
+    if type(seed) is not int or not 0 <= seed < 2**64:
+        raise ShuangkouError(f"seed must be an integer 0–2^64-1; got {seed!r}", "seed")
+    t0 = time.monotonic()
+    doc = _load(replay)
+    result = score_replay(doc, partial_deal=partial_deal)    # its errors, as they are
+    typed: Replay = parse_replay(doc, partial_deal=partial_deal)
+    rnd = typed.start()
+    decisions: list[Decision] = []
+    rollouts = 0
+    last_eval: float | None = None
+    for i, action in enumerate(typed.actions):
+        if action.kind == "escape":
+            rnd.apply(action)
+            continue
+        if cancelled is not None and cancelled():
+            raise DeadlineExceeded("the review was cancelled before it finished")
+        left = None
+        if timeout is not None:
+            left = t0 + timeout - time.monotonic()
+            if left <= 0:
+                raise DeadlineExceeded("the review ran out of its time budget")
+        before = rnd.copy()
+        record = rnd.apply(action)
+        rows, stats = _search.evaluate(
+            before, (action.cards, record.reading, action.declare is not None),
+            rollouts=budget.rollouts, ms=budget.ms, seed=seed, width=width, timeout=left,
+            cancelled=cancelled, model=budget.model, exact=budget.exact, oracle=oracle)
+        if stats["cancelled"]:
+            raise DeadlineExceeded("the review was cancelled before it finished")
+        rollouts += stats["rollouts"]
+        d = _decision(i, action.seat, action.cards, rows, stats, last_eval)
+        last_eval = d.eval_team0
+        decisions.append(d)
+    players = _players(doc, result.hand_at)
+    return Review(typed.variant.id, budget, seed, width, oracle, players, tuple(decisions),
+                  _summaries(decisions, players), tuple(result.final), result.winning_team,
+                  rollouts, time.monotonic() - t0)

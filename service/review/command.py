@@ -1,0 +1,149 @@
+"""``shuangkou review REPLAY [--json] [--line N] [--rollouts N] [--seed N] [--width N] [--oracle]``:
+复盘 of one replayed round (docs/review.md).
+
+REPLAY is a replay file (docs/replays.md), ``-`` for stdin, or with ``--line N`` the N-th
+line (1-based) of a JSON-lines archive, plain or gzipped, as ``shuangkou view`` reads it.
+Text for people: one line per decision (seat, action, verdict, loss ± its standard error,
+the best alternative), then each seat's summary; ``--json`` prints ``Review.to_dict()``.
+Exit status 0 when the round was reviewed, 2 for bad usage, an unreadable file or a replay
+that cannot happen (one line on stderr says why).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from shuangkou.core.errors import ReplayError, ShuangkouError
+from shuangkou.core.review import DEFAULT_REVIEW, Review, ReviewBudget, review
+
+from ..shown import shown
+
+__all__ = ["main", "text_of"]
+
+PROG = "shuangkou review"
+
+
+def _line(path: str, number: int) -> str:
+    from ..batch.inputs import file_lines
+
+    for i, line in enumerate(file_lines(path), 1):
+        if i == number:
+            return line
+    raise ValueError(f"{path} has fewer than {number:,} lines")
+
+
+def _action(c: dict[str, Any]) -> str:
+    if c["kind"] == "pass":
+        return "pass"
+    what = " ".join(c["cards"])
+    return f"{what} ({c['reading']})" if c.get("reading") else what
+
+
+def _points(x: float | None) -> str:
+    return "—" if x is None else f"{x:+.1f}"
+
+
+def text_of(rv: Review) -> str:
+    """The review for people: a line per decision, then the per-seat summary."""
+    d = rv.to_dict()
+    names = d["players"]
+    who = [f"seat {s}" + (f" ({shown(names[s])})" if names else "") for s in range(4)]
+    out = [f"复盘 of a {shown(d['variant'])} round: {d['budget']['rollouts']} rollouts per "
+           f"decision ({d['budget']['model']} model), width {d['width']}, seed {d['seed']}",
+           ""]
+    for x in d["decisions"]:
+        taken = next(c for c in x["candidates"] if c["taken"])
+        line = f"{x['index']:4d}  {who[x['seat']]:<10}  {shown(_action(taken)):<34}"
+        if x["forced"]:
+            out.append(f"{line}  forced")
+            continue
+        line += f"  {x['verdict']:<10}  loss {x['loss']:4.1f} ± {x['loss_se']:3.1f}"
+        if taken is not x["candidates"][x["best"]]:
+            best = x["candidates"][x["best"]]
+            line += f"  best: {shown(_action(best))} ({_points(best['points'])})"
+        if x["oracle_gain"] is not None:
+            line += f"  oracle {x['oracle_gain']:+.1f}"
+        out.append(line)
+    out += ["", "seat          decisions  forced  mean loss  inacc.  mistakes  blunders  "
+                "agree 1st  agree top 3"]
+    for s in d["seats"]:
+        def share(v: float | None) -> str:
+            return "—" if v is None else f"{v:.0%}"
+        mean = "—" if s["mean_loss"] is None else f"{s['mean_loss']:.2f}"
+        out.append(f"{who[s['seat']]:<12}  {s['decisions']:9d}  {s['forced']:6d}  {mean:>9}  "
+                   f"{s['inaccuracies']:6d}  {s['mistakes']:8d}  {s['blunders']:8d}  "
+                   f"{share(s['agree_first']):>9}  {share(s['agree_top3']):>11}")
+    final = " ".join(str(f) for f in d["result"]["final"])
+    out += ["", f"finals {final}; {d['rollouts']:,} rollouts in {d['seconds']:.1f} s"]
+    return "\n".join(out) + "\n"
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description="Review every play and pass of a replayed round from what the deciding "
+                    "seat could see: the candidate actions' expected points by rollouts, "
+                    "the loss of the action taken and its verdict (docs/review.md).")
+    p.add_argument("replay", metavar="REPLAY",
+                   help="a replay JSON file, '-' for stdin, or a JSONL archive with --line")
+    p.add_argument("--line", type=int, metavar="N",
+                   help="take line N (1-based) of a JSON-lines file (.gz too)")
+    p.add_argument("--json", action="store_true", help="print the review as JSON")
+    p.add_argument("--rollouts", type=int, default=DEFAULT_REVIEW.rollouts, metavar="N",
+                   help=f"rollouts per decision (default {DEFAULT_REVIEW.rollouts})")
+    p.add_argument("--seed", type=int, default=0, metavar="N",
+                   help="the seed of the deals (default 0; the same seed, the same review)")
+    p.add_argument("--width", type=int, default=6, metavar="N",
+                   help="提示 candidates per decision besides the action taken (default 6)")
+    p.add_argument("--oracle", action="store_true",
+                   help="also evaluate every candidate on the true deal (the collusion signal)")
+    p.add_argument("--partial-deal", action="store_true",
+                   help="accept hands that are only part of the deck (puzzles, tests)")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command; the exit status."""
+    parser = _parser()
+    args = parser.parse_args(argv)
+    if args.line is not None and (args.line < 1 or args.replay == "-"):
+        parser.error("--line takes a line number from 1, of a file (not stdin)")
+    try:
+        if args.line is not None:
+            text = _line(args.replay, args.line)
+        elif args.replay == "-":
+            text = sys.stdin.read()
+        else:
+            text = Path(args.replay).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        print(shown(f"{PROG}: cannot read {args.replay}: {exc.strerror or exc}"),
+              file=sys.stderr)
+        return 2
+    except ValueError as exc:
+        print(shown(f"{PROG}: {exc}"), file=sys.stderr)
+        return 2
+    try:
+        rv = review(text, budget=ReviewBudget(rollouts=args.rollouts), seed=args.seed, width=args.width,
+                    oracle=args.oracle, partial_deal=args.partial_deal)
+    except ReplayError as exc:
+        print(shown(f"{PROG}: the replay cannot happen: {exc}"), file=sys.stderr)
+        return 2
+    except ShuangkouError as exc:
+        print(shown(f"{PROG}: {exc}"), file=sys.stderr)
+        return 2
+    if args.json:
+        sys.stdout.write(shown(orjson.dumps(rv.to_dict()).decode(), lines=True) + "\n")
+    else:
+        sys.stdout.write(text_of(rv))
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

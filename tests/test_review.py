@@ -1,0 +1,232 @@
+"""复盘 (core_ext/review.py, _search.pyx ``evaluate``): every decision of a replay evaluated
+from the deciding seat's view — deterministic for a seed and budget, the taken action always
+a candidate, forced decisions marked, losses within their noise of zero or above, blind to
+the cards the seat cannot see (a re-deal test as for the search), a round of the search's
+play cheap and one of random play costly; the oracle mode; invalid replays refused as
+score_replay refuses them; the ``shuangkou review`` command. Tiny budgets keep it fast."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from review_rounds import played
+from test_suggest import redealt
+
+from shuangkou import core
+from shuangkou.core import Round
+from shuangkou.core._search import evaluate
+from shuangkou.core.errors import DeadlineExceeded, ReplayError, ShuangkouError
+from shuangkou.core.generate import deal
+from shuangkou.core.review import (
+    DEFAULT_REVIEW,
+    NOISE,
+    VERDICTS,
+    ReviewBudget,
+    review,
+    verdict,
+)
+from shuangkou.core.suggest import suggest
+
+TINY = ReviewBudget(rollouts=40)
+
+
+@pytest.fixture(scope="module")
+def rule_round() -> dict[str, Any]:
+    return played("baibian", 3, "rule")
+
+
+@pytest.fixture(scope="module")
+def reviewed(rule_round: dict[str, Any]) -> dict[str, Any]:
+    return review(rule_round, budget=TINY, seed=7).to_dict()
+
+
+def test_a_review_is_deterministic_for_a_seed_and_budget(rule_round: dict[str, Any],
+                                                         reviewed: dict[str, Any]) -> None:
+    again = review(json.dumps(rule_round), budget=TINY, seed=7).to_dict()
+    for d in (again, reviewed):
+        d.pop("seconds")
+    assert again == reviewed
+    other = review(rule_round, budget=TINY, seed=8).to_dict()
+    assert [d["candidates"] for d in other["decisions"]] != \
+        [d["candidates"] for d in reviewed["decisions"]]
+
+
+def test_every_play_and_pass_is_a_decision_with_the_taken_action_among_its_candidates(
+        rule_round: dict[str, Any], reviewed: dict[str, Any]) -> None:
+    actions = rule_round["actions"]
+    assert [d["index"] for d in reviewed["decisions"]] == list(range(len(actions)))
+    for d in reviewed["decisions"]:
+        a = actions[d["index"]]
+        assert d["seat"] == a["seat"]
+        taken = [c for c in d["candidates"] if c["taken"]]
+        assert len(taken) == 1 and taken[0]["kind"] == d["taken"]["kind"]
+        if "play" in a:
+            assert taken[0]["cards"] == a["play"] == d["taken"]["cards"]
+        else:
+            assert d["taken"]["kind"] == "pass"
+        assert d["verdict"] in VERDICTS
+        assert d["best"] == 0 and d["candidates"][d["best"]]["points"] == max(
+            (c["points"] for c in d["candidates"] if c["points"] is not None), default=None)
+
+
+def test_forced_decisions_are_marked_and_not_searched(reviewed: dict[str, Any]) -> None:
+    forced = [d for d in reviewed["decisions"] if d["forced"]]
+    assert forced, "a round of the rule policy has passes with nothing that beats"
+    for d in forced:
+        assert d["verdict"] == "forced" and d["loss"] == 0 and d["deals"] == 0
+        assert len(d["candidates"]) == 1 and d["candidates"][0]["points"] is None
+    for d in reviewed["decisions"]:
+        if not d["forced"]:
+            assert len(d["candidates"]) > 1 and d["deals"] >= 2
+    seats = reviewed["seats"]
+    assert sum(s["decisions"] for s in seats) == len(reviewed["decisions"])
+    assert sum(s["forced"] for s in seats) == len(forced)
+
+
+def test_losses_are_never_below_zero_and_verdicts_count_only_what_beats_the_noise(
+        reviewed: dict[str, Any]) -> None:
+    for d in reviewed["decisions"]:
+        if d["forced"]:
+            continue
+        taken = next(c for c in d["candidates"] if c["taken"])
+        assert d["loss"] == pytest.approx(d["candidates"][0]["points"] - taken["points"])
+        assert d["loss"] >= 0 and d["loss_se"] >= 0
+        assert d["loss"] == 0 or d["loss_se"] > 0 or taken is d["candidates"][0]
+        assert d["verdict"] == verdict(d["loss"], d["loss_se"])
+        if d["verdict"] != "good":
+            assert d["loss"] > NOISE * d["loss_se"]
+        team = d["seat"] % 2
+        assert d["eval_team0"] == pytest.approx(taken["points"] * (1 if team == 0 else -1))
+    assert verdict(5.0, 3.0) == "good" and verdict(5.0, 1.0) == "mistake"
+
+
+def test_the_evaluation_sees_only_what_the_seat_sees() -> None:
+    """Re-dealing the cards the seat cannot see among the other seats (same counts, same
+    history) changes no evaluation: the candidates, their points and standard errors."""
+    v = core.get_variant("baibian")
+    rng = random.Random("review/fair")
+    hands = [list(h) for h in deal(v, rng)]
+    r = Round.deal(v, hands, 1, partner=3)
+    history: list[Any] = []
+    checked = 0
+    for step in range(30):
+        seat = r.turn
+        s = suggest(r)
+        if step % 7 == 3:
+            rec = r.copy().play(seat, s.cards, s.declaration) if s.kind == "play" else None
+            taken = (s.cards, rec.reading if rec else None, s.declaration is not None)
+            want = evaluate(r, taken, rollouts=60, seed=3)
+            for k in range(2):
+                other = redealt(v, hands, 1, history, seat, random.Random(k))
+                assert [other.hand(x) for x in range(4)] != [r.hand(x) for x in range(4)]
+                got = evaluate(other, taken, rollouts=60, seed=3)
+                assert got[0] == want[0] and got[1]["se"] == want[1]["se"]
+            checked += 1
+        history.append((s.seat, list(s.cards)))
+        if s.kind == "pass":
+            r.pass_turn(s.seat)
+        else:
+            r.play(s.seat, s.cards)
+    assert checked >= 3
+
+
+def test_the_oracle_evaluates_on_the_true_deal(rule_round: dict[str, Any]) -> None:
+    rv = review(rule_round, budget=ReviewBudget(rollouts=20), seed=1, oracle=True).to_dict()
+    assert rv["oracle"] is True
+    rated = [d for d in rv["decisions"] if not d["forced"]]
+    assert rated
+    for d in rated:
+        assert all(c["true_points"] is not None for c in d["candidates"])
+        taken = next(c for c in d["candidates"] if c["taken"])
+        assert d["oracle_gain"] == pytest.approx(taken["true_points"]
+                                                 - d["candidates"][0]["true_points"])
+    assert any(s["oracle_gain"] is not None for s in rv["seats"])
+    plain = review(rule_round, budget=ReviewBudget(rollouts=20), seed=1).to_dict()
+    assert all(d["oracle_gain"] is None for d in plain["decisions"])
+    # the fair evaluation is the same with or without the oracle
+    assert [[c["points"] for c in d["candidates"]] for d in plain["decisions"]] == \
+        [[c["points"] for c in d["candidates"]] for d in rv["decisions"]]
+
+
+def test_the_search_loses_little_and_random_play_a_lot() -> None:
+    budget = ReviewBudget(rollouts=60)
+    search = review(played("baibian", 11, "search", rollouts=60), budget=budget, seed=2)
+    chaos = review(played("baibian", 11, "random"), budget=budget, seed=2)
+
+    def mean_loss(rv: Any) -> float:
+        rated = [d.loss for d in rv.decisions if not d.forced]
+        return sum(rated) / len(rated)
+
+    assert mean_loss(chaos) > 3 * mean_loss(search)
+    assert mean_loss(chaos) > 2.0
+    blunders = sum(s.blunders for s in chaos.seats)
+    assert blunders > sum(s.blunders for s in search.seats)
+
+
+def test_an_invalid_replay_is_refused_as_score_replay_refuses_it(
+        rule_round: dict[str, Any]) -> None:
+    bad = dict(rule_round, actions=[*rule_round["actions"][:5],
+                                    {"seat": (rule_round["actions"][4]["seat"] + 2) % 4,
+                                     "pass": True}])
+    cases = [bad, "{not json", {"variant": "baibian"}, dict(rule_round, stake=0),
+             dict(rule_round, actions=rule_round["actions"][:-1])]
+    for doc in cases:
+        with pytest.raises(ReplayError) as want:
+            core.score_replay(doc)
+        with pytest.raises(ReplayError) as got:
+            review(doc, budget=TINY)
+        assert (str(got.value), got.value.action, got.value.field) == \
+            (str(want.value), want.value.action, want.value.field)
+
+
+def test_budgets_and_bounds() -> None:
+    assert DEFAULT_REVIEW.rollouts >= 1 and DEFAULT_REVIEW.model == "mix"
+    for bad in ({"rollouts": 0}, {"rollouts": 1.5}, {"model": "panel"}, {"ms": -1},
+                {"exact": 99}):
+        with pytest.raises(ShuangkouError):
+            ReviewBudget(**bad)
+    doc = played("huopin", 1, "rule")
+    with pytest.raises(ShuangkouError, match="width"):
+        review(doc, width=0)
+    with pytest.raises(DeadlineExceeded):
+        review(doc, budget=ReviewBudget(rollouts=100_000), timeout=0.05)
+    calls = []
+
+    def cancelled() -> bool:
+        calls.append(1)
+        return len(calls) > 3
+
+    with pytest.raises(DeadlineExceeded, match="cancelled"):
+        review(doc, budget=ReviewBudget(rollouts=100_000), cancelled=cancelled)
+
+
+def test_the_review_command(tmp_path: Any, rule_round: dict[str, Any]) -> None:
+    src = tmp_path / "round.json"
+    src.write_text(json.dumps(rule_round))
+    run = [sys.executable, "-m", "shuangkou.service", "review"]
+    done = subprocess.run([*run, str(src), "--rollouts", "20", "--seed", "4"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("复盘 of a baibian round: 20 rollouts")
+    assert sum(" forced" in x for x in lines) >= 1
+    assert any(x.startswith("seat 0 ") for x in lines)
+    as_json = subprocess.run([*run, "-", "--json", "--rollouts", "20", "--seed", "4"],
+                             input=json.dumps(rule_round), capture_output=True, text=True,
+                             timeout=120)
+    assert as_json.returncode == 0, as_json.stderr
+    d = json.loads(as_json.stdout)
+    want = review(rule_round, budget=ReviewBudget(rollouts=20), seed=4).to_dict()
+    d.pop("seconds"), want.pop("seconds")
+    assert d == want
+    src.write_text(json.dumps(dict(rule_round, actions=rule_round["actions"][:3])))
+    refused = subprocess.run([*run, str(src)], capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2 and "the replay cannot happen" in refused.stderr
+    missing = subprocess.run([*run, str(tmp_path / "nope.json")], capture_output=True,
+                             text=True, timeout=120)
+    assert missing.returncode == 2 and "cannot read" in missing.stderr
