@@ -291,12 +291,13 @@ def _summaries(decisions: Sequence[Decision],
     return tuple(out)
 
 
-def review(replay: Mapping[str, Any] | str | bytes, *, budget: ReviewBudget = DEFAULT_REVIEW,
-           width: int = DEFAULT_WIDTH, seed: int = 0, timeout: float | None = None,
-           cancelled: Callable[[], bool] | None = None, oracle: bool = False,
-           partial_deal: bool = False) -> Review:
-    """Review every play and pass of ``replay`` (a replay document, as
-    :func:`~shuangkou.core.replay.score_replay` takes it) from the deciding seat's view
+def review(replay: Replay | Mapping[str, Any] | str | bytes, *,
+           budget: ReviewBudget = DEFAULT_REVIEW, width: int = DEFAULT_WIDTH, seed: int = 0,
+           timeout: float | None = None, cancelled: Callable[[], bool] | None = None,
+           oracle: bool = False, partial_deal: bool = False) -> Review:
+    """Review every play and pass of ``replay`` (a replay document or a typed
+    :class:`~shuangkou.core.replay.Replay`, as :func:`~shuangkou.core.replay.score_replay`
+    takes it: ReviewRound's typed message becomes the record) from the deciding seat's view
     (module doc). ``timeout`` (seconds) and ``cancelled`` (asked between deals) bound the
     whole review.
 
@@ -311,9 +312,14 @@ def review(replay: Mapping[str, Any] | str | bytes, *, budget: ReviewBudget = DE
     if type(seed) is not int or not 0 <= seed < 2**64:
         raise ShuangkouError(f"seed must be an integer 0–2^64-1; got {seed!r}", "seed")
     t0 = time.monotonic()
-    doc = _load(replay)
-    result = score_replay(doc, partial_deal=partial_deal)    # its errors, as they are
-    typed: Replay = parse_replay(doc, partial_deal=partial_deal)
+    if isinstance(replay, Replay):     # a record names no players
+        doc: Mapping[str, Any] = {}
+        result = score_replay(replay)
+        typed = replay
+    else:
+        doc = _load(replay)
+        result = score_replay(doc, partial_deal=partial_deal)    # its errors, as they are
+        typed = parse_replay(doc, partial_deal=partial_deal)
     rnd = typed.start()
     decisions: list[Decision] = []
     rollouts = 0

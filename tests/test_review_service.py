@@ -83,6 +83,18 @@ def test_a_round_reviewed_over_grpc_is_the_cores_review(srv: Running) -> None:
     same_review(typed, local(REPLAY))
 
 
+def test_oracle(srv: Running) -> None:
+    """oracle: each evaluated candidate's points on the true deal, and the decision's gain."""
+    replay = generated("qianbian", 2)
+    reply = srv.stub.ReviewRound(service_pb2.ReviewRoundRequest(
+        replay_json=json.dumps(replay), rollouts=ROLLOUTS, oracle=True), timeout=TIMEOUT)
+    same_review(reply, local(replay, oracle=True))
+    rated = [d for d in reply.decisions if not d.forced and d.deals]
+    assert rated and reply.oracle
+    assert all(d.HasField("oracle_gain") for d in rated)
+    assert all(c.HasField("true_points") for d in rated for c in d.candidates)
+
+
 def test_counted_in_the_metrics(srv: Running) -> None:
     before = metric_value(srv.scrape(), "grpc_server_handled_total", grpc_method="ReviewRound",
                           grpc_code="OK") or 0
