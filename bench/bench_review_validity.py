@@ -1,7 +1,7 @@
 """Is the review (复盘, core.review) right? Its validity, measured (issue 35).
 
-    .venv/bin/python bench/bench_review_validity.py [--deals 6] [--rollouts 100]
-        [--variant baibian] [--policies NAME ...] [--confirm 8] [--confirm-deals 100]
+    .venv/bin/python bench/bench_review_validity.py [--deals 10] [--rollouts 600]
+        [--variant baibian] [--policies NAME ...] [--confirm 12] [--confirm-deals 200]
         [--other team] [--seed 1] [--json]
 
 Four checks, each printed as a table (``--json``: one JSON object instead):
@@ -12,7 +12,7 @@ Four checks, each printed as a table (``--json``: one JSON object instead):
    rollout models), ``rule`` (the rule policy) and ``search`` (the mixture search at the
    托管 budget's 600 rollouts, no time cap, so that the rounds are reproducible). The
    policy's **strength** is its team's points per round in those rounds (stake 1); each
-   round is then reviewed at ``--rollouts`` per candidate and the policy's **mean loss per
+   round is then reviewed at ``--rollouts`` per decision (the review's 600 by default) and the policy's **mean loss per
    unforced decision** is taken over its own seats' decisions. A review that measures play
    orders the policies by loss as their strength orders them: Spearman's rank correlation
    between the two is printed (−1: the same order reversed, which is the aim: more loss,
@@ -291,7 +291,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 def report(out: dict[str, Any]) -> None:
     print(f"{out['variant']}: {out['deals']} deals x 2 seatings per policy, each round "
-          f"reviewed at {out['rollouts']} rollouts per candidate (seed {out['seed']})")
+          f"reviewed at {out['rollouts']} rollouts per decision (seed {out['seed']})")
     print(f"{'policy':9} {'rounds':>6} {'decisions':>9} {'points/round (95%)':>22} "
           f"{'mean loss (95%)':>18} {'blunders/100':>12} {'= 1st':>6} {'review CPU s':>12}")
     for p in out["policies"]:
@@ -321,14 +321,14 @@ def report(out: dict[str, Any]) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--deals", type=int, default=6, help="deals per policy (2 rounds each)")
-    ap.add_argument("--rollouts", type=int, default=100,
-                    help="the review's rollouts per candidate")
+    ap.add_argument("--deals", type=int, default=10, help="deals per policy (2 rounds each)")
+    ap.add_argument("--rollouts", type=int, default=DEFAULT_REVIEW.rollouts,
+                    help="the review's rollouts per decision (default: the review's)")
     ap.add_argument("--variant", default="baibian")
     ap.add_argument("--policies", nargs="*", default=POLICIES, choices=POLICIES)
-    ap.add_argument("--confirm", type=int, default=8,
+    ap.add_argument("--confirm", type=int, default=12,
                     help="largest losses to play on under another model")
-    ap.add_argument("--confirm-deals", type=int, default=100)
+    ap.add_argument("--confirm-deals", type=int, default=200)
     ap.add_argument("--other", default="team", choices=list(PANEL),
                     help="the panel style that plays every seat in the confirmation")
     ap.add_argument("--seed", type=int, default=1)

@@ -158,7 +158,7 @@ CASES = [
     # one deal of three policies, a few rollouts; two largest losses played on 4 deals each
     Case("bench_review_validity.py", ("--deals", "1", "--rollouts", "6", "--policies", "random",
                                       "team", "rule", "--confirm", "2", "--confirm-deals", "4"),
-         (r"^baibian: 1 deals x 2 seatings per policy, each round reviewed at 6 rollouts",
+         (r"^baibian: 1 deals x 2 seatings per policy, each round reviewed at 6 rollouts per decision",
           r"^random\s+2\s+\d+\s+[+-][\d.]+ ±\s+[\d.]+\s+-?[\d.]+ ±\s+[\d.]+",
           r"^rule\s+2\s+\d+\s", r"^Spearman rank correlation of mean loss with points/round: "
           r"[+-][\d.]+", r"^the same round reviewed twice, the same review: True$"),
