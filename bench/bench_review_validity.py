@@ -12,7 +12,7 @@ Four checks, each printed as a table (``--json``: one JSON object instead):
    rollout models), ``rule`` (the rule policy) and ``search`` (the mixture search at the
    托管 budget's 600 rollouts, no time cap, so that the rounds are reproducible). The
    policy's **strength** is its team's points per round in those rounds (stake 1); each
-   round is then reviewed at ``--rollouts`` per decision (the review's 600 by default) and
+   round is then reviewed at ``--rollouts`` per decision (the review's default budget) and
    the policy's **mean loss per unforced decision** is taken over its own seats' decisions. A review that measures play
    orders the policies by loss as their strength orders them: Spearman's rank correlation
    between the two is printed (−1: the same order reversed, which is the aim: more loss,

@@ -62,7 +62,7 @@ class ReviewBudget:
     decision (0: none; past two deals), ``model`` how the rollouts play the other seats
     (suggest.MODELS) and ``exact`` the exact endgame's size (suggest.Budget)."""
 
-    rollouts: int = 600
+    rollouts: int = 2000
     ms: float = 0.0
     model: str = "mix"
     exact: int = 0
@@ -85,9 +85,9 @@ class ReviewBudget:
                 "exact": self.exact}
 
 
-#: The default review budget: a whole round within 10 s of CPU on every built-in variant
-#: (docs/BENCHMARKS.md "复盘").
-DEFAULT_REVIEW = ReviewBudget(rollouts=600)
+#: The default review budget, 2,000 rollouts per decision: a whole round within 10 s of CPU
+#: on every built-in variant (≤ 6 s measured; docs/BENCHMARKS.md "复盘").
+DEFAULT_REVIEW = ReviewBudget()
 
 
 def verdict(loss: float, loss_se: float) -> str:
