@@ -156,8 +156,8 @@ CASES = [
           rf"^BatchClassify 50 plays \(plays/s\)\s+{FIG}\s",
           r"^geometric mean this/base over \d+ lines"), timeout=120),
     # one deal of three policies, a few rollouts; two largest losses played on 4 deals each
-    Case("bench_review_validity.py", ("--deals", "1", "--rollouts", "6", "--policies", "random",
-                                      "team", "rule", "--confirm", "2", "--confirm-deals", "4"),
+    Case("bench_review.py", ("validity", "--deals", "1", "--rollouts", "6", "--policies",
+                             "random", "team", "rule", "--confirm", "2", "--confirm-deals", "4"),
          (r"^baibian: 1 deals x 2 seatings per policy, each round reviewed at 6 rollouts per decision",
           r"^random\s+2\s+\d+\s+[+-][\d.]+ ±\s+[\d.]+\s+-?[\d.]+ ±\s+[\d.]+",
           r"^rule\s+2\s+\d+\s", r"^Spearman rank correlation of mean loss with points/round: "
