@@ -330,7 +330,16 @@ def validity(args: argparse.Namespace) -> dict[str, Any]:
                    [p["points_per_round"] for p in policies])
     confirmed = []
     flagged.sort(key=lambda f: -f[0])
-    for loss, replay, x in flagged[:args.confirm]:
+    # one position once: the rule policy's two seatings against itself are the same round,
+    # and two policies can reach the same position
+    seen: set[tuple[Any, ...]] = set()
+    distinct = []
+    for f in flagged:
+        key = (f[1].hands, f[1].leader, f[1].actions[:f[2]["index"] + 1])
+        if key not in seen:
+            seen.add(key)
+            distinct.append(f)
+    for loss, replay, x in distinct[:args.confirm]:
         gain, se = confirm(replay, x, args.other, args.confirm_deals, args.seed)
         confirmed.append({"index": x["index"], "seat": x["seat"], "verdict": x["verdict"],
                           "loss": loss, "loss_se": x["loss_se"], "gain": gain, "gain_se": se})
