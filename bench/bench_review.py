@@ -326,8 +326,9 @@ def validity(args: argparse.Namespace) -> dict[str, Any]:
             "blunders_per_100": 100 * blunders / max(len(losses), 1),
             "agree_first": statistics.fmean(agree) if agree else 0.0,
             "review_cpu_s_per_round": cpu / max(len(points), 1)})
-    rho = spearman([p["mean_loss"] for p in policies],
-                   [p["points_per_round"] for p in policies])
+    strength = [p["points_per_round"] for p in policies]
+    rho = spearman([p["mean_loss"] for p in policies], strength)
+    rho_agree = spearman([p["agree_first"] for p in policies], strength)
     confirmed = []
     flagged.sort(key=lambda f: -f[0])
     # one position once: the rule policy's two seatings against itself are the same round,
@@ -349,6 +350,7 @@ def validity(args: argparse.Namespace) -> dict[str, Any]:
             without_time(first[1])
     return {"variant": args.variant, "deals": args.deals, "rollouts": args.rollouts,
             "seed": args.seed, "policies": policies, "spearman": rho,
+            "spearman_agree": rho_agree,
             "confirm_other": args.other, "confirm_deals": args.confirm_deals,
             "confirmed": confirmed, "deterministic": again}
 
@@ -365,6 +367,8 @@ def validity_report(out: dict[str, Any]) -> None:
               f"{p['agree_first']:6.0%} {p['review_cpu_s_per_round']:12.2f}")
     print(f"Spearman rank correlation of mean loss with points/round: {out['spearman']:+.2f} "
           "(-1: more loss, fewer points, in the same order)")
+    print(f"Spearman rank correlation of agreement with the engine's first choice with "
+          f"points/round: {out['spearman_agree']:+.2f} (+1: the same order)")
     rows = out["confirmed"]
     print(f"\nlargest losses played on by {out['confirm_other']!r} in every seat, "
           f"{out['confirm_deals']} redealt positions each (gain of the review's best "

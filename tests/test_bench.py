@@ -161,7 +161,9 @@ CASES = [
          (r"^baibian: 1 deals x 2 seatings per policy, each round reviewed at 6 rollouts per decision",
           r"^random\s+2\s+\d+\s+[+-][\d.]+ ±\s+[\d.]+\s+-?[\d.]+ ±\s+[\d.]+",
           r"^rule\s+2\s+\d+\s", r"^Spearman rank correlation of mean loss with points/round: "
-          r"[+-][\d.]+", r"^the same round reviewed twice, the same review: True$"),
+          r"[+-][\d.]+", r"^Spearman rank correlation of agreement with the engine's first "
+          r"choice with points/round: [+-][\d.]+",
+          r"^the same round reviewed twice, the same review: True$"),
          timeout=180),
     Case("bench_search.py", ("speed", "--rounds", "2", "--repeat", "1", "--variants", "huopin"),
          (r"^huopin\s+[\d,]+\s+[\d,]+\s+[\d.]+$", r"^slowest variant: [\d,]+ random actions/s")),
