@@ -390,6 +390,14 @@ def test_review_options_and_a_rejected_replay(tmp_path: Path) -> None:
     assert usage.returncode == 2 and "go with --review" in usage.stderr
 
 
+def test_the_page_names_every_verdict_of_the_review() -> None:
+    from shuangkou.core.review import VERDICTS
+    from shuangkou.service.view import page
+
+    assert set(page._VERDICT_TEXT) == set(VERDICTS)
+    assert set(page._MARKED) < set(VERDICTS)
+
+
 def test_a_hostile_player_name_is_escaped_on_the_reviewed_page() -> None:
     """Player ids come from the replay: escaped and isolated like every other input text."""
     from shuangkou.core.story import story_of

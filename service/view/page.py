@@ -537,9 +537,9 @@ _MARKED = ("inaccuracy", "mistake", "blunder")
 
 
 def _points(value: float) -> str:
-    """Expected points, one decimal, a true minus sign."""
-    return f"−{-value:.1f}" if value < -0.05 else f"{abs(value):.1f}" if abs(value) < 0.05 \
-        else f"{value:.1f}"
+    """Expected points, one decimal, a true minus sign (none before a zero)."""
+    text = f"{value:.1f}"
+    return "0.0" if text == "-0.0" else text.replace("-", "−")
 
 
 def _best(decision: Mapping[str, Any]) -> Mapping[str, Any]:
