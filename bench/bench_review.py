@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_review.py cost [--rounds 4] [--variants ID ...]
         [--policies rule random search] [--rollouts N] [--oracle]
+    .venv/bin/python bench/bench_review.py search [--rounds 3] [--repeat 3]
     .venv/bin/python bench/bench_review.py validity [--deals 10] [--rollouts N]
         [--variant baibian] [--policies NAME ...] [--confirm 12] [--confirm-deals 200]
         [--other team] [--seed 1] [--json]
@@ -16,6 +17,12 @@ evaluated decision and the median standard error of a decision's loss (σ; the v
 count a loss only beyond 2σ, docs/review.md). Only the review is timed (``time.process_time``
 of this process), not the play of the rounds. Target: ≤ 10 s of CPU per round at the default
 budget, on every variant.
+
+``search`` times the 托管 search (``_search.search``, 600 rollouts, ``mix``, width 6) on fixed
+positions — every 10th action of ``--rounds`` rule-policy rounds of baibian, qianbian, huopin
+and bianfeng — best of ``--repeat``, with a digest of its answers: the search and the review
+share their deal loop, and a change to it must leave the search's answers and speed as they
+were (run it on both builds).
 
 ``validity`` (issue 35's validity figures) makes four checks, each printed as a table
 (``--json``: one JSON object instead):
@@ -49,6 +56,7 @@ made them; the suite runs it small (tests/test_bench.py).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
 import random
@@ -70,8 +78,10 @@ from review_rounds import POLICIES, played  # noqa: E402
 
 from shuangkou import core  # noqa: E402
 from shuangkou.core import Action, Declaration, Round  # noqa: E402
+from shuangkou.core._search import search  # noqa: E402
 from shuangkou.core.cards import SEATS  # noqa: E402
 from shuangkou.core.generate import deal  # noqa: E402
+from shuangkou.core.replay import parse_replay  # noqa: E402
 from shuangkou.core.review import DEFAULT_REVIEW, ReviewBudget, review  # noqa: E402
 from shuangkou.core.variants import get_variant  # noqa: E402
 
@@ -111,6 +121,28 @@ def cost(variants: list[str], policies: list[str], rounds: int, rollouts: int,
                   f"{statistics.median(sigmas) if sigmas else 0.0:>8.2f}", flush=True)
             worst = max(worst, (max(cpu), f"{v}, {policy}"))
     print(f"slowest round: {worst[0]:.2f} s of CPU ({worst[1]}); target <= 10 s")
+
+
+def search_speed(rounds: int, repeat: int) -> None:
+    states = []
+    for v in ("baibian", "qianbian", "huopin", "bianfeng"):
+        for seed in range(rounds):
+            typed = parse_replay(played(v, seed, "rule"))
+            r = typed.start()
+            for i, action in enumerate(typed.actions):
+                if i % 10 == 0 and not r.is_over:
+                    states.append(r.copy())
+                r.apply(action)
+    best = float("inf")
+    answers: list[object] = []
+    for _ in range(repeat):
+        t0 = time.process_time()
+        answers = [search(s, rollouts=600, seed=1, model="mix", width=6)[0][0][:3]
+                   for s in states]
+        best = min(best, time.process_time() - t0)
+    digest = hashlib.sha256(repr(answers).encode()).hexdigest()[:12]
+    print(f"{len(states)} positions, 600 rollouts each: best of {repeat} {best:.2f} s CPU, "
+          f"{1000 * best / len(states):.2f} ms per position; answers {digest}")
 
 
 # ----------------------------------------------------------------------------- validity
@@ -396,6 +428,9 @@ def main() -> None:
     c.add_argument("--policies", nargs="*", choices=POLICIES, default=list(POLICIES))
     c.add_argument("--rollouts", type=int, default=DEFAULT_REVIEW.rollouts)
     c.add_argument("--oracle", action="store_true", help="also evaluate on the true deal")
+    s = sub.add_parser("search", help="the 托管 search's CPU and answers on fixed positions")
+    s.add_argument("--rounds", type=int, default=3, help="rounds per variant")
+    s.add_argument("--repeat", type=int, default=3)
     v = sub.add_parser("validity", help="loss against known strength; verdicts confirmed "
                        "under another model; the same review twice")
     v.add_argument("--deals", type=int, default=10, help="deals per policy (2 rounds each)")
@@ -414,6 +449,8 @@ def main() -> None:
     args = ap.parse_args()
     if args.cmd == "cost":
         cost(args.variants, args.policies, args.rounds, args.rollouts, args.oracle)
+    elif args.cmd == "search":
+        search_speed(args.rounds, args.repeat)
     else:
         out = validity(args)
         if args.json:

@@ -31,6 +31,11 @@ same answer on any machine) or milliseconds (stops inside a rollout: the enumera
 the clock). Deals are complete for every candidate or not counted. Memory is a few round
 copies and per-candidate sums, whatever the budget.
 
+:func:`evaluate` is the review's engine (复盘, core_ext/review.py): the same deals and
+rollouts (:func:`roll_deal`, shared with :func:`search`), but for given candidates — the
+ranked 提示 list and the action a replay took — each valued absolutely (mean points, share
+of wins, the paired standard error between any two), and optionally on the true deal.
+
 :func:`selfplay` plays whole rounds (deal to settlement) with the random or the rule policy
 in compiled code: the rollout speed bench (bench/bench_search.py).
 """
@@ -359,6 +364,21 @@ cdef struct Tally:
     double wsum           # ... of wins (1 placed first, 0 not)
 
 
+cdef int check_budget(int width, long rollouts, double ms, int exact, str model) except -1:
+    """The checks of a search's or an evaluation's arguments (ShuangkouError naming the
+    field); whether ``model`` mixes styles."""
+    if not 1 <= width <= MAXALT:
+        raise ShuangkouError(f"width must be 1–{MAXALT}; got {width}", "width")
+    if rollouts < 0 or ms < 0:
+        raise ShuangkouError("the budget must be 0 or more", "budget")
+    if not 0 <= exact <= MAX_EXACT:
+        raise ShuangkouError(f"exact must be 0–{MAX_EXACT}; got {exact}", "exact")
+    if model not in MODELS:
+        raise ShuangkouError(f"model must be one of {', '.join(MODELS)}; got {model!r}",
+                             "model")
+    return model == "mix"
+
+
 def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width=6,
            int count=1, timeout=None, win=None, cancelled=None, str model="rule", int exact=0):
     """Search the decision of the seat to act in ``root`` (module doc). Budget: at most
@@ -393,16 +413,7 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
     cdef double win_value = win_bonus(root) if win is None else win
     if root.over_kind:
         raise ShuangkouError("the round is over: nothing to suggest", "state")
-    if not 1 <= width <= MAXALT:
-        raise ShuangkouError(f"width must be 1–{MAXALT}; got {width}", "width")
-    if rollouts < 0 or ms < 0:
-        raise ShuangkouError("the budget must be 0 or more", "budget")
-    if not 0 <= exact <= MAX_EXACT:
-        raise ShuangkouError(f"exact must be 0–{MAX_EXACT}; got {exact}", "exact")
-    if model not in MODELS:
-        raise ShuangkouError(f"model must be one of {', '.join(MODELS)}; got {model!r}",
-                             "model")
-    mixed = model == "mix"
+    mixed = check_budget(width, rollouts, ms, exact, model)
     if timeout is not None:
         hard = t0 + max(float(timeout), 1e-9)
     stop = t0 + ms / 1e3 if ms > 0 else hard
@@ -580,16 +591,7 @@ def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=N
     cdef double win_value = win_bonus(root) if win is None else win
     if root.over_kind:
         raise ShuangkouError("the round is over: nothing to evaluate", "state")
-    if not 1 <= width <= MAXALT:
-        raise ShuangkouError(f"width must be 1–{MAXALT}; got {width}", "width")
-    if rollouts < 0 or ms < 0:
-        raise ShuangkouError("the budget must be 0 or more", "budget")
-    if not 0 <= exact <= MAX_EXACT:
-        raise ShuangkouError(f"exact must be 0–{MAX_EXACT}; got {exact}", "exact")
-    if model not in MODELS:
-        raise ShuangkouError(f"model must be one of {', '.join(MODELS)}; got {model!r}",
-                             "model")
-    mixed = model == "mix"
+    mixed = check_budget(width, rollouts, ms, exact, model)
     if timeout is not None:
         hard = t0 + max(float(timeout), 1e-9)
     if ms > 0:

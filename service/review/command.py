@@ -21,6 +21,7 @@ import orjson
 
 from shuangkou.core.errors import ReplayError, ShuangkouError
 from shuangkou.core.review import DEFAULT_REVIEW, Review, ReviewBudget, review
+from shuangkou.core.suggest import DEFAULT_WIDTH
 
 from ..shown import shown
 
@@ -99,8 +100,9 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"rollouts per decision (default {DEFAULT_REVIEW.rollouts})")
     p.add_argument("--seed", type=int, default=0, metavar="N",
                    help="the seed of the deals (default 0; the same seed, the same review)")
-    p.add_argument("--width", type=int, default=6, metavar="N",
-                   help="提示 candidates per decision besides the action taken (default 6)")
+    p.add_argument("--width", type=int, default=DEFAULT_WIDTH, metavar="N",
+                   help="提示 candidates per decision besides the action taken (default "
+                        f"{DEFAULT_WIDTH})")
     p.add_argument("--oracle", action="store_true",
                    help="also evaluate every candidate on the true deal (the collusion signal)")
     p.add_argument("--partial-deal", action="store_true",
