@@ -1,8 +1,11 @@
-"""复盘 (core.review): what a review costs.
+"""复盘 (core.review): what a review costs, and whether it is right.
 
     .venv/bin/python bench/bench_review.py cost [--rounds 4] [--variants ID ...]
         [--policies rule random search] [--rollouts N] [--oracle]
     .venv/bin/python bench/bench_review.py search [--rounds 3] [--repeat 3]
+    .venv/bin/python bench/bench_review.py validity [--deals 10] [--rollouts N]
+        [--variant baibian] [--policies NAME ...] [--confirm 12] [--confirm-deals 200]
+        [--other team] [--seed 1] [--json]
 
 ``cost`` reviews whole rounds at a rollout budget (default: the review's own,
 ``DEFAULT_REVIEW``) and prints, per variant and the policy that played the rounds
@@ -20,26 +23,67 @@ positions — every 10th action of ``--rounds`` rule-policy rounds of baibian, q
 and bianfeng — best of ``--repeat``, with a digest of its answers: the search and the review
 share their deal loop, and a change to it must leave the search's answers and speed as they
 were (run it on both builds).
+
+``validity`` (issue 35's validity figures) makes four checks, each printed as a table
+(``--json``: one JSON object instead):
+
+1. **Policies of known strength.** Every deal is played twice by each policy — its team at
+   seats 0/2, then at 1/3 — against the rule policy: ``random`` (uniform legal play), the
+   panel's styles (bench/panel.py: written apart from the rule policy and the search's
+   rollout models), ``rule`` (the rule policy) and ``search`` (the mixture search at the
+   托管 budget's 600 rollouts, no time cap, so that the rounds are reproducible). The
+   policy's **strength** is its team's points per round in those rounds (stake 1); each
+   round is then reviewed at ``--rollouts`` per decision (the review's default budget) and
+   the policy's **mean loss per unforced decision** is taken over its own seats' decisions.
+   A review that measures play orders the policies by loss as their strength orders them:
+   Spearman's rank correlation between the two is printed (−1: the same order reversed,
+   which is the aim: more loss, fewer points).
+2. **Search near zero, random far from it**: the same table's first and last rows.
+3. **Verdicts confirmed under another model.** For the ``--confirm`` largest losses among the
+   decisions reviewed as mistakes or blunders (the best alternative not taken), the position is played on from what
+   the seat could see: ``--confirm-deals`` deals of the cards it could not see (the unseen
+   cards redealt to the other seats, each keeping its count), each played twice — the
+   action taken, then the review's best alternative — to the round's end with every seat
+   played by the panel style ``--other`` (not a model the review's rollouts use). The
+   alternative's gain there (paired, with its standard error) beside the review's loss:
+   confirmed when the gain is positive.
+4. **Deterministic**: the first round reviewed twice gives the same review.
+
+docs/BENCHMARKS.md ("复盘: is the review right") gives the figures with the command that
+made them; the suite runs it small (tests/test_bench.py).
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import json
+import math
+import random
 import statistics
 import sys
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "bench")]
 
+from bench_panel import rule_player, search_player  # noqa: E402
+from bench_search import team_points  # noqa: E402
+from panel import PANEL, random_action  # noqa: E402
 from review_rounds import POLICIES, played  # noqa: E402
 
 from shuangkou import core  # noqa: E402
+from shuangkou.core import Action, Declaration, Round  # noqa: E402
 from shuangkou.core._search import search  # noqa: E402
+from shuangkou.core.cards import SEATS  # noqa: E402
+from shuangkou.core.generate import deal  # noqa: E402
 from shuangkou.core.replay import parse_replay  # noqa: E402
 from shuangkou.core.review import DEFAULT_REVIEW, ReviewBudget, review  # noqa: E402
+from shuangkou.core.variants import get_variant  # noqa: E402
 
 VARIANTS = [v.id for v in core.list_variants()]
 SEARCH_ROLLOUTS = 200      # the 托管 search that plays the "search" rounds
@@ -101,6 +145,280 @@ def search_speed(rounds: int, repeat: int) -> None:
           f"{1000 * best / len(states):.2f} ms per position; answers {digest}")
 
 
+# ----------------------------------------------------------------------------- validity
+
+Player = Callable[[Round, random.Random], None]
+VALIDITY_POLICIES = ["random", *PANEL, "rule", "search"]
+TUOGUAN_ROLLOUTS = 600   # the 托管 budget's rollouts (TUOGUAN), without its 100 ms cap
+
+
+def player(name: str) -> Player:
+    if name == "random":
+        return random_action
+    if name == "rule":
+        return rule_player
+    if name == "search":
+        return search_player("mix", TUOGUAN_ROLLOUTS, 0.0)
+    return PANEL[name]
+
+
+# ----------------------------------------------------------------------------- rounds
+
+def start(vid: str, rng: random.Random) -> tuple[Round, dict[str, Any]]:
+    """A shuffled deal with the partner named (nobody moves: table seat = dealt seat), and
+    the replay's header."""
+    v = get_variant(vid)
+    hands = deal(v, rng)
+    leader = rng.randrange(SEATS)
+    partner = (leader + 2) % SEATS
+    header = {"variant": vid, "hands": hands, "leader": leader, "partner": partner}
+    return Round.deal(v, hands, leader, partner=partner), header
+
+
+def step(r: Round, act: Player, rng: random.Random) -> Action:
+    """The seat to act takes ``act``'s action; returned as the replay's Action (a play
+    declared as the reading that stood, so that the replay is the round played)."""
+    seat = r.turn
+    assert seat is not None
+    trial = r.copy()
+    act(trial, rng)
+    before, after = list(r.hand(seat)), list(trial.hand(seat))
+    for c in after:
+        before.remove(c)
+    if not before:
+        r.pass_turn(seat)
+        return Action(seat, "pass")
+    standing = trial.standing
+    declared = (standing.reading.declaration if standing is not None and standing.seat == seat
+                else None)
+    cards = tuple(before)
+    r.play(seat, cards, declared)
+    return Action(seat, "play", cards, declared)
+
+
+def play_round(vid: str, deal_no: int, seed: int, name: str, team: int
+               ) -> tuple[core.Replay, int]:
+    """Deal ``deal_no`` played by ``name`` at ``team``'s seats, the rule policy at the
+    others: the replay and ``name``'s team's points."""
+    r, header = start(vid, random.Random(f"{vid}/{seed}/{deal_no}"))
+    ours, theirs = player(name), rule_player
+    rng = random.Random(f"{seed}/{deal_no}/{team}")
+    actions = []
+    while not r.is_over:
+        actions.append(step(r, ours if r.turn is not None and r.turn % 2 == team
+                            else theirs, rng))
+    replay = core.Replay(variant=get_variant(vid), hands=tuple(map(tuple, header["hands"])),
+                         leader=header["leader"], revealed=None, partner=header["partner"],
+                         teams=None, stake=1, table_fee=0, partial_deal=False,
+                         actions=tuple(actions))
+    return replay, team_points(r, team)
+
+
+# ----------------------------------------------------------------------------- confirmation
+
+def position(replay: core.Replay, index: int) -> Round:
+    """The round just before action ``index`` of ``replay``."""
+    r = Round.deal(replay.variant, [list(h) for h in replay.hands], replay.leader,
+                   partner=replay.partner)
+    for a in replay.actions[:index]:
+        r.apply(a)
+    return r
+
+
+def redealt(replay: core.Replay, index: int, rng: random.Random) -> Round:
+    """:func:`position` with the cards the seat to act could not see dealt again among the
+    other seats, each keeping its count: what that seat knows is all that stays."""
+    r = position(replay, index)
+    seat = r.turn
+    assert seat is not None
+    others = [s for s in range(SEATS) if s != seat]
+    pool = [c for s in others for c in r.hand(s)]
+    rng.shuffle(pool)
+    hands = [list(h) for h in replay.hands]
+    for s in others:   # its dealt hand: the cards it has played, then its new ones
+        held = list(r.hand(s))
+        played = list(hands[s])
+        for c in held:
+            played.remove(c)
+        hands[s], pool = played + pool[:len(held)], pool[len(held):]
+    again = Round.deal(replay.variant, hands, replay.leader, partner=replay.partner)
+    for a in replay.actions[:index]:
+        again.apply(a)
+    return again
+
+
+def candidate_action(seat: int, c: dict[str, Any]) -> Action:
+    """A review's candidate as an Action."""
+    if c["kind"] != "play":
+        return Action(seat, c["kind"])
+    declared = c.get("declare")
+    declaration = None
+    if isinstance(declared, str):
+        declaration = Declaration(declared)
+    elif isinstance(declared, dict):
+        declaration = Declaration(declared["kind"], declared.get("top"), declared.get("star"),
+                                  declared.get("wilds"))
+    return Action(seat, "play", tuple(core.parse_cards(list(c["cards"]))), declaration)
+
+
+def confirm(replay: core.Replay, decision: dict[str, Any], other: str, deals: int,
+            seed: int) -> tuple[float, float]:
+    """The review's best alternative against the action taken, played on by ``other`` in
+    every seat on ``deals`` redealt positions: the mean gain of the alternative for the
+    seat's team (paired) and its standard error."""
+    seat = decision["seat"]
+    taken = replay.actions[decision["index"]]
+    best = candidate_action(seat, decision["candidates"][decision["best"]])
+    act = player(other)
+    team = seat % 2
+    gains = []
+    for k in range(deals):
+        rng = random.Random(f"confirm/{seed}/{decision['index']}/{k}")
+        dealt = redealt(replay, decision["index"], rng)
+        points = []
+        for first in (taken, best):
+            r = dealt.copy()
+            r.apply(first)
+            play_rng = random.Random(f"play/{seed}/{decision['index']}/{k}")
+            while not r.is_over:
+                act(r, play_rng)
+            points.append(team_points(r, team))
+        gains.append(points[1] - points[0])
+    mean = statistics.fmean(gains)
+    se = statistics.stdev(gains) / math.sqrt(len(gains)) if len(gains) > 1 else 0.0
+    return mean, se
+
+
+# ----------------------------------------------------------------------------- figures
+
+def spearman(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """Spearman's rank correlation (ties ranked by their mean rank)."""
+    def ranks(v: Sequence[float]) -> list[float]:
+        order = sorted(range(len(v)), key=v.__getitem__)
+        out = [0.0] * len(v)
+        i = 0
+        while i < len(order):
+            j = i
+            while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                out[order[k]] = (i + j) / 2
+            i = j + 1
+        return out
+    rx, ry = ranks(xs), ranks(ys)
+    mx, my = statistics.fmean(rx), statistics.fmean(ry)
+    num = sum((a - mx) * (b - my) for a, b in zip(rx, ry, strict=True))
+    den = math.sqrt(sum((a - mx) ** 2 for a in rx) * sum((b - my) ** 2 for b in ry))
+    return num / den if den else 0.0
+
+
+def interval(xs: Sequence[float]) -> tuple[float, float]:
+    """Mean and the half-width of its normal 95 % interval."""
+    mean = statistics.fmean(xs)
+    return mean, (1.96 * statistics.stdev(xs) / math.sqrt(len(xs)) if len(xs) > 1 else 0.0)
+
+
+def without_time(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in data.items() if k != "seconds"}
+
+
+def validity(args: argparse.Namespace) -> dict[str, Any]:
+    budget = replace(DEFAULT_REVIEW, rollouts=args.rollouts, ms=0.0)
+    policies: list[dict[str, Any]] = []
+    flagged: list[tuple[float, core.Replay, dict[str, Any]]] = []
+    first: tuple[core.Replay, dict[str, Any]] | None = None
+    for name in args.policies:
+        points, losses, per_round, blunders = [], [], [], 0
+        agree, cpu = [], 0.0
+        for d in range(args.deals):
+            for team in (0, 1):
+                replay, pts = play_round(args.variant, d, args.seed, name, team)
+                points.append(pts)
+                c = time.process_time()
+                data = review(replay, budget=budget, seed=args.seed).to_dict()
+                cpu += time.process_time() - c
+                if first is None:
+                    first = (replay, data)
+                mine = [x for x in data["decisions"]
+                        if x["seat"] % 2 == team and x["verdict"] != "forced"]
+                losses.extend(x["loss"] for x in mine)
+                per_round.append(statistics.fmean(x["loss"] for x in mine) if mine else 0.0)
+                blunders += sum(x["verdict"] == "blunder" for x in mine)
+                agree.extend(x["agrees_first"] for x in mine)
+                flagged.extend((x["loss"], replay, x) for x in mine
+                               if x["verdict"] in ("mistake", "blunder")
+                               and not x["candidates"][x["best"]]["taken"])
+        strength, strength_half = interval(points)
+        loss, loss_half = interval(per_round)
+        policies.append({
+            "policy": name, "rounds": len(points), "decisions": len(losses),
+            "points_per_round": strength, "points_half": strength_half,
+            "mean_loss": statistics.fmean(losses) if losses else 0.0,
+            "loss_half": loss_half,
+            "blunders_per_100": 100 * blunders / max(len(losses), 1),
+            "agree_first": statistics.fmean(agree) if agree else 0.0,
+            "review_cpu_s_per_round": cpu / max(len(points), 1)})
+    strength = [p["points_per_round"] for p in policies]
+    rho = spearman([p["mean_loss"] for p in policies], strength)
+    rho_agree = spearman([p["agree_first"] for p in policies], strength)
+    confirmed = []
+    flagged.sort(key=lambda f: -f[0])
+    # one position once: the rule policy's two seatings against itself are the same round,
+    # and two policies can reach the same position
+    seen: set[tuple[Any, ...]] = set()
+    distinct = []
+    for f in flagged:
+        key = (f[1].hands, f[1].leader, f[1].actions[:f[2]["index"] + 1])
+        if key not in seen:
+            seen.add(key)
+            distinct.append(f)
+    for loss, replay, x in distinct[:args.confirm]:
+        gain, se = confirm(replay, x, args.other, args.confirm_deals, args.seed)
+        confirmed.append({"index": x["index"], "seat": x["seat"], "verdict": x["verdict"],
+                          "loss": loss, "loss_se": x["loss_se"], "gain": gain, "gain_se": se})
+    again = None
+    if first is not None:
+        again = without_time(review(first[0], budget=budget, seed=args.seed).to_dict()) == \
+            without_time(first[1])
+    return {"variant": args.variant, "deals": args.deals, "rollouts": args.rollouts,
+            "seed": args.seed, "policies": policies, "spearman": rho,
+            "spearman_agree": rho_agree,
+            "confirm_other": args.other, "confirm_deals": args.confirm_deals,
+            "confirmed": confirmed, "deterministic": again}
+
+
+def validity_report(out: dict[str, Any]) -> None:
+    print(f"{out['variant']}: {out['deals']} deals x 2 seatings per policy, each round "
+          f"reviewed at {out['rollouts']} rollouts per decision (seed {out['seed']})")
+    print(f"{'policy':9} {'rounds':>6} {'decisions':>9} {'points/round (95%)':>22} "
+          f"{'mean loss (95%)':>18} {'blunders/100':>12} {'= 1st':>6} {'review CPU s':>12}")
+    for p in out["policies"]:
+        print(f"{p['policy']:9} {p['rounds']:6d} {p['decisions']:9d} "
+              f"{p['points_per_round']:+10.2f} ± {p['points_half']:6.2f}    "
+              f"{p['mean_loss']:8.2f} ± {p['loss_half']:5.2f} {p['blunders_per_100']:12.1f} "
+              f"{p['agree_first']:6.0%} {p['review_cpu_s_per_round']:12.2f}")
+    print(f"Spearman rank correlation of mean loss with points/round: {out['spearman']:+.2f} "
+          "(-1: more loss, fewer points, in the same order)")
+    print(f"Spearman rank correlation of agreement with the engine's first choice with "
+          f"points/round: {out['spearman_agree']:+.2f} (+1: the same order)")
+    rows = out["confirmed"]
+    print(f"\nlargest losses played on by {out['confirm_other']!r} in every seat, "
+          f"{out['confirm_deals']} redealt positions each (gain of the review's best "
+          "alternative over the action taken):")
+    for c in rows:
+        print(f"  action {c['index']:3d} seat {c['seat']} {c['verdict']:9} review loss "
+              f"{c['loss']:6.2f} ± {c['loss_se']:4.2f}   gain there {c['gain']:+6.2f} ± "
+              f"{c['gain_se']:4.2f}")
+    if rows:
+        positive = sum(c["gain"] > 0 for c in rows)
+        sure = sum(c["gain"] > 2 * c["gain_se"] for c in rows)
+        print(f"confirmed: {positive} of {len(rows)} gain under the other model "
+              f"({sure} by more than 2 standard errors); mean review loss "
+              f"{statistics.fmean(c['loss'] for c in rows):.2f}, mean gain there "
+              f"{statistics.fmean(c['gain'] for c in rows):+.2f}")
+    print(f"\nthe same round reviewed twice, the same review: {out['deterministic']}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -113,11 +431,32 @@ def main() -> None:
     s = sub.add_parser("search", help="the 托管 search's CPU and answers on fixed positions")
     s.add_argument("--rounds", type=int, default=3, help="rounds per variant")
     s.add_argument("--repeat", type=int, default=3)
+    v = sub.add_parser("validity", help="loss against known strength; verdicts confirmed "
+                       "under another model; the same review twice")
+    v.add_argument("--deals", type=int, default=10, help="deals per policy (2 rounds each)")
+    v.add_argument("--rollouts", type=int, default=DEFAULT_REVIEW.rollouts,
+                   help="the review's rollouts per decision (default: the review's)")
+    v.add_argument("--variant", default="baibian")
+    v.add_argument("--policies", nargs="*", default=VALIDITY_POLICIES,
+                   choices=VALIDITY_POLICIES)
+    v.add_argument("--confirm", type=int, default=12,
+                   help="largest losses to play on under another model")
+    v.add_argument("--confirm-deals", type=int, default=200)
+    v.add_argument("--other", default="team", choices=list(PANEL),
+                   help="the panel style that plays every seat in the confirmation")
+    v.add_argument("--seed", type=int, default=1)
+    v.add_argument("--json", action="store_true", help="one JSON object instead of tables")
     args = ap.parse_args()
     if args.cmd == "cost":
         cost(args.variants, args.policies, args.rounds, args.rollouts, args.oracle)
-    else:
+    elif args.cmd == "search":
         search_speed(args.rounds, args.repeat)
+    else:
+        out = validity(args)
+        if args.json:
+            print(json.dumps(out))
+        else:
+            validity_report(out)
 
 
 if __name__ == "__main__":

@@ -78,6 +78,10 @@ class Metrics:
         self.suggest_seconds = Histogram("shuangkou_suggest_seconds",
                                          "Time the 托管 policy took to decide one action, by "
                                          "variant.", ("variant",), buckets=LATENCY_BUCKETS, **kw)
+        self.decisions_reviewed = Counter("shuangkou_decisions_reviewed",
+                                          "Decisions reviewed by ReviewRound, by variant and "
+                                          "verdict (forced, good, inaccuracy, mistake, "
+                                          "blunder).", ("variant", "verdict"), **kw)
         self.http_requests = Counter("shuangkou_http_requests",
                                      "Requests to the HTTP port, by protocol (connect: JSON or "
                                      "binary; grpc_web; grpc; other: not an RPC's content "

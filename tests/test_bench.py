@@ -179,6 +179,16 @@ CASES = [
          (rf"^health Check \(calls/s\)\s+{FIG}\s+{FIG}\s", r"^ClassifyPlay, rank runs / Check\s+",
           rf"^BatchClassify 50 plays \(plays/s\)\s+{FIG}\s",
           r"^geometric mean this/base over \d+ lines"), timeout=120),
+    # one deal of three policies, a few rollouts; two largest losses played on 4 deals each
+    Case("bench_review.py", ("validity", "--deals", "1", "--rollouts", "6", "--policies",
+                             "random", "team", "rule", "--confirm", "2", "--confirm-deals", "4"),
+         (r"^baibian: 1 deals x 2 seatings per policy, each round reviewed at 6 rollouts per decision",
+          r"^random\s+2\s+\d+\s+[+-][\d.]+ ±\s+[\d.]+\s+-?[\d.]+ ±\s+[\d.]+",
+          r"^rule\s+2\s+\d+\s", r"^Spearman rank correlation of mean loss with points/round: "
+          r"[+-][\d.]+", r"^Spearman rank correlation of agreement with the engine's first "
+          r"choice with points/round: [+-][\d.]+",
+          r"^the same round reviewed twice, the same review: True$"),
+         timeout=180),
     Case("bench_search.py", ("speed", "--rounds", "2", "--repeat", "1", "--variants", "huopin"),
          (r"^huopin\s+[\d,]+\s+[\d,]+\s+[\d.]+$", r"^slowest variant: [\d,]+ random actions/s")),
     Case("bench_search.py", ("strength", "--rollouts", "12", "--rounds", "2", "--variants",

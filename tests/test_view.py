@@ -297,6 +297,129 @@ def test_score_replays_writes_a_page_per_rejected_line(browser: Any, tmp_path: P
     assert usage.returncode == 2 and "--view-rejected" in usage.stderr
 
 
+REVIEWED = """els => els.map(e => ({index: +e.dataset.index, verdict: e.dataset.verdict,
+    loss: e.dataset.loss, best: e.dataset.best,
+    tag: (e.querySelector('.review .tag.rv') || {}).innerText,
+    loss_text: (e.querySelector('.review .loss') || {}).innerText || '',
+    alt: (e.querySelector('.review .alt') || {}).innerText || ''}))"""
+SEAT_TERMS = """els => els.map(e => Object.fromEntries([['seat', +e.dataset.seat],
+    ...[...e.querySelectorAll('td[data-term]')].map(t => [t.dataset.term, t.innerText])]))"""
+REVIEW_ROLLOUTS = "24"   # per decision: the page's test, not the review's figures
+
+
+def _review_json(replay_file: Path) -> dict[str, Any]:
+    """The review ``view --review`` draws, computed apart by the core with the same budget
+    and seed."""
+    from dataclasses import replace
+
+    from shuangkou.core.review import DEFAULT_REVIEW, review
+
+    budget = replace(DEFAULT_REVIEW, rollouts=int(REVIEW_ROLLOUTS))
+    data: dict[str, Any] = review(replay_file.read_text(), budget=budget, seed=4).to_dict()
+    return data
+
+
+def test_reviewed_round_page_in_chromium(browser: Any, tmp_path: Path) -> None:
+    """``view --review``: every action carries its verdict and loss, the best alternative
+    beside it when it was not taken; the graph has a point per action and a dot per
+    inaccuracy, mistake or blunder; the seat summary is the review's; nothing is fetched,
+    with or without JavaScript, and a phone needs no sideways scrolling."""
+    replay = showcase("qianbian")
+    src = tmp_path / "reviewed.json"
+    src.write_text(json.dumps(replay), encoding="utf-8")
+    done = shuangkou("view", src.name, "-o", "reviewed.html", "--review", "--rollouts",
+                     REVIEW_ROLLOUTS, "--seed", "4", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.strip().endswith("; reviewed")
+    want = _review_json(src)
+    page = tmp_path / "reviewed.html"
+    html = page.read_text(encoding="utf-8")
+    assert "http://" not in html and "https://" not in html and " src=" not in html
+    scored = json.loads(shuangkou("score", src.name, "--json", cwd=tmp_path).stdout)
+    for js, viewport, label in ((True, DESKTOP, "desktop"), (False, PHONE, "phone-nojs")):
+        opened = Opened(browser, page, js=js, viewport=viewport)
+        try:
+            check_round(opened, replay, scored)      # the page is still the round's page
+            shown = opened.all("li.step[data-kind]", REVIEWED)
+            assert [s["index"] for s in shown] == [d["index"] for d in want["decisions"]]
+            for s, d in zip(shown, want["decisions"], strict=True):
+                assert s["verdict"] == d["verdict"] and float(s["loss"]) == \
+                    pytest.approx(d["loss"], abs=0.005)
+                assert s["tag"].split()[0] == d["verdict"]
+                best = d["candidates"][d["best"]]
+                assert s["best"] == (" ".join(best["cards"]) if best["kind"] == "play"
+                                     else best["kind"])
+                if d["verdict"] == "forced" or best["points"] is None:
+                    assert not s["loss_text"]
+                else:
+                    assert s["loss_text"].startswith("loss ")
+                    assert bool(s["alt"]) is (not best["taken"])
+            graph = opened.page.eval_on_selector("#eval-graph", """e => ({
+                points: +e.dataset.points,
+                vertices: e.querySelector('polyline').getAttribute('points').split(' ').length,
+                dots: [...e.querySelectorAll('circle')].map(c => +c.dataset.index)})""")
+            valued = [d for d in want["decisions"] if d["eval_team0"] is not None]
+            assert graph["points"] == graph["vertices"] == len(valued)
+            assert graph["dots"] == [d["index"] for d in valued
+                                     if d["verdict"] in ("inaccuracy", "mistake", "blunder")]
+            seats = opened.all("#review tr[data-seat]", SEAT_TERMS)
+            for row, s in zip(seats, want["seats"], strict=True):
+                assert row["seat"] == s["seat"] and int(row["decisions"]) == s["decisions"]
+                assert int(row["blunders"]) == s["blunders"]
+                assert int(row["mistakes"]) == s["mistakes"]
+                if s["mean_loss"] is not None:
+                    assert float(row["mean_loss"]) == pytest.approx(s["mean_loss"], abs=0.005)
+            section = opened.page.eval_on_selector("#review", "e => ({...e.dataset})")
+            assert section == {"rollouts": REVIEW_ROLLOUTS, "seed": "4",
+                               "width": str(want["width"])}
+            width = opened.page.evaluate("document.documentElement.scrollWidth")
+            assert width <= viewport["width"], (label, opened.page.evaluate(
+                WIDE, viewport["width"]))
+            opened.page.eval_on_selector("#review", "e => e.scrollIntoView()")
+            opened.page.screenshot(path=str(SHOTS / f"round-review-{label}.png"))
+        finally:
+            opened.close()
+
+
+def test_review_options_and_a_rejected_replay(tmp_path: Path) -> None:
+    replay, _ = _rejected("baibian")
+    (tmp_path / "bad.json").write_text(json.dumps(replay))
+    done = shuangkou("view", "bad.json", "--review", "--rollouts", "4", cwd=tmp_path)
+    assert done.returncode == 0 and done.stderr.strip().endswith("; not reviewed")
+    assert 'id="review"' not in (tmp_path / "bad.html").read_text()
+    usage = shuangkou("view", "bad.json", "--rollouts", "4", cwd=tmp_path)
+    assert usage.returncode == 2 and "go with --review" in usage.stderr
+
+
+def test_the_page_names_every_verdict_of_the_review() -> None:
+    from shuangkou.core.review import VERDICTS
+    from shuangkou.service.view import page
+
+    assert set(page._VERDICT_TEXT) == set(VERDICTS)
+    assert set(page._MARKED) < set(VERDICTS)
+
+
+def test_a_hostile_player_name_is_escaped_on_the_reviewed_page() -> None:
+    """Player ids come from the replay: escaped and isolated like every other input text."""
+    from shuangkou.core.story import story_of
+    from shuangkou.service.view.page import render
+
+    replay = core.generate_replay("baibian", 1)
+    story = story_of(json.dumps(replay))
+    evil = "<script>alert(1)</script>\u202e"
+    review = {"variant": "baibian", "budget": {"rollouts": 1, "ms": 0, "model": "mix"},
+              "seed": 0, "width": 6, "players": [evil, "b", "c", "d"], "decisions": [],
+              "seats": [{"seat": s, "player": [evil, "b", "c", "d"][s], "decisions": 0,
+                         "forced": 0, "mean_loss": None, "inaccuracies": 0, "mistakes": 0,
+                         "blunders": 0, "agree_first": None, "agree_top3": None}
+                        for s in range(4)],
+              "result": {"final": [0, 0, 0, 0], "winning_team": 0}, "rollouts": 0,
+              "seconds": 0.0}
+    html = render(story, review=review)
+    assert "<script>alert" not in html
+    assert "<bdi>&lt;script&gt;alert(1)&lt;/script&gt;\u202e</bdi>" in html
+
+
 def test_view_reads_one_line_of_an_archive(tmp_path: Path) -> None:
     import gzip
 

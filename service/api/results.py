@@ -23,8 +23,8 @@ from ..errors import BadInput, UnknownVariant, field_scope
 from ..limits import Limits
 from .convert import ACTION_NAMES, WIN_KINDS, WIN_NAMES, cards_of, declaration, seat_of
 
-__all__ = ["score_summary", "score_replay_request", "replay_record", "result_to_proto",
-           "result_to_dict"]
+__all__ = ["score_summary", "score_replay_request", "replay_input", "replay_record",
+           "result_to_proto", "result_to_dict"]
 
 
 def score_summary(summary: scoring_pb2.RoundSummary, variant: str | Variant,
@@ -63,26 +63,34 @@ def score_summary(summary: scoring_pb2.RoundSummary, variant: str | Variant,
 def score_replay_request(request: Any, variant: str | Variant,
                          limits: Limits) -> scoring_pb2.RoundResult:
     """Validate and settle the replay of a ScoreRound/ScoreReplays request."""
+    replay, where = replay_input(request, variant, limits)
+    with field_scope(where, nested=True):
+        return result_to_proto(core.score_replay(replay))
+
+
+def replay_input(request: Any, variant: str | Variant,
+                 limits: Limits) -> tuple[core.Replay | dict[str, Any] | str, str]:
+    """The replay of a request's ``round`` oneof (``replay`` or ``replay_json``) as the core
+    takes it, and the request field it came from (errors the core finds in it are scoped
+    there, nested): a typed message as the core's typed record, a document as parsed JSON
+    under the request's rule set — or as the text, when it is not JSON at all, for the core
+    to report as ``score-replays`` does. ScoreRound, ScoreReplays and ReviewRound read their
+    replays here."""
     which = request.WhichOneof("round")
+    if which != "replay_json":   # a typed message becomes the core's typed record
+        return replay_record(request.replay, variant, limits), "replay"   # names full paths
+    where = "replay_json"
     named = request.rule_set.WhichOneof("source") is not None
-    if which == "replay_json":
-        where = "replay_json"
-        try:
-            with field_scope(where):
-                document: Any = load_json(request.replay_json, where, invalid=_Malformed)
-        except _Malformed:
-            document = request.replay_json   # the core reports it, as `score-replays` does
-    else:   # a typed message becomes the core's typed record: nothing to parse again
-        record = replay_record(request.replay, variant, limits)   # names full paths itself
-        with field_scope("replay", nested=True):
-            return result_to_proto(core.score_replay(record))
+    try:
+        with field_scope(where):
+            document: Any = load_json(request.replay_json, where, invalid=_Malformed)
+    except _Malformed:
+        return request.replay_json, where
     if isinstance(document, dict):
         _check_replay_variant(document, variant, named, where)
         if named or "variant" not in document:
             document["variant"] = variant
-    with field_scope(where, nested=True):
-        result = core.score_replay(document)
-    return result_to_proto(result)
+    return document, where
 
 
 def _check_replay_variant(document: dict[str, Any], variant: str | Variant, named: bool,

@@ -61,7 +61,7 @@ if TYPE_CHECKING:   # prometheus_client must not be imported before the CLI sets
     from ..metrics import Metrics
 
 __all__ = ["RoundServicer", "ROUND_SERVICE_NAME", "register_round_service", "fill_state",
-           "apply_response"]
+           "apply_response", "within_deadline", "work_time"]
 
 ROUND_SERVICE_NAME = rounds_pb2.DESCRIPTOR.services_by_name["RoundService"].full_name
 MAX_STATE_BYTES = 4096   # a state is ~650 bytes (fixed per variant); far larger is not one
@@ -297,13 +297,20 @@ def within_deadline(budget: Budget, left: float | None) -> Budget:
     (the rule policy's action, the floor, stays bounded by the deadline alone)."""
     if left is None or not budget.searches:
         return budget
-    low, share, high = REPLY_MARGIN
-    ms = max(left - min(max(low, left * share), high), 0.0) * 1e3
+    ms = work_time(left) * 1e3
     if budget.ms and budget.ms <= ms:
         return budget
     # 0 would mean "no time limit": a call with no time to spare still gets the policy's
     # action, ranked by nothing
     return Budget(rollouts=budget.rollouts, ms=max(ms, 1e-3))
+
+
+def work_time(left: float) -> float:
+    """Of the ``left`` seconds a call has, what its work may take: all but
+    :data:`REPLY_MARGIN`, kept for the reply to reach the caller in time (SuggestAction's
+    search, ReviewRound's review)."""
+    low, share, high = REPLY_MARGIN
+    return max(left - min(max(low, left * share), high), 0.0)
 
 
 def _budget(request: rounds_pb2.SuggestActionRequest) -> Budget:

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 import grpc
 
 from shuangkou import core
-from shuangkou.core.errors import CardError, ShuangkouError
+from shuangkou.core.errors import CardError, DeadlineExceeded, ShuangkouError
 from shuangkou.core.records import BatchErrors
+from shuangkou.core.review import review
 from shuangkou.core.variants import BUILTIN, Variant, house_variants, list_variants
 from shuangkou.v1 import readings_pb2, scoring_pb2, service_pb2, service_pb2_grpc
 
@@ -52,6 +53,8 @@ from .convert import (
     variant_label,
     variant_to_proto,
 )
+from .review import review_options, review_to_proto
+from .rounds import work_time
 
 if TYPE_CHECKING:   # prometheus_client must not be imported before the CLI sets it up
     from shuangkou.core._core import _KindName as KindName
@@ -99,7 +102,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
         self.limits = limits
         self.metrics = metrics
         self._listing: _Listed | None = None
-        self._counters: dict[tuple[str, str], Any] = {}
+        self._counters: dict[tuple[str, ...], Any] = {}
 
     # ------------------------------------------------------------------ reading plays
     @rpc
@@ -391,6 +394,43 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
         failure = failure_for(exc)
         reason = failure.reason if failure else "INTERNAL"
         self.metrics.replays_rejected.labels(label, reason).inc()
+
+    # ------------------------------------------------------------------ review
+    @rpc
+    def ReviewRound(self, request: service_pb2.ReviewRoundRequest,
+                    context: grpc.ServicerContext) -> service_pb2.ReviewRoundResponse:
+        """The review of one replay, bounded by the call's deadline (less the reply's
+        margin, as SuggestAction's search is) and stopped when the client goes away."""
+        options = review_options(request)
+        label = "unknown"
+        try:   # a replay refused is counted as ScoreRound counts it; running out of time is not
+            variant = resolve_variant(request)
+            label = variant_label(variant)
+            if request.WhichOneof("round") is None:
+                raise BadInput("give a replay or replay_json", "round")
+            replay, where = results.replay_input(request, variant, self.limits)
+            left = context.time_remaining()
+            with field_scope(where, nested=True):
+                reviewed = review(replay, timeout=None if left is None else work_time(left),
+                                  cancelled=lambda: not context.is_active(),
+                                  **options.kwargs())
+        except DeadlineExceeded:
+            raise
+        except ShuangkouError as exc:
+            self._rejected(label, exc)
+            raise
+        data = reviewed.to_dict()
+        for d in data["decisions"]:
+            self._reviewed(label, d["verdict"]).inc()
+        return review_to_proto(data)
+
+    def _reviewed(self, label: str, verdict: str) -> Any:
+        """The decisions-reviewed counter of one (variant label, verdict): looked up once."""
+        child = self._counters.get(("review", label, verdict))
+        if child is None:
+            child = self._counters[("review", label, verdict)] = \
+                self.metrics.decisions_reviewed.labels(label, verdict)
+        return child
 
     # ------------------------------------------------------------------ variants
     @rpc

@@ -1,4 +1,5 @@
-"""``shuangkou view REPLAY [-o FILE] [--line N]``: the page of one replayed round.
+"""``shuangkou view REPLAY [-o FILE] [--line N] [--review [--rollouts N] [--seed S]
+[--width W]]``: the page of one replayed round, annotated with its review.
 
 REPLAY is a replay file (docs/replays.md), ``-`` for stdin, or with ``--line N`` the N-th
 line (1-based) of a JSON-lines archive, plain or gzipped — the line a ``score-replays``
@@ -7,6 +8,11 @@ the replay's name with ``.html``, in the current directory; stdout for stdin). A
 replay gets a page too, marking the first action that cannot happen: the exit status is 0
 when a page was written, 2 for bad usage or an unreadable file. One line on stderr says
 what was written and the verdict.
+
+``--review`` reviews the round first (:func:`shuangkou.core.review.review`, the budget of
+``shuangkou review``): each action then carries its verdict, its loss and the best
+alternative, and the page gains the evaluation graph and each seat's summary. A rejected
+replay is not reviewed.
 """
 
 from __future__ import annotations
@@ -14,9 +20,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
+from shuangkou.core.errors import ShuangkouError
+from shuangkou.core.review import DEFAULT_REVIEW, review
 from shuangkou.core.story import RoundStory
 
 from .page import KIND_TEXT, page_of
@@ -60,7 +70,32 @@ def _parser() -> argparse.ArgumentParser:
                    help="take line N (1-based) of a JSON-lines file (.gz too)")
     p.add_argument("--partial-deal", action="store_true",
                    help="accept hands that are only part of the deck (puzzles, tests)")
+    r = p.add_argument_group("review (复盘)")
+    r.add_argument("--review", action="store_true",
+                   help="annotate each action with its verdict and loss, the best "
+                        "alternative beside it, an evaluation graph and each seat's summary")
+    r.add_argument("--rollouts", type=int, metavar="N",
+                   help=f"rollouts per decision, over its candidates (default "
+                        f"{DEFAULT_REVIEW.rollouts})")
+    r.add_argument("--seed", type=int, default=0, help="seeds the sampled deals (default 0)")
+    r.add_argument("--width", type=int, metavar="W",
+                   help="candidates from the ranked hints per decision (default: the "
+                        "review's, 6)")
     return p
+
+
+def _reviewer(args: argparse.Namespace) -> Callable[[str], Mapping[str, Any]]:
+    """How ``--review`` reviews a replay's text."""
+    budget = (DEFAULT_REVIEW if args.rollouts is None
+              else replace(DEFAULT_REVIEW, rollouts=args.rollouts))
+
+    width = {} if args.width is None else {"width": args.width}
+
+    def reviewed(text: str) -> Mapping[str, Any]:
+        data: Mapping[str, Any] = review(text, budget=budget, seed=args.seed,
+                                         partial_deal=args.partial_deal, **width).to_dict()
+        return data
+    return reviewed
 
 
 def _default_output(replay: str, line: int | None) -> str:
@@ -76,6 +111,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.line is not None and (args.line < 1 or args.replay == "-"):
         parser.error("--line takes a line number from 1, of a file (not stdin)")
+    if not args.review and (args.rollouts is not None or args.seed or
+                            args.width is not None):
+        parser.error("--rollouts, --seed and --width go with --review")
+    try:
+        reviewer = _reviewer(args) if args.review else None
+    except ShuangkouError as exc:
+        parser.error(str(exc))
     try:
         if args.line is not None:
             text = _line(args.replay, args.line)
@@ -91,7 +133,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"shuangkou view: {exc}", file=sys.stderr)
         return 2
     source = args.replay if args.line is None else f"{args.replay} line {args.line}"
-    story, page = page_of(text, "stdin" if args.replay == "-" else source, args.partial_deal)
+    try:
+        story, page = page_of(text, "stdin" if args.replay == "-" else source,
+                              args.partial_deal, reviewer)
+    except ShuangkouError as exc:    # a width or seed the review refuses
+        parser.error(str(exc))
     output = args.output or ("-" if args.replay == "-" else
                              _default_output(args.replay, args.line))
     if output == "-":
@@ -105,7 +151,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                   file=sys.stderr)
             return 2
     where = "stdout" if output == "-" else os.path.relpath(output)
-    print(f"shuangkou view: {where}: {verdict(story)}", file=sys.stderr)
+    note = ("" if reviewer is None else "; not reviewed" if story.rejection is not None
+            else "; reviewed")
+    print(f"shuangkou view: {where}: {verdict(story)}{note}", file=sys.stderr)
     return 0
 
 

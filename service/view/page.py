@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import resources
 from typing import Any
 
-from shuangkou.core import format_cards
+from shuangkou.core import format_cards, parse_cards
 from shuangkou.core.cards import (
     RED_SUITS,
     SEATS,
@@ -228,7 +228,7 @@ def _lead_text(story: RoundStory, trick: Trick) -> str:
     return "took the last trick and leads"
 
 
-def _step(story: RoundStory, step: Step) -> str:
+def _step(story: RoundStory, step: Step, decision: Mapping[str, Any] | None = None) -> str:
     cls = ["step", step.kind]
     body = [f'<span class="n">#{step.index}</span>', _seat(step.seat)]
     reading = ""
@@ -253,9 +253,15 @@ def _step(story: RoundStory, step: Step) -> str:
     else:
         body.append('<span class="what">escapes (逃跑): the round ends</span>')
     cards_text = " ".join(format_cards(step.cards))
+    reviewed = ""
+    if decision is not None:
+        cls.append(f"v-{decision['verdict']}")
+        body.append(_annotation(decision))
+        reviewed = (f' data-verdict="{_e(decision["verdict"])}" data-loss="'
+                    f'{decision["loss"]:.2f}" data-best="{_e(_action_text(_best(decision)))}"')
     return (f'<li class="{" ".join(cls)}" id="a{step.index}" data-index="{step.index}" '
             f'data-seat="{step.seat}" data-kind="{step.kind}" data-cards="{_e(cards_text)}" '
-            f'data-reading="{_e(reading)}">{"".join(body)}</li>')
+            f'data-reading="{_e(reading)}"{reviewed}>{"".join(body)}</li>')
 
 
 def _rejected_step(story: RoundStory) -> str:
@@ -274,12 +280,12 @@ def _rejected_step(story: RoundStory) -> str:
             f'data-reason="{_e(rej.reason)}">{"".join(body)}</li>')
 
 
-def _tricks(story: RoundStory) -> str:
+def _tricks(story: RoundStory, decisions: Mapping[int, Mapping[str, Any]]) -> str:
     items = []
     rej = story.rejection
     open_trick = bool(story.tricks) and story.tricks[-1].won_by is None
     for k, trick in enumerate(story.tricks):
-        steps = "".join(_step(story, s) for s in trick.steps)
+        steps = "".join(_step(story, s, decisions.get(s.index)) for s in trick.steps)
         if rej is not None and rej.action is not None and open_trick and \
                 k == len(story.tricks) - 1:
             steps += _rejected_step(story)
@@ -550,11 +556,153 @@ def _player(story: RoundStory) -> str:
         f"<script>{_asset('page.js')}</script>")
 
 
+# ----------------------------------------------------------------------------- the review
+
+#: A verdict as the page names it, with the mark chess annotators use.
+_VERDICT_TEXT = {"forced": "forced", "good": "good", "inaccuracy": "inaccuracy ?!",
+                 "mistake": "mistake ?", "blunder": "blunder ??"}
+#: The verdicts drawn on the evaluation graph (the others would only crowd it).
+_MARKED = ("inaccuracy", "mistake", "blunder")
+
+
+def _points(value: float) -> str:
+    """Expected points, one decimal, a true minus sign (none before a zero)."""
+    text = f"{value:.1f}"
+    return "0.0" if text == "-0.0" else text.replace("-", "−")
+
+
+def _best(decision: Mapping[str, Any]) -> Mapping[str, Any]:
+    best: Mapping[str, Any] = decision["candidates"][decision["best"]]
+    return best
+
+
+def _action_text(action: Mapping[str, Any]) -> str:
+    return " ".join(action.get("cards") or ()) if action["kind"] == "play" else action["kind"]
+
+
+def _action_html(action: Mapping[str, Any]) -> str:
+    """A candidate as the page shows it: its cards, or what it does (pass)."""
+    if action["kind"] != "play":
+        return f'<span class="what">{_e(action["kind"])}</span>'
+    return _cards(parse_cards(list(action["cards"])))
+
+
+def _annotation(d: Mapping[str, Any]) -> str:
+    """A decision's verdict and loss beside its action, and the best alternative when the
+    action taken was not it."""
+    verdict = d["verdict"]
+    parts = [f'<span class="tag rv {_e(verdict)}">{_e(_VERDICT_TEXT.get(verdict, verdict))}'
+             "</span>"]
+    best = _best(d)
+    if verdict != "forced" and best["points"] is not None:   # evaluated (not out of deals)
+        parts.append(f'<span class="loss" title="expected points lost against the best '
+                     f'candidate, ± its standard error">loss {_points(d["loss"])} ± '
+                     f'{abs(d["loss_se"]):.1f}</span>')
+        if not best["taken"]:
+            parts.append(f'<span class="alt">best {_action_html(best)} '
+                         f'<span class="muted">{_points(best["points"])} vs '
+                         f'{_points(_taken(d)["points"])}</span></span>')
+    return f'<span class="review">{"".join(parts)}</span>'
+
+
+def _taken(d: Mapping[str, Any]) -> Mapping[str, Any]:
+    taken: Mapping[str, Any] = next(c for c in d["candidates"] if c["taken"])
+    return taken
+
+
+def _graph(decisions: Sequence[Mapping[str, Any]]) -> str:
+    """Team 0's expected points after each action, as an inline SVG polyline; the
+    inaccuracies, mistakes and blunders marked and linked to their actions."""
+    # a decision before the first evaluated one has no value yet: the line starts there
+    shown = [(i, float(d["eval_team0"])) for i, d in enumerate(decisions)
+             if d["eval_team0"] is not None]
+    if not shown:
+        return ""
+    width, height, pad = 640, 180, 14
+    values = [v for _, v in shown]
+    lo, hi = min(0.0, *values), max(0.0, *values)
+    if hi - lo < 2:
+        lo, hi = lo - 1, hi + 1
+    n = max(len(decisions) - 1, 1)
+
+    def x(i: int) -> float:
+        return pad + i * (width - 2 * pad) / n
+
+    def y(v: float) -> float:
+        return pad + (hi - v) * (height - 2 * pad) / (hi - lo)
+
+    line = " ".join(f"{x(i):.1f},{y(v):.1f}" for i, v in shown)
+    marks = []
+    for i, v in shown:
+        d = decisions[i]
+        if d["verdict"] in _MARKED:
+            tip = (f"#{d['index']} seat {d['seat']}: {_VERDICT_TEXT[d['verdict']]}, loss "
+                   f"{_points(d['loss'])}")
+            marks.append(f'<a href="#a{d["index"]}"><circle class="{_e(d["verdict"])}" '
+                         f'cx="{x(i):.1f}" cy="{y(v):.1f}" r="4" data-index="'
+                         f'{d["index"]}"><title>{_e(tip)}</title></circle></a>')
+    label = (f"team 0's expected points after each action, from {_points(values[0])} to "
+             f"{_points(values[-1])}")
+    return (f'<svg class="graph" id="eval-graph" viewBox="0 0 {width} {height}" role="img" '
+            f'aria-label="{_e(label)}" data-points="{len(values)}">'
+            f'<line class="zero" x1="{pad}" x2="{width - pad}" y1="{y(0):.1f}" '
+            f'y2="{y(0):.1f}"/><text x="{pad}" y="{pad - 3}">{_points(hi)}</text>'
+            f'<text x="{pad}" y="{height - 2}">{_points(lo)}</text>'
+            f'<polyline points="{line}"/>{"".join(marks)}</svg>')
+
+
+def _share(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0%}"
+
+
+def _review_section(review: Mapping[str, Any]) -> str:
+    """The review: what it was given, the evaluation graph and each seat's summary."""
+    players = review.get("players")
+    rows = []
+    for s in review["seats"]:
+        cells = {"decisions": f'{s["decisions"]:,}', "forced": f'{s["forced"]:,}',
+                 "mean_loss": "–" if s["mean_loss"] is None else f'{s["mean_loss"]:.2f}',
+                 "inaccuracies": str(s["inaccuracies"]), "mistakes": str(s["mistakes"]),
+                 "blunders": str(s["blunders"]), "agree_first": _share(s["agree_first"]),
+                 "agree_top3": _share(s["agree_top3"])}
+        who = f'<td class="l">{_i(s["player"])}</td>' if players else ""
+        rows.append(f'<tr data-seat="{s["seat"]}"><td>{_seat(s["seat"])}</td>{who}' + "".join(
+            f'<td data-term="{k}">{v}</td>' for k, v in cells.items()) + "</tr>")
+    head = "".join(f"<th>{h}</th>" for h in (
+        "seat", *(("player",) if players else ()), "decisions", "forced", "mean loss",
+        "inacc.", "mistakes", "blunders", "= 1st", "in top 3"))
+    budget = review["budget"]
+    spent = (f'{review["rollouts"]:,} rollouts in {review["seconds"]:.1f} s'
+             if review.get("rollouts") is not None else "")
+    return (
+        f'<section id="review" data-rollouts="{budget["rollouts"]}" data-seed="'
+        f'{review["seed"]}" data-width="{review["width"]}"><h2>Review</h2>'
+        f'<p>Each play and pass is weighed from what its seat could see then: the ranked '
+        f'提示 candidates (up to {review["width"]}) and the action taken, each played on to '
+        f"the end on the same sampled deals of the unseen cards ({budget['rollouts']:,} "
+        f"rollouts a decision, the other seats played by the {_e(budget['model'])} model; "
+        f"seed {review['seed']}). <em>loss</em> = the best candidate's expected points for "
+        "the team minus the action's; a verdict counts a loss only beyond twice its "
+        f"standard error (docs/review.md). {_e(spent)}</p>"
+        f"<h3>Team 0's expected points after each action</h3>{_graph(review['decisions'])}"
+        '<p class="muted">Above the line team 0 (seats 0 and 2) is expected to gain; a dot '
+        "marks an inaccuracy, mistake or blunder (click it for the action).</p>"
+        f'<h3>By seat</h3><div class="scroll"><table class="seats-review"><thead><tr>{head}'
+        f'</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
+        '<p class="muted">mean loss per unforced decision; = 1st / in top 3: how often the '
+        "action taken was the search's first choice / among its first three. An estimate "
+        "from sampled deals, not proof: one round varies a great deal, and the engine has "
+        "its own bias.</p></section>")
+
+
 # ----------------------------------------------------------------------------- the page
 
-def render(story: RoundStory, *, source: str | None = None, text: str | None = None) -> str:
+def render(story: RoundStory, *, source: str | None = None, text: str | None = None,
+           review: Mapping[str, Any] | None = None) -> str:
     """The page of a round's story; ``source`` names where the replay came from (a file,
-    a file and line); ``text``: the replay as read, shown when it is no JSON object."""
+    a file and line); ``text``: the replay as read, shown when it is no JSON object;
+    ``review``: the round's review (``Review.to_dict()``), which annotates each action and
+    adds the review section."""
     v = story.variant
     rej = story.rejection
     title = (f"{_plain_isolated(v.name)} ({_plain_isolated(v.id)})" if v is not None
@@ -573,7 +721,9 @@ def render(story: RoundStory, *, source: str | None = None, text: str | None = N
         stake = f" · stake {story.stake}" if story.stake != 1 else ""
         fee = f" · table fee {story.table_fee}" if story.table_fee else ""
         parts.append('<nav class="toc"><a href="#seating">seating</a><a href="#deal">hands'
-                     '</a><a href="#tricks">tricks</a><a href="#bombs">bombs</a>'
+                     '</a><a href="#tricks">tricks</a>'
+                     + ('<a href="#review">review</a>' if review is not None else "")
+                     + '<a href="#bombs">bombs</a>'
                      '<a href="#finish">finishing</a><a href="#settlement">settlement</a>'
                      f'<a href="#rules">rules</a><span class="muted">{_e(stake + fee)}'
                      "</span></nav>")
@@ -581,7 +731,10 @@ def render(story: RoundStory, *, source: str | None = None, text: str | None = N
         assert story.seated is not None and story.hands is not None
         parts.append(_hands("Hands as dealt", "deal", story.seated,
                             '<p class="muted">By table seat, after the swap.</p>'))
-        parts.append(_tricks(story))
+        decisions = {d["index"]: d for d in review["decisions"]} if review else {}
+        parts.append(_tricks(story, decisions))
+        if review is not None:
+            parts.append(_review_section(review))
         end = ("Hands at the rejected action" if rej is not None and rej.action is not None
                else "Hands where the replay stops" if rej is not None
                else "Hands at the end")
@@ -602,11 +755,15 @@ def render(story: RoundStory, *, source: str | None = None, text: str | None = N
         f'<body><main>{"".join(parts)}</main>{player}</body></html>\n')
 
 
-def page_of(text: str, source: str, partial_deal: bool = False) -> tuple[RoundStory, str]:
+def page_of(text: str, source: str, partial_deal: bool = False,
+            review: Callable[[str], Mapping[str, Any]] | None = None
+            ) -> tuple[RoundStory, str]:
     """The story of a replay's text and its page (``view`` and ``score-replays
-    --view-rejected`` both draw pages with it)."""
+    --view-rejected`` both draw pages with it); ``review``: how to review the replay's
+    text (``view --review``), asked only of a replay that was not rejected."""
     story = story_of(text, partial_deal=partial_deal)
-    return story, render(story, source=source, text=text)
+    reviewed = review(text) if review is not None and story.rejection is None else None
+    return story, render(story, source=source, text=text, review=reviewed)
 
 
 def render_index(entries: Sequence[dict[str, Any]], rejected: int) -> str:

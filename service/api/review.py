@@ -1,0 +1,136 @@
+"""ReviewRound on the wire: the request's review options checked, and a review rendered as a
+ReviewRoundResponse.
+
+A review (:class:`shuangkou.core.review.Review`) has one shape outside the core: the JSON
+form of its ``to_dict()``, which ``shuangkou review --json``, the archives and the round
+page read too (docs/review.md). :func:`review_to_proto` is the one function that puts it on
+the wire, field for field; the replay itself is read as ScoreRound reads it
+(:func:`shuangkou.service.api.results.replay_input`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from typing import Any, cast
+
+from shuangkou import core
+from shuangkou.core.cards import rank_position
+from shuangkou.core.review import DEFAULT_REVIEW, ReviewBudget
+from shuangkou.core.suggest import MAX_ALTERNATIVES, MAX_ROLLOUTS
+from shuangkou.v1 import scoring_pb2, service_pb2
+
+from ..errors import BadInput
+from .convert import ACTION_TYPES, KIND_BY_NAME
+
+__all__ = ["ReviewOptions", "review_options", "review_to_proto", "VERDICTS_ON_WIRE",
+           "MAX_WIDTH"]
+
+#: The widest review a request may ask for: the search's own limit.
+MAX_WIDTH = MAX_ALTERNATIVES
+#: The review's verdict names -> the Verdict enum (its values' names, lower-cased).
+VERDICTS_ON_WIRE = cast("dict[str, service_pb2.Verdict]", {
+    name.removeprefix("VERDICT_").lower(): value
+    for name, value in service_pb2.Verdict.items() if value})
+
+
+@dataclass(frozen=True, slots=True)
+class ReviewOptions:
+    """What a request asks of the review, checked: ``review()``'s keyword arguments (a
+    width of 0 leaves the review's default)."""
+
+    budget: ReviewBudget
+    width: int
+    seed: int
+    oracle: bool
+
+    def kwargs(self) -> dict[str, Any]:
+        given = {"width": self.width} if self.width else {}
+        return {"budget": self.budget, "seed": self.seed, "oracle": self.oracle, **given}
+
+
+def review_options(request: service_pb2.ReviewRoundRequest) -> ReviewOptions:
+    """The review a ReviewRoundRequest asks for: 0 is the default for ``rollouts`` and
+    ``width``; beyond the limits, BadInput naming the field."""
+    if request.rollouts > MAX_ROLLOUTS:
+        raise BadInput(f"rollouts must be at most {MAX_ROLLOUTS:,}; got {request.rollouts:,}",
+                       "rollouts")
+    if request.width > MAX_WIDTH:
+        raise BadInput(f"width must be at most {MAX_WIDTH}; got {request.width:,}", "width")
+    budget = (replace(DEFAULT_REVIEW, rollouts=request.rollouts) if request.rollouts
+              else DEFAULT_REVIEW)
+    return ReviewOptions(budget, request.width, request.seed, request.oracle)
+
+
+def _action(seat: int, data: Mapping[str, Any], out: scoring_pb2.Action) -> None:
+    """A review's action (``kind``, ``cards`` as text tokens, ``declare``) into ``out``."""
+    out.seat = seat
+    out.type = ACTION_TYPES[data["kind"]]
+    cards = data.get("cards") or ()
+    if cards:
+        out.cards.cards[:] = cast("list[Any]", core.parse_cards(list(cards)))
+    declared = data.get("declare")
+    if declared is not None:
+        out.declaration.kind = KIND_BY_NAME[declared["kind"]]
+        if declared.get("top") is not None:   # a rank name, as replays write it
+            out.declaration.top = _rank(declared["top"])
+        if declared.get("star") is not None:
+            out.declaration.star = int(declared["star"])
+        if declared.get("wilds") is not None:
+            out.declaration.wilds.SetInParent()
+            out.declaration.wilds.ranks[:] = [_rank(w) for w in declared["wilds"]]
+
+
+def _rank(value: str | int) -> int:
+    position = value if isinstance(value, int) else rank_position(value)
+    assert position is not None, f"a review wrote the rank {value!r}"
+    return position
+
+
+def _optional(msg: Any, name: str, value: Any) -> None:
+    if value is not None:
+        setattr(msg, name, value)
+
+
+def review_to_proto(data: Mapping[str, Any]) -> service_pb2.ReviewRoundResponse:
+    """A review's JSON form (``Review.to_dict()``) as a ReviewRoundResponse."""
+    budget = data["budget"]
+    msg = service_pb2.ReviewRoundResponse(
+        variant=data["variant"],
+        budget=service_pb2.ReviewBudget(rollouts=budget["rollouts"], ms=budget["ms"],
+                                        model=budget["model"], exact=budget.get("exact", 0)),
+        seed=data["seed"], width=data["width"], oracle=data.get("oracle", False),
+        players=data.get("players") or (), rollouts=data["rollouts"],
+        seconds=data["seconds"])
+    for d in data["decisions"]:
+        _decision(d, msg.decisions.add())
+    for s in data["seats"]:
+        seat = msg.seats.add(seat=s["seat"], decisions=s["decisions"], forced=s["forced"],
+                             inaccuracies=s["inaccuracies"], mistakes=s["mistakes"],
+                             blunders=s["blunders"])
+        for name in ("player", "mean_loss", "agree_first", "agree_top3", "oracle_gain"):
+            _optional(seat, name, s.get(name))
+    result = data["result"]
+    msg.result.final[:] = result["final"]
+    _optional(msg.result, "winning_team", result.get("winning_team"))
+    return msg
+
+
+def _decision(d: Mapping[str, Any], out: service_pb2.ReviewedDecision) -> None:
+    seat = d["seat"]
+    out.index, out.seat, out.forced = d["index"], seat, d["forced"]
+    _action(seat, d["taken"], out.taken)
+    for c in d["candidates"]:
+        cand = out.candidates.add(reading=c.get("reading") or "", se=c["se"], taken=c["taken"])
+        _action(seat, c, cand.action)
+        for name in ("points", "first", "true_points"):
+            _optional(cand, name, c.get(name))
+        if c.get("hint_rank") is not None and c["hint_rank"] >= 0:   # -1: not a hint
+            cand.hint_rank = c["hint_rank"]
+    out.best, out.choice = d["best"], d.get("choice", d["best"])
+    out.loss, out.loss_se = d["loss"], d["loss_se"]
+    out.verdict = VERDICTS_ON_WIRE[d["verdict"]]
+    out.agrees_first, out.agrees_top3 = d["agrees_first"], d["agrees_top3"]
+    out.deals = d.get("deals", 0)
+    for name in ("eval_team0", "oracle_gain"):
+        _optional(out, name, d.get(name))

@@ -1,0 +1,194 @@
+"""ReviewRound (protos/shuangkou/v1/service.proto) against a real server on loopback, over
+gRPC and HTTP (Connect JSON, gRPC-Web): the review of the core, field for field; a replay
+refused as ScoreRound and ScoreReplays refuse it; options beyond their limits named; the
+call bounded by its deadline; counted in the metrics.
+
+Budgets are small (a few rollouts a candidate) so that every call takes well under a second:
+what a review is worth is tests/test_review.py's and bench/bench_review.py's matter."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import grpc
+import pytest
+from google.protobuf import json_format
+from grpc_helpers import REPLAY, TIMEOUT, Running, metric_value, rich_error, running_server
+from test_http import grpc_status, grpc_web, post, status_of_json  # noqa: I001
+from test_service_api import structured
+
+from shuangkou import core
+from shuangkou.core.review import DEFAULT_REVIEW, VERDICTS, review
+from shuangkou.core.suggest import MAX_ALTERNATIVES, MAX_ROLLOUTS
+from shuangkou.service.api.review import VERDICTS_ON_WIRE, review_to_proto
+from shuangkou.service.errors import decode_status
+from shuangkou.v1 import scoring_pb2, service_pb2, variants_pb2
+
+ROLLOUTS = 24   # per decision: a whole round reviews in well under a second
+
+
+@pytest.fixture(scope="module")
+def srv() -> Iterator[Running]:
+    with running_server(http=True) as running:
+        yield running
+
+
+def generated(variant: str = "baibian", seed: int = 3) -> dict[str, Any]:
+    replay: dict[str, Any] = core.generate_replay(variant, seed)
+    return replay
+
+
+def local(replay: dict[str, Any] | str, *, rollouts: int = ROLLOUTS, seed: int = 0,
+          width: int = 6, oracle: bool = False) -> dict[str, Any]:
+    """What the core's review gives."""
+    budget = replace(DEFAULT_REVIEW, rollouts=rollouts)
+    data: dict[str, Any] = review(replay, budget=budget, width=width, seed=seed,
+                                  oracle=oracle).to_dict()
+    return data
+
+
+def same_review(got: service_pb2.ReviewRoundResponse, want: dict[str, Any]) -> None:
+    """The reply is the core's review on the wire (its timing aside)."""
+    got = type(got).FromString(got.SerializeToString())
+    got.seconds = 0.0
+    assert got == review_to_proto({**want, "seconds": 0.0})
+
+
+def test_verdict_names_are_the_cores() -> None:
+    assert set(VERDICTS_ON_WIRE) == set(VERDICTS)
+
+
+def test_a_round_reviewed_over_grpc_is_the_cores_review(srv: Running) -> None:
+    replay = generated()
+    reply = srv.stub.ReviewRound(service_pb2.ReviewRoundRequest(
+        replay_json=json.dumps(replay), rollouts=ROLLOUTS, seed=5), timeout=TIMEOUT)
+    want = local(replay, seed=5)
+    same_review(reply, want)
+    assert [d.index for d in reply.decisions] == list(range(len(replay["actions"])))
+    assert len(reply.seats) == 4 and reply.budget.rollouts == ROLLOUTS and reply.seed == 5
+    for d, a in zip(reply.decisions, replay["actions"], strict=True):
+        assert d.seat == a["seat"] and d.verdict != service_pb2.VERDICT_UNSPECIFIED
+        assert [c.taken for c in d.candidates].count(True) == 1
+    # the same review again, and from the typed Replay message
+    again = srv.stub.ReviewRound(service_pb2.ReviewRoundRequest(
+        replay_json=json.dumps(replay), rollouts=ROLLOUTS, seed=5), timeout=TIMEOUT)
+    same_review(again, want)
+    typed = srv.stub.ReviewRound(service_pb2.ReviewRoundRequest(
+        rule_set=variants_pb2.RuleSet(id="baibian"), replay=structured(REPLAY),
+        rollouts=ROLLOUTS), timeout=TIMEOUT)
+    same_review(typed, local(REPLAY))
+
+
+def test_oracle(srv: Running) -> None:
+    """oracle: each evaluated candidate's points on the true deal, and the decision's gain."""
+    replay = generated("qianbian", 2)
+    reply = srv.stub.ReviewRound(service_pb2.ReviewRoundRequest(
+        replay_json=json.dumps(replay), rollouts=ROLLOUTS, oracle=True), timeout=TIMEOUT)
+    same_review(reply, local(replay, oracle=True))
+    rated = [d for d in reply.decisions if not d.forced and d.deals]
+    assert rated and reply.oracle
+    assert all(d.HasField("oracle_gain") for d in rated)
+    assert all(c.HasField("true_points") for d in rated for c in d.candidates)
+
+
+def test_counted_in_the_metrics(srv: Running) -> None:
+    before = metric_value(srv.scrape(), "grpc_server_handled_total", grpc_method="ReviewRound",
+                          grpc_code="OK") or 0
+    reply = srv.stub.ReviewRound(service_pb2.ReviewRoundRequest(
+        replay_json=json.dumps(REPLAY), rollouts=ROLLOUTS), timeout=TIMEOUT)
+    text = srv.scrape()
+    assert metric_value(text, "grpc_server_handled_total", grpc_method="ReviewRound",
+                        grpc_code="OK") == before + 1
+    good = sum(d.verdict == service_pb2.VERDICT_GOOD for d in reply.decisions)
+    assert (metric_value(text, "shuangkou_decisions_reviewed_total", variant="baibian",
+                         verdict="good") or 0) >= good
+
+
+def test_over_http_json_and_grpc_web(srv: Running) -> None:
+    request = service_pb2.ReviewRoundRequest(replay_json=json.dumps(REPLAY), rollouts=ROLLOUTS)
+    want = srv.stub.ReviewRound(request, timeout=TIMEOUT)
+    status, _, body = post(srv, "ShuangkouService/ReviewRound",
+                           json_format.MessageToJson(request).encode())
+    assert status == 200, body
+    by_json = json_format.ParseDict(json.loads(body), service_pb2.ReviewRoundResponse())
+    by_json.seconds = want.seconds
+    assert by_json == want
+    by_web = grpc_web(srv).review_round(request, timeout_ms=int(TIMEOUT * 1000))
+    by_web.seconds = want.seconds
+    assert by_web == want
+
+
+def _bad_replays() -> list[dict[str, Any] | str]:
+    wrong_seat = {**REPLAY, "actions": REPLAY["actions"][:5] + [{"seat": 2, "play": "5S"}]}
+    unfinished = {**REPLAY, "actions": REPLAY["actions"][:3]}
+    return [wrong_seat, unfinished, "{", "[]", {**REPLAY, "hands": ["3S"]},
+            {**REPLAY, "variant": "nosuch"}]
+
+
+@pytest.mark.parametrize("bad", _bad_replays())
+def test_an_invalid_replay_fails_as_scoring_it_does(srv: Running, bad: dict[str, Any] | str
+                                                    ) -> None:
+    text = bad if isinstance(bad, str) else json.dumps(bad)
+    with pytest.raises(grpc.RpcError) as scored:
+        srv.stub.ScoreRound(service_pb2.ScoreRoundRequest(replay_json=text), timeout=TIMEOUT)
+    with pytest.raises(grpc.RpcError) as reviewed:
+        srv.stub.ReviewRound(service_pb2.ReviewRoundRequest(replay_json=text,
+                                                            rollouts=ROLLOUTS),
+                             timeout=TIMEOUT)
+    assert reviewed.value.code() == scored.value.code()
+    assert grpc_status(reviewed.value) == grpc_status(scored.value)   # message and details
+    # ScoreReplays' in-band error is the same google.rpc.Status
+    [streamed] = srv.stub.ScoreReplays(iter([service_pb2.ScoreReplaysRequest(
+        replay_json=text)]), timeout=TIMEOUT)
+    assert streamed.error == grpc_status(reviewed.value)
+    # and over HTTP
+    status, _, body = post(srv, "ShuangkouService/ReviewRound", json.dumps(
+        {"replayJson": text, "rollouts": ROLLOUTS}).encode())
+    assert status >= 400 and status_of_json(body) == streamed.error
+
+
+def test_typed_replay_errors_name_the_field(srv: Running) -> None:
+    msg = structured(REPLAY)
+    msg.actions[1].type = scoring_pb2.ACTION_TYPE_UNSPECIFIED
+    with pytest.raises(grpc.RpcError) as info:
+        srv.stub.ReviewRound(service_pb2.ReviewRoundRequest(replay=msg), timeout=TIMEOUT)
+    assert rich_error(info.value).fields == ["replay.actions[1].type"]
+    with pytest.raises(grpc.RpcError) as info:
+        srv.stub.ReviewRound(service_pb2.ReviewRoundRequest(), timeout=TIMEOUT)
+    err = rich_error(info.value)
+    assert err.code == grpc.StatusCode.INVALID_ARGUMENT and err.fields == ["round"]
+
+
+@pytest.mark.parametrize(("options", "field"), [
+    ({"rollouts": MAX_ROLLOUTS + 1}, "rollouts"),
+    ({"width": MAX_ALTERNATIVES + 1}, "width"),
+])
+def test_options_beyond_their_limits(srv: Running, options: dict[str, int], field: str) -> None:
+    request = service_pb2.ReviewRoundRequest(replay_json=json.dumps(REPLAY), **options)
+    with pytest.raises(grpc.RpcError) as info:
+        srv.stub.ReviewRound(request, timeout=TIMEOUT)
+    err = rich_error(info.value)
+    assert err.code == grpc.StatusCode.INVALID_ARGUMENT and err.fields == [field]
+    assert f"{field} must be at most" in err.message
+    status, _, body = post(srv, "ShuangkouService/ReviewRound",
+                           json_format.MessageToJson(request).encode())
+    assert status == 400 and decode_status(status_of_json(body)).field == field
+
+
+def test_a_deadline_too_short_for_the_review(srv: Running) -> None:
+    """A whole round at the largest budget cannot fit 0.3 s: the call ends DEADLINE_EXCEEDED
+    about when its deadline passes, not when the review would have finished."""
+    request = service_pb2.ReviewRoundRequest(replay_json=json.dumps(generated()),
+                                             rollouts=MAX_ROLLOUTS)
+    t0 = time.perf_counter()
+    with pytest.raises(grpc.RpcError) as info:
+        srv.stub.ReviewRound(request, timeout=0.3)
+    assert info.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+    assert time.perf_counter() - t0 < 3.0
+    # the server is free again at once
+    assert srv.stub.ReviewRound(service_pb2.ReviewRoundRequest(
+        replay_json=json.dumps(REPLAY), rollouts=ROLLOUTS), timeout=TIMEOUT).decisions
