@@ -123,7 +123,7 @@ def review(archive: Path, outdir: Path, extra: list[str]) -> tuple[dict[str, Any
     from shuangkou.service.batch import review as rb
 
     t = time.perf_counter()
-    status = rb.main([str(archive), "-o", str(outdir), "--no-progress", *extra])
+    status = rb.main([str(archive), "--output-dir", str(outdir), "--no-progress", *extra])
     seconds = time.perf_counter() - t
     if status not in (0, 1):
         raise SystemExit(f"review-replays exited {status}")

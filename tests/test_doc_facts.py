@@ -151,13 +151,16 @@ def _all_fields() -> set[str]:
 
 
 def _python_names() -> set[str]:
-    """Names of the Python API the same pages quote (``score_replay``, ``to_dict`` …)."""
+    """Names of the Python API the same pages quote (``score_replay``, ``to_dict``, the
+    client's ``decode_status`` …)."""
+    import shuangkou.client
     import shuangkou.core.replay
     import shuangkou.core.scoring
 
     # module-level names only: a class attribute such as LegalPlays.truncated would hide
     # the very drift this looks for
-    return set(dir(core)) | set(dir(shuangkou.core.replay)) | set(dir(shuangkou.core.scoring))
+    return (set(dir(core)) | set(dir(shuangkou.core.replay)) | set(dir(shuangkou.core.scoring))
+            | set(dir(shuangkou.client)))
 
 
 #: The pages that describe the API to its callers. The others (design, decisions,

@@ -175,7 +175,7 @@ def test_review_archive_exactly_once_resume_and_summary(
     counts = (23, 11)
     lines = make_archive(tmp_path / "in", named, counts)
     out = tmp_path / "out"
-    args = [str(tmp_path / "in" / "a.jsonl"), str(tmp_path / "in" / "b"), "-o", str(out),
+    args = [str(tmp_path / "in" / "a.jsonl"), str(tmp_path / "in" / "b"), "--output-dir", str(out),
             "--partition-lines", "6", "-j", "2", "--rollouts", "8"]
     assert rb.main(args) == 1                      # the archive holds malformed lines
     records = _merged(out)
@@ -201,7 +201,7 @@ def test_review_archive_exactly_once_resume_and_summary(
     assert rb.main([*args, "--seed", "1"]) == 2
     assert "another run" in capsys.readouterr().err
     from shuangkou.service.batch import command
-    assert command.main(["--merge", "-o", str(out)]) == 2
+    assert command.main(["--merge", "--output-dir", str(out)]) == 2
     assert "merge it with shuangkou review-replays --merge" in capsys.readouterr().err
 
 
@@ -211,10 +211,10 @@ def test_review_shards_merge_equal_one_run(tmp_path: Path, named: list[str]) -> 
     lines = make_archive(tmp_path / "in", named, counts)
     one, sharded = tmp_path / "one", tmp_path / "sharded"
     base = [str(tmp_path / "in"), "--partition-lines", "4", "-j", "1", "--rollouts", "8"]
-    assert rb.main([*base, "-o", str(one)]) == 1
+    assert rb.main([*base, "--output-dir", str(one)]) == 1
     for i in (2, 0, 1):
-        rb.main([*base, "-o", str(sharded), "--shard", f"{i}/3"])
-    assert rb.main(["--merge", "-o", str(sharded)]) == 1
+        rb.main([*base, "--output-dir", str(sharded), "--shard", f"{i}/3"])
+    assert rb.main(["--merge", "--output-dir", str(sharded)]) == 1
     assert _merged(sharded) == _merged(one) and len(_merged(one)) == len(lines)
     assert _comparable(json.loads((sharded / "summary.json").read_text())) == \
         _comparable(json.loads((one / "summary.json").read_text()))
@@ -244,18 +244,18 @@ def test_review_on_dask_equals_one_process(tmp_path: Path, named: list[str],
     counts = (30, 14, 1)
     make_archive(tmp_path / "in", named, counts)
     base = [str(tmp_path / "in"), "--partition-lines", "5", "--rollouts", "8", "--no-progress"]
-    assert rb.main([*base, "-o", str(tmp_path / "dask"), "--dask",
+    assert rb.main([*base, "--output-dir", str(tmp_path / "dask"), "--dask",
                     stand_in_cluster.address]) == 1
     assert "2 workers" in capsys.readouterr().err
-    assert rb.main([*base, "-o", str(tmp_path / "one"), "-j", "1"]) == 1
+    assert rb.main([*base, "--output-dir", str(tmp_path / "one"), "-j", "1"]) == 1
     assert _merged(tmp_path / "dask") == _merged(tmp_path / "one")
     assert _comparable(json.loads((tmp_path / "dask" / "summary.json").read_text())) == \
         _comparable(json.loads((tmp_path / "one" / "summary.json").read_text()))
 
 
 def test_review_replays_needs_an_output_dir() -> None:
-    for argv in (["x.jsonl"], ["x.jsonl", "-o", "d", "--dask", "local", "--shard", "0/2"],
-                 ["x.jsonl", "-o", "d", "--rollouts", "0"]):
+    for argv in (["x.jsonl"], ["x.jsonl", "--output-dir", "d", "--dask", "local", "--shard", "0/2"],
+                 ["x.jsonl", "--output-dir", "d", "--rollouts", "0"]):
         with pytest.raises(SystemExit) as info:
             rb.main(argv)
         assert info.value.code == 2
@@ -288,7 +288,7 @@ def test_a_cheating_partnership_stands_out(tmp_path: Path) -> None:
     archive = tmp_path / "rounds.jsonl"
     bench.make(10, archive, seed=1, width=4, variant="bianfeng")
     out = tmp_path / "out"
-    assert rb.main([str(archive), "-o", str(out), "-j", "2", "--rollouts", "16",
+    assert rb.main([str(archive), "--output-dir", str(out), "-j", "2", "--rollouts", "16",
                     "--partition-lines", "3", "--no-progress"]) == 0
     summary = json.loads((out / "summary.json").read_text())
     pairs = {" & ".join(p["players"]): p for p in summary["partnerships"]}
