@@ -262,10 +262,9 @@ def _decision(index: int, seat: int, taken_cards: tuple[int, ...], rows: list[An
 
 # ----------------------------------------------------------------------------- a replay
 
-def _players(doc: Mapping[str, Any], hand_at: Sequence[int]) -> tuple[str, ...] | None:
+def _players(players: Sequence[str] | None, hand_at: Sequence[int]) -> tuple[str, ...] | None:
     """The replay's ``players`` (by dealt seat, validated by the replay reader) by table
     seat; None when the replay names none."""
-    players = doc.get("players")
     if players is None:
         return None
     return tuple(str(players[hand_at[t]]) for t in range(SEATS))
@@ -312,8 +311,7 @@ def review(replay: Replay | Mapping[str, Any] | str | bytes, *,
     if type(seed) is not int or not 0 <= seed < 2**64:
         raise ShuangkouError(f"seed must be an integer 0–2^64-1; got {seed!r}", "seed")
     t0 = time.monotonic()
-    if isinstance(replay, Replay):     # a record names no players
-        doc: Mapping[str, Any] = {}
+    if isinstance(replay, Replay):     # a record: players (if any) on it, as on a document's
         result = score_replay(replay)
         typed = replay
     else:
@@ -347,7 +345,7 @@ def review(replay: Replay | Mapping[str, Any] | str | bytes, *,
         d = _decision(i, action.seat, action.cards, rows, stats, last_eval)
         last_eval = d.eval_team0
         decisions.append(d)
-    players = _players(doc, result.hand_at)
+    players = _players(typed.players, result.hand_at)
     return Review(typed.variant.id, budget, seed, width, oracle, players, tuple(decisions),
                   _summaries(decisions, players), tuple(result.final), result.winning_team,
                   rollouts, time.monotonic() - t0)

@@ -236,3 +236,20 @@ def test_the_review_command(tmp_path: Any, rule_round: dict[str, Any]) -> None:
     assert missing.returncode == 2 and "cannot read" in missing.stderr
     assert "\x1b" not in missing.stderr and "\u202e" not in missing.stderr    # shown()
     assert "\\x1b]0;owned" in missing.stderr
+
+
+def test_players_are_reported_by_table_seat_from_a_document_or_a_record(
+        rule_round: dict[str, Any]) -> None:
+    """`players` names dealt seats; the review names table seats (after the revealed-card
+    swap), the same whether it reads the document or its typed record (ReviewRound's
+    message path)."""
+    from shuangkou.core.replay import parse_replay
+
+    doc = {**rule_round, "players": ["ann", "bo", "cy", "di"]}
+    small = ReviewBudget(rollouts=4)
+    from_doc = review(doc, budget=small, seed=2).to_dict()
+    from_record = review(parse_replay(doc), budget=small, seed=2).to_dict()
+    hand_at = core.score_replay(json.dumps(doc)).hand_at
+    assert from_doc["players"] == [doc["players"][hand_at[t]] for t in range(4)]
+    assert from_record["players"] == from_doc["players"]
+    assert [s["player"] for s in from_doc["seats"]] == from_doc["players"]
