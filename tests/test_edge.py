@@ -34,7 +34,10 @@ def _suggest_request(max_ms: int) -> rounds_pb2.SuggestActionRequest:
         search=rounds_pb2.SearchBudget(max_ms=max_ms))
 
 
-@pytest.mark.parametrize(("max_ms", "deadline"), [(10_000, 2.0), (3_000, 0.3)])
+# Deadlines whose margin (a fifth of the time left: 200 and 400 ms) a loaded host's scheduling
+# still fits in; the margin's arithmetic down to its 50 ms floor is test_within_deadline_budget's
+# (a 0.3 s deadline's 60 ms margin failed here beside a second suite at load 9).
+@pytest.mark.parametrize(("max_ms", "deadline"), [(10_000, 2.0), (3_000, 1.0)])
 def test_a_search_longer_than_the_deadline_answers_in_time(server: Running, max_ms: int,
                                                            deadline: float) -> None:
     """Item 4: the search keeps a margin before the deadline, so 托管 always moves."""
