@@ -16,6 +16,7 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO
 
 __all__ = ["InputFile", "INPUT_SUFFIXES", "MANIFEST", "SUMMARY", "PARTS", "expand",
@@ -232,3 +233,20 @@ def count_lines(paths: Sequence[str]) -> int | None:
                 last = block[-1:]
             total += last != b"\n"
     return total
+
+
+def read_replay(spec: str, line: int | None = None) -> str:
+    """One replay's text for ``view`` and ``review``: a file, ``-`` (stdin), or line
+    ``line`` (1-based) of a JSON-lines file (``.gz`` too).
+
+    :raises OSError: the file cannot be read.
+    :raises ValueError: the file has fewer than ``line`` lines.
+    """
+    if line is not None:
+        for i, text in enumerate(file_lines(spec), 1):
+            if i == line:
+                return text
+        raise ValueError(f"{spec} has fewer than {line:,} lines")
+    if spec == "-":
+        return sys.stdin.read()
+    return Path(spec).read_text(encoding="utf-8", errors="replace")

@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -23,20 +22,13 @@ from shuangkou.core.errors import ReplayError, ShuangkouError
 from shuangkou.core.review import DEFAULT_REVIEW, Review, ReviewBudget, review
 from shuangkou.core.suggest import DEFAULT_WIDTH
 
+from ..batch.inputs import read_replay
 from ..shown import shown
 
 __all__ = ["main", "text_of"]
 
 PROG = "shuangkou review"
 
-
-def _line(path: str, number: int) -> str:
-    from ..batch.inputs import file_lines
-
-    for i, line in enumerate(file_lines(path), 1):
-        if i == number:
-            return line
-    raise ValueError(f"{path} has fewer than {number:,} lines")
 
 
 def _action(c: dict[str, Any]) -> str:
@@ -117,12 +109,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.line is not None and (args.line < 1 or args.replay == "-"):
         parser.error("--line takes a line number from 1, of a file (not stdin)")
     try:
-        if args.line is not None:
-            text = _line(args.replay, args.line)
-        elif args.replay == "-":
-            text = sys.stdin.read()
-        else:
-            text = Path(args.replay).read_text(encoding="utf-8", errors="replace")
+        text = read_replay(args.replay, args.line)
     except OSError as exc:
         print(shown(f"{PROG}: cannot read {args.replay}: {exc.strerror or exc}"),
               file=sys.stderr)

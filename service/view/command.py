@@ -29,6 +29,7 @@ from shuangkou.core.errors import ShuangkouError
 from shuangkou.core.review import DEFAULT_REVIEW, review
 from shuangkou.core.story import RoundStory
 
+from ..batch.inputs import read_replay
 from .page import KIND_TEXT, page_of
 
 __all__ = ["main", "verdict"]
@@ -44,14 +45,6 @@ def verdict(story: RoundStory) -> str:
     finals = " ".join(str(f) for f in story.result.final)
     return f"{KIND_TEXT[story.result.kind]}; finals {finals}"
 
-
-def _line(path: str, number: int) -> str:
-    from ..batch.inputs import file_lines
-
-    for i, line in enumerate(file_lines(path), 1):
-        if i == number:
-            return line
-    raise ValueError(f"{path} has fewer than {number:,} lines")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -119,12 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ShuangkouError as exc:
         parser.error(str(exc))
     try:
-        if args.line is not None:
-            text = _line(args.replay, args.line)
-        elif args.replay == "-":
-            text = sys.stdin.read()
-        else:
-            text = Path(args.replay).read_text(encoding="utf-8", errors="replace")
+        text = read_replay(args.replay, args.line)
     except OSError as exc:
         print(f"shuangkou view: cannot read {args.replay}: {exc.strerror or exc}",
               file=sys.stderr)
