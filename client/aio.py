@@ -109,6 +109,12 @@ class AsyncShuangkouClient(_AsyncClient):
         return await self._call(s.GetServerInfoResponse, "GetServerInfo",
                                 request or s.GetServerInfoRequest(), timeout, metadata)
 
+    async def review_round(self, request: s.ReviewRoundRequest, *,
+                           timeout: float | None = None, metadata: Metadata | None = None
+                           ) -> s.ReviewRoundResponse:
+        return await self._call(s.ReviewRoundResponse, "ReviewRound", request, timeout,
+                                metadata)
+
     async def score_replays(self, requests: AsyncIterable[s.ScoreReplaysRequest]
                             | Iterable[s.ScoreReplaysRequest], *,
                             timeout: float | None = None, metadata: Metadata | None = None

@@ -105,6 +105,7 @@ DEADLINES: dict[str, float] = {
     "ListVariants": 10.0,
     "GetVariant": 10.0,
     "GetServerInfo": 10.0,
+    "ReviewRound": 60.0,      # a whole round searched: ~2-7 s of CPU at the default budget
     "StartRound": 10.0,
     "ApplyAction": 10.0,
     "SuggestAction": 30.0,

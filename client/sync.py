@@ -109,6 +109,10 @@ class ShuangkouClient(_Client):
         return self._call(s.GetServerInfoResponse, "GetServerInfo",
                           request or s.GetServerInfoRequest(), timeout, metadata)
 
+    def review_round(self, request: s.ReviewRoundRequest, *, timeout: float | None = None,
+                     metadata: Metadata | None = None) -> s.ReviewRoundResponse:
+        return self._call(s.ReviewRoundResponse, "ReviewRound", request, timeout, metadata)
+
     def score_replays(self, requests: Iterable[s.ScoreReplaysRequest], *,
                       timeout: float | None = None, metadata: Metadata | None = None
                       ) -> Iterator[s.ScoreReplaysResponse]:

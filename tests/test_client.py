@@ -86,6 +86,9 @@ def test_rules_answers_are_the_cores(address: str) -> None:
             service_pb2.ScoreReplaysRequest(replay_json=line)
             for line in (json.dumps(REPLAY), "{")))
         assert [r.WhichOneof("outcome") for r in replies] == ["result", "error"]
+        review = rules.review_round(service_pb2.ReviewRoundRequest(
+            replay_json=json.dumps(REPLAY), rollouts=4))
+        assert len(review.decisions) == len(REPLAY["actions"]) and len(review.seats) == 4
 
 
 def test_a_refused_request_raises_with_its_reason_and_field(address: str) -> None:
