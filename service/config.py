@@ -135,6 +135,12 @@ class Config:
             else f"{host}:{self.http_port}"
 
     @property
+    def shares_ports(self) -> bool:
+        """Whether the gRPC and HTTP ports are bound with SO_REUSEPORT: asked for, or shared
+        by workers."""
+        return self.reuse_port or self.workers > 1
+
+    @property
     def stream_cap(self) -> int:
         """Streams allowed at once: ``max_streams``, but always leaving half the handler
         threads (at least one) to unary calls and health checks, since a stream holds one."""

@@ -78,11 +78,6 @@ def health_statuses(servicer: health.HealthServicer) -> dict[str, str]:
                 for name, status in state._server_status.items()}
 
 
-def reuses_port(config: Config) -> bool:
-    """Whether the gRPC port is bound with SO_REUSEPORT: asked for, or shared by workers."""
-    return config.reuse_port or config.workers > 1
-
-
 def server_options(config: Config) -> list[tuple[str, int]]:
     """Channel arguments: message limits, keepalive and connection lifetime."""
     def ms(seconds: float) -> int:
@@ -94,7 +89,7 @@ def server_options(config: Config) -> list[tuple[str, int]]:
         ("grpc.max_receive_message_length", min(2 * config.max_message_bytes, 2**31 - 1)),
         ("grpc.max_send_message_length", config.max_message_bytes),
         # Off by default so that a second server on the same port fails loudly.
-        ("grpc.so_reuseport", 1 if reuses_port(config) else 0),
+        ("grpc.so_reuseport", 1 if config.shares_ports else 0),
         ("grpc.keepalive_time_ms", ms(config.keepalive_time)),
         ("grpc.keepalive_timeout_ms", ms(config.keepalive_timeout)),
         # Clients may keep idle channels alive with pings every 10 s or more (the default
@@ -212,7 +207,7 @@ def create_server(config: Config, *, health_servicer: health.HealthServicer | No
         enable_reflection((SERVICE_NAME, ROUND_SERVICE_NAME, HEALTH_SERVICE), server)
     credentials = server_credentials(config)
     setting = "setting port, flag --port"
-    check_bindable(config.host, config.port, reuse_port=reuses_port(config),
+    check_bindable(config.host, config.port, reuse_port=config.shares_ports,
                    address=config.address, setting=setting)
     try:
         port = (server.add_secure_port(config.address, credentials) if credentials

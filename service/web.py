@@ -1283,7 +1283,7 @@ def create_http_server(config: Config, servicers: Mapping[str, Any],
                      config.default_deadline, metrics, health, interceptor.access)
     try:
         sock = listening_socket(config.http_host, config.http_port,
-                                reuse_port=config.reuse_port or config.workers > 1)
+                                reuse_port=config.shares_ports)
     except OSError as exc:
         raise OSError(f"cannot listen on {config.http_address}: {exc.strerror} (setting "
                       "http_port, flag --http-port; --no-http disables HTTP)") from None
