@@ -40,6 +40,8 @@ of wins, the paired standard error between any two), and optionally on the true 
 in compiled code: the rollout speed bench (bench/bench_search.py).
 """
 
+import sys
+
 from libc.math cimport sqrt
 from libc.string cimport memcpy, memset
 
@@ -379,6 +381,36 @@ cdef int check_budget(int width, long rollouts, double ms, int exact, str model)
     return model == "mix"
 
 
+cdef struct Pause:
+    double every          # seconds between pauses: twice the interpreter's switch interval
+    double next           # when the next pause is due
+
+
+cdef void pause_open(Pause* p):
+    p.every = 2 * sys.getswitchinterval()
+    p.next = monotonic() + p.every
+
+
+cdef int pause_due(Pause* p, object cancelled) except -1:
+    """Between two deals, at most every ``p.every`` seconds: ask ``cancelled`` (1: the
+    caller went away) and let the process's other threads take the GIL. Not every deal:
+    CPython's GIL waiter asks the holder to hand over only after a whole switch interval
+    in which the GIL did not change hands, and a release and re-take per deal (0.4 ms)
+    counts as a change — so the waiter never asked and every other thread of a server
+    (its event loop, its probes, gRPC's pollers) waited for the whole search. With a pause
+    every two intervals the waiter's request is pending at the next pause, which hands
+    over (docs/decisions.md "A search shares the GIL")."""
+    cdef double now = monotonic()
+    if now < p.next:
+        return 0
+    p.next = now + p.every
+    if cancelled is not None and cancelled():
+        return 1
+    with nogil:
+        pass
+    return 0
+
+
 def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width=6,
            int count=1, timeout=None, win=None, cancelled=None, str model="rule", int exact=0):
     """Search the decision of the seat to act in ``root`` (module doc). Budget: at most
@@ -393,8 +425,9 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
     the win bonus in points (None: win_bonus). ``model``: how the rollouts play the other seats
     (:data:`MODELS`); ``exact``: a rollout whose hands hold this many cards or fewer
     together is finished by an exact search of that deal (0: never; at most
-    :data:`MAX_EXACT`). ``cancelled``: a callable asked between deals; true
-    ends the search there as its budget would (the caller went away: an RPC's client)."""
+    :data:`MAX_EXACT`). ``cancelled``: a callable asked between deals (every two switch
+    intervals at most: :func:`pause_due`); true ends the search there as its budget would
+    (the caller went away: an RPC's client)."""
     cdef Policy P
     cdef Seen S
     cdef Choice cands[MAXALT]
@@ -408,6 +441,7 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
     cdef long done = 0
     cdef double t0 = monotonic(), hard = 0, stop = 0, mean, se, gain
     cdef Rng g
+    cdef Pause pause
     cdef RoundCore det, x
     cdef unsigned long long base
     cdef double win_value = win_bonus(root) if win is None else win
@@ -443,12 +477,13 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
                    <unsigned long long>root.actions_applied)
         if m > 1 and (rollouts or ms):
             unseen_pool(root, seat, pool)
+            pause_open(&pause)
             det = RoundCore.__new__(RoundCore)
             x = RoundCore.__new__(RoundCore)
             while not rollouts or done + m <= rollouts:
                 if stop and monotonic() >= stop:
                     break
-                if cancelled is not None and cancelled():
+                if pause_due(&pause, cancelled):
                     break
                 g.s = mix(base, <unsigned long long>deal)
                 if roll_deal(&P, root, det, x, seat, pool, mixed, &g, cands, m, exact, stack,
@@ -463,8 +498,6 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
                 done += m
                 deal += 1
                 solved += exact_now
-                with nogil:
-                    pass      # let other threads of a server process run between deals
         best = 0
         gain = 0
         for k in range(1, m):
@@ -586,6 +619,7 @@ def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=N
     cdef long done = 0
     cdef double t0 = monotonic(), hard = 0, stop = 0, mean, var
     cdef Rng g
+    cdef Pause pause
     cdef RoundCore det, x
     cdef unsigned long long base
     cdef double win_value = win_bonus(root) if win is None else win
@@ -648,13 +682,14 @@ def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=N
                    <unsigned long long>root.actions_applied)
         if not forced and (rollouts or ms):
             unseen_pool(root, seat, pool)
+            pause_open(&pause)
             while True:
                 if deal >= MIN_DEALS and ((rollouts and done + m > rollouts)
                                           or (stop and monotonic() >= stop)):
                     break
                 if hard and monotonic() >= hard:
                     raise DeadlineExceeded("the evaluation ran out of its time budget")
-                if cancelled is not None and cancelled():
+                if pause_due(&pause, cancelled):
                     stopped = 1
                     break
                 g.s = mix(base, <unsigned long long>deal)
@@ -669,12 +704,10 @@ def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=N
                 done += m
                 deal += 1
                 solved += exact_now
-                with nogil:
-                    pass      # let other threads of a server process run between deals
             while oracle and not stopped and odeal < deal:
                 if hard and monotonic() >= hard:
                     raise DeadlineExceeded("the evaluation ran out of its time budget")
-                if cancelled is not None and cancelled():
+                if pause_due(&pause, cancelled):
                     stopped = 1
                     break
                 g.s = mix(base ^ ORACLE_SALT, <unsigned long long>odeal)
@@ -687,8 +720,6 @@ def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=N
                 done += m
                 odeal += 1
                 solved += exact_now
-                with nogil:
-                    pass
         rows = []
         for k in range(m):
             cards, reading = _cards(root, seat, &cands[k])

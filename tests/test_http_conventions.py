@@ -364,7 +364,9 @@ def test_health_over_http_follows_grpc_health() -> None:
 
 def test_probes_answer_while_every_thread_is_busy() -> None:
     """The probes are answered on the event loop: with the only handler thread searching and
-    a call queued behind it, /healthz and /readyz still answer at once."""
+    a call queued behind it, /healthz and /readyz still answer — before either call ends.
+    (A search once kept the GIL from every other thread until it ended: core_ext/_search.pyx
+    ``pause_due``.) No time bound: the order of the answers is the claim."""
     import threading
 
     from shuangkou import core
@@ -372,21 +374,25 @@ def test_probes_answer_while_every_thread_is_busy() -> None:
     r = core.Round.deal_seeded("baibian", b"probes while busy")
     search = json_format.MessageToJson(rounds_pb2.SuggestActionRequest(
         state=r.to_bytes(), search=rounds_pb2.SearchBudget(max_ms=1500))).encode()
+    ended: list[tuple[str, int]] = []
+
+    def call() -> None:
+        status = request(srv, "POST", "/shuangkou.v1.RoundService/SuggestAction", search,
+                         {"Content-Type": "application/json"})[0]
+        ended.append(("search", status))
+
     with running_server(http=True, threads=1) as srv:
-        held = [threading.Thread(target=request, args=(
-            srv, "POST", "/shuangkou.v1.RoundService/SuggestAction", search,
-            {"Content-Type": "application/json"})) for _ in range(2)]
+        held = [threading.Thread(target=call) for _ in range(2)]
         for t in held:
             t.start()
         time.sleep(0.3)
         try:
             for path in ("/healthz", "/readyz"):
-                t0 = time.monotonic()
-                assert request(srv, "GET", path)[0] == 200
-                assert time.monotonic() - t0 < 1.0, path
+                ended.append((path, request(srv, "GET", path)[0]))
         finally:
             for t in held:
                 t.join()
+    assert ended == [("/healthz", 200), ("/readyz", 200), ("search", 200), ("search", 200)]
 
 
 def test_the_readiness_self_probe_asks_healthz() -> None:
