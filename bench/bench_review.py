@@ -34,10 +34,11 @@ were (run it on both builds).
    托管 budget's 600 rollouts, no time cap, so that the rounds are reproducible). The
    policy's **strength** is its team's points per round in those rounds (stake 1); each
    round is then reviewed at ``--rollouts`` per decision (the review's default budget) and
-   the policy's **mean loss per unforced decision** is taken over its own seats' decisions.
-   A review that measures play orders the policies by loss as their strength orders them:
-   Spearman's rank correlation between the two is printed (−1: the same order reversed,
-   which is the aim: more loss, fewer points).
+   the policy's **mean loss per unforced decision** and its **loss share** (losses over
+   stakes, docs/review.md "Comparing players") are taken over its own seats' decisions. A
+   review that measures play orders the policies by loss as their strength orders them:
+   Spearman's rank correlation between each and the strength is printed (−1: the same order
+   reversed, which is the aim: more loss, fewer points).
 2. **Search near zero, random far from it**: the same table's first and last rows.
 3. **Verdicts confirmed under another model.** For the ``--confirm`` largest losses among the
    decisions reviewed as mistakes or blunders (the best alternative not taken), the position is played on from what
@@ -318,6 +319,19 @@ def interval(xs: Sequence[float]) -> tuple[float, float]:
     return mean, (1.96 * statistics.stdev(xs) / math.sqrt(len(xs)) if len(xs) > 1 else 0.0)
 
 
+def ratio_interval(sums: Sequence[tuple[float, float]]) -> tuple[float, float]:
+    """Σx/Σs over rounds and the half-width of its cluster-robust 95 % interval (a round is
+    one sample; the same estimate as the archive review's, service/batch/review.py)."""
+    sx, ss = sum(x for x, _ in sums), sum(s for _, s in sums)
+    if not ss:
+        return 0.0, 0.0
+    q, r = sx / ss, len(sums)
+    if r < 2:
+        return q, 0.0
+    se = math.sqrt(r / (r - 1) * sum((x - q * s) ** 2 for x, s in sums)) / ss
+    return q, 1.96 * se
+
+
 def without_time(data: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in data.items() if k != "seconds"}
 
@@ -329,6 +343,7 @@ def validity(args: argparse.Namespace) -> dict[str, Any]:
     first: tuple[core.Replay, dict[str, Any]] | None = None
     for name in args.policies:
         points, losses, per_round, blunders = [], [], [], 0
+        round_sums: list[tuple[float, float]] = []     # per round: (Σ loss, Σ stake)
         agree, cpu = [], 0.0
         for d in range(args.deals):
             for team in (0, 1):
@@ -342,6 +357,7 @@ def validity(args: argparse.Namespace) -> dict[str, Any]:
                 mine = [x for x in data["decisions"]
                         if x["seat"] % 2 == team and x["verdict"] != "forced"]
                 losses.extend(x["loss"] for x in mine)
+                round_sums.append((sum(x["loss"] for x in mine), sum(x["stake"] for x in mine)))
                 per_round.append(statistics.fmean(x["loss"] for x in mine) if mine else 0.0)
                 blunders += sum(x["verdict"] == "blunder" for x in mine)
                 agree.extend(x["agrees_first"] for x in mine)
@@ -350,16 +366,19 @@ def validity(args: argparse.Namespace) -> dict[str, Any]:
                                and not x["candidates"][x["best"]]["taken"])
         strength, strength_half = interval(points)
         loss, loss_half = interval(per_round)
+        share, share_half = ratio_interval(round_sums)
         policies.append({
             "policy": name, "rounds": len(points), "decisions": len(losses),
             "points_per_round": strength, "points_half": strength_half,
             "mean_loss": statistics.fmean(losses) if losses else 0.0,
-            "loss_half": loss_half,
+            "loss_half": loss_half, "loss_share": share, "share_half": share_half,
+            "stake": sum(s for _, s in round_sums) / max(len(losses), 1),
             "blunders_per_100": 100 * blunders / max(len(losses), 1),
             "agree_first": statistics.fmean(agree) if agree else 0.0,
             "review_cpu_s_per_round": cpu / max(len(points), 1)})
     strength = [p["points_per_round"] for p in policies]
     rho = spearman([p["mean_loss"] for p in policies], strength)
+    rho_share = spearman([p["loss_share"] for p in policies], strength)
     rho_agree = spearman([p["agree_first"] for p in policies], strength)
     confirmed = []
     flagged.sort(key=lambda f: -f[0])
@@ -382,6 +401,7 @@ def validity(args: argparse.Namespace) -> dict[str, Any]:
             without_time(first[1])
     return {"variant": args.variant, "deals": args.deals, "rollouts": args.rollouts,
             "seed": args.seed, "policies": policies, "spearman": rho,
+            "spearman_share": rho_share,
             "spearman_agree": rho_agree,
             "confirm_other": args.other, "confirm_deals": args.confirm_deals,
             "confirmed": confirmed, "deterministic": again}
@@ -391,14 +411,18 @@ def validity_report(out: dict[str, Any]) -> None:
     print(f"{out['variant']}: {out['deals']} deals x 2 seatings per policy, each round "
           f"reviewed at {out['rollouts']} rollouts per decision (seed {out['seed']})")
     print(f"{'policy':9} {'rounds':>6} {'decisions':>9} {'points/round (95%)':>22} "
-          f"{'mean loss (95%)':>18} {'blunders/100':>12} {'= 1st':>6} {'review CPU s':>12}")
+          f"{'mean loss (95%)':>18} {'stake':>6} {'loss share (95%)':>17} {'blunders/100':>12} "
+          f"{'= 1st':>6} {'review CPU s':>12}")
     for p in out["policies"]:
         print(f"{p['policy']:9} {p['rounds']:6d} {p['decisions']:9d} "
               f"{p['points_per_round']:+10.2f} ± {p['points_half']:6.2f}    "
-              f"{p['mean_loss']:8.2f} ± {p['loss_half']:5.2f} {p['blunders_per_100']:12.1f} "
+              f"{p['mean_loss']:8.2f} ± {p['loss_half']:5.2f} {p['stake']:6.2f} "
+              f"{p['loss_share']:9.3f} ± {p['share_half']:5.3f} {p['blunders_per_100']:12.1f} "
               f"{p['agree_first']:6.0%} {p['review_cpu_s_per_round']:12.2f}")
     print(f"Spearman rank correlation of mean loss with points/round: {out['spearman']:+.2f} "
           "(-1: more loss, fewer points, in the same order)")
+    print(f"Spearman rank correlation of the loss share with points/round: "
+          f"{out['spearman_share']:+.2f} (-1: the aim)")
     print(f"Spearman rank correlation of agreement with the engine's first choice with "
           f"points/round: {out['spearman_agree']:+.2f} (+1: the same order)")
     rows = out["confirmed"]

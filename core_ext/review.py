@@ -15,6 +15,11 @@ table, never another seat's cards (the search's rule, core_ext/_search.pyx ``eva
 * the **loss**: the best candidate's points minus the taken action's, with the standard
   error of that paired difference, and a **verdict** that counts a loss only beyond its
   noise (:data:`THRESHOLDS`; docs/review.md);
+* the **stake**: the best candidate's points minus the worst's — what the decision could
+  change. A seat's **loss share** is its losses over its stakes (0: always the best
+  candidate, 1: always the worst): the figure that compares players, where the mean loss
+  does not, because a team far behind has little left at stake and loses little per
+  decision however it plays (docs/review.md "Comparing players");
 * **agreement**: whether the taken action is the engine's first choice (the search's rule:
   the rule policy's action unless another candidate gains more than one standard error
   over it, then the best such) and among its first three;
@@ -145,6 +150,7 @@ class Decision:
     choice: int                          # the engine's first choice (the search's rule)
     loss: float
     loss_se: float
+    stake: float                         # best points - the worst candidate's (0 forced)
     verdict: str
     agrees_first: bool
     agrees_top3: bool
@@ -157,7 +163,7 @@ class Decision:
                 "taken": self.candidates[self.taken].action_dict(),
                 "candidates": [c.to_dict() for c in self.candidates], "best": self.best,
                 "choice": self.choice, "loss": self.loss, "loss_se": self.loss_se,
-                "verdict": self.verdict, "agrees_first": self.agrees_first,
+                "stake": self.stake, "verdict": self.verdict, "agrees_first": self.agrees_first,
                 "agrees_top3": self.agrees_top3, "eval_team0": self.eval_team0,
                 "oracle_gain": self.oracle_gain, "deals": self.deals}
 
@@ -165,7 +171,8 @@ class Decision:
 @dataclass(frozen=True, slots=True)
 class SeatSummary:
     """One table seat's decisions: ``decisions`` all of them, ``forced`` those with one legal
-    action; the rest (evaluated) give ``mean_loss``, the verdict counts, ``agree_first`` /
+    action; the rest (evaluated) give ``mean_loss``, ``loss_share`` (their losses over their
+    stakes; None when nothing was at stake), the verdict counts, ``agree_first`` /
     ``agree_top3`` (shares; None when none was evaluated) and, in oracle mode,
     ``oracle_gain`` (mean)."""
 
@@ -174,6 +181,7 @@ class SeatSummary:
     decisions: int
     forced: int
     mean_loss: float | None
+    loss_share: float | None
     inaccuracies: int
     mistakes: int
     blunders: int
@@ -184,7 +192,7 @@ class SeatSummary:
     def to_dict(self) -> dict[str, Any]:
         return {"seat": self.seat, "player": self.player, "decisions": self.decisions,
                 "forced": self.forced, "mean_loss": self.mean_loss,
-                "inaccuracies": self.inaccuracies, "mistakes": self.mistakes,
+                "loss_share": self.loss_share, "inaccuracies": self.inaccuracies, "mistakes": self.mistakes,
                 "blunders": self.blunders, "agree_first": self.agree_first,
                 "agree_top3": self.agree_top3, "oracle_gain": self.oracle_gain}
 
@@ -242,11 +250,12 @@ def _decision(index: int, seat: int, taken_cards: tuple[int, ...], rows: list[An
     taken = order.index(t)
     if stats["forced"] or not stats["deals"]:
         return Decision(index, seat, bool(stats["forced"]), tuple(cands), taken, 0, taken,
-                        0.0, 0.0, "forced" if stats["forced"] else "good", True, True,
+                        0.0, 0.0, 0.0, "forced" if stats["forced"] else "good", True, True,
                         last_eval, None, 0)
     best = order[0]
     loss = rows[best][5] - rows[t][5]
     loss_se = se[best][t]
+    stake = rows[best][5] - rows[order[-1]][5]
     # the engine's first choice, by the search's rule: the rule policy's action (row 0)
     # unless a candidate gains more than one standard error over it, then the best such
     choice = next((k for k in order if k != 0 and rows[k][5] - rows[0][5] > se[k][0]), 0)
@@ -256,7 +265,7 @@ def _decision(index: int, seat: int, taken_cards: tuple[int, ...], rows: list[An
     if rows[t][7] is not None:
         oracle_gain = rows[t][7] - rows[best][7]
     return Decision(index, seat, False, tuple(cands), taken, 0, order.index(choice),
-                    loss, loss_se, verdict(loss, loss_se), choice == t, t in top3,
+                    loss, loss_se, stake, verdict(loss, loss_se), choice == t, t in top3,
                     points if team(seat) == 0 else -points, oracle_gain, stats["deals"])
 
 
@@ -278,9 +287,11 @@ def _summaries(decisions: Sequence[Decision],
         rated = [d for d in mine if not d.forced]
         n = len(rated)
         gains = [d.oracle_gain for d in rated if d.oracle_gain is not None]
+        stakes = sum(d.stake for d in rated)
         out.append(SeatSummary(
             s, players[s] if players is not None else None, len(mine), len(mine) - n,
             sum(d.loss for d in rated) / n if n else None,
+            sum(d.loss for d in rated) / stakes if stakes > 0 else None,
             sum(d.verdict == "inaccuracy" for d in rated),
             sum(d.verdict == "mistake" for d in rated),
             sum(d.verdict == "blunder" for d in rated),

@@ -48,7 +48,8 @@ def review(replay: Any, *, budget: Any = DEFAULT_REVIEW, width: int = 6, seed: i
         decisions.append({
             "index": i, "seat": a["seat"], "forced": forced,
             "candidates": [{"taken": best_taken}, {"taken": not best_taken}], "best": 0,
-            "loss": loss, "loss_se": 0.1, "verdict": verdict,
+            "loss": loss, "loss_se": 0.1, "stake": 0.0 if forced else loss + 2.0,
+            "verdict": verdict,
             "agrees_first": best_taken, "agrees_top3": best_taken or rng.random() < 0.6,
             "oracle_gain": gain})
     return Review({

@@ -183,8 +183,10 @@ CASES = [
     Case("bench_review.py", ("validity", "--deals", "1", "--rollouts", "6", "--policies",
                              "random", "team", "rule", "--confirm", "2", "--confirm-deals", "4"),
          (r"^baibian: 1 deals x 2 seatings per policy, each round reviewed at 6 rollouts per decision",
-          r"^random\s+2\s+\d+\s+[+-][\d.]+ ±\s+[\d.]+\s+-?[\d.]+ ±\s+[\d.]+",
+          r"^random\s+2\s+\d+\s+[+-][\d.]+ ±\s+[\d.]+\s+-?[\d.]+ ±\s+[\d.]+\s+[\d.]+\s+"
+          r"[\d.]+ ±\s+[\d.]+",
           r"^rule\s+2\s+\d+\s", r"^Spearman rank correlation of mean loss with points/round: "
+          r"[+-][\d.]+", r"^Spearman rank correlation of the loss share with points/round: "
           r"[+-][\d.]+", r"^Spearman rank correlation of agreement with the engine's first "
           r"choice with points/round: [+-][\d.]+",
           r"^the same round reviewed twice, the same review: True$"),

@@ -105,7 +105,7 @@ def stand_in(monkeypatch: pytest.MonkeyPatch) -> None:
 def _record(decisions: list[tuple[int, bool, float, float | None, bool]],
             players: list[str] | None) -> dict[str, Any]:
     return {"ok": True, "players": players, "decisions": [
-        {"seat": s, "forced": f, "loss": x, "oracle_gain": g, "best": 0,
+        {"seat": s, "forced": f, "loss": x, "stake": x + 2.0, "oracle_gain": g, "best": 0,
          "candidates": [{"taken": t}], "verdict": "blunder" if x > 6 else "good",
          "agrees_first": t, "agrees_top3": True} for s, f, x, g, t in decisions]}
 
@@ -137,6 +137,14 @@ def test_figures_are_cluster_ratios_and_merge_exactly() -> None:
     assert p["decisions"] == 4 and p["rounds"] == 3 and p["mean_loss"] == mean
     assert p["mean_loss_95"] == pytest.approx([mean - 1.959964 * se, mean + 1.959964 * se],
                                               abs=1e-4)
+    # the loss share: losses over stakes (each stake its loss + 2 here), per round (x, s)
+    share_rounds = [(4.0, 8.0), (0.0, 2.0), (4.0, 6.0)]
+    share = 8.0 / 16.0
+    ss = sum((x - share * st) ** 2 for x, st in share_rounds)
+    se = math.sqrt(3 / 2 * ss) / 16
+    assert p["loss_share"] == share
+    assert p["loss_share_95"] == pytest.approx([share - 1.959964 * se, share + 1.959964 * se],
+                                               abs=1e-4)
     assert p["agree_first"] == 0.5 and p["small_sample"]
     pair = next(f for f in summary["partnerships"] if f["players"] == ["p", "r"])
     # p & r: round 1 seats 0+2 (gains .5 beat, -1, 2 beat), round 3 seats 0+2... r at 0, p at 2

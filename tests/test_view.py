@@ -369,6 +369,8 @@ def test_reviewed_round_page_in_chromium(browser: Any, tmp_path: Path) -> None:
                 assert int(row["mistakes"]) == s["mistakes"]
                 if s["mean_loss"] is not None:
                     assert float(row["mean_loss"]) == pytest.approx(s["mean_loss"], abs=0.005)
+                if s["loss_share"] is not None:
+                    assert row["loss_share"] == f'{s["loss_share"]:.0%}'
             section = opened.page.eval_on_selector("#review", "e => ({...e.dataset})")
             assert section == {"rollouts": REVIEW_ROLLOUTS, "seed": "4",
                                "width": str(want["width"])}
@@ -410,7 +412,8 @@ def test_a_hostile_player_name_is_escaped_on_the_reviewed_page() -> None:
     review = {"variant": "baibian", "budget": {"rollouts": 1, "ms": 0, "model": "mix"},
               "seed": 0, "width": 6, "players": [evil, "b", "c", "d"], "decisions": [],
               "seats": [{"seat": s, "player": [evil, "b", "c", "d"][s], "decisions": 0,
-                         "forced": 0, "mean_loss": None, "inaccuracies": 0, "mistakes": 0,
+                         "forced": 0, "mean_loss": None, "loss_share": None,
+                         "inaccuracies": 0, "mistakes": 0,
                          "blunders": 0, "agree_first": None, "agree_top3": None}
                         for s in range(4)],
               "result": {"final": [0, 0, 0, 0], "winning_team": 0}, "rollouts": 0,

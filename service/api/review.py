@@ -108,7 +108,8 @@ def review_to_proto(data: Mapping[str, Any]) -> service_pb2.ReviewRoundResponse:
         seat = msg.seats.add(seat=s["seat"], decisions=s["decisions"], forced=s["forced"],
                              inaccuracies=s["inaccuracies"], mistakes=s["mistakes"],
                              blunders=s["blunders"])
-        for name in ("player", "mean_loss", "agree_first", "agree_top3", "oracle_gain"):
+        for name in ("player", "mean_loss", "loss_share", "agree_first", "agree_top3",
+                     "oracle_gain"):
             _optional(seat, name, s.get(name))
     result = data["result"]
     msg.result.final[:] = result["final"]
@@ -128,7 +129,7 @@ def _decision(d: Mapping[str, Any], out: service_pb2.ReviewedDecision) -> None:
         if c.get("hint_rank") is not None and c["hint_rank"] >= 0:   # -1: not a hint
             cand.hint_rank = c["hint_rank"]
     out.best, out.choice = d["best"], d.get("choice", d["best"])
-    out.loss, out.loss_se = d["loss"], d["loss_se"]
+    out.loss, out.loss_se, out.stake = d["loss"], d["loss_se"], d["stake"]
     out.verdict = VERDICTS_ON_WIRE[d["verdict"]]
     out.agrees_first, out.agrees_top3 = d["agrees_first"], d["agrees_top3"]
     out.deals = d.get("deals", 0)

@@ -6,7 +6,8 @@ turns each replay line into its review (:func:`shuangkou.core.review.review`, do
 and adds up, in every partition's counts and so in the summary:
 
 * for every player a replay names (its ``players``, by dealt seat; the review reports them
-  by table seat): non-forced decisions, mean loss per decision with a 95 % interval,
+  by table seat): non-forced decisions, mean loss per decision and the loss share (losses
+  over stakes: the figure that compares players, docs/review.md) with 95 % intervals,
   inaccuracy / mistake / blunder counts, the blunder rate and the agreement with the
   search's first choice and its top 3, each with a Wilson interval;
 * for every partnership (two players who sat as partners, table seats 0 and 2 or 1 and 3):
@@ -21,7 +22,8 @@ and adds up, in every partition's counts and so in the summary:
 
 Means are ratio estimates over rounds: a round is one sample (its decisions share a deal and
 are not independent), so an interval is the cluster-robust one, ``m ± 1.96·se`` with
-``se² = R/(R−1)·Σ(x_r − m·n_r)² / (Σn_r)²`` over the R rounds; every sum it needs adds up
+``se² = R/(R−1)·Σ(x_r − m·n_r)² / (Σn_r)²`` over the R rounds (for the loss share, n_r is
+the round's stake); every sum it needs adds up
 exactly over partitions, so shards merged give what one run gives.
 """
 
@@ -65,10 +67,10 @@ CAVEATS = (
 )
 
 # The sums of a tally (all add up over partitions). n: non-forced decisions; x: their loss;
-# g, m: oracle gain and the decisions that have one; nn, xx, xn, gg, gm, mm: the squares
-# and products of the per-round sums (cluster-robust intervals).
+# s: their stake; g, m: oracle gain and the decisions that have one; nn, xx, xn, ss, xs, gg,
+# gm, mm: the squares and products of the per-round sums (cluster-robust intervals).
 _KEYS = ("rounds", "n", "forced", "inaccuracy", "mistake", "blunder", "first", "top3", "x",
-         "nn", "xx", "xn", "m", "g", "beats", "mm", "gg", "gm")
+         "nn", "xx", "xn", "s", "ss", "xs", "m", "g", "beats", "mm", "gg", "gm")
 
 
 def _tally() -> dict[str, float]:
@@ -90,6 +92,7 @@ def _round_sums(decisions: Iterable[dict[str, Any]]) -> dict[str, float]:
             continue
         t["n"] += 1
         t["x"] += d["loss"]
+        t["s"] += d["stake"]
         if d["verdict"] in ("inaccuracy", "mistake", "blunder"):
             t[d["verdict"]] += 1
         t["first"] += bool(d["agrees_first"])
@@ -100,13 +103,15 @@ def _round_sums(decisions: Iterable[dict[str, Any]]) -> dict[str, float]:
             t["g"] += gain
             t["beats"] += gain > 0 and not d["candidates"][d["best"]].get("taken", False)
     t["nn"], t["xx"], t["xn"] = t["n"] ** 2, t["x"] ** 2, t["x"] * t["n"]
+    t["ss"], t["xs"] = t["s"] ** 2, t["x"] * t["s"]
     t["mm"], t["gg"], t["gm"] = t["m"] ** 2, t["g"] ** 2, t["g"] * t["m"]
     return t
 
 
 def _ratio(sx: float, sn: float, sxx: float, sxn: float, snn: float,
            rounds: float) -> tuple[float | None, list[float] | None]:
-    """Mean per decision and its cluster-robust 95 % interval (None without the data)."""
+    """Σx/Σn (a mean per decision, or per point at stake) and its cluster-robust 95 %
+    interval (None without the data)."""
     if not sn:
         return None, None
     mean = sx / sn
@@ -138,9 +143,11 @@ def _share(k: float, n: float) -> float | None:
 def player_figures(t: dict[str, float]) -> dict[str, Any]:
     """A player's (or the archive's) figures from its tally."""
     mean, interval = _ratio(t["x"], t["n"], t["xx"], t["xn"], t["nn"], t["rounds"])
+    share, share_interval = _ratio(t["x"], t["s"], t["xx"], t["xs"], t["ss"], t["rounds"])
     n = t["n"]
     return {"rounds": int(t["rounds"]), "decisions": int(n), "forced": int(t["forced"]),
             "mean_loss": mean, "mean_loss_95": interval,
+            "loss_share": share, "loss_share_95": share_interval,
             "inaccuracies": int(t["inaccuracy"]), "mistakes": int(t["mistake"]),
             "blunders": int(t["blunder"]), "blunder_rate": _share(t["blunder"], n),
             "blunder_rate_95": wilson(t["blunder"], n),
@@ -275,14 +282,15 @@ class ReviewJob(Job):
         d = summary["decisions"]
         out = [f"  review: {'default' if s['rollouts'] is None else s['rollouts']} rollouts, "
                f"width {s['width']}, seed {s['seed']}, oracle {'on' if s['oracle'] else 'off'}; "
-               f"mean loss {_mean(d, 'mean_loss')} per decision, blunders "
+               f"mean loss {_mean(d, 'mean_loss')} per decision, loss share "
+               f"{_pct(d, 'loss_share')}, blunders "
                f"{_pct(d, 'blunder_rate')}, agree first {_pct(d, 'agree_first')}, top 3 "
                f"{_pct(d, 'agree_top3')}  [95 % intervals]"]
         players = sorted(summary["players"].items(), key=lambda kv: -kv[1]["decisions"])
         if players:
             out.append(f"  players ({len(players):,}; most decisions first):")
             out += [f"    {_name(p):<20} {f['decisions']:>6,} decisions  mean loss "
-                    f"{_mean(f, 'mean_loss')}  blunders {_pct(f, 'blunder_rate')}  agree first "
+                    f"{_mean(f, 'mean_loss')}  loss share {_pct(f, 'loss_share')}  blunders {_pct(f, 'blunder_rate')}  agree first "
                     f"{_pct(f, 'agree_first')}  top 3 {_pct(f, 'agree_top3')}{_small(f)}"
                     for p, f in players[:SHOWN]]
         rate = summary["partnership_rate"]

@@ -63,13 +63,14 @@ def text_of(rv: Review) -> str:
         if x["oracle_gain"] is not None:
             line += f"  oracle {x['oracle_gain']:+.1f}"
         out.append(line)
-    out += ["", "seat          decisions  forced  mean loss  inacc.  mistakes  blunders  "
-                "agree 1st  agree top 3"]
+    out += ["", "seat          decisions  forced  mean loss  loss share  inacc.  mistakes  "
+                "blunders  agree 1st  agree top 3"]
     for s in d["seats"]:
         def share(v: float | None) -> str:
             return "—" if v is None else f"{v:.0%}"
         mean = "—" if s["mean_loss"] is None else f"{s['mean_loss']:.2f}"
         out.append(f"{who[s['seat']]:<12}  {s['decisions']:9d}  {s['forced']:6d}  {mean:>9}  "
+                   f"{share(s['loss_share']):>10}  "
                    f"{s['inaccuracies']:6d}  {s['mistakes']:8d}  {s['blunders']:8d}  "
                    f"{share(s['agree_first']):>9}  {share(s['agree_top3']):>11}")
     final = " ".join(str(f) for f in d["result"]["final"])

@@ -662,6 +662,7 @@ def _review_section(review: Mapping[str, Any]) -> str:
     for s in review["seats"]:
         cells = {"decisions": f'{s["decisions"]:,}', "forced": f'{s["forced"]:,}',
                  "mean_loss": "–" if s["mean_loss"] is None else f'{s["mean_loss"]:.2f}',
+                 "loss_share": _share(s["loss_share"]),
                  "inaccuracies": str(s["inaccuracies"]), "mistakes": str(s["mistakes"]),
                  "blunders": str(s["blunders"]), "agree_first": _share(s["agree_first"]),
                  "agree_top3": _share(s["agree_top3"])}
@@ -670,7 +671,7 @@ def _review_section(review: Mapping[str, Any]) -> str:
             f'<td data-term="{k}">{v}</td>' for k, v in cells.items()) + "</tr>")
     head = "".join(f"<th>{h}</th>" for h in (
         "seat", *(("player",) if players else ()), "decisions", "forced", "mean loss",
-        "inacc.", "mistakes", "blunders", "= 1st", "in top 3"))
+        "loss share", "inacc.", "mistakes", "blunders", "= 1st", "in top 3"))
     budget = review["budget"]
     spent = (f'{review["rollouts"]:,} rollouts in {review["seconds"]:.1f} s'
              if review.get("rollouts") is not None else "")
@@ -689,7 +690,9 @@ def _review_section(review: Mapping[str, Any]) -> str:
         "marks an inaccuracy, mistake or blunder (click it for the action).</p>"
         f'<h3>By seat</h3><div class="scroll"><table class="seats-review"><thead><tr>{head}'
         f'</tr></thead><tbody>{"".join(rows)}</tbody></table></div>'
-        '<p class="muted">mean loss per unforced decision; = 1st / in top 3: how often the '
+        '<p class="muted">mean loss per unforced decision; loss share: the losses over what '
+        "the decisions had at stake (best minus worst candidate), the figure that compares "
+        "players; = 1st / in top 3: how often the "
         "action taken was the search's first choice / among its first three. An estimate "
         "from sampled deals, not proof: one round varies a great deal, and the engine has "
         "its own bias.</p></section>")
