@@ -1,11 +1,14 @@
-"""The Grafana dashboard (deploy/grafana/shuangkou.json): it parses as a dashboard, and every
-metric and label its queries use is exported by a live `shuangkou serve` that has answered
-calls of every kind over gRPC and HTTP."""
+"""The Grafana dashboard (deploy/grafana/shuangkou.json): it parses as a dashboard, its queries
+parse as PromQL (promtool, where installed), and every metric and label its queries use is
+exported by a live `shuangkou serve` that has answered calls of every kind over gRPC and
+HTTP, a review among them."""
 
 from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,6 +50,22 @@ def test_the_dashboard_is_a_grafana_dashboard() -> None:
     for q in queries():
         assert q.count("(") == q.count(")") and q.count("{") == q.count("}"), q
         assert 'job=~"$job"' in q, q
+
+
+def test_the_queries_parse_as_promql(tmp_path: Path) -> None:
+    """Every query, with Grafana's variables given values, is PromQL that Prometheus accepts
+    (promtool reads each as a recording rule)."""
+    promtool = shutil.which("promtool")
+    if promtool is None:
+        pytest.skip("promtool not installed (Debian package prometheus)")
+    rules = [{"record": f"dashboard:query_{i}",
+              "expr": q.replace("$__rate_interval", "5m").replace("$job", "shuangkou")}
+             for i, q in enumerate(queries())]
+    path = tmp_path / "queries.yaml"
+    path.write_text(json.dumps({"groups": [{"name": "dashboard", "rules": rules}]}))
+    done = subprocess.run([promtool, "check", "rules", str(path)], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def selectors(expr: str) -> list[tuple[str, set[str]]]:
@@ -93,6 +112,9 @@ def exercise(address: str, http: str) -> None:
                         timeout=TIMEOUT)
         with pytest.raises(grpc.RpcError):
             stub.ScoreRound(service_pb2.ScoreRoundRequest(replay_json="{"), timeout=TIMEOUT)
+        # a review at a token budget: its decisions are counted by verdict all the same
+        stub.ReviewRound(service_pb2.ReviewRoundRequest(replay_json=json.dumps(REPLAY),
+                                                        rollouts=8), timeout=TIMEOUT)
         rounds = rounds_pb2_grpc.RoundServiceStub(channel)
         state = rounds.StartRound(rounds_pb2.StartRoundRequest(seed=bytes(32)),
                                   timeout=TIMEOUT).state
@@ -116,3 +138,17 @@ def test_every_metric_the_dashboard_queries_exists(exposition: dict[str, set[str
             assert not missing, f"{name} has no label(s) {missing} (query {expr})"
             checked += 1
     assert checked >= 15
+
+
+def test_review_panels_name_the_review_verdicts() -> None:
+    """The reviews' row: a verdict a query names is one the review gives (an
+    ``exposition`` after one review need not hold a blunder), and the blunder share is over
+    the non-forced decisions, as the archive review's blunder rate is (docs/archives.md)."""
+    from shuangkou.service.api.review import VERDICTS_ON_WIRE
+
+    reviewed = [q for q in queries() if "shuangkou_decisions_reviewed_total" in q]
+    assert reviewed
+    named = {v for q in reviewed for v in re.findall(r'verdict!?=~?"(\w+)"', q)}
+    assert {"blunder", "forced"} <= named <= set(VERDICTS_ON_WIRE)
+    (share,) = [q for q in reviewed if 'verdict="blunder"' in q]
+    assert share.split(" / ")[1].count('verdict!="forced"') == 1
