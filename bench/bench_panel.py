@@ -1,7 +1,7 @@
 """托管 by search against the opponent panel (issue 34): paired deals, per variant and opponent.
 
-    .venv/bin/python bench/bench_panel.py run [--model mix|rule] [--exact 0] [--rollouts 600]
-        [--ms 0] [--deals 1000] [--variants ID ...] [--opponents NAME ...] [--out FILE] [--seed 1]
+    .venv/bin/python bench/bench_panel.py run [--model mix|rule] [--exact 0] [--infer]
+        [--rollouts 600] [--ms 0] [--deals 1000] [--variants ID ...] [--opponents NAME ...] [--out FILE] [--seed 1]
     .venv/bin/python bench/bench_panel.py report FILE ...
 
 ``run`` deals every deal once per opponent and plays it four times: the rule policy's team
@@ -14,7 +14,9 @@ rule policy), ``random`` (uniform legal play) and ``search24`` (issue 24's searc
 "rule" — at the same budget: the head-to-head). ``--model`` picks the search measured
 (core._search.MODELS: ``mix``, the default for 托管, or ``rule``, issue 24's) and ``--exact``
 its exact endgames (rollouts whose hands hold that many cards or fewer together are solved
-exactly; 0: none); ``--rollouts`` is deterministic, ``--ms`` a cap in wall time (the 托管
+exactly; 0: none), ``--infer`` its inference from passes (deals redrawn until the seats that
+passed on the standing play would have passed: core._search ``roll_deal``; the model's name
+gains ``+i``); ``--rollouts`` is deterministic, ``--ms`` a cap in wall time (the 托管
 default is 600 rollouts, 100 ms).
 
 One JSON line per deal is appended to ``--out`` as it completes; a run that stops resumes
@@ -26,7 +28,8 @@ rate (Wilson 95 % interval) and the rule policy's on the same deals; its points 
 over the rule policy (normal 95 % interval over deals); its raw points per round (against
 ``search24``: the head-to-head's points); the median CPU of its searched decisions. When a
 file holds several models on the same deals, it adds each one's paired difference with
-``rule`` (issue 24's search), per opponent and variant and pooled over the panel.
+``rule`` (issue 24's search), and a ``+i`` model's with the same model without inference,
+per opponent and variant and pooled over the panel.
 """
 
 from __future__ import annotations
@@ -64,12 +67,13 @@ def rule_player(r: Round, rng: random.Random) -> None:
 
 
 def search_player(model: str, rollouts: int, ms: float, cpu: list[float] | None = None,
-                  exact: int = 0) -> Player:
+                  exact: int = 0, infer: bool = False) -> Player:
     """A seat that searches each decision (the CPU of those with more than one candidate
     goes to ``cpu``, in ms)."""
     def play(r: Round, rng: random.Random) -> None:
         c = time.thread_time()
-        ranked, stats = search(r, rollouts=rollouts, ms=ms, model=model, exact=exact)
+        ranked, stats = search(r, rollouts=rollouts, ms=ms, model=model, exact=exact,
+                               infer=infer)
         if cpu is not None and stats["width"] > 1:
             cpu.append((time.thread_time() - c) * 1e3)
         act(r, *ranked[0][:3])
@@ -101,7 +105,7 @@ def run(args: argparse.Namespace) -> None:
             row = json.loads(line)
             done.add((row["model"], row["rollouts"], row["ms"], row["opponent"],
                       row["variant"], row["deal"]))
-    model = args.model + (f"+e{args.exact}" if args.exact else "")
+    model = args.model + (f"+e{args.exact}" if args.exact else "") + ("+i" if args.infer else "")
     with out.open("a") as f:
         for opponent in args.opponents:
             theirs = opponent_player(opponent, args.rollouts, args.ms)
@@ -120,7 +124,7 @@ def run(args: argparse.Namespace) -> None:
                                     random.Random(f"{args.seed}/{d}/{team}"))
                         cpu: list[float] = []
                         ours = search_player(args.model, args.rollouts, args.ms, cpu,
-                                             args.exact)
+                                             args.exact, args.infer)
                         r = play(dealt.copy(), team, ours, theirs,
                                  random.Random(f"{args.seed}/{d}/{team}"))
                         row["rounds"].append({
@@ -175,11 +179,13 @@ def report(files: list[Path]) -> None:
               f"{wins / len(rounds):6.1%} {lo:6.1%}-{hi:6.1%} {base:8.1%} {mean:+20.2f} "
               f"{mean - half:+7.2f}..{mean + half:+6.2f} {raw:+9.2f} "
               f"{statistics.median(cpu) if cpu else 0:10.1f}")
-    pairs = [(key, other) for key in sorted(groups, key=order) if key[0] != "rule"
-             for other in [("rule", *key[1:])] if other in groups]
+    base_of = {key: "rule" for key in groups if key[0] != "rule"}
+    base_of.update({key: key[0].removesuffix("+i") for key in groups if key[0].endswith("+i")})
+    pairs = [(key, other) for key in sorted(groups, key=order) if key in base_of
+             for other in [(base_of[key], *key[1:])] if other in groups]
     if pairs:
-        print("\neach model − rule (issue 24's search) on the same deals, paired: points per "
-              "round, 95 % interval")
+        print("\neach model − rule (issue 24's search), and a model with inference (+i) − the "
+              "same without, on the same deals, paired: points per round, 95 % interval")
         pooled: dict[tuple[Any, ...], list[float]] = {}
         for key, other in pairs:
             common = sorted(set(groups[key]) & set(groups[other]))
@@ -188,16 +194,18 @@ def report(files: list[Path]) -> None:
             diffs = [sum(x["points"] for x in groups[key][d]["rounds"]) / 2
                      - sum(x["points"] for x in groups[other][d]["rounds"]) / 2
                      for d in common]
-            pooled.setdefault(key[:3], []).extend(diffs if key[3] in PANEL else [])
+            pooled.setdefault((key[0] + " − " + other[0], *key[1:3]), []).extend(
+                diffs if key[3] in PANEL else [])
             mean, half = interval(diffs)
             budget = f"{key[1]} r" + (f", {key[2]:g} ms" if key[2] else "")
-            print(f"{key[0]:7} {budget:>12} {key[3]:9} {key[4]:16} {len(common):5d} deals "
+            print(f"{key[0] + ' − ' + other[0]:12} {budget:>12} {key[3]:9} {key[4]:16} "
+                  f"{len(common):5d} deals "
                   f"{mean:+7.2f} [{mean - half:+.2f}, {mean + half:+.2f}]")
         for (model, rollouts, ms), diffs in pooled.items():
             if diffs:
                 mean, half = interval(diffs)
                 budget = f"{rollouts} r" + (f", {ms:g} ms" if ms else "")
-                print(f"{model:7} {budget:>12} {'panel':9} {'pooled':16} {len(diffs):5d} deals "
+                print(f"{model:12} {budget:>12} {'panel':9} {'pooled':16} {len(diffs):5d} deals "
                       f"{mean:+7.2f} [{mean - half:+.2f}, {mean + half:+.2f}]")
 
 
@@ -207,6 +215,8 @@ def main() -> None:
     rn = sub.add_parser("run")
     rn.add_argument("--model", choices=["mix", "rule"], default="mix")
     rn.add_argument("--exact", type=int, default=0, help="exact endgames at this many cards")
+    rn.add_argument("--infer", action="store_true",
+                    help="deals consistent with the passes on the standing play (model +i)")
     rn.add_argument("--rollouts", type=int, default=600)
     rn.add_argument("--ms", type=float, default=0.0)
     rn.add_argument("--deals", type=int, default=1000, help="paired deals per variant and "

@@ -326,23 +326,54 @@ cdef int solve(Policy* P, list stack, int depth, RoundCore r, int seat, double w
     return 0
 
 
+cdef enum:
+    INFER_TRIES = 16      # deals drawn at most for one consistent with the passes seen
+
+
+cdef int passed_alike(Policy* P, RoundCore det, const int* styles) except -1:
+    """Whether every seat that passed on the standing play since it was made would pass
+    again holding what ``det`` deals it, playing its drawn style: the inference from
+    passes. Everything such a seat saw when it passed is still as it was (only passes
+    came after the standing play), so its decision is asked again as it stood."""
+    cdef Seen S
+    cdef Choice ch
+    cdef int k, s, rc
+    if not det.has_st:
+        return 1
+    s = det.st_seat
+    for k in range(det.npasses):
+        s = det._next_holding(s)
+        seen_of(det, s, &S)
+        P.style = styles[s]
+        rc = rule_choice(P, &S, &ch)
+        P.style = STYLE_RULE
+        if rc == 0 and ch.play:
+            return 0
+    return 1
+
+
 cdef int roll_deal(Policy* P, RoundCore root, RoundCore det, RoundCore x, int seat,
-                   const int* pool, int mixed, Rng* g, const Choice* cands, int m, int exact,
-                   list stack, double win_value, int* actions, int* solved,
+                   const int* pool, int mixed, int infer, Rng* g, const Choice* cands, int m,
+                   int exact, list stack, double win_value, int* actions, int* solved,
                    long long* points, int* won, double* values) except -2:
     """One deal of a decision: ``root`` copied into ``det`` with the unseen cards dealt at
     random to the other seats (``pool`` NULL: the true deal kept, the oracle's), the other
-    seats' styles drawn, then every candidate applied to a copy (``x``) and played out —
+    seats' styles drawn — with ``infer``, drawn again (deal and styles, up to INFER_TRIES
+    times) until every seat that passed on the standing play would have passed
+    (:func:`passed_alike`) — then every candidate applied to a copy (``x``) and played out —
     each candidate's team points, win and value in ``points``/``won``/``values``,
     ``solved``: how many an exact endgame finished. 0, or -1 when the deadline stopped a
     rollout (the deal is then not to be counted)."""
     cdef int styles[SEATS]
-    cdef int k, rc
+    cdef int k, rc, tries = INFER_TRIES if infer and pool != NULL else 1
     cdef Leaf leaf
     root._copy_into(det)
-    if pool != NULL:
-        deal_unseen(det, seat, pool, g)
-    draw_styles(seat, mixed, g, styles)
+    for k in range(tries):      # deal_unseen deals every other hand anew: no copy between
+        if pool != NULL:
+            deal_unseen(det, seat, pool, g)
+        draw_styles(seat, mixed, g, styles)
+        if tries == 1 or passed_alike(P, det, styles):
+            break
     solved[0] = 0
     for k in range(m):
         det._copy_into(x)
@@ -412,7 +443,8 @@ cdef int pause_due(Pause* p, object cancelled) except -1:
 
 
 def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width=6,
-           int count=1, timeout=None, win=None, cancelled=None, str model="rule", int exact=0):
+           int count=1, timeout=None, win=None, cancelled=None, str model="rule", int exact=0,
+           bint infer=False):
     """Search the decision of the seat to act in ``root`` (module doc). Budget: at most
     ``rollouts`` rollouts (0: no count limit) and ``ms`` milliseconds (0: no time limit);
     ``timeout`` (seconds) bounds the whole call like an RPC deadline. Returns
@@ -425,7 +457,9 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
     the win bonus in points (None: win_bonus). ``model``: how the rollouts play the other seats
     (:data:`MODELS`); ``exact``: a rollout whose hands hold this many cards or fewer
     together is finished by an exact search of that deal (0: never; at most
-    :data:`MAX_EXACT`). ``cancelled``: a callable asked between deals (every two switch
+    :data:`MAX_EXACT`); ``infer``: deals (and styles) are drawn again until the seats that
+    passed on the standing play would have passed (:func:`roll_deal`). ``cancelled``: a
+    callable asked between deals (every two switch
     intervals at most: :func:`pause_due`); true ends the search there as its budget would
     (the caller went away: an RPC's client)."""
     cdef Policy P
@@ -486,8 +520,8 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
                 if pause_due(&pause, cancelled):
                     break
                 g.s = mix(base, <unsigned long long>deal)
-                if roll_deal(&P, root, det, x, seat, pool, mixed, &g, cands, m, exact, stack,
-                             win_value, &actions, &exact_now, points, won, values) < 0:
+                if roll_deal(&P, root, det, x, seat, pool, mixed, infer, &g, cands, m, exact,
+                             stack, win_value, &actions, &exact_now, points, won, values) < 0:
                     break
                 for k in range(m):
                     tally[k].n += 1
@@ -693,7 +727,7 @@ def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=N
                     stopped = 1
                     break
                 g.s = mix(base, <unsigned long long>deal)
-                if roll_deal(&P, root, det, x, seat, pool, mixed, &g, cands, m, exact, stack,
+                if roll_deal(&P, root, det, x, seat, pool, mixed, 0, &g, cands, m, exact, stack,
                              win_value, &actions, &exact_now, points, won, values) < 0:
                     raise DeadlineExceeded("the evaluation ran out of its time budget")
                 for j in range(m):
@@ -711,7 +745,7 @@ def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=N
                     stopped = 1
                     break
                 g.s = mix(base ^ ORACLE_SALT, <unsigned long long>odeal)
-                if roll_deal(&P, root, det, x, seat, NULL, mixed, &g, cands, m, exact, stack,
+                if roll_deal(&P, root, det, x, seat, NULL, mixed, 0, &g, cands, m, exact, stack,
                              win_value, &actions, &exact_now, points, won, values) < 0:
                     raise DeadlineExceeded("the evaluation ran out of its time budget")
                 for j in range(m):

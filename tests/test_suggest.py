@@ -384,6 +384,42 @@ def test_the_search_is_information_fair(variant: str) -> None:
             r.play(s.seat, s.cards)
 
 
+@pytest.mark.parametrize("variant", ["baibian", "qianbian"])
+def test_inference_from_passes_is_information_fair(variant: str) -> None:
+    """With ``infer`` the deals are redrawn until the seats that passed on the standing play
+    would have passed: read from the deal drawn, never from the true hands, so a re-deal of
+    the unseen cards changes no answer. On a lead (no standing play, no pass to read) the
+    search is exactly the search without inference; after passes it samples other deals."""
+    v = core.get_variant(variant)
+    rng = random.Random(f"infer/{variant}")
+    hands = deal(v, rng)
+    r = Round.deal(v, hands, 1, partner=3)
+    history: list[Any] = []
+    leads = after_passes = changed = 0
+    for _ in range(60):
+        if r.is_over:
+            break
+        seat = r.turn
+        want = search(r, rollouts=90, seed=5, model="mix", infer=True, count=3)
+        plain = search(r, rollouts=90, seed=5, model="mix", count=3)
+        if r.standing is None:
+            leads += 1
+            assert want[0] == plain[0]
+        elif r.passes and want[1]["width"] > 1:
+            after_passes += 1
+            other = redealt(v, hands, 1, history, seat, random.Random(after_passes))
+            again = search(other, rollouts=90, seed=5, model="mix", infer=True, count=3)
+            assert again[0] == want[0]
+            changed += want[0] != plain[0]
+        s = suggest(r)
+        history.append((s.seat, list(s.cards)))
+        if s.kind == "pass":
+            r.pass_turn(s.seat)
+        else:
+            r.play(s.seat, s.cards)
+    assert leads and after_passes and changed     # the passes were read
+
+
 @pytest.mark.parametrize("variant", ["baibian", "huopin"])
 def test_exact_endgames_are_deterministic_and_information_fair(variant: str) -> None:
     """Near the end of a round, rollouts finished by an exact search of each sampled deal
