@@ -10,7 +10,10 @@ A decision of the seat to act is searched as follows (docs/rounds.md "托管 and
    own hand and every card played, dealt at random to the other seats in their card
    counts (a partial deal: the cards the other seats hold together, re-dealt). Nothing
    else of the other hands is read, so the search is information-fair by construction:
-   re-dealing the unseen cards among the other seats changes no decision.
+   re-dealing the unseen cards among the other seats changes no decision. With ``infer``,
+   a deal is also consistent with the passes on the standing play: drawn again until
+   every seat that passed would pass with the hand drawn (:func:`passed_alike`) —
+   still read from the drawn deal only.
 3. **Rollouts**: for every deal, each candidate is applied to a copy of the round
    (``RoundCore``, the one state machine, through its C API) and the round is played to its
    end by the rule policy in all four seats — with ``model="mix"`` each other seat in a style
