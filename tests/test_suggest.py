@@ -355,6 +355,16 @@ def redealt(v: core.Variant, hands: list[list[int]], leader: int, history: list[
     return r
 
 
+def policy_step(r: Round, history: list[Any]) -> None:
+    """The rule policy's action for the seat to act, applied and added to ``history``."""
+    s = suggest(r)
+    history.append((s.seat, list(s.cards)))
+    if s.kind == "pass":
+        r.pass_turn(s.seat)
+    else:
+        r.play(s.seat, s.cards)
+
+
 @pytest.mark.parametrize("variant", ["baibian", "qianbian", "huopin"])
 def test_the_search_is_information_fair(variant: str) -> None:
     """Re-dealing the cards the seat cannot see among the other seats (same counts, same
@@ -376,12 +386,7 @@ def test_the_search_is_information_fair(variant: str) -> None:
                 assert [other.hand(s) for s in range(4)] != [r.hand(s) for s in range(4)]
                 assert suggestions(other, 3, budget=budget, seed=9).actions == want.actions
                 assert suggest(other) == suggest(r)
-        s = suggest(r)
-        history.append((s.seat, list(s.cards)))
-        if s.kind == "pass":
-            r.pass_turn(s.seat)
-        else:
-            r.play(s.seat, s.cards)
+        policy_step(r, history)
 
 
 @pytest.mark.parametrize("variant", ["baibian", "qianbian"])
@@ -411,12 +416,7 @@ def test_inference_from_passes_is_information_fair(variant: str) -> None:
             again = search(other, rollouts=90, seed=5, model="mix", infer=True, count=3)
             assert again[0] == want[0]
             changed += want[0] != plain[0]
-        s = suggest(r)
-        history.append((s.seat, list(s.cards)))
-        if s.kind == "pass":
-            r.pass_turn(s.seat)
-        else:
-            r.play(s.seat, s.cards)
+        policy_step(r, history)
     assert leads and after_passes and changed     # the passes were read
 
 
@@ -442,12 +442,7 @@ def test_exact_endgames_are_deterministic_and_information_fair(variant: str) -> 
                     assert suggestions(other, 3, budget=budget, seed=4).actions == want.actions
                     checked += 1
                     solved += search(r, rollouts=60, seed=4, model="mix", exact=8)[1]["exact"]
-            s = suggest(r)
-            history.append((s.seat, list(s.cards)))
-            if s.kind == "pass":
-                r.pass_turn(s.seat)
-            else:
-                r.play(s.seat, s.cards)
+            policy_step(r, history)
         if checked >= 3:
             break
     assert checked >= 1 and solved > 0      # some rollouts were finished exactly
