@@ -1,7 +1,7 @@
 """托管 by search against the opponent panel (issue 34): paired deals, per variant and opponent.
 
     .venv/bin/python bench/bench_panel.py run [--model mix|rule] [--exact 0] [--infer]
-        [--rollouts 600] [--ms 0] [--deals 1000] [--variants ID ...] [--opponents NAME ...] [--out FILE] [--seed 1]
+        [--win POINTS] [--rollouts 600] [--ms 0] [--deals 1000] [--variants ID ...] [--opponents NAME ...] [--out FILE] [--seed 1]
     .venv/bin/python bench/bench_panel.py report FILE ...
 
 ``run`` deals every deal once per opponent and plays it four times: the rule policy's team
@@ -16,7 +16,8 @@ rule policy), ``random`` (uniform legal play) and ``search24`` (issue 24's searc
 its exact endgames (rollouts whose hands hold that many cards or fewer together are solved
 exactly; 0: none), ``--infer`` its inference from passes (deals redrawn until the seats that
 passed on the standing play would have passed: core._search ``roll_deal``; the model's name
-gains ``+i``); ``--rollouts`` is deterministic, ``--ms`` a cap in wall time (the 托管
+gains ``+i``), ``--win`` the search's win bonus in points (default: its own, ``win_bonus``;
+the name gains ``+wX``); ``--rollouts`` is deterministic, ``--ms`` a cap in wall time (the 托管
 default is 600 rollouts, 100 ms).
 
 One JSON line per deal is appended to ``--out`` as it completes; a run that stops resumes
@@ -67,13 +68,13 @@ def rule_player(r: Round, rng: random.Random) -> None:
 
 
 def search_player(model: str, rollouts: int, ms: float, cpu: list[float] | None = None,
-                  exact: int = 0, infer: bool = False) -> Player:
+                  exact: int = 0, infer: bool = False, win: float | None = None) -> Player:
     """A seat that searches each decision (the CPU of those with more than one candidate
     goes to ``cpu``, in ms)."""
     def play(r: Round, rng: random.Random) -> None:
         c = time.thread_time()
         ranked, stats = search(r, rollouts=rollouts, ms=ms, model=model, exact=exact,
-                               infer=infer)
+                               infer=infer, win=win)
         if cpu is not None and stats["width"] > 1:
             cpu.append((time.thread_time() - c) * 1e3)
         act(r, *ranked[0][:3])
@@ -105,7 +106,8 @@ def run(args: argparse.Namespace) -> None:
             row = json.loads(line)
             done.add((row["model"], row["rollouts"], row["ms"], row["opponent"],
                       row["variant"], row["deal"]))
-    model = args.model + (f"+e{args.exact}" if args.exact else "") + ("+i" if args.infer else "")
+    model = (args.model + (f"+e{args.exact}" if args.exact else "") + ("+i" if args.infer else "")
+             + (f"+w{args.win:g}" if args.win is not None else ""))
     with out.open("a") as f:
         for opponent in args.opponents:
             theirs = opponent_player(opponent, args.rollouts, args.ms)
@@ -124,7 +126,7 @@ def run(args: argparse.Namespace) -> None:
                                     random.Random(f"{args.seed}/{d}/{team}"))
                         cpu: list[float] = []
                         ours = search_player(args.model, args.rollouts, args.ms, cpu,
-                                             args.exact, args.infer)
+                                             args.exact, args.infer, args.win)
                         r = play(dealt.copy(), team, ours, theirs,
                                  random.Random(f"{args.seed}/{d}/{team}"))
                         row["rounds"].append({
@@ -215,6 +217,8 @@ def main() -> None:
     rn = sub.add_parser("run")
     rn.add_argument("--model", choices=["mix", "rule"], default="mix")
     rn.add_argument("--exact", type=int, default=0, help="exact endgames at this many cards")
+    rn.add_argument("--win", type=float, default=None,
+                    help="the win bonus in points (default: the search's, win_bonus; model +wX)")
     rn.add_argument("--infer", action="store_true",
                     help="deals consistent with the passes on the standing play (model +i)")
     rn.add_argument("--rollouts", type=int, default=600)
