@@ -62,6 +62,18 @@ class Running:
     def scrape(self) -> str:
         return generate_latest(self.registry).decode()
 
+    def settled(self, name: str, **labels: str) -> str:
+        """The exposition once ``name`` stops changing (the server finished a burst)."""
+        last, text = -1.0, self.scrape()
+        for _ in range(100):
+            time.sleep(0.3)
+            text = self.scrape()
+            now = metric_value(text, name, **labels)
+            if now == last:
+                break
+            last = now
+        return text
+
 
 @contextlib.contextmanager
 def running_server(*, http: bool = False, **settings: object) -> Iterator[Running]:

@@ -247,19 +247,6 @@ def test_cors_preflight_and_vary(server: Running) -> None:
 
 # ----------------------------------------------------------------------------- item 2
 
-def _settled(srv: Running, name: str, **labels: str) -> str:
-    """The exposition once ``name`` stops changing (the server finished the burst)."""
-    last, text = -1.0, srv.scrape()
-    for _ in range(100):
-        time.sleep(0.3)
-        text = srv.scrape()
-        now = metric_value(text, name, **labels)
-        if now == last:
-            break
-        last = now
-    return text
-
-
 def test_a_burst_with_deadlines_reconciles_with_the_counters() -> None:
     """Item 2: 1,500 searching SuggestActions with 2 s deadlines against 4 threads: most
     expire waiting for a thread, some are refused for overload. What the clients saw and
@@ -270,7 +257,7 @@ def test_a_burst_with_deadlines_reconciles_with_the_counters() -> None:
     with running_server(threads=4, max_queued_calls=1000) as srv:
         got = burst(srv.port, "/shuangkou.v1.RoundService/SuggestAction", _suggest_request(30),
                     n, timeout=2.0)
-        text = _settled(srv, "shuangkou_requests_rejected_total", grpc_method="SuggestAction")
+        text = srv.settled("shuangkou_requests_rejected_total", grpc_method="SuggestAction")
     handled = {code: metric_value(text, "grpc_server_handled_total",
                                   grpc_method="SuggestAction", grpc_code=code)
                for code in ("OK", "DEADLINE_EXCEEDED", "RESOURCE_EXHAUSTED", "CANCELLED")}
@@ -322,7 +309,7 @@ def test_the_http_queue_is_bounded_and_counted() -> None:
         with futures.ThreadPoolExecutor(40) as pool:
             answers = list(pool.map(lambda _: _http(srv.http_port, "RoundService/SuggestAction",
                                                     body, timeout=30), range(40)))
-        text = _settled(srv, "grpc_server_handled_total", grpc_method="SuggestAction")
+        text = srv.settled("grpc_server_handled_total", grpc_method="SuggestAction")
     statuses = [status for status, _, _ in answers]
     refused = [json.loads(b) for s, _, b in answers if s == 429]
     assert statuses.count(200) + len(refused) == 40 and refused, statuses
