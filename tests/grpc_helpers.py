@@ -243,6 +243,29 @@ def burst(port: int, method: str, request: Any, n: int, *, channels: int = 4,
             c.close()
 
 
+def reconciled(got: Burst, text: str, method: str) -> tuple[dict[str, float], float]:
+    """Check that what a burst's clients saw agrees with what the server counted (its
+    exposition ``text``, settled): every call answered; OK exactly, but for replies that left
+    the handler OK and reached the client after its deadline (the server's deadline runs
+    from when it reads the call, in a burst later than the client's start: 3 % of a burst on
+    a loaded 2-core machine) — never fewer OK than the clients saw; refusals for overload
+    exactly; >= 99 % of the calls decided. Returns grpc_server_handled_total by code and the
+    calls that expired waiting for a thread."""
+    n = got.sent
+    handled = {code: metric_value(text, "grpc_server_handled_total", grpc_method=method,
+                                  grpc_code=code)
+               for code in ("OK", "DEADLINE_EXCEEDED", "RESOURCE_EXHAUSTED", "CANCELLED")}
+    expired = metric_value(text, "shuangkou_requests_rejected_total", grpc_method=method,
+                           reason="expired")
+    overloaded = metric_value(text, "shuangkou_requests_rejected_total", grpc_method=method,
+                              reason="overloaded")
+    assert sum(got.codes.values()) == n and set(got.codes) <= set(handled), got.codes
+    assert 0 <= handled["OK"] - got.codes["OK"] <= 0.1 * n, (got.codes, handled)
+    assert overloaded == handled["RESOURCE_EXHAUSTED"] == got.codes["RESOURCE_EXHAUSTED"]
+    assert 0.99 * n <= sum(handled.values()) + expired <= n, (got.codes, handled, expired)
+    return handled, expired
+
+
 def serve_refused(*args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
     """``shuangkou serve ARGS`` that must stop at start-up: its exit status and stderr."""
     run = subprocess.run(

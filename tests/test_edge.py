@@ -251,28 +251,15 @@ def test_a_burst_with_deadlines_reconciles_with_the_counters() -> None:
     """Item 2: 1,500 searching SuggestActions with 2 s deadlines against 4 threads: most
     expire waiting for a thread, some are refused for overload. What the clients saw and
     what the server counted agree: OK exactly, and >= 99 % of all the calls decided."""
-    from grpc_helpers import burst
+    from grpc_helpers import burst, reconciled
 
     n = 1500
     with running_server(threads=4, max_queued_calls=1000) as srv:
         got = burst(srv.port, "/shuangkou.v1.RoundService/SuggestAction", _suggest_request(30),
                     n, timeout=2.0)
         text = srv.settled("shuangkou_requests_rejected_total", grpc_method="SuggestAction")
-    handled = {code: metric_value(text, "grpc_server_handled_total",
-                                  grpc_method="SuggestAction", grpc_code=code)
-               for code in ("OK", "DEADLINE_EXCEEDED", "RESOURCE_EXHAUSTED", "CANCELLED")}
-    expired = metric_value(text, "shuangkou_requests_rejected_total",
-                           grpc_method="SuggestAction", reason="expired")
-    overloaded = metric_value(text, "shuangkou_requests_rejected_total",
-                              grpc_method="SuggestAction", reason="overloaded")
-    assert sum(got.codes.values()) == n
-    # A reply can leave the handler OK and reach the client after its deadline: the server's
-    # deadline runs from when it reads the call, in a burst later than the client's start
-    # (3 % of this burst on a loaded 2-core machine); never fewer OK than the clients saw.
-    assert 0 <= handled["OK"] - got.codes["OK"] <= 0.1 * n
-    assert overloaded == handled["RESOURCE_EXHAUSTED"] == got.codes["RESOURCE_EXHAUSTED"]
-    decided = sum(handled.values()) + expired
-    assert expired > 0 and 0.99 * n <= decided <= n, (got.codes, handled, expired)
+    handled, expired = reconciled(got, text, "SuggestAction")
+    assert expired > 0, (got.codes, handled)
 
 
 def test_only_the_api_services_calls_count_as_expired() -> None:

@@ -197,10 +197,10 @@ def test_a_deadline_too_short_for_the_review(srv: Running) -> None:
 def test_a_burst_with_deadlines_reconciles_with_the_counters() -> None:
     """60 ReviewRounds of about 0.2 s of work each, with 1.5 s deadlines, against 2 threads
     and a queue of 12: the first are reviewed, the last admitted expire waiting or run out
-    of time, the rest are refused for overload. What the clients saw and what the server counted agree — OK as
-    for SuggestAction's burst (tests/test_edge.py), the refusals exactly, >= 99 % of the
-    calls decided — and every review that finished counted each of its decisions once."""
-    from grpc_helpers import burst
+    of time, the rest are refused for overload. What the clients saw and what the server
+    counted agree (grpc_helpers.reconciled, as for SuggestAction's burst), and every review
+    that finished counted each of its decisions once."""
+    from grpc_helpers import burst, reconciled
 
     n, doc = 60, json.dumps(generated())
     decisions = len(local(doc, rollouts=50)["decisions"])
@@ -211,19 +211,8 @@ def test_a_burst_with_deadlines_reconciles_with_the_counters() -> None:
         text = srv.settled("shuangkou_requests_rejected_total", grpc_method="ReviewRound")
         # the server is free again: a review within its deadline is answered
         assert len(srv.stub.ReviewRound(request, timeout=TIMEOUT).decisions) == decisions
-    handled = {code: metric_value(text, "grpc_server_handled_total",
-                                  grpc_method="ReviewRound", grpc_code=code)
-               for code in ("OK", "DEADLINE_EXCEEDED", "RESOURCE_EXHAUSTED", "CANCELLED")}
-    expired = metric_value(text, "shuangkou_requests_rejected_total",
-                           grpc_method="ReviewRound", reason="expired")
-    overloaded = metric_value(text, "shuangkou_requests_rejected_total",
-                              grpc_method="ReviewRound", reason="overloaded")
+    handled, expired = reconciled(got, text, "ReviewRound")
     reviewed = sum(metric_value(text, "shuangkou_decisions_reviewed_total", verdict=v)
                    for v in VERDICTS)
-    assert sum(got.codes.values()) == n and set(got.codes) <= {
-        "OK", "DEADLINE_EXCEEDED", "RESOURCE_EXHAUSTED", "CANCELLED"}, got.codes
     assert got.codes["OK"] > 0 and got.codes["RESOURCE_EXHAUSTED"] > 0, got.codes
-    assert 0 <= handled["OK"] - got.codes["OK"] <= 0.1 * n
-    assert overloaded == handled["RESOURCE_EXHAUSTED"] == got.codes["RESOURCE_EXHAUSTED"]
-    assert 0.99 * n <= sum(handled.values()) + expired <= n, (got.codes, handled, expired)
     assert reviewed == handled["OK"] * decisions, (got.codes, handled, expired)
