@@ -126,16 +126,22 @@ def play_a_round(child: Terminal) -> str:
     """Every kind of key, then 托管 to the end; everything the terminal showed."""
     turn = your_turn(child)
     assert turn is not None
+    # A key is sent only once the next prompt is shown: the terminal echoes what is typed
+    # at once, so a line sent early puts its echo before the prompt and the move after it
+    # (">   you: ..."), and the "\r\n  you: " expected never comes (CI of this stop).
     child.sendline("?")
     child.expect("A: 托管 to the end")
+    child.expect("> ")
     child.sendline("h")
     child.expect(r"提示: ([^\r\n]+)\(([^\r\n]+)\); Enter plays it")
+    child.expect("> ")
     child.sendline("")                                  # Enter plays the hint
     child.expect(r"\r\n  you: ")
     turn = your_turn(child)
     assert turn is not None
     child.sendline("zz")
     child.expect("refused|not a card|cannot|invalid", timeout=TIMEOUT)
+    child.expect("> ")
     child.sendline("l")
     child.expect(r"\s+#1  ")
     child.expect("> ")
