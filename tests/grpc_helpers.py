@@ -245,12 +245,13 @@ def burst(port: int, method: str, request: Any, n: int, *, channels: int = 4,
 
 def reconciled(got: Burst, text: str, method: str) -> tuple[dict[str, float], float]:
     """Check that what a burst's clients saw agrees with what the server counted (its
-    exposition ``text``, settled): every call answered; OK exactly, but for replies that left
-    the handler OK and reached the client after its deadline (the server's deadline runs
-    from when it reads the call, in a burst later than the client's start: 3 % of a burst on
-    a loaded 2-core machine) — never fewer OK than the clients saw; refusals for overload
-    exactly; >= 99 % of the calls decided. Returns grpc_server_handled_total by code and the
-    calls that expired waiting for a thread."""
+    exposition ``text``, settled): every call answered; OK and the refusals for overload
+    exactly, but for answers that left the server (or were counted) after the client's deadline
+    (the server's deadline runs from when it reads the call, in a burst later than the
+    client's start, and refusals queue for their two threads: 3 % of a burst on a loaded
+    2-core machine) — never fewer of either than the clients saw, never more than 10 % of
+    the burst; >= 99 % of the calls decided. Returns grpc_server_handled_total by code and
+    the calls that expired waiting for a thread."""
     n = got.sent
     handled = {code: metric_value(text, "grpc_server_handled_total", grpc_method=method,
                                   grpc_code=code)
@@ -260,8 +261,13 @@ def reconciled(got: Burst, text: str, method: str) -> tuple[dict[str, float], fl
     overloaded = metric_value(text, "shuangkou_requests_rejected_total", grpc_method=method,
                               reason="overloaded")
     assert sum(got.codes.values()) == n and set(got.codes) <= set(handled), got.codes
-    assert 0 <= handled["OK"] - got.codes["OK"] <= 0.1 * n, (got.codes, handled)
-    assert overloaded == handled["RESOURCE_EXHAUSTED"] == got.codes["RESOURCE_EXHAUSTED"]
+    # a refusal is counted before it is sent; one whose call is dead by the time its thread
+    # runs it is handled as DEADLINE_EXCEEDED or CANCELLED (service/interceptor.py)
+    refused = got.codes["RESOURCE_EXHAUSTED"]
+    assert overloaded >= handled["RESOURCE_EXHAUSTED"] >= refused, (got.codes, handled,
+                                                                    overloaded)
+    late = handled["OK"] - got.codes["OK"], overloaded - refused
+    assert min(late) >= 0 and sum(late) <= 0.1 * n, (got.codes, handled, overloaded)
     assert 0.99 * n <= sum(handled.values()) + expired <= n, (got.codes, handled, expired)
     return handled, expired
 
