@@ -10,8 +10,9 @@ same seats against the same opponent (the same deal, leader and opponent random 
 The search's points per round over the rule policy are each deal's two search rounds
 against the baseline's two, so the luck of the deal cancels out. Opponents: the panel
 (bench/panel.py: ``cautious``, ``bomber``, ``blind``, ``hoarder``, ``team``), ``rule`` (the
-rule policy), ``random`` (uniform legal play) and ``search24`` (issue 24's search — model
-"rule" — at the same budget: the head-to-head). ``--model`` picks the search measured
+rule policy), ``random`` (uniform legal play) and ``search24`` (issue 24's search, the
+previous 托管 default, as ``SEARCH24`` keeps it: model "rule", no racing, 600 rollouts, capped
+by ``--ms`` like the search measured: the head-to-head). ``--model`` picks the search measured
 (core._search.MODELS: ``mix``, the default for 托管, or ``rule``, issue 24's) and ``--exact``
 its exact endgames (rollouts whose hands hold that many cards or fewer together are solved
 exactly; 0: none), ``--infer`` its inference from passes (deals redrawn until the seats that
@@ -57,6 +58,7 @@ from panel import PANEL, random_action  # noqa: E402
 from shuangkou.core import Round  # noqa: E402
 from shuangkou.core._search import search  # noqa: E402
 from shuangkou.core._suggest import choose_in  # noqa: E402
+from shuangkou.core.suggest import SEARCH24  # noqa: E402
 from shuangkou.core.variants import get_variant  # noqa: E402
 
 OPPONENTS = [*PANEL, "rule", "random", "search24"]
@@ -68,27 +70,28 @@ def rule_player(r: Round, rng: random.Random) -> None:
 
 
 def search_player(model: str, rollouts: int, ms: float, cpu: list[float] | None = None,
-                  exact: int = 0, infer: bool = False, win: float | None = None) -> Player:
+                  exact: int = 0, infer: bool = False, win: float | None = None,
+                  race: bool = False) -> Player:
     """A seat that searches each decision (the CPU of those with more than one candidate
     goes to ``cpu``, in ms)."""
     def play(r: Round, rng: random.Random) -> None:
         c = time.thread_time()
         ranked, stats = search(r, rollouts=rollouts, ms=ms, model=model, exact=exact,
-                               infer=infer, win=win)
+                               infer=infer, win=win, race=race)
         if cpu is not None and stats["width"] > 1:
             cpu.append((time.thread_time() - c) * 1e3)
         act(r, *ranked[0][:3])
     return play
 
 
-def opponent_player(name: str, rollouts: int, ms: float) -> Player:
+def opponent_player(name: str, ms: float) -> Player:
     if name in PANEL:
         return PANEL[name]
     if name == "rule":
         return rule_player
     if name == "random":
         return random_action
-    return search_player("rule", rollouts, ms)
+    return search_player(SEARCH24.model, SEARCH24.rollouts, ms, race=SEARCH24.race)
 
 
 def play(r: Round, team: int, ours: Player, theirs: Player, rng: random.Random) -> Round:
@@ -107,10 +110,10 @@ def run(args: argparse.Namespace) -> None:
             done.add((row["model"], row["rollouts"], row["ms"], row["opponent"],
                       row["variant"], row["deal"]))
     model = (args.model + (f"+e{args.exact}" if args.exact else "") + ("+i" if args.infer else "")
-             + (f"+w{args.win:g}" if args.win is not None else ""))
+             + (f"+w{args.win:g}" if args.win is not None else "") + ("+r" if args.race else ""))
     with out.open("a") as f:
         for opponent in args.opponents:
-            theirs = opponent_player(opponent, args.rollouts, args.ms)
+            theirs = opponent_player(opponent, args.ms)
             for vid in args.variants:
                 v = get_variant(vid)
                 t0 = time.perf_counter()
@@ -126,7 +129,7 @@ def run(args: argparse.Namespace) -> None:
                                     random.Random(f"{args.seed}/{d}/{team}"))
                         cpu: list[float] = []
                         ours = search_player(args.model, args.rollouts, args.ms, cpu,
-                                             args.exact, args.infer, args.win)
+                                             args.exact, args.infer, args.win, args.race)
                         r = play(dealt.copy(), team, ours, theirs,
                                  random.Random(f"{args.seed}/{d}/{team}"))
                         row["rounds"].append({
@@ -221,6 +224,8 @@ def main() -> None:
                     help="the win bonus in points (default: the search's, win_bonus; model +wX)")
     rn.add_argument("--infer", action="store_true",
                     help="deals consistent with the passes on the standing play (model +i)")
+    rn.add_argument("--race", action="store_true",
+                    help="candidates clearly behind stop being rolled out (model +r)")
     rn.add_argument("--rollouts", type=int, default=600)
     rn.add_argument("--ms", type=float, default=0.0)
     rn.add_argument("--deals", type=int, default=1000, help="paired deals per variant and "

@@ -19,8 +19,8 @@ _Ranked = tuple[tuple[int, ...], Reading | None, bool, int, int, float, float, f
 def search(root: RoundCore, *, rollouts: int = 0, ms: float = 0.0, seed: int | None = None,
            width: int = 6, count: int = 1, timeout: float | None = None,
            win: float | None = None, cancelled: Callable[[], bool] | None = None,
-           model: str = "rule", exact: int = 0,
-           infer: bool = False) -> tuple[list[_Ranked], dict[str, Any]]: ...
+           model: str = "rule", exact: int = 0, infer: bool = False,
+           race: bool = False) -> tuple[list[_Ranked], dict[str, Any]]: ...
 def selfplay(variant: VariantLike, rounds: int, policy: str = "rule", seed: int = 0,
              timeout: float | None = None) -> tuple[int, int, int, float]: ...
 

@@ -27,7 +27,10 @@ A decision of the seat to act is searched as follows (docs/rounds.md "托管 and
    cancels out of the differences).
 4. **Choice**: the candidate whose mean gain over the rule policy's action is largest, if
    that gain exceeds one standard error of the paired differences; else the rule policy's
-   action (it is a strong default, and noise should not overturn it).
+   action (it is a strong default, and noise should not overturn it). With ``race``, a
+   candidate clearly behind another (:func:`race_out`) stops being rolled out from then on
+   and cannot be chosen; the rollouts left go to the others, and the search ends when only
+   the rule policy's action is left.
 
 The budget is rollouts (deterministic: the same state, seed and rollout budget give the
 same answer on any machine) or milliseconds (stops inside a rollout: the enumerator checks
@@ -357,15 +360,16 @@ cdef int passed_alike(Policy* P, RoundCore det, const int* styles) except -1:
 
 cdef int roll_deal(Policy* P, RoundCore root, RoundCore det, RoundCore x, int seat,
                    const int* pool, int mixed, int infer, Rng* g, const Choice* cands, int m,
-                   int exact, list stack, double win_value, int* actions, int* solved,
-                   long long* points, int* won, double* values) except -2:
+                   const int* live, int exact, list stack, double win_value, int* actions,
+                   int* solved, long long* points, int* won, double* values) except -2:
     """One deal of a decision: ``root`` copied into ``det`` with the unseen cards dealt at
     random to the other seats (``pool`` NULL: the true deal kept, the oracle's), the other
     seats' styles drawn — with ``infer``, drawn again (deal and styles, up to INFER_TRIES
     times) until every seat that passed on the standing play would have passed
     (:func:`passed_alike`) — then every candidate applied to a copy (``x``) and played out —
-    each candidate's team points, win and value in ``points``/``won``/``values``,
-    ``solved``: how many an exact endgame finished. 0, or -1 when the deadline stopped a
+    each candidate's team points, win and value in ``points``/``won``/``values`` (only
+    those ``live`` marks, when not NULL: :func:`race_out`), ``solved``: how many an exact
+    endgame finished. 0, or -1 when the deadline stopped a
     rollout (the deal is then not to be counted)."""
     cdef int styles[SEATS]
     cdef int k, rc, tries = INFER_TRIES if infer and pool != NULL else 1
@@ -379,6 +383,8 @@ cdef int roll_deal(Policy* P, RoundCore root, RoundCore det, RoundCore x, int se
             break
     solved[0] = 0
     for k in range(m):
+        if live != NULL and not live[k]:
+            continue
         det._copy_into(x)
         apply_choice(x, seat, &cands[k])
         rc = play_out(P, x, styles, actions, exact, stack, seat, win_value, &leaf)
@@ -398,6 +404,50 @@ cdef struct Tally:
     double dsum, dsq      # paired differences of value with the rule policy's action
     double psum           # ... of points
     double wsum           # ... of wins (1 placed first, 0 not)
+
+
+cdef inline double tally_mean(const Tally* t) noexcept nogil:
+    return t.dsum / t.n if t.n else 0
+
+
+cdef inline double tally_se(const Tally* t) noexcept nogil:
+    """The standard error of the mean paired difference (0 under two deals)."""
+    cdef double mean = tally_mean(t)
+    if t.n < 2:
+        return 0
+    return sqrt(max(t.dsq / t.n - mean * mean, 0) / (t.n - 1))
+
+
+cdef enum:
+    RACE_FROM = 16        # deals every candidate meets before any is dropped
+    RACE_EVERY = 4        # deals between two looks
+cdef double RACE_Z = 2.0  # standard errors apart: a candidate is clearly behind
+
+
+cdef int race_out(const Tally* tally, int* live, int m) noexcept nogil:
+    """Drop the candidates clearly behind another: those whose gain over the rule
+    policy's action, plus RACE_Z standard errors, is below some candidate's gain minus
+    RACE_Z standard errors — or below 0, the rule policy's action itself, which is never
+    dropped (every gain is measured against it). They could not be chosen (the choice
+    needs a gain above its standard error, and above every other's), so the deals left
+    go to those that could: more deals for the same rollouts where it matters
+    (docs/decisions.md 72). The sum of two standard errors bounds the paired difference's,
+    so "clearly behind" is conservative. Returns the candidates still live."""
+    cdef double up[MAXALT]
+    cdef double lo = 0, mean, se
+    cdef int k, n = 1
+    for k in range(1, m):
+        if live[k]:
+            mean, se = tally_mean(&tally[k]), tally_se(&tally[k])
+            up[k] = mean + RACE_Z * se
+            lo = max(lo, mean - RACE_Z * se)
+    for k in range(1, m):
+        if live[k]:
+            if up[k] < lo:
+                live[k] = 0
+            else:
+                n += 1
+    return n
 
 
 cdef int check_budget(int width, long rollouts, double ms, int exact, str model) except -1:
@@ -447,7 +497,7 @@ cdef int pause_due(Pause* p, object cancelled) except -1:
 
 def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width=6,
            int count=1, timeout=None, win=None, cancelled=None, str model="rule", int exact=0,
-           bint infer=False):
+           bint infer=False, bint race=False):
     """Search the decision of the seat to act in ``root`` (module doc). Budget: at most
     ``rollouts`` rollouts (0: no count limit) and ``ms`` milliseconds (0: no time limit);
     ``timeout`` (seconds) bounds the whole call like an RPC deadline. Returns
@@ -461,8 +511,10 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
     (:data:`MODELS`); ``exact``: a rollout whose hands hold this many cards or fewer
     together is finished by an exact search of that deal (0: never; at most
     :data:`MAX_EXACT`); ``infer``: deals (and styles) are drawn again until the seats that
-    passed on the standing play would have passed (:func:`roll_deal`). ``cancelled``: a
-    callable asked between deals (every two switch
+    passed on the standing play would have passed (:func:`roll_deal`); ``race``: a
+    candidate clearly behind another stops being rolled out and the budget goes to the rest
+    (:func:`race_out`; the search ends when only the rule policy's action is left).
+    ``cancelled``: a callable asked between deals (every two switch
     intervals at most: :func:`pause_due`); true ends the search there as its budget would
     (the caller went away: an RPC's client)."""
     cdef Policy P
@@ -474,9 +526,11 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
     cdef int won[MAXALT]
     cdef int pool[NFACES]
     cdef list stack = []
+    cdef int live[MAXALT]
     cdef int seat, mixed, k, m, rc, best, deal = 0, actions = 0, solved = 0, exact_now = 0
+    cdef int nlive
     cdef long done = 0
-    cdef double t0 = monotonic(), hard = 0, stop = 0, mean, se, gain
+    cdef double t0 = monotonic(), hard = 0, stop = 0, mean, gain
     cdef Rng g
     cdef Pause pause
     cdef RoundCore det, x
@@ -510,6 +564,9 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
         if m < 0:
             m = 1                 # no time left to rank alternatives: the policy's action
         memset(tally, 0, sizeof(tally))
+        for k in range(m):
+            live[k] = 1
+        nlive = m
         base = mix(<unsigned long long>(seed & 0xFFFFFFFFFFFFFFFF) if seed is not None else 0,
                    <unsigned long long>root.actions_applied)
         if m > 1 and (rollouts or ms):
@@ -517,44 +574,49 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
             pause_open(&pause)
             det = RoundCore.__new__(RoundCore)
             x = RoundCore.__new__(RoundCore)
-            while not rollouts or done + m <= rollouts:
+            while not rollouts or done + nlive <= rollouts:
                 if stop and monotonic() >= stop:
                     break
                 if pause_due(&pause, cancelled):
                     break
                 g.s = mix(base, <unsigned long long>deal)
-                if roll_deal(&P, root, det, x, seat, pool, mixed, infer, &g, cands, m, exact,
-                             stack, win_value, &actions, &exact_now, points, won, values) < 0:
+                if roll_deal(&P, root, det, x, seat, pool, mixed, infer, &g, cands, m, live,
+                             exact, stack, win_value, &actions, &exact_now, points, won,
+                             values) < 0:
                     break
                 for k in range(m):
+                    if not live[k]:
+                        continue
                     tally[k].n += 1
                     tally[k].dsum += values[k] - values[0]
                     tally[k].dsq += (values[k] - values[0]) ** 2
                     tally[k].psum += points[k] - points[0]
                     tally[k].wsum += won[k] - won[0]
-                done += m
+                done += nlive
                 deal += 1
                 solved += exact_now
+                if race and deal >= RACE_FROM and deal % RACE_EVERY == 0:
+                    nlive = race_out(tally, live, m)
+                    if nlive == 1:
+                        break     # every alternative is clearly behind: the choice is made
         best = 0
         gain = 0
         for k in range(1, m):
-            if tally[k].n < 2:
+            if not live[k] or tally[k].n < 2:
                 continue
-            mean = tally[k].dsum / tally[k].n
-            se = sqrt(max(tally[k].dsq / tally[k].n - mean * mean, 0) / (tally[k].n - 1))
-            if mean > se and mean > gain:
+            mean = tally_mean(&tally[k])
+            if mean > tally_se(&tally[k]) and mean > gain:
                 best, gain = k, mean
-        order = sorted(range(m), key=lambda i: (i != best, -(tally[i].dsum / tally[i].n)
-                                                 if tally[i].n else 0, i))
+        # the live first (a dropped candidate's mean is of fewer deals, and behind)
+        order = sorted(range(m), key=lambda i: (i != best, not live[i],
+                                                 -tally_mean(&tally[i]), i))
         ranked = []
         for k in order[:max(count, 1)]:
             cards, reading = _cards(root, seat, &cands[k])
             n = tally[k].n
-            mean = tally[k].dsum / n if n else 0
-            se = sqrt(max(tally[k].dsq / n - mean * mean, 0) / (n - 1)) if n > 1 else 0
             ranked.append((cards, reading, bool(cands[k].declare), cands[k].reason,
                            cands[k].danger, tally[k].psum / n if n else 0.0,
-                           tally[k].wsum / n if n else 0.0, se, n))
+                           tally[k].wsum / n if n else 0.0, tally_se(&tally[k]), n))
         stats = {"rollouts": done, "deals": deal, "actions": actions, "width": m,
                  "exact": solved,
                  "kept": best == 0, "seconds": monotonic() - t0}
@@ -730,8 +792,8 @@ def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=N
                     stopped = 1
                     break
                 g.s = mix(base, <unsigned long long>deal)
-                if roll_deal(&P, root, det, x, seat, pool, mixed, 0, &g, cands, m, exact, stack,
-                             win_value, &actions, &exact_now, points, won, values) < 0:
+                if roll_deal(&P, root, det, x, seat, pool, mixed, 0, &g, cands, m, NULL, exact,
+                             stack, win_value, &actions, &exact_now, points, won, values) < 0:
                     raise DeadlineExceeded("the evaluation ran out of its time budget")
                 for j in range(m):
                     psum[j] += points[j]
@@ -748,8 +810,8 @@ def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=N
                     stopped = 1
                     break
                 g.s = mix(base ^ ORACLE_SALT, <unsigned long long>odeal)
-                if roll_deal(&P, root, det, x, seat, NULL, mixed, 0, &g, cands, m, exact, stack,
-                             win_value, &actions, &exact_now, points, won, values) < 0:
+                if roll_deal(&P, root, det, x, seat, NULL, mixed, 0, &g, cands, m, NULL, exact,
+                             stack, win_value, &actions, &exact_now, points, won, values) < 0:
                     raise DeadlineExceeded("the evaluation ran out of its time budget")
                 for j in range(m):
                     tpsum[j] += points[j]

@@ -287,11 +287,10 @@ def _summaries(decisions: Sequence[Decision],
         rated = [d for d in mine if not d.forced]
         n = len(rated)
         gains = [d.oracle_gain for d in rated if d.oracle_gain is not None]
-        stakes = sum(d.stake for d in rated)
+        loss, stakes = sum(d.loss for d in rated), sum(d.stake for d in rated)
         out.append(SeatSummary(
             s, players[s] if players is not None else None, len(mine), len(mine) - n,
-            sum(d.loss for d in rated) / n if n else None,
-            sum(d.loss for d in rated) / stakes if stakes > 0 else None,
+            loss / n if n else None, loss / stakes if stakes > 0 else None,
             sum(d.verdict == "inaccuracy" for d in rated),
             sum(d.verdict == "mistake" for d in rated),
             sum(d.verdict == "blunder" for d in rated),

@@ -49,7 +49,9 @@ the one with the best
 mean settlement for the seat's team (points: base × multiplier + contributions) is chosen
 (plus a bonus for placing first, three 双扣 base amounts: points alone trade wins for
 contributions where bombs pay a lot) if it gains more than one standard error over the
-policy's action, else the policy's action stands. Deterministic for a given state, seed and
+policy's action, else the policy's action stands. A candidate clearly behind another stops
+being rolled out and its rollouts go to the rest (``race``, on by default; off in
+:data:`SEARCH24`). Deterministic for a given state, seed and
 rollout budget; ``ms`` stops inside a rollout. :data:`TUOGUAN` is the budget for 托管
 (docs/BENCHMARKS.md has its strength).
 
@@ -91,12 +93,15 @@ class Budget:
     milliseconds (0: no time limit); both 0 is the rule policy alone. ``model``: how its
     rollouts play the other seats (:data:`MODELS`); ``exact``: a rollout whose hands hold
     this many cards or fewer together is finished by an exact search of its deal (0: never;
-    at most :data:`MAX_EXACT`)."""
+    at most :data:`MAX_EXACT`); ``race``: a candidate clearly behind another stops being
+    rolled out, its rollouts going to the others, and the search ends once only the rule
+    policy's action is left (docs/decisions.md 72)."""
 
     rollouts: int = 0
     ms: float = 0.0
     model: str = "mix"
     exact: int = 0
+    race: bool = True
 
     def __post_init__(self) -> None:
         if type(self.rollouts) is not int or not 0 <= self.rollouts <= MAX_ROLLOUTS:
@@ -110,6 +115,8 @@ class Budget:
         if self.model not in MODELS:
             raise ShuangkouError(f"model must be one of {', '.join(MODELS)}; got "
                                  f"{self.model!r}", "model")
+        if type(self.race) is not bool:
+            raise ShuangkouError(f"race must be true or false; got {self.race!r}", "race")
 
     @property
     def searches(self) -> bool:
@@ -121,7 +128,7 @@ class Budget:
 TUOGUAN = Budget(rollouts=600, ms=100.0)
 #: Issue 24's search at the 托管 budget (the rule policy in every seat of a rollout): kept
 #: as a named mode for comparison.
-SEARCH24 = Budget(rollouts=600, ms=100.0, model="rule")
+SEARCH24 = Budget(rollouts=600, ms=100.0, model="rule", race=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,7 +283,7 @@ def suggestions(round: Any, count: int = 1, *, seed: int | None = None,
     ranked, stats = _search.search(round, rollouts=budget.rollouts, ms=budget.ms, seed=seed,
                                    width=max(width, count) if count > 1 else width,
                                    count=count, timeout=timeout, cancelled=cancelled,
-                                   model=budget.model, exact=budget.exact)
+                                   model=budget.model, exact=budget.exact, race=budget.race)
     actions = []
     for i, row in enumerate(ranked):
         gain, wins, deals = row[5], row[6], row[8]
