@@ -1,7 +1,7 @@
 """托管 by search against the opponent panel (issue 34): paired deals, per variant and opponent.
 
-    .venv/bin/python bench/bench_panel.py run [--model mix|rule] [--exact 0] [--infer]
-        [--win POINTS] [--rollouts 600] [--ms 0] [--deals 1000] [--variants ID ...] [--opponents NAME ...] [--out FILE] [--seed 1]
+    .venv/bin/python bench/bench_panel.py run [--model mix|sound|rule] [--exact 0] [--infer]
+        [--win POINTS] [--race] [--rollouts 600] [--ms 0] [--start 0] [--deals 1000] [--variants ID ...] [--opponents NAME ...] [--out FILE] [--seed 1]
     .venv/bin/python bench/bench_panel.py report FILE ...
 
 ``run`` deals every deal once per opponent and plays it four times: the rule policy's team
@@ -13,17 +13,20 @@ against the baseline's two, so the luck of the deal cancels out. Opponents: the 
 rule policy), ``random`` (uniform legal play) and ``search24`` (issue 24's search, the
 previous 托管 default, as ``SEARCH24`` keeps it: model "rule", no racing, 600 rollouts, capped
 by ``--ms`` like the search measured: the head-to-head). ``--model`` picks the search measured
-(core._search.MODELS: ``mix``, the default for 托管, or ``rule``, issue 24's) and ``--exact``
+(core._search.MODELS: ``mix``, the default for 托管, ``sound``, the mixture without its
+partner-blind style, or ``rule``, issue 24's) and ``--exact``
 its exact endgames (rollouts whose hands hold that many cards or fewer together are solved
 exactly; 0: none), ``--infer`` its inference from passes (deals redrawn until the seats that
 passed on the standing play would have passed: core._search ``roll_deal``; the model's name
 gains ``+i``), ``--win`` the search's win bonus in points (default: its own, ``win_bonus``;
-the name gains ``+wX``); ``--rollouts`` is deterministic, ``--ms`` a cap in wall time (the 托管
+the name gains ``+wX``), ``--race`` its racing (candidates clearly behind stop being
+rolled out: core._search ``race_out``; the name gains ``+r``); ``--rollouts`` is deterministic, ``--ms`` a cap in wall time (the 托管
 default is 600 rollouts, 100 ms).
 
 One JSON line per deal is appended to ``--out`` as it completes; a run that stops resumes
 where it left (deals in the file are skipped), so the full measurement (``--deals 1000``
-for every variant and opponent) can go in the background, one process at a time.
+for every variant and opponent) can go in the background; processes given disjoint deal
+ranges (``--start``) can share a file.
 
 ``report`` prints per model, budget, opponent and variant: rounds; the search team's win
 rate (Wilson 95 % interval) and the rule policy's on the same deals; its points per round
@@ -56,7 +59,7 @@ from bench_suggest import start  # noqa: E402
 from panel import PANEL, random_action  # noqa: E402
 
 from shuangkou.core import Round  # noqa: E402
-from shuangkou.core._search import search  # noqa: E402
+from shuangkou.core._search import MODELS, search  # noqa: E402
 from shuangkou.core._suggest import choose_in  # noqa: E402
 from shuangkou.core.suggest import SEARCH24  # noqa: E402
 from shuangkou.core.variants import get_variant  # noqa: E402
@@ -117,7 +120,7 @@ def run(args: argparse.Namespace) -> None:
             for vid in args.variants:
                 v = get_variant(vid)
                 t0 = time.perf_counter()
-                for d in range(args.deals):
+                for d in range(args.start, args.deals):
                     if (model, args.rollouts, args.ms, opponent, vid, d) in done:
                         continue
                     dealt = start(v, random.Random(f"{vid}/{args.seed}/{d}"))
@@ -218,7 +221,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     rn = sub.add_parser("run")
-    rn.add_argument("--model", choices=["mix", "rule"], default="mix")
+    rn.add_argument("--model", choices=MODELS, default="mix")
     rn.add_argument("--exact", type=int, default=0, help="exact endgames at this many cards")
     rn.add_argument("--win", type=float, default=None,
                     help="the win bonus in points (default: the search's, win_bonus; model +wX)")
@@ -230,6 +233,8 @@ def main() -> None:
     rn.add_argument("--ms", type=float, default=0.0)
     rn.add_argument("--deals", type=int, default=1000, help="paired deals per variant and "
                     "opponent (4 rounds each)")
+    rn.add_argument("--start", type=int, default=0, help="the first deal: processes given "
+                    "disjoint ranges (--start K --deals N: deals K to N-1) run side by side")
     rn.add_argument("--variants", nargs="*", default=VARIANTS)
     rn.add_argument("--opponents", nargs="*", default=OPPONENTS, choices=OPPONENTS)
     rn.add_argument("--seed", type=int, default=1)

@@ -198,19 +198,26 @@ cdef int play_out(Policy* P, RoundCore r, const int* styles, int* actions, int e
 #: rollout (issue 24's search); "mix" draws each other seat's style per deal — the rule
 #: policy 2 in 5, bold, cautious and partner-blind 1 in 5 each — so a choice does not hinge on
 #: one assumed opponent (docs/decisions.md, docs/BENCHMARKS.md "a search robust to who it
-#: plays"). The seat searching plays the rule policy in both.
-MODELS = ("rule", "mix")
-cdef int MIX_STYLES[5]
-MIX_STYLES[:] = [STYLE_RULE, STYLE_RULE, STYLE_BOLD, STYLE_CAUTIOUS, STYLE_BLIND]
+#: plays"); "sound" is "mix" without the partner-blind style (the rule policy 2 in 4, bold
+#: and cautious 1 in 4 each): every seat plays for its team. The seat searching plays the
+#: rule policy in all of them. One row per model: the styles a draw picks among, uniformly.
+MODELS = ("rule", "mix", "sound")
+cdef int MODEL_STYLES[3][5]
+cdef int MODEL_DRAWS[3]
+MODEL_STYLES[0][:] = [STYLE_RULE, STYLE_RULE, STYLE_RULE, STYLE_RULE, STYLE_RULE]
+MODEL_STYLES[1][:] = [STYLE_RULE, STYLE_RULE, STYLE_BOLD, STYLE_CAUTIOUS, STYLE_BLIND]
+MODEL_STYLES[2][:] = [STYLE_RULE, STYLE_RULE, STYLE_BOLD, STYLE_CAUTIOUS, STYLE_RULE]
+MODEL_DRAWS[:] = [1, 5, 4]
 
 
-cdef void draw_styles(int seat, int mixed, Rng* g, int* styles) noexcept nogil:
-    """The style of each seat in one deal's rollouts (the same for every candidate)."""
+cdef void draw_styles(int seat, int model, Rng* g, int* styles) noexcept nogil:
+    """The style of each seat in one deal's rollouts (the same for every candidate):
+    ``model`` indexes :data:`MODELS`; a model of one style draws nothing."""
     cdef int s
     for s in range(SEATS):
         styles[s] = STYLE_RULE
-        if mixed and s != seat:
-            styles[s] = MIX_STYLES[rng_below(g, 5)]
+        if MODEL_DRAWS[model] > 1 and s != seat:
+            styles[s] = MODEL_STYLES[model][rng_below(g, MODEL_DRAWS[model])]
 
 
 cdef long long team_points(RoundCore r, int seat, int* won) except? -1:
@@ -359,7 +366,7 @@ cdef int passed_alike(Policy* P, RoundCore det, const int* styles) except -1:
 
 
 cdef int roll_deal(Policy* P, RoundCore root, RoundCore det, RoundCore x, int seat,
-                   const int* pool, int mixed, int infer, Rng* g, const Choice* cands, int m,
+                   const int* pool, int model, int infer, Rng* g, const Choice* cands, int m,
                    const int* live, int exact, list stack, double win_value, int* actions,
                    int* solved, long long* points, int* won, double* values) except -2:
     """One deal of a decision: ``root`` copied into ``det`` with the unseen cards dealt at
@@ -378,7 +385,7 @@ cdef int roll_deal(Policy* P, RoundCore root, RoundCore det, RoundCore x, int se
     for k in range(tries):      # deal_unseen deals every other hand anew: no copy between
         if pool != NULL:
             deal_unseen(det, seat, pool, g)
-        draw_styles(seat, mixed, g, styles)
+        draw_styles(seat, model, g, styles)
         if tries == 1 or passed_alike(P, det, styles):
             break
     solved[0] = 0
@@ -452,7 +459,7 @@ cdef int race_out(const Tally* tally, int* live, int m) noexcept nogil:
 
 cdef int check_budget(int width, long rollouts, double ms, int exact, str model) except -1:
     """The checks of a search's or an evaluation's arguments (ShuangkouError naming the
-    field); whether ``model`` mixes styles."""
+    field); ``model``'s index in :data:`MODELS`."""
     if not 1 <= width <= MAXALT:
         raise ShuangkouError(f"width must be 1–{MAXALT}; got {width}", "width")
     if rollouts < 0 or ms < 0:
@@ -462,7 +469,7 @@ cdef int check_budget(int width, long rollouts, double ms, int exact, str model)
     if model not in MODELS:
         raise ShuangkouError(f"model must be one of {', '.join(MODELS)}; got {model!r}",
                              "model")
-    return model == "mix"
+    return MODELS.index(model)
 
 
 cdef struct Pause:
@@ -527,7 +534,7 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
     cdef int pool[NFACES]
     cdef list stack = []
     cdef int live[MAXALT]
-    cdef int seat, mixed, k, m, rc, best, deal = 0, actions = 0, solved = 0, exact_now = 0
+    cdef int seat, model_at, k, m, rc, best, deal = 0, actions = 0, solved = 0, exact_now = 0
     cdef int nlive
     cdef long done = 0
     cdef double t0 = monotonic(), hard = 0, stop = 0, mean, gain
@@ -538,7 +545,7 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
     cdef double win_value = win_bonus(root) if win is None else win
     if root.over_kind:
         raise ShuangkouError("the round is over: nothing to suggest", "state")
-    mixed = check_budget(width, rollouts, ms, exact, model)
+    model_at = check_budget(width, rollouts, ms, exact, model)
     if timeout is not None:
         hard = t0 + max(float(timeout), 1e-9)
     stop = t0 + ms / 1e3 if ms > 0 else hard
@@ -580,7 +587,7 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
                 if pause_due(&pause, cancelled):
                     break
                 g.s = mix(base, <unsigned long long>deal)
-                if roll_deal(&P, root, det, x, seat, pool, mixed, infer, &g, cands, m, live,
+                if roll_deal(&P, root, det, x, seat, pool, model_at, infer, &g, cands, m, live,
                              exact, stack, win_value, &actions, &exact_now, points, won,
                              values) < 0:
                     break
@@ -713,7 +720,7 @@ def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=N
     cdef int hr[MAXC]
     cdef int pool[NFACES]
     cdef list stack = []
-    cdef int seat, mixed, j, k, m, mh = 0, rc, t = -1, th, deal = 0, odeal = 0, actions = 0
+    cdef int seat, model_at, j, k, m, mh = 0, rc, t = -1, th, deal = 0, odeal = 0, actions = 0
     cdef int solved = 0, exact_now = 0, forced, stopped = 0
     cdef long done = 0
     cdef double t0 = monotonic(), hard = 0, stop = 0, mean, var
@@ -724,7 +731,7 @@ def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=N
     cdef double win_value = win_bonus(root) if win is None else win
     if root.over_kind:
         raise ShuangkouError("the round is over: nothing to evaluate", "state")
-    mixed = check_budget(width, rollouts, ms, exact, model)
+    model_at = check_budget(width, rollouts, ms, exact, model)
     if timeout is not None:
         hard = t0 + max(float(timeout), 1e-9)
     if ms > 0:
@@ -792,7 +799,7 @@ def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=N
                     stopped = 1
                     break
                 g.s = mix(base, <unsigned long long>deal)
-                if roll_deal(&P, root, det, x, seat, pool, mixed, 0, &g, cands, m, NULL, exact,
+                if roll_deal(&P, root, det, x, seat, pool, model_at, 0, &g, cands, m, NULL, exact,
                              stack, win_value, &actions, &exact_now, points, won, values) < 0:
                     raise DeadlineExceeded("the evaluation ran out of its time budget")
                 for j in range(m):
@@ -810,7 +817,7 @@ def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=N
                     stopped = 1
                     break
                 g.s = mix(base ^ ORACLE_SALT, <unsigned long long>odeal)
-                if roll_deal(&P, root, det, x, seat, NULL, mixed, 0, &g, cands, m, NULL, exact,
+                if roll_deal(&P, root, det, x, seat, NULL, model_at, 0, &g, cands, m, NULL, exact,
                              stack, win_value, &actions, &exact_now, points, won, values) < 0:
                     raise DeadlineExceeded("the evaluation ran out of its time budget")
                 for j in range(m):

@@ -80,8 +80,9 @@ DEFAULT_WIDTH = 6
 #: The most alternatives one call ranks; the largest rollout budget.
 MAX_ALTERNATIVES = _search.MAX_WIDTH
 MAX_ROLLOUTS = _search.MAX_ROLLOUTS
-#: How a search's rollouts play the other seats: "mix" (a mixture of styles, the default)
-#: or "rule" (the rule policy everywhere: issue 24's search).
+#: How a search's rollouts play the other seats: "mix" (a mixture of styles, the default),
+#: "sound" (the mixture without its partner-blind style) or "rule" (the rule policy
+#: everywhere: issue 24's search).
 MODELS = _search.MODELS
 #: The most cards an exact endgame may start from.
 MAX_EXACT = _search.MAX_EXACT

@@ -309,12 +309,12 @@ def test_the_search_models_the_other_seats_by_a_mixture_of_styles_by_default() -
         Budget(rollouts=10, model="panel")
     r = start("baibian", 7)
     got = {}
-    for model in ("mix", "rule"):
+    for model in ("mix", "sound", "rule"):
         a = suggestions(r, 4, budget=Budget(rollouts=120, model=model), seed=5)
         b = suggestions(r.copy(), 4, budget=Budget(rollouts=120, model=model), seed=5)
         assert a.actions == b.actions and a.width > 1
         got[model] = [(s.cards, s.gain, s.wins) for s in a.actions]
-    assert got["mix"] != got["rule"]
+    assert got["mix"] != got["rule"] and got["sound"] not in (got["mix"], got["rule"])
 
 
 def test_the_search_chooses_a_legal_action_every_turn() -> None:
