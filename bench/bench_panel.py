@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/bench_panel.py run [--model mix|sound|rule] [--exact 0] [--infer]
         [--win POINTS] [--race] [--rollouts 600] [--ms 0] [--start 0] [--deals 1000] [--variants ID ...] [--opponents NAME ...] [--out FILE] [--seed 1]
-    .venv/bin/python bench/bench_panel.py report FILE ...
+    .venv/bin/python bench/bench_panel.py report FILE ... [--pair MODEL:ROLLOUTS[:MS] MODEL:ROLLOUTS[:MS]]
 
 ``run`` deals every deal once per opponent and plays it four times: the rule policy's team
 at seats 0/2 and then 1/3 against the opponent (the baseline), then the search team at the
@@ -34,7 +34,8 @@ over the rule policy (normal 95 % interval over deals); its raw points per round
 ``search24``: the head-to-head's points); the median CPU of its searched decisions. When a
 file holds several models on the same deals, it adds each one's paired difference with
 ``rule`` (issue 24's search), and a ``+i`` model's with the same model without inference,
-per opponent and variant and pooled over the panel.
+per opponent and variant and pooled over the panel; ``--pair A B`` pairs two searches
+instead (``MODEL:ROLLOUTS[:MS]``, e.g. ``sound+r:600 mix+r:600``), from one or several files.
 """
 
 from __future__ import annotations
@@ -155,7 +156,13 @@ def interval(xs: list[float]) -> tuple[float, float]:
     return mean, 1.96 * statistics.stdev(xs) / math.sqrt(len(xs)) if len(xs) > 1 else 0.0
 
 
-def report(files: list[Path]) -> None:
+def _spec(text: str) -> tuple[str, tuple[int, float]]:
+    """``MODEL:ROLLOUTS[:MS]`` (as the report names a line's model and budget) as a key."""
+    model, rollouts, *ms = text.split(":")
+    return model, (int(rollouts), float(ms[0]) if ms else 0.0)
+
+
+def report(files: list[Path], pair: list[str] | None = None) -> None:
     groups: dict[tuple[Any, ...], dict[int, dict[str, Any]]] = {}
     for path in files:
         for line in Path(path).read_text().splitlines():
@@ -170,7 +177,7 @@ def report(files: list[Path]) -> None:
 
     print(f"{'model':7} {'budget':>12} {'opponent':9} {'variant':16} {'rounds':>6} "
           f"{'win':>6} {'95% CI':>13} {'rule win':>8} {'pts/round over rule':>20} "
-          f"{'95% CI':>15} {'pts/round':>9} {'CPU ms p50':>10}")
+          f"{'95% CI':>15} {'pts/round':>9} {'CPU ms p50':>10} {'p99':>6}")
     for key in sorted(groups, key=order):
         model, rollouts, ms, opponent, vid = key
         rows = list(groups[key].values())
@@ -186,14 +193,24 @@ def report(files: list[Path]) -> None:
         print(f"{model:7} {budget:>12} {opponent:9} {vid:16} {len(rounds):6d} "
               f"{wins / len(rounds):6.1%} {lo:6.1%}-{hi:6.1%} {base:8.1%} {mean:+20.2f} "
               f"{mean - half:+7.2f}..{mean + half:+6.2f} {raw:+9.2f} "
-              f"{statistics.median(cpu) if cpu else 0:10.1f}")
-    base_of = {key: "rule" for key in groups if key[0] != "rule"}
-    base_of.update({key: key[0].removesuffix("+i") for key in groups if key[0].endswith("+i")})
-    pairs = [(key, other) for key in sorted(groups, key=order) if key in base_of
-             for other in [(base_of[key], *key[1:])] if other in groups]
+              f"{statistics.median(cpu) if cpu else 0:10.1f} "
+              f"{sorted(cpu)[int(0.99 * len(cpu))] if cpu else 0:6.1f}")
+    if pair:
+        (a_model, a_budget), (b_model, b_budget) = (_spec(x) for x in pair)
+        pairs = [(key, (b_model, *b_budget, *key[3:])) for key in sorted(groups, key=order)
+                 if (key[0], *key[1:3]) == (a_model, *a_budget)]
+        heading = f"{pair[0]} − {pair[1]}"
+    else:
+        base_of = {key: "rule" for key in groups if key[0] != "rule"}
+        base_of.update({key: key[0].removesuffix("+i") for key in groups
+                        if key[0].endswith("+i")})
+        pairs = [(key, (base_of[key], *key[1:])) for key in sorted(groups, key=order)
+                 if key in base_of]
+        heading = ("each model − rule (issue 24's search), and a model with inference (+i) − "
+                   "the same without")
+    pairs = [(key, other) for key, other in pairs if other in groups]
     if pairs:
-        print("\neach model − rule (issue 24's search), and a model with inference (+i) − the "
-              "same without, on the same deals, paired: points per round, 95 % interval")
+        print(f"\n{heading}, on the same deals, paired: points per round, 95 % interval")
         pooled: dict[tuple[Any, ...], list[float]] = {}
         for key, other in pairs:
             common = sorted(set(groups[key]) & set(groups[other]))
@@ -242,12 +259,15 @@ def main() -> None:
                     help="the results file (appended to; default in $TMPDIR)")
     rp = sub.add_parser("report")
     rp.add_argument("files", nargs="+", type=Path)
+    rp.add_argument("--pair", nargs=2, metavar=("A", "B"),
+                    help="pair two searches, each MODEL:ROLLOUTS[:MS] (e.g. sound+r:600 "
+                    "mix+r:600), instead of each model with issue 24's search")
     args = ap.parse_args()
     if args.cmd == "run":
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         run(args)
     else:
-        report(args.files)
+        report(args.files, args.pair)
 
 
 if __name__ == "__main__":

@@ -306,3 +306,20 @@ def test_bench_script(case: Case, tmp_path: Path) -> None:
     assert not missing, f"no line matches {missing}\n{report}"
     found = [s for s in case.absent if s in out or s in err]
     assert not found, f"printed {found}\n{report}"
+
+
+def test_the_panel_report_pairs_two_searches(tmp_path: Path) -> None:
+    """bench_panel's ``report --pair`` (how docs/BENCHMARKS.md compares two searches) on two
+    runs into one file: ``sound`` with racing beside ``mix`` without, on the same deal."""
+    out = tmp_path / "panel.jsonl"
+    common = ("--rollouts", "12", "--deals", "1", "--variants", "huopin", "--opponents",
+              "rule", "--out", str(out))
+    for model in (("--model", "mix"), ("--model", "sound", "--race")):
+        subprocess.run([sys.executable, str(BENCH / "bench_panel.py"), "run", *model, *common],
+                       cwd=ROOT, check=True, capture_output=True, timeout=60 * LOAD)
+    got = subprocess.run([sys.executable, str(BENCH / "bench_panel.py"), "report", str(out),
+                          "--pair", "sound+r:12", "mix:12"], cwd=ROOT, check=True,
+                         capture_output=True, text=True, timeout=60 * LOAD).stdout
+    assert re.search(r"^sound\+r:12 − mix:12, on the same deals", got, re.M), got
+    assert re.search(r"^sound\+r − mix\s+12 r rule\s+huopin\s+1 deals\s+[+-][\d.]+ \[", got,
+                     re.M), got
