@@ -75,13 +75,13 @@ def rule_player(r: Round, rng: random.Random) -> None:
 
 def search_player(model: str, rollouts: int, ms: float, cpu: list[float] | None = None,
                   exact: int = 0, infer: bool = False, win: float | None = None,
-                  race: bool = False) -> Player:
+                  race: bool = False, margin: float = 1.0) -> Player:
     """A seat that searches each decision (the CPU of those with more than one candidate
     goes to ``cpu``, in ms)."""
     def play(r: Round, rng: random.Random) -> None:
         c = time.thread_time()
         ranked, stats = search(r, rollouts=rollouts, ms=ms, model=model, exact=exact,
-                               infer=infer, win=win, race=race)
+                               infer=infer, win=win, race=race, margin=margin)
         if cpu is not None and stats["width"] > 1:
             cpu.append((time.thread_time() - c) * 1e3)
         act(r, *ranked[0][:3])
@@ -114,7 +114,8 @@ def run(args: argparse.Namespace) -> None:
             done.add((row["model"], row["rollouts"], row["ms"], row["opponent"],
                       row["variant"], row["deal"]))
     model = (args.model + (f"+e{args.exact}" if args.exact else "") + ("+i" if args.infer else "")
-             + (f"+w{args.win:g}" if args.win is not None else "") + ("+r" if args.race else ""))
+             + (f"+w{args.win:g}" if args.win is not None else "") + ("+r" if args.race else "")
+             + (f"+m{args.margin:g}" if args.margin != 1 else ""))
     with out.open("a") as f:
         for opponent in args.opponents:
             theirs = opponent_player(opponent, args.ms)
@@ -133,7 +134,8 @@ def run(args: argparse.Namespace) -> None:
                                     random.Random(f"{args.seed}/{d}/{team}"))
                         cpu: list[float] = []
                         ours = search_player(args.model, args.rollouts, args.ms, cpu,
-                                             args.exact, args.infer, args.win, args.race)
+                                             args.exact, args.infer, args.win, args.race,
+                                             args.margin)
                         r = play(dealt.copy(), team, ours, theirs,
                                  random.Random(f"{args.seed}/{d}/{team}"))
                         row["rounds"].append({
@@ -246,6 +248,9 @@ def main() -> None:
                     help="deals consistent with the passes on the standing play (model +i)")
     rn.add_argument("--race", action="store_true",
                     help="candidates clearly behind stop being rolled out (model +r)")
+    rn.add_argument("--margin", type=float, default=1.0,
+                    help="standard errors a gain must exceed to overturn the rule policy "
+                    "(model +mX)")
     rn.add_argument("--rollouts", type=int, default=600)
     rn.add_argument("--ms", type=float, default=0.0)
     rn.add_argument("--deals", type=int, default=1000, help="paired deals per variant and "

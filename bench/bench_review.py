@@ -22,7 +22,8 @@ budget, on every variant.
 positions — every 10th action of ``--rounds`` rule-policy rounds of baibian, qianbian, huopin
 and bianfeng — best of ``--repeat``, with a digest of its answers: the search and the review
 share their deal loop, and a change to it must leave the search's answers and speed as they
-were (run it on both builds).
+were (run it on both builds). Then the same with racing (docs/decisions.md 72), interleaved,
+and how many answers racing left as they were.
 
 ``validity`` (issue 35's validity figures) makes four checks, each printed as a table
 (``--json``: one JSON object instead):
@@ -134,16 +135,22 @@ def search_speed(rounds: int, repeat: int) -> None:
                 if i % 10 == 0 and not r.is_over:
                     states.append(r.copy())
                 r.apply(action)
-    best = float("inf")
-    answers: list[object] = []
+    best = {False: float("inf"), True: float("inf")}
+    answers: dict[bool, list[object]] = {}
     for _ in range(repeat):
-        t0 = time.process_time()
-        answers = [search(s, rollouts=600, seed=1, model="mix", width=6)[0][0][:3]
-                   for s in states]
-        best = min(best, time.process_time() - t0)
-    digest = hashlib.sha256(repr(answers).encode()).hexdigest()[:12]
-    print(f"{len(states)} positions, 600 rollouts each: best of {repeat} {best:.2f} s CPU, "
-          f"{1000 * best / len(states):.2f} ms per position; answers {digest}")
+        for race in (False, True):      # interleaved: the host's load falls on both alike
+            t0 = time.process_time()
+            answers[race] = [search(s, rollouts=600, seed=1, model="mix", width=6,
+                                    race=race)[0][0][:3] for s in states]
+            best[race] = min(best[race], time.process_time() - t0)
+    for race in (False, True):
+        digest = hashlib.sha256(repr(answers[race]).encode()).hexdigest()[:12]
+        print(f"{len(states)} positions, 600 rollouts each{', racing' if race else ''}: "
+              f"best of {repeat} {best[race]:.2f} s CPU, "
+              f"{1000 * best[race] / len(states):.2f} ms per position; answers {digest}")
+    same = sum(a == b for a, b in zip(answers[False], answers[True], strict=True))
+    print(f"racing: {best[True] / best[False]:.2f}x the CPU, the same answer at {same} of "
+          f"{len(states)} positions")
 
 
 # ----------------------------------------------------------------------------- validity

@@ -20,7 +20,8 @@ def search(root: RoundCore, *, rollouts: int = 0, ms: float = 0.0, seed: int | N
            width: int = 6, count: int = 1, timeout: float | None = None,
            win: float | None = None, cancelled: Callable[[], bool] | None = None,
            model: str = "rule", exact: int = 0, infer: bool = False,
-           race: bool = False) -> tuple[list[_Ranked], dict[str, Any]]: ...
+           race: bool = False,
+           margin: float = 1.0) -> tuple[list[_Ranked], dict[str, Any]]: ...
 def selfplay(variant: VariantLike, rounds: int, policy: str = "rule", seed: int = 0,
              timeout: float | None = None) -> tuple[int, int, int, float]: ...
 

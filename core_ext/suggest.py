@@ -48,8 +48,8 @@ default) or the rule policy itself (``model="rule"``, issue 24's search, :data:`
 the one with the best
 mean settlement for the seat's team (points: base × multiplier + contributions) is chosen
 (plus a bonus for placing first, three 双扣 base amounts: points alone trade wins for
-contributions where bombs pay a lot) if it gains more than one standard error over the
-policy's action, else the policy's action stands. A candidate clearly behind another stops
+contributions where bombs pay a lot) if it gains more than two standard errors over the
+policy's action (``margin``; issue 24's search: one), else the policy's action stands. A candidate clearly behind another stops
 being rolled out and its rollouts go to the rest (``race``, on by default; off in
 :data:`SEARCH24`). Deterministic for a given state, seed and
 rollout budget; ``ms`` stops inside a rollout. :data:`TUOGUAN` is the budget for 托管
@@ -71,8 +71,9 @@ from .declaration import Declaration
 from .errors import RuleViolation, ShuangkouError
 from .variants import Variant, get_variant
 
-__all__ = ["Budget", "DANGER", "MAX_ALTERNATIVES", "MAX_EXACT", "MAX_ROLLOUTS", "MODELS", "Ranked",
-           "SEARCH24", "Suggestion", "TUOGUAN", "decide", "suggest", "suggestions"]
+__all__ = ["Budget", "DANGER", "MAX_ALTERNATIVES", "MAX_EXACT", "MAX_MARGIN", "MAX_ROLLOUTS",
+           "MODELS", "Ranked", "SEARCH24", "Suggestion", "TUOGUAN", "decide", "suggest",
+           "suggestions"]
 
 DANGER = _suggest.POLICY_CONSTANTS["DANGER"]   # an opponent this close to going out
 #: Candidates the search compares at most (the policy's action included).
@@ -86,6 +87,8 @@ MAX_ROLLOUTS = _search.MAX_ROLLOUTS
 MODELS = _search.MODELS
 #: The most cards an exact endgame may start from.
 MAX_EXACT = _search.MAX_EXACT
+#: The largest margin a Budget may ask for, in standard errors.
+MAX_MARGIN = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,13 +99,16 @@ class Budget:
     this many cards or fewer together is finished by an exact search of its deal (0: never;
     at most :data:`MAX_EXACT`); ``race``: a candidate clearly behind another stops being
     rolled out, its rollouts going to the others, and the search ends once only the rule
-    policy's action is left (docs/decisions.md 72)."""
+    policy's action is left (docs/decisions.md 72); ``margin``: the standard errors a
+    candidate's gain must exceed to overturn the rule policy's action (docs/decisions.md
+    73)."""
 
     rollouts: int = 0
     ms: float = 0.0
     model: str = "mix"
     exact: int = 0
     race: bool = True
+    margin: float = 2.0
 
     def __post_init__(self) -> None:
         if type(self.rollouts) is not int or not 0 <= self.rollouts <= MAX_ROLLOUTS:
@@ -118,6 +124,10 @@ class Budget:
                                  f"{self.model!r}", "model")
         if type(self.race) is not bool:
             raise ShuangkouError(f"race must be true or false; got {self.race!r}", "race")
+        if (not isinstance(self.margin, (int, float)) or isinstance(self.margin, bool)
+                or not 0 <= self.margin <= MAX_MARGIN):
+            raise ShuangkouError(f"margin must be 0–{MAX_MARGIN} standard errors; got "
+                                 f"{self.margin!r}", "margin")
 
     @property
     def searches(self) -> bool:
@@ -129,7 +139,7 @@ class Budget:
 TUOGUAN = Budget(rollouts=600, ms=100.0)
 #: Issue 24's search at the 托管 budget (the rule policy in every seat of a rollout): kept
 #: as a named mode for comparison.
-SEARCH24 = Budget(rollouts=600, ms=100.0, model="rule", race=False)
+SEARCH24 = Budget(rollouts=600, ms=100.0, model="rule", race=False, margin=1.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,7 +294,8 @@ def suggestions(round: Any, count: int = 1, *, seed: int | None = None,
     ranked, stats = _search.search(round, rollouts=budget.rollouts, ms=budget.ms, seed=seed,
                                    width=max(width, count) if count > 1 else width,
                                    count=count, timeout=timeout, cancelled=cancelled,
-                                   model=budget.model, exact=budget.exact, race=budget.race)
+                                   model=budget.model, exact=budget.exact, race=budget.race,
+                                   margin=budget.margin)
     actions = []
     for i, row in enumerate(ranked):
         gain, wins, deals = row[5], row[6], row[8]

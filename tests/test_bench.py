@@ -202,7 +202,10 @@ CASES = [
           r"^slowest round: [\d.]+ s of CPU")),
     Case("bench_review.py", ("search", "--rounds", "1", "--repeat", "1"),
          (r"^\d+ positions, 600 rollouts each: best of 1 [\d.]+ s CPU, [\d.]+ ms per position; "
-          r"answers [0-9a-f]{12}$",)),
+          r"answers [0-9a-f]{12}$",
+          r"^\d+ positions, 600 rollouts each, racing: best of 1 [\d.]+ s CPU, [\d.]+ ms per "
+          r"position; answers [0-9a-f]{12}$",
+          r"^racing: [\d.]+x the CPU, the same answer at \d+ of \d+ positions$")),
     Case("bench_settle.py", ("--replays", "2", "--repeat", "1", "--against", sys.executable),
          (r"^14 generated rounds \(2 per variant, \d+ escaped\)",
           r"^score_round, plain\s+huopin\s+[\d.]+\s+[\d.]+\s+[\d.]+$",

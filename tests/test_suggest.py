@@ -304,6 +304,9 @@ def test_the_search_models_the_other_seats_by_a_mixture_of_styles_by_default() -
     rule policy everywhere) stays a named mode. Both are deterministic under a rollout
     budget and they judge the candidates differently."""
     assert TUOGUAN.model == "mix" and SEARCH24.model == "rule" and Budget().model == "mix"
+    # 托管 races its candidates and overturns the rule policy on two standard errors;
+    # issue 24's search did neither (docs/decisions.md 72, 73)
+    assert (TUOGUAN.race, TUOGUAN.margin, SEARCH24.race, SEARCH24.margin) == (True, 2, False, 1)
     assert (SEARCH24.rollouts, SEARCH24.ms) == (TUOGUAN.rollouts, TUOGUAN.ms)
     with pytest.raises(ShuangkouError, match="model"):
         Budget(rollouts=10, model="panel")
@@ -419,6 +422,26 @@ def test_racing_gives_the_rollouts_to_the_candidates_still_in_contention(variant
     assert searched and dropped and ended
 
 
+def test_the_margin_is_how_sure_a_search_must_be_to_overturn_the_rule_policy() -> None:
+    """``margin``: the standard errors a gain must exceed. The same deals and tallies at any
+    margin (it only reads them), so a candidate that overturns the rule policy's action at
+    two standard errors does at one, and two keep the policy's action more often."""
+    v = core.get_variant("baibian")
+    r = Round.deal(v, deal(v, random.Random("margin")), 0, partner=2)
+    history: list[Any] = []
+    kept = {1.0: 0, 2.0: 0}
+    while not r.is_over:
+        got = {m: search(r, rollouts=200, seed=2, model="mix", race=True, margin=m)
+               for m in kept}
+        for m, (_, stats) in got.items():
+            kept[m] += stats["kept"] and stats["width"] > 1
+        assert got[1.0][1]["rollouts"] == got[2.0][1]["rollouts"]
+        if not got[2.0][1]["kept"]:
+            assert not got[1.0][1]["kept"]
+        policy_step(r, history)
+    assert kept[2.0] > kept[1.0]
+
+
 @pytest.mark.parametrize("variant", ["baibian", "qianbian"])
 def test_inference_from_passes_is_information_fair(variant: str) -> None:
     """With ``infer`` the deals are redrawn until the seats that passed on the standing play
@@ -480,9 +503,12 @@ def test_exact_endgames_are_deterministic_and_information_fair(variant: str) -> 
 
 def test_budgets_are_checked() -> None:
     for bad in ({"rollouts": -1}, {"rollouts": 10**7}, {"ms": -1.0}, {"ms": 10**6},
-                {"rollouts": 1.5}, {"exact": -1}, {"exact": MAX_EXACT + 1}, {"exact": 2.0}):
-        with pytest.raises(ShuangkouError):
+                {"rollouts": 1.5}, {"exact": -1}, {"exact": MAX_EXACT + 1}, {"exact": 2.0},
+                {"race": 1}, {"margin": -0.5}, {"margin": 11}, {"margin": True},
+                {"margin": "2"}):
+        with pytest.raises(ShuangkouError) as caught:
             Budget(**bad)  # type: ignore[arg-type]
+        assert caught.value.field == next(iter(bad))
     assert TUOGUAN.searches and not Budget().searches
 
 
