@@ -548,6 +548,9 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
     if root.over_kind:
         raise ShuangkouError("the round is over: nothing to suggest", "state")
     model_at = check_budget(width, rollouts, ms, exact, model)
+    if not margin >= 0:         # NaN too
+        raise ShuangkouError(f"margin must be 0 or more standard errors; got {margin}",
+                             "margin")
     if timeout is not None:
         hard = t0 + max(float(timeout), 1e-9)
     stop = t0 + ms / 1e3 if ms > 0 else hard

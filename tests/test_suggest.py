@@ -440,6 +440,11 @@ def test_the_margin_is_how_sure_a_search_must_be_to_overturn_the_rule_policy() -
             assert not got[1.0][1]["kept"]
         policy_step(r, history)
     assert kept[2.0] > kept[1.0]
+    for bad in (-1.0, float("nan")):
+        with pytest.raises(ShuangkouError) as caught:
+            search(Round.deal(v, deal(v, random.Random(1)), 0, partner=2), rollouts=10,
+                   margin=bad)
+        assert caught.value.field == "margin"
 
 
 @pytest.mark.parametrize("variant", ["baibian", "qianbian"])
