@@ -1,8 +1,10 @@
 """托管 by search against the opponent panel (issue 34): paired deals, per variant and opponent.
 
     .venv/bin/python bench/bench_panel.py run [--model mix|sound|rule] [--exact 0] [--infer]
-        [--win POINTS] [--race] [--rollouts 600] [--ms 0] [--start 0] [--deals 1000] [--variants ID ...] [--opponents NAME ...] [--out FILE] [--seed 1]
-    .venv/bin/python bench/bench_panel.py report FILE ... [--pair MODEL:ROLLOUTS[:MS] MODEL:ROLLOUTS[:MS]]
+        [--win POINTS] [--race] [--margin 1] [--rollouts 600] [--ms 0] [--start 0]
+        [--deals 1000] [--variants ID ...] [--opponents NAME ...] [--out FILE] [--seed 1]
+    .venv/bin/python bench/bench_panel.py report FILE ...
+        [--pair MODEL:ROLLOUTS[:MS] MODEL:ROLLOUTS[:MS]]
 
 ``run`` deals every deal once per opponent and plays it four times: the rule policy's team
 at seats 0/2 and then 1/3 against the opponent (the baseline), then the search team at the
@@ -20,8 +22,10 @@ exactly; 0: none), ``--infer`` its inference from passes (deals redrawn until th
 passed on the standing play would have passed: core._search ``roll_deal``; the model's name
 gains ``+i``), ``--win`` the search's win bonus in points (default: its own, ``win_bonus``;
 the name gains ``+wX``), ``--race`` its racing (candidates clearly behind stop being
-rolled out: core._search ``race_out``; the name gains ``+r``); ``--rollouts`` is deterministic, ``--ms`` a cap in wall time (the 托管
-default is 600 rollouts, 100 ms).
+rolled out: core._search ``race_out``; the name gains ``+r``), ``--margin`` the standard
+errors a gain must exceed to overturn the rule policy (the name gains ``+mX``; the 托管
+default: ``--race --margin 2``); ``--rollouts`` is deterministic, ``--ms`` a cap in wall
+time (the 托管 default is 600 rollouts, 100 ms).
 
 One JSON line per deal is appended to ``--out`` as it completes; a run that stops resumes
 where it left (deals in the file are skipped), so the full measurement (``--deals 1000``
@@ -160,11 +164,17 @@ def interval(xs: list[float]) -> tuple[float, float]:
 
 def _spec(text: str) -> tuple[str, tuple[int, float]]:
     """``MODEL:ROLLOUTS[:MS]`` (as the report names a line's model and budget) as a key."""
-    model, rollouts, *ms = text.split(":")
-    return model, (int(rollouts), float(ms[0]) if ms else 0.0)
+    try:
+        model, rollouts, *ms = text.split(":")
+        if not model or len(ms) > 1:
+            raise ValueError
+        return model, (int(rollouts), float(ms[0]) if ms else 0.0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: a search is MODEL:ROLLOUTS[:MS], e.g. mix+r+m2:600") from None
 
 
-def report(files: list[Path], pair: list[str] | None = None) -> None:
+def report(files: list[Path], pair: list[tuple[str, tuple[int, float]]] | None = None) -> None:
     groups: dict[tuple[Any, ...], dict[int, dict[str, Any]]] = {}
     for path in files:
         for line in Path(path).read_text().splitlines():
@@ -198,10 +208,10 @@ def report(files: list[Path], pair: list[str] | None = None) -> None:
               f"{statistics.median(cpu) if cpu else 0:10.1f} "
               f"{sorted(cpu)[int(0.99 * len(cpu))] if cpu else 0:6.1f}")
     if pair:
-        (a_model, a_budget), (b_model, b_budget) = (_spec(x) for x in pair)
+        (a_model, a_budget), (b_model, b_budget) = pair
         pairs = [(key, (b_model, *b_budget, *key[3:])) for key in sorted(groups, key=order)
                  if (key[0], *key[1:3]) == (a_model, *a_budget)]
-        heading = f"{pair[0]} − {pair[1]}"
+        heading = " − ".join(f"{m}:{r}" + (f":{ms:g}" if ms else "") for m, (r, ms) in pair)
     else:
         base_of = {key: "rule" for key in groups if key[0] != "rule"}
         base_of.update({key: key[0].removesuffix("+i") for key in groups
@@ -264,7 +274,7 @@ def main() -> None:
                     help="the results file (appended to; default in $TMPDIR)")
     rp = sub.add_parser("report")
     rp.add_argument("files", nargs="+", type=Path)
-    rp.add_argument("--pair", nargs=2, metavar=("A", "B"),
+    rp.add_argument("--pair", nargs=2, metavar=("A", "B"), type=_spec,
                     help="pair two searches, each MODEL:ROLLOUTS[:MS] (e.g. sound+r:600 "
                     "mix+r:600), instead of each model with issue 24's search")
     args = ap.parse_args()
