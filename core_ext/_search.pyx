@@ -437,7 +437,7 @@ cdef int race_out(const Tally* tally, int* live, int m) noexcept nogil:
     policy's action, plus RACE_Z standard errors, is below some candidate's gain minus
     RACE_Z standard errors — or below 0, the rule policy's action itself, which is never
     dropped (every gain is measured against it). They could not be chosen (the choice
-    needs a gain above its standard error, and above every other's), so the deals left
+    needs a gain above ``margin`` standard errors, and above every other's), so the deals left
     go to those that could: more deals for the same rollouts where it matters
     (docs/decisions.md 72). The sum of two standard errors bounds the paired difference's,
     so "clearly behind" is conservative. Returns the candidates still live."""

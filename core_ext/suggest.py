@@ -49,10 +49,10 @@ the one with the best
 mean settlement for the seat's team (points: base × multiplier + contributions) is chosen
 (plus a bonus for placing first, three 双扣 base amounts: points alone trade wins for
 contributions where bombs pay a lot) if it gains more than two standard errors over the
-policy's action (``margin``; issue 24's search: one), else the policy's action stands. A candidate clearly behind another stops
-being rolled out and its rollouts go to the rest (``race``, on by default; off in
-:data:`SEARCH24`). Deterministic for a given state, seed and
-rollout budget; ``ms`` stops inside a rollout. :data:`TUOGUAN` is the budget for 托管
+policy's action (``margin``; issue 24's search: one), else the policy's action stands. A
+candidate clearly behind another stops being rolled out and its rollouts go to the rest
+(``race``, on by default; off in :data:`SEARCH24`). Deterministic for a given state, seed
+and rollout budget; ``ms`` stops inside a rollout. :data:`TUOGUAN` is the budget for 托管
 (docs/BENCHMARKS.md has its strength).
 
 Deterministic: equal candidates keep the enumerator's order and the first is taken; a
