@@ -343,6 +343,35 @@ def test_archive_progress_on_a_terminal_and_local_dask(jsonl: Path, tmp_path: Pa
     assert [r["line"] for r in records] == list(range(1, 11))
 
 
+def test_a_local_cluster_leaves_port_8787_alone() -> None:
+    """``--dask local`` starts no dashboard, so a second one on the host (two suites, or a
+    notebook's cluster holding 8787) must not fight over the dashboard's port and warn."""
+    pytest.importorskip("distributed")
+    import socket
+    import warnings
+
+    from shuangkou.service.batch.archive import dask_client
+
+    held = socket.socket()
+    try:
+        held.bind(("127.0.0.1", 8787))  # already held by another cluster: the same test
+        held.listen()
+    except OSError:
+        pass
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            client = dask_client("local:1")
+            try:
+                assert client.submit(abs, -3).result(timeout=60) == 3
+            finally:
+                client.close()
+                client.cluster.close()
+    finally:
+        held.close()
+    assert not [w for w in caught if "8787" in str(w.message)], [str(w.message) for w in caught]
+
+
 def test_records_bound_reasons_as_the_wire_does() -> None:
     """The batch records keep their own copy of the wire's message bound (so that scoring a
     file never imports grpc); it is the wire's."""

@@ -384,8 +384,12 @@ def dask_client(address: str, timeout: float = 30.0) -> Any:
         raise ArchiveError("--dask needs Dask: pip install 'shuangkou[dask]'") from exc
     if address == "local" or address.startswith("local:"):
         n = int(address.partition(":")[2] or os.cpu_count() or 1)
+        # No dashboard; the scheduler still serves its small HTTP endpoint (health,
+        # metrics), and ``dashboard_address=None`` alone leaves that on 8787, so a second
+        # local cluster on the host warned (dask/distributed#8136): a free port instead.
         cluster = LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                               dashboard_address=None)
+                               dashboard_address=None,
+                               scheduler_kwargs={"dashboard_address": ":0"})
         return Client(cluster)
     try:
         return Client(address, timeout=timeout)
