@@ -207,6 +207,7 @@ def report(files: list[Path], pair: list[tuple[str, tuple[int, float]]] | None =
               f"{mean - half:+7.2f}..{mean + half:+6.2f} {raw:+9.2f} "
               f"{statistics.median(cpu) if cpu else 0:10.1f} "
               f"{sorted(cpu)[int(0.99 * len(cpu))] if cpu else 0:6.1f}")
+    targets(groups)
     if pair:
         (a_model, a_budget), (b_model, b_budget) = pair
         pairs = [(key, (b_model, *b_budget, *key[3:])) for key in sorted(groups, key=order)
@@ -244,6 +245,60 @@ def report(files: list[Path], pair: list[tuple[str, tuple[int, float]]] | None =
                 budget = f"{rollouts} r" + (f", {ms:g} ms" if ms else "")
                 print(f"{model:12} {budget:>12} {'panel':9} {'pooled':16} {len(diffs):5d} deals "
                       f"{mean:+7.2f} [{mean - half:+.2f}, {mean + half:+.2f}]")
+
+
+def targets(groups: dict[tuple[Any, ...], dict[int, dict[str, Any]]]) -> None:
+    """Issue 34's targets per search measured (model, rollouts, ms): against the panel,
+    pooled and how many lines (opponent × variant) are ≥ +3 points per round over the rule
+    policy with the lower 95 % bound above 0 (and which are not); the head to head against
+    ``search24`` (share of rounds, Wilson 95 %; the search team's points per round); against
+    ``random``; the CPU of every searched decision."""
+    searches = sorted({key[:3] for key in groups})
+    if searches:
+        print("\nissue 34's targets: against the panel ≥ +3 points per round over the rule "
+              "policy with the lower 95 % bound above 0 in every line; head to head ≥ 55 % "
+              "of rounds and more points; against random ≥ 99 %")
+    for search_key in searches:
+        lines = {key[3:]: list(rows.values()) for key, rows in groups.items()
+                 if key[:3] == search_key}
+        model, rollouts, ms = search_key
+        budget = f"{rollouts} r" + (f", {ms:g} ms" if ms else "")
+        print(f"{model} {budget}:")
+        panel = {line: [sum(x["points"] - x["base_points"] for x in row["rounds"]) / 2
+                        for row in rows] for line, rows in lines.items() if line[0] in PANEL}
+        if panel:
+            mean, half = interval([d for diffs in panel.values() for d in diffs])
+            short = []
+            for (opponent, vid), diffs in sorted(panel.items()):
+                m, h = interval(diffs)
+                if not (m >= 3 and m - h > 0 and len(diffs) > 1):
+                    short.append(f"{opponent} {vid} {m:+.2f} [{m - h:+.2f}, {m + h:+.2f}] "
+                                 f"({len(diffs)})")
+            print(f"  panel: {sum(map(len, panel.values()))} deals, {mean:+.2f} "
+                  f"[{mean - half:+.2f}, {mean + half:+.2f}] points per round over the rule "
+                  f"policy; {len(panel) - len(short)} of {len(panel)} lines meet the target "
+                  f"(deals per line {min(map(len, panel.values()))}–"
+                  f"{max(map(len, panel.values()))})")
+            for text in short:
+                print(f"    short: {text}")
+        for opponent in ("search24", "random"):
+            rows = [row for line, rs in lines.items() if line[0] == opponent for row in rs]
+            if not rows:
+                continue
+            rounds = [x for row in rows for x in row["rounds"]]
+            won = sum(x["won"] for x in rounds)
+            lo, hi = wilson(won, len(rounds))
+            mean, half = interval([sum(x["points"] for x in row["rounds"]) / 2 for row in rows])
+            print(f"  {opponent}: {won / len(rounds):.1%} of {len(rounds)} rounds "
+                  f"[{lo:.1%}, {hi:.1%}]; the search team's points per round {mean:+.2f} "
+                  f"[{mean - half:+.2f}, {mean + half:+.2f}] ({len(rows)} deals)")
+        cpu = sorted(t for rows in lines.values() for row in rows for x in row["rounds"]
+                     for t in x["cpu_ms"])
+        if cpu:
+            over = f", past {ms:g} ms: {sum(t > ms for t in cpu)}" if ms else ""
+            print(f"  CPU per searched decision: {len(cpu)} decisions, median "
+                  f"{statistics.median(cpu):.1f} ms, p99 {cpu[int(0.99 * len(cpu))]:.1f} ms, "
+                  f"max {cpu[-1]:.1f} ms{over}")
 
 
 def main() -> None:

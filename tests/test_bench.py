@@ -160,8 +160,11 @@ CASES = [
           r"^CLI / in-process, per CPU-second\s+[\d.]+$")),
     Case("bench_panel.py", ("run", "--rollouts", "12", "--deals", "1", "--variants", "huopin",
                             "--opponents", *PANEL_NAMES, "rule", "random", "search24"),
-         tuple(rf"^mix\s+12 r\s+{name}\s+huopin\s+2\s+[\d.]+%" for name in
-               (*PANEL_NAMES, "rule", "random", "search24"))),
+         (*(rf"^mix\s+12 r\s+{name}\s+huopin\s+2\s+[\d.]+%" for name in
+            (*PANEL_NAMES, "rule", "random", "search24")),
+          r"^mix 12 r:$", r"^  panel: 5 deals, [+-][\d.]+ \[.*; \d of 5 lines meet the target",
+          r"^  search24: [\d.]+% of 2 rounds \[", r"^  random: [\d.]+% of 2 rounds \[",
+          r"^  CPU per searched decision: \d+ decisions, median [\d.]+ ms")),
     Case("panel.py", ("--deals", "1", "--variants", "huopin"),
          tuple(rf"^{name}\s+huopin\s+2\s+[\d.]+%" for name in PANEL_NAMES)),
     Case("bench_round_rpc.py", ("--seconds", "0.5", "--repeat", "1", "--actions", "30"),
