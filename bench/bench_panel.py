@@ -40,6 +40,8 @@ file holds several models on the same deals, it adds each one's paired differenc
 ``rule`` (issue 24's search), and a ``+i`` model's with the same model without inference,
 per opponent and variant and pooled over the panel; ``--pair A B`` pairs two searches
 instead (``MODEL:ROLLOUTS[:MS]``, e.g. ``sound+r:600 mix+r:600``), from one or several files.
+Last, per search, issue 34's targets (:func:`targets`): the panel pooled and its lines short
+of +3 with the lower bound above 0, the head to head, random play, the CPU per decision.
 """
 
 from __future__ import annotations
