@@ -164,6 +164,17 @@ def interval(xs: list[float]) -> tuple[float, float]:
     return mean, 1.96 * statistics.stdev(xs) / math.sqrt(len(xs)) if len(xs) > 1 else 0.0
 
 
+def budget_label(rollouts: int, ms: float) -> str:
+    """A search's budget as the report prints it: ``600 r`` or ``600 r, 100 ms``."""
+    return f"{rollouts} r" + (f", {ms:g} ms" if ms else "")
+
+
+def gain(row: dict[str, Any]) -> float:
+    """A deal's points per round over the rule policy: its two search rounds against the
+    baseline's two on the same deal."""
+    return sum(x["points"] - x["base_points"] for x in row["rounds"]) / 2
+
+
 def _spec(text: str) -> tuple[str, tuple[int, float]]:
     """``MODEL:ROLLOUTS[:MS]`` (as the report names a line's model and budget) as a key."""
     try:
@@ -199,11 +210,10 @@ def report(files: list[Path], pair: list[tuple[str, tuple[int, float]]] | None =
         wins = sum(x["won"] for x in rounds)
         lo, hi = wilson(wins, len(rounds))
         base = sum(x["base_won"] for x in rounds) / len(rounds)
-        mean, half = interval([sum(x["points"] - x["base_points"] for x in row["rounds"]) / 2
-                               for row in rows])
+        mean, half = interval([gain(row) for row in rows])
         raw = statistics.fmean(x["points"] for x in rounds)
         cpu = [t for x in rounds for t in x["cpu_ms"]]
-        budget = f"{rollouts} r" + (f", {ms:g} ms" if ms else "")
+        budget = budget_label(rollouts, ms)
         print(f"{model:7} {budget:>12} {opponent:9} {vid:16} {len(rounds):6d} "
               f"{wins / len(rounds):6.1%} {lo:6.1%}-{hi:6.1%} {base:8.1%} {mean:+20.2f} "
               f"{mean - half:+7.2f}..{mean + half:+6.2f} {raw:+9.2f} "
@@ -237,14 +247,14 @@ def report(files: list[Path], pair: list[tuple[str, tuple[int, float]]] | None =
             pooled.setdefault((key[0] + " − " + other[0], *key[1:3]), []).extend(
                 diffs if key[3] in PANEL else [])
             mean, half = interval(diffs)
-            budget = f"{key[1]} r" + (f", {key[2]:g} ms" if key[2] else "")
+            budget = budget_label(key[1], key[2])
             print(f"{key[0] + ' − ' + other[0]:12} {budget:>12} {key[3]:9} {key[4]:16} "
                   f"{len(common):5d} deals "
                   f"{mean:+7.2f} [{mean - half:+.2f}, {mean + half:+.2f}]")
         for (model, rollouts, ms), diffs in pooled.items():
             if diffs:
                 mean, half = interval(diffs)
-                budget = f"{rollouts} r" + (f", {ms:g} ms" if ms else "")
+                budget = budget_label(rollouts, ms)
                 print(f"{model:12} {budget:>12} {'panel':9} {'pooled':16} {len(diffs):5d} deals "
                       f"{mean:+7.2f} [{mean - half:+.2f}, {mean + half:+.2f}]")
 
@@ -264,10 +274,9 @@ def targets(groups: dict[tuple[Any, ...], dict[int, dict[str, Any]]]) -> None:
         lines = {key[3:]: list(rows.values()) for key, rows in groups.items()
                  if key[:3] == search_key}
         model, rollouts, ms = search_key
-        budget = f"{rollouts} r" + (f", {ms:g} ms" if ms else "")
-        print(f"{model} {budget}:")
-        panel = {line: [sum(x["points"] - x["base_points"] for x in row["rounds"]) / 2
-                        for row in rows] for line, rows in lines.items() if line[0] in PANEL}
+        print(f"{model} {budget_label(rollouts, ms)}:")
+        panel = {line: [gain(row) for row in rows] for line, rows in lines.items()
+                 if line[0] in PANEL}
         if panel:
             mean, half = interval([d for diffs in panel.values() for d in diffs])
             short = []
