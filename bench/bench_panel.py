@@ -32,7 +32,9 @@ where it left (deals in the file are skipped), so the full measurement (``--deal
 for every variant and opponent) can go in the background; processes given disjoint deal
 ranges (``--start``) can share a file.
 
-``report`` prints per model, budget, opponent and variant: rounds; the search team's win
+``report`` reads the files ``run`` wrote or their gzip: the deals behind docs/BENCHMARKS.md's
+figures are kept so in bench/results (``run`` appends to a plain file only: gunzip, run, gzip).
+It prints per model, budget, opponent and variant: rounds; the search team's win
 rate (Wilson 95 % interval) and the rule policy's on the same deals; its points per round
 over the rule policy (normal 95 % interval over deals); its raw points per round (against
 ``search24``: the head-to-head's points); the median CPU of its searched decisions. When a
@@ -47,6 +49,7 @@ of +3 with the lower bound above 0, the head to head, random play, the CPU per d
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import math
 import random
@@ -113,12 +116,11 @@ def play(r: Round, team: int, ours: Player, theirs: Player, rng: random.Random) 
 
 def run(args: argparse.Namespace) -> None:
     out = Path(args.out)
-    done = set()
-    if out.exists():
-        for line in out.read_text().splitlines():
-            row = json.loads(line)
-            done.add((row["model"], row["rollouts"], row["ms"], row["opponent"],
-                      row["variant"], row["deal"]))
+    if out.suffix == ".gz":
+        raise SystemExit(f"--out {out}: run appends one line per deal to a plain file "
+                         f"(gunzip -c {out} > FILE, run --out FILE, then gzip -9 FILE)")
+    done = {(row["model"], row["rollouts"], row["ms"], row["opponent"], row["variant"],
+             row["deal"]) for row in read_deals(out)} if out.exists() else set()
     model = (args.model + (f"+e{args.exact}" if args.exact else "") + ("+i" if args.infer else "")
              + (f"+w{args.win:g}" if args.win is not None else "") + ("+r" if args.race else "")
              + (f"+m{args.margin:g}" if args.margin != 1 else ""))
@@ -158,6 +160,13 @@ def run(args: argparse.Namespace) -> None:
     report([out])
 
 
+def read_deals(path: Path) -> list[dict[str, Any]]:
+    """The deals in a file ``run`` wrote, or in its gzip (how bench/results keeps them)."""
+    text = (gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz"
+            else path.read_text())
+    return [json.loads(line) for line in text.splitlines()]
+
+
 def interval(xs: list[float]) -> tuple[float, float]:
     """Mean and the half-width of its normal 95 % interval."""
     mean = statistics.fmean(xs)
@@ -190,8 +199,7 @@ def _spec(text: str) -> tuple[str, tuple[int, float]]:
 def report(files: list[Path], pair: list[tuple[str, tuple[int, float]]] | None = None) -> None:
     groups: dict[tuple[Any, ...], dict[int, dict[str, Any]]] = {}
     for path in files:
-        for line in Path(path).read_text().splitlines():
-            row = json.loads(line)
+        for row in read_deals(Path(path)):
             key = (row["model"], row["rollouts"], row["ms"], row["opponent"], row["variant"])
             groups.setdefault(key, {})[row["deal"]] = row
 

@@ -15,6 +15,7 @@ stop) fails the test, and is killed. Every script in bench/ must have a case
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
 import signal
@@ -329,3 +330,22 @@ def test_the_panel_report_pairs_two_searches(tmp_path: Path) -> None:
     assert re.search(r"^sound\+r:12 − mix:12, on the same deals", got, re.M), got
     assert re.search(r"^sound\+r − mix\s+12 r rule\s+huopin\s+1 deals\s+[+-][\d.]+ \[", got,
                      re.M), got
+
+
+def test_the_panel_report_reads_its_deals_gzipped(tmp_path: Path) -> None:
+    """bench/results keeps ``run``'s deals gzipped: ``report`` reads the gzip as the plain
+    file, and ``run`` refuses to append to one (it says how to grow it instead)."""
+    out = tmp_path / "panel.jsonl"
+    bench = [sys.executable, str(BENCH / "bench_panel.py")]
+    subprocess.run([*bench, "run", "--rollouts", "12", "--deals", "1", "--variants", "huopin",
+                    "--opponents", "rule", "--out", str(out)], cwd=ROOT, check=True,
+                   capture_output=True, timeout=60 * LOAD)
+    packed = tmp_path / "panel.jsonl.gz"
+    packed.write_bytes(gzip.compress(out.read_bytes()))
+    plain, zipped = (subprocess.run([*bench, "report", str(path)], cwd=ROOT, check=True,
+                                    capture_output=True, text=True, timeout=60 * LOAD).stdout
+                     for path in (out, packed))
+    assert zipped == plain and "huopin" in plain, (plain, zipped)
+    refused = subprocess.run([*bench, "run", "--out", str(packed)], cwd=ROOT,
+                             capture_output=True, text=True, timeout=60 * LOAD)
+    assert refused.returncode != 0 and "gunzip -c" in refused.stderr, refused
