@@ -5,6 +5,7 @@
         [--deals 1000] [--variants ID ...] [--opponents NAME ...] [--out FILE] [--seed 1]
     .venv/bin/python bench/bench_panel.py report FILE ...
         [--pair MODEL:ROLLOUTS[:MS] MODEL:ROLLOUTS[:MS]]
+    .venv/bin/python bench/bench_panel.py parts [run's options but --out; --deals 100]
 
 ``run`` deals every deal once per opponent and plays it four times: the rule policy's team
 at seats 0/2 and then 1/3 against the opponent (the baseline), then the search team at the
@@ -44,6 +45,10 @@ per opponent and variant and pooled over the panel; ``--pair A B`` pairs two sea
 instead (``MODEL:ROLLOUTS[:MS]``, e.g. ``sound+r:600 mix+r:600``), from one or several files.
 Last, per search, issue 34's targets (:func:`targets`): the panel pooled and its lines short
 of +3 with the lower bound above 0, the head to head, random play, the CPU per decision.
+
+``parts`` plays ``run``'s deals again (the same search, options and deals) and shows where
+the search's points over the rule policy come from: rounds it wins that the rule policy
+loses, or bigger wins; base × multiplier or contributions (:func:`parts`).
 """
 
 from __future__ import annotations
@@ -57,7 +62,8 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -114,6 +120,29 @@ def play(r: Round, team: int, ours: Player, theirs: Player, rng: random.Random) 
     return r
 
 
+def model_name(args: argparse.Namespace) -> str:
+    """The search measured, as the results name it (``mix+r+m2``: the 托管 default)."""
+    return (args.model + (f"+e{args.exact}" if args.exact else "") + ("+i" if args.infer else "")
+            + (f"+w{args.win:g}" if args.win is not None else "") + ("+r" if args.race else "")
+            + (f"+m{args.margin:g}" if args.margin != 1 else ""))
+
+
+def deal_rounds(args: argparse.Namespace, theirs: Player, vid: str,
+                d: int) -> Iterator[tuple[int, Round, Round, list[float]]]:
+    """Deal ``d`` of ``vid`` as ``run`` plays it: per team (0: seats 0/2, 1: 1/3), the rule
+    policy's round and the search's against ``theirs``, on the same deal, leader and
+    opponent stream, and the CPU of the search's searched decisions (ms)."""
+    dealt = start(get_variant(vid), random.Random(f"{vid}/{args.seed}/{d}"))
+    for team in (0, 1):
+        base = play(dealt.copy(), team, rule_player, theirs,
+                    random.Random(f"{args.seed}/{d}/{team}"))
+        cpu: list[float] = []
+        ours = search_player(args.model, args.rollouts, args.ms, cpu, args.exact, args.infer,
+                             args.win, args.race, args.margin)
+        r = play(dealt.copy(), team, ours, theirs, random.Random(f"{args.seed}/{d}/{team}"))
+        yield team, base, r, cpu
+
+
 def run(args: argparse.Namespace) -> None:
     out = Path(args.out)
     if out.suffix == ".gz":
@@ -121,31 +150,19 @@ def run(args: argparse.Namespace) -> None:
                          f"(gunzip -c {out} > FILE, run --out FILE, then gzip -9 FILE)")
     done = {(row["model"], row["rollouts"], row["ms"], row["opponent"], row["variant"],
              row["deal"]) for row in read_deals(out)} if out.exists() else set()
-    model = (args.model + (f"+e{args.exact}" if args.exact else "") + ("+i" if args.infer else "")
-             + (f"+w{args.win:g}" if args.win is not None else "") + ("+r" if args.race else "")
-             + (f"+m{args.margin:g}" if args.margin != 1 else ""))
+    model = model_name(args)
     with out.open("a") as f:
         for opponent in args.opponents:
             theirs = opponent_player(opponent, args.ms)
             for vid in args.variants:
-                v = get_variant(vid)
                 t0 = time.perf_counter()
                 for d in range(args.start, args.deals):
                     if (model, args.rollouts, args.ms, opponent, vid, d) in done:
                         continue
-                    dealt = start(v, random.Random(f"{vid}/{args.seed}/{d}"))
                     row: dict[str, Any] = {"model": model, "rollouts": args.rollouts,
                                            "ms": args.ms, "opponent": opponent,
                                            "variant": vid, "deal": d, "rounds": []}
-                    for team in (0, 1):
-                        base = play(dealt.copy(), team, rule_player, theirs,
-                                    random.Random(f"{args.seed}/{d}/{team}"))
-                        cpu: list[float] = []
-                        ours = search_player(args.model, args.rollouts, args.ms, cpu,
-                                             args.exact, args.infer, args.win, args.race,
-                                             args.margin)
-                        r = play(dealt.copy(), team, ours, theirs,
-                                 random.Random(f"{args.seed}/{d}/{team}"))
+                    for team, base, r, cpu in deal_rounds(args, theirs, vid, d):
                         row["rounds"].append({
                             "team": team, "won": r.result().winning_team == team,
                             "points": team_points(r, team),
@@ -158,6 +175,46 @@ def run(args: argparse.Namespace) -> None:
                         print(f"{opponent} {vid}: {d + 1} deals "
                               f"({time.perf_counter() - t0:.0f} s)", flush=True)
     report([out])
+
+
+def parts(args: argparse.Namespace) -> None:
+    """Where the search's points over the rule policy come from, on ``run``'s deals (played
+    again: the rounds are deterministic under a rollout budget). Each of a deal's two
+    pairs of rounds (the rule policy's team, the search's, on the same deal) falls in one
+    of four cells by which of them placed first; per cell, its rounds, the mean points of
+    each and the kinds of their rounds (§9: double, single, flat). Last, the gain per round
+    split into base × multiplier and contributions (§10)."""
+    for opponent in args.opponents:
+        theirs = opponent_player(opponent, args.ms)
+        for vid in args.variants:
+            cells: dict[tuple[bool, bool], list[tuple[Round, Round, int]]] = {}
+            for d in range(args.start, args.deals):
+                for team, base, r, _ in deal_rounds(args, theirs, vid, d):
+                    key = (base.result().winning_team == team, r.result().winning_team == team)
+                    cells.setdefault(key, []).append((base, r, team))
+            n = sum(len(c) for c in cells.values())
+            print(f"{model_name(args)} {budget_label(args.rollouts, args.ms)} against "
+                  f"{opponent} in {vid}: {n} rounds ({args.deals - args.start} deals)")
+            print(f"  {'rule policy':11} {'search':6} {'rounds':>6} {'rule pts':>8} "
+                  f"{'search pts':>10} {'diff':>6}  kinds (rule policy | search)")
+            split = [0.0, 0.0]
+            for key in sorted(cells, reverse=True):
+                rounds = cells[key]
+                kinds = [" ".join(f"{k} {c}" for k, c in sorted(Counter(
+                    x[i].result().kind for x in rounds).items())) for i in (0, 1)]
+                pts = [statistics.fmean(team_points(x[i], x[2]) for x in rounds)
+                       for i in (0, 1)]
+                print(f"  {'won' if key[0] else 'lost':11} {'won' if key[1] else 'lost':6} "
+                      f"{len(rounds):6d} {pts[0]:+8.2f} {pts[1]:+10.2f} {pts[1] - pts[0]:+6.2f}"
+                      f"  {kinds[0]} | {kinds[1]}")
+                for base, r, team in rounds:
+                    c = [sum(s.contribution for s in x.result().seats if s.team == team)
+                         for x in (base, r)]
+                    split[0] += (team_points(r, team) - c[1] - team_points(base, team)
+                                 + c[0]) / n
+                    split[1] += (c[1] - c[0]) / n
+            print(f"  gain per round {split[0] + split[1]:+.2f}: base × multiplier "
+                  f"{split[0]:+.2f}, contributions {split[1]:+.2f}")
 
 
 def read_deals(path: Path) -> list[dict[str, Any]]:
@@ -323,7 +380,8 @@ def targets(groups: dict[tuple[Any, ...], dict[int, dict[str, Any]]]) -> None:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    rn = sub.add_parser("run")
+    # run and parts play the same deals with the same search: one set of arguments
+    rn = argparse.ArgumentParser(add_help=False)
     rn.add_argument("--model", choices=MODELS, default="mix")
     rn.add_argument("--exact", type=int, default=0, help="exact endgames at this many cards")
     rn.add_argument("--win", type=float, default=None,
@@ -344,6 +402,10 @@ def main() -> None:
     rn.add_argument("--variants", nargs="*", default=VARIANTS)
     rn.add_argument("--opponents", nargs="*", default=OPPONENTS, choices=OPPONENTS)
     rn.add_argument("--seed", type=int, default=1)
+    pt = sub.add_parser("parts", parents=[rn], help="where the points over the rule "
+                        "policy come from (the deals played again)")
+    pt.set_defaults(deals=100)
+    rn = sub.add_parser("run", parents=[rn])
     rn.add_argument("--out", default=str(Path(tempfile.gettempdir()) / "panel.jsonl"),
                     help="the results file (appended to; default in $TMPDIR)")
     rp = sub.add_parser("report")
@@ -355,6 +417,8 @@ def main() -> None:
     if args.cmd == "run":
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         run(args)
+    elif args.cmd == "parts":
+        parts(args)
     else:
         report(args.files, args.pair)
 

@@ -166,6 +166,11 @@ CASES = [
           r"^mix 12 r:$", r"^  panel: 5 deals, [+-][\d.]+ \[.*; \d of 5 lines meet the target",
           r"^  search24: [\d.]+% of 2 rounds \[", r"^  random: [\d.]+% of 2 rounds \[",
           r"^  CPU per searched decision: \d+ decisions, median [\d.]+ ms")),
+    Case("bench_panel.py", ("parts", "--race", "--margin", "2", "--rollouts", "12", "--deals",
+                            "1", "--variants", "bianfeng", "--opponents", "team"),
+         (r"^mix\+r\+m2 12 r against team in bianfeng: 2 rounds \(1 deals\)$",
+          r"^  (won|lost)\s+(won|lost)\s+[12]\s+[+-][\d.]+\s+[+-][\d.]+\s+[+-][\d.]+  \w",
+          r"^  gain per round [+-][\d.]+: base × multiplier [+-][\d.]+, contributions [+-]")),
     Case("panel.py", ("--deals", "1", "--variants", "huopin"),
          tuple(rf"^{name}\s+huopin\s+2\s+[\d.]+%" for name in PANEL_NAMES)),
     Case("bench_round_rpc.py", ("--seconds", "0.5", "--repeat", "1", "--actions", "30"),
@@ -349,3 +354,39 @@ def test_the_panel_report_reads_its_deals_gzipped(tmp_path: Path) -> None:
     refused = subprocess.run([*bench, "run", "--out", str(packed)], cwd=ROOT,
                              capture_output=True, text=True, timeout=60 * LOAD)
     assert refused.returncode != 0 and "gunzip -c" in refused.stderr, refused
+
+
+#: The deals behind docs/BENCHMARKS.md's issue-34 table of the 托管 default, as ``run`` wrote
+#: them (gzipped): grown with the command that section documents.
+KEPT = ROOT / "bench" / "results" / "tuoguan-panel.jsonl.gz"
+_NUM = r"[+-]?[\d.]+"
+_REPORTED = re.compile(rf"^mix\+r\+m2\s+600 r\s+(\S+)\s+(\S+)\s+(\d+)\s+({_NUM}%)\s+({_NUM}%)-"
+                       rf"\s*({_NUM}%)\s+({_NUM}%)\s+({_NUM})\s+({_NUM})\.\.\s*({_NUM})\s+"
+                       rf"({_NUM})\s", re.M)
+_DOCUMENTED = re.compile(rf"^\| `(\w+)` \| (\w+) \| (\d+) \| ({_NUM}%) \(({_NUM}%)–({_NUM}%)\) "
+                         rf"\| ({_NUM}%) \| ({_NUM}) \[({_NUM}), ({_NUM})\] \| ({_NUM}) \|", re.M)
+
+
+def test_the_documented_lines_are_what_the_kept_deals_give() -> None:
+    """docs/BENCHMARKS.md's per-line table of the 托管 default ("Every line grown") is what
+    ``report`` prints for the deals kept in bench/results: every line the file holds with
+    the table's number of deals has the table's wins, the rule policy's wins, the points
+    over it with their interval and the raw points (not the CPU: a measurement of the host).
+    The rounds are deterministic under a rollout budget, so a deal measured again on any
+    machine is the same deal."""
+    got = subprocess.run([sys.executable, str(BENCH / "bench_panel.py"), "report", str(KEPT)],
+                         cwd=ROOT, check=True, capture_output=True, text=True,
+                         timeout=120 * LOAD).stdout
+    reported = {(m[0], m[1]): (int(m[2]) // 2, *m[3:]) for m in
+                (match.groups() for match in _REPORTED.finditer(got))}
+    text = (ROOT / "docs" / "BENCHMARKS.md").read_text().replace("−", "-")
+    section = text.split("### Every line grown", 1)[1].split("\n##", 1)[0]
+    documented = {(m[0], m[1]): (int(m[2]), *m[3:]) for m in
+                  (match.groups() for match in _DOCUMENTED.finditer(section))}
+    assert len(documented) == 49, sorted(documented)
+    same = [line for line in documented if reported.get(line, (0,))[0] == documented[line][0]]
+    assert len(same) >= 1, (f"only {len(same)} documented lines are in {KEPT.name} with "
+                             f"their deals:\n{got}")
+    wrong = {line: (documented[line], reported[line]) for line in same
+             if reported[line] != documented[line]}
+    assert not wrong, wrong
