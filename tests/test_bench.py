@@ -357,8 +357,8 @@ def test_the_panel_report_reads_its_deals_gzipped(tmp_path: Path) -> None:
 
 
 #: The deals behind docs/BENCHMARKS.md's issue-34 table of the 托管 default, as ``run`` wrote
-#: them (gzipped): grown with the command that section documents.
-KEPT = ROOT / "bench" / "results" / "tuoguan-panel.jsonl.gz"
+#: them, a gzip per opponent and variant: grown with the commands that section documents.
+KEPT = ROOT / "bench" / "results" / "tuoguan-panel"
 _NUM = r"[+-]?[\d.]+"
 _REPORTED = re.compile(rf"^mix\+r\+m2\s+600 r\s+(\S+)\s+(\S+)\s+(\d+)\s+({_NUM}%)\s+({_NUM}%)-"
                        rf"\s*({_NUM}%)\s+({_NUM}%)\s+({_NUM})\s+({_NUM})\.\.\s*({_NUM})\s+"
@@ -374,7 +374,8 @@ def test_the_documented_lines_are_what_the_kept_deals_give() -> None:
     over it with their interval and the raw points (not the CPU: a measurement of the host).
     The rounds are deterministic under a rollout budget, so a deal measured again on any
     machine is the same deal."""
-    got = subprocess.run([sys.executable, str(BENCH / "bench_panel.py"), "report", str(KEPT)],
+    files = sorted(map(str, KEPT.glob("*.jsonl.gz")))
+    got = subprocess.run([sys.executable, str(BENCH / "bench_panel.py"), "report", *files],
                          cwd=ROOT, check=True, capture_output=True, text=True,
                          timeout=120 * LOAD).stdout
     reported = {(m[0], m[1]): (int(m[2]) // 2, *m[3:]) for m in
@@ -385,7 +386,7 @@ def test_the_documented_lines_are_what_the_kept_deals_give() -> None:
                   (match.groups() for match in _DOCUMENTED.finditer(section))}
     assert len(documented) == 49, sorted(documented)
     same = [line for line in documented if reported.get(line, (0,))[0] == documented[line][0]]
-    assert len(same) >= 4, (f"only {len(same)} documented lines are in {KEPT.name} with "
+    assert len(same) >= 4, (f"only {len(same)} documented lines are in {KEPT} with "
                              f"their deals:\n{got}")
     wrong = {line: (documented[line], reported[line]) for line in same
              if reported[line] != documented[line]}
