@@ -3,6 +3,8 @@
     .venv/bin/python bench/bench_panel.py run [--model mix|sound|rule] [--exact 0] [--infer]
         [--win POINTS] [--race] [--margin 1] [--rollouts 600] [--ms 0] [--start 0]
         [--deals 1000] [--variants ID ...] [--opponents NAME ...] [--out FILE] [--seed 1]
+        [--kept DIR]
+    .venv/bin/python bench/bench_panel.py keep FILE ... --into DIR
     .venv/bin/python bench/bench_panel.py report FILE ...
         [--pair MODEL:ROLLOUTS[:MS] MODEL:ROLLOUTS[:MS]]
     .venv/bin/python bench/bench_panel.py parts [run's options but --out; --deals 100]
@@ -34,8 +36,9 @@ for every variant and opponent) can go in the background; processes given disjoi
 ranges (``--start``) can share a file.
 
 ``report`` reads the files ``run`` wrote or their gzip: the deals behind docs/BENCHMARKS.md's
-figures are kept so in bench/results (``run`` appends to a plain file only: gunzip, run, gzip).
-It prints per model, budget, opponent and variant: rounds; the search team's win
+figures are kept so in bench/results, a gzip per opponent and variant. ``keep FILE --into
+DIR`` merges a run's file into them; ``run --kept DIR`` skips the deals kept there (``run``
+appends to a plain file only). ``report`` prints per model, budget, opponent and variant: rounds; the search team's win
 rate (Wilson 95 % interval) and the rule policy's on the same deals; its points per round
 over the rule policy (normal 95 % interval over deals); its raw points per round (against
 ``search24``: the head-to-head's points); the median CPU of its searched decisions. When a
@@ -147,9 +150,12 @@ def run(args: argparse.Namespace) -> None:
     out = Path(args.out)
     if out.suffix == ".gz":
         raise SystemExit(f"--out {out}: run appends one line per deal to a plain file "
-                         f"(gunzip -c {out} > FILE, run --out FILE, then gzip -9 FILE)")
-    done = {(row["model"], row["rollouts"], row["ms"], row["opponent"], row["variant"],
-             row["deal"]) for row in read_deals(out)} if out.exists() else set()
+                         f"(run --out FILE --kept {out.parent}, then keep FILE --into "
+                         f"{out.parent})")
+    have = sorted(Path(args.kept).glob("*.jsonl.gz")) if args.kept else []
+    if out.exists():
+        have.append(out)
+    done = {deal_key(row) for path in have for row in read_deals(path)}
     model = model_name(args)
     with out.open("a") as f:
         for opponent in args.opponents:
@@ -215,6 +221,34 @@ def parts(args: argparse.Namespace) -> None:
                     split[1] += (c[1] - c[0]) / n
             print(f"  gain per round {split[0] + split[1]:+.2f}: base × multiplier "
                   f"{split[0]:+.2f}, contributions {split[1]:+.2f}")
+
+
+def deal_key(row: dict[str, Any]) -> tuple[Any, ...]:
+    """What makes a deal's line unique: the search, its budget, the opponent, the deal."""
+    return (row["model"], row["rollouts"], row["ms"], row["opponent"], row["variant"],
+            row["deal"])
+
+
+def keep(files: list[Path], into: Path) -> None:
+    """Merge ``run``'s files into the folder of kept deals (bench/results): a gzip per
+    opponent and variant, its lines in the order of the search, budget and deal, gzipped
+    without a name or time, so that a line that did not grow keeps its bytes (and git
+    stores nothing new for it). A deal already kept is kept as it was."""
+    into.mkdir(parents=True, exist_ok=True)
+    lines: dict[tuple[str, str], dict[tuple[Any, ...], dict[str, Any]]] = {}
+    for path in [*sorted(into.glob("*.jsonl.gz")), *files]:
+        for row in read_deals(path):
+            lines.setdefault((row["opponent"], row["variant"]), {}).setdefault(deal_key(row),
+                                                                              row)
+    for (opponent, vid), deals in sorted(lines.items()):
+        text = "".join(json.dumps(deals[k]) + "\n" for k in sorted(deals, key=lambda k: (
+            k[0], k[1], k[2], k[5])))
+        packed = gzip.compress(text.encode(), 9, mtime=0)
+        path = into / f"{opponent}-{vid}.jsonl.gz"
+        before = len(read_deals(path)) if path.exists() else 0
+        if not path.exists() or path.read_bytes() != packed:
+            path.write_bytes(packed)
+            print(f"{path}: {before} -> {len(deals)} deals")
 
 
 def read_deals(path: Path) -> list[dict[str, Any]]:
@@ -406,8 +440,14 @@ def main() -> None:
                         "policy come from (the deals played again)")
     pt.set_defaults(deals=100)
     rn = sub.add_parser("run", parents=[rn])
+    rn.add_argument("--kept", help="a folder of kept deals (keep --into): deals there are "
+                    "skipped too")
     rn.add_argument("--out", default=str(Path(tempfile.gettempdir()) / "panel.jsonl"),
                     help="the results file (appended to; default in $TMPDIR)")
+    kp = sub.add_parser("keep", help="merge run's files into the kept deals (bench/results)")
+    kp.add_argument("files", nargs="+", type=Path)
+    kp.add_argument("--into", type=Path, required=True,
+                    help="the folder of kept deals, e.g. bench/results/tuoguan-panel")
     rp = sub.add_parser("report")
     rp.add_argument("files", nargs="+", type=Path)
     rp.add_argument("--pair", nargs=2, metavar=("A", "B"), type=_spec,
@@ -419,6 +459,8 @@ def main() -> None:
         run(args)
     elif args.cmd == "parts":
         parts(args)
+    elif args.cmd == "keep":
+        keep(args.files, args.into)
     else:
         report(args.files, args.pair)
 
