@@ -396,7 +396,7 @@ def test_the_documented_lines_are_what_the_kept_deals_give() -> None:
                   (match.groups() for match in _DOCUMENTED.finditer(section))}
     assert len(documented) == 49, sorted(documented)
     same = [line for line in documented if reported.get(line, (0,))[0] == documented[line][0]]
-    assert len(same) >= 12, (f"only {len(same)} documented lines are in {KEPT} with "
+    assert len(same) >= 36, (f"only {len(same)} documented lines are in {KEPT} with "
                              f"their deals:\n{got}")
     wrong = {line: (documented[line], reported[line]) for line in same
              if reported[line] != documented[line]}
