@@ -35,19 +35,20 @@ where it left (deals in the file are skipped), so the full measurement (``--deal
 for every variant and opponent) can go in the background; processes given disjoint deal
 ranges (``--start``) can share a file.
 
-``report`` reads the files ``run`` wrote or their gzip: the deals behind docs/BENCHMARKS.md's
-figures are kept so in bench/results, a gzip per opponent and variant. ``keep FILE --into
-DIR`` merges a run's file into them; ``run --kept DIR`` skips the deals kept there (``run``
-appends to a plain file only). ``report`` prints per model, budget, opponent and variant: rounds; the search team's win
-rate (Wilson 95 % interval) and the rule policy's on the same deals; its points per round
-over the rule policy (normal 95 % interval over deals); its raw points per round (against
-``search24``: the head-to-head's points); the median CPU of its searched decisions. When a
-file holds several models on the same deals, it adds each one's paired difference with
-``rule`` (issue 24's search), and a ``+i`` model's with the same model without inference,
-per opponent and variant and pooled over the panel; ``--pair A B`` pairs two searches
-instead (``MODEL:ROLLOUTS[:MS]``, e.g. ``sound+r:600 mix+r:600``), from one or several files.
-Last, per search, issue 34's targets (:func:`targets`): the panel pooled and its lines short
-of +3 with the lower bound above 0, the head to head, random play, the CPU per decision.
+``report`` reads the files ``run`` wrote or their gzip: the deals behind
+docs/BENCHMARKS.md's figures are kept so in bench/results, a gzip per opponent and variant.
+``keep FILE --into DIR`` merges a run's file into them; ``run --kept DIR`` skips the deals
+kept there (``run`` appends to a plain file only). ``report`` prints per model, budget,
+opponent and variant: rounds; the search team's win rate (Wilson 95 % interval) and the rule
+policy's on the same deals; its points per round over the rule policy (normal 95 % interval
+over deals); its raw points per round (against ``search24``: the head-to-head's points); the
+median CPU of its searched decisions. When a file holds several models on the same deals, it
+adds each one's paired difference with ``rule`` (issue 24's search), and a ``+i`` model's
+with the same model without inference, per opponent and variant and pooled over the panel;
+``--pair A B`` pairs two searches instead (``MODEL:ROLLOUTS[:MS]``, e.g. ``sound+r:600
+mix+r:600``), from one or several files. Last, per search, issue 34's targets
+(:func:`targets`): the panel pooled and its lines short of +3 with the lower bound above 0,
+the head to head, random play, the CPU per decision.
 
 ``parts`` plays ``run``'s deals again (the same search, options and deals) and shows where
 the search's points over the rule policy come from: rounds it wins that the rule policy
@@ -193,11 +194,15 @@ def parts(args: argparse.Namespace) -> None:
     for opponent in args.opponents:
         theirs = opponent_player(opponent, args.ms)
         for vid in args.variants:
-            cells: dict[tuple[bool, bool], list[tuple[Round, Round, int]]] = {}
+            # per cell, per round: (kind, points, contributions) of the rule policy's, the search's
+            cells: dict[tuple[bool, ...], list[list[tuple[str, int, int]]]] = {}
             for d in range(args.start, args.deals):
                 for team, base, r, _ in deal_rounds(args, theirs, vid, d):
-                    key = (base.result().winning_team == team, r.result().winning_team == team)
-                    cells.setdefault(key, []).append((base, r, team))
+                    results = [x.result() for x in (base, r)]
+                    cells.setdefault(tuple(x.winning_team == team for x in results), []).append(
+                        [(x.kind, team_points(y, team),
+                          sum(s.contribution for s in x.seats if s.team == team))
+                         for x, y in zip(results, (base, r), strict=True)])
             n = sum(len(c) for c in cells.values())
             print(f"{model_name(args)} {budget_label(args.rollouts, args.ms)} against "
                   f"{opponent} in {vid}: {n} rounds ({args.deals - args.start} deals)")
@@ -207,18 +212,14 @@ def parts(args: argparse.Namespace) -> None:
             for key in sorted(cells, reverse=True):
                 rounds = cells[key]
                 kinds = [" ".join(f"{k} {c}" for k, c in sorted(Counter(
-                    x[i].result().kind for x in rounds).items())) for i in (0, 1)]
-                pts = [statistics.fmean(team_points(x[i], x[2]) for x in rounds)
-                       for i in (0, 1)]
+                    x[i][0] for x in rounds).items())) for i in (0, 1)]
+                pts = [statistics.fmean(x[i][1] for x in rounds) for i in (0, 1)]
                 print(f"  {'won' if key[0] else 'lost':11} {'won' if key[1] else 'lost':6} "
                       f"{len(rounds):6d} {pts[0]:+8.2f} {pts[1]:+10.2f} {pts[1] - pts[0]:+6.2f}"
                       f"  {kinds[0]} | {kinds[1]}")
-                for base, r, team in rounds:
-                    c = [sum(s.contribution for s in x.result().seats if s.team == team)
-                         for x in (base, r)]
-                    split[0] += (team_points(r, team) - c[1] - team_points(base, team)
-                                 + c[0]) / n
-                    split[1] += (c[1] - c[0]) / n
+                for (_, p0, c0), (_, p1, c1) in rounds:
+                    split[0] += (p1 - c1 - p0 + c0) / n
+                    split[1] += (c1 - c0) / n
             print(f"  gain per round {split[0] + split[1]:+.2f}: base × multiplier "
                   f"{split[0]:+.2f}, contributions {split[1]:+.2f}")
 
@@ -236,7 +237,8 @@ def keep(files: list[Path], into: Path) -> None:
     stores nothing new for it). A deal already kept is kept as it was."""
     into.mkdir(parents=True, exist_ok=True)
     lines: dict[tuple[str, str], dict[tuple[Any, ...], dict[str, Any]]] = {}
-    for path in [*sorted(into.glob("*.jsonl.gz")), *files]:
+    before = {path: len(read_deals(path)) for path in sorted(into.glob("*.jsonl.gz"))}
+    for path in [*before, *files]:
         for row in read_deals(path):
             lines.setdefault((row["opponent"], row["variant"]), {}).setdefault(deal_key(row),
                                                                               row)
@@ -245,10 +247,9 @@ def keep(files: list[Path], into: Path) -> None:
             k[0], k[1], k[2], k[5])))
         packed = gzip.compress(text.encode(), 9, mtime=0)
         path = into / f"{opponent}-{vid}.jsonl.gz"
-        before = len(read_deals(path)) if path.exists() else 0
         if not path.exists() or path.read_bytes() != packed:
             path.write_bytes(packed)
-            print(f"{path}: {before} -> {len(deals)} deals")
+            print(f"{path}: {before.get(path, 0)} -> {len(deals)} deals")
 
 
 def read_deals(path: Path) -> list[dict[str, Any]]:
@@ -291,8 +292,7 @@ def report(files: list[Path], pair: list[tuple[str, tuple[int, float]]] | None =
     groups: dict[tuple[Any, ...], dict[int, dict[str, Any]]] = {}
     for path in files:
         for row in read_deals(Path(path)):
-            key = (row["model"], row["rollouts"], row["ms"], row["opponent"], row["variant"])
-            groups.setdefault(key, {})[row["deal"]] = row
+            groups.setdefault(deal_key(row)[:5], {})[row["deal"]] = row
 
     def order(key: tuple[Any, ...]) -> tuple[Any, ...]:
         model, rollouts, ms, opponent, vid = key
