@@ -288,11 +288,13 @@ def _spec(text: str) -> tuple[str, tuple[int, float]]:
             f"{text!r}: a search is MODEL:ROLLOUTS[:MS], e.g. mix+r+m2:600") from None
 
 
-def report(files: list[Path], pair: list[tuple[str, tuple[int, float]]] | None = None) -> None:
+def report(files: list[Path], pair: list[tuple[str, tuple[int, float]]] | None = None,
+           below: int | None = None) -> None:
     groups: dict[tuple[Any, ...], dict[int, dict[str, Any]]] = {}
     for path in files:
         for row in read_deals(Path(path)):
-            groups.setdefault(deal_key(row)[:5], {})[row["deal"]] = row
+            if below is None or row["deal"] < below:
+                groups.setdefault(deal_key(row)[:5], {})[row["deal"]] = row
 
     def order(key: tuple[Any, ...]) -> tuple[Any, ...]:
         model, rollouts, ms, opponent, vid = key
@@ -453,6 +455,9 @@ def main() -> None:
     rp.add_argument("--pair", nargs=2, metavar=("A", "B"), type=_spec,
                     help="pair two searches, each MODEL:ROLLOUTS[:MS] (e.g. sound+r:600 "
                     "mix+r:600), instead of each model with issue 24's search")
+    rp.add_argument("--below", type=int, metavar="N",
+                    help="only the deals numbered below N: a line as it stood when it held "
+                    "its first N deals (a table measured then, in a folder grown since)")
     args = ap.parse_args()
     if args.cmd == "run":
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
@@ -462,7 +467,7 @@ def main() -> None:
     elif args.cmd == "keep":
         keep(args.files, args.into)
     else:
-        report(args.files, args.pair)
+        report(args.files, args.pair, args.below)
 
 
 if __name__ == "__main__":
