@@ -410,3 +410,16 @@ def test_the_documented_lines_are_what_the_kept_deals_give(title: str) -> None:
     wrong = {line: (documented[line], reported[line]) for line in same
              if reported[line] != documented[line]}
     assert not wrong, wrong
+
+
+def test_the_documented_rollout_pairing_is_what_the_kept_deals_give() -> None:
+    """docs/BENCHMARKS.md's 1,200 against 600 rollouts against `team` (the seventh stop) is
+    what ``report --pair`` prints for the kept deals of the two lines."""
+    files = [str(KEPT / f"team-{vid}.jsonl.gz") for vid in ("bianfeng", "baibian")]
+    got = subprocess.run([sys.executable, str(BENCH / "bench_panel.py"), "report", "--pair",
+                          "mix+r+m2:1200", "mix+r+m2:600", *files], cwd=ROOT, check=True,
+                         capture_output=True, text=True, timeout=120 * LOAD).stdout
+    for line in ("team      baibian           1000 deals   -0.46 [-0.90, -0.02]",
+                 "team      bianfeng          1000 deals   -0.30 [-0.73, +0.13]",
+                 "panel     pooled            2000 deals   -0.38 [-0.69, -0.07]"):
+        assert line in got, got
