@@ -15,6 +15,8 @@ stop) fails the test, and is killed. Every script in bench/ must have a case
 
 from __future__ import annotations
 
+import gzip
+import json
 import os
 import re
 import signal
@@ -423,3 +425,75 @@ def test_the_documented_rollout_pairing_is_what_the_kept_deals_give() -> None:
                  "team      bianfeng          1000 deals   -0.30 [-0.73, +0.13]",
                  "panel     pooled            2000 deals   -0.38 [-0.69, -0.07]"):
         assert line in got, got
+
+
+_CELL = re.compile(rf"({_NUM}) \[({_NUM}), ({_NUM})\] \(n ([\d,]+)\)$|(\d+)% of rounds, ({_NUM}) "
+                   rf"\(n ([\d,]+)\)$")
+_POOLED = re.compile(rf"Pooled over the panel as the table shows it \(([\d,]+) deals\): ({_NUM}) "
+                     rf"\[({_NUM}), ({_NUM})\] points per round over the rule policy; (\d+) of the "
+                     rf"(\d+) panel lines")
+_HEAD_TO_HEAD = re.compile(rf"Head to head over the seven variants \(([\d,]+) deals\): ({_NUM}) % of "
+                           rf"rounds \[({_NUM}), ({_NUM})\], ({_NUM}) \[({_NUM}), ({_NUM})\] points")
+
+
+def _line(groups: tuple[str, ...], deals: int) -> str:
+    """A cell of docs/rounds.md's strength table from a line of ``report`` (one decimal)."""
+    if groups[0] in ("search24", "random"):
+        return f"{float(groups[3][:-1]):.0f}% of rounds, {float(groups[10]):+.1f} (n {deals:,})"
+    gain, low, high = (float(x) for x in groups[7:10])
+    return f"{gain:+.1f} [{low:+.1f}, {high:+.1f}] (n {deals:,})"
+
+
+def test_the_strength_table_in_rounds_is_what_the_kept_deals_give(tmp_path: Path) -> None:
+    """docs/rounds.md's strength table against the panel is what ``report`` prints for the
+    kept deals, each cell at its own number of deals (``report --below N``), and so is the
+    pooled line under it: ``report`` on exactly the panel's deals the table shows."""
+    text = (ROOT / "docs" / "rounds.md").read_text().replace("−", "-")
+    header, *rows = text.split("| opponent | baibian", 1)[1].split("\n\n", 1)[0].splitlines()
+    variants = ["baibian", *header.strip(" |").split(" | ")]
+    documented: dict[tuple[str, str], tuple[int, str]] = {}
+    for row in rows[1:]:
+        opponent, *cells = row.strip(" |").split(" | ")
+        for variant, cell in zip(variants, cells, strict=True):
+            match = _CELL.search(cell)
+            assert match, cell
+            deals = int((match[4] or match[7]).replace(",", ""))
+            documented[(opponent.strip("`"), variant)] = (deals, cell)
+    assert len(documented) == 49, sorted(documented)
+    shown = tmp_path / "shown.jsonl"
+    with shown.open("w") as out:
+        for (opponent, variant), (deals, _) in documented.items():
+            if opponent in ("search24", "random"):
+                continue
+            with gzip.open(KEPT / f"{opponent}-{variant}.jsonl.gz", "rt") as kept:
+                for line in kept:
+                    deal = json.loads(line)
+                    if deal["rollouts"] == 600 and deal["deal"] < deals:
+                        out.write(line)
+    files = sorted(map(str, KEPT.glob("*.jsonl.gz")))
+    for below in sorted({deals for deals, _ in documented.values()}):
+        got = subprocess.run([sys.executable, str(BENCH / "bench_panel.py"), "report",
+                              "--below", str(below), *files], cwd=ROOT, check=True,
+                             capture_output=True, text=True, timeout=120 * LOAD).stdout
+        for match in _REPORTED.finditer(got):
+            key = (match[1], match[2])
+            if documented.get(key, (0,))[0] == below:
+                assert _line(match.groups(), int(match[3]) // 2) == documented.pop(key)[1], key
+    assert not documented, f"not in {KEPT} with the table's deals: {sorted(documented)}"
+    pooled = _POOLED.search(" ".join(text.split()))
+    head = _HEAD_TO_HEAD.search(" ".join(text.split()))
+    assert pooled and head, "docs/rounds.md no longer pools the table: update this test"
+    got = subprocess.run([sys.executable, str(BENCH / "bench_panel.py"), "report", str(shown)],
+                         cwd=ROOT, check=True, capture_output=True, text=True,
+                         timeout=120 * LOAD).stdout
+    count, gain, low, high, meet, lines = pooled.groups()
+    assert (f"panel: {count.replace(',', '')} deals, {gain} [{low}, {high}] points per round over "
+            f"the rule policy; {meet} of {lines} lines meet the target") in got, got
+    count, share, low, high, points, least, most = head.groups()
+    got = subprocess.run([sys.executable, str(BENCH / "bench_panel.py"), "report", "--below",
+                          str(int(count.replace(",", "")) // 7),
+                          *map(str, sorted(KEPT.glob("search24-*.jsonl.gz")))], cwd=ROOT,
+                         check=True, capture_output=True, text=True, timeout=120 * LOAD).stdout
+    assert (f"search24: {share}% of {2 * int(count.replace(',', ''))} rounds [{low}%, {high}%]; "
+            f"the search team's points per round {points} [{least}, {most}] "
+            f"({count.replace(',', '')} deals)") in got, got
