@@ -381,7 +381,8 @@ _DOCUMENTED = re.compile(rf"^\| `(\w+)` \| (\w+) \| ([\d,]+) \| ({_NUM}%) \(({_N
 
 #: docs/BENCHMARKS.md's tables of the 托管 default over the kept deals: the section each
 #: opens and its number of lines, every one of which the folder reproduces.
-_TABLES = {"### Every line grown": 49, "### A thousand deals per line": 9}
+_TABLES = {"### Every line grown": 49, "### A thousand deals per line": 9,
+           "### Three more opponents at a thousand deals": 19}
 
 
 @pytest.mark.parametrize("title", sorted(_TABLES))
