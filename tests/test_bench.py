@@ -379,6 +379,13 @@ _DOCUMENTED = re.compile(rf"^\| `(\w+)` \| (\w+) \| ([\d,]+) \| ({_NUM}%) \(({_N
                          rf"\| ({_NUM}%) \| ({_NUM}) \[({_NUM}), ({_NUM})\] \| ({_NUM}) \|", re.M)
 
 
+def _report(*args: str) -> str:
+    """What ``bench_panel.py report`` prints for these arguments."""
+    return subprocess.run([sys.executable, str(BENCH / "bench_panel.py"), "report", *args],
+                          cwd=ROOT, check=True, capture_output=True, text=True,
+                          timeout=120 * LOAD).stdout
+
+
 #: docs/BENCHMARKS.md's tables of the 托管 default over the kept deals: the section each
 #: opens and its number of lines, every one of which the folder reproduces.
 _TABLES = {"### Every line grown": 49, "### A thousand deals per line": 9,
@@ -402,9 +409,7 @@ def test_the_documented_lines_are_what_the_kept_deals_give(title: str) -> None:
     files = sorted(map(str, KEPT.glob("*.jsonl.gz")))
     reported: dict[tuple[str, str], tuple[object, ...]] = {}
     for below in sorted({deals for deals, *_ in documented.values()}):
-        got = subprocess.run([sys.executable, str(BENCH / "bench_panel.py"), "report",
-                              "--below", str(below), *files], cwd=ROOT, check=True,
-                             capture_output=True, text=True, timeout=120 * LOAD).stdout
+        got = _report("--below", str(below), *files)
         reported.update({(m[0], m[1]): (int(m[2]) // 2, *m[3:]) for m in
                          (match.groups() for match in _REPORTED.finditer(got))
                          if documented.get((m[0], m[1]), (0,))[0] == below})
@@ -417,9 +422,7 @@ def test_the_documented_rollout_pairing_is_what_the_kept_deals_give() -> None:
     """docs/BENCHMARKS.md's 1,200 against 600 rollouts against `team` (the seventh stop) is
     what ``report --pair`` prints for the kept deals of the two lines."""
     files = [str(KEPT / f"team-{vid}.jsonl.gz") for vid in ("bianfeng", "baibian")]
-    got = subprocess.run([sys.executable, str(BENCH / "bench_panel.py"), "report", "--pair",
-                          "mix+r+m2:1200", "mix+r+m2:600", *files], cwd=ROOT, check=True,
-                         capture_output=True, text=True, timeout=120 * LOAD).stdout
+    got = _report("--pair", "mix+r+m2:1200", "mix+r+m2:600", *files)
     for line in ("team      baibian           1000 deals   -0.46 [-0.90, -0.02]",
                  "team      bianfeng          1000 deals   -0.30 [-0.73, +0.13]",
                  "panel     pooled            2000 deals   -0.38 [-0.69, -0.07]"):
@@ -471,28 +474,22 @@ def test_the_strength_table_in_rounds_is_what_the_kept_deals_give(tmp_path: Path
                         out.write(line)
     files = sorted(map(str, KEPT.glob("*.jsonl.gz")))
     for below in sorted({deals for deals, _ in documented.values()}):
-        got = subprocess.run([sys.executable, str(BENCH / "bench_panel.py"), "report",
-                              "--below", str(below), *files], cwd=ROOT, check=True,
-                             capture_output=True, text=True, timeout=120 * LOAD).stdout
+        got = _report("--below", str(below), *files)
         for match in _REPORTED.finditer(got):
             key = (match[1], match[2])
             if documented.get(key, (0,))[0] == below:
                 assert _line(match.groups(), int(match[3]) // 2) == documented.pop(key)[1], key
     assert not documented, f"not in {KEPT} with the table's deals: {sorted(documented)}"
-    pooled = _POOLED.search(" ".join(text.split()))
-    head = _HEAD_TO_HEAD.search(" ".join(text.split()))
+    prose = " ".join(text.split())
+    pooled, head = _POOLED.search(prose), _HEAD_TO_HEAD.search(prose)
     assert pooled and head, "docs/rounds.md no longer pools the table: update this test"
-    got = subprocess.run([sys.executable, str(BENCH / "bench_panel.py"), "report", str(shown)],
-                         cwd=ROOT, check=True, capture_output=True, text=True,
-                         timeout=120 * LOAD).stdout
+    got = _report(str(shown))
     count, gain, low, high, meet, lines = pooled.groups()
     assert (f"panel: {count.replace(',', '')} deals, {gain} [{low}, {high}] points per round over "
             f"the rule policy; {meet} of {lines} lines meet the target") in got, got
     count, share, low, high, points, least, most = head.groups()
-    got = subprocess.run([sys.executable, str(BENCH / "bench_panel.py"), "report", "--below",
-                          str(int(count.replace(",", "")) // 7),
-                          *map(str, sorted(KEPT.glob("search24-*.jsonl.gz")))], cwd=ROOT,
-                         check=True, capture_output=True, text=True, timeout=120 * LOAD).stdout
+    got = _report("--below", str(int(count.replace(",", "")) // 7),
+                  *map(str, sorted(KEPT.glob("search24-*.jsonl.gz"))))
     assert (f"search24: {share}% of {2 * int(count.replace(',', ''))} rounds [{low}%, {high}%]; "
             f"the search team's points per round {points} [{least}, {most}] "
             f"({count.replace(',', '')} deals)") in got, got
