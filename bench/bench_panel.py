@@ -27,8 +27,8 @@ gains ``+i``), ``--win`` the search's win bonus in points (default: its own, ``w
 the name gains ``+wX``), ``--race`` its racing (candidates clearly behind stop being
 rolled out: core._search ``race_out``; the name gains ``+r``), ``--margin`` the standard
 errors a gain must exceed to overturn the rule policy (the name gains ``+mX``; the 托管
-default: ``--race --margin 2``); ``--rollouts`` is deterministic, ``--ms`` a cap in wall
-time (the 托管 default is 600 rollouts, 100 ms).
+default: ``--race --margin 3``, ``--margin 2`` until issue 34's ninth stop); ``--rollouts``
+is deterministic, ``--ms`` a cap in wall time (the 托管 default is 600 rollouts, 100 ms).
 
 One JSON line per deal is appended to ``--out`` as it completes; a run that stops resumes
 where it left (deals in the file are skipped), so the full measurement (``--deals 1000``
@@ -125,7 +125,8 @@ def play(r: Round, team: int, ours: Player, theirs: Player, rng: random.Random) 
 
 
 def model_name(args: argparse.Namespace) -> str:
-    """The search measured, as the results name it (``mix+r+m2``: the 托管 default)."""
+    """The search measured, as the results name it (``mix+r+m3``: the 托管 default;
+    ``mix+r+m2`` before issue 34's ninth stop)."""
     return (args.model + (f"+e{args.exact}" if args.exact else "") + ("+i" if args.infer else "")
             + (f"+w{args.win:g}" if args.win is not None else "") + ("+r" if args.race else "")
             + (f"+m{args.margin:g}" if args.margin != 1 else ""))

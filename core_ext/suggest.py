@@ -48,7 +48,7 @@ default) or the rule policy itself (``model="rule"``, issue 24's search, :data:`
 the one with the best
 mean settlement for the seat's team (points: base × multiplier + contributions) is chosen
 (plus a bonus for placing first, three 双扣 base amounts: points alone trade wins for
-contributions where bombs pay a lot) if it gains more than two standard errors over the
+contributions where bombs pay a lot) if it gains more than three standard errors over the
 policy's action (``margin``; issue 24's search: one), else the policy's action stands. A
 candidate clearly behind another stops being rolled out and its rollouts go to the rest
 (``race``, on by default; off in :data:`SEARCH24`). Deterministic for a given state, seed
@@ -101,14 +101,14 @@ class Budget:
     rolled out, its rollouts going to the others, and the search ends once only the rule
     policy's action is left (docs/decisions.md 72); ``margin``: the standard errors a
     candidate's gain must exceed to overturn the rule policy's action (docs/decisions.md
-    73)."""
+    73, 76)."""
 
     rollouts: int = 0
     ms: float = 0.0
     model: str = "mix"
     exact: int = 0
     race: bool = True
-    margin: float = 2.0
+    margin: float = 3.0
 
     def __post_init__(self) -> None:
         if type(self.rollouts) is not int or not 0 <= self.rollouts <= MAX_ROLLOUTS:

@@ -372,9 +372,18 @@ def test_the_panel_keeps_its_deals_gzipped(tmp_path: Path) -> None:
 #: them, a gzip per opponent and variant: grown with the commands that section documents.
 KEPT = ROOT / "bench" / "results" / "tuoguan-panel"
 _NUM = r"[+-]?[\d.]+"
-_REPORTED = re.compile(rf"^mix\+r\+m2\s+600 r\s+(\S+)\s+(\S+)\s+(\d+)\s+({_NUM}%)\s+({_NUM}%)-"
-                       rf"\s*({_NUM}%)\s+({_NUM}%)\s+({_NUM})\s+({_NUM})\.\.\s*({_NUM})\s+"
-                       rf"({_NUM})\s", re.M)
+def _reported(model: str) -> re.Pattern[str]:
+    """A line of ``report`` for ``model`` at 600 rollouts: opponent, variant, rounds, wins
+    and their interval, the rule policy's wins, points over it and their interval, raw
+    points."""
+    return re.compile(rf"^{re.escape(model)}\s+600 r\s+(\S+)\s+(\S+)\s+(\d+)\s+({_NUM}%)\s+"
+                      rf"({_NUM}%)-\s*({_NUM}%)\s+({_NUM}%)\s+({_NUM})\s+({_NUM})\.\.\s*({_NUM})"
+                      rf"\s+({_NUM})\s", re.M)
+
+
+#: 托管's default to issue 34's ninth stop (a margin of two), and since (three)
+_M2, _M3 = "mix+r+m2", "mix+r+m3"
+_REPORTED = _reported(_M2)
 _DOCUMENTED = re.compile(rf"^\| `(\w+)` \| (\w+) \| ([\d,]+) \| ({_NUM}%) \(({_NUM}%)–({_NUM}%)\) "
                          rf"\| ({_NUM}%) \| ({_NUM}) \[({_NUM}), ({_NUM})\] \| ({_NUM}) \|", re.M)
 
@@ -387,9 +396,10 @@ def _report(*args: str) -> str:
 
 
 #: docs/BENCHMARKS.md's tables of the 托管 default over the kept deals: the section each
-#: opens and its number of lines, every one of which the folder reproduces.
-_TABLES = {"### Every line grown": 49, "### A thousand deals per line": 9,
-           "### Three more opponents at a thousand deals": 19, "### The panel complete": 7}
+#: opens, its number of lines, every one of which the folder reproduces, and the search.
+_TABLES = {"### Every line grown": (49, _M2), "### A thousand deals per line": (9, _M2),
+           "### Three more opponents at a thousand deals": (19, _M2),
+           "### The panel complete": (7, _M2), "### A margin of three": (4, _M3)}
 
 
 @pytest.mark.parametrize("title", sorted(_TABLES))
@@ -400,7 +410,7 @@ def test_the_documented_lines_are_what_the_kept_deals_give(title: str) -> None:
     table's wins, the rule policy's wins, the points over it with their interval and the
     raw points (not the CPU: a measurement of the host). The rounds are deterministic under
     a rollout budget, so a deal measured again on any machine is the same deal."""
-    lines = _TABLES[title]
+    lines, model = _TABLES[title]
     text = (ROOT / "docs" / "BENCHMARKS.md").read_text().replace("−", "-")
     section = text.split(title, 1)[1].split("\n##", 1)[0]
     documented = {(m[0], m[1]): (int(m[2].replace(",", "")), *m[3:]) for m in
@@ -411,7 +421,7 @@ def test_the_documented_lines_are_what_the_kept_deals_give(title: str) -> None:
     for below in sorted({deals for deals, *_ in documented.values()}):
         got = _report("--below", str(below), *files)
         reported.update({(m[0], m[1]): (int(m[2]) // 2, *m[3:]) for m in
-                         (match.groups() for match in _REPORTED.finditer(got))
+                         (match.groups() for match in _reported(model).finditer(got))
                          if documented.get((m[0], m[1]), (0,))[0] == below})
     wrong = {line: (documented[line], reported.get(line)) for line in documented
              if reported.get(line) != documented[line]}
@@ -428,6 +438,20 @@ def test_the_documented_rollout_pairing_is_what_the_kept_deals_give() -> None:
                  "panel     pooled            2000 deals   -0.38 [-0.69, -0.07]"):
         assert line in got, got
 
+
+
+def test_the_documented_margin_pairing_is_what_the_kept_deals_give() -> None:
+    """docs/BENCHMARKS.md's margin of three against two (the ninth stop: the 托管 default
+    became three) is what ``report --pair`` prints for the kept deals of the four lines."""
+    files = [str(KEPT / f"{o}-{vid}.jsonl.gz") for o in ("team", "bomber")
+             for vid in ("bianfeng", "baibian")]
+    got = _report("--below", "1000", "--pair", f"{_M3}:600", f"{_M2}:600", *files)
+    for line in ("bomber    baibian           1000 deals   +0.53 [+0.24, +0.82]",
+                 "bomber    bianfeng          1000 deals   +0.23 [-0.09, +0.55]",
+                 "team      baibian           1000 deals   +0.92 [+0.45, +1.40]",
+                 "team      bianfeng          1000 deals   +0.88 [+0.40, +1.36]",
+                 "panel     pooled            4000 deals   +0.64 [+0.44, +0.84]"):
+        assert line in got, got
 
 _CELL = re.compile(rf"({_NUM}) \[({_NUM}), ({_NUM})\] \(n ([\d,]+)\)$|(\d+)% of rounds, ({_NUM}) "
                    rf"\(n ([\d,]+)\)$")
@@ -470,8 +494,8 @@ def test_the_strength_table_in_rounds_is_what_the_kept_deals_give(tmp_path: Path
             with gzip.open(KEPT / f"{opponent}-{variant}.jsonl.gz", "rt") as kept:
                 for line in kept:
                     deal = json.loads(line)
-                    # the 托管 default's deals only: a file keeps other searches' beside them
-                    default = (deal["model"], deal["rollouts"]) == ("mix+r+m2", 600)
+                    # the table's search only (a margin of two): a file keeps others' beside it
+                    default = (deal["model"], deal["rollouts"]) == (_M2, 600)
                     if default and deal["deal"] < deals:
                         out.write(line)
     files = sorted(map(str, KEPT.glob("*.jsonl.gz")))
