@@ -442,7 +442,8 @@ def test_the_documented_rollout_pairing_is_what_the_kept_deals_give() -> None:
 
 def test_the_documented_margin_pairing_is_what_the_kept_deals_give() -> None:
     """docs/BENCHMARKS.md's margin of three against two (the ninth stop: the 托管 default
-    became three) is what ``report --pair`` prints for the kept deals of the four lines."""
+    became three) is what ``report --pair`` prints for the kept deals: the four panel lines
+    and the head to head in baibian and bianfeng."""
     files = [str(KEPT / f"{o}-{vid}.jsonl.gz") for o in ("team", "bomber")
              for vid in ("bianfeng", "baibian")]
     got = _report("--below", "1000", "--pair", f"{_M3}:600", f"{_M2}:600", *files)
@@ -451,6 +452,13 @@ def test_the_documented_margin_pairing_is_what_the_kept_deals_give() -> None:
                  "team      baibian           1000 deals   +0.92 [+0.45, +1.40]",
                  "team      bianfeng          1000 deals   +0.88 [+0.40, +1.36]",
                  "panel     pooled            4000 deals   +0.64 [+0.44, +0.84]"):
+        assert line in got, got
+    got = _report("--below", "276", "--pair", f"{_M3}:600", f"{_M2}:600",
+                  *(str(KEPT / f"search24-{vid}.jsonl.gz") for vid in ("baibian", "bianfeng")))
+    for line in ("search24  baibian            276 deals   -0.05 [-0.97, +0.88]",
+                 "search24  bianfeng           276 deals   -1.09 [-1.99, -0.19]",
+                 "search24: 53.3% of 1104 rounds [50.3%, 56.2%]; the search team's points per "
+                 "round +1.13 [+0.59, +1.67] (552 deals)"):
         assert line in got, got
 
 _CELL = re.compile(rf"({_NUM}) \[({_NUM}), ({_NUM})\] \(n ([\d,]+)\)$|(\d+)% of rounds, ({_NUM}) "
