@@ -453,12 +453,18 @@ def test_the_documented_margin_pairing_is_what_the_kept_deals_give() -> None:
                  "team      bianfeng          1000 deals   +0.88 [+0.40, +1.36]",
                  "panel     pooled            4000 deals   +0.64 [+0.44, +0.84]"):
         assert line in got, got
+    five = ("baibian", "fengkuang", "fengkuang_crazy", "bianfeng", "bianfeng_lishui")
     got = _report("--below", "276", "--pair", f"{_M3}:600", f"{_M2}:600",
-                  *(str(KEPT / f"search24-{vid}.jsonl.gz") for vid in ("baibian", "bianfeng")))
+                  *(str(KEPT / f"search24-{vid}.jsonl.gz") for vid in five))
     for line in ("search24  baibian            276 deals   -0.05 [-0.97, +0.88]",
+                 "search24  fengkuang          276 deals   -0.87 [-1.95, +0.21]",
+                 "search24  fengkuang_crazy    276 deals   -1.19 [-2.23, -0.15]",
                  "search24  bianfeng           276 deals   -1.09 [-1.99, -0.19]",
-                 "search24: 53.3% of 1104 rounds [50.3%, 56.2%]; the search team's points per "
-                 "round +1.13 [+0.59, +1.67] (552 deals)"):
+                 "search24  bianfeng_lishui    276 deals   -1.04 [-2.15, +0.07]",
+                 "search24: 52.2% of 2760 rounds [50.3%, 54.0%]; the search team's points per "
+                 "round +0.49 [+0.11, +0.88] (1380 deals)",
+                 "search24: 54.0% of 2760 rounds [52.2%, 55.9%]; the search team's points per "
+                 "round +1.34 [+0.96, +1.73] (1380 deals)"):
         assert line in got, got
 
 _CELL = re.compile(rf"({_NUM}) \[({_NUM}), ({_NUM})\] \(n ([\d,]+)\)$|(\d+)% of rounds, ({_NUM}) "
