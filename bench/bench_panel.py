@@ -346,18 +346,19 @@ def report(files: list[Path], pair: list[tuple[str, tuple[int, float]]] | None =
             diffs = [sum(x["points"] for x in groups[key][d]["rounds"]) / 2
                      - sum(x["points"] for x in groups[other][d]["rounds"]) / 2
                      for d in common]
-            pooled.setdefault((key[0] + " − " + other[0], *key[1:3]), []).extend(
-                diffs if key[3] in PANEL else [])
+            # the panel pooled over its styles; the head to head and random play apart
+            group = "panel" if key[3] in PANEL else key[3]
+            pooled.setdefault((key[0] + " − " + other[0], *key[1:3], group), []).extend(diffs)
             mean, half = interval(diffs)
             budget = budget_label(key[1], key[2])
             print(f"{key[0] + ' − ' + other[0]:12} {budget:>12} {key[3]:9} {key[4]:16} "
                   f"{len(common):5d} deals "
                   f"{mean:+7.2f} [{mean - half:+.2f}, {mean + half:+.2f}]")
-        for (model, rollouts, ms), diffs in pooled.items():
+        for (model, rollouts, ms, group), diffs in pooled.items():
             if diffs:
                 mean, half = interval(diffs)
                 budget = budget_label(rollouts, ms)
-                print(f"{model:12} {budget:>12} {'panel':9} {'pooled':16} {len(diffs):5d} deals "
+                print(f"{model:12} {budget:>12} {group:9} {'pooled':16} {len(diffs):5d} deals "
                       f"{mean:+7.2f} [{mean - half:+.2f}, {mean + half:+.2f}]")
 
 

@@ -372,6 +372,8 @@ def test_the_panel_keeps_its_deals_gzipped(tmp_path: Path) -> None:
 #: them, a gzip per opponent and variant: grown with the commands that section documents.
 KEPT = ROOT / "bench" / "results" / "tuoguan-panel"
 _NUM = r"[+-]?[\d.]+"
+
+
 def _reported(model: str) -> re.Pattern[str]:
     """A line of ``report`` for ``model`` at 600 rollouts: opponent, variant, rounds, wins
     and their interval, the rule policy's wins, points over it and their interval, raw
@@ -411,6 +413,7 @@ def test_the_documented_lines_are_what_the_kept_deals_give(title: str) -> None:
     raw points (not the CPU: a measurement of the host). The rounds are deterministic under
     a rollout budget, so a deal measured again on any machine is the same deal."""
     lines, model = _TABLES[title]
+    line_of = _reported(model)
     text = (ROOT / "docs" / "BENCHMARKS.md").read_text().replace("−", "-")
     section = text.split(title, 1)[1].split("\n##", 1)[0]
     documented = {(m[0], m[1]): (int(m[2].replace(",", "")), *m[3:]) for m in
@@ -421,7 +424,7 @@ def test_the_documented_lines_are_what_the_kept_deals_give(title: str) -> None:
     for below in sorted({deals for deals, *_ in documented.values()}):
         got = _report("--below", str(below), *files)
         reported.update({(m[0], m[1]): (int(m[2]) // 2, *m[3:]) for m in
-                         (match.groups() for match in _reported(model).finditer(got))
+                         (match.groups() for match in line_of.finditer(got))
                          if documented.get((m[0], m[1]), (0,))[0] == below})
     wrong = {line: (documented[line], reported.get(line)) for line in documented
              if reported.get(line) != documented[line]}
@@ -439,11 +442,10 @@ def test_the_documented_rollout_pairing_is_what_the_kept_deals_give() -> None:
         assert line in got, got
 
 
-
 def test_the_documented_margin_pairing_is_what_the_kept_deals_give() -> None:
     """docs/BENCHMARKS.md's margin of three against two (the ninth stop: the 托管 default
     became three) is what ``report --pair`` prints for the kept deals: the four panel lines
-    and the head to head in baibian and bianfeng."""
+    and the head to head in five variants."""
     files = [str(KEPT / f"{o}-{vid}.jsonl.gz") for o in ("team", "bomber")
              for vid in ("bianfeng", "baibian")]
     got = _report("--below", "1000", "--pair", f"{_M3}:600", f"{_M2}:600", *files)
@@ -461,6 +463,7 @@ def test_the_documented_margin_pairing_is_what_the_kept_deals_give() -> None:
                  "search24  fengkuang_crazy    276 deals   -1.19 [-2.23, -0.15]",
                  "search24  bianfeng           276 deals   -1.09 [-1.99, -0.19]",
                  "search24  bianfeng_lishui    276 deals   -1.04 [-2.15, +0.07]",
+                 "search24  pooled            1380 deals   -0.85 [-1.30, -0.39]",
                  "search24: 52.2% of 2760 rounds [50.3%, 54.0%]; the search team's points per "
                  "round +0.49 [+0.11, +0.88] (1380 deals)",
                  "search24: 54.0% of 2760 rounds [52.2%, 55.9%]; the search team's points per "
