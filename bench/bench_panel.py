@@ -81,7 +81,7 @@ from panel import PANEL, random_action  # noqa: E402
 from shuangkou.core import Round  # noqa: E402
 from shuangkou.core._search import MODELS, search  # noqa: E402
 from shuangkou.core._suggest import choose_in  # noqa: E402
-from shuangkou.core.suggest import SEARCH24  # noqa: E402
+from shuangkou.core.suggest import SEARCH24, SeatStyles  # noqa: E402
 from shuangkou.core.variants import get_variant  # noqa: E402
 
 OPPONENTS = [*PANEL, "rule", "random", "search24"]
@@ -94,13 +94,16 @@ def rule_player(r: Round, rng: random.Random) -> None:
 
 def search_player(model: str, rollouts: int, ms: float, cpu: list[float] | None = None,
                   exact: int = 0, infer: bool = False, win: float | None = None,
-                  race: bool = False, margin: float = 1.0) -> Player:
+                  race: bool = False, margin: float = 1.0,
+                  seats: SeatStyles | None = None) -> Player:
     """A seat that searches each decision (the CPU of those with more than one candidate
-    goes to ``cpu``, in ms)."""
+    goes to ``cpu``, in ms); with ``seats`` (the round's actions tallied by :func:`play`),
+    its rollouts draw the other seats' styles as their actions read."""
     def play(r: Round, rng: random.Random) -> None:
         c = time.thread_time()
+        read = seats.weights(r.variant, model) if seats is not None else None
         ranked, stats = search(r, rollouts=rollouts, ms=ms, model=model, exact=exact,
-                               infer=infer, win=win, race=race, margin=margin)
+                               infer=infer, win=win, race=race, margin=margin, read=read)
         if cpu is not None and stats["width"] > 1:
             cpu.append((time.thread_time() - c) * 1e3)
         act(r, *ranked[0][:3])
@@ -117,10 +120,16 @@ def opponent_player(name: str, ms: float) -> Player:
     return search_player(SEARCH24.model, SEARCH24.rollouts, ms, race=SEARCH24.race)
 
 
-def play(r: Round, team: int, ours: Player, theirs: Player, rng: random.Random) -> Round:
-    """Play ``r`` out: ``team``'s seats (0: seats 0/2, 1: 1/3) play ``ours``."""
+def play(r: Round, team: int, ours: Player, theirs: Player, rng: random.Random,
+         seats: SeatStyles | None = None) -> Round:
+    """Play ``r`` out: ``team``'s seats (0: seats 0/2, 1: 1/3) play ``ours``; every action
+    tallied in ``seats`` when given."""
     while not r.is_over:
-        (ours if r.turn % 2 == team else theirs)(r, rng)
+        player = ours if r.turn % 2 == team else theirs
+        if seats is None:
+            player(r, rng)
+        else:
+            seats.track(r, lambda: player(r, rng))  # noqa: B023 - called at once
     return r
 
 
@@ -128,6 +137,7 @@ def model_name(args: argparse.Namespace) -> str:
     """The search measured, as the results name it (``mix+r+m3``: the 托管 default;
     ``mix+r+m2`` before issue 34's ninth stop)."""
     return (args.model + (f"+e{args.exact}" if args.exact else "") + ("+i" if args.infer else "")
+            + ("+read" if args.read else "")
             + (f"+w{args.win:g}" if args.win is not None else "") + ("+r" if args.race else "")
             + (f"+m{args.margin:g}" if args.margin != 1 else ""))
 
@@ -142,9 +152,13 @@ def deal_rounds(args: argparse.Namespace, theirs: Player, vid: str,
         base = play(dealt.copy(), team, rule_player, theirs,
                     random.Random(f"{args.seed}/{d}/{team}"))
         cpu: list[float] = []
+        seats = SeatStyles() if args.read else None
+        if seats is not None:       # the styles' rates, counted once per process, uncounted
+            seats.weights(get_variant(vid), args.model)
         ours = search_player(args.model, args.rollouts, args.ms, cpu, args.exact, args.infer,
-                             args.win, args.race, args.margin)
-        r = play(dealt.copy(), team, ours, theirs, random.Random(f"{args.seed}/{d}/{team}"))
+                             args.win, args.race, args.margin, seats)
+        r = play(dealt.copy(), team, ours, theirs, random.Random(f"{args.seed}/{d}/{team}"),
+                 seats)
         yield team, base, r, cpu
 
 
@@ -426,6 +440,9 @@ def main() -> None:
                     help="the win bonus in points (default: the search's, win_bonus; model +wX)")
     rn.add_argument("--infer", action="store_true",
                     help="deals consistent with the passes on the standing play (model +i)")
+    rn.add_argument("--read", action="store_true",
+                    help="the other seats' styles drawn as their actions so far read "
+                         "(core.suggest.SeatStyles; model +read)")
     rn.add_argument("--race", action="store_true",
                     help="candidates clearly behind stop being rolled out (model +r)")
     rn.add_argument("--margin", type=float, default=1.0,

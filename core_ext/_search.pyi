@@ -12,6 +12,9 @@ MAX_WIDTH: Final[int]
 MAX_ROLLOUTS: Final[int]
 MAX_EXACT: Final[int]
 MODELS: Final[tuple[str, ...]]
+CONTEXTS: Final[tuple[str, ...]]
+OUTCOMES: Final[tuple[str, ...]]
+READ_FLOOR: Final[float]
 
 #: (cards, reading, declared, reason, danger, points, wins, se, deals)
 _Ranked = tuple[tuple[int, ...], Reading | None, bool, int, int, float, float, float, int]
@@ -20,10 +23,20 @@ def search(root: RoundCore, *, rollouts: int = 0, ms: float = 0.0, seed: int | N
            width: int = 6, count: int = 1, timeout: float | None = None,
            win: float | None = None, cancelled: Callable[[], bool] | None = None,
            model: str = "rule", exact: int = 0, infer: bool = False,
-           race: bool = False,
-           margin: float = 1.0) -> tuple[list[_Ranked], dict[str, Any]]: ...
+           race: bool = False, margin: float = 1.0,
+           read: Sequence[Sequence[float]] | None = None,
+           ) -> tuple[list[_Ranked], dict[str, Any]]: ...
 def selfplay(variant: VariantLike, rounds: int, policy: str = "rule", seed: int = 0,
              timeout: float | None = None) -> tuple[int, int, int, float]: ...
+
+#: what a seat did in what it followed: a tally's [context][outcome]
+_Tally = Sequence[Sequence[int]]
+
+def action_context(r: RoundCore) -> int: ...
+def action_outcome(r: RoundCore, seat: int, before: int) -> int: ...
+def style_counts(variant: VariantLike, rounds: int, seed: int = 0) -> list[list[list[int]]]: ...
+def read_weights(seen: Sequence[_Tally], counts: Sequence[_Tally],
+                 model: str = "mix") -> tuple[tuple[float, ...], ...]: ...
 
 #: (cards, reading, declared, reason, hint_rank, points, first, true_points, true_first)
 _Evaluated = tuple[tuple[int, ...], Reading | None, bool, int, int, float | None,

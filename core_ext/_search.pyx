@@ -49,6 +49,7 @@ in compiled code: the rollout speed bench (bench/bench_search.py).
 
 import sys
 
+cimport cython
 from libc.math cimport sqrt
 from libc.string cimport memcpy, memset
 
@@ -64,6 +65,7 @@ from shuangkou.core._suggest cimport (
     STYLE_BOLD,
     STYLE_CAUTIOUS,
     STYLE_RULE,
+    NSTYLES,
     Choice,
     Policy,
     Rng,
@@ -79,6 +81,7 @@ from shuangkou.core._suggest cimport (
 )
 from shuangkou.core.cards cimport NCODES, NFACES, SEATS, SJ, BJ, code_rank, partner_of, team_of
 
+from shuangkou.core._suggest import POLICY_CONSTANTS as _POLICY
 from shuangkou.core.errors import DeadlineExceeded, ShuangkouError
 
 cdef enum:
@@ -211,13 +214,28 @@ MODEL_STYLES[2][:] = [STYLE_RULE, STYLE_RULE, STYLE_BOLD, STYLE_CAUTIOUS, STYLE_
 MODEL_DRAWS[:] = [1, 5, 4]
 
 
-cdef void draw_styles(int seat, int model, Rng* g, int* styles) noexcept nogil:
+cdef double TWO_M53 = 1.0 / 9007199254740992.0     # a 53-bit integer to [0, 1)
+
+
+cdef void draw_styles(int seat, int model, const double* read, Rng* g,
+                      int* styles) noexcept nogil:
     """The style of each seat in one deal's rollouts (the same for every candidate):
-    ``model`` indexes :data:`MODELS`; a model of one style draws nothing."""
-    cdef int s
+    ``model`` indexes :data:`MODELS`; a model of one style draws nothing. ``read`` (not
+    NULL): per seat, the cumulative weights of the NSTYLES styles its actions so far make
+    likely (:func:`read_weights`), drawn from in place of the model's row."""
+    cdef int s, k
+    cdef double u
     for s in range(SEATS):
         styles[s] = STYLE_RULE
-        if MODEL_DRAWS[model] > 1 and s != seat:
+        if s == seat:
+            continue
+        if read != NULL:
+            u = (rng_next(g) >> 11) * TWO_M53 * read[s * NSTYLES + NSTYLES - 1]
+            k = 0
+            while k < NSTYLES - 1 and read[s * NSTYLES + k] <= u:
+                k += 1
+            styles[s] = k
+        elif MODEL_DRAWS[model] > 1:
             styles[s] = MODEL_STYLES[model][rng_below(g, MODEL_DRAWS[model])]
 
 
@@ -367,8 +385,8 @@ cdef int passed_alike(Policy* P, RoundCore det, const int* styles) except -1:
 
 
 cdef int roll_deal(Policy* P, RoundCore root, RoundCore det, RoundCore x, int seat,
-                   const int* pool, int model, int infer, Rng* g, const Choice* cands, int m,
-                   const int* live, int exact, list stack, double win_value, int* actions,
+                   const int* pool, int model, const double* read, int infer, Rng* g,
+                   const Choice* cands, int m, const int* live, int exact, list stack, double win_value, int* actions,
                    int* solved, long long* points, int* won, double* values) except -2:
     """One deal of a decision: ``root`` copied into ``det`` with the unseen cards dealt at
     random to the other seats (``pool`` NULL: the true deal kept, the oracle's), the other
@@ -386,7 +404,7 @@ cdef int roll_deal(Policy* P, RoundCore root, RoundCore det, RoundCore x, int se
     for k in range(tries):      # deal_unseen deals every other hand anew: no copy between
         if pool != NULL:
             deal_unseen(det, seat, pool, g)
-        draw_styles(seat, model, g, styles)
+        draw_styles(seat, model, read, g, styles)
         if tries == 1 or passed_alike(P, det, styles):
             break
     solved[0] = 0
@@ -505,7 +523,7 @@ cdef int pause_due(Pause* p, object cancelled) except -1:
 
 def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width=6,
            int count=1, timeout=None, win=None, cancelled=None, str model="rule", int exact=0,
-           bint infer=False, bint race=False, double margin=1.0):
+           bint infer=False, bint race=False, double margin=1.0, read=None):
     """Search the decision of the seat to act in ``root`` (module doc). Budget: at most
     ``rollouts`` rollouts (0: no count limit) and ``ms`` milliseconds (0: no time limit);
     ``timeout`` (seconds) bounds the whole call like an RPC deadline. Returns
@@ -522,8 +540,9 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
     passed on the standing play would have passed (:func:`roll_deal`); ``race``: a
     candidate clearly behind another stops being rolled out and the budget goes to the rest
     (:func:`race_out`; the search ends when only the rule policy's action is left);
-    ``margin``: the standard errors a gain must exceed to overturn the rule policy's action.
-    ``cancelled``: a callable asked between deals (every two switch
+    ``margin``: the standard errors a gain must exceed to overturn the rule policy's action;
+    ``read``: per seat, weights of the styles (:func:`read_weights`) its rollouts draw each
+    other seat's style from, in place of ``model``'s row. ``cancelled``: a callable asked between deals (every two switch
     intervals at most: :func:`pause_due`); true ends the search there as its budget would
     (the caller went away: an RPC's client)."""
     cdef Policy P
@@ -538,6 +557,8 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
     cdef int live[MAXALT]
     cdef int seat, model_at, k, m, rc, best, deal = 0, actions = 0, solved = 0, exact_now = 0
     cdef int nlive
+    cdef double rw[SEATS * NSTYLES]
+    cdef const double* rp = NULL
     cdef long done = 0
     cdef double t0 = monotonic(), hard = 0, stop = 0, mean, gain
     cdef Rng g
@@ -548,6 +569,9 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
     if root.over_kind:
         raise ShuangkouError("the round is over: nothing to suggest", "state")
     model_at = check_budget(width, rollouts, ms, exact, model)
+    if read is not None:
+        cumulative_weights(read, rw)
+        rp = rw
     if not margin >= 0:         # NaN too
         raise ShuangkouError(f"margin must be 0 or more standard errors; got {margin}",
                              "margin")
@@ -592,7 +616,7 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
                 if pause_due(&pause, cancelled):
                     break
                 g.s = mix(base, <unsigned long long>deal)
-                if roll_deal(&P, root, det, x, seat, pool, model_at, infer, &g, cands, m, live,
+                if roll_deal(&P, root, det, x, seat, pool, model_at, rp, infer, &g, cands, m, live,
                              exact, stack, win_value, &actions, &exact_now, points, won,
                              values) < 0:
                     break
@@ -804,7 +828,7 @@ def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=N
                     stopped = 1
                     break
                 g.s = mix(base, <unsigned long long>deal)
-                if roll_deal(&P, root, det, x, seat, pool, model_at, 0, &g, cands, m, NULL, exact,
+                if roll_deal(&P, root, det, x, seat, pool, model_at, NULL, 0, &g, cands, m, NULL, exact,
                              stack, win_value, &actions, &exact_now, points, won, values) < 0:
                     raise DeadlineExceeded("the evaluation ran out of its time budget")
                 for j in range(m):
@@ -822,7 +846,7 @@ def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=N
                     stopped = 1
                     break
                 g.s = mix(base ^ ORACLE_SALT, <unsigned long long>odeal)
-                if roll_deal(&P, root, det, x, seat, NULL, model_at, 0, &g, cands, m, NULL, exact,
+                if roll_deal(&P, root, det, x, seat, NULL, model_at, NULL, 0, &g, cands, m, NULL, exact,
                              stack, win_value, &actions, &exact_now, points, won, values) < 0:
                     raise DeadlineExceeded("the evaluation ran out of its time budget")
                 for j in range(m):
@@ -919,49 +943,64 @@ cdef int random_choice(Policy* P, const Seen* S, Rng* g, Choice* out) noexcept n
     return 0
 
 
+@cython.auto_pickle(False)      # a work space, never data
+cdef class _Dealer:
+    """Random whole deals of a variant (self-play): the deck, shuffled anew for each."""
+    cdef object v
+    cdef int cards[MAXDECK]
+    cdef int n, hs
+
+    def __cinit__(self, v):
+        from shuangkou.core.cards import deck
+        codes = deck(v.decks, v.lowest_rank, v.joker_copies)
+        self.v, self.n, self.hs = v, len(codes), v.hand_size
+        if self.n > MAXDECK or self.hs * SEATS > self.n:
+            raise ShuangkouError(f"{v.id}: a deal of {self.hs} cards per seat from {self.n}",
+                                 "variant")
+        for i in range(self.n):
+            self.cards[i] = codes[i]
+
+    cdef RoundCore deal(self, Rng* g):
+        cdef int i, j, t, s
+        for i in range(self.n - 1, 0, -1):
+            j = rng_below(g, i + 1)
+            t = self.cards[i]
+            self.cards[i] = self.cards[j]
+            self.cards[j] = t
+        hands = [[self.cards[s * self.hs + i] for i in range(self.hs)] for s in range(SEATS)]
+        cdef RoundCore r = RoundCore.__new__(RoundCore)
+        r._start(self.v, hands, rng_below(g, SEATS), (0, 1, 2, 3), 1, 0, False)
+        return r
+
+
 def selfplay(variant, int rounds, str policy="rule", seed=0, timeout=None):
     """Play ``rounds`` whole rounds, deal to settlement, with ``policy`` ("rule" or
     "random") in all four seats, in compiled code. Returns (rounds, actions, plays, team
     0's total points): the rollout engine's speed (bench/bench_search.py)."""
-    from shuangkou.core.cards import deck
     cdef RuleSet rs
     cdef Policy P
     cdef Seen S
     cdef Choice ch
     cdef Rng g
-    cdef int cards[MAXDECK]
-    cdef int n, i, j, t, s, seat, hs, rc, use_rule
+    cdef int seat, rc, use_rule
     cdef long actions = 0, plays = 0
     cdef long long amount[SEATS]
     cdef double points = 0
     cdef RoundCore r
+    cdef _Dealer dealer
     from shuangkou.core._core import rules_for
     rs = rules_for(variant)
-    v = rs.variant
     if policy not in ("rule", "random"):
         raise ShuangkouError(f"policy must be 'rule' or 'random'; got {policy!r}", "policy")
     use_rule = policy == "rule"
-    codes = deck(v.decks, v.lowest_rank, v.joker_copies)
-    n = len(codes)
-    hs = v.hand_size
-    if n > MAXDECK or hs * SEATS > n:
-        raise ShuangkouError(f"{v.id}: a deal of {hs} cards per seat from {n}", "variant")
-    for i in range(n):
-        cards[i] = codes[i]
+    dealer = _Dealer(rs.variant)
     g.s = mix(<unsigned long long>seed, 0x5E1F)
     policy_open(&P, rs, seed)
     try:
         if timeout is not None:
             P.deadline = monotonic() + float(timeout)
         for _ in range(rounds):
-            for i in range(n - 1, 0, -1):
-                j = rng_below(&g, i + 1)
-                t = cards[i]
-                cards[i] = cards[j]
-                cards[j] = t
-            hands = [[cards[s * hs + i] for i in range(hs)] for s in range(SEATS)]
-            r = RoundCore.__new__(RoundCore)
-            r._start(v, hands, rng_below(&g, SEATS), (0, 1, 2, 3), 1, 0, False)
+            r = dealer.deal(&g)
             while not r.over_kind:
                 seat = r.cturn
                 seen_of(r, seat, &S)
@@ -976,3 +1015,156 @@ def selfplay(variant, int rounds, str policy="rule", seed=0, timeout=None):
         return rounds, actions, plays, points
     finally:
         policy_close(&P)
+
+
+# ----------------------------------------------------------------------------- reading styles
+
+cdef enum:
+    NCTX = 3      # what a seat follows: its partner's play; an opponent's with no opponent about
+                  # to go out; an opponent's with one about to go out (DANGER cards or fewer)
+    NOUT = 3      # what it does: passes, an ordinary play, a bomb (going out says nothing)
+    NO_FEW = 1 << 30
+
+cdef int DANGER_AT = _POLICY["DANGER"]
+#: The contexts and outcomes a seat's actions are tallied by (:func:`action_context`,
+#: :func:`action_outcome`) and the styles' rates are counted by (:func:`style_counts`).
+CONTEXTS = ("partner", "calm", "danger")
+OUTCOMES = ("pass", "play", "bomb")
+#: The share of the model's prior kept in read weights: reading never rules a style out.
+READ_FLOOR = 0.2
+
+
+cdef int context_at(RoundCore r) noexcept:
+    """The context of the seat to act for reading its style (CONTEXTS), -1 when its action
+    says nothing of it (it leads, or the round is over). Public: the standing play's seat and
+    the card counts."""
+    cdef int seat = r.cturn, s, few = NO_FEW
+    if r.over_kind or not r.has_st:
+        return -1
+    if r.st_seat == partner_of(seat):
+        return 0
+    for s in range(SEATS):
+        if team_of(s) != team_of(seat) and 0 < r.nleft[s] < few:
+            few = r.nleft[s]
+    return 2 if few <= DANGER_AT else 1
+
+
+cdef int outcome_at(RoundCore r, int seat, int before) noexcept:
+    """What ``seat``, which held ``before`` cards, did (OUTCOMES), -1 when it went out.
+    Public: its card count, and the play standing after it."""
+    if r.nleft[seat] == before:
+        return 0
+    if r.nleft[seat] == 0:
+        return -1
+    return 2 if r.st.kind >= K_BOMB else 1
+
+
+def action_context(RoundCore r):
+    """The context (an index in :data:`CONTEXTS`) of the seat to act in ``r``, or -1."""
+    return context_at(r)
+
+
+def action_outcome(RoundCore r, int seat, int before):
+    """What ``seat``, holding ``before`` cards before its action, did (an index in
+    :data:`OUTCOMES`), or -1 (it went out: that says nothing of its style)."""
+    return outcome_at(r, seat, before)
+
+
+def style_counts(variant, int rounds, seed=0):
+    """How often each style does what in each context, by self-play in compiled code:
+    ``rounds`` random deals, every seat playing a style drawn per round (uniformly among
+    the NSTYLES). Returns ``counts[style][context][outcome]``: the rates :func:`read_weights`
+    reads a seat's actions by. Deterministic for a seed."""
+    cdef RuleSet rs
+    cdef Policy P
+    cdef Seen S
+    cdef Choice ch
+    cdef Rng g
+    cdef int seat, rc, ctx, out, before, k, c, o
+    cdef int styles[SEATS]
+    cdef long tally[NSTYLES][NCTX][NOUT]
+    cdef RoundCore r
+    cdef _Dealer dealer
+    from shuangkou.core._core import rules_for
+    rs = rules_for(variant)
+    dealer = _Dealer(rs.variant)
+    memset(tally, 0, sizeof(tally))
+    g.s = mix(<unsigned long long>seed, 0x57E1E)
+    policy_open(&P, rs, seed)
+    try:
+        for _ in range(rounds):
+            r = dealer.deal(&g)
+            for seat in range(SEATS):
+                styles[seat] = rng_below(&g, NSTYLES)
+            while not r.over_kind:
+                seat = r.cturn
+                ctx, before = context_at(r), r.nleft[seat]
+                seen_of(r, seat, &S)
+                P.style = styles[seat]
+                rc = rule_choice(&P, &S, &ch)
+                P.style = STYLE_RULE
+                if rc < 0:
+                    raise ShuangkouError("the rule policy found no action", "variant")
+                apply_choice(r, seat, &ch)
+                out = outcome_at(r, seat, before)
+                if ctx >= 0 and out >= 0:
+                    tally[styles[seat]][ctx][out] += 1
+        return [[[tally[k][c][o] for o in range(NOUT)] for c in range(NCTX)]
+                for k in range(NSTYLES)]
+    finally:
+        policy_close(&P)
+
+
+def read_weights(seen, counts, str model="mix"):
+    """Per seat, the weight of each style (NSTYLES, STYLE_* order) given what the seat was
+    seen doing: ``seen[seat][context][outcome]``, the tally of its actions
+    (:func:`action_context`, :func:`action_outcome`); ``counts``, :func:`style_counts`'
+    calibration. The weight is the ``model``'s prior of the style (its row's share) times
+    the likelihood of the seat's actions under it (each context's outcome rates, half a
+    count added to every cell), normalised, with READ_FLOOR of the prior mixed back in: a
+    seat never seen following keeps the prior. The model "rule" reads nothing."""
+    from math import exp, log
+    cdef int at = MODELS.index(model) if model in MODELS else -1
+    if at < 0:
+        raise ShuangkouError(f"model must be one of {', '.join(MODELS)}; got {model!r}",
+                             "model")
+    prior = [sum(MODEL_STYLES[at][i] == k for i in range(MODEL_DRAWS[at])) / MODEL_DRAWS[at]
+             for k in range(NSTYLES)]
+    rates = [[[(counts[k][c][o] + 0.5) / (sum(counts[k][c]) + 0.5 * NOUT) for o in range(NOUT)]
+              for c in range(NCTX)] for k in range(NSTYLES)]
+    out = []
+    for s in range(SEATS):
+        logs = [log(prior[k]) + sum(seen[s][c][o] * log(rates[k][c][o])
+                                    for c in range(NCTX) for o in range(NOUT))
+                if prior[k] > 0 else None for k in range(NSTYLES)]
+        top = max(x for x in logs if x is not None)
+        post = [exp(x - top) if x is not None else 0.0 for x in logs]
+        total = sum(post)
+        out.append(tuple((1 - READ_FLOOR) * p / total + READ_FLOOR * q
+                         for p, q in zip(post, prior)))
+    return tuple(out)
+
+
+cdef int cumulative_weights(object read, double* out) except -1:
+    """``read`` (per seat, NSTYLES weights: :func:`read_weights`) as cumulative sums in
+    ``out`` (SEATS × NSTYLES), checked: ShuangkouError naming ``read``."""
+    cdef int s, k
+    cdef double w, total
+    try:
+        rows = [list(map(float, row)) for row in read]
+    except (TypeError, ValueError):
+        raise ShuangkouError("read must hold, per seat, a weight per style", "read") from None
+    if len(rows) != SEATS or any(len(row) != NSTYLES for row in rows):
+        raise ShuangkouError(f"read must hold {SEATS} rows of {NSTYLES} weights", "read")
+    for s in range(SEATS):
+        total = 0
+        for k in range(NSTYLES):
+            w = rows[s][k]
+            if not w >= 0 or w == float("inf"):
+                raise ShuangkouError(f"read: seat {s}'s weights must be finite and 0 or more",
+                                     "read")
+            total += w
+            out[s * NSTYLES + k] = total
+        if not total > 0:
+            raise ShuangkouError(f"read: seat {s}'s weights are all 0", "read")
+    return 0

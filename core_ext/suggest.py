@@ -72,7 +72,7 @@ from .errors import RuleViolation, ShuangkouError
 from .variants import Variant, get_variant
 
 __all__ = ["Budget", "DANGER", "MAX_ALTERNATIVES", "MAX_EXACT", "MAX_MARGIN", "MAX_ROLLOUTS",
-           "MODELS", "Ranked", "SEARCH24", "Suggestion", "TUOGUAN", "decide", "suggest",
+           "MODELS", "Ranked", "SEARCH24", "SeatStyles", "Suggestion", "TUOGUAN", "decide", "suggest",
            "suggestions"]
 
 DANGER = _suggest.POLICY_CONSTANTS["DANGER"]   # an opponent this close to going out
@@ -182,6 +182,59 @@ class Ranked:
     deals: int = 0
     width: int = 1
     seconds: float = 0.0
+
+
+#: Self-play rounds the styles' rates are counted on, once per rule set
+#: (:func:`_search.style_counts`: about 0.3 s; seed 0, so every process reads alike).
+STYLE_ROUNDS = 2_000
+
+
+_STYLE_COUNTS: dict[bytes, Any] = {}     # by rule-set fingerprint; 32 at most
+
+
+def _style_counts(v: Variant) -> Any:
+    counts = _STYLE_COUNTS.get(v.fingerprint)
+    if counts is None:
+        if len(_STYLE_COUNTS) >= 32:
+            _STYLE_COUNTS.clear()
+        counts = _STYLE_COUNTS[v.fingerprint] = _search.style_counts(v, STYLE_ROUNDS, 0)
+    return counts
+
+
+class SeatStyles:
+    """What each seat's actions so far in a round say of its style: inference from the
+    round's actions (docs/decisions.md 77). Every action of the round goes through
+    :meth:`track`, which tallies, per seat, what it did (pass, an ordinary play, a bomb)
+    in what it followed (its partner's play, an opponent's, an opponent's with an opponent
+    about to go out: ``_search.CONTEXTS``) — public facts only, so reading them keeps the
+    search information-fair. :meth:`weights` turns the tally into the search's ``read``:
+    per seat, each style's prior in the search's model times the likelihood of the seat's
+    actions under it (the styles' rates counted by self-play), with a floor of the prior."""
+
+    __slots__ = ("seen",)
+
+    def __init__(self) -> None:
+        n_ctx, n_out = len(_search.CONTEXTS), len(_search.OUTCOMES)
+        self.seen = [[[0] * n_out for _ in range(n_ctx)] for _ in range(4)]
+
+    def track(self, round: Any, act: Callable[[], Any]) -> Any:
+        """Run ``act`` (which applies the action of the seat to act in ``round``), tallying
+        what it did; returns what ``act`` returns."""
+        seat = round.turn
+        context = _search.action_context(round)
+        before = round.cards_left[seat] if seat is not None else 0
+        done = act()
+        if context >= 0:
+            outcome = _search.action_outcome(round, seat, before)
+            if outcome >= 0:
+                self.seen[seat][context][outcome] += 1
+        return done
+
+    def weights(self, variant: Variant, model: str = "mix") -> tuple[tuple[float, ...], ...]:
+        """Per seat, the weight of each style (_suggest.pxd ``Style`` order) for the
+        search's ``read``."""
+        counts = _style_counts(variant)
+        return _search.read_weights(self.seen, counts, model)
 
 
 # What each step of the policy says (core_ext/_suggest.pxd, enum Reason, in order).

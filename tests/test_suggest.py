@@ -6,6 +6,7 @@ legality and determinism over whole self-played rounds in every variant."""
 
 from __future__ import annotations
 
+import functools
 import random
 from typing import Any
 
@@ -23,7 +24,7 @@ from shuangkou.core import (
     parse_cards,
     suggest,
 )
-from shuangkou.core._search import search
+from shuangkou.core._search import CONTEXTS, OUTCOMES, read_weights, search, style_counts
 from shuangkou.core.generate import deal
 from shuangkou.core.suggest import (
     DANGER,
@@ -31,6 +32,7 @@ from shuangkou.core.suggest import (
     SEARCH24,
     TUOGUAN,
     Budget,
+    SeatStyles,
     decide,
     suggestions,
 )
@@ -390,6 +392,96 @@ def test_the_search_is_information_fair(variant: str) -> None:
                 assert suggestions(other, 3, budget=budget, seed=9).actions == want.actions
                 assert suggest(other) == suggest(r)
         policy_step(r, history)
+
+
+# ------------------------------------------------------- reading the other seats' styles
+def tally_twin(r: Round, seat: int, act: Any) -> tuple[int, int] | None:
+    """(context, outcome) of ``seat``'s action ``act()`` from the round's public views, as
+    docs/decisions.md 77 defines them — written apart from the core's."""
+    st = r.standing
+    if st is None:
+        act()
+        return None
+    opponents = [n for s, n in enumerate(r.cards_left) if s % 2 != seat % 2 and n > 0]
+    context = ("partner" if st.seat == (seat + 2) % 4 else
+               "danger" if opponents and min(opponents) <= DANGER else "calm")
+    before = r.cards_left[seat]
+    act()
+    after = r.cards_left[seat]
+    if after == 0:
+        return None
+    outcome = ("pass" if after == before else
+               "bomb" if r.standing is not None and r.standing.reading.is_bomb else "play")
+    return CONTEXTS.index(context), OUTCOMES.index(outcome)
+
+
+@pytest.mark.parametrize("variant", ["baibian", "qianbian", "huopin"])
+def test_reading_styles_tallies_public_facts_and_is_information_fair(variant: str) -> None:
+    """SeatStyles tallies, per seat, what it did in what it followed, as the twin above
+    does from public views only (so a re-deal of the unseen cards tallies the same); the
+    search reading that tally is deterministic and answers the same on a re-deal
+    (information-fair)."""
+    v = core.get_variant(variant)
+    hands = deal(v, random.Random(f"read/{variant}"))
+    r = Round.deal(v, hands, 1, partner=3)
+    seats, twin = SeatStyles(), [[[0] * 3 for _ in range(3)] for _ in range(4)]
+    history: list[Any] = []
+    checked = 0
+    for step in range(80):
+        if r.is_over:
+            break
+        seat = r.turn
+        if step % 16 == 15:
+            read = seats.weights(v)
+            want = search(r, rollouts=120, seed=4, model="mix", race=True, read=read, count=3)
+            again = search(r, rollouts=120, seed=4, model="mix", race=True, read=read, count=3)
+            assert again[0] == want[0] and again[1]["deals"] == want[1]["deals"]
+            other = redealt(v, hands, 1, history, seat, random.Random(step))
+            assert search(other, rollouts=120, seed=4, model="mix", race=True,
+                          read=read, count=3)[0] == want[0]
+            checked += 1
+        snap = r.copy()
+        seats.track(r, functools.partial(policy_step, r, history))
+        t = tally_twin(snap, seat, functools.partial(policy_step, snap, []))
+        if t is not None:
+            twin[seat][t[0]][t[1]] += 1
+        assert seats.seen == twin
+    assert checked and sum(n for seat in twin for row in seat for n in row)
+
+
+def test_the_styles_rates_and_what_a_seat_seen_overtaking_its_partner_reads_as() -> None:
+    """style_counts: self-play of the styles, deterministic for a seed; only the
+    partner-blind style plays over its partner (going out aside), and bold bombs more
+    than cautious where no opponent is about to go out. read_weights: a seat never seen
+    following keeps the model's prior; one seen overtaking its partner reads as
+    partner-blind, one seen passing on its partner many times as not; no style ever gets
+    less than READ_FLOOR of its prior; the model "rule" reads nothing."""
+    counts = style_counts("baibian", 300, 1)
+    assert counts == style_counts("baibian", 300, 1) != style_counts("baibian", 300, 2)
+    rule, bold, cautious, blind = counts
+    partner, calm = CONTEXTS.index("partner"), CONTEXTS.index("calm")
+    play, bomb = OUTCOMES.index("play"), OUTCOMES.index("bomb")
+    for style in (rule, bold, cautious):
+        assert style[partner][play] == style[partner][bomb] == 0 < style[partner][0]
+    assert blind[partner][play] > 0
+    assert bold[calm][bomb] / sum(bold[calm]) > 3 * cautious[calm][bomb] / sum(cautious[calm])
+    nothing = [[[0] * 3 for _ in range(3)] for _ in range(4)]
+    prior = (0.4, 0.2, 0.2, 0.2)
+    assert read_weights(nothing, counts) == (prior,) * 4
+    seen = [[[0] * 3 for _ in range(3)] for _ in range(4)]
+    seen[1][partner][play] = 2
+    seen[3][partner][0] = 12
+    w = read_weights(seen, counts)
+    assert max(range(4), key=w[1].__getitem__) == 3 and w[1][3] > 0.8
+    assert w[3][3] < prior[3] and w[0] == prior
+    assert all(x >= 0.2 * p - 1e-12 for row in w for x, p in zip(row, prior, strict=True))
+    assert read_weights(seen, counts, "rule") == ((1.0, 0.0, 0.0, 0.0),) * 4
+    r = start("baibian", 3)
+    for bad in ([(1, 0, 0, 0)] * 3, [(1, 0, 0)] * 4, [(0, 0, 0, 0)] * 4,
+                [(1, float("nan"), 0, 0)] * 4, [("x", 0, 0, 0)] * 4, 7):
+        with pytest.raises(ShuangkouError) as caught:
+            search(r, rollouts=10, model="mix", read=bad)
+        assert caught.value.field == "read"
 
 
 @pytest.mark.parametrize("variant", ["baibian", "huopin"])
