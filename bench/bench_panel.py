@@ -30,6 +30,9 @@ errors a gain must exceed to overturn the rule policy (the name gains ``+mX``; t
 default: ``--race --margin 3``, ``--margin 2`` until issue 34's ninth stop); ``--rollouts``
 is deterministic, ``--ms`` a cap in wall time (the 托管 default is 600 rollouts, 100 ms).
 
+The rule policy's rounds of a deal do not depend on the search measured, so ``run`` plays
+them only for a deal that no file it reads (``--out``, ``--kept``) has measured against the
+same opponent; else it reuses them (against ``search24`` they are half the work).
 One JSON line per deal is appended to ``--out`` as it completes; a run that stops resumes
 where it left (deals in the file are skipped), so the full measurement (``--deals 1000``
 for every variant and opponent) can go in the background; processes given disjoint deal
@@ -142,15 +145,17 @@ def model_name(args: argparse.Namespace) -> str:
             + (f"+m{args.margin:g}" if args.margin != 1 else ""))
 
 
-def deal_rounds(args: argparse.Namespace, theirs: Player, vid: str,
-                d: int) -> Iterator[tuple[int, Round, Round, list[float]]]:
+def deal_rounds(args: argparse.Namespace, theirs: Player, vid: str, d: int,
+                known: bool = False) -> Iterator[tuple[int, Round | None, Round, list[float]]]:
     """Deal ``d`` of ``vid`` as ``run`` plays it: per team (0: seats 0/2, 1: 1/3), the rule
     policy's round and the search's against ``theirs``, on the same deal, leader and
-    opponent stream, and the CPU of the search's searched decisions (ms)."""
+    opponent stream, and the CPU of the search's searched decisions (ms). ``known``: the
+    rule policy's rounds are known already (None in their place: they do not depend on the
+    search measured, and against ``search24`` they are half the work)."""
     dealt = start(get_variant(vid), random.Random(f"{vid}/{args.seed}/{d}"))
     for team in (0, 1):
-        base = play(dealt.copy(), team, rule_player, theirs,
-                    random.Random(f"{args.seed}/{d}/{team}"))
+        base = None if known else play(dealt.copy(), team, rule_player, theirs,
+                                       random.Random(f"{args.seed}/{d}/{team}"))
         cpu: list[float] = []
         seats = SeatStyles() if args.read else None
         if seats is not None:       # the styles' rates, counted once per process, uncounted
@@ -171,7 +176,11 @@ def run(args: argparse.Namespace) -> None:
     have = sorted(Path(args.kept).glob("*.jsonl.gz")) if args.kept else []
     if out.exists():
         have.append(out)
-    done = {deal_key(row) for path in have for row in read_deals(path)}
+    rows = [row for path in have for row in read_deals(path)]
+    done = {deal_key(row) for row in rows}
+    # the rule policy's rounds of a deal, whichever search was measured on it: reused
+    bases = {base_key(row): [(x["base_won"], x["base_points"]) for x in row["rounds"]]
+             for row in rows}
     model = model_name(args)
     with out.open("a") as f:
         for opponent in args.opponents:
@@ -184,12 +193,18 @@ def run(args: argparse.Namespace) -> None:
                     row: dict[str, Any] = {"model": model, "rollouts": args.rollouts,
                                            "ms": args.ms, "opponent": opponent,
                                            "variant": vid, "deal": d, "rounds": []}
-                    for team, base, r, cpu in deal_rounds(args, theirs, vid, d):
+                    known = bases.get(base_key(row))
+                    for team, base, r, cpu in deal_rounds(args, theirs, vid, d, bool(known)):
+                        if known:
+                            base_won, base_points = known[team]
+                        else:
+                            assert base is not None
+                            base_won = base.result().winning_team == team
+                            base_points = team_points(base, team)
                         row["rounds"].append({
                             "team": team, "won": r.result().winning_team == team,
                             "points": team_points(r, team),
-                            "base_won": base.result().winning_team == team,
-                            "base_points": team_points(base, team),
+                            "base_won": base_won, "base_points": base_points,
                             "cpu_ms": [round(x, 2) for x in cpu]})
                     f.write(json.dumps(row) + "\n")
                     f.flush()
@@ -243,6 +258,12 @@ def deal_key(row: dict[str, Any]) -> tuple[Any, ...]:
     """What makes a deal's line unique: the search, its budget, the opponent, the deal."""
     return (row["model"], row["rollouts"], row["ms"], row["opponent"], row["variant"],
             row["deal"])
+
+
+def base_key(row: dict[str, Any]) -> tuple[Any, ...]:
+    """What the rule policy's rounds of a deal depend on: the opponent (and the time cap
+    ``--ms`` puts on ``search24``), the variant and the deal — not the search measured."""
+    return row["ms"], row["opponent"], row["variant"], row["deal"]
 
 
 def keep(files: list[Path], into: Path) -> None:

@@ -18,7 +18,9 @@ A decision of the seat to act is searched as follows (docs/rounds.md "托管 and
    (``RoundCore``, the one state machine, through its C API) and the round is played to its
    end by the rule policy in all four seats — with ``model="mix"`` each other seat in a style
    drawn per deal (the rule policy, bold, cautious or partner-blind: _suggest.pxd ``Style``),
-   so a choice does not hinge on one assumed opponent; with ``exact`` > 0, once the hands
+   so a choice does not hinge on one assumed opponent (with ``read``, each seat's style is
+   drawn by weights its actions so far in the round make likely: :func:`read_weights`,
+   opt-in, docs/decisions.md 77); with ``exact`` > 0, once the hands
    hold that many cards or fewer together, the rest of the round is solved exactly on that
    deal (every hand known: alpha-beta over every legal action, the team's settlement as the
    value) when it fits in EXACT_NODES positions, else rolled out; the seat's team then scores what settlement

@@ -51,7 +51,9 @@ mean settlement for the seat's team (points: base × multiplier + contributions)
 contributions where bombs pay a lot) if it gains more than three standard errors over the
 policy's action (``margin``; issue 24's search: one), else the policy's action stands. A
 candidate clearly behind another stops being rolled out and its rollouts go to the rest
-(``race``, on by default; off in :data:`SEARCH24`). Deterministic for a given state, seed
+(``race``, on by default; off in :data:`SEARCH24`). :class:`SeatStyles` reads each other
+seat's style from its actions so far in the round, for the search's ``read`` (opt-in: it
+measured no better, docs/decisions.md 77). Deterministic for a given state, seed
 and rollout budget; ``ms`` stops inside a rollout. :data:`TUOGUAN` is the budget for 托管
 (docs/BENCHMARKS.md has its strength).
 

@@ -366,6 +366,15 @@ def test_the_panel_keeps_its_deals_gzipped(tmp_path: Path) -> None:
     assert more.read_text() == ""
     refused = call("run", "--out", str(packed))
     assert refused.returncode != 0 and "--kept" in refused.stderr, refused
+    # another search on the kept deal reuses its rule-policy rounds: the same as played
+    other = ("--model", "mix", "--race")
+    reused, played = tmp_path / "reused.jsonl", tmp_path / "played.jsonl"
+    assert call(*deal, *other, "--kept", str(kept), "--out", str(reused)).returncode == 0
+    assert call(*deal, *other, "--out", str(played)).returncode == 0
+    assert [[{k: v for k, v in r.items() if k != "cpu_ms"} for r in json.loads(line)["rounds"]]
+            for line in (reused.read_text(), played.read_text())] == [
+        [{k: v for k, v in r.items() if k != "cpu_ms"} for r in json.loads(line)["rounds"]]
+        for line in (played.read_text(),) * 2]
 
 
 #: The deals behind docs/BENCHMARKS.md's issue-34 table of the 托管 default, as ``run`` wrote
@@ -395,6 +404,24 @@ def _report(*args: str) -> str:
     return subprocess.run([sys.executable, str(BENCH / "bench_panel.py"), "report", *args],
                           cwd=ROOT, check=True, capture_output=True, text=True,
                           timeout=120 * LOAD).stdout
+
+
+def test_the_rule_policys_rounds_of_a_kept_deal_are_the_same_whichever_search_was_measured(
+        ) -> None:
+    """Every kept deal measured by several searches (or budgets) against one opponent has
+    the same rule-policy rounds in each: they depend on the deal and the opponent only
+    (deterministic), which is what lets ``run`` reuse them."""
+    shared = 0
+    for path in sorted(KEPT.glob("*.jsonl.gz")):
+        bases: dict[tuple[object, ...], list[tuple[bool, int]]] = {}
+        with gzip.open(path, "rt") as kept:
+            for line in kept:
+                row = json.loads(line)
+                key = (row["ms"], row["opponent"], row["variant"], row["deal"])
+                base = [(r["base_won"], r["base_points"]) for r in row["rounds"]]
+                shared += key in bases
+                assert bases.setdefault(key, base) == base, (path.name, key)
+    assert shared > 5_000
 
 
 #: docs/BENCHMARKS.md's tables of the 托管 default over the kept deals: the section each
