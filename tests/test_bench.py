@@ -428,7 +428,8 @@ def test_the_rule_policys_rounds_of_a_kept_deal_are_the_same_whichever_search_wa
 #: opens, its number of lines, every one of which the folder reproduces, and the search.
 _TABLES = {"### Every line grown": (49, _M2), "### A thousand deals per line": (9, _M2),
            "### Three more opponents at a thousand deals": (19, _M2),
-           "### The panel complete": (7, _M2), "### A margin of three": (4, _M3)}
+           "### The panel complete": (7, _M2), "### A margin of three": (4, _M3),
+           "### The panel at a margin of three": (35, _M3)}
 
 
 @pytest.mark.parametrize("title", sorted(_TABLES))
@@ -496,6 +497,50 @@ def test_the_documented_margin_pairing_is_what_the_kept_deals_give() -> None:
                  "search24: 54.0% of 2760 rounds [52.2%, 55.9%]; the search team's points per "
                  "round +1.34 [+0.96, +1.73] (1380 deals)"):
         assert line in got, got
+
+def test_the_documented_margin_over_the_panel_is_what_the_kept_deals_give() -> None:
+    """docs/BENCHMARKS.md's three − two over the whole panel (the tenth stop), each line on
+    its first 200 deals and pooled, is what ``report --pair`` prints for the kept deals."""
+    text = (ROOT / "docs" / "BENCHMARKS.md").read_text().replace("−", "-")
+    section = text.split("### The panel at a margin of three", 1)[1].split("\n##", 1)[0]
+    matrix = section.split("| opponent | baibian |", 1)[1].split("\n\n", 1)[0]
+    header, _, *rows = ("| opponent | baibian |" + matrix).splitlines()
+    variants = header.strip(" |").split(" | ")[1:]
+    files = [str(path) for path in sorted(KEPT.glob("*.jsonl.gz"))
+             if not path.name.startswith(("search24", "random"))]
+    got = _report("--below", "200", "--pair", f"{_M3}:600", f"{_M2}:600", *files)
+    cells = 0
+    for row in rows:
+        opponent, *documented = row.strip(" |").split(" | ")
+        for variant, cell in zip(variants, documented, strict=True):
+            line = rf"{opponent.strip('`')}\s+{variant}\s+200 deals\s+{re.escape(cell)}\n"
+            assert re.search(line, got), cell
+            cells += 1
+    assert cells == 35
+    pooled = re.search(rf"Pooled over the 7,000 deals: \*\*({_NUM}) \[({_NUM}), ({_NUM})\]\*\*",
+                       section)
+    assert pooled, "the pooled figure moved: update this test"
+    assert (f"panel     pooled            7000 deals   {pooled[1]} [{pooled[2]}, {pooled[3]}]"
+            in got), got
+
+
+def test_the_documented_reading_of_styles_is_what_the_kept_deals_give() -> None:
+    """docs/BENCHMARKS.md's styles read from the round's actions against the 托管 default
+    (the tenth stop: docs/decisions.md 77) is what ``report --pair`` prints for the kept
+    deals: four panel lines pooled, and the head to head in fengkuang_crazy."""
+    files = [str(KEPT / f"{o}-{vid}.jsonl.gz") for o, vid in (
+        ("team", "baibian"), ("team", "bianfeng"), ("blind", "baibian"), ("bomber", "baibian"))]
+    got = _report("--below", "300", "--pair", "mix+read+r+m3:600", f"{_M3}:600", *files)
+    for line in ("bomber    baibian            300 deals   -0.01 [-0.58, +0.57]",
+                 "blind     baibian            200 deals   +0.13 [-0.70, +0.96]",
+                 "team      baibian            300 deals   -0.01 [-0.78, +0.77]",
+                 "team      bianfeng           300 deals   -0.26 [-0.97, +0.45]",
+                 "panel     pooled            1100 deals   -0.05 [-0.41, +0.31]"):
+        assert line in got, got
+    got = _report("--below", "200", "--pair", "mix+read+r+m3:600", f"{_M3}:600",
+                  str(KEPT / "search24-fengkuang_crazy.jsonl.gz"))
+    assert "search24  fengkuang_crazy    200 deals   +0.17 [-0.97, +1.31]" in got, got
+
 
 _CELL = re.compile(rf"({_NUM}) \[({_NUM}), ({_NUM})\] \(n ([\d,]+)\)$|(\d+)% of rounds, ({_NUM}) "
                    rf"\(n ([\d,]+)\)$")
