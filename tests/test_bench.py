@@ -394,7 +394,7 @@ def _reported(model: str) -> re.Pattern[str]:
 
 #: 托管's default to issue 34's ninth stop (a margin of two), and since (three)
 _M2, _M3 = "mix+r+m2", "mix+r+m3"
-_REPORTED = _reported(_M2)
+_REPORTED = _reported(_M3)
 _DOCUMENTED = re.compile(rf"^\| `(\w+)` \| (\w+) \| ([\d,]+) \| ({_NUM}%) \(({_NUM}%)–({_NUM}%)\) "
                          rf"\| ({_NUM}%) \| ({_NUM}) \[({_NUM}), ({_NUM})\] \| ({_NUM}) \|", re.M)
 
@@ -522,6 +522,16 @@ def test_the_documented_margin_over_the_panel_is_what_the_kept_deals_give() -> N
     assert pooled, "the pooled figure moved: update this test"
     assert (f"panel     pooled            7000 deals   {pooled[1]} [{pooled[2]}, {pooled[3]}]"
             in got), got
+    got = _report("--below", "276", "--pair", f"{_M3}:600", f"{_M2}:600",
+                  *map(str, sorted(KEPT.glob("search24-*.jsonl.gz"))))
+    for line in ("search24  qianbian           276 deals   +1.45 [-0.40, +3.30]",
+                 "search24  huopin             276 deals   -0.30 [-1.35, +0.75]",
+                 "search24  pooled            1932 deals   -0.44 [-0.89, +0.00]",
+                 "search24: 52.7% of 3864 rounds [51.1%, 54.3%]; the search team's points per "
+                 "round +1.30 [+0.92, +1.69] (1932 deals)",
+                 "search24: 54.2% of 3864 rounds [52.6%, 55.7%]; the search team's points per "
+                 "round +1.74 [+1.38, +2.11] (1932 deals)"):
+        assert line in got, got
 
 
 def test_the_documented_reading_of_styles_is_what_the_kept_deals_give() -> None:
@@ -583,8 +593,8 @@ def test_the_strength_table_in_rounds_is_what_the_kept_deals_give(tmp_path: Path
             with gzip.open(KEPT / f"{opponent}-{variant}.jsonl.gz", "rt") as kept:
                 for line in kept:
                     deal = json.loads(line)
-                    # the table's search only (a margin of two): a file keeps others' beside it
-                    default = (deal["model"], deal["rollouts"]) == (_M2, 600)
+                    # the table's search only (托管's default): a file keeps others' beside it
+                    default = (deal["model"], deal["rollouts"]) == (_M3, 600)
                     if default and deal["deal"] < deals:
                         out.write(line)
     files = sorted(map(str, KEPT.glob("*.jsonl.gz")))
