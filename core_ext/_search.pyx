@@ -388,8 +388,9 @@ cdef int passed_alike(Policy* P, RoundCore det, const int* styles) except -1:
 
 cdef int roll_deal(Policy* P, RoundCore root, RoundCore det, RoundCore x, int seat,
                    const int* pool, int model, const double* read, int infer, Rng* g,
-                   const Choice* cands, int m, const int* live, int exact, list stack, double win_value, int* actions,
-                   int* solved, long long* points, int* won, double* values) except -2:
+                   const Choice* cands, int m, const int* live, int exact, list stack,
+                   double win_value, int* actions, int* solved, long long* points, int* won,
+                   double* values) except -2:
     """One deal of a decision: ``root`` copied into ``det`` with the unseen cards dealt at
     random to the other seats (``pool`` NULL: the true deal kept, the oracle's), the other
     seats' styles drawn — with ``infer``, drawn again (deal and styles, up to INFER_TRIES
@@ -544,9 +545,9 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
     (:func:`race_out`; the search ends when only the rule policy's action is left);
     ``margin``: the standard errors a gain must exceed to overturn the rule policy's action;
     ``read``: per seat, weights of the styles (:func:`read_weights`) its rollouts draw each
-    other seat's style from, in place of ``model``'s row. ``cancelled``: a callable asked between deals (every two switch
-    intervals at most: :func:`pause_due`); true ends the search there as its budget would
-    (the caller went away: an RPC's client)."""
+    other seat's style from, in place of ``model``'s row. ``cancelled``: a callable asked
+    between deals (every two switch intervals at most: :func:`pause_due`); true ends the
+    search there as its budget would (the caller went away: an RPC's client)."""
     cdef Policy P
     cdef Seen S
     cdef Choice cands[MAXALT]
@@ -618,8 +619,8 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
                 if pause_due(&pause, cancelled):
                     break
                 g.s = mix(base, <unsigned long long>deal)
-                if roll_deal(&P, root, det, x, seat, pool, model_at, rp, infer, &g, cands, m, live,
-                             exact, stack, win_value, &actions, &exact_now, points, won,
+                if roll_deal(&P, root, det, x, seat, pool, model_at, rp, infer, &g, cands, m,
+                             live, exact, stack, win_value, &actions, &exact_now, points, won,
                              values) < 0:
                     break
                 for k in range(m):
@@ -830,8 +831,9 @@ def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=N
                     stopped = 1
                     break
                 g.s = mix(base, <unsigned long long>deal)
-                if roll_deal(&P, root, det, x, seat, pool, model_at, NULL, 0, &g, cands, m, NULL, exact,
-                             stack, win_value, &actions, &exact_now, points, won, values) < 0:
+                if roll_deal(&P, root, det, x, seat, pool, model_at, NULL, 0, &g, cands, m, NULL,
+                             exact, stack, win_value, &actions, &exact_now, points, won,
+                             values) < 0:
                     raise DeadlineExceeded("the evaluation ran out of its time budget")
                 for j in range(m):
                     psum[j] += points[j]
@@ -848,8 +850,9 @@ def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=N
                     stopped = 1
                     break
                 g.s = mix(base ^ ORACLE_SALT, <unsigned long long>odeal)
-                if roll_deal(&P, root, det, x, seat, NULL, model_at, NULL, 0, &g, cands, m, NULL, exact,
-                             stack, win_value, &actions, &exact_now, points, won, values) < 0:
+                if roll_deal(&P, root, det, x, seat, NULL, model_at, NULL, 0, &g, cands, m, NULL,
+                             exact, stack, win_value, &actions, &exact_now, points, won,
+                             values) < 0:
                     raise DeadlineExceeded("the evaluation ran out of its time budget")
                 for j in range(m):
                     tpsum[j] += points[j]

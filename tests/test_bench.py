@@ -167,6 +167,10 @@ CASES = [
           r"^mix 12 r:$", r"^  panel: 5 deals, [+-][\d.]+ \[.*; \d of 5 lines meet the target",
           r"^  search24: [\d.]+% of 2 rounds \[", r"^  random: [\d.]+% of 2 rounds \[",
           r"^  CPU per searched decision: \d+ decisions, median [\d.]+ ms")),
+    Case("bench_panel.py", ("run", "--race", "--margin", "3", "--read", "--rollouts", "12",
+                            "--deals", "1", "--variants", "bianfeng", "--opponents", "blind"),
+         (r"^mix\+read\+r\+m3\s+12 r\s+blind\s+bianfeng\s+2\s+[\d.]+%",
+          r"^  panel: 1 deals, [+-][\d.]+ \[")),
     Case("bench_panel.py", ("parts", "--race", "--margin", "2", "--rollouts", "12", "--deals",
                             "1", "--variants", "bianfeng", "--opponents", "team"),
          (r"^mix\+r\+m2 12 r against team in bianfeng: 2 rounds \(1 deals\)$",
@@ -532,6 +536,10 @@ def test_the_documented_margin_over_the_panel_is_what_the_kept_deals_give() -> N
                  "search24: 54.2% of 3864 rounds [52.6%, 55.7%]; the search team's points per "
                  "round +1.74 [+1.38, +2.11] (1932 deals)"):
         assert line in got, got
+    got = _report("--below", "276", *map(str, sorted(KEPT.glob("random-*.jsonl.gz"))))
+    three = got.split(f"{_M3} 600 r:", 1)[1]
+    assert ("random: 99.7% of 3864 rounds [99.4%, 99.8%]; the search team's points per round "
+            "+20.70 [+20.07, +21.34] (1932 deals)") in three, got
 
 
 def test_the_documented_reading_of_styles_is_what_the_kept_deals_give() -> None:
