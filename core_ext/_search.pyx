@@ -488,6 +488,11 @@ cdef int check_budget(int width, long rollouts, double ms, int exact, str model)
         raise ShuangkouError("the budget must be 0 or more", "budget")
     if not 0 <= exact <= MAX_EXACT:
         raise ShuangkouError(f"exact must be 0–{MAX_EXACT}; got {exact}", "exact")
+    return model_index(model)
+
+
+cdef int model_index(str model) except -1:
+    """``model``'s index in :data:`MODELS` (ShuangkouError naming ``model`` when not one)."""
     if model not in MODELS:
         raise ShuangkouError(f"model must be one of {', '.join(MODELS)}; got {model!r}",
                              "model")
@@ -1120,26 +1125,31 @@ def style_counts(variant, int rounds, seed=0):
         policy_close(&P)
 
 
-def read_weights(seen, counts, str model="mix"):
+def log_rates(counts):
+    """The styles' log outcome rates, ``[style][context][outcome]``, from
+    :func:`style_counts`' ``counts`` (half a count added to every cell, so no outcome is
+    impossible): what :func:`read_weights` reads a seat's actions by, computed once per
+    rule set (core.suggest caches them)."""
+    from math import log
+    return [[[log((counts[k][c][o] + 0.5) / (sum(counts[k][c]) + 0.5 * NOUT))
+              for o in range(NOUT)] for c in range(NCTX)] for k in range(NSTYLES)]
+
+
+def read_weights(seen, rates, str model="mix"):
     """Per seat, the weight of each style (NSTYLES, STYLE_* order) given what the seat was
     seen doing: ``seen[seat][context][outcome]``, the tally of its actions
-    (:func:`action_context`, :func:`action_outcome`); ``counts``, :func:`style_counts`'
-    calibration. The weight is the ``model``'s prior of the style (its row's share) times
-    the likelihood of the seat's actions under it (each context's outcome rates, half a
-    count added to every cell), normalised, with READ_FLOOR of the prior mixed back in: a
-    seat never seen following keeps the prior. The model "rule" reads nothing."""
+    (:func:`action_context`, :func:`action_outcome`); ``rates``, :func:`log_rates` of the
+    styles' calibration. The weight is the ``model``'s prior of the style (its row's share)
+    times the likelihood of the seat's actions under it (each context's outcome rates),
+    normalised, with READ_FLOOR of the prior mixed back in: a seat never seen following
+    keeps the prior. The model "rule" reads nothing."""
     from math import exp, log
-    cdef int at = MODELS.index(model) if model in MODELS else -1
-    if at < 0:
-        raise ShuangkouError(f"model must be one of {', '.join(MODELS)}; got {model!r}",
-                             "model")
+    cdef int at = model_index(model)
     prior = [sum(MODEL_STYLES[at][i] == k for i in range(MODEL_DRAWS[at])) / MODEL_DRAWS[at]
              for k in range(NSTYLES)]
-    rates = [[[(counts[k][c][o] + 0.5) / (sum(counts[k][c]) + 0.5 * NOUT) for o in range(NOUT)]
-              for c in range(NCTX)] for k in range(NSTYLES)]
     out = []
     for s in range(SEATS):
-        logs = [log(prior[k]) + sum(seen[s][c][o] * log(rates[k][c][o])
+        logs = [log(prior[k]) + sum(seen[s][c][o] * rates[k][c][o]
                                     for c in range(NCTX) for o in range(NOUT))
                 if prior[k] > 0 else None for k in range(NSTYLES)]
         top = max(x for x in logs if x is not None)

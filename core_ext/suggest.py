@@ -191,16 +191,17 @@ class Ranked:
 STYLE_ROUNDS = 2_000
 
 
-_STYLE_COUNTS: dict[bytes, Any] = {}     # by rule-set fingerprint; 32 at most
+_STYLE_RATES: dict[bytes, Any] = {}     # by rule-set fingerprint; 32 at most
 
 
-def _style_counts(v: Variant) -> Any:
-    counts = _STYLE_COUNTS.get(v.fingerprint)
-    if counts is None:
-        if len(_STYLE_COUNTS) >= 32:
-            _STYLE_COUNTS.clear()
-        counts = _STYLE_COUNTS[v.fingerprint] = _search.style_counts(v, STYLE_ROUNDS, 0)
-    return counts
+def _style_rates(v: Variant) -> Any:
+    rates = _STYLE_RATES.get(v.fingerprint)
+    if rates is None:
+        if len(_STYLE_RATES) >= 32:
+            _STYLE_RATES.clear()
+        rates = _STYLE_RATES[v.fingerprint] = _search.log_rates(
+            _search.style_counts(v, STYLE_ROUNDS, 0))
+    return rates
 
 
 class SeatStyles:
@@ -235,8 +236,7 @@ class SeatStyles:
     def weights(self, variant: Variant, model: str = "mix") -> tuple[tuple[float, ...], ...]:
         """Per seat, the weight of each style (_suggest.pxd ``Style`` order) for the
         search's ``read``."""
-        counts = _style_counts(variant)
-        return _search.read_weights(self.seen, counts, model)
+        return _search.read_weights(self.seen, _style_rates(variant), model)
 
 
 # What each step of the policy says (core_ext/_suggest.pxd, enum Reason, in order).

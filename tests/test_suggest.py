@@ -24,7 +24,7 @@ from shuangkou.core import (
     parse_cards,
     suggest,
 )
-from shuangkou.core._search import CONTEXTS, OUTCOMES, read_weights, search, style_counts
+from shuangkou.core._search import CONTEXTS, OUTCOMES, log_rates, read_weights, search, style_counts
 from shuangkou.core.generate import deal
 from shuangkou.core.suggest import (
     DANGER,
@@ -465,17 +465,18 @@ def test_the_styles_rates_and_what_a_seat_seen_overtaking_its_partner_reads_as()
         assert style[partner][play] == style[partner][bomb] == 0 < style[partner][0]
     assert blind[partner][play] > 0
     assert bold[calm][bomb] / sum(bold[calm]) > 3 * cautious[calm][bomb] / sum(cautious[calm])
+    rates = log_rates(counts)
     nothing = [[[0] * 3 for _ in range(3)] for _ in range(4)]
     prior = (0.4, 0.2, 0.2, 0.2)
-    assert read_weights(nothing, counts) == (prior,) * 4
+    assert read_weights(nothing, rates) == (prior,) * 4
     seen = [[[0] * 3 for _ in range(3)] for _ in range(4)]
     seen[1][partner][play] = 2
     seen[3][partner][0] = 12
-    w = read_weights(seen, counts)
+    w = read_weights(seen, rates)
     assert max(range(4), key=w[1].__getitem__) == 3 and w[1][3] > 0.8
     assert w[3][3] < prior[3] and w[0] == prior
     assert all(x >= 0.2 * p - 1e-12 for row in w for x, p in zip(row, prior, strict=True))
-    assert read_weights(seen, counts, "rule") == ((1.0, 0.0, 0.0, 0.0),) * 4
+    assert read_weights(seen, rates, "rule") == ((1.0, 0.0, 0.0, 0.0),) * 4
     r = start("baibian", 3)
     for bad in ([(1, 0, 0, 0)] * 3, [(1, 0, 0)] * 4, [(0, 0, 0, 0)] * 4,
                 [(1, float("nan"), 0, 0)] * 4, [("x", 0, 0, 0)] * 4, 7):
