@@ -47,7 +47,9 @@ policy's on the same deals; its points per round over the rule policy (normal 95
 over deals); its raw points per round (against ``search24``: the head-to-head's points); the
 median CPU of its searched decisions. When a file holds several models on the same deals, it
 adds each one's paired difference with ``rule`` (issue 24's search), and a ``+i`` model's
-with the same model without inference, per opponent and variant and pooled over the panel;
+with the same model without inference, per opponent and variant and pooled over the panel
+(each pooled line followed by the two searches' shares of the rounds won and their paired
+difference, in percentage points: the head to head's measure);
 ``--pair A B`` pairs two searches instead (``MODEL:ROLLOUTS[:MS]``, e.g. ``sound+r:600
 mix+r:600``), from one or several files. Last, per search, issue 34's targets
 (:func:`targets`): the panel pooled and its lines short of +3 with the lower bound above 0,
@@ -374,6 +376,8 @@ def report(files: list[Path], pair: list[tuple[str, tuple[int, float]]] | None =
     if pairs:
         print(f"\n{heading}, on the same deals, paired: points per round, 95 % interval")
         pooled: dict[tuple[Any, ...], list[float]] = {}
+        # per deal, the two searches' shares of its rounds won (the head to head's measure)
+        won: dict[tuple[Any, ...], list[tuple[float, float]]] = {}
         for key, other in pairs:
             common = sorted(set(groups[key]) & set(groups[other]))
             if not common:
@@ -384,6 +388,9 @@ def report(files: list[Path], pair: list[tuple[str, tuple[int, float]]] | None =
             # the panel pooled over its styles; the head to head and random play apart
             group = "panel" if key[3] in PANEL else key[3]
             pooled.setdefault((key[0] + " − " + other[0], *key[1:3], group), []).extend(diffs)
+            won.setdefault((key[0] + " − " + other[0], *key[1:3], group), []).extend(
+                (statistics.fmean(x["won"] for x in groups[key][d]["rounds"]),
+                 statistics.fmean(x["won"] for x in groups[other][d]["rounds"])) for d in common)
             mean, half = interval(diffs)
             budget = budget_label(key[1], key[2])
             print(f"{key[0] + ' − ' + other[0]:12} {budget:>12} {key[3]:9} {key[4]:16} "
@@ -395,6 +402,12 @@ def report(files: list[Path], pair: list[tuple[str, tuple[int, float]]] | None =
                 budget = budget_label(rollouts, ms)
                 print(f"{model:12} {budget:>12} {group:9} {'pooled':16} {len(diffs):5d} deals "
                       f"{mean:+7.2f} [{mean - half:+.2f}, {mean + half:+.2f}]")
+                shares = won[(model, rollouts, ms, group)]
+                mean, half = interval([a - b for a, b in shares])
+                print(f"{'':12} {'':>12} {group:9} {'pooled':16} {len(diffs):5d} deals "
+                      f"rounds won {statistics.fmean(a for a, _ in shares):.1%} against "
+                      f"{statistics.fmean(b for _, b in shares):.1%}: {100 * mean:+.1f} pp "
+                      f"[{100 * (mean - half):+.1f}, {100 * (mean + half):+.1f}]")
 
 
 def targets(groups: dict[tuple[Any, ...], dict[int, dict[str, Any]]]) -> None:

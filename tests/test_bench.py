@@ -505,25 +505,38 @@ def test_the_documented_margin_pairing_is_what_the_kept_deals_give() -> None:
                  "round +1.34 [+0.96, +1.73] (1380 deals)"):
         assert line in got, got
 
-def test_the_documented_margin_over_the_panel_is_what_the_kept_deals_give() -> None:
-    """docs/BENCHMARKS.md's three − two over the whole panel (the tenth stop), each line on
-    its first 200 deals and pooled, is what ``report --pair`` prints for the kept deals."""
+def _section(title: str) -> str:
+    """The text of docs/BENCHMARKS.md's section ``title`` (ASCII minus signs)."""
     text = (ROOT / "docs" / "BENCHMARKS.md").read_text().replace("−", "-")
-    section = text.split("### The panel at a margin of three", 1)[1].split("\n##", 1)[0]
+    return text.split(title, 1)[1].split("\n##", 1)[0]
+
+
+def _check_pairing_matrix(section: str, deals: int, got: str) -> None:
+    """Every cell of the section's opponent × variant table of paired differences is the
+    line ``report --pair`` printed (``got``) for that panel line on its first ``deals``."""
     matrix = section.split("| opponent | baibian |", 1)[1].split("\n\n", 1)[0]
     header, _, *rows = ("| opponent | baibian |" + matrix).splitlines()
     variants = header.strip(" |").split(" | ")[1:]
-    files = [str(path) for path in sorted(KEPT.glob("*.jsonl.gz"))
-             if not path.name.startswith(("search24", "random"))]
-    got = _report("--below", "200", "--pair", f"{_M3}:600", f"{_M2}:600", *files)
     cells = 0
     for row in rows:
         opponent, *documented = row.strip(" |").split(" | ")
         for variant, cell in zip(variants, documented, strict=True):
-            line = rf"{opponent.strip('`')}\s+{variant}\s+200 deals\s+{re.escape(cell)}\n"
+            line = rf"{opponent.strip('`')}\s+{variant}\s+{deals} deals\s+{re.escape(cell)}\n"
             assert re.search(line, got), cell
             cells += 1
     assert cells == 35
+
+
+_PANEL_FILES = [str(path) for path in sorted(KEPT.glob("*.jsonl.gz"))
+                if not path.name.startswith(("search24", "random"))]
+
+
+def test_the_documented_margin_over_the_panel_is_what_the_kept_deals_give() -> None:
+    """docs/BENCHMARKS.md's three − two over the whole panel (the tenth stop), each line on
+    its first 200 deals and pooled, is what ``report --pair`` prints for the kept deals."""
+    section = _section("### The panel at a margin of three")
+    got = _report("--below", "200", "--pair", f"{_M3}:600", f"{_M2}:600", *_PANEL_FILES)
+    _check_pairing_matrix(section, 200, got)
     pooled = re.search(rf"Pooled over the 7,000 deals: \*\*({_NUM}) \[({_NUM}), ({_NUM})\]\*\*",
                        section)
     assert pooled, "the pooled figure moved: update this test"
@@ -543,6 +556,32 @@ def test_the_documented_margin_over_the_panel_is_what_the_kept_deals_give() -> N
     three = got.split(f"{_M3} 600 r:", 1)[1]
     assert ("random: 99.7% of 3864 rounds [99.4%, 99.8%]; the search team's points per round "
             "+20.70 [+20.07, +21.34] (1932 deals)") in three, got
+
+
+def test_the_documented_1200_rollouts_are_what_the_kept_deals_give() -> None:
+    """docs/BENCHMARKS.md's 1,200 rollouts against 托管's 600 (the eleventh stop:
+    docs/decisions.md 78) is what ``report`` prints for the kept deals: the head to head in
+    seven variants (points and the rounds won, paired), and the whole panel's first 40
+    deals per line."""
+    section = _section("### 1,200 rollouts at a margin of three")
+    got = _report("--below", "276", "--pair", f"{_M3}:1200", f"{_M3}:600",
+                  *map(str, sorted(KEPT.glob("search24-*.jsonl.gz"))))
+    rows = re.findall(r"^\| (\w+) \| .* \| ([^|]+) \|$", section.split("Over the 1,932")[0],
+                      re.M)
+    assert len(rows) == 8, rows
+    for row in rows:
+        if row[0] != "variant":
+            assert re.search(rf"search24\s+{row[0]}\s+276 deals\s+{re.escape(row[1])}\n",
+                             got), row
+    for line in ("search24  pooled            1932 deals   +0.62 [+0.22, +1.02]",
+                 "search24  pooled            1932 deals rounds won 55.6% against 52.7%: "
+                 "+2.9 pp [+1.2, +4.5]",
+                 "search24: 55.6% of 3864 rounds [54.0%, 57.1%]; the search team's points per "
+                 "round +1.92 [+1.56, +2.29] (1932 deals)"):
+        assert line in got, got
+    got = _report("--below", "40", "--pair", f"{_M3}:1200", f"{_M3}:600", *_PANEL_FILES)
+    _check_pairing_matrix(section, 40, got)
+    assert "panel     pooled            1400 deals   +0.03 [-0.51, +0.56]" in got, got
 
 
 def test_the_documented_reading_of_styles_is_what_the_kept_deals_give() -> None:
