@@ -4,6 +4,7 @@
     .venv/bin/python bench/bench_search.py strength --rollouts 600 [--ms 100] [--rounds 2000]
         [--variants ID ...] [--opponent rule|random] [--out FILE] [--seed 1]
     .venv/bin/python bench/bench_search.py latency [--states 40] [--budgets 10 30 100]
+        [--rollouts 600 1200]
     .venv/bin/python bench/bench_search.py report FILE ...
 
 ``speed`` plays whole rounds, deal to settlement, in compiled code (core._search.selfplay)
@@ -21,7 +22,7 @@ and the default seed, as SuggestAction does.
 ``latency`` times the search under a time budget, as a 托管 call spends it: states of
 rule-policy self-play (actions 0, 20, 40 … of fresh deals, every variant), each searched with
 ``Budget(ms=X)`` for each X, and with the 托管 default (``TUOGUAN``, 600 rollouts capped at
-100 ms). Printed per budget: wall time p50 / p99 / max, p99 over the budget (target <= 1.1),
+100 ms) at each rollout count of ``--rollouts`` (600: the default itself). Printed per budget: wall time p50 / p99 / max, p99 over the budget (target <= 1.1),
 and the rollouts a decision got (median).
 
 ``report`` reads such files: per variant and budget the search team's win rate (Wilson 95 %
@@ -189,14 +190,17 @@ def states(per_variant: int) -> list[Round]:
     return out
 
 
-def latency(per_variant: int, budgets: list[float]) -> None:
+def latency(per_variant: int, budgets: list[float], counts: list[int]) -> None:
+    from dataclasses import replace
+
     from shuangkou.core.suggest import TUOGUAN, Budget, suggestions
     positions = states(per_variant)
     print(f"{len(positions)} positions ({per_variant} per variant); wall time of one search")
     print(f"{'budget':>22} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8} {'p99/budget':>11} "
           f"{'rollouts p50':>13}")
     plans = [(f"{ms:g} ms", Budget(ms=ms), ms) for ms in budgets]
-    plans.append(("600 r, 100 ms (托管)", TUOGUAN, TUOGUAN.ms))
+    plans += [(f"{n} r, {TUOGUAN.ms:g} ms" + (" (托管)" if n == TUOGUAN.rollouts else ""),
+               replace(TUOGUAN, rollouts=n), TUOGUAN.ms) for n in counts]
     for name, budget, cap in plans:
         times, rollouts = [], []
         for r in positions:
@@ -272,13 +276,15 @@ def main() -> None:
     lt = sub.add_parser("latency")
     lt.add_argument("--states", type=int, default=40, help="positions per variant")
     lt.add_argument("--budgets", nargs="*", type=float, default=[10.0, 30.0, 100.0])
+    lt.add_argument("--rollouts", nargs="*", type=int, default=[600],
+                    help="the 托管 budget at these rollout counts (its 100 ms cap kept)")
     rp = sub.add_parser("report")
     rp.add_argument("files", nargs="+", type=Path)
     args = ap.parse_args()
     if args.cmd == "speed":
         speed(args.variants, args.rounds, args.repeat)
     elif args.cmd == "latency":
-        latency(args.states, args.budgets)
+        latency(args.states, args.budgets, args.rollouts)
     elif args.cmd == "strength":
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         strength(args)
