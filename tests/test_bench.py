@@ -588,6 +588,22 @@ def test_the_documented_1200_rollouts_are_what_the_kept_deals_give() -> None:
     got = _report("--below", "40", "--pair", f"{_M3}:1200", f"{_M3}:600", *_PANEL_FILES)
     _check_pairing_matrix(section, 40, got)
     assert "panel     pooled            1400 deals   +0.03 [-0.51, +0.56]" in got, got
+    four = [str(KEPT / f"{o}-{vid}.jsonl.gz") for o in ("team", "bomber")
+            for vid in ("baibian", "bianfeng")]
+    got = _report("--below", "300", "--pair", f"{_M3}:1200", f"{_M3}:600", *four)
+    table = section.split("| `bomber` | baibian |", 1)[1].split("\n\n", 1)[0]
+    for row in ("| `bomber` | baibian |" + table).splitlines():
+        opponent, variant, mine, _, paired = row.strip(" |").split(" | ")
+        assert re.search(rf"{opponent.strip('`')}\s+{variant}\s+300 deals\s+"
+                         rf"{re.escape(paired)}\n", got), row
+        gain, low, high = re.findall(_NUM, mine)
+        assert re.search(rf"^{re.escape(_M3)}\s+1200 r\s+{opponent.strip('`')}\s+{variant}\s+"
+                         rf"600 .* {re.escape(gain)}\s+{re.escape(low)}\.\.\s*{re.escape(high)}\s",
+                         got, re.M), row
+    for line in ("panel     pooled            1200 deals   -0.22 [-0.58, +0.14]",
+                 "panel     pooled            1200 deals rounds won 94.2% against 94.7%: "
+                 "-0.5 pp [-1.5, +0.5]", "short: team bianfeng +2.24 [+1.15, +3.32] (300)"):
+        assert line in got, got
 
 
 def test_the_documented_reading_of_styles_is_what_the_kept_deals_give() -> None:
