@@ -604,6 +604,24 @@ def test_the_documented_1200_rollouts_are_what_the_kept_deals_give() -> None:
                  "panel     pooled            1200 deals rounds won 94.2% against 94.7%: "
                  "-0.5 pp [-1.5, +0.5]", "short: team bianfeng +2.24 [+1.15, +3.32] (300)"):
         assert line in got, got
+    # the margin of 4.2 at 1,200, and the smaller win bonus
+    h2h = [str(KEPT / f"search24-{vid}.jsonl.gz")
+           for vid in ("baibian", "bianfeng", "fengkuang_crazy", "huopin")]
+    for other, row in ((f"{_M3}:600", "1,200 at 4.2 - 600 at 3"),
+                       (f"{_M3}:1200", "1,200 at 4.2 - 1,200 at 3")):
+        team, heads, won = section.split(f"| {row} | ", 1)[1].split(" |\n", 1)[0].split(" | ")
+        got = _report("--below", "300", "--pair", "mix+r+m4.2:1200", other,
+                      str(KEPT / "team-bianfeng.jsonl.gz"))
+        assert f"team      bianfeng           300 deals   {team}" in got, got
+        got = _report("--below", "140", "--pair", "mix+r+m4.2:1200", other, *h2h)
+        assert f"search24  pooled             560 deals   {heads}" in got, got
+        ours, _, theirs, share = won.replace(" %", "%").split(" ", 3)
+        assert f"560 deals rounds won {ours} against {theirs.rstrip(':')}: {share}" in got, got
+    got = _report("--pair", "mix+w16+r+m3:600", f"{_M3}:600",
+                  str(KEPT / "search24-baibian.jsonl.gz"))
+    for line in ("search24  pooled             100 deals   +0.57 [-0.44, +1.58]",
+                 "rounds won 57.5% against 54.5%: +3.0 pp [-1.8, +7.8]"):
+        assert line in got, got
 
 
 def test_the_documented_reading_of_styles_is_what_the_kept_deals_give() -> None:
