@@ -22,8 +22,9 @@ and the default seed, as SuggestAction does.
 ``latency`` times the search under a time budget, as a 托管 call spends it: states of
 rule-policy self-play (actions 0, 20, 40 … of fresh deals, every variant), each searched with
 ``Budget(ms=X)`` for each X, and with the 托管 default (``TUOGUAN``, 600 rollouts capped at
-100 ms) at each rollout count of ``--rollouts`` (600: the default itself). Printed per budget: wall time p50 / p99 / max, p99 over the budget (target <= 1.1),
-and the rollouts a decision got (median).
+100 ms) at each rollout count of ``--rollouts`` (600: the default itself). Printed per
+budget: wall time p50 / p99 / max, p99 over the budget (target <= 1.1), and the rollouts a
+decision got (median).
 
 ``report`` reads such files: per variant and budget the search team's win rate (Wilson 95 %
 interval), its points per round over the rule policy (each deal's two rounds against the
