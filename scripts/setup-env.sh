@@ -10,8 +10,9 @@
 # (examples/java, examples/go: JDK, protoc and the grpc-java plugin, grpc-java's jars, Go,
 # protoc-gen-go(-grpc) and the Go module sources) and the browser the page tests render in
 # (Debian's chromium, with a CJK font for the round page's Chinese terms; examples/browser
-# and the round viewer), with apt-get when any is missing (as root, or through sudo); a
-# package that cannot be installed fails the set-up.
+# and the round viewer) and Prometheus's promtool (the dashboard's queries and the alert
+# rules checked: tests/test_dashboard.py, test_deploy.py), with apt-get when any is missing
+# (as root, or through sudo); a package that cannot be installed fails the set-up.
 #
 # The build is skipped when nothing it depends on changed: a stamp in .venv records a hash of
 # the build inputs (core_ext/ and service/ *.pyx|*.pxd, protos/**/*.proto, setup.py, pyproject.toml, the
@@ -66,6 +67,7 @@ DEBIAN_PACKAGES=(
   golang-github-golang-protobuf-1-5-dev golang-google-genproto-dev golang-golang-x-net-dev
   golang-golang-x-sys-dev golang-golang-x-text-dev
   chromium fonts-noto-cjk      # the round page rendered headless (tests/test_view.py, test_browser.py)
+  prometheus                   # promtool: the dashboard's and alert rules' PromQL checked
 )
 
 # Install the packages that are missing; quiet and quick (one dpkg-query) when none is.
