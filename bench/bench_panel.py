@@ -375,38 +375,37 @@ def report(files: list[Path], pair: list[tuple[str, tuple[int, float]]] | None =
     pairs = [(key, other) for key, other in pairs if other in groups]
     if pairs:
         print(f"\n{heading}, on the same deals, paired: points per round, 95 % interval")
-        pooled: dict[tuple[Any, ...], list[float]] = {}
-        # per deal, the two searches' shares of its rounds won (the head to head's measure)
-        won: dict[tuple[Any, ...], list[tuple[float, float]]] = {}
+        # per search pair and group, per deal: the points difference and the two searches'
+        # shares of its rounds won (the head to head's measure)
+        pooled: dict[tuple[Any, ...], list[tuple[float, float, float]]] = {}
         for key, other in pairs:
             common = sorted(set(groups[key]) & set(groups[other]))
             if not common:
                 continue
-            diffs = [sum(x["points"] for x in groups[key][d]["rounds"]) / 2
-                     - sum(x["points"] for x in groups[other][d]["rounds"]) / 2
-                     for d in common]
+            mine, theirs = ([groups[k][d]["rounds"] for d in common] for k in (key, other))
+            diffs = [sum(x["points"] for x in a) / 2 - sum(x["points"] for x in b) / 2
+                     for a, b in zip(mine, theirs, strict=True)]
             # the panel pooled over its styles; the head to head and random play apart
             group = "panel" if key[3] in PANEL else key[3]
-            pooled.setdefault((key[0] + " − " + other[0], *key[1:3], group), []).extend(diffs)
-            won.setdefault((key[0] + " − " + other[0], *key[1:3], group), []).extend(
-                (statistics.fmean(x["won"] for x in groups[key][d]["rounds"]),
-                 statistics.fmean(x["won"] for x in groups[other][d]["rounds"])) for d in common)
+            pooled.setdefault((key[0] + " − " + other[0], *key[1:3], group), []).extend(
+                (diff, statistics.fmean(x["won"] for x in a),
+                 statistics.fmean(x["won"] for x in b))
+                for diff, a, b in zip(diffs, mine, theirs, strict=True))
             mean, half = interval(diffs)
             budget = budget_label(key[1], key[2])
             print(f"{key[0] + ' − ' + other[0]:12} {budget:>12} {key[3]:9} {key[4]:16} "
                   f"{len(common):5d} deals "
                   f"{mean:+7.2f} [{mean - half:+.2f}, {mean + half:+.2f}]")
-        for (model, rollouts, ms, group), diffs in pooled.items():
-            if diffs:
-                mean, half = interval(diffs)
+        for (model, rollouts, ms, group), deals in pooled.items():
+            if deals:
+                mean, half = interval([diff for diff, _, _ in deals])
                 budget = budget_label(rollouts, ms)
-                print(f"{model:12} {budget:>12} {group:9} {'pooled':16} {len(diffs):5d} deals "
+                print(f"{model:12} {budget:>12} {group:9} {'pooled':16} {len(deals):5d} deals "
                       f"{mean:+7.2f} [{mean - half:+.2f}, {mean + half:+.2f}]")
-                shares = won[(model, rollouts, ms, group)]
-                mean, half = interval([a - b for a, b in shares])
-                print(f"{'':12} {'':>12} {group:9} {'pooled':16} {len(diffs):5d} deals "
-                      f"rounds won {statistics.fmean(a for a, _ in shares):.1%} against "
-                      f"{statistics.fmean(b for _, b in shares):.1%}: {100 * mean:+.1f} pp "
+                mean, half = interval([a - b for _, a, b in deals])
+                print(f"{'':12} {'':>12} {group:9} {'pooled':16} {len(deals):5d} deals "
+                      f"rounds won {statistics.fmean(a for _, a, _ in deals):.1%} against "
+                      f"{statistics.fmean(b for _, _, b in deals):.1%}: {100 * mean:+.1f} pp "
                       f"[{100 * (mean - half):+.1f}, {100 * (mean + half):+.1f}]")
 
 

@@ -412,6 +412,12 @@ _DOCUMENTED = re.compile(rf"^\| `(\w+)` \| (\w+) \| ([\d,]+) \| ({_NUM}%) \(({_N
                          rf"\| ({_NUM}%) \| ({_NUM}) \[({_NUM}), ({_NUM})\] \| ({_NUM}) \|", re.M)
 
 
+def _section(title: str) -> str:
+    """The text of docs/BENCHMARKS.md's section ``title`` (ASCII minus signs)."""
+    text = (ROOT / "docs" / "BENCHMARKS.md").read_text().replace("−", "-")
+    return text.split(title, 1)[1].split("\n##", 1)[0]
+
+
 def _report(*args: str) -> str:
     """What ``bench_panel.py report`` prints for these arguments."""
     return subprocess.run([sys.executable, str(BENCH / "bench_panel.py"), "report", *args],
@@ -455,8 +461,7 @@ def test_the_documented_lines_are_what_the_kept_deals_give(title: str) -> None:
     a rollout budget, so a deal measured again on any machine is the same deal."""
     lines, model = _TABLES[title]
     line_of = _reported(model)
-    text = (ROOT / "docs" / "BENCHMARKS.md").read_text().replace("−", "-")
-    section = text.split(title, 1)[1].split("\n##", 1)[0]
+    section = _section(title)
     documented = {(m[0], m[1]): (int(m[2].replace(",", "")), *m[3:]) for m in
                   (match.groups() for match in _DOCUMENTED.finditer(section))}
     assert len(documented) == lines, sorted(documented)
@@ -510,12 +515,6 @@ def test_the_documented_margin_pairing_is_what_the_kept_deals_give() -> None:
                  "search24: 54.0% of 2760 rounds [52.2%, 55.9%]; the search team's points per "
                  "round +1.34 [+0.96, +1.73] (1380 deals)"):
         assert line in got, got
-
-def _section(title: str) -> str:
-    """The text of docs/BENCHMARKS.md's section ``title`` (ASCII minus signs)."""
-    text = (ROOT / "docs" / "BENCHMARKS.md").read_text().replace("−", "-")
-    return text.split(title, 1)[1].split("\n##", 1)[0]
-
 
 def _check_pairing_matrix(section: str, deals: int, got: str) -> None:
     """Every cell of the section's opponent × variant table of paired differences is the
