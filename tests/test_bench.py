@@ -448,7 +448,7 @@ def test_the_rule_policys_rounds_of_a_kept_deal_are_the_same_whichever_search_wa
 _TABLES = {"### Every line grown": (49, _M2), "### A thousand deals per line": (9, _M2),
            "### Three more opponents at a thousand deals": (19, _M2),
            "### The panel complete": (7, _M2), "### A margin of three": (4, _M3),
-           "### The panel at a margin of three": (35, _M3)}
+           "### The panel at a margin of three": (35, _M3), "### Three knobs more": (15, _M3)}
 
 
 @pytest.mark.parametrize("title", sorted(_TABLES))
@@ -623,12 +623,16 @@ def test_the_documented_1200_rollouts_are_what_the_kept_deals_give() -> None:
         assert line in got, got
 
 
-def test_the_documented_reading_of_styles_is_what_the_kept_deals_give() -> None:
+def test_the_documented_reading_of_styles_is_what_the_kept_deals_give(tmp_path: Path) -> None:
     """docs/BENCHMARKS.md's styles read from the round's actions against the 托管 default
     (the tenth stop: docs/decisions.md 77) is what ``report --pair`` prints for the kept
-    deals: four panel lines pooled, and the head to head in fengkuang_crazy."""
+    deals: four panel lines pooled, and the head to head in fengkuang_crazy. `blind` paired
+    on the default's 200 deals of then (its line grew since): its first 200 stand in."""
+    blind = tmp_path / "blind-baibian.jsonl"
+    with gzip.open(KEPT / "blind-baibian.jsonl.gz", "rt") as kept:
+        blind.write_text("".join(line for line in kept if json.loads(line)["deal"] < 200))
     files = [str(KEPT / f"{o}-{vid}.jsonl.gz") for o, vid in (
-        ("team", "baibian"), ("team", "bianfeng"), ("blind", "baibian"), ("bomber", "baibian"))]
+        ("team", "baibian"), ("team", "bianfeng"), ("bomber", "baibian"))] + [str(blind)]
     got = _report("--below", "300", "--pair", "mix+read+r+m3:600", f"{_M3}:600", *files)
     for line in ("bomber    baibian            300 deals   -0.01 [-0.58, +0.57]",
                  "blind     baibian            200 deals   +0.13 [-0.70, +0.96]",
@@ -640,6 +644,38 @@ def test_the_documented_reading_of_styles_is_what_the_kept_deals_give() -> None:
                   str(KEPT / "search24-fengkuang_crazy.jsonl.gz"))
     assert "search24  fengkuang_crazy    200 deals   +0.17 [-0.97, +1.31]" in got, got
 
+
+
+def test_the_documented_knobs_are_what_the_kept_deals_give() -> None:
+    """docs/BENCHMARKS.md's twelfth stop of issue 34 is what ``report --pair`` prints for the
+    kept deals: 1,200 rollouts against 600 on `team`'s bianfeng line, and each knob against
+    托管's default on the same deals (its `team` line in bianfeng, its head to head pooled
+    over the variants it was measured in: points, and the rounds won)."""
+    section = _section("### Three knobs more")
+    got = _report("--below", "1000", "--pair", f"{_M3}:1200", f"{_M3}:600",
+                  str(KEPT / "team-bianfeng.jsonl.gz"))
+    paired = re.search(rf"1,200 - 600, paired: \*\*({_NUM} \[{_NUM}, {_NUM}\])\*\*", section)
+    assert paired, "the 1,200 pairing moved: update this test"
+    assert re.search(rf"team\s+bianfeng\s+1000 deals\s+{re.escape(paired[1])}\n", got), got
+    rows = re.findall(r"^\| [^|]*\(`([\w.+]+)`\) \| (.+) \| (.+) \| (.+) \|$", section, re.M)
+    assert len(rows) == 3, rows
+    h2h = [str(path) for path in sorted(KEPT.glob("search24-*.jsonl.gz"))]
+    for model, team, heads, won in rows:
+        pair = ("--pair", f"{model}:600", f"{_M3}:600")
+        if team != "not measured":
+            cell, deals = team.rsplit(" (", 1)
+            got = _report(*pair, str(KEPT / "team-bianfeng.jsonl.gz"))
+            assert re.search(rf"team\s+bianfeng\s+{deals[:-1]} deals\s+{re.escape(cell)}\n",
+                             got), (model, got)
+        cell, deals = heads.rsplit(" (", 1)
+        got = _report(*pair, *h2h)
+        assert re.search(rf"search24\s+pooled\s+{deals[:-1]} deals\s+{re.escape(cell)}\n",
+                         got), (model, got)
+        shares = re.fullmatch(r"(\S+) % against (\S+) %, (.+)", won)
+        assert shares, won
+        ours, theirs, difference = shares.groups()
+        assert (f"{deals[:-1]} deals rounds won {ours}% against {theirs}%: {difference}"
+                in got), (model, got)
 
 _CELL = re.compile(rf"({_NUM}) \[({_NUM}), ({_NUM})\] \(n ([\d,]+)\)$|(\d+)% of rounds, ({_NUM}) "
                    rf"\(n ([\d,]+)\)$")
