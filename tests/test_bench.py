@@ -645,7 +645,6 @@ def test_the_documented_reading_of_styles_is_what_the_kept_deals_give(tmp_path: 
     assert "search24  fengkuang_crazy    200 deals   +0.17 [-0.97, +1.31]" in got, got
 
 
-
 def test_the_documented_knobs_are_what_the_kept_deals_give() -> None:
     """docs/BENCHMARKS.md's twelfth stop of issue 34 is what ``report --pair`` prints for the
     kept deals: 1,200 rollouts against 600 on `team`'s bianfeng line, and each knob against
@@ -657,6 +656,9 @@ def test_the_documented_knobs_are_what_the_kept_deals_give() -> None:
     paired = re.search(rf"1,200 - 600, paired: \*\*({_NUM} \[{_NUM}, {_NUM}\])\*\*", section)
     assert paired, "the 1,200 pairing moved: update this test"
     assert re.search(rf"team\s+bianfeng\s+1000 deals\s+{re.escape(paired[1])}\n", got), got
+    for line in ("1000 deals rounds won 92.8% against 93.5%: -0.8 pp [-1.9, +0.4]",
+                 "short: team bianfeng +2.97 [+2.35, +3.58] (1000)"):
+        assert line in got, got
     rows = re.findall(r"^\| [^|]*\(`([\w.+]+)`\) \| (.+) \| (.+) \| (.+) \|$", section, re.M)
     assert len(rows) == 3, rows
     h2h = [str(path) for path in sorted(KEPT.glob("search24-*.jsonl.gz"))]
@@ -676,6 +678,15 @@ def test_the_documented_knobs_are_what_the_kept_deals_give() -> None:
         ours, theirs, difference = shares.groups()
         assert (f"{deals[:-1]} deals rounds won {ours}% against {theirs}%: {difference}"
                 in got), (model, got)
+    grown = [str(KEPT / f"{line}.jsonl.gz") for line in (
+        "cautious-bianfeng", "bomber-fengkuang", "bomber-fengkuang_crazy",
+        "bomber-bianfeng_lishui", "bomber-qianbian", "bomber-huopin", "blind-baibian",
+        "blind-fengkuang", "blind-bianfeng", "blind-huopin", "hoarder-fengkuang",
+        "hoarder-bianfeng", "hoarder-bianfeng_lishui")]
+    got = _report("--below", "1000", *grown)
+    assert ("panel: 13000 deals, +5.99 [+5.83, +6.15] points per round over the rule policy; "
+            "13 of 13 lines meet the target") in got, got
+
 
 _CELL = re.compile(rf"({_NUM}) \[({_NUM}), ({_NUM})\] \(n ([\d,]+)\)$|(\d+)% of rounds, ({_NUM}) "
                    rf"\(n ([\d,]+)\)$")
