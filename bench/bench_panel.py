@@ -1,7 +1,7 @@
 """托管 by search against the opponent panel (issue 34): paired deals, per variant and opponent.
 
     .venv/bin/python bench/bench_panel.py run [--model mix|sound|rule] [--exact 0] [--infer]
-        [--win POINTS] [--race] [--margin 1] [--rollouts 600] [--ms 0] [--start 0]
+        [--win POINTS] [--race] [--margin 1] [--width 6] [--rollouts 600] [--ms 0] [--start 0]
         [--deals 1000] [--variants ID ...] [--opponents NAME ...] [--out FILE] [--seed 1]
         [--kept DIR]
     .venv/bin/python bench/bench_panel.py keep FILE ... --into DIR
@@ -27,7 +27,9 @@ gains ``+i``), ``--win`` the search's win bonus in points (default: its own, ``w
 the name gains ``+wX``), ``--race`` its racing (candidates clearly behind stop being
 rolled out: core._search ``race_out``; the name gains ``+r``), ``--margin`` the standard
 errors a gain must exceed to overturn the rule policy (the name gains ``+mX``; the 托管
-default: ``--race --margin 3``, ``--margin 2`` until issue 34's ninth stop); ``--rollouts``
+default: ``--race --margin 3``, ``--margin 2`` until issue 34's ninth stop), ``--width``
+the most candidates a decision rolls out (the search's ``width``, 6; the name gains
+``+wdN``); ``--rollouts``
 is deterministic, ``--ms`` a cap in wall time (the 托管 default is 600 rollouts, 100 ms).
 
 The rule policy's rounds of a deal do not depend on the search measured, so ``run`` plays
@@ -100,7 +102,7 @@ def rule_player(r: Round, rng: random.Random) -> None:
 def search_player(model: str, rollouts: int, ms: float, cpu: list[float] | None = None,
                   exact: int = 0, infer: bool = False, win: float | None = None,
                   race: bool = False, margin: float = 1.0,
-                  seats: SeatStyles | None = None) -> Player:
+                  seats: SeatStyles | None = None, width: int = 6) -> Player:
     """A seat that searches each decision (the CPU of those with more than one candidate
     goes to ``cpu``, in ms); with ``seats`` (the round's actions tallied by :func:`play`),
     its rollouts draw the other seats' styles as their actions read."""
@@ -108,7 +110,8 @@ def search_player(model: str, rollouts: int, ms: float, cpu: list[float] | None 
         c = time.thread_time()
         read = seats.weights(r.variant, model) if seats is not None else None
         ranked, stats = search(r, rollouts=rollouts, ms=ms, model=model, exact=exact,
-                               infer=infer, win=win, race=race, margin=margin, read=read)
+                               infer=infer, win=win, race=race, margin=margin, read=read,
+                               width=width)
         if cpu is not None and stats["width"] > 1:
             cpu.append((time.thread_time() - c) * 1e3)
         act(r, *ranked[0][:3])
@@ -144,7 +147,8 @@ def model_name(args: argparse.Namespace) -> str:
     return (args.model + (f"+e{args.exact}" if args.exact else "") + ("+i" if args.infer else "")
             + ("+read" if args.read else "")
             + (f"+w{args.win:g}" if args.win is not None else "") + ("+r" if args.race else "")
-            + (f"+m{args.margin:g}" if args.margin != 1 else ""))
+            + (f"+m{args.margin:g}" if args.margin != 1 else "")
+            + (f"+wd{args.width}" if args.width != 6 else ""))
 
 
 def deal_rounds(args: argparse.Namespace, theirs: Player, vid: str, d: int,
@@ -163,7 +167,7 @@ def deal_rounds(args: argparse.Namespace, theirs: Player, vid: str, d: int,
         if seats is not None:       # the styles' rates, counted once per process, uncounted
             seats.weights(get_variant(vid), args.model)
         ours = search_player(args.model, args.rollouts, args.ms, cpu, args.exact, args.infer,
-                             args.win, args.race, args.margin, seats)
+                             args.win, args.race, args.margin, seats, args.width)
         r = play(dealt.copy(), team, ours, theirs, random.Random(f"{args.seed}/{d}/{team}"),
                  seats)
         yield team, base, r, cpu
@@ -473,6 +477,9 @@ def main() -> None:
                     help="the win bonus in points (default: the search's, win_bonus; model +wX)")
     rn.add_argument("--infer", action="store_true",
                     help="deals consistent with the passes on the standing play (model +i)")
+    rn.add_argument("--width", type=int, default=6,
+                    help="the most candidates a decision's search rolls out (default 6, "
+                         "the search's; model +wdN)")
     rn.add_argument("--read", action="store_true",
                     help="the other seats' styles drawn as their actions so far read "
                          "(core.suggest.SeatStyles; model +read)")
