@@ -448,7 +448,8 @@ def test_the_rule_policys_rounds_of_a_kept_deal_are_the_same_whichever_search_wa
 _TABLES = {"### Every line grown": (49, _M2), "### A thousand deals per line": (9, _M2),
            "### Three more opponents at a thousand deals": (19, _M2),
            "### The panel complete": (7, _M2), "### A margin of three": (4, _M3),
-           "### The panel at a margin of three": (35, _M3), "### Three knobs more": (15, _M3)}
+           "### The panel at a margin of three": (35, _M3), "### Three knobs more": (15, _M3),
+           "### Three ideas more": (18, _M3)}
 
 
 @pytest.mark.parametrize("title", sorted(_TABLES))
@@ -645,6 +646,35 @@ def test_the_documented_reading_of_styles_is_what_the_kept_deals_give(tmp_path: 
     assert "search24  fengkuang_crazy    200 deals   +0.17 [-0.97, +1.31]" in got, got
 
 
+def _check_knobs(section: str, rows: int) -> None:
+    """A section's table of searches against 托管's default on the same deals (`team` in
+    bianfeng, the head to head pooled over the variants measured: points and rounds won,
+    or "not measured") is what ``report --pair MODEL:600 mix+r+m3:600`` prints for the
+    kept deals."""
+    found = re.findall(r"^\| [^|]*\(`([\w.+]+)`\) \| (.+) \| (.+) \| (.+) \|$", section, re.M)
+    assert len(found) == rows, found
+    h2h = [str(path) for path in sorted(KEPT.glob("search24-*.jsonl.gz"))]
+    for model, team, heads, won in found:
+        pair = ("--pair", f"{model}:600", f"{_M3}:600")
+        if team != "not measured":
+            cell, deals = team.rsplit(" (", 1)
+            got = _report(*pair, str(KEPT / "team-bianfeng.jsonl.gz"))
+            assert re.search(rf"team\s+bianfeng\s+{deals[:-1]} deals\s+{re.escape(cell)}\n",
+                             got), (model, got)
+        if heads == "not measured":
+            assert won == heads, (model, won)
+            continue
+        cell, deals = heads.rsplit(" (", 1)
+        got = _report(*pair, *h2h)
+        assert re.search(rf"search24\s+pooled\s+{deals[:-1]} deals\s+{re.escape(cell)}\n",
+                         got), (model, got)
+        shares = re.fullmatch(r"(\S+) % against (\S+) %, (.+)", won)
+        assert shares, won
+        ours, theirs, difference = shares.groups()
+        assert (f"{deals[:-1]} deals rounds won {ours}% against {theirs}%: {difference}"
+                in got), (model, got)
+
+
 def test_the_documented_knobs_are_what_the_kept_deals_give() -> None:
     """docs/BENCHMARKS.md's twelfth stop of issue 34 is what ``report --pair`` prints for the
     kept deals: 1,200 rollouts against 600 on `team`'s bianfeng line, and each knob against
@@ -659,25 +689,7 @@ def test_the_documented_knobs_are_what_the_kept_deals_give() -> None:
     for line in ("1000 deals rounds won 92.8% against 93.5%: -0.8 pp [-1.9, +0.4]",
                  "short: team bianfeng +2.97 [+2.35, +3.58] (1000)"):
         assert line in got, got
-    rows = re.findall(r"^\| [^|]*\(`([\w.+]+)`\) \| (.+) \| (.+) \| (.+) \|$", section, re.M)
-    assert len(rows) == 3, rows
-    h2h = [str(path) for path in sorted(KEPT.glob("search24-*.jsonl.gz"))]
-    for model, team, heads, won in rows:
-        pair = ("--pair", f"{model}:600", f"{_M3}:600")
-        if team != "not measured":
-            cell, deals = team.rsplit(" (", 1)
-            got = _report(*pair, str(KEPT / "team-bianfeng.jsonl.gz"))
-            assert re.search(rf"team\s+bianfeng\s+{deals[:-1]} deals\s+{re.escape(cell)}\n",
-                             got), (model, got)
-        cell, deals = heads.rsplit(" (", 1)
-        got = _report(*pair, *h2h)
-        assert re.search(rf"search24\s+pooled\s+{deals[:-1]} deals\s+{re.escape(cell)}\n",
-                         got), (model, got)
-        shares = re.fullmatch(r"(\S+) % against (\S+) %, (.+)", won)
-        assert shares, won
-        ours, theirs, difference = shares.groups()
-        assert (f"{deals[:-1]} deals rounds won {ours}% against {theirs}%: {difference}"
-                in got), (model, got)
+    _check_knobs(section, 3)
     grown = [str(KEPT / f"{line}.jsonl.gz") for line in (
         "cautious-bianfeng", "bomber-fengkuang", "bomber-fengkuang_crazy",
         "bomber-bianfeng_lishui", "bomber-qianbian", "bomber-huopin", "blind-baibian",
@@ -686,6 +698,27 @@ def test_the_documented_knobs_are_what_the_kept_deals_give() -> None:
     got = _report("--below", "1000", *grown)
     assert ("panel: 13000 deals, +5.99 [+5.83, +6.15] points per round over the rule policy; "
             "13 of 13 lines meet the target") in got, got
+
+
+def test_the_documented_ideas_and_the_panel_at_a_thousand_are_what_the_kept_deals_give(
+        ) -> None:
+    """docs/BENCHMARKS.md's thirteenth stop of issue 34 is what ``report`` prints for the
+    kept deals: each idea against 托管's default on the same deals, and the panel pooled at
+    1,000 deals, over the eighteen lines grown and over all 35."""
+    section = _section("### Three ideas more")
+    _check_knobs(section, 3)
+    panel = [path for path in sorted(KEPT.glob("*.jsonl.gz"))
+             if not path.name.startswith(("search24-", "random-"))]
+    grown = re.findall(r"^\| `(\w+)` \| (\w+) \| 1,000 \|", section, re.M)
+    assert len(grown) == 18, grown
+    for files, pooled in (([KEPT / f"{o}-{v}.jsonl.gz" for o, v in grown],
+                           "18000 deals, +8.90 [+8.66, +9.14]"),
+                          (panel, "35000 deals, +7.22 [+7.07, +7.36]")):
+        got = _report("--below", "1000", *map(str, files))
+        assert (f"panel: {pooled} points per round over the rule policy; {len(files)} of "
+                f"{len(files)} lines meet the target") in got, got
+        assert pooled.split(", ", 1)[1] in section, pooled
+    assert len(panel) == 35, panel
 
 
 _CELL = re.compile(rf"({_NUM}) \[({_NUM}), ({_NUM})\] \(n ([\d,]+)\)$|(\d+)% of rounds, ({_NUM}) "
