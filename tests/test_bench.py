@@ -449,7 +449,7 @@ _TABLES = {"### Every line grown": (49, _M2), "### A thousand deals per line": (
            "### Three more opponents at a thousand deals": (19, _M2),
            "### The panel complete": (7, _M2), "### A margin of three": (4, _M3),
            "### The panel at a margin of three": (35, _M3), "### Three knobs more": (15, _M3),
-           "### Three ideas more": (18, _M3)}
+           "### Three ideas more": (18, _M3), "### Random play at a thousand deals": (7, _M3)}
 
 
 @pytest.mark.parametrize("title", sorted(_TABLES))
@@ -719,6 +719,23 @@ def test_the_documented_ideas_and_the_panel_at_a_thousand_are_what_the_kept_deal
                 f"{len(files)} lines meet the target") in got, got
         assert pooled.split(", ", 1)[1] in section, pooled
     assert len(panel) == 35, panel
+
+
+def test_the_documented_random_play_and_inference_at_1200_are_what_the_kept_deals_give(
+        ) -> None:
+    """docs/BENCHMARKS.md's fourteenth stop of issue 34 is what ``report`` prints for the
+    kept deals: random play pooled over the seven variants at 1,000 deals, and inference
+    from passes at 1,200 rollouts against 1,200 without it and against 托管's 600."""
+    section = _section("### Random play at a thousand deals")
+    got = _report("--below", "1000", *map(str, sorted(KEPT.glob("random-*.jsonl.gz"))))
+    assert "random: 99.7% of 14000 rounds [99.5%, 99.7%]" in got, got
+    assert "99.7 % of the 14,000 rounds [99.5, 99.7]" in section
+    team = str(KEPT / "team-bianfeng.jsonl.gz")
+    for ours, cell in ((f"{_M3}:1200", "-0.16 [-0.70, +0.38]"),
+                       (f"{_M3}:600", "-1.21 [-2.06, -0.37]")):
+        got = _report("--below", "300", "--pair", "mix+i+r+m3:1200", ours, team)
+        assert re.search(rf"team\s+bianfeng\s+300 deals\s+{re.escape(cell)}\n", got), got
+        assert cell in section, cell
 
 
 _CELL = re.compile(rf"({_NUM}) \[({_NUM}), ({_NUM})\] \(n ([\d,]+)\)$|(\d+)% of rounds, ({_NUM}) "
