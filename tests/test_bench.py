@@ -709,6 +709,7 @@ def test_the_documented_ideas_and_the_panel_at_a_thousand_are_what_the_kept_deal
     _check_knobs(section, 3)
     panel = [path for path in sorted(KEPT.glob("*.jsonl.gz"))
              if not path.name.startswith(("search24-", "random-"))]
+    assert len(panel) == 35, panel
     grown = re.findall(r"^\| `(\w+)` \| (\w+) \| 1,000 \|", section, re.M)
     assert len(grown) == 18, grown
     for files, pooled in (([KEPT / f"{o}-{v}.jsonl.gz" for o, v in grown],
@@ -718,7 +719,6 @@ def test_the_documented_ideas_and_the_panel_at_a_thousand_are_what_the_kept_deal
         assert (f"panel: {pooled} points per round over the rule policy; {len(files)} of "
                 f"{len(files)} lines meet the target") in got, got
         assert pooled.split(", ", 1)[1] in section, pooled
-    assert len(panel) == 35, panel
 
 
 def test_the_documented_random_play_and_inference_at_1200_are_what_the_kept_deals_give(
@@ -736,6 +736,11 @@ def test_the_documented_random_play_and_inference_at_1200_are_what_the_kept_deal
         got = _report("--below", "300", "--pair", "mix+i+r+m3:1200", ours, team)
         assert re.search(rf"team\s+bianfeng\s+300 deals\s+{re.escape(cell)}\n", got), got
         assert cell in section, cell
+    got = _report("--below", "300", team)
+    for model, line in (("mix+i+r+m3", "+2.07 [+0.96, +3.19]"), (_M3, "+2.24")):
+        assert re.search(rf"^{re.escape(model)}\s+1200 r team\s+bianfeng\s+600 .*"
+                         rf"{re.escape(line.split()[0])}\s", got, re.M), (model, got)
+        assert line in " ".join(section.split()), line
 
 
 _CELL = re.compile(rf"({_NUM}) \[({_NUM}), ({_NUM})\] \(n ([\d,]+)\)$|(\d+)% of rounds, ({_NUM}) "
