@@ -449,7 +449,8 @@ _TABLES = {"### Every line grown": (49, _M2), "### A thousand deals per line": (
            "### Three more opponents at a thousand deals": (19, _M2),
            "### The panel complete": (7, _M2), "### A margin of three": (4, _M3),
            "### The panel at a margin of three": (35, _M3), "### Three knobs more": (15, _M3),
-           "### Three ideas more": (18, _M3), "### Random play at a thousand deals": (7, _M3)}
+           "### Three ideas more": (18, _M3), "### Random play at a thousand deals": (7, _M3),
+           "### The head to head at a thousand deals": (7, _M3)}
 
 
 @pytest.mark.parametrize("title", sorted(_TABLES))
@@ -741,6 +742,25 @@ def test_the_documented_random_play_and_inference_at_1200_are_what_the_kept_deal
         assert re.search(rf"^{re.escape(model)}\s+1200 r team\s+bianfeng\s+600 .*"
                          rf"{re.escape(line.split()[0])}\s", got, re.M), (model, got)
         assert line in " ".join(section.split()), line
+
+
+
+def test_the_documented_head_to_head_at_a_thousand_is_what_the_kept_deals_give() -> None:
+    """docs/BENCHMARKS.md's fifteenth stop of issue 34 is what ``report`` prints for the
+    kept deals: the head to head against issue 24's search pooled over the seven variants
+    at 1,000 deals each, and over their first 276 as the earlier stops had them."""
+    section = " ".join(_section("### The head to head at a thousand deals").split())
+    h2h = sorted(map(str, KEPT.glob("search24-*.jsonl.gz")))
+    assert len(h2h) == 7, h2h
+    for below, pooled, shown in (
+            ("1000", "53.0% of 14000 rounds [52.2%, 53.8%]; the search team's points per round "
+             "+1.32 [+1.10, +1.53] (7000 deals)", ("53.0 % of the 14,000 rounds [52.2, 53.8]",
+                                                   "+1.32 [+1.10, +1.53]")),
+            ("276", "52.7% of 3864 rounds [51.1%, 54.3%]", ("52.7 % [51.1, 54.3]",))):
+        got = _report("--below", below, *h2h).split(f"{_M3} 600 r:", 1)[1]
+        assert f"search24: {pooled}" in got, got
+        for figure in shown:
+            assert figure in section, figure
 
 
 _CELL = re.compile(rf"({_NUM}) \[({_NUM}), ({_NUM})\] \(n ([\d,]+)\)$|(\d+)% of rounds, ({_NUM}) "
