@@ -744,7 +744,6 @@ def test_the_documented_random_play_and_inference_at_1200_are_what_the_kept_deal
         assert line in " ".join(section.split()), line
 
 
-
 def test_the_documented_head_to_head_at_a_thousand_is_what_the_kept_deals_give() -> None:
     """docs/BENCHMARKS.md's fifteenth stop of issue 34 is what ``report`` prints for the
     kept deals: the head to head against issue 24's search pooled over the seven variants
