@@ -8,6 +8,7 @@
     .venv/bin/python bench/bench_panel.py report FILE ...
         [--pair MODEL:ROLLOUTS[:MS] MODEL:ROLLOUTS[:MS]]
     .venv/bin/python bench/bench_panel.py parts [run's options but --out; --deals 100]
+    .venv/bin/python bench/bench_panel.py departures [the same; --deals 10 --opponents search24]
 
 ``run`` deals every deal once per opponent and plays it four times: the rule policy's team
 at seats 0/2 and then 1/3 against the opponent (the baseline), then the search team at the
@@ -59,7 +60,10 @@ the head to head, random play, the CPU per decision.
 
 ``parts`` plays ``run``'s deals again (the same search, options and deals) and shows where
 the search's points over the rule policy come from: rounds it wins that the rule policy
-loses, or bigger wins; base × multiplier or contributions (:func:`parts`).
+loses, or bigger wins; base × multiplier or contributions (:func:`parts`). ``departures``
+plays them again too and asks, at each of the search's decisions, how often it and three
+others on the same position (twice its rollouts, a margin one less, issue 24's search)
+overturn the rule policy's action (:func:`departures`).
 """
 
 from __future__ import annotations
@@ -86,7 +90,7 @@ from bench_suggest import start  # noqa: E402
 from panel import PANEL, random_action  # noqa: E402
 
 from shuangkou.core import Round  # noqa: E402
-from shuangkou.core._search import MODELS, search  # noqa: E402
+from shuangkou.core._search import MAX_WIDTH, MODELS, search  # noqa: E402
 from shuangkou.core._suggest import choose_in  # noqa: E402
 from shuangkou.core.suggest import SEARCH24, SeatStyles  # noqa: E402
 from shuangkou.core.variants import get_variant  # noqa: E402
@@ -258,6 +262,79 @@ def parts(args: argparse.Namespace) -> None:
                     split[1] += (c1 - c0) / n
             print(f"  gain per round {split[0] + split[1]:+.2f}: base × multiplier "
                   f"{split[0]:+.2f}, contributions {split[1]:+.2f}")
+
+
+#: What a search answered on a position: its choice, whether that is the rule policy's
+#: action, and its candidates by their (cards, reading, declared)
+_Asked = tuple[tuple[Any, ...], bool, dict[tuple[Any, ...], tuple[Any, ...]]]
+
+
+def asking(searches: dict[str, dict[str, Any]], seen: list[dict[str, _Asked]]) -> Player:
+    """A seat that plays the first of ``searches`` and asks the others the same position:
+    each decision of more than one candidate appended to ``seen``, every search's answer
+    by its label."""
+    first = next(iter(searches))
+
+    def play(r: Round, rng: random.Random) -> None:
+        asked: dict[str, _Asked] = {}
+        for label, kw in searches.items():
+            ranked, stats = search(r, count=MAX_WIDTH, **kw)
+            if stats["width"] < 2:          # one candidate: nothing was searched
+                act(r, *ranked[0][:3])
+                return
+            asked[label] = (tuple(ranked[0][:3]), bool(stats["kept"]),
+                            {tuple(x[:3]): x for x in ranked})
+        seen.append(asked)
+        act(r, *asked[first][0])
+    return play
+
+
+def departures(args: argparse.Namespace) -> None:
+    """How often a search overturns the rule policy's action, and where searches differ:
+    on the decisions of ``run``'s search in its deals (played again, its team at seats
+    0/2 and then 1/3), the same position searched also with twice its rollouts, with a
+    margin of one standard error less, and by issue 24's search (``SEARCH24``). Per
+    search: the decisions where it overturns the rule policy's action, and those where its
+    choice is the measured search's; last, the decisions where twice the rollouts overturn
+    it and the measured search keeps it, with the mean gain the measured search saw for
+    that choice (points, rounds placed first, the standard error of the value's): what
+    more rollouts change."""
+    base = {"model": args.model, "exact": args.exact, "infer": args.infer, "win": args.win,
+            "race": args.race, "margin": args.margin, "width": args.width}
+    name, twice = (f"{model_name(args)} {n} r" for n in (args.rollouts, 2 * args.rollouts))
+    less = max(args.margin - 1, 0)
+    searches = {name: {**base, "rollouts": args.rollouts},
+                twice: {**base, "rollouts": 2 * args.rollouts},
+                f"{name}, margin {less:g}": {**base, "rollouts": args.rollouts,
+                                             "margin": less},
+                "search24 600 r": {"model": SEARCH24.model, "race": SEARCH24.race,
+                                   "margin": SEARCH24.margin, "rollouts": SEARCH24.rollouts}}
+    for opponent in args.opponents:
+        theirs = opponent_player(opponent, args.ms)
+        for vid in args.variants:
+            seen: list[dict[str, _Asked]] = []
+            ours = asking(searches, seen)
+            for d in range(args.start, args.deals):
+                dealt = start(get_variant(vid), random.Random(f"{vid}/{args.seed}/{d}"))
+                for team in (0, 1):
+                    play(dealt.copy(), team, ours, theirs,
+                         random.Random(f"{args.seed}/{d}/{team}"))
+            n = max(len(seen), 1)
+            print(f"{name} against {opponent} in {vid}: {len(seen)} searched decisions "
+                  f"({args.deals - args.start} deals)")
+            for label in searches:
+                left = sum(not x[label][1] for x in seen)
+                same = sum(x[label][0] == x[name][0] for x in seen)
+                print(f"  {label:30} overturns the rule policy {left:5d} ({left / n:.1%}); "
+                      f"the measured choice {same:5d} ({same / n:.1%})")
+            more = [x[name][2].get(x[twice][0]) for x in seen if not x[twice][1] and x[name][1]]
+            gains = [g for g in more if g is not None]
+            if gains:
+                print(f"  {twice} overturns it where {name} keeps it: {len(more)} decisions; "
+                      f"the gain {name} saw for that choice: points "
+                      f"{statistics.fmean(g[5] for g in gains):+.2f}, placed first "
+                      f"{statistics.fmean(g[6] for g in gains):+.3f}, se of the value "
+                      f"{statistics.fmean(g[7] for g in gains):.2f}")
 
 
 def deal_key(row: dict[str, Any]) -> tuple[Any, ...]:
@@ -500,6 +577,10 @@ def main() -> None:
     pt = sub.add_parser("parts", parents=[rn], help="where the points over the rule "
                         "policy come from (the deals played again)")
     pt.set_defaults(deals=100)
+    dp = sub.add_parser("departures", parents=[rn], help="how often the search overturns "
+                        "the rule policy's action, against more rollouts, a smaller margin "
+                        "and issue 24's search on the same positions")
+    dp.set_defaults(deals=10, opponents=["search24"])
     rn = sub.add_parser("run", parents=[rn])
     rn.add_argument("--kept", help="a folder of kept deals (keep --into): deals there are "
                     "skipped too")
@@ -523,6 +604,8 @@ def main() -> None:
         run(args)
     elif args.cmd == "parts":
         parts(args)
+    elif args.cmd == "departures":
+        departures(args)
     elif args.cmd == "keep":
         keep(args.files, args.into)
     else:

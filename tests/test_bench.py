@@ -177,6 +177,15 @@ CASES = [
          (r"^mix\+r\+m2 12 r against team in bianfeng: 2 rounds \(1 deals\)$",
           r"^  (won|lost)\s+(won|lost)\s+[12]\s+[+-][\d.]+\s+[+-][\d.]+\s+[+-][\d.]+  \w",
           r"^  gain per round [+-][\d.]+: base × multiplier [+-][\d.]+, contributions [+-]")),
+    Case("bench_panel.py", ("departures", "--race", "--margin", "3", "--rollouts", "12",
+                            "--deals", "1", "--variants", "bianfeng", "--opponents", "rule"),
+         (r"^mix\+r\+m3 12 r against rule in bianfeng: \d+ searched decisions \(1 deals\)$",
+          r"^  mix\+r\+m3 12 r\s+overturns the rule policy\s+\d+ \([\d.]+%\); the measured "
+          r"choice\s+(\d+) \(100\.0%\)$",
+          r"^  mix\+r\+m3 24 r\s+overturns the rule policy\s+\d+ ",
+          r"^  mix\+r\+m3 12 r, margin 2\s+overturns the rule policy\s+\d+ ",
+          r"^  search24 600 r\s+overturns the rule policy\s+\d+ \([\d.]+%\); the measured "
+          r"choice\s+\d+ ")),
     Case("panel.py", ("--deals", "1", "--variants", "huopin"),
          tuple(rf"^{name}\s+huopin\s+2\s+[\d.]+%" for name in PANEL_NAMES)),
     Case("bench_round_rpc.py", ("--seconds", "0.5", "--repeat", "1", "--actions", "30"),
