@@ -405,11 +405,11 @@ KEPT = ROOT / "bench" / "results" / "tuoguan-panel"
 _NUM = r"[+-]?[\d.]+"
 
 
-def _reported(model: str) -> re.Pattern[str]:
-    """A line of ``report`` for ``model`` at 600 rollouts: opponent, variant, rounds, wins
+def _reported(model: str, rollouts: int = 600) -> re.Pattern[str]:
+    """A line of ``report`` for ``model`` at ``rollouts``: opponent, variant, rounds, wins
     and their interval, the rule policy's wins, points over it and their interval, raw
     points."""
-    return re.compile(rf"^{re.escape(model)}\s+600 r\s+(\S+)\s+(\S+)\s+(\d+)\s+({_NUM}%)\s+"
+    return re.compile(rf"^{re.escape(model)}\s+{rollouts} r\s+(\S+)\s+(\S+)\s+(\d+)\s+({_NUM}%)\s+"
                       rf"({_NUM}%)-\s*({_NUM}%)\s+({_NUM}%)\s+({_NUM})\s+({_NUM})\.\.\s*({_NUM})"
                       rf"\s+({_NUM})\s", re.M)
 
@@ -453,13 +453,15 @@ def test_the_rule_policys_rounds_of_a_kept_deal_are_the_same_whichever_search_wa
 
 
 #: docs/BENCHMARKS.md's tables of the 托管 default over the kept deals: the section each
-#: opens, its number of lines, every one of which the folder reproduces, and the search.
+#: opens, its number of lines, every one of which the folder reproduces, and the search
+#: (with its rollouts when not the default's 600).
 _TABLES = {"### Every line grown": (49, _M2), "### A thousand deals per line": (9, _M2),
            "### Three more opponents at a thousand deals": (19, _M2),
            "### The panel complete": (7, _M2), "### A margin of three": (4, _M3),
            "### The panel at a margin of three": (35, _M3), "### Three knobs more": (15, _M3),
            "### Three ideas more": (18, _M3), "### Random play at a thousand deals": (7, _M3),
-           "### The head to head at a thousand deals": (7, _M3)}
+           "### The head to head at a thousand deals": (7, _M3),
+           "### Eight ideas more": (7, _M3, 1200)}
 
 
 @pytest.mark.parametrize("title", sorted(_TABLES))
@@ -470,8 +472,8 @@ def test_the_documented_lines_are_what_the_kept_deals_give(title: str) -> None:
     table's wins, the rule policy's wins, the points over it with their interval and the
     raw points (not the CPU: a measurement of the host). The rounds are deterministic under
     a rollout budget, so a deal measured again on any machine is the same deal."""
-    lines, model = _TABLES[title]
-    line_of = _reported(model)
+    lines, model, *rollouts = _TABLES[title]
+    line_of = _reported(model, *rollouts)
     section = _section(title)
     documented = {(m[0], m[1]): (int(m[2].replace(",", "")), *m[3:]) for m in
                   (match.groups() for match in _DOCUMENTED.finditer(section))}
@@ -837,3 +839,35 @@ def test_the_strength_table_in_rounds_is_what_the_kept_deals_give(tmp_path: Path
     assert (f"search24: {share}% of {2 * int(count.replace(',', ''))} rounds [{low}%, {high}%]; "
             f"the search team's points per round {points} [{least}, {most}] "
             f"({count.replace(',', '')} deals)") in got, got
+
+
+def test_the_documented_eight_ideas_are_what_the_kept_deals_give() -> None:
+    """docs/BENCHMARKS.md's sixteenth stop of issue 34 is what ``report`` prints for the
+    kept deals: the three settings against 托管's default on the same deals (and the win
+    bonus's `team` line in fengkuang_crazy), and 1,200 rollouts head to head pooled over
+    the deals each variant holds now, against 600 on the same deals."""
+    section = _section("### Eight ideas more")
+    _check_knobs(section, 3)
+    prose = " ".join(section.split())
+    crazy = re.search(rf"and ({_NUM} \[{_NUM}, {_NUM}\]) against `team` in fengkuang_crazy",
+                      prose)
+    assert crazy, "the win bonus's team line moved: update this test"
+    got = _report("--pair", "mix+w80+r+m3:600", f"{_M3}:600",
+                  str(KEPT / "team-fengkuang_crazy.jsonl.gz"))
+    assert re.search(rf"team\s+fengkuang_crazy\s+300 deals\s+{re.escape(crazy[1])}\n", got), got
+    pooled = re.search(rf"\*\*({_NUM}) % of the ([\d,]+) rounds \[({_NUM}), ({_NUM})\]\*\*, the "
+                       rf"search team \*\*({_NUM}) \[({_NUM}), ({_NUM})\]\*\*", prose)
+    paired = re.search(rf"1,200 - 600: \*\*({_NUM} \[{_NUM}, {_NUM}\])\*\* points per round and "
+                       rf"\*\*({_NUM}) percentage points of the rounds won \[({_NUM}), ({_NUM})\]",
+                       prose)
+    assert pooled and paired, "the 1,200 head to head moved: update this test"
+    share, rounds, low, high, points, least, most = pooled.groups()
+    h2h = sorted(map(str, KEPT.glob("search24-*.jsonl.gz")))
+    got = _report("--below", "1000", "--pair", f"{_M3}:1200", f"{_M3}:600", *h2h)
+    deals = int(rounds.replace(",", "")) // 2
+    assert (f"search24: {share}% of {deals * 2} rounds [{low}%, {high}%]; the search team's "
+            f"points per round {points} [{least}, {most}] ({deals} deals)") in got, got
+    cell, pp, pp_low, pp_high = paired.groups()
+    assert re.search(rf"search24\s+pooled\s+{deals} deals\s+{re.escape(cell)}\n", got), got
+    assert re.search(rf"{deals} deals rounds won {_NUM}% against {_NUM}%: {re.escape(pp)} pp "
+                     rf"\[{re.escape(pp_low)}, {re.escape(pp_high)}\]", got), got
