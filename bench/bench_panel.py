@@ -297,10 +297,13 @@ def departures(args: argparse.Namespace) -> None:
     search: the decisions where it overturns the rule policy's action, and those where its
     choice is the measured search's; last, the decisions where twice the rollouts overturn
     it and the measured search keeps it, with the mean gain the measured search saw for
-    that choice (points, rounds placed first, the standard error of the value's): what
+    that choice (points, rounds placed first, the standard error of the value): what
     more rollouts change."""
+    if args.read:
+        sys.exit("departures: --read is not asked (the styles read need the round's actions "
+                 "tallied as run tallies them)")
     base = {"model": args.model, "exact": args.exact, "infer": args.infer, "win": args.win,
-            "race": args.race, "margin": args.margin, "width": args.width}
+            "race": args.race, "margin": args.margin, "width": args.width, "ms": args.ms}
     name, twice = (f"{model_name(args)} {n} r" for n in (args.rollouts, 2 * args.rollouts))
     less = max(args.margin - 1, 0)
     searches = {name: {**base, "rollouts": args.rollouts},
@@ -308,7 +311,8 @@ def departures(args: argparse.Namespace) -> None:
                 f"{name}, margin {less:g}": {**base, "rollouts": args.rollouts,
                                              "margin": less},
                 "search24 600 r": {"model": SEARCH24.model, "race": SEARCH24.race,
-                                   "margin": SEARCH24.margin, "rollouts": SEARCH24.rollouts}}
+                                   "margin": SEARCH24.margin, "rollouts": SEARCH24.rollouts,
+                                   "ms": args.ms}}
     for opponent in args.opponents:
         theirs = opponent_player(opponent, args.ms)
         for vid in args.variants:
