@@ -156,12 +156,14 @@ def model_name(args: argparse.Namespace) -> str:
 
 
 def deal_rounds(args: argparse.Namespace, theirs: Player, vid: str, d: int,
-                known: bool = False) -> Iterator[tuple[int, Round | None, Round, list[float]]]:
+                known: bool = False, player: Player | None = None,
+                ) -> Iterator[tuple[int, Round | None, Round, list[float]]]:
     """Deal ``d`` of ``vid`` as ``run`` plays it: per team (0: seats 0/2, 1: 1/3), the rule
     policy's round and the search's against ``theirs``, on the same deal, leader and
     opponent stream, and the CPU of the search's searched decisions (ms). ``known``: the
     rule policy's rounds are known already (None in their place: they do not depend on the
-    search measured, and against ``search24`` they are half the work)."""
+    search measured, and against ``search24`` they are half the work). ``player``: plays
+    the search's seats in its place (no CPU is counted)."""
     dealt = start(get_variant(vid), random.Random(f"{vid}/{args.seed}/{d}"))
     for team in (0, 1):
         base = None if known else play(dealt.copy(), team, rule_player, theirs,
@@ -170,8 +172,9 @@ def deal_rounds(args: argparse.Namespace, theirs: Player, vid: str, d: int,
         seats = SeatStyles() if args.read else None
         if seats is not None:       # the styles' rates, counted once per process, uncounted
             seats.weights(get_variant(vid), args.model)
-        ours = search_player(args.model, args.rollouts, args.ms, cpu, args.exact, args.infer,
-                             args.win, args.race, args.margin, seats, args.width)
+        ours = player or search_player(args.model, args.rollouts, args.ms, cpu, args.exact,
+                                       args.infer, args.win, args.race, args.margin, seats,
+                                       args.width)
         r = play(dealt.copy(), team, ours, theirs, random.Random(f"{args.seed}/{d}/{team}"),
                  seats)
         yield team, base, r, cpu
@@ -279,12 +282,12 @@ def asking(searches: dict[str, dict[str, Any]], seen: list[dict[str, _Asked]]) -
         asked: dict[str, _Asked] = {}
         for label, kw in searches.items():
             ranked, stats = search(r, count=MAX_WIDTH, **kw)
-            if stats["width"] < 2:          # one candidate: nothing was searched
-                act(r, *ranked[0][:3])
-                return
             asked[label] = (tuple(ranked[0][:3]), bool(stats["kept"]),
                             {tuple(x[:3]): x for x in ranked})
-        seen.append(asked)
+            if label == first and stats["width"] < 2:
+                break                       # one candidate: nothing to ask the others
+        else:
+            seen.append(asked)
         act(r, *asked[first][0])
     return play
 
@@ -319,10 +322,8 @@ def departures(args: argparse.Namespace) -> None:
             seen: list[dict[str, _Asked]] = []
             ours = asking(searches, seen)
             for d in range(args.start, args.deals):
-                dealt = start(get_variant(vid), random.Random(f"{vid}/{args.seed}/{d}"))
-                for team in (0, 1):
-                    play(dealt.copy(), team, ours, theirs,
-                         random.Random(f"{args.seed}/{d}/{team}"))
+                for _ in deal_rounds(args, theirs, vid, d, known=True, player=ours):
+                    pass
             n = max(len(seen), 1)
             print(f"{name} against {opponent} in {vid}: {len(seen)} searched decisions "
                   f"({args.deals - args.start} deals)")
