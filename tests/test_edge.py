@@ -252,13 +252,13 @@ def test_cors_preflight_and_vary(server: Running) -> None:
 # ----------------------------------------------------------------------------- item 2
 
 def test_a_burst_with_deadlines_reconciles_with_the_counters() -> None:
-    """Item 2: 1,500 searching SuggestActions with 2 s deadlines against 4 threads: most
+    """Item 2: 1,500 searching SuggestActions with 2 s deadlines against 1 thread: most
     expire waiting for a thread, some are refused for overload. What the clients saw and
     what the server counted agree (grpc_helpers.reconciled)."""
     from grpc_helpers import burst, reconciled
 
     n = 1500
-    with running_server(threads=4, max_queued_calls=1000) as srv:
+    with running_server(threads=1, max_queued_calls=1000) as srv:
         got = burst(srv.port, "/shuangkou.v1.RoundService/SuggestAction", _suggest_request(30),
                     n, timeout=2.0)
         text = srv.settled("shuangkou_requests_rejected_total", grpc_method="SuggestAction")
