@@ -9,6 +9,7 @@
         [--pair MODEL:ROLLOUTS[:MS] MODEL:ROLLOUTS[:MS]]
     .venv/bin/python bench/bench_panel.py parts [run's options but --out; --deals 100]
     .venv/bin/python bench/bench_panel.py departures [the same; --deals 10 --opponents search24]
+        [--truth]
 
 ``run`` deals every deal once per opponent and plays it four times: the rule policy's team
 at seats 0/2 and then 1/3 against the opponent (the baseline), then the search team at the
@@ -63,7 +64,9 @@ the search's points over the rule policy come from: rounds it wins that the rule
 loses, or bigger wins; base × multiplier or contributions (:func:`parts`). ``departures``
 plays them again too and asks, at each of the search's decisions, how often it and three
 others on the same position (twice its rollouts, a margin one less, issue 24's search)
-overturn the rule policy's action (:func:`departures`).
+overturn the rule policy's action (:func:`departures`); with ``--truth`` it also plays each
+departure out both ways against the opponent, the true hands kept, and prints what it gained
+by kind of decision (:func:`print_truths`).
 """
 
 from __future__ import annotations
@@ -272,10 +275,11 @@ def parts(args: argparse.Namespace) -> None:
 _Asked = tuple[tuple[Any, ...], bool, dict[tuple[Any, ...], tuple[Any, ...]]]
 
 
-def asking(searches: dict[str, dict[str, Any]], seen: list[dict[str, _Asked]]) -> Player:
+def asking(searches: dict[str, dict[str, Any]], seen: list[dict[str, _Asked]],
+           then: Callable[[Round, dict[str, _Asked]], None] | None = None) -> Player:
     """A seat that plays the first of ``searches`` and asks the others the same position:
     each decision of more than one candidate appended to ``seen``, every search's answer
-    by its label."""
+    by its label (and handed to ``then`` with the position, before the seat plays)."""
     first = next(iter(searches))
 
     def play(r: Round, rng: random.Random) -> None:
@@ -288,8 +292,59 @@ def asking(searches: dict[str, dict[str, Any]], seen: list[dict[str, _Asked]]) -
                 break                       # one candidate: nothing to ask the others
         else:
             seen.append(asked)
+            if then is not None:
+                then(r, asked)
         act(r, *asked[first][0])
     return play
+
+
+def departure_kind(r: Round, rule: tuple[Any, ...], other: tuple[Any, ...]) -> str:
+    """A departure as ``--truth`` sorts it: where the seat is (it leads, or follows the
+    partner's or an opponent's play), and what the rule policy's action and the other are
+    (a pass, a play, a bomb)."""
+    standing, turn = r.standing, r.turn
+    assert turn is not None         # a decision: the round is not over
+    where = ("leads" if standing is None else
+             "over the partner" if (standing.seat - turn) % 2 == 0 else "over an opponent")
+    what = ["pass" if a[1] is None else "bomb" if a[1].is_bomb else "play" for a in (rule, other)]
+    return f"{where}: {what[0]} -> {what[1]}"
+
+
+def truth_taker(name: str, twice: str, ours: Player, theirs: Player, seed: str,
+                truths: dict[str, list[tuple[str, int, int]]],
+                ) -> Callable[[Round, dict[str, _Asked]], None]:
+    """What ``departures --truth`` does at each decision (:func:`asking`'s ``then``): where
+    ``name`` overturns the rule policy's action, and where ``twice`` does and ``name`` keeps
+    it, the two actions played out against ``theirs`` (:func:`played_both_ways`), appended
+    to ``truths`` by label as (kind, points, placing first) gained over the rule policy's."""
+    decisions = 0
+
+    def take(r: Round, asked: dict[str, _Asked]) -> None:
+        nonlocal decisions
+        decisions += 1
+        rule = tuple(choose_in(r)[0][:3])
+        for label, keeps in ((name, asked[name][1]), (twice, asked[twice][1] or not asked[name][1])):
+            if not keeps:
+                other = asked[label][0]
+                pts, won = played_both_ways(r, (rule, other), ours, theirs, f"{seed}/{decisions}")
+                truths[label].append((departure_kind(r, rule, other), pts, won))
+    return take
+
+
+def played_both_ways(r: Round, actions: tuple[tuple[Any, ...], tuple[Any, ...]],
+                     ours: Player, theirs: Player, seed: str) -> tuple[int, int]:
+    """The position ``r`` played out from each of two actions of the seat to act, the true
+    hands kept: its team's seats by ``ours``, the others by ``theirs`` (the same opponent
+    stream both times). The second's points and placing first minus the first's."""
+    assert r.turn is not None       # a decision: the round is not over
+    team = r.turn % 2
+    out = []
+    for action in actions:
+        x = r.copy()
+        act(x, *action)
+        play(x, team, ours, theirs, random.Random(seed))
+        out.append((team_points(x, team), int(x.result().winning_team == team)))
+    return out[1][0] - out[0][0], out[1][1] - out[0][1]
 
 
 def departures(args: argparse.Namespace) -> None:
@@ -316,11 +371,16 @@ def departures(args: argparse.Namespace) -> None:
                 "search24 600 r": {"model": SEARCH24.model, "race": SEARCH24.race,
                                    "margin": SEARCH24.margin, "rollouts": SEARCH24.rollouts,
                                    "ms": args.ms}}
+    measured = search_player(args.model, args.rollouts, args.ms, None, args.exact, args.infer,
+                             args.win, args.race, args.margin, None, args.width)
     for opponent in args.opponents:
         theirs = opponent_player(opponent, args.ms)
         for vid in args.variants:
             seen: list[dict[str, _Asked]] = []
-            ours = asking(searches, seen)
+            # per departure played out (--truth): its kind, points and placing first
+            truths: dict[str, list[tuple[str, int, int]]] = {name: [], twice: []}
+            then = truth_taker(name, twice, measured, theirs, f"{args.seed}/{vid}", truths)
+            ours = asking(searches, seen, then if args.truth else None)
             for d in range(args.start, args.deals):
                 for _ in deal_rounds(args, theirs, vid, d, known=True, player=ours):
                     pass
@@ -340,6 +400,31 @@ def departures(args: argparse.Namespace) -> None:
                       f"{statistics.fmean(g[5] for g in gains):+.2f}, placed first "
                       f"{statistics.fmean(g[6] for g in gains):+.3f}, se of the value "
                       f"{statistics.fmean(g[7] for g in gains):.2f}")
+            if args.truth:
+                print_truths(opponent, truths, name, twice)
+
+
+def print_truths(opponent: str, truths: dict[str, list[tuple[str, int, int]]], name: str,
+                 twice: str) -> None:
+    """``departures --truth``: each departure from the rule policy's action played out
+    both ways against the opponent, the true hands kept (:func:`played_both_ways`); the
+    mean gain over the rule policy's action (normal 95 % intervals over the decisions),
+    in all and by kind (:func:`action_kind`)."""
+    for label, what in ((name, f"{name} overturns the rule policy"),
+                        (twice, f"{twice} overturns it where {name} keeps it")):
+        rows = truths[label]
+        print(f"  played out against {opponent}, the true hands: {what}: {len(rows)} decisions")
+        by_kind: dict[str, list[tuple[str, int, int]]] = {"all": rows}
+        for row in rows:
+            by_kind.setdefault(row[0], []).append(row)
+        for kind, xs in sorted(by_kind.items(), key=lambda kv: (kv[0] != "all", -len(kv[1]))):
+            if len(xs) < 2:
+                continue
+            pts, pts_half = interval([x[1] for x in xs])
+            won, won_half = interval([x[2] for x in xs])
+            print(f"    {kind:40} {len(xs):5d}  points {pts:+6.2f} [{pts - pts_half:+.2f}, "
+                  f"{pts + pts_half:+.2f}]  placed first {won:+.3f} [{won - won_half:+.3f}, "
+                  f"{won + won_half:+.3f}]")
 
 
 def deal_key(row: dict[str, Any]) -> tuple[Any, ...]:
@@ -585,6 +670,9 @@ def main() -> None:
     dp = sub.add_parser("departures", parents=[rn], help="how often the search overturns "
                         "the rule policy's action, against more rollouts, a smaller margin "
                         "and issue 24's search on the same positions")
+    dp.add_argument("--truth", action="store_true",
+                    help="also play each departure from the rule policy's action out both "
+                    "ways against the opponent, the true hands kept: what it gained")
     dp.set_defaults(deals=10, opponents=["search24"])
     rn = sub.add_parser("run", parents=[rn])
     rn.add_argument("--kept", help="a folder of kept deals (keep --into): deals there are "

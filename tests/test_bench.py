@@ -178,14 +178,19 @@ CASES = [
           r"^  (won|lost)\s+(won|lost)\s+[12]\s+[+-][\d.]+\s+[+-][\d.]+\s+[+-][\d.]+  \w",
           r"^  gain per round [+-][\d.]+: base × multiplier [+-][\d.]+, contributions [+-]")),
     Case("bench_panel.py", ("departures", "--race", "--margin", "3", "--rollouts", "12",
-                            "--deals", "1", "--variants", "bianfeng", "--opponents", "rule"),
+                            "--deals", "1", "--variants", "bianfeng", "--opponents", "rule",
+                            "--truth"),
          (r"^mix\+r\+m3 12 r against rule in bianfeng: \d+ searched decisions \(1 deals\)$",
           r"^  mix\+r\+m3 12 r\s+overturns the rule policy\s+\d+ \([\d.]+%\); the measured "
           r"choice\s+(\d+) \(100\.0%\)$",
           r"^  mix\+r\+m3 24 r\s+overturns the rule policy\s+\d+ ",
           r"^  mix\+r\+m3 12 r, margin 2\s+overturns the rule policy\s+\d+ ",
           r"^  search24 600 r\s+overturns the rule policy\s+\d+ \([\d.]+%\); the measured "
-          r"choice\s+\d+ ")),
+          r"choice\s+\d+ ",
+          r"^  played out against rule, the true hands: mix\+r\+m3 12 r overturns the rule "
+          r"policy: \d+ decisions$",
+          r"^  played out against rule, the true hands: mix\+r\+m3 24 r overturns it where "
+          r"mix\+r\+m3 12 r keeps it: \d+ decisions$")),
     Case("panel.py", ("--deals", "1", "--variants", "huopin"),
          tuple(rf"^{name}\s+huopin\s+2\s+[\d.]+%" for name in PANEL_NAMES)),
     Case("bench_round_rpc.py", ("--seconds", "0.5", "--repeat", "1", "--actions", "30"),
