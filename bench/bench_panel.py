@@ -409,7 +409,7 @@ def print_truths(opponent: str, truths: dict[str, list[tuple[str, int, int]]], n
     """``departures --truth``: each departure from the rule policy's action played out
     both ways against the opponent, the true hands kept (:func:`played_both_ways`); the
     mean gain over the rule policy's action (normal 95 % intervals over the decisions),
-    in all and by kind (:func:`action_kind`)."""
+    in all and by kind (:func:`departure_kind`)."""
     for label, what in ((name, f"{name} overturns the rule policy"),
                         (twice, f"{twice} overturns it where {name} keeps it")):
         rows = truths[label]
