@@ -322,12 +322,17 @@ def truth_taker(name: str, twice: str, ours: Player, theirs: Player, seed: str,
     def take(r: Round, asked: dict[str, _Asked]) -> None:
         nonlocal decisions
         decisions += 1
+        kept = asked[name][1]
+        # the measured search's departure; twice the rollouts' only where the measured keeps
+        departing = [label for label, yes in ((name, not kept),
+                                              (twice, kept and not asked[twice][1])) if yes]
+        if not departing:
+            return
         rule = tuple(choose_in(r)[0][:3])
-        for label, keeps in ((name, asked[name][1]), (twice, asked[twice][1] or not asked[name][1])):
-            if not keeps:
-                other = asked[label][0]
-                pts, won = played_both_ways(r, (rule, other), ours, theirs, f"{seed}/{decisions}")
-                truths[label].append((departure_kind(r, rule, other), pts, won))
+        for label in departing:
+            other = asked[label][0]
+            pts, won = played_both_ways(r, (rule, other), ours, theirs, f"{seed}/{decisions}")
+            truths[label].append((departure_kind(r, rule, other), pts, won))
     return take
 
 
