@@ -1,7 +1,8 @@
 """托管 by search against the opponent panel (issue 34): paired deals, per variant and opponent.
 
     .venv/bin/python bench/bench_panel.py run [--model mix|sound|rule] [--exact 0] [--infer]
-        [--win POINTS] [--race] [--margin 1] [--width 6] [--rollouts 600] [--ms 0] [--start 0]
+        [--win POINTS] [--race] [--margin 1] [--width 6] [--no-partner-bomb] [--rollouts 600]
+        [--ms 0] [--start 0]
         [--deals 1000] [--variants ID ...] [--opponents NAME ...] [--out FILE] [--seed 1]
         [--kept DIR]
     .venv/bin/python bench/bench_panel.py keep FILE ... --into DIR
@@ -31,7 +32,8 @@ rolled out: core._search ``race_out``; the name gains ``+r``), ``--margin`` the 
 errors a gain must exceed to overturn the rule policy (the name gains ``+mX``; the 托管
 default: ``--race --margin 3``, ``--margin 2`` until issue 34's ninth stop), ``--width``
 the most candidates a decision rolls out (the search's ``width``, 6; the name gains
-``+wdN``); ``--rollouts``
+``+wdN``), ``--no-partner-bomb`` leaves the smallest bomb out of its candidates when the
+partner's play stands (the name gains ``+npb``); ``--rollouts``
 is deterministic, ``--ms`` a cap in wall time (the 托管 default is 600 rollouts, 100 ms).
 
 The rule policy's rounds of a deal do not depend on the search measured, so ``run`` plays
@@ -109,7 +111,8 @@ def rule_player(r: Round, rng: random.Random) -> None:
 def search_player(model: str, rollouts: int, ms: float, cpu: list[float] | None = None,
                   exact: int = 0, infer: bool = False, win: float | None = None,
                   race: bool = False, margin: float = 1.0,
-                  seats: SeatStyles | None = None, width: int = 6) -> Player:
+                  seats: SeatStyles | None = None, width: int = 6,
+                  partner_bomb: bool = True) -> Player:
     """A seat that searches each decision (the CPU of those with more than one candidate
     goes to ``cpu``, in ms); with ``seats`` (the round's actions tallied by :func:`play`),
     its rollouts draw the other seats' styles as their actions read."""
@@ -118,7 +121,7 @@ def search_player(model: str, rollouts: int, ms: float, cpu: list[float] | None 
         read = seats.weights(r.variant, model) if seats is not None else None
         ranked, stats = search(r, rollouts=rollouts, ms=ms, model=model, exact=exact,
                                infer=infer, win=win, race=race, margin=margin, read=read,
-                               width=width)
+                               width=width, partner_bomb=partner_bomb)
         if cpu is not None and stats["width"] > 1:
             cpu.append((time.thread_time() - c) * 1e3)
         act(r, *ranked[0][:3])
@@ -155,7 +158,8 @@ def model_name(args: argparse.Namespace) -> str:
             + ("+read" if args.read else "")
             + (f"+w{args.win:g}" if args.win is not None else "") + ("+r" if args.race else "")
             + (f"+m{args.margin:g}" if args.margin != 1 else "")
-            + (f"+wd{args.width}" if args.width != 6 else ""))
+            + (f"+wd{args.width}" if args.width != 6 else "")
+            + ("" if args.partner_bomb else "+npb"))
 
 
 def deal_rounds(args: argparse.Namespace, theirs: Player, vid: str, d: int,
@@ -177,7 +181,7 @@ def deal_rounds(args: argparse.Namespace, theirs: Player, vid: str, d: int,
             seats.weights(get_variant(vid), args.model)
         ours = player or search_player(args.model, args.rollouts, args.ms, cpu, args.exact,
                                        args.infer, args.win, args.race, args.margin, seats,
-                                       args.width)
+                                       args.width, args.partner_bomb)
         r = play(dealt.copy(), team, ours, theirs, random.Random(f"{args.seed}/{d}/{team}"),
                  seats)
         yield team, base, r, cpu
@@ -366,7 +370,8 @@ def departures(args: argparse.Namespace) -> None:
         sys.exit("departures: --read is not asked (the styles read need the round's actions "
                  "tallied as run tallies them)")
     base = {"model": args.model, "exact": args.exact, "infer": args.infer, "win": args.win,
-            "race": args.race, "margin": args.margin, "width": args.width, "ms": args.ms}
+            "race": args.race, "margin": args.margin, "width": args.width, "ms": args.ms,
+            "partner_bomb": args.partner_bomb}
     name, twice = (f"{model_name(args)} {n} r" for n in (args.rollouts, 2 * args.rollouts))
     less = max(args.margin - 1, 0)
     searches = {name: {**base, "rollouts": args.rollouts},
@@ -377,7 +382,8 @@ def departures(args: argparse.Namespace) -> None:
                                    "margin": SEARCH24.margin, "rollouts": SEARCH24.rollouts,
                                    "ms": args.ms}}
     measured = search_player(args.model, args.rollouts, args.ms, None, args.exact, args.infer,
-                             args.win, args.race, args.margin, None, args.width)
+                             args.win, args.race, args.margin, None, args.width,
+                             args.partner_bomb)
     for opponent in args.opponents:
         theirs = opponent_player(opponent, args.ms)
         for vid in args.variants:
@@ -660,6 +666,9 @@ def main() -> None:
     rn.add_argument("--margin", type=float, default=1.0,
                     help="standard errors a gain must exceed to overturn the rule policy "
                     "(model +mX)")
+    rn.add_argument("--no-partner-bomb", dest="partner_bomb", action="store_false",
+                    help="no bomb over the partner's standing play among the candidates "
+                    "(model +npb)")
     rn.add_argument("--rollouts", type=int, default=600)
     rn.add_argument("--ms", type=float, default=0.0)
     rn.add_argument("--deals", type=int, default=1000, help="paired deals per variant and "

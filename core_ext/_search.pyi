@@ -24,7 +24,7 @@ def search(root: RoundCore, *, rollouts: int = 0, ms: float = 0.0, seed: int | N
            win: float | None = None, cancelled: Callable[[], bool] | None = None,
            model: str = "rule", exact: int = 0, infer: bool = False,
            race: bool = False, margin: float = 1.0,
-           read: Sequence[Sequence[float]] | None = None,
+           read: Sequence[Sequence[float]] | None = None, partner_bomb: bool = True,
            ) -> tuple[list[_Ranked], dict[str, Any]]: ...
 def selfplay(variant: VariantLike, rounds: int, policy: str = "rule", seed: int = 0,
              timeout: float | None = None) -> tuple[int, int, int, float]: ...

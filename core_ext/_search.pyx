@@ -61,6 +61,7 @@ from shuangkou.core._round cimport RoundCore
 from shuangkou.core._settle cimport Tables, round_amounts, tables
 from shuangkou.core._suggest cimport (
     MAXALT,
+    R_ALT_BOMB,
     R_ALT_NEXT,
     R_ALT_PASS,
     STYLE_BLIND,
@@ -529,9 +530,23 @@ cdef int pause_due(Pause* p, object cancelled) except -1:
     return 0
 
 
+cdef int spare_partner(Choice* cands, int m) noexcept nogil:
+    """``cands`` without the smallest bomb (the rule policy's action, first, is kept): over
+    the partner's standing play. Played out with the true hands, that departure lost points
+    against every player it met, though the rollouts saw it gain (docs/decisions.md 79).
+    Returns how many are left."""
+    cdef int i, k = 1
+    for i in range(1, m):
+        if cands[i].reason != R_ALT_BOMB:
+            cands[k] = cands[i]
+            k += 1
+    return k
+
+
 def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width=6,
            int count=1, timeout=None, win=None, cancelled=None, str model="rule", int exact=0,
-           bint infer=False, bint race=False, double margin=1.0, read=None):
+           bint infer=False, bint race=False, double margin=1.0, read=None,
+           bint partner_bomb=True):
     """Search the decision of the seat to act in ``root`` (module doc). Budget: at most
     ``rollouts`` rollouts (0: no count limit) and ``ms`` milliseconds (0: no time limit);
     ``timeout`` (seconds) bounds the whole call like an RPC deadline. Returns
@@ -550,9 +565,11 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
     (:func:`race_out`; the search ends when only the rule policy's action is left);
     ``margin``: the standard errors a gain must exceed to overturn the rule policy's action;
     ``read``: per seat, weights of the styles (:func:`read_weights`) its rollouts draw each
-    other seat's style from, in place of ``model``'s row. ``cancelled``: a callable asked
-    between deals (every two switch intervals at most: :func:`pause_due`); true ends the
-    search there as its budget would (the caller went away: an RPC's client)."""
+    other seat's style from, in place of ``model``'s row; ``partner_bomb``: false drops the
+    smallest bomb from the candidates when the partner's play stands (:func:`spare_partner`).
+    ``cancelled``: a callable asked between deals (every two switch intervals at most:
+    :func:`pause_due`); true ends the search there as its budget would (the caller went
+    away: an RPC's client)."""
     cdef Policy P
     cdef Seen S
     cdef Choice cands[MAXALT]
@@ -607,6 +624,8 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
             m = alternatives(&P, &S, &cands[0], cands, width, 1)
         if m < 0:
             m = 1                 # no time left to rank alternatives: the policy's action
+        if not partner_bomb and S.has_st and S.st_seat == partner_of(seat):
+            m = spare_partner(cands, m)
         memset(tally, 0, sizeof(tally))
         for k in range(m):
             live[k] = 1

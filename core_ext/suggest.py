@@ -103,7 +103,8 @@ class Budget:
     rolled out, its rollouts going to the others, and the search ends once only the rule
     policy's action is left (docs/decisions.md 72); ``margin``: the standard errors a
     candidate's gain must exceed to overturn the rule policy's action (docs/decisions.md
-    73, 76)."""
+    73, 76); ``partner_bomb``: false leaves the smallest bomb out of the candidates when the
+    partner's play stands (docs/decisions.md 79)."""
 
     rollouts: int = 0
     ms: float = 0.0
@@ -111,6 +112,7 @@ class Budget:
     exact: int = 0
     race: bool = True
     margin: float = 3.0
+    partner_bomb: bool = True
 
     def __post_init__(self) -> None:
         if type(self.rollouts) is not int or not 0 <= self.rollouts <= MAX_ROLLOUTS:
@@ -126,6 +128,9 @@ class Budget:
                                  f"{self.model!r}", "model")
         if type(self.race) is not bool:
             raise ShuangkouError(f"race must be true or false; got {self.race!r}", "race")
+        if type(self.partner_bomb) is not bool:
+            raise ShuangkouError(f"partner_bomb must be true or false; got "
+                                 f"{self.partner_bomb!r}", "partner_bomb")
         if (not isinstance(self.margin, (int, float)) or isinstance(self.margin, bool)
                 or not 0 <= self.margin <= MAX_MARGIN):
             raise ShuangkouError(f"margin must be 0–{MAX_MARGIN} standard errors; got "
@@ -350,7 +355,7 @@ def suggestions(round: Any, count: int = 1, *, seed: int | None = None,
                                    width=max(width, count) if count > 1 else width,
                                    count=count, timeout=timeout, cancelled=cancelled,
                                    model=budget.model, exact=budget.exact, race=budget.race,
-                                   margin=budget.margin)
+                                   margin=budget.margin, partner_bomb=budget.partner_bomb)
     actions = []
     for i, row in enumerate(ranked):
         gain, wins, deals = row[5], row[6], row[8]

@@ -540,6 +540,44 @@ def test_the_margin_is_how_sure_a_search_must_be_to_overturn_the_rule_policy() -
         assert caught.value.field == "margin"
 
 
+@pytest.mark.parametrize("variant", ["bianfeng", "qianbian"])
+def test_no_partner_bomb_leaves_the_bomb_over_the_partner_out(variant: str) -> None:
+    """``partner_bomb=False``: where the partner's play stands, the candidates are the
+    others without the smallest bomb (the rule policy's action is kept whatever it is);
+    anywhere else the search is exactly the search with it. Every bomb a search ranks
+    besides the rule policy's action is that one candidate (the others are the plays of
+    each ordinary type, the highest beat and the pass)."""
+    v = core.get_variant(variant)
+    left_out = others = 0
+    for attempt in range(8):
+        r = Round.deal(v, deal(v, random.Random(f"partner-bomb/{variant}/{attempt}")), 0,
+                       partner=2)
+        history: list[Any] = []
+        while not r.is_over:
+            kw: dict[str, Any] = {"rollouts": 40, "seed": 6, "model": "mix", "count": 6}
+            spared, sstats = search(r, partner_bomb=False, **kw)
+            full, fstats = search(r, **kw)
+            if r.standing is not None and r.standing.seat == (r.turn + 2) % 4:
+                rule = suggest(r)
+                bombs = [row for row in full if row[1] is not None and row[1].is_bomb
+                         and row[0] != tuple(rule.cards)]
+                assert len(bombs) <= 1
+                assert {row[0] for row in spared} == {row[0] for row in full} - {
+                    row[0] for row in bombs}
+                assert sstats["width"] == fstats["width"] - len(bombs)
+                left_out += len(bombs)
+            else:
+                assert (spared, sstats["rollouts"]) == (full, fstats["rollouts"])
+                others += fstats["width"] > 1
+            policy_step(r, history)
+        if left_out >= 3:
+            break
+    assert left_out and others
+    with pytest.raises(ShuangkouError) as caught:
+        Budget(partner_bomb=0)  # type: ignore[arg-type]
+    assert caught.value.field == "partner_bomb"
+
+
 @pytest.mark.parametrize("variant", ["baibian", "qianbian"])
 def test_inference_from_passes_is_information_fair(variant: str) -> None:
     """With ``infer`` the deals are redrawn until the seats that passed on the standing play
