@@ -466,7 +466,8 @@ _TABLES = {"### Every line grown": (49, _M2), "### A thousand deals per line": (
            "### The panel at a margin of three": (35, _M3), "### Three knobs more": (15, _M3),
            "### Three ideas more": (18, _M3), "### Random play at a thousand deals": (7, _M3),
            "### The head to head at a thousand deals": (7, _M3),
-           "### Eight ideas more": (7, _M3, 1200)}
+           "### Eight ideas more": (7, _M3, 1200),
+           "### The partner-bomb filter landed": (7, f"{_M3}+npb", 1200)}
 
 
 @pytest.mark.parametrize("title", sorted(_TABLES))
@@ -533,6 +534,24 @@ def test_the_documented_margin_pairing_is_what_the_kept_deals_give() -> None:
                  "search24: 54.0% of 2760 rounds [52.2%, 55.9%]; the search team's points per "
                  "round +1.34 [+0.96, +1.73] (1380 deals)"):
         assert line in got, got
+
+def test_the_documented_partner_bomb_pairings_are_what_the_kept_deals_give() -> None:
+    """docs/BENCHMARKS.md's head to head at 1,200 rollouts without the bomb over the
+    partner's standing play (the eighteenth stop), against the default on the same 1,000
+    deals a variant and against 1,200 with that bomb on the 476 measured so: what
+    ``report --pair`` prints for the kept deals."""
+    section = _section("### The partner-bomb filter landed")
+    files = [str(path) for path in sorted(KEPT.glob("search24-*.jsonl.gz"))]
+    for below, other, points, rounds in (
+            ("1000", f"{_M3}:600", "7000 deals   +0.77 [+0.55, +0.99]",
+             "rounds won 55.6% against 53.0%: +2.6 pp [+1.8, +3.5]"),
+            ("476", f"{_M3}:1200", "3332 deals   +0.24 [+0.13, +0.36]",
+             "rounds won 55.8% against 55.0%: +0.8 pp [+0.4, +1.3]")):
+        got = _report("--below", below, "--pair", f"{_M3}+npb:1200", other, *files)
+        assert re.search(rf"search24\s+pooled\s+{re.escape(points)}\n", got), got
+        assert rounds in got, got
+        assert points.split("deals", 1)[1].strip() in section, points     # as documented
+
 
 def _check_pairing_matrix(section: str, deals: int, got: str) -> None:
     """Every cell of the section's opponent × variant table of paired differences is the
