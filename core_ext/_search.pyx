@@ -533,8 +533,8 @@ cdef int pause_due(Pause* p, object cancelled) except -1:
 cdef int spare_partner(Choice* cands, int m) noexcept nogil:
     """``cands`` without the smallest bomb (the rule policy's action, first, is kept): over
     the partner's standing play. Played out with the true hands, that departure lost points
-    against every player it met, though the rollouts saw it gain (docs/decisions.md 79).
-    Returns how many are left."""
+    against both players it was measured against, though the rollouts saw it gain
+    (docs/decisions.md 79). Returns how many are left."""
     cdef int i, k = 1
     for i in range(1, m):
         if cands[i].reason != R_ALT_BOMB:
