@@ -467,7 +467,7 @@ _TABLES = {"### Every line grown": (49, _M2), "### A thousand deals per line": (
            "### Three ideas more": (18, _M3), "### Random play at a thousand deals": (7, _M3),
            "### The head to head at a thousand deals": (7, _M3),
            "### Eight ideas more": (7, _M3, 1200),
-           "### The partner-bomb filter landed": (7, f"{_M3}+npb", 1200)}
+           "### The partner-bomb filter landed": (11, f"{_M3}+npb", 1200)}
 
 
 @pytest.mark.parametrize("title", sorted(_TABLES))
