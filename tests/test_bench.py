@@ -467,7 +467,8 @@ _TABLES = {"### Every line grown": (49, _M2), "### A thousand deals per line": (
            "### Three ideas more": (18, _M3), "### Random play at a thousand deals": (7, _M3),
            "### The head to head at a thousand deals": (7, _M3),
            "### Eight ideas more": (7, _M3, 1200),
-           "### The partner-bomb filter landed": (11, f"{_M3}+npb", 1200)}
+           "### The partner-bomb filter landed": (11, f"{_M3}+npb", 1200),
+           "### The panel at 1,200 rollouts with the filter": (12, f"{_M3}+npb", 1200)}
 
 
 @pytest.mark.parametrize("title", sorted(_TABLES))
@@ -551,6 +552,25 @@ def test_the_documented_partner_bomb_pairings_are_what_the_kept_deals_give() -> 
         assert re.search(rf"search24\s+pooled\s+{re.escape(points)}\n", got), got
         assert rounds in got, got
         assert points.split("deals", 1)[1].strip() in section, points     # as documented
+
+
+def test_the_documented_panel_pairing_at_1200_with_the_filter_is_what_the_kept_deals_give(
+        ) -> None:
+    """docs/BENCHMARKS.md's eleven panel lines measured at 1,200 rollouts with the filter
+    (the nineteenth stop) against the default on the same deals: what ``report --pair``
+    prints for the kept deals, pooled and for the two lines the section names."""
+    section = _section("### The panel at 1,200 rollouts with the filter")
+    lines = ("bomber-huopin", "bomber-fengkuang", "bomber-bianfeng_lishui", "bomber-qianbian",
+             "bomber-fengkuang_crazy", "hoarder-baibian", "hoarder-bianfeng",
+             "team-bianfeng_lishui", "cautious-baibian", "cautious-bianfeng", "team-huopin")
+    got = _report("--below", "1000", "--pair", f"{_M3}+npb:1200", f"{_M3}:600",
+                  *(str(KEPT / f"{line}.jsonl.gz") for line in lines))
+    for points in ("pooled           10279 deals   -0.18 [-0.32, -0.03]",
+                   "qianbian          1000 deals   -1.10 [-1.71, -0.49]",
+                   "fengkuang_crazy   1000 deals   +0.76 [+0.31, +1.20]"):
+        assert points in got, got
+        assert points.split("deals", 1)[1].strip() in section, points     # as documented
+    assert "rounds won 94.8% against 94.4%" in got, got
 
 
 def _check_pairing_matrix(section: str, deals: int, got: str) -> None:
