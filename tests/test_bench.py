@@ -460,7 +460,7 @@ def test_the_rule_policys_rounds_of_a_kept_deal_are_the_same_whichever_search_wa
 #: docs/BENCHMARKS.md's tables of the 托管 default over the kept deals: the section each
 #: opens, its number of lines, every one of which the folder reproduces, and the search
 #: (with its rollouts when not the default's 600).
-_TABLES = {"### Every line grown": (49, _M2), "### A thousand deals per line": (9, _M2),
+_TABLES: dict[str, tuple[int, str] | tuple[int, str, int]] = {"### Every line grown": (49, _M2), "### A thousand deals per line": (9, _M2),
            "### Three more opponents at a thousand deals": (19, _M2),
            "### The panel complete": (7, _M2), "### A margin of three": (4, _M3),
            "### The panel at a margin of three": (35, _M3), "### Three knobs more": (15, _M3),
@@ -468,7 +468,8 @@ _TABLES = {"### Every line grown": (49, _M2), "### A thousand deals per line": (
            "### The head to head at a thousand deals": (7, _M3),
            "### Eight ideas more": (7, _M3, 1200),
            "### The partner-bomb filter landed": (11, f"{_M3}+npb", 1200),
-           "### The panel at 1,200 rollouts with the filter": (12, f"{_M3}+npb", 1200)}
+           "### The panel at 1,200 rollouts with the filter": (12, f"{_M3}+npb", 1200),
+           "### Twelve lines more at 1,200 rollouts with the filter": (12, f"{_M3}+npb", 1200)}
 
 
 @pytest.mark.parametrize("title", sorted(_TABLES))
@@ -578,6 +579,37 @@ def test_the_documented_panel_pairing_at_1200_with_the_filter_is_what_the_kept_d
         assert points in got, got
         assert points.split("deals", 1)[1].strip() in section, points     # as documented
     assert "rounds won 95.0% against 94.7%" in got, got
+
+
+def test_the_documented_pairing_of_twelve_lines_more_at_1200_is_what_the_kept_deals_give(
+        ) -> None:
+    """docs/BENCHMARKS.md's twelve panel lines of the twentieth stop at 1,200 rollouts with
+    the filter: against the default on the same deals (pooled and the lines the section
+    names), and the 25 lines measured that way, pooled, as ``report`` prints them."""
+    section = _section("### Twelve lines more at 1,200 rollouts with the filter")
+    lines = ("cautious-fengkuang", "cautious-bianfeng", "cautious-huopin", "hoarder-fengkuang",
+             "team-huopin", *(f"blind-{variant}" for variant in (
+                 "baibian", "fengkuang", "fengkuang_crazy", "bianfeng", "bianfeng_lishui",
+                 "qianbian", "huopin")))
+    got = _report("--below", "1000", "--pair", f"{_M3}+npb:1200", f"{_M3}:600",
+                  *(str(KEPT / f"{line}.jsonl.gz") for line in lines))
+    for points in ("pooled           12000 deals   +0.01 [-0.14, +0.16]",
+                   "fengkuang         1000 deals   -0.40 [-1.00, +0.20]",
+                   "fengkuang_crazy   1000 deals   +0.86 [+0.31, +1.42]",
+                   "fengkuang         1000 deals   +0.66 [+0.11, +1.21]"):
+        assert points in got, got
+        assert points.split("deals", 1)[1].strip() in section, points     # as documented
+    assert "rounds won 94.2% against 93.8%" in got, got
+    assert "12000 deals, +7.22 [+7.00, +7.43] points" in got, got
+    measured = [str(KEPT / f"{line}.jsonl.gz") for line in (
+        *lines, "team-bianfeng", "team-baibian", "bomber-bianfeng", "bomber-baibian",
+        "bomber-huopin", "bomber-fengkuang", "bomber-bianfeng_lishui", "bomber-qianbian",
+        "bomber-fengkuang_crazy", "hoarder-baibian", "hoarder-bianfeng",
+        "team-bianfeng_lishui", "cautious-baibian")]
+    got = _report("--below", "1000", *measured)
+    assert ("25000 deals, +5.95 [+5.81, +6.08] points per round over the rule policy; 25 of "
+            "25 lines meet the target") in got, got
+    assert "+5.95 [+5.81, +6.08] points per round pooled (25,000 deals)" in section
 
 
 def _check_pairing_matrix(section: str, deals: int, got: str) -> None:
