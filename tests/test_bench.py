@@ -460,7 +460,8 @@ def test_the_rule_policys_rounds_of_a_kept_deal_are_the_same_whichever_search_wa
 #: docs/BENCHMARKS.md's tables of the 托管 default over the kept deals: the section each
 #: opens, its number of lines, every one of which the folder reproduces, and the search
 #: (with its rollouts when not the default's 600).
-_TABLES: dict[str, tuple[int, str] | tuple[int, str, int]] = {"### Every line grown": (49, _M2), "### A thousand deals per line": (9, _M2),
+_TABLES: dict[str, tuple[int, str] | tuple[int, str, int]] = {
+           "### Every line grown": (49, _M2), "### A thousand deals per line": (9, _M2),
            "### Three more opponents at a thousand deals": (19, _M2),
            "### The panel complete": (7, _M2), "### A margin of three": (4, _M3),
            "### The panel at a margin of three": (35, _M3), "### Three knobs more": (15, _M3),
@@ -567,8 +568,9 @@ def test_the_documented_panel_pairing_at_1200_with_the_filter_is_what_the_kept_d
              "bomber-fengkuang_crazy", "hoarder-baibian", "hoarder-bianfeng",
              "team-bianfeng_lishui", "cautious-baibian")
     got = _report("--below", "1000", *pair, *(str(KEPT / f"{line}.jsonl.gz") for line in lines))
-    stopped = {"cautious-bianfeng": ("495", "bianfeng           495 deals   -0.62 [-1.27, +0.03]"),
-               "team-huopin": ("784", "huopin             784 deals   +0.22 [-0.50, +0.93]")}
+    stopped = {
+        "cautious-bianfeng": ("495", "bianfeng           495 deals   -0.62 [-1.27, +0.03]"),
+        "team-huopin": ("784", "huopin             784 deals   +0.22 [-0.50, +0.93]")}
     for line, (below, points) in stopped.items():
         got += _report("--below", below, *pair, str(KEPT / f"{line}.jsonl.gz"))
         assert points in got, got
