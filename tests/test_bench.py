@@ -556,6 +556,13 @@ def test_the_documented_partner_bomb_pairings_are_what_the_kept_deals_give() -> 
         assert points.split("deals", 1)[1].strip() in section, points     # as documented
 
 
+def _assert_reported_as_documented(points: str, got: str, section: str) -> None:
+    """``report`` printed the paired line ``points`` (a line's name, its deals, the mean
+    and interval), and ``section`` states its mean and interval."""
+    assert points in got, got
+    assert points.split("deals", 1)[1].strip() in section, points
+
+
 def test_the_documented_panel_pairing_at_1200_with_the_filter_is_what_the_kept_deals_give(
         ) -> None:
     """docs/BENCHMARKS.md's eleven panel lines measured at 1,200 rollouts with the filter
@@ -573,13 +580,11 @@ def test_the_documented_panel_pairing_at_1200_with_the_filter_is_what_the_kept_d
         "team-huopin": ("784", "huopin             784 deals   +0.22 [-0.50, +0.93]")}
     for line, (below, points) in stopped.items():
         got += _report("--below", below, *pair, str(KEPT / f"{line}.jsonl.gz"))
-        assert points in got, got
-        assert points.split("deals", 1)[1].strip() in section, points     # as documented
+        _assert_reported_as_documented(points, got, section)
     for points in ("pooled            9000 deals   -0.19 [-0.33, -0.04]",
                    "qianbian          1000 deals   -1.10 [-1.71, -0.49]",
                    "fengkuang_crazy   1000 deals   +0.76 [+0.31, +1.20]"):
-        assert points in got, got
-        assert points.split("deals", 1)[1].strip() in section, points     # as documented
+        _assert_reported_as_documented(points, got, section)
     assert "rounds won 95.0% against 94.7%" in got, got
 
 
@@ -599,8 +604,7 @@ def test_the_documented_pairing_of_twelve_lines_more_at_1200_is_what_the_kept_de
                    "fengkuang         1000 deals   -0.40 [-1.00, +0.20]",
                    "fengkuang_crazy   1000 deals   +0.86 [+0.31, +1.42]",
                    "fengkuang         1000 deals   +0.66 [+0.11, +1.21]"):
-        assert points in got, got
-        assert points.split("deals", 1)[1].strip() in section, points     # as documented
+        _assert_reported_as_documented(points, got, section)
     assert "rounds won 94.2% against 93.8%" in got, got
     assert "12000 deals, +7.22 [+7.00, +7.43] points" in got, got
     measured = [str(KEPT / f"{line}.jsonl.gz") for line in (
