@@ -11,6 +11,7 @@ import random
 import socket
 import time
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 from google.protobuf import json_format
@@ -69,6 +70,26 @@ def test_within_deadline_budget() -> None:
     assert within_deadline(Budget(ms=10_000), 9.0).ms == pytest.approx(8_500)
     assert within_deadline(Budget(ms=3_000), 0.3).ms == pytest.approx(240)
     assert 0 < within_deadline(Budget(ms=3_000), 0.04).ms < 0.01
+    # only the time is cut: how the search plays is the budget's own
+    played = Budget(rollouts=5, ms=10_000, model="rule", race=False, margin=1.0,
+                    partner_bomb=False)
+    assert within_deadline(played, 2.0) == replace(played, ms=1_600)
+
+
+def test_a_requested_budget_is_the_tuoguan_search_at_its_rollouts_and_time() -> None:
+    """A request's rollouts and time change the budget, not how the search plays: it is
+    托管's search (its model, racing, margin and candidates) at the request's budget."""
+    from shuangkou.core.suggest import TUOGUAN, Budget
+    from shuangkou.service.api.rounds import MAX_SEARCH_MS, _budget
+
+    def asked(**search: int) -> Budget:
+        return _budget(rounds_pb2.SuggestActionRequest(
+            search=rounds_pb2.SearchBudget(**search)))
+
+    assert asked() == TUOGUAN
+    assert asked(rollouts=50) == replace(TUOGUAN, rollouts=50, ms=float(MAX_SEARCH_MS))
+    assert asked(max_ms=30) == replace(TUOGUAN, rollouts=0, ms=30.0)
+    assert _budget(rounds_pb2.SuggestActionRequest()) == Budget()   # no search: the policy
 
 
 

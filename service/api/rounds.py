@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 import grpc
@@ -301,8 +302,8 @@ def within_deadline(budget: Budget, left: float | None) -> Budget:
     if budget.ms and budget.ms <= ms:
         return budget
     # 0 would mean "no time limit": a call with no time to spare still gets the policy's
-    # action, ranked by nothing
-    return Budget(rollouts=budget.rollouts, ms=max(ms, 1e-3))
+    # action, ranked by nothing; only the time changes, never how the search plays
+    return replace(budget, ms=max(ms, 1e-3))
 
 
 def work_time(left: float) -> float:
@@ -315,7 +316,8 @@ def work_time(left: float) -> float:
 
 def _budget(request: rounds_pb2.SuggestActionRequest) -> Budget:
     """The search budget a request asks for: none without `search`, the 托管 default for
-    an empty one; a rollout budget alone is capped at MAX_SEARCH_MS."""
+    an empty one; otherwise 托管's search with the request's rollouts and time, a rollout
+    budget alone capped at MAX_SEARCH_MS."""
     if not request.HasField("search"):
         return Budget()
     b = request.search
@@ -327,7 +329,7 @@ def _budget(request: rounds_pb2.SuggestActionRequest) -> Budget:
                        f"{b.rollouts:,}", "search.rollouts")
     if not b.rollouts and not b.max_ms:
         return TUOGUAN
-    return Budget(rollouts=b.rollouts, ms=float(b.max_ms or MAX_SEARCH_MS))
+    return replace(TUOGUAN, rollouts=b.rollouts, ms=float(b.max_ms or MAX_SEARCH_MS))
 
 
 def _fill_suggested(action: rounds_pb2.RoundAction, reading: readings_pb2.Reading,
