@@ -470,7 +470,8 @@ _TABLES: dict[str, tuple[int, str] | tuple[int, str, int]] = {
            "### Eight ideas more": (7, _M3, 1200),
            "### The partner-bomb filter landed": (11, f"{_M3}+npb", 1200),
            "### The panel at 1,200 rollouts with the filter": (12, f"{_M3}+npb", 1200),
-           "### Twelve lines more at 1,200 rollouts with the filter": (12, f"{_M3}+npb", 1200)}
+           "### Twelve lines more at 1,200 rollouts with the filter": (12, f"{_M3}+npb", 1200),
+           "### The last ten lines at 1,200 rollouts with the filter": (10, f"{_M3}+npb", 1200)}
 
 
 @pytest.mark.parametrize("title", sorted(_TABLES))
@@ -617,6 +618,35 @@ def test_the_documented_pairing_of_twelve_lines_more_at_1200_is_what_the_kept_de
             "25 lines meet the target") in got, got
     assert "+5.95 [+5.81, +6.08] points per round pooled (25,000 deals)" in section
 
+
+
+def test_the_documented_last_ten_lines_at_1200_are_what_the_kept_deals_give() -> None:
+    """docs/BENCHMARKS.md's last ten panel lines at 1,200 rollouts with the filter (the
+    twenty-first stop): the whole panel measured that way, pooled, and against the default
+    on the same deals (the ten lines pooled and the lines the section names, the whole
+    panel pooled and per line), as ``report`` prints them."""
+    section = _section("### The last ten lines at 1,200 rollouts with the filter")
+    lines = [str(KEPT / f"{line}.jsonl.gz") for line in (
+        "cautious-bianfeng_lishui", "cautious-qianbian", "cautious-fengkuang_crazy",
+        "hoarder-bianfeng_lishui", "hoarder-huopin", "hoarder-qianbian",
+        "hoarder-fengkuang_crazy", "team-fengkuang", "team-qianbian", "team-fengkuang_crazy")]
+    pair = ("--pair", f"{_M3}+npb:1200", f"{_M3}:600")
+    got = _report("--below", "1000", *pair, *lines)
+    for points in ("pooled           10000 deals   +0.27 [+0.01, +0.53]",
+                   "fengkuang         1000 deals   -0.77 [-1.32, -0.22]",
+                   "fengkuang_crazy   1000 deals   +1.90 [+0.94, +2.86]"):
+        _assert_reported_as_documented(points, got, section)
+    assert "rounds won 94.6% against 93.9%" in got, got
+    assert "10000 deals, +10.41 [+10.01, +10.81] points" in got, got
+    got = _report("--below", "1000", *_PANEL_FILES)
+    assert ("35000 deals, +7.22 [+7.07, +7.37] points per round over the rule policy; 35 of "
+            "35 lines meet the target") in got, got
+    assert "+7.22 [+7.07,\n  +7.37] points per round over the rule policy pooled" in section
+    got = _report("--below", "1000", *pair, *_PANEL_FILES)
+    _check_pairing_matrix(section, 1000, got)
+    _assert_reported_as_documented("pooled           35000 deals   +0.00 [-0.10, +0.11]", got,
+                                   section)
+    assert "rounds won 94.6% against 94.1%: +0.4 pp [+0.2, +0.6]" in got, got
 
 def _check_pairing_matrix(section: str, deals: int, got: str) -> None:
     """Every cell of the section's opponent × variant table of paired differences is the
