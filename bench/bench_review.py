@@ -157,7 +157,10 @@ def search_speed(rounds: int, repeat: int) -> None:
 
 Player = Callable[[Round, random.Random], None]
 VALIDITY_POLICIES = ["random", *PANEL, "rule", "search"]
-TUOGUAN_ROLLOUTS = 600   # the 托管 budget's rollouts (TUOGUAN), without its 100 ms cap
+#: the search player's rollouts (the mixture, no time cap): 托管's budget when the review's
+#: validity was measured (docs/BENCHMARKS.md "复盘: is the review right"), kept so that those
+#: figures stay reproducible; 托管's own budget is core.suggest.TUOGUAN
+SEARCH_ROLLOUTS = 600
 
 
 def player(name: str) -> Player:
@@ -166,7 +169,7 @@ def player(name: str) -> Player:
     if name == "rule":
         return rule_player
     if name == "search":
-        return search_player("mix", TUOGUAN_ROLLOUTS, 0.0)
+        return search_player("mix", SEARCH_ROLLOUTS, 0.0)
     return PANEL[name]
 
 

@@ -21,8 +21,8 @@ and the default seed, as SuggestAction does.
 
 ``latency`` times the search under a time budget, as a 托管 call spends it: states of
 rule-policy self-play (actions 0, 20, 40 … of fresh deals, every variant), each searched with
-``Budget(ms=X)`` for each X, and with the 托管 default (``TUOGUAN``, 600 rollouts capped at
-100 ms) at each rollout count of ``--rollouts`` (600: the default itself). Printed per
+``Budget(ms=X)`` for each X, and with the 托管 default (``TUOGUAN``, 1,200 rollouts capped at
+100 ms) at each rollout count of ``--rollouts`` (default: the default's own). Printed per
 budget: wall time p50 / p99 / max, p99 over the budget (target <= 1.1), and the rollouts a
 decision got (median).
 
@@ -191,7 +191,7 @@ def states(per_variant: int) -> list[Round]:
     return out
 
 
-def latency(per_variant: int, budgets: list[float], counts: list[int]) -> None:
+def latency(per_variant: int, budgets: list[float], counts: list[int] | None) -> None:
     from dataclasses import replace
 
     from shuangkou.core.suggest import TUOGUAN, Budget, suggestions
@@ -201,7 +201,7 @@ def latency(per_variant: int, budgets: list[float], counts: list[int]) -> None:
           f"{'rollouts p50':>13}")
     plans = [(f"{ms:g} ms", Budget(ms=ms), ms) for ms in budgets]
     plans += [(f"{n} r, {TUOGUAN.ms:g} ms" + (" (托管)" if n == TUOGUAN.rollouts else ""),
-               replace(TUOGUAN, rollouts=n), TUOGUAN.ms) for n in counts]
+               replace(TUOGUAN, rollouts=n), TUOGUAN.ms) for n in counts or [TUOGUAN.rollouts]]
     for name, budget, cap in plans:
         times, rollouts = [], []
         for r in positions:
@@ -277,8 +277,9 @@ def main() -> None:
     lt = sub.add_parser("latency")
     lt.add_argument("--states", type=int, default=40, help="positions per variant")
     lt.add_argument("--budgets", nargs="*", type=float, default=[10.0, 30.0, 100.0])
-    lt.add_argument("--rollouts", nargs="*", type=int, default=[600],
-                    help="the 托管 budget at these rollout counts (its 100 ms cap kept)")
+    lt.add_argument("--rollouts", nargs="*", type=int,
+                    help="the 托管 budget at these rollout counts (its 100 ms cap kept; "
+                         "default: its own)")
     rp = sub.add_parser("report")
     rp.add_argument("files", nargs="+", type=Path)
     args = ap.parse_args()

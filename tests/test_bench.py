@@ -421,7 +421,10 @@ def _reported(model: str, rollouts: int = 600) -> re.Pattern[str]:
 
 #: 托管's default to issue 34's ninth stop (a margin of two), and since (three)
 _M2, _M3 = "mix+r+m2", "mix+r+m3"
-_REPORTED = _reported(_M3)
+#: 托管's default since issue 34's twenty-second stop (docs/decisions.md 79): the search and
+#: its rollouts, twice 600 without the bomb over the partner's standing play
+_DEFAULT = (f"{_M3}+npb", 1200)
+_REPORTED = _reported(*_DEFAULT)
 _DOCUMENTED = re.compile(rf"^\| `(\w+)` \| (\w+) \| ([\d,]+) \| ({_NUM}%) \(({_NUM}%)–({_NUM}%)\) "
                          rf"\| ({_NUM}%) \| ({_NUM}) \[({_NUM}), ({_NUM})\] \| ({_NUM}) \|", re.M)
 
@@ -468,10 +471,11 @@ _TABLES: dict[str, tuple[int, str] | tuple[int, str, int]] = {
            "### Three ideas more": (18, _M3), "### Random play at a thousand deals": (7, _M3),
            "### The head to head at a thousand deals": (7, _M3),
            "### Eight ideas more": (7, _M3, 1200),
-           "### The partner-bomb filter landed": (11, f"{_M3}+npb", 1200),
-           "### The panel at 1,200 rollouts with the filter": (12, f"{_M3}+npb", 1200),
-           "### Twelve lines more at 1,200 rollouts with the filter": (12, f"{_M3}+npb", 1200),
-           "### The last ten lines at 1,200 rollouts with the filter": (10, f"{_M3}+npb", 1200)}
+           "### The partner-bomb filter landed": (11, *_DEFAULT),
+           "### The panel at 1,200 rollouts with the filter": (12, *_DEFAULT),
+           "### Twelve lines more at 1,200 rollouts with the filter": (12, *_DEFAULT),
+           "### The last ten lines at 1,200 rollouts with the filter": (10, *_DEFAULT),
+           "### Random play at 1,200 rollouts with the filter": (7, *_DEFAULT)}
 
 
 @pytest.mark.parametrize("title", sorted(_TABLES))
@@ -648,20 +652,48 @@ def test_the_documented_last_ten_lines_at_1200_are_what_the_kept_deals_give() ->
                                    section)
     assert "rounds won 94.6% against 94.1%: +0.4 pp [+0.2, +0.6]" in got, got
 
-def _check_pairing_matrix(section: str, deals: int, got: str) -> None:
+def test_the_documented_random_play_at_1200_with_the_filter_is_what_the_kept_deals_give(
+        ) -> None:
+    """docs/BENCHMARKS.md's twenty-second stop of issue 34, where 托管's default became
+    1,200 rollouts with the filter: random play pooled over the seven variants at 1,000
+    deals, against the default before it on the same deals (pooled and per variant), and
+    the targets table's head to head and panel, as ``report`` prints them."""
+    section = _section("### Random play at 1,200 rollouts with the filter")
+    prose = " ".join(section.split())
+    files = sorted(map(str, KEPT.glob("random-*.jsonl.gz")))
+    got = _report("--below", "1000", *files).split("{} {} r:".format(*_DEFAULT), 1)[1]
+    assert got.startswith("\n  random: 99.8% of 14000 rounds [99.7%, 99.9%]"), got
+    assert "99.8 % of the 14,000 rounds [99.7, 99.9]" in prose
+    got = _report("--below", "1000", "--pair", f"{_M3}+npb:1200", f"{_M3}:600", *files)
+    _check_pairing_matrix(section, 1000, got, cells=7)
+    _assert_reported_as_documented("pooled            7000 deals   -0.42 [-0.61, -0.23]", got,
+                                   prose)
+    assert "rounds won 99.8% against 99.7%: +0.1 pp [+0.0, +0.2]" in got, got
+    got = _report("--below", "1000", *map(str, sorted(KEPT.glob("search24-*.jsonl.gz"))))
+    assert ("search24: 55.6% of 14000 rounds [54.8%, 56.5%]; the search team's points per "
+            "round +2.09 [+1.88, +2.30] (7000 deals)") in got, got
+    assert ("55.6 % of 14,000 rounds [54.8, 56.5]; the search team's points per round +2.09 "
+            "[+1.88, +2.30]") in prose
+    got = _report("--below", "1000", *_PANEL_FILES)
+    assert ("35000 deals, +7.22 [+7.07, +7.37] points per round over the rule policy; 35 of "
+            "35 lines meet the target") in got, got
+    assert "35 of 35 lines; pooled +7.22 [+7.07, +7.37] (35,000 deals)" in prose
+
+
+def _check_pairing_matrix(section: str, deals: int, got: str, cells: int = 35) -> None:
     """Every cell of the section's opponent × variant table of paired differences is the
-    line ``report --pair`` printed (``got``) for that panel line on its first ``deals``."""
+    line ``report --pair`` printed (``got``) for that line on its first ``deals``; the
+    table has ``cells`` (the whole panel's by default)."""
     matrix = section.split("| opponent | baibian |", 1)[1].split("\n\n", 1)[0]
     header, _, *rows = ("| opponent | baibian |" + matrix).splitlines()
     variants = header.strip(" |").split(" | ")[1:]
-    cells = 0
     for row in rows:
         opponent, *documented = row.strip(" |").split(" | ")
         for variant, cell in zip(variants, documented, strict=True):
             line = rf"{opponent.strip('`')}\s+{variant}\s+{deals} deals\s+{re.escape(cell)}\n"
             assert re.search(line, got), cell
-            cells += 1
-    assert cells == 35
+            cells -= 1
+    assert cells == 0
 
 
 _PANEL_FILES = [str(path) for path in sorted(KEPT.glob("*.jsonl.gz"))
@@ -934,7 +966,7 @@ def test_the_strength_table_in_rounds_is_what_the_kept_deals_give(tmp_path: Path
                 for line in kept:
                     deal = json.loads(line)
                     # the table's search only (托管's default): a file keeps others' beside it
-                    default = (deal["model"], deal["rollouts"]) == (_M3, 600)
+                    default = (deal["model"], deal["rollouts"]) == _DEFAULT
                     if default and deal["deal"] < deals:
                         out.write(line)
     files = sorted(map(str, KEPT.glob("*.jsonl.gz")))

@@ -283,7 +283,7 @@ def test_suggest_ranks_hints_for_a_hint_button(stub: Any) -> None:
 
 def test_suggest_by_search_reports_its_budget_and_is_deterministic(stub: Any) -> None:
     """search: a rollout budget alone gives the same ranking on every call; the report says
-    what was spent; an empty budget is the 托管 default (600 rollouts at most)."""
+    what was spent; an empty budget is the 托管 default (1,200 rollouts at most)."""
     state = stub.StartRound(full_deal("huopin", 4), timeout=TIMEOUT).state.data
     request = rounds_pb2.SuggestActionRequest(
         rule_set=rule_set("huopin"), state=state, seed=3, count=4,
@@ -300,7 +300,7 @@ def test_suggest_by_search_reports_its_budget_and_is_deterministic(stub: Any) ->
     default = stub.SuggestAction(rounds_pb2.SuggestActionRequest(
         rule_set=rule_set("huopin"), state=state, search=rounds_pb2.SearchBudget()),
         timeout=TIMEOUT)
-    assert 0 < default.search.rollouts <= 600
+    assert 0 < default.search.rollouts <= 1200
     assert apply(stub, "huopin", state, default.action).record.seat == default.action.seat
 
 

@@ -309,7 +309,11 @@ def test_the_search_models_the_other_seats_by_a_mixture_of_styles_by_default() -
     # 托管 races its candidates and overturns the rule policy on three standard errors;
     # issue 24's search did neither (docs/decisions.md 72, 73, 76)
     assert (TUOGUAN.race, TUOGUAN.margin, SEARCH24.race, SEARCH24.margin) == (True, 3, False, 1)
-    assert (SEARCH24.rollouts, SEARCH24.ms) == (TUOGUAN.rollouts, TUOGUAN.ms)
+    # 托管 plays twice issue 24's rollouts, without the bomb over the partner's standing
+    # play (docs/decisions.md 79); issue 24's search keeps its budget and its candidates
+    assert (TUOGUAN.rollouts, TUOGUAN.partner_bomb, SEARCH24.rollouts, SEARCH24.partner_bomb
+            ) == (1200, False, 600, True)
+    assert SEARCH24.ms == TUOGUAN.ms
     with pytest.raises(ShuangkouError, match="model"):
         Budget(rollouts=10, model="panel")
     r = start("baibian", 7)
