@@ -143,7 +143,8 @@ class Budget:
 
 #: The 托管 budget: 1,200 rollouts, and never more than 100 ms, the other seats played by a
 #: mixture of styles, the bomb over the partner's standing play left out (docs/decisions.md
-#: 79: twice issue 34's first rollouts meet the head to head only with it).
+#: 79: with the filter, twice the earlier 600 rollouts win the head to head against issue
+#: 24's search and give nothing back against the panel; without it they did).
 TUOGUAN = Budget(rollouts=1200, ms=100.0, partner_bomb=False)
 #: Issue 24's search at its own budget (600 rollouts, the rule policy in every seat of a
 #: rollout): kept as a named mode for comparison, the head to head's opponent.
