@@ -15,6 +15,7 @@ stop) fails the test, and is killed. Every script in bench/ must have a case
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 import os
@@ -424,6 +425,9 @@ _M2, _M3 = "mix+r+m2", "mix+r+m3"
 #: 托管's default since issue 34's twenty-second stop (docs/decisions.md 79): the search and
 #: its rollouts, twice 600 without the bomb over the partner's standing play
 _DEFAULT = (f"{_M3}+npb", 1200)
+#: ``report --pair``: 托管's default against the default before it (600 rollouts) on the
+#: same deals
+_AGAINST_600 = ("--pair", "{}:{}".format(*_DEFAULT), f"{_M3}:600")
 _REPORTED = _reported(*_DEFAULT)
 _DOCUMENTED = re.compile(rf"^\| `(\w+)` \| (\w+) \| ([\d,]+) \| ({_NUM}%) \(({_NUM}%)–({_NUM}%)\) "
                          rf"\| ({_NUM}%) \| ({_NUM}) \[({_NUM}), ({_NUM})\] \| ({_NUM}) \|", re.M)
@@ -435,6 +439,7 @@ def _section(title: str) -> str:
     return text.split(title, 1)[1].split("\n##", 1)[0]
 
 
+@functools.cache
 def _report(*args: str) -> str:
     """What ``bench_panel.py report`` prints for these arguments."""
     return subprocess.run([sys.executable, str(BENCH / "bench_panel.py"), "report", *args],
@@ -575,7 +580,7 @@ def test_the_documented_panel_pairing_at_1200_with_the_filter_is_what_the_kept_d
     prints for the kept deals, pooled over the nine lines at 1,000 deals and for the lines
     the section names, the two stopped ones on the deals they had then."""
     section = _section("### The panel at 1,200 rollouts with the filter")
-    pair = ("--pair", f"{_M3}+npb:1200", f"{_M3}:600")
+    pair = _AGAINST_600
     lines = ("bomber-huopin", "bomber-fengkuang", "bomber-bianfeng_lishui", "bomber-qianbian",
              "bomber-fengkuang_crazy", "hoarder-baibian", "hoarder-bianfeng",
              "team-bianfeng_lishui", "cautious-baibian")
@@ -603,7 +608,7 @@ def test_the_documented_pairing_of_twelve_lines_more_at_1200_is_what_the_kept_de
              "team-huopin", *(f"blind-{variant}" for variant in (
                  "baibian", "fengkuang", "fengkuang_crazy", "bianfeng", "bianfeng_lishui",
                  "qianbian", "huopin")))
-    got = _report("--below", "1000", "--pair", f"{_M3}+npb:1200", f"{_M3}:600",
+    got = _report("--below", "1000", *_AGAINST_600,
                   *(str(KEPT / f"{line}.jsonl.gz") for line in lines))
     for points in ("pooled           12000 deals   +0.01 [-0.14, +0.16]",
                    "fengkuang         1000 deals   -0.40 [-1.00, +0.20]",
@@ -623,7 +628,6 @@ def test_the_documented_pairing_of_twelve_lines_more_at_1200_is_what_the_kept_de
     assert "+5.95 [+5.81, +6.08] points per round pooled (25,000 deals)" in section
 
 
-
 def test_the_documented_last_ten_lines_at_1200_are_what_the_kept_deals_give() -> None:
     """docs/BENCHMARKS.md's last ten panel lines at 1,200 rollouts with the filter (the
     twenty-first stop): the whole panel measured that way, pooled, and against the default
@@ -634,7 +638,7 @@ def test_the_documented_last_ten_lines_at_1200_are_what_the_kept_deals_give() ->
         "cautious-bianfeng_lishui", "cautious-qianbian", "cautious-fengkuang_crazy",
         "hoarder-bianfeng_lishui", "hoarder-huopin", "hoarder-qianbian",
         "hoarder-fengkuang_crazy", "team-fengkuang", "team-qianbian", "team-fengkuang_crazy")]
-    pair = ("--pair", f"{_M3}+npb:1200", f"{_M3}:600")
+    pair = _AGAINST_600
     got = _report("--below", "1000", *pair, *lines)
     for points in ("pooled           10000 deals   +0.27 [+0.01, +0.53]",
                    "fengkuang         1000 deals   -0.77 [-1.32, -0.22]",
@@ -652,6 +656,7 @@ def test_the_documented_last_ten_lines_at_1200_are_what_the_kept_deals_give() ->
                                    section)
     assert "rounds won 94.6% against 94.1%: +0.4 pp [+0.2, +0.6]" in got, got
 
+
 def test_the_documented_random_play_at_1200_with_the_filter_is_what_the_kept_deals_give(
         ) -> None:
     """docs/BENCHMARKS.md's twenty-second stop of issue 34, where 托管's default became
@@ -664,7 +669,7 @@ def test_the_documented_random_play_at_1200_with_the_filter_is_what_the_kept_dea
     got = _report("--below", "1000", *files).split("{} {} r:".format(*_DEFAULT), 1)[1]
     assert got.startswith("\n  random: 99.8% of 14000 rounds [99.7%, 99.9%]"), got
     assert "99.8 % of the 14,000 rounds [99.7, 99.9]" in prose
-    got = _report("--below", "1000", "--pair", f"{_M3}+npb:1200", f"{_M3}:600", *files)
+    got = _report("--below", "1000", *_AGAINST_600, *files)
     _check_pairing_matrix(section, 1000, got, cells=7)
     _assert_reported_as_documented("pooled            7000 deals   -0.42 [-0.61, -0.23]", got,
                                    prose)
