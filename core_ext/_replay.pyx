@@ -269,5 +269,5 @@ def fold(RoundCore r, list actions):
         except ShuangkouError as exc:
             raise ReplayError(str(exc), i) from None
     if not r.is_over:
-        raise ReplayError(f"the replay ends before the round is over: seat {r.cturn} is to act "
+        raise ReplayError(f"the replay ends before the round is over: seat {r.pos.turn} is to act "
                           f"({r._why_turn()})", None, "actions")

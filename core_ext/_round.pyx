@@ -1,14 +1,18 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """The round flow in compiled code (RULES.md §9): turns, tricks, 接风, finishing, round end.
 
-:class:`RoundCore` holds one round in table seats as C arrays — per seat the copies of each
-suited face and the cards of each rank (a card written without a suit takes any card of its
-rank, so the face counts are an upper bound), the cards left, the standing play's C reading,
-the passes, the finishing order — and applies actions without building Python objects on
-the hot path. Its fields are declared in _round.pxd for the modules that read a round: the
-state format (_state.pyx), replay folding (_replay.pyx) and settlement. The public façade
-:class:`shuangkou.core.Round` (core_ext/round.py) adds the deal, settlement, legal plays and
-the serialised form.
+:class:`RoundCore` holds one round in table seats. What the rules of play read of it is its
+:c:type:`Position` (_round.pxd): per seat the cards of each rank, the cards left, the
+standing play's C reading, the passes, the finishing order, the bombs that stood — a plain C
+struct, which ``pos_play`` and ``pos_pass`` (below) take from one action to the next without
+the GIL; the rollouts (_rollout.pyx) play copies of it. Around it RoundCore keeps what only a
+live round needs: per seat the copies of each suited face (a card written without a suit
+takes any card of its rank, so the face counts are an upper bound), the cards played by
+code, the standing play's codes and the bombs as Readings. Its actions check the seat and
+the cards, then apply the transition the rollouts apply. Its fields are declared in
+_round.pxd for the modules that read a round: the state format (_state.pyx), replay folding
+(_replay.pyx) and settlement. The public façade :class:`shuangkou.core.Round`
+(core_ext/round.py) adds the deal, settlement, legal plays and the serialised form.
 
 Every sentence of a rule error here is the one replay validation reports (docs/replays.md),
 so a replay and a live round fail alike.
@@ -20,10 +24,12 @@ from libc.string cimport memcpy, memset
 
 from shuangkou.core._core cimport (
     K_BOMB,
+    K_CHAIN_BOMB,
     MAXCARDS,
     MAXREAD,
     RD,
     Decl,
+    Rules,
     RuleSet,
     _parse_decl,
     classify_counts,
@@ -113,6 +119,112 @@ for _s in range(SEATS):
         AFTER[_s][_k] = TURN_AFTER[_s][_k]
         WIND[_s][_k] = WIND_ORDER[_s][_k]
 
+
+# ----------------------------------------------------------------------------- the position
+
+cdef int pos_next_holding(const Position* p, int seat) noexcept nogil:
+    """The next seat after ``seat`` in turn order that still holds cards (``seat`` itself
+    when none does)."""
+    cdef int k
+    for k in range(3):
+        if p.nleft[AFTER[seat][k]]:
+            return AFTER[seat][k]
+    return seat
+
+
+cdef int pos_reading(const Position* p, const Rules* R, const u8* counts, const Decl* d,
+                     RD* buf, RD* out) noexcept nogil:
+    """The reading a play of rank ``counts`` stands as (§7 rule 6): the first of its readings
+    (rule-2 order, ``buf``: MAXREAD of them) that matches the declaration ``d`` and beats the
+    standing play; its index, or -1 when none does."""
+    cdef int i, nr = classify_counts(R, counts, buf, MAXREAD)
+    for i in range(nr):
+        if not decl_match(&buf[i], d):
+            continue
+        if not p.has_st or rd_beats(&buf[i], &p.st):
+            out[0] = buf[i]
+            return i
+    return -1
+
+
+cdef int pos_commit_play(Position* p, int seat, const u8* rest, int n, const RD* rd,
+                         int pick) noexcept nogil:
+    """Apply ``seat``'s play of ``n`` cards standing as ``rd`` (reading number ``pick``),
+    which leaves it ``rest`` (rank counts): the standing play, a bomb recorded, the finish,
+    the round end (§9), the next seat to act."""
+    cdef int b
+    memcpy(p.nranks[seat], rest, NFACES)
+    p.st = rd[0]
+    p.st_n = n
+    p.st_index = pick
+    p.st_seat = seat
+    p.has_st = 1
+    p.last = p.prev = seat
+    p.npasses = 0
+    if rd.kind >= K_BOMB:
+        b = p.bombs.n[seat]
+        if b < MAXB:              # a hand of MAXCARDS cards plays at most 21 bombs
+            p.bombs.star[seat][b] = rd.star
+            p.bombs.chain[seat][b] = rd.kind == K_CHAIN_BOMB
+            p.bombs.n[seat] = b + 1
+    p.nleft[seat] -= n
+    p.actions += 1
+    if not p.nleft[seat]:
+        p.holding -= 1
+        p.fin[p.nfin] = seat
+        p.nfin += 1
+        if ended_at(&p.end, p.fin, p.nfin) >= 0:
+            p.over_kind = p.end.over
+            p.over_seat = seat
+            p.over_action = p.actions - 1
+            return 0
+    p.turn = pos_next_holding(p, seat)
+    return 0
+
+
+cdef int pos_play(Position* p, const Rules* R, int seat, const u8* counts,
+                  const Decl* d) noexcept nogil:
+    """``seat`` plays cards of rank ``counts`` (held: the caller's check), as the first
+    reading matching ``d`` that beats the standing play; the reading's index, or -1 (nothing
+    applied) when no reading does."""
+    cdef RD buf[MAXREAD]
+    cdef RD rd
+    cdef u8 rest[NFACES]
+    cdef int r, n = 0, pick = pos_reading(p, R, counts, d, buf, &rd)
+    if pick < 0:
+        return -1
+    for r in range(NFACES):
+        rest[r] = p.nranks[seat][r] - counts[r]
+        n += counts[r]
+    pos_commit_play(p, seat, rest, n, &rd, pick)
+    return pick
+
+
+cdef int pos_pass(Position* p, int seat) noexcept nogil:
+    """``seat`` passes (it follows a standing play: the caller's check): 0 the trick goes
+    on, 1 its winner leads, 2 接风 (the lead moved: the winner is out)."""
+    cdef int k, s
+    p.npasses += 1
+    p.prev = seat
+    p.actions += 1
+    if p.npasses < p.holding - (1 if p.nleft[p.last] else 0):
+        p.turn = pos_next_holding(p, seat)
+        return 0
+    p.has_st = 0                      # everyone still holding cards passed: trick over
+    p.npasses = 0
+    if p.nleft[p.last]:
+        p.turn = p.last
+        p.lead_why, p.lead_a, p.lead_b = LEAD_WON, p.last, -1
+        return 1
+    p.turn = pos_next_holding(p, p.last)
+    for k in range(3):
+        s = WIND[p.last][k]
+        if p.nleft[s]:
+            p.turn = s
+            break
+    p.lead_why, p.lead_a, p.lead_b = LEAD_WIND, p.turn, p.last
+    return 2
+
 cdef extern from "Python.h":
     int PyObject_GenericSetAttr(object o, object name, object value) except -1
 
@@ -174,9 +286,9 @@ cdef class RoundCore:
         self.bomb_readings = [[], [], [], []]
         self.bomb_codes = [[], [], [], []]
         self.bomb_index = [[], [], [], []]
-        self.cturn = -1
+        self.pos.turn = -1
         self.cescaper = -1
-        self.last = self.prev = self.st_seat = -1
+        self.pos.last = self.pos.prev = self.pos.st_seat = -1
         self.hand_at = (0, 1, 2, 3)
         self.stake = 1
         self.table_fee = 0
@@ -196,19 +308,19 @@ cdef class RoundCore:
         cdef int s, c
         self.bind(variant)
         memset(self.faces, 0, sizeof(self.faces))
-        memset(self.nranks, 0, sizeof(self.nranks))
+        memset(self.pos.nranks, 0, sizeof(self.pos.nranks))
         memset(self.nplayed, 0, sizeof(self.nplayed))
-        self.holding = 0
+        self.pos.holding = 0
         for s in range(SEATS):
-            self.nleft[s] = len(hands[s])
+            self.pos.nleft[s] = len(hands[s])
             for c in hands[s]:
-                self.nranks[s][code_rank(c)] += 1
+                self.pos.nranks[s][code_rank(c)] += 1
                 if is_suited_code(c):
                     self.faces[s][c] += 1
-            if self.nleft[s]:
-                self.holding += 1
-        self.cturn = self.cleader = leader
-        self.lead_why, self.lead_a, self.lead_b = LEAD_FIRST, leader, -1
+            if self.pos.nleft[s]:
+                self.pos.holding += 1
+        self.pos.turn = self.cleader = leader
+        self.pos.lead_why, self.pos.lead_a, self.pos.lead_b = LEAD_FIRST, leader, -1
         self.hand_at = hand_at
         self.stake = stake
         self.table_fee = table_fee
@@ -223,7 +335,7 @@ cdef class RoundCore:
         i = _END_INDEX.get(self.variant.round_end)
         if i is None:
             _round_end(self.variant.round_end)     # raises: no row has the name
-        self.end = END_RULES[<int>i]
+        self.pos.end = END_RULES[<int>i]
         self.escape_ok = self.variant.escape != "none"
         return 0
 
@@ -231,7 +343,12 @@ cdef class RoundCore:
     @property
     def turn(self):
         """The seat to act; None once the round is over."""
-        return None if self.over_kind else self.cturn
+        return None if self.pos.over_kind else self.pos.turn
+
+    @property
+    def actions_applied(self):
+        """Actions applied so far (plays, passes, an escape)."""
+        return self.pos.actions
 
     @property
     def leader(self):
@@ -241,16 +358,16 @@ cdef class RoundCore:
     @property
     def passes(self):
         """Passes since the standing play (0 when a seat leads)."""
-        return self.npasses
+        return self.pos.npasses
 
     @property
     def finish_order(self):
         """Seats that emptied their hands, in order."""
-        return tuple([self.fin[i] for i in range(self.nfin)])
+        return tuple([self.pos.fin[i] for i in range(self.pos.nfin)])
 
     @property
     def is_over(self):
-        return self.over_kind != OVER_NONE
+        return self.pos.over_kind != OVER_NONE
 
     @property
     def escaper(self):
@@ -260,20 +377,21 @@ cdef class RoundCore:
     @property
     def escape_action(self):
         """Index of the escape among the applied actions, or None."""
-        return self.over_action if self.over_kind == OVER_ESCAPE else None
+        return self.pos.over_action if self.pos.over_kind == OVER_ESCAPE else None
 
     @property
     def cards_left(self):
-        return (self.nleft[0], self.nleft[1], self.nleft[2], self.nleft[3])
+        return (self.pos.nleft[0], self.pos.nleft[1], self.pos.nleft[2], self.pos.nleft[3])
 
     @property
     def standing(self):
         """The play standing on the table (:class:`Standing`), or None when a seat leads."""
-        if not self.has_st:
+        if not self.pos.has_st:
             return None
         rec = _new(Standing)        # its frozen __init__ without the Python frame
-        PyObject_GenericSetAttr(rec, "seat", self.st_seat)
-        PyObject_GenericSetAttr(rec, "cards", tuple([self.st_cards[i] for i in range(self.st_n)]))
+        PyObject_GenericSetAttr(rec, "seat", self.pos.st_seat)
+        PyObject_GenericSetAttr(rec, "cards",
+                                tuple([self.st_cards[i] for i in range(self.pos.st_n)]))
         PyObject_GenericSetAttr(rec, "reading", self.standing_reading())
         return rec
 
@@ -288,17 +406,30 @@ cdef class RoundCore:
         return tuple([tuple(b) for b in self.bomb_codes])
 
     cdef object standing_reading(self):
-        if self.st_reading is None and self.has_st:
-            self.st_reading = make_reading(&self.st, self.rs)
+        if self.st_reading is None and self.pos.has_st:
+            self.st_reading = make_reading(&self.pos.st, self.rs)
         return self.st_reading
 
     def hand(self, int seat):
         """The cards ``seat`` holds (codes; suited where the deal and plays say so)."""
-        cdef int r, f, n, k, i = 0
-        cdef int codes[MAXHAND]
+        cdef u8 codes[MAXHAND]
+        cdef int k, n
         _check_seat(seat)
+        n = self.hand_codes(seat, codes)
+        out = PyTuple_New(n)
+        for k in range(n):
+            item = codes[k]
+            Py_INCREF(item)
+            PyTuple_SET_ITEM(out, k, item)
+        return out
+
+    cdef int hand_codes(self, int seat, u8* out) noexcept:
+        """The cards ``seat`` holds as codes, lowest rank first, each rank's suited faces
+        first (the face counts are an upper bound: a card written without a suit took any
+        of its rank), then the rank-only cards; at most MAXHAND. Returns how many."""
+        cdef int r, f, n, k, i = 0
         for r in range(NFACES):
-            n = self.nranks[seat][r]
+            n = self.pos.nranks[seat][r]
             if not n:
                 continue
             if r < 13:
@@ -306,61 +437,58 @@ cdef class RoundCore:
                     k = min(self.faces[seat][f], n)
                     n -= k
                     while k and i < MAXHAND:
-                        codes[i] = f
+                        out[i] = f
                         i += 1
                         k -= 1
             while n and i < MAXHAND:
-                codes[i] = code_of(r, NO_SUIT)
+                out[i] = code_of(r, NO_SUIT)
                 i += 1
                 n -= 1
-        out = PyTuple_New(i)
-        for k in range(i):
-            item = codes[k]
-            Py_INCREF(item)
-            PyTuple_SET_ITEM(out, k, item)
-        return out
+        return i
 
     # -- error sentences (cold)
     cdef str _lead_note(self):
-        if self.lead_why == LEAD_FIRST:
-            return f"seat {self.lead_a} leads the first trick"
-        if self.lead_why == LEAD_WON:
-            return f"seat {self.lead_a} leads: everyone passed on its play"
-        return (f"接风: seat {self.lead_a} leads after seat {self.lead_b} went out and "
+        cdef const Position* p = &self.pos
+        if p.lead_why == LEAD_FIRST:
+            return f"seat {p.lead_a} leads the first trick"
+        if p.lead_why == LEAD_WON:
+            return f"seat {p.lead_a} leads: everyone passed on its play"
+        return (f"接风: seat {p.lead_a} leads after seat {p.lead_b} went out and "
                 "everyone passed")
 
     def _why_turn(self):
         """Why the seat to act acts (for messages)."""
-        return self._lead_note() if not self.has_st else "a trick is in progress"
+        return self._lead_note() if not self.pos.has_st else "a trick is in progress"
 
     cdef str _over_note(self):
-        s = self.over_seat
-        if self.over_kind == OVER_ESCAPE:
+        s = self.pos.over_seat
+        if self.pos.over_kind == OVER_ESCAPE:
             return f"seat {s} escaped"
         return _round_end(self.variant.round_end).finished.format(seat=s, partner=partner_of(s))
 
     cdef object _over_error(self):
         # Actions count from 0 (as a replay's): say how many that was, which the state's
         # actions_applied shows.
-        return RuleViolation(f"the round ended at action {self.over_action} (counting from "
-                             f"0: after {self.over_action + 1} actions; {self._over_note()}); "
-                             "nothing may follow", "ROUND_OVER")
+        return RuleViolation(f"the round ended at action {self.pos.over_action} (counting "
+                             f"from 0: after {self.pos.over_action + 1} actions; "
+                             f"{self._over_note()}); nothing may follow", "ROUND_OVER")
 
     cdef int turn_check(self, int seat) except -1:
         cdef int place
-        if self.over_kind:
+        cdef const Position* p = &self.pos
+        if p.over_kind:
             raise self._over_error()
-        if seat == self.cturn:
+        if seat == p.turn:
             return 0
         _check_seat(seat)
-        if not self.nleft[seat]:
+        if not p.nleft[seat]:
             place = self.finish_order.index(seat) + 1
             raise RuleViolation(f"seat {seat} has no cards left (it finished {place}"
-                                f"{_ORDINALS.get(place, 'th')}); it is seat {self.cturn}'s turn",
+                                f"{_ORDINALS.get(place, 'th')}); it is seat {p.turn}'s turn",
                                 "SEAT_FINISHED")
-        note = self._lead_note() if not self.has_st else (
-            f"seat {self.cturn} follows seat {self.prev} in turn order")
-        raise RuleViolation(f"seat {seat} acted but it is seat {self.cturn}'s turn ({note})",
+        note = self._lead_note() if not p.has_st else (
+            f"seat {p.turn} follows seat {p.prev} in turn order")
+        raise RuleViolation(f"seat {seat} acted but it is seat {p.turn}'s turn ({note})",
                             "NOT_YOUR_TURN")
 
     cdef int _not_held(self, int seat, int c, const u8* fc, const u8* rk) except -1:
@@ -372,8 +500,8 @@ cdef class RoundCore:
         # the card is not missing
         suited_card = is_suited_code(c)
         held = (self.faces[seat][c] if not fc[c] else 0) if suited_card \
-            else self.nranks[seat][r]
-        had = self.nranks[seat][r]
+            else self.pos.nranks[seat][r]
+        had = self.pos.nranks[seat][r]
         if not n and had:       # "3 3 3H" from 3S 3H: the rank-only 3s took both
             have = f"the play's other cards take its {had} card(s) of rank {_rank_name(r)}"
         elif not n:
@@ -415,54 +543,28 @@ cdef class RoundCore:
         cdef u8 rk[NFACES]
         cdef u8 counts[NFACES]
         cdef RD buf[MAXREAD]
-        cdef int i, nr, pick = -1, mate
+        cdef int i, pick
         self.turn_check(seat)
         if n <= 0:
             raise InvalidPlay("a play needs at least one card (use {\"pass\": true} to pass)",
                               "cards")
         self.take(seat, codes, n, fc, rk, counts)
-        nr = classify_counts(&self.rs.r, counts, buf, MAXREAD)
-        for i in range(nr):
-            if not decl_match(&buf[i], d):
-                continue
-            if not self.has_st or rd_beats(&buf[i], &self.st):
-                pick = i
-                break
+        pick = pos_reading(&self.pos, &self.rs.r, counts, d, buf, out)
         if pick < 0:
             self._play_failed(seat, [codes[i] for i in range(n)], d)
-        out[0] = buf[pick]
         if not commit:
             return pick
         memcpy(self.faces[seat], fc, NCODES)
-        memcpy(self.nranks[seat], rk, NFACES)
         for i in range(n):
             self.nplayed[codes[i]] += 1
             self.st_cards[i] = codes[i]
-        self.st = buf[pick]
-        self.st_n = n
-        self.st_index = pick
-        self.st_seat = seat
         self.st_reading = None
-        self.has_st = 1
-        self.last = self.prev = seat
-        self.npasses = 0
-        if buf[pick].kind >= K_BOMB:
-            self.st_reading = make_reading(&buf[pick], self.rs)
+        if out.kind >= K_BOMB:
+            self.st_reading = make_reading(out, self.rs)
             (<list>self.bomb_readings[seat]).append(self.st_reading)
             (<list>self.bomb_codes[seat]).append(tuple([codes[i] for i in range(n)]))
             (<list>self.bomb_index[seat]).append(pick)
-        self.nleft[seat] -= n
-        self.actions_applied += 1
-        if not self.nleft[seat]:
-            self.holding -= 1
-            self.fin[self.nfin] = seat
-            self.nfin += 1
-            if ended_at(&self.end, self.fin, self.nfin) >= 0:
-                self.over_kind = self.end.over
-                self.over_seat = seat
-                self.over_action = self.actions_applied - 1
-                return pick
-        self.cturn = self._next_holding(seat)
+        pos_commit_play(&self.pos, seat, rk, n, out, pick)
         return pick
 
     cdef int take(self, int seat, const int* codes, int n, u8* fc, u8* rk,
@@ -471,7 +573,7 @@ cdef class RoundCore:
         counts; CARDS_NOT_HELD at the first card it does not hold."""
         cdef int i, c, r
         memcpy(fc, self.faces[seat], NCODES)
-        memcpy(rk, self.nranks[seat], NFACES)
+        memcpy(rk, self.pos.nranks[seat], NFACES)
         memset(counts, 0, NFACES)
         for i in range(n):
             c = codes[i]
@@ -484,51 +586,27 @@ cdef class RoundCore:
             counts[r] += 1
         return 0
 
-    cdef int _next_holding(self, int seat) noexcept:
-        cdef int k
-        for k in range(3):
-            if self.nleft[AFTER[seat][k]]:
-                return AFTER[seat][k]
-        return seat
-
     cdef int _check_pass(self, int seat) except -1:
         self.turn_check(seat)
-        if not self.has_st:
+        if not self.pos.has_st:
             raise RuleViolation(f"seat {seat} leads the trick and may not pass "
                                 f"({self._lead_note()})", "LEADER_MUST_PLAY")
         return 0
 
     cdef int do_pass(self, int seat) except -1:
         """Apply a pass: 0 the trick goes on, 1 its winner leads, 2 接风 (the lead moved)."""
-        cdef int k, s
+        cdef int how
         self._check_pass(seat)
-        self.npasses += 1
-        self.prev = seat
-        self.actions_applied += 1
-        if self.npasses < self.holding - (1 if self.nleft[self.last] else 0):
-            self.cturn = self._next_holding(seat)
-            return 0
-        self.has_st = 0                   # everyone still holding cards passed: trick over
-        self.st_reading = None
-        self.npasses = 0
-        if self.nleft[self.last]:
-            self.cturn = self.last
-            self.lead_why, self.lead_a, self.lead_b = LEAD_WON, self.last, -1
-            return 1
-        self.cturn = self._next_holding(self.last)
-        for k in range(3):
-            s = WIND[self.last][k]
-            if self.nleft[s]:
-                self.cturn = s
-                break
-        self.lead_why, self.lead_a, self.lead_b = LEAD_WIND, self.cturn, self.last
-        return 2
+        how = pos_pass(&self.pos, seat)
+        if how:
+            self.st_reading = None
+        return how
 
     cdef int _check_escape(self, int seat) except -1:
-        if self.over_kind:
+        if self.pos.over_kind:
             raise self._over_error()
         _check_seat(seat)
-        if not self.nleft[seat]:
+        if not self.pos.nleft[seat]:
             raise RuleViolation(f"seat {seat} has no cards left and cannot escape",
                                 "SEAT_FINISHED")
         if not self.escape_ok:
@@ -538,10 +616,10 @@ cdef class RoundCore:
 
     cdef int do_escape(self, int seat) except -1:
         self._check_escape(seat)
-        self.over_kind = OVER_ESCAPE
-        self.over_seat = self.cescaper = seat
-        self.over_action = self.actions_applied
-        self.actions_applied += 1
+        self.pos.over_kind = OVER_ESCAPE
+        self.pos.over_seat = self.cescaper = seat
+        self.pos.over_action = self.pos.actions
+        self.pos.actions += 1
         return 0
 
     # -- the actions (Python API: verify / can / do)
@@ -572,10 +650,10 @@ cdef class RoundCore:
         _declared(declare, &d)
         self.do_play(seat, codes, n, &d, 1, &rd)
         reading = self.standing_reading()
-        over = self.over_kind != OVER_NONE
+        over = self.pos.over_kind != OVER_NONE
         return _action_record(seat, "play", tuple([codes[i] for i in range(n)]), reading, None,
-                            None if self.nleft[seat] else seat, None,
-                            None if over else self.cturn, over)
+                            None if self.pos.nleft[seat] else seat, None,
+                            None if over else self.pos.turn, over)
 
     def verify_pass(self, int seat):
         self._check_pass(seat)
@@ -589,10 +667,10 @@ cdef class RoundCore:
 
     def pass_turn(self, int seat):
         """Pass; returns the :class:`ActionRecord` (the trick's winner when it ends)."""
-        cdef int last = self.last
+        cdef int last = self.pos.last
         cdef int how = self.do_pass(seat)
         return _action_record(seat, "pass", (), None, last if how else None, None,
-                            self.cturn if how == 2 else None, self.cturn, False)
+                            self.pos.turn if how == 2 else None, self.pos.turn, False)
 
     def verify_escape(self, int seat):
         self._check_escape(seat)
@@ -611,31 +689,19 @@ cdef class RoundCore:
 
     # -- copying
     cpdef int _copy_into(self, RoundCore other) except -1:
-        """Make ``other`` this round (the façade's copy; the search's rollouts, from C)."""
+        """Make ``other`` this round (the façade's copy)."""
         other.rs = self.rs
         other.variant = self.variant
+        other.pos = self.pos
         memcpy(other.faces, self.faces, sizeof(self.faces))
-        memcpy(other.nranks, self.nranks, sizeof(self.nranks))
-        memcpy(other.nleft, self.nleft, sizeof(self.nleft))
         memcpy(other.nplayed, self.nplayed, sizeof(self.nplayed))
-        memcpy(other.fin, self.fin, sizeof(self.fin))
         memcpy(other.st_cards, self.st_cards, sizeof(self.st_cards))
-        other.st = self.st
-        other.nfin = self.nfin
-        other.cturn, other.cleader, other.last, other.prev = (self.cturn, self.cleader,
-                                                               self.last, self.prev)
-        other.npasses, other.holding, other.end, other.escape_ok = (
-            self.npasses, self.holding, self.end, self.escape_ok)
-        other.over_kind, other.over_seat, other.over_action, other.cescaper = (
-            self.over_kind, self.over_seat, self.over_action, self.cescaper)
-        other.lead_why, other.lead_a, other.lead_b = self.lead_why, self.lead_a, self.lead_b
-        other.has_st, other.st_seat, other.st_index, other.st_n = (
-            self.has_st, self.st_seat, self.st_index, self.st_n)
+        other.cleader, other.escape_ok, other.cescaper = (self.cleader, self.escape_ok,
+                                                          self.cescaper)
         other.st_reading = self.st_reading
         other.bomb_readings = [list(b) for b in self.bomb_readings]
         other.bomb_codes = [list(b) for b in self.bomb_codes]
         other.bomb_index = [list(b) for b in self.bomb_index]
-        other.actions_applied = self.actions_applied
         other.stake, other.table_fee = self.stake, self.table_fee
         other.hand_at = self.hand_at
         other.partial_deal = self.partial_deal

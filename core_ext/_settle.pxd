@@ -1,13 +1,14 @@
 # C-level declarations of settlement (core_ext/_settle.pyx), for the compiled modules that
-# score rounds without Python records: the 托管 search's rollouts (_search.pyx).
+# score rounds without Python records: the rollouts (_rollout.pyx), the rule policy.
 # _settle.pyx documents every field and rule.
 
-from shuangkou.core._round cimport EndRule, RoundCore
+from shuangkou.core._round cimport MAXB, Bombs, EndRule, Position, RoundCore
 from shuangkou.core.cards cimport SEATS
 
 cdef enum:
     NSTAR = 512            # star-indexed tables; the variants' rows stop at star 64
-    MAXB = 128             # bombs per seat a settlement reads at once
+    SETTLE_NO_CARDS_LEFT = 1    # settle_core: kou scoring without the cards each seat holds
+    SETTLE_WINNER_HOLDS = 2     # ... the first to finish holds cards
 
 
 # The round-star rules (§10.2) in C: multi-bomb tables and qianbian's chain bonus.
@@ -31,17 +32,11 @@ cdef class Tables:
     cdef long long gain[NSTAR]
     cdef long long pay[NSTAR]
 
-    cdef inline int capped(self, int star) noexcept:
+    cdef inline int capped(self, int star) noexcept nogil:
         return star if self.cap < 0 or star <= self.cap else self.cap
 
-    cdef inline long long m_for(self, int star) noexcept:
+    cdef inline long long m_for(self, int star) noexcept nogil:
         return self.mult[star if star < NSTAR else NSTAR - 1]
-
-
-cdef struct Bombs:
-    int n[SEATS]                        # bombs each seat played
-    int star[SEATS][MAXB]               # their stars, in play order
-    unsigned char chain[SEATS][MAXB]    # chain bomb?
 
 
 # A settled round in C (no escape): what settle() turns into records.
@@ -61,10 +56,21 @@ cdef struct Outcome:
     long long amount[SEATS]             # base × M + contribution, before the stake
 
 
+# The contribution payments of a settlement (§10.4), for their records: who, at which star
+# (before the cap), for which of its bombs (-1: once, at the round star).
+cdef struct Paid:
+    int n
+    int seat[SEATS * MAXB]
+    int star[SEATS * MAXB]
+    int bomb[SEATS * MAXB]
+
+
 cpdef Tables tables(v)
 cdef int round_star_of(const StarRules* t, const int* stars, const unsigned char* chain,
                        int nb, int* rule, int* a, int* b) noexcept nogil
-cdef int round_stars(Tables t, const Bombs* b, Outcome* o) noexcept
+cdef int round_stars(Tables t, const Bombs* b, Outcome* o) noexcept nogil
+cdef int settle_core(Tables t, const int* fin, int nfin, const Bombs* b,
+                     const int* cards_left, Outcome* o, Paid* paid) noexcept nogil
 cdef int settle_amounts(Tables t, const int* fin, int nfin, const Bombs* b,
                         const int* cards_left, list events, Outcome* o) except -1
-cdef int round_amounts(RoundCore r, long long* amount) except -1
+cdef int position_amounts(Tables t, const Position* p, long long* amount) noexcept nogil

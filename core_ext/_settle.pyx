@@ -26,7 +26,7 @@ from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.string cimport memcpy, memset, strlen
 
 from shuangkou.core._core cimport K_CHAIN_BOMB, Reading, RuleSet, get_rules
-from shuangkou.core._round cimport RoundCore, end_rule_from, ended_at
+from shuangkou.core._round cimport Bombs, MAXB, Position, RoundCore, end_rule_from, ended_at
 from shuangkou.core.cards cimport SEATS, is_seat, next_seat_of, partner_of, team_of
 
 cdef extern from "Python.h":
@@ -289,41 +289,58 @@ def round_star(bombs, v):
 
 # ----------------------------------------------------------------------------- contributions (§10.4)
 
-cdef int _event(Tables t, list events, long long* contrib, int seat, int star,
-                int bomb) except -1:
-    """One contribution payment at the capped star, unless it pays nothing: the player (or
-    the player's team) gets +gain, every other seat pays."""
+cdef int _pay(Tables t, long long* contrib, int seat, int star) noexcept nogil:
+    """One contribution payment at the capped star: the player (or the player's team) gets
+    +gain, every other seat pays; 0 when it pays nothing (the sums unchanged), else 1."""
     cdef int s, c = t.capped(star)
     cdef int row = c if c < NSTAR else NSTAR - 1
     cdef long long gain = t.gain[row], pay = t.pay[row]
     if not gain and not pay:
         return 0
-    if events is not None:
-        to = (<tuple>_TO_TEAM)[seat] if t.to_team == TO_TEAM else (<tuple>_TO_PLAYER)[seat]
-        events.append(_record(ContributionEvent, _EVENT_FIELDS,
-                              (seat, c, gain, pay, to, None if bomb < 0 else bomb)))
     for s in range(SEATS):
         if s == seat or (t.to_team == TO_TEAM and s == partner_of(seat)):
             contrib[s] += gain
         else:
             contrib[s] -= pay
-    return 0
+    return 1
 
 
-cdef int _contributions(Tables t, const Bombs* b, const int* stars, long long* contrib,
-                        list events) except -1:
+cdef int contributions(Tables t, const Bombs* b, const int* stars, long long* contrib,
+                       Paid* paid) noexcept nogil:
     """The variant's mode — each bomb at its star (below the first row pays nothing), or
-    once per seat at its round star: the sum per seat, and the events (None: not wanted)."""
-    cdef int s, i
+    once per seat at its round star: the sum per seat, and (``paid`` not NULL) each payment
+    made, for its record."""
+    cdef int s, i, star, bomb
     memset(contrib, 0, SEATS * sizeof(long long))
+    if paid != NULL:
+        paid.n = 0
     for s in range(SEATS):
-        if t.contrib_mode == MODE_PER_BOMB:
-            for i in range(b.n[s]):
-                if t.first_contrib >= 0 and b.star[s][i] >= t.first_contrib:
-                    _event(t, events, contrib, s, b.star[s][i], i)
-        else:
-            _event(t, events, contrib, s, stars[s], -1)
+        for i in range(b.n[s] if t.contrib_mode == MODE_PER_BOMB else 1):
+            if t.contrib_mode == MODE_PER_BOMB:
+                if t.first_contrib < 0 or b.star[s][i] < t.first_contrib:
+                    continue
+                star, bomb = b.star[s][i], i
+            else:
+                star, bomb = stars[s], -1
+            if _pay(t, contrib, s, star) and paid != NULL:
+                paid.seat[paid.n], paid.star[paid.n], paid.bomb[paid.n] = s, star, bomb
+                paid.n += 1
     return 0
+
+
+cdef list _events(Tables t, const Paid* paid):
+    """The contribution records of the payments ``paid``, in payment order."""
+    cdef int k, seat, c
+    out = []
+    for k in range(paid.n):
+        seat = paid.seat[k]
+        c = t.capped(paid.star[k])
+        row = c if c < NSTAR else NSTAR - 1
+        to = (<tuple>_TO_TEAM)[seat] if t.to_team == TO_TEAM else (<tuple>_TO_PLAYER)[seat]
+        out.append(_record(ContributionEvent, _EVENT_FIELDS,
+                           (seat, c, t.gain[row], t.pay[row], to,
+                            None if paid.bomb[k] < 0 else paid.bomb[k])))
+    return out
 
 
 # ----------------------------------------------------------------------------- escapes (§10.6)
@@ -452,11 +469,12 @@ cdef object _settle_escape(Tables t, v, tuple order, const Bombs* b, const int* 
                 played[s] = b.star[s][i]
     memset(&e, 0, sizeof(e))
     ESCAPE_RULES[t.escape_rule](t, v, escaper, stars, played, hands, &e)
+    cdef Paid paid
     events = []
     if t.kept_on_escape:
-        _contributions(t, b, stars, contrib, events)
+        contributions(t, b, stars, contrib, &paid)
+        events = _events(t, &paid)
     else:
-        events = []
         memset(contrib, 0, sizeof(contrib))
     memset(places, 0, sizeof(places))
     for i in range(len(order)):
@@ -676,7 +694,7 @@ cdef str _json(tuple head, list seats, list finals, list events, dict extra):
 
 # ----------------------------------------------------------------------------- settlement
 
-cdef int round_stars(Tables t, const Bombs* b, Outcome* o) noexcept:
+cdef int round_stars(Tables t, const Bombs* b, Outcome* o) noexcept nogil:
     """§10.2: every seat's round star and where it came from."""
     cdef int s
     for s in range(SEATS):
@@ -685,14 +703,15 @@ cdef int round_stars(Tables t, const Bombs* b, Outcome* o) noexcept:
     return 0
 
 
-cdef int settle_amounts(Tables t, const int* fin, int nfin, const Bombs* b,
-                        const int* cards_left, list events, Outcome* o) except -1:
+cdef int settle_core(Tables t, const int* fin, int nfin, const Bombs* b,
+                     const int* cards_left, Outcome* o, Paid* paid) noexcept nogil:
     """A round that ended by its finishing order (``fin[:nfin]``, ended at its last
-    finish), in C: round stars, places, base, multiplier, contributions (their records
-    appended to ``events`` unless None) and each seat's amount before the stake.
-    ``cards_left``: cards each seat holds (the huopin kind of win reads them; NULL: not
-    given)."""
+    finish), in C: round stars, places, base, multiplier, contributions (each payment in
+    ``paid`` unless NULL) and each seat's amount before the stake. ``cards_left``: cards
+    each seat holds (the huopin kind of win reads them; NULL: not given). 0, or the
+    inconsistency that stopped it (SETTLE_*: :func:`settle_amounts` words it)."""
     cdef int s, i, winner, nxt, held, star_seat
+    cdef int capped[SEATS]
     round_stars(t, b, o)
     # -- places (finishers in order, then turn order after the last one) and base amounts
     winner = fin[0]
@@ -713,18 +732,15 @@ cdef int settle_amounts(Tables t, const int* fin, int nfin, const Bombs* b,
             o.base[s] = t.base[o.kind][o.places[s] - 1]
     else:
         if cards_left == NULL:
-            raise ShuangkouError(f"{t.variant.id}: scoring needs the cards each seat still "
-                                 "holds (cards_left or hands)", "cards_left")
+            return SETTLE_NO_CARDS_LEFT
         if cards_left[winner] != 0:
-            raise ShuangkouError(f"seat {winner} finished first but cards_left says it holds "
-                                 f"{cards_left[winner]} cards", "cards_left")
+            return SETTLE_WINNER_HOLDS
         held = cards_left[next_seat_of(winner)] + cards_left[next_seat_of(partner_of(winner))]
         o.kind = (WIN_DOUBLE if held >= t.kou_double else WIN_SINGLE if held >= t.kou_single
                   else WIN_FLAT)
         for s in range(SEATS):
             o.base[s] = t.kou[o.kind] if team_of(s) == team_of(winner) else -t.kou[o.kind]
     # -- whose star sets the multiplier (§10.3)
-    cdef int capped[SEATS]
     for s in range(SEATS):
         capped[s] = t.capped(o.stars[s])
     if t.star_rule == STAR_WINNING_TEAM:
@@ -741,30 +757,38 @@ cdef int settle_amounts(Tables t, const int* fin, int nfin, const Bombs* b,
     o.star = capped[star_seat]
     o.m = t.m_for(o.star)
     # -- contributions (§10.4) and the amounts before the stake (§10.5)
-    _contributions(t, b, o.stars, o.contrib, events)
+    contributions(t, b, o.stars, o.contrib, paid)
     for s in range(SEATS):
         o.amount[s] = o.base[s] * o.m + o.contrib[s]
     return 0
 
 
-cdef int round_amounts(RoundCore r, long long* amount) except -1:
-    """Each seat's amount before the stake for a round that ended by its finishing order
-    (no escape), read off the round with no Python records: what a rollout scores."""
-    cdef Tables t = tables(r.rs)
-    cdef Bombs b
+cdef int settle_amounts(Tables t, const int* fin, int nfin, const Bombs* b,
+                        const int* cards_left, list events, Outcome* o) except -1:
+    """:func:`settle_core` with its inconsistencies raised (ShuangkouError naming
+    ``cards_left``) and the contribution records appended to ``events`` unless None."""
+    cdef Paid paid
+    cdef int rc = settle_core(t, fin, nfin, b, cards_left, o,
+                              &paid if events is not None else NULL)
+    if rc == SETTLE_NO_CARDS_LEFT:
+        raise ShuangkouError(f"{t.variant.id}: scoring needs the cards each seat still "
+                             "holds (cards_left or hands)", "cards_left")
+    if rc == SETTLE_WINNER_HOLDS:
+        raise ShuangkouError(f"seat {fin[0]} finished first but cards_left says it holds "
+                             f"{cards_left[fin[0]]} cards", "cards_left")
+    if events is not None:
+        events.extend(_events(t, &paid))
+    return 0
+
+
+cdef int position_amounts(Tables t, const Position* p, long long* amount) noexcept nogil:
+    """Each seat's amount before the stake for the position of a round that ended by its
+    finishing order (no escape): what a rollout scores. -1 for a position settlement
+    refuses (it cannot arise from play: the finishers hold no cards)."""
     cdef Outcome o
-    cdef int s, i
-    cdef Reading x
-    for s in range(SEATS):
-        bombs = <list>r.bomb_readings[s]
-        b.n[s] = len(bombs)
-        if b.n[s] > MAXB:
-            raise ShuangkouError(f"at most {MAXB} bombs per seat can be settled", "bombs")
-        for i in range(b.n[s]):
-            x = <Reading>bombs[i]
-            b.star[s][i] = x.rd.star
-            b.chain[s][i] = x.rd.kind == K_CHAIN_BOMB
-    settle_amounts(t, r.fin, r.nfin, &b, r.nleft, None, &o)
+    cdef int s
+    if settle_core(t, p.fin, p.nfin, &p.bombs, p.nleft, &o, NULL):
+        return -1
     for s in range(SEATS):
         amount[s] = o.amount[s]
     return 0

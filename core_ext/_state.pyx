@@ -45,13 +45,14 @@ cimport cython
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.string cimport memcmp, memcpy, memset
 
-from shuangkou.core._core cimport K_BOMB, MAXCARDS, MAXREAD, RD, RuleSet, classify_counts, get_rules
-from shuangkou.core._core cimport make_reading, u8
+from shuangkou.core._core cimport K_BOMB, K_CHAIN_BOMB, MAXCARDS, MAXREAD, RD, RuleSet
+from shuangkou.core._core cimport Reading, classify_counts, get_rules, make_reading, u8
 from shuangkou.core._round cimport (
     SEED_BYTES,
     ROUND_ID_BYTES,
     LEAD_FIRST,
     LEAD_WIND,
+    MAXB,
     OVER_ESCAPE,
     OVER_NONE,
     RoundCore,
@@ -300,11 +301,11 @@ cdef int pack_into(RoundCore r, unsigned char* b, Layout L) except -1:
     cdef int head[NHEAD]
     memcpy(b, PyBytes_AS_STRING(prefix), n0)
     k = n0
-    head[0], head[1], head[2], head[3], head[4] = r.cturn, r.cleader, r.last, r.prev, r.npasses
-    head[5], head[6], head[7] = r.over_kind, r.over_seat, r.cescaper
-    head[8], head[9], head[10], head[11] = r.lead_why, r.lead_a, r.lead_b, r.nfin
+    head[0], head[1], head[2], head[3], head[4] = r.pos.turn, r.cleader, r.pos.last, r.pos.prev, r.pos.npasses
+    head[5], head[6], head[7] = r.pos.over_kind, r.pos.over_seat, r.cescaper
+    head[8], head[9], head[10], head[11] = r.pos.lead_why, r.pos.lead_a, r.pos.lead_b, r.pos.nfin
     for i in range(SEATS):
-        head[12 + i] = r.fin[i] if i < r.nfin else -1
+        head[12 + i] = r.pos.fin[i] if i < r.pos.nfin else -1
         head[16 + i] = <int>r.hand_at[i]
     head[20] = 1 if r.partial_deal else 0
     for i in range(NHEAD):
@@ -314,7 +315,7 @@ cdef int pack_into(RoundCore r, unsigned char* b, Layout L) except -1:
         for i in range(8):
             b[k] = (q >> (8 * i)) & 0xff
             k += 1
-    for w in (<unsigned int>r.actions_applied, <unsigned int>r.over_action):
+    for w in (<unsigned int>r.pos.actions, <unsigned int>r.pos.over_action):
         for i in range(4):
             b[k] = (w >> (8 * i)) & 0xff
             k += 1
@@ -324,17 +325,17 @@ cdef int pack_into(RoundCore r, unsigned char* b, Layout L) except -1:
                 b[k] = r.faces[s][code_of(c, j)]
                 k += 1
         for i in range(NFACES):
-            b[k] = r.nranks[s][i]
+            b[k] = r.pos.nranks[s][i]
             k += 1
     for c in range(NCODES):
         b[k] = r.nplayed[c]
         k += 1
-    if r.has_st:                            # [1, seat, index (2), n, cards]
-        if 5 + r.st_n > L.standing_slot:
+    if r.pos.has_st:                            # [1, seat, index (2), n, cards]
+        if 5 + r.pos.st_n > L.standing_slot:
             raise AssertionError("round state slots overflowed")
-        b[k], b[k + 1], b[k + 4] = 1, r.st_seat, r.st_n
-        b[k + 2], b[k + 3] = r.st_index & 0xff, (r.st_index >> 8) & 0xff
-        for i in range(r.st_n):
+        b[k], b[k + 1], b[k + 4] = 1, r.pos.st_seat, r.pos.st_n
+        b[k + 2], b[k + 3] = r.pos.st_index & 0xff, (r.pos.st_index >> 8) & 0xff
+        for i in range(r.pos.st_n):
             b[k + 5 + i] = r.st_cards[i]
     k += L.standing_slot
     for s in range(SEATS):                  # [count] then per bomb [n, index (2), cards]
@@ -391,6 +392,7 @@ def load(RoundCore r, variant, data, StateKeys keys=None):
     cdef int i, s, c, j, nb, at, n, idx, nfin, mask, end_at, over, turn, seat, nr, holding
     cdef int why, a, bb, fault, what = 0
     cdef bint found
+    cdef Reading x
     cdef int fin[SEATS]
     cdef int played[NFACES]
     cdef int used[NFACES]
@@ -462,31 +464,31 @@ def load(RoundCore r, variant, data, StateKeys keys=None):
             fin[i] = h[12 + i]
     holding = 0
     for s in range(SEATS):
-        if (r.nleft[s] == 0) != ((mask >> s) & 1):
-            raise _bad(f"the seats without cards {[t for t in range(SEATS) if not r.nleft[t]]} "
+        if (r.pos.nleft[s] == 0) != ((mask >> s) & 1):
+            raise _bad(f"the seats without cards {[t for t in range(SEATS) if not r.pos.nleft[t]]} "
                        f"are not the finishers {[fin[j] for j in range(nfin)]}")
-        holding += r.nleft[s] != 0
+        holding += r.pos.nleft[s] != 0
     for s in range(SEATS):
-        if r.nleft[s] > v.hand_size:
+        if r.pos.nleft[s] > v.hand_size:
             raise _bad("a seat holds more cards than a hand")
-    end_at = ended_at(&r.end, fin, nfin)
+    end_at = ended_at(&r.pos.end, fin, nfin)
     over, turn = h[5], h[0]
     if over == OVER_NONE:
         if end_at >= 0:
             raise _bad(f"the finishing order {[fin[j] for j in range(nfin)]} ends the round "
                        "but it goes on")
-        if not 0 <= turn < SEATS or not r.nleft[turn]:
+        if not 0 <= turn < SEATS or not r.pos.nleft[turn]:
             raise _bad(f"seat {turn} cannot be the seat to act")
         if h[6] != 0 or h[7] != -1 or over_action != 0:
             raise _bad("a round in progress with an end recorded")
     elif over in _FINISHED:
-        if over != r.end.over or nfin == 0 \
+        if over != r.pos.end.over or nfin == 0 \
                 or end_at != nfin - 1 or h[6] != fin[nfin - 1] or h[7] != -1:
             raise _bad(f"the round cannot have ended at finishing order "
                        f"{[fin[j] for j in range(nfin)]}")
     elif over == OVER_ESCAPE:
         seat = h[7]
-        if end_at >= 0 or not 0 <= seat < SEATS or not r.nleft[seat] or h[6] != seat \
+        if end_at >= 0 or not 0 <= seat < SEATS or not r.pos.nleft[seat] or h[6] != seat \
                 or not r.escape_ok:
             raise _bad("an escape the round cannot have had")
     else:
@@ -508,19 +510,19 @@ def load(RoundCore r, variant, data, StateKeys keys=None):
         seat = d[sp + 1]
         if not seat < SEATS or h[2] != seat or not 0 <= h[3] < SEATS:
             raise _bad("the standing play's seat is inconsistent")
-        if not over and not h[4] < holding - (1 if r.nleft[seat] else 0):
+        if not over and not h[4] < holding - (1 if r.pos.nleft[seat] else 0):
             raise _bad(f"{h[4]} passes on a trick that has ended")
-        if not over and turn == seat and r.nleft[seat]:
+        if not over and turn == seat and r.pos.nleft[seat]:
             raise _bad("the seat to act made the standing play")
     if why == LEAD_FIRST and a != h[1]:
         raise _bad("the first trick is led by someone other than the leader")
     # -- the stored plays, read again: the standing play, then each seat's bombs
-    r.has_st = 0
+    r.pos.has_st = 0
     r.st_reading = None
     if d[sp] == 1:
         n, idx = d[sp + 4], d[sp + 2] | (d[sp + 3] << 8)
-        r.st = _reading_at(rs, &d[sp + 5], n, idx, buf)
-        r.has_st, r.st_seat, r.st_index, r.st_n = 1, d[sp + 1], idx, n
+        r.pos.st = _reading_at(rs, &d[sp + 5], n, idx, buf)
+        r.pos.has_st, r.pos.st_seat, r.pos.st_index, r.pos.st_n = 1, d[sp + 1], idx, n
         for i in range(n):
             r.st_cards[i] = d[sp + 5 + i]
     memset(used, 0, sizeof(used))
@@ -544,6 +546,11 @@ def load(RoundCore r, variant, data, StateKeys keys=None):
             (<list>r.bomb_readings[s]).append((<tuple>known)[0])
             (<list>r.bomb_codes[s]).append((<tuple>known)[1])
             (<list>r.bomb_index[s]).append(idx)
+            if j < MAXB:
+                x = <Reading>(<tuple>known)[0]
+                r.pos.bombs.star[s][j] = x.rd.star
+                r.pos.bombs.chain[s][j] = x.rd.kind == K_CHAIN_BOMB
+                r.pos.bombs.n[s] = j + 1
             at += 3 + n
         bp += L.bomb_slot
     # -- the stored plays are made of played cards; a standing bomb is among the bombs
@@ -553,20 +560,20 @@ def load(RoundCore r, variant, data, StateKeys keys=None):
     for i in range(NFACES):
         if used[i] > played[i]:
             raise _bad("bombs hold cards that were never played")
-    if r.has_st:
+    if r.pos.has_st:
         memset(counts, 0, NFACES)
-        for i in range(r.st_n):
+        for i in range(r.pos.st_n):
             counts[code_rank(r.st_cards[i])] += 1
         for i in range(NFACES):
             if counts[i] > played[i]:
                 raise _bad("the standing play holds cards that were never played")
-        if r.st.kind >= K_BOMB:
+        if r.pos.st.kind >= K_BOMB:
             found = False
-            bp = sp + L.standing_slot + r.st_seat * L.bomb_slot
+            bp = sp + L.standing_slot + r.pos.st_seat * L.bomb_slot
             at = 1
             for j in range(d[bp]):
                 n = d[bp + at]
-                if n == r.st_n and (d[bp + at + 1] | (d[bp + at + 2] << 8)) == r.st_index \
+                if n == r.pos.st_n and (d[bp + at + 1] | (d[bp + at + 2] << 8)) == r.pos.st_index \
                         and _same_ranks(&d[bp + at + 3], r.st_cards, n):
                     found = True
                     break
@@ -574,13 +581,13 @@ def load(RoundCore r, variant, data, StateKeys keys=None):
             if not found:
                 raise _bad("a standing bomb missing from its seat's bombs")
     # -- accepted: the head's fields
-    r.nfin = nfin
+    r.pos.nfin = nfin
     for i in range(nfin):
-        r.fin[i] = fin[i]
-    r.cturn, r.cleader, r.last, r.prev, r.npasses = h[0], h[1], h[2], h[3], h[4]
-    r.over_kind, r.over_seat, r.over_action, r.cescaper = over, h[6], over_action, h[7]
-    r.lead_why, r.lead_a, r.lead_b = why, a, bb
-    r.actions_applied = actions
+        r.pos.fin[i] = fin[i]
+    r.pos.turn, r.cleader, r.pos.last, r.pos.prev, r.pos.npasses = h[0], h[1], h[2], h[3], h[4]
+    r.pos.over_kind, r.pos.over_seat, r.pos.over_action, r.cescaper = over, h[6], over_action, h[7]
+    r.pos.lead_why, r.pos.lead_a, r.pos.lead_b = why, a, bb
+    r.pos.actions = actions
     r.stake, r.table_fee = stake, fee
     r.hand_at = (h[16], h[17], h[18], h[19])
     r.partial_deal = h[20]
@@ -642,19 +649,19 @@ cdef int _check_slots(const unsigned char* d, Py_ssize_t sp, Layout L) except -1
 cdef void _read_body(RoundCore r, const unsigned char* b) noexcept:
     cdef int s, c, i
     memset(r.faces, 0, sizeof(r.faces))
-    r.holding = 0
+    r.pos.holding = 0
     for s in range(SEATS):
         for c in range(NRANKS):
             for i in range(4):
                 r.faces[s][code_of(c, i)] = b[0]
                 b += 1
-        r.nleft[s] = 0
+        r.pos.nleft[s] = 0
         for i in range(NFACES):
-            r.nranks[s][i] = b[0]
-            r.nleft[s] += b[0]
+            r.pos.nranks[s][i] = b[0]
+            r.pos.nleft[s] += b[0]
             b += 1
-        if r.nleft[s]:
-            r.holding += 1
+        if r.pos.nleft[s]:
+            r.pos.holding += 1
     for c in range(NCODES):
         r.nplayed[c] = b[0]
         b += 1
@@ -673,7 +680,7 @@ cdef int _deck_fault(RoundCore r, int decks, int lowest, int jokers, bint partia
     for i in range(NFACES):
         total[i] = 0
         for s in range(SEATS):
-            total[i] += r.nranks[s][i]
+            total[i] += r.pos.nranks[s][i]
     for c in range(1, NCODES):
         total[code_rank(c)] += r.nplayed[c]
     for i in range(NFACES):
@@ -698,7 +705,7 @@ cdef str _deck_sentence(RoundCore r, int fault, int what, int decks, int lowest,
         return "played cards include codes that are no card"
     if fault == 2:
         for s in range(SEATS):
-            n += r.nranks[s][what]
+            n += r.pos.nranks[s][what]
         for c in range(1, NCODES):
             if code_rank(c) == what:
                 n += r.nplayed[c]

@@ -1,16 +1,18 @@
-# C-level declarations of the 托管 rule policy (core_ext/_suggest.pyx), for its search
-# (_search.pyx), which plays it in every rollout. _suggest.pyx documents the policy.
+# C-level declarations of the 托管 rule policy (core_ext/_suggest.pyx), for the rollout
+# engine (_rollout.pyx), which plays it in every rollout, and its drivers (_search.pyx).
+# _suggest.pyx documents the policy.
 
-from shuangkou.core._core cimport RD, Rules, u8
-from shuangkou.core._round cimport RoundCore
-from shuangkou.core._settle cimport MAXB, StarRules
+from shuangkou.core._core cimport RD, Decl, Rules, u8
+from shuangkou.core._round cimport MAXB, Position
+from shuangkou.core._settle cimport StarRules
 from shuangkou.core.cards cimport SEATS
 
 cdef enum:
     MAXALT = 32          # alternatives one call ranks at most (the 提示 cycle, search candidates)
 
-# Why an action was chosen: the policy's steps (suggest.py words each one).
-cdef enum Reason:
+# Why an action was chosen: the policy's steps, then the alternatives' kinds — named as
+# suggest.py's REASON_TABLE lists them, in its order (tests/test_styles.py checks both).
+cpdef enum Reason:
     R_OUT = 0            # goes out with its last cards
     R_PARTNER            # lets the partner's winning play stand
     R_LAST_TWO           # leads the stronger of its last two plays
@@ -35,14 +37,12 @@ cdef enum Reason:
     NREASONS
 
 
-# Styles of the rule policy: the search's models of the other seats (its rollouts draw one
-# per seat and deal, _search.pyx). STYLE_RULE is the policy suggest.py documents.
-cdef enum Style:
-    STYLE_RULE = 0       # the rule policy
-    STYLE_BOLD           # beats whenever it can: spends wilds, breaks and plays bombs
-    STYLE_CAUTIOUS       # keeps wilds and bombs unless an opponent has 1-2 cards or it goes out
-    STYLE_BLIND          # plays over its partner as over an opponent
-    NSTYLES
+# The styles of the rule policy are the rows of core_ext/styles.py's STYLE_TABLE, copied
+# into C at import (_suggest.pyx); a Policy plays the row its `style` indexes. Row 0 is the
+# rule policy itself.
+cdef enum:
+    STYLE_RULE = 0
+    MAXSTYLES = 16       # rows the C table holds (styles.MAX_STYLES)
 
 
 # A small seeded generator (splitmix64): tie-breaks, deals, random play.
@@ -56,6 +56,12 @@ cdef inline unsigned long long rng_next(Rng* g) noexcept nogil:
     z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL
     return z ^ (z >> 31)
+
+cdef inline unsigned long long rng_mix(unsigned long long a, unsigned long long b) noexcept nogil:
+    """A seed for one stream from two numbers (a decision's seed and a deal's index)."""
+    cdef Rng g
+    g.s = a * 0x9E3779B97F4A7C15ULL + b
+    return rng_next(&g)
 
 cdef inline unsigned rng_below(Rng* g, unsigned n) noexcept nogil:
     """Uniform in 0..n-1 (n ≥ 1; the bias of a 64-bit modulo is negligible here)."""
@@ -94,7 +100,7 @@ cdef struct Policy:
     int mult_first       # the multiplier table's first star (-1: none)
     int mult_pays        # the team's own star sets the multiplier (not only the winner's)
     StarRules stars      # the round-star rules (a reading's worth to the seat)
-    int style            # STYLE_*: how it follows (the search's models of other seats)
+    int style            # the row of STYLE_TABLE it plays (the search's models of other seats)
 
 
 # One action: a play (its count vector, the reading meant, whether it must be declared) or
@@ -110,8 +116,10 @@ cdef struct Choice:
 
 cdef int policy_open(Policy* P, object rules, object seed) except -1
 cdef void policy_close(Policy* P) noexcept
-cdef int seen_of(RoundCore r, int seat, Seen* S) except -1
+cdef int nstyles() noexcept nogil
+cdef int seen_of(const Position* p, int seat, Seen* S) noexcept nogil
 cdef int rule_choice(Policy* P, const Seen* S, Choice* out) noexcept nogil
 cdef int alternatives(Policy* P, const Seen* S, const Choice* first, Choice* out, int n,
                       int diverse) noexcept nogil
-cdef int apply_choice(RoundCore r, int seat, const Choice* ch) except -1
+cdef int choice_decl(const Choice* ch, Decl* d) noexcept nogil
+cdef int apply_choice(Position* p, const Rules* R, int seat, const Choice* ch) noexcept nogil

@@ -52,8 +52,8 @@ from shuangkou.core._enumerate cimport (
     enum_each,
     monotonic,
 )
-from shuangkou.core._round cimport RoundCore
-from shuangkou.core._settle cimport MAXB, Tables, round_star_of, tables
+from shuangkou.core._round cimport MAXB, Position, RoundCore, pos_pass, pos_play
+from shuangkou.core._settle cimport Tables, round_star_of, tables
 from shuangkou.core.cards cimport (
     BJ,
     CODE_BJ,
@@ -68,8 +68,10 @@ from shuangkou.core.cards cimport (
     team_of,
 )
 
+from shuangkou.core import styles as _styles
 from shuangkou.core.cards import check_seat
 from shuangkou.core.errors import DeadlineExceeded, ShuangkouError
+from shuangkou.core.rollouts import Proposal
 
 cdef enum:
     DANGER = 5            # an opponent with this many cards or fewer may go out soon
@@ -81,7 +83,33 @@ cdef enum:
 
 #: Python-visible copies of the policy's constants (suggest.py documents them).
 POLICY_CONSTANTS = {"DANGER": DANGER, "SMALL_AFTER_BOMB": SMALL_AFTER_BOMB, "SPLIT": SPLIT,
-                    "ENDGAME": ENDGAME}
+                    "ENDGAME": ENDGAME, "NO_DANGER": NO_DANGER}
+
+
+# The styles (core_ext/styles.py STYLE_TABLE) in C, by row: what rule_choice reads of the
+# style a Policy plays.
+cdef struct StyleRule:
+    int over_partner      # plays over its partner's standing play
+    int spend_within      # spends a wild / breaks a bomb to beat when danger <= this
+    int bomb_within       # bombs an opponent's play when danger <= this
+    int hold_beyond       # passes, keeping its bombs, when danger > this and none goes out
+
+cdef StyleRule STYLES[MAXSTYLES]
+cdef int NSTYLES = len(_styles.STYLE_TABLE)
+if _styles.DANGER != DANGER or _styles.ANY < NO_DANGER or NSTYLES > MAXSTYLES \
+        or _styles.MAX_STYLES != MAXSTYLES:
+    raise ImportError("core_ext/styles.py's DANGER, ANY and MAX_STYLES must match the "
+                      "compiled policy's DANGER, NO_DANGER and MAXSTYLES (_suggest.pyx)")
+for _i, _row in enumerate(_styles.STYLE_TABLE):
+    STYLES[_i].over_partner = _row.over_partner
+    STYLES[_i].spend_within = _row.spend_within
+    STYLES[_i].bomb_within = _row.bomb_within
+    STYLES[_i].hold_beyond = _row.hold_beyond
+
+
+cdef int nstyles() noexcept nogil:
+    """How many styles the table holds (a Policy's ``style`` is below it)."""
+    return NSTYLES
 
 # How much a card of each rank position is worth getting rid of when leading (3=0 … A=11,
 # 2=12, SJ=13, BJ=14): low cards are liabilities, high ones regain the lead.
@@ -136,29 +164,28 @@ cdef void policy_close(Policy* P) noexcept:
     P.scratch = P.spare = NULL
 
 
-cdef int seen_of(RoundCore r, int seat, Seen* S) except -1:
-    """What ``seat`` sees of the round ``r``: its hand, the counts, the standing play, its
-    highest bomb star, whether its team holds 1st place."""
+cdef int seen_of(const Position* p, int seat, Seen* S) noexcept nogil:
+    """What ``seat`` sees of the position ``p``: its hand, the counts, the standing play,
+    its bombs (their stars, its highest), whether its team holds 1st place."""
     cdef int s, i
-    cdef list bombs = <list>r.bomb_readings[seat]
     S.seat = seat
-    S.ncards = r.nleft[seat]
+    S.ncards = p.nleft[seat]
     memset(S.hand, 0, 16)
-    memcpy(S.hand, r.nranks[seat], NFACES)
+    memcpy(S.hand, p.nranks[seat], NFACES)
     for s in range(SEATS):
-        S.sizes[s] = r.nleft[s]
-    S.has_st = r.has_st
-    S.st_seat = r.st_seat if r.has_st else -1
-    if r.has_st:
-        S.st = r.st
+        S.sizes[s] = p.nleft[s]
+    S.has_st = p.has_st
+    S.st_seat = p.st_seat if p.has_st else -1
+    if p.has_st:
+        S.st = p.st
     S.star = 0
-    S.nb = min(len(bombs), MAXB - 1)
+    S.nb = min(p.bombs.n[seat], MAXB - 1)
     for i in range(S.nb):
-        S.bstar[i] = (<Reading>bombs[i]).rd.star
-        S.bchain[i] = (<Reading>bombs[i]).rd.kind == K_CHAIN_BOMB
+        S.bstar[i] = p.bombs.star[seat][i]
+        S.bchain[i] = p.bombs.chain[seat][i]
         if S.bstar[i] > S.star:
             S.star = S.bstar[i]
-    S.winning = r.nfin > 0 and team_of(r.fin[0]) == team_of(seat)
+    S.winning = p.nfin > 0 and team_of(p.fin[0]) == team_of(seat)
     return 0
 
 
@@ -482,6 +509,7 @@ cdef int rule_choice(Policy* P, const Seen* S, Choice* out) noexcept nogil:
     cdef Last T
     cdef Cheap C
     cdef Bombs B
+    cdef const StyleRule* style = &STYLES[P.style]
     out.danger = danger = danger_of(S)
     # 1. go out when it can
     nr = classify_counts(P.R, S.hand, P.spare, MAXREAD)
@@ -538,7 +566,7 @@ cdef int rule_choice(Policy* P, const Seen* S, Choice* out) noexcept nogil:
         finish(P, S, B.small.c, &B.small.rd, R_ONLY_BOMBS, out)
         return 0
     # 2. the partner's play stands (a partner-blind style plays over it)
-    if S.st_seat == mate and P.style != STYLE_BLIND:
+    if S.st_seat == mate and not style.over_partner:
         passes(R_PARTNER, out)
         return 0
     # 4. following an opponent; the styles move the thresholds for spending wilds and bombs
@@ -546,8 +574,7 @@ cdef int rule_choice(Policy* P, const Seen* S, Choice* out) noexcept nogil:
     pick_init(&C.best, BY_SCORE, 1)
     if ncards_of(plain) and walk(P, plain, target, ORDINARY_MASK, 0, cheap_sink, &C) < 0:
         return -1
-    if not C.best.have and (danger <= (2 if P.style == STYLE_CAUTIOUS else DANGER)
-                            or P.style == STYLE_BOLD):
+    if not C.best.have and danger <= style.spend_within:
         # spend wilds or split a bomb to stop them
         if walk(P, S.hand, target, ORDINARY_MASK, 0, cheap_sink, &C) < 0:
             return -1
@@ -558,9 +585,9 @@ cdef int rule_choice(Policy* P, const Seen* S, Choice* out) noexcept nogil:
         return -1
     if not B.small.have:
         passes(R_NOTHING, out)
-    elif P.style == STYLE_CAUTIOUS and danger > 2 and not B.out.have:
+    elif danger > style.hold_beyond and not B.out.have:
         passes(R_KEEP, out)
-    elif danger <= DANGER or P.style == STYLE_BOLD:
+    elif danger <= style.bomb_within:
         finish(P, S, B.small.c, &B.small.rd, R_BOMB_DANGER, out)
     elif B.out.have:
         finish(P, S, B.out.c, &B.out.rd, R_BOMB_OUT, out)
@@ -739,25 +766,26 @@ cdef int alternatives(Policy* P, const Seen* S, const Choice* first, Choice* out
 
 # ----------------------------------------------------------------------------- applying
 
-cdef int apply_choice(RoundCore r, int seat, const Choice* ch) except -1:
-    """Play ``ch`` in ``r`` with rank-only cards (a rollout's hands have no suits)."""
-    cdef int codes[MAXCARDS]
-    cdef int rank, j, n = 0
+cdef int apply_choice(Position* p, const Rules* R, int seat, const Choice* ch) noexcept nogil:
+    """Play ``ch`` (an action the policy proposed: the seat holds its cards, and a play's
+    reading beats) in the position ``p``; -1 when the play has no reading that stands
+    (never for the policy's own: the rollouts report it as an engine fault)."""
     cdef Decl d
-    cdef RD rd
     if not ch.play:
-        r.do_pass(seat)
+        pos_pass(p, seat)
         return 0
-    for rank in range(NFACES):
-        for j in range(ch.c[rank]):
-            codes[n] = code_of(rank, NO_SUIT)
-            n += 1
+    choice_decl(ch, &d)
+    return -1 if pos_play(p, R, seat, ch.c, &d) < 0 else 0
+
+
+cdef int choice_decl(const Choice* ch, Decl* d) noexcept nogil:
+    """What a play of ``ch`` declares (§7 rule 6): its reading's type, top and star when it
+    must be declared, else nothing (the first reading that beats stands)."""
     d.kind = d.top = d.star = d.nwild = -1
     if ch.declare:
         d.kind = ch.rd.kind
         d.top = ch.rd.top
         d.star = ch.rd.star if ch.rd.star else -1
-    r.do_play(seat, codes, n, &d, 1, &rd)
     return 0
 
 
@@ -776,19 +804,19 @@ cdef int _hand_of(RuleSet rs, object hand, int* codes, int* start, u8* counts) e
 
 cdef list _answer(Policy* P, RuleSet rs, const Choice* got, int m, const int* codes,
                   const int* start):
-    """The actions as (cards, reading, declared, reason, danger) with the hand's codes."""
+    """The actions as records (rollouts.Proposal) with the hand's codes."""
     cdef int i, r, j
     out = []
     for i in range(m):
         if not got[i].play:
-            out.append(((), None, False, got[i].reason, got[i].danger))
+            out.append(Proposal((), None, False, got[i].reason, got[i].danger))
             continue
         cards = []
         for r in range(NFACES):
             for j in range(got[i].c[r]):
                 cards.append(codes[start[r] + j])
-        out.append((tuple(cards), make_reading(&got[i].rd, rs), bool(got[i].declare),
-                    got[i].reason, got[i].danger))
+        out.append(Proposal(tuple(cards), make_reading(&got[i].rd, rs), bool(got[i].declare),
+                            got[i].reason, got[i].danger))
     return out
 
 
@@ -817,7 +845,7 @@ def choose(variant, int seat, hand, sizes, standing=None, *, seed=None, int star
     """The rule policy on plain table facts (suggest.decide's engine): ``standing`` =
     (seat, Reading) of the play to beat or None; ``played`` the seat's bombs so far
     (Readings; ``star`` at least their highest). Returns ``count`` actions at most, the
-    policy's first, as (cards, reading, declared, reason, danger) tuples (a pass: cards
+    policy's first, as :class:`~shuangkou.core.rollouts.Proposal` records (a pass: cards
     ``()``, reading None); raises DeadlineExceeded past ``timeout`` seconds."""
     cdef RuleSet rs = get_rules(variant)
     cdef Policy P
@@ -863,10 +891,10 @@ def choose_in(RoundCore r, *, seed=None, int count=1, bint diverse=False, timeou
     cdef int codes[MAXCARDS]
     cdef int start[NFACES]
     cdef u8 counts[16]
-    if r.over_kind:
+    if r.pos.over_kind:
         raise ShuangkouError("the round is over: nothing to suggest", "state")
-    seen_of(r, r.cturn, &S)
-    _hand_of(r.rs, r.hand(r.cturn), codes, start, counts)
+    seen_of(&r.pos, r.pos.turn, &S)
+    _hand_of(r.rs, r.hand(r.pos.turn), codes, start, counts)
     policy_open(&P, r.rs, seed)
     try:
         return _run(&P, r.rs, &S, count, diverse, timeout, codes, start)

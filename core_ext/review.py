@@ -3,7 +3,8 @@
 :func:`review` replays a replay document (the same validation and errors as
 :func:`~shuangkou.core.replay.score_replay`) and, for every play and pass of every seat,
 evaluates the candidate actions from that seat's view only — its own hand and the public
-table, never another seat's cards (the search's rule, core_ext/_search.pyx ``evaluate``):
+table, never another seat's cards (the rollout engine's rule, core_ext/_rollout.pyx, driven by
+_search.pyx ``evaluate``):
 
 * **candidates**: the ranked 提示 list (the rule policy's action, then the plays in its order
   of preference, then the pass) up to ``width``, plus the action actually taken;
@@ -20,9 +21,10 @@ table, never another seat's cards (the search's rule, core_ext/_search.pyx ``eva
   candidate, 1: always the worst): the figure that compares players, where the mean loss
   does not, because a team far behind has little left at stake and loses little per
   decision however it plays (docs/review.md "Comparing players");
-* **agreement**: whether the taken action is the engine's first choice (the search's rule:
-  the rule policy's action unless another candidate gains more than one standard error
-  over it, then the best such) and among its first three;
+* **agreement**: whether the taken action is the engine's first choice (rollouts.py
+  ``choose`` at :data:`~shuangkou.core.rollouts.REVIEW_CHOICE`: the rule policy's action
+  unless another candidate gains more than one standard error of points over it, then the
+  best such — 托管 plays the same rule on value at three) and among its first three;
 * with ``oracle``: every candidate also rolled out on the TRUE deal (the real hidden hands),
   and ``oracle_gain`` = the taken action's true points minus those of the best action the
   seat could have known — a partnership whose gains stay positive plays better than its
@@ -46,6 +48,7 @@ from ._core import format_cards
 from .cards import SEATS, rank_name, team
 from .errors import DeadlineExceeded, ShuangkouError
 from .replay import Replay, _load, parse_replay, score_replay
+from .rollouts import REVIEW_CHOICE, Evaluation, choose
 from .suggest import DEFAULT_WIDTH, MAX_ALTERNATIVES, MAX_EXACT, MAX_ROLLOUTS, MODELS
 
 __all__ = ["DEFAULT_REVIEW", "NOISE", "THRESHOLDS", "VERDICTS", "Candidate", "Decision",
@@ -231,42 +234,42 @@ def _declare(reading: Any) -> dict[str, Any]:
             "star": reading.star or None}
 
 
-def _decision(index: int, seat: int, taken_cards: tuple[int, ...], rows: list[Any],
-              stats: dict[str, Any], last_eval: float | None) -> Decision:
-    """A decision from the evaluator's rows (core_ext/_search.pyx ``evaluate``)."""
-    t = stats["taken"]
-    se = stats["se"]
-    m = len(rows)
+def _decision(index: int, seat: int, taken_cards: tuple[int, ...], ev: Evaluation,
+              last_eval: float | None) -> Decision:
+    """A decision from the engine's evaluation (core_ext/_search.pyx ``evaluate``)."""
+    rows = ev.candidates
+    t = ev.taken
+    assert t is not None                   # the review always names the action taken
     # best first by points (the 提示 order among equals); a forced decision keeps its one row
-    order = sorted(range(m), key=lambda k: (-(rows[k][5] or 0.0), k))
+    order = sorted(range(len(rows)), key=lambda k: (-(rows[k].points or 0.0), k))
     cands = []
     for k in order:
-        cards, reading, declared, _reason, hint_rank, points, first, true_points, _ = rows[k]
+        c = rows[k]
         cands.append(Candidate(
-            "play" if cards else "pass", taken_cards if k == t else tuple(cards),
-            _declare(reading) if declared else None,
-            reading.describe() if reading is not None else None, points, first,
-            se[k][t] if k != t else 0.0, hint_rank, k == t, true_points))
+            "play" if c.cards else "pass", taken_cards if k == t else c.cards,
+            _declare(c.reading) if c.declared else None,
+            c.reading.describe() if c.reading is not None else None, c.points, c.first,
+            c.taken_se if k != t else 0.0, c.hint_rank, k == t, c.wide_points))
     taken = order.index(t)
-    if stats["forced"] or not stats["deals"]:
-        return Decision(index, seat, bool(stats["forced"]), tuple(cands), taken, 0, taken,
-                        0.0, 0.0, 0.0, "forced" if stats["forced"] else "good", True, True,
+    if ev.forced or not ev.deals:
+        return Decision(index, seat, ev.forced, tuple(cands), taken, 0, taken,
+                        0.0, 0.0, 0.0, "forced" if ev.forced else "good", True, True,
                         last_eval, None, 0)
     best = order[0]
-    loss = rows[best][5] - rows[t][5]
-    loss_se = se[best][t]
-    stake = rows[best][5] - rows[order[-1]][5]
-    # the engine's first choice, by the search's rule: the rule policy's action (row 0)
-    # unless a candidate gains more than one standard error over it, then the best such
-    choice = next((k for k in order if k != 0 and rows[k][5] - rows[0][5] > se[k][0]), 0)
+    points, top, worst = rows[t].points, rows[best].points, rows[order[-1]].points
+    assert points is not None and top is not None and worst is not None   # deals were made
+    loss = top - points
+    loss_se = rows[best].taken_se
+    stake = top - worst
+    choice = choose(ev, REVIEW_CHOICE)
     top3 = [choice] + [k for k in order if k != choice][:2]
-    points = rows[t][5]
     oracle_gain = None
-    if rows[t][7] is not None:
-        oracle_gain = rows[t][7] - rows[best][7]
+    true_taken, true_best = rows[t].wide_points, rows[best].wide_points
+    if true_taken is not None and true_best is not None:
+        oracle_gain = true_taken - true_best
     return Decision(index, seat, False, tuple(cands), taken, 0, order.index(choice),
                     loss, loss_se, stake, verdict(loss, loss_se), choice == t, t in top3,
-                    points if team(seat) == 0 else -points, oracle_gain, stats["deals"])
+                    points if team(seat) == 0 else -points, oracle_gain, ev.deals)
 
 
 # ----------------------------------------------------------------------------- a replay
@@ -345,14 +348,15 @@ def review(replay: Replay | Mapping[str, Any] | str | bytes, *,
                 raise DeadlineExceeded("the review ran out of its time budget")
         before = rnd.copy()
         record = rnd.apply(action)
-        rows, stats = _search.evaluate(
+        ev = _search.evaluate(
             before, (action.cards, record.reading, action.declare is not None),
             rollouts=budget.rollouts, ms=budget.ms, seed=seed, width=width, timeout=left,
-            cancelled=cancelled, model=budget.model, exact=budget.exact, oracle=oracle)
-        if stats["cancelled"]:
+            cancelled=cancelled, model=budget.model, exact=budget.exact,
+            wide="all" if oracle else None)
+        if ev.cancelled:
             raise DeadlineExceeded("the review was cancelled before it finished")
-        rollouts += stats["rollouts"]
-        d = _decision(i, action.seat, action.cards, rows, stats, last_eval)
+        rollouts += ev.rollouts
+        d = _decision(i, action.seat, action.cards, ev, last_eval)
         last_eval = d.eval_team0
         decisions.append(d)
     players = _players(typed.players, result.hand_at)

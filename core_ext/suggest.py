@@ -39,19 +39,20 @@ play in the policy's order of preference (following: ordinary beats cheapest fir
 bombs smallest first; leading: by the shedding score, plays that spend a wild or break a
 bomb last, then bombs), then the pass — the order a hint button cycles through.
 
-**Search** (a budget in ``rollouts`` or ``ms``; core_ext/_search.pyx): the policy's action
-and its most different alternatives (the preferred play of each type, the highest beat, the
-smallest bomb, the pass) are each played on the same random deals of the unseen cards and
-rolled out to the end of the round by the policy in all four seats — each other seat in a
-style drawn per deal (the rule policy, bold, cautious or partner-blind: ``model="mix"``, the
+**Search** (a budget in ``rollouts`` or ``ms``; the rollout engine, core_ext/_rollout.pyx,
+driven by _search.pyx ``search``): the policy's action and its most different alternatives
+(the preferred play of each type, the highest beat, the smallest bomb, the pass) are each
+played on the same random deals of the unseen cards and rolled out to the end of the round
+by the policy in all four seats — each other seat in a style drawn per deal
+(core_ext/styles.py: the rule policy, bold, cautious or partner-blind: ``model="mix"``, the
 default) or the rule policy itself (``model="rule"``, issue 24's search, :data:`SEARCH24`);
-the one with the best
-mean settlement for the seat's team (points: base × multiplier + contributions) is chosen
-(plus a bonus for placing first, three 双扣 base amounts: points alone trade wins for
-contributions where bombs pay a lot) if it gains more than three standard errors over the
-policy's action (``margin``; issue 24's search: one), else the policy's action stands. A
-candidate clearly behind another stops being rolled out and its rollouts go to the rest
-(``race``, on by default; off in :data:`SEARCH24`). :class:`SeatStyles` reads each other
+the engine's choice (rollouts.py ``choose``) is played: the one with the best mean
+settlement for the seat's team (points: base × multiplier + contributions, plus a bonus for
+placing first, three 双扣 base amounts: points alone trade wins for contributions where
+bombs pay a lot) if it gains more than three standard errors over the policy's action
+(``margin``; issue 24's search: one), else the policy's action stands. A candidate clearly
+behind another stops being rolled out and its rollouts go to the rest (``race``, on by
+default; off in :data:`SEARCH24`). :class:`SeatStyles` reads each other
 seat's style from its actions so far in the round, for the search's ``read`` (opt-in: it
 measured no better, docs/decisions.md 77). Deterministic for a given state, seed
 and rollout budget; ``ms`` stops inside a rollout. :data:`TUOGUAN` is the budget for 托管
@@ -67,15 +68,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from . import _search, _suggest
+from . import _rollout, _search, _suggest, styles
 from .cards import BJ, SJ, card_rank
 from .declaration import Declaration
 from .errors import RuleViolation, ShuangkouError
+from .rollouts import ChoiceRule, Evaluated, Proposal, choose
 from .variants import Variant, get_variant
 
 __all__ = ["Budget", "DANGER", "MAX_ALTERNATIVES", "MAX_EXACT", "MAX_MARGIN", "MAX_ROLLOUTS",
-           "MODELS", "Ranked", "SEARCH24", "SeatStyles", "Suggestion", "TUOGUAN", "decide", "suggest",
-           "suggestions"]
+           "MODELS", "REASON_TABLE", "Ranked", "Reason", "SEARCH24", "SeatStyles", "Suggestion",
+           "TUOGUAN", "decide", "suggest", "suggestions"]
 
 DANGER = _suggest.POLICY_CONSTANTS["DANGER"]   # an opponent this close to going out
 #: Candidates the search compares at most (the policy's action included).
@@ -83,12 +85,12 @@ DEFAULT_WIDTH = 6
 #: The most alternatives one call ranks; the largest rollout budget.
 MAX_ALTERNATIVES = _search.MAX_WIDTH
 MAX_ROLLOUTS = _search.MAX_ROLLOUTS
-#: How a search's rollouts play the other seats: "mix" (a mixture of styles, the default),
-#: "sound" (the mixture without its partner-blind style) or "rule" (the rule policy
-#: everywhere: issue 24's search).
-MODELS = _search.MODELS
+#: How a search's rollouts play the other seats: the rows of core_ext/styles.py's
+#: MODEL_TABLE — "mix" (a mixture of styles, the default), "sound" (the mixture without its
+#: partner-blind style) or "rule" (the rule policy everywhere: issue 24's search).
+MODELS = styles.MODELS
 #: The most cards an exact endgame may start from.
-MAX_EXACT = _search.MAX_EXACT
+MAX_EXACT = _rollout.MAX_EXACT
 #: The largest margin a Budget may ask for, in standard errors.
 MAX_MARGIN = 10.0
 
@@ -246,30 +248,40 @@ class SeatStyles:
         return _search.read_weights(self.seen, _style_rates(variant), model)
 
 
-# What each step of the policy says (core_ext/_suggest.pxd, enum Reason, in order).
-_REASONS = (
-    "goes out with its last cards",
-    "lets the partner's winning play stand",
-    "leads the stronger of its last two plays",
-    "an opponent has {danger} card(s) left: leads a shape they cannot answer",
-    "an opponent is about to go out: leads a bomb",
-    "an opponent is about to go out: leads its highest single",
-    "the partner has 1 card left: leads a low single for them",
-    "leads to shed its weakest cards",
-    "only bombs left: leads the smallest",
-    "beats with its cheapest play",
-    "nothing beats it without spending a wild or breaking a bomb",
-    "bombs: an opponent has {danger} card(s) left",
-    "bombs to take the lead and go out",
-    "bombs with a star that pays",
-    "keeps its bombs for when they matter",
-    "its preferred {kind}",
-    "beats high to win the trick",
-    "its smallest bomb",
-    "passes",
-    "{also}",
+@dataclass(frozen=True)
+class Reason:
+    """Why the policy proposes an action: one of its steps, or a kind of alternative."""
+
+    name: str     # the C enum member is R_<NAME> (core_ext/_suggest.pxd), at this index
+    words: str    # the sentence of a Suggestion ({danger}: the fewest cards an opponent
+    #               holds; {kind}: the play's type; "also" words an alternative's cost)
+
+
+#: Every reason, in the order of the compiled policy's ``Reason`` enum (tests/test_styles.py
+#: checks each row's name against the enum member at its index).
+REASON_TABLE: tuple[Reason, ...] = (
+    Reason("out", "goes out with its last cards"),
+    Reason("partner", "lets the partner's winning play stand"),
+    Reason("last_two", "leads the stronger of its last two plays"),
+    Reason("safe", "an opponent has {danger} card(s) left: leads a shape they cannot answer"),
+    Reason("lead_bomb", "an opponent is about to go out: leads a bomb"),
+    Reason("high_single", "an opponent is about to go out: leads its highest single"),
+    Reason("feed", "the partner has 1 card left: leads a low single for them"),
+    Reason("shed", "leads to shed its weakest cards"),
+    Reason("only_bombs", "only bombs left: leads the smallest"),
+    Reason("cheap", "beats with its cheapest play"),
+    Reason("nothing", "nothing beats it without spending a wild or breaking a bomb"),
+    Reason("bomb_danger", "bombs: an opponent has {danger} card(s) left"),
+    Reason("bomb_out", "bombs to take the lead and go out"),
+    Reason("bomb_pays", "bombs with a star that pays"),
+    Reason("keep", "keeps its bombs for when they matter"),
+    Reason("alt_kind", "its preferred {kind}"),
+    Reason("alt_high", "beats high to win the trick"),
+    Reason("alt_bomb", "its smallest bomb"),
+    Reason("alt_pass", "passes"),
+    Reason("alt_next", "also"),
 )
-_ALT_NEXT = len(_REASONS) - 1
+_ALT_NEXT = [r.name for r in REASON_TABLE].index("alt_next")
 
 
 def _cost_note(v: Variant, hand: Sequence[int], cards: Sequence[int], reading: Any,
@@ -297,14 +309,14 @@ def _cost_note(v: Variant, hand: Sequence[int], cards: Sequence[int], reading: A
 
 
 def _suggestion(v: Variant, seat: int, hand: Sequence[int], following: bool,
-                row: tuple[Any, ...], gain: float | None = None, wins: float | None = None,
-                deals: int = 0, searched: str = "") -> Suggestion:
-    cards, reading, declared, reason, danger = row[:5]
-    if reason == _ALT_NEXT:
+                act: Proposal | Evaluated, gain: float | None = None,
+                wins: float | None = None, deals: int = 0, searched: str = "") -> Suggestion:
+    cards, reading, declared = act.cards, act.reading, act.declared
+    if act.reason == _ALT_NEXT:
         words = _cost_note(v, hand, cards, reading, following)
     else:
-        words = _REASONS[reason].format(danger=danger,
-                                        kind=reading.kind if reading is not None else "")
+        words = REASON_TABLE[act.reason].words.format(
+            danger=act.danger, kind=reading.kind if reading is not None else "")
     if searched:
         words = f"{searched}: {words}"
     if not cards:
@@ -324,9 +336,9 @@ def decide(variant: str | Variant, seat: int, hand: Sequence[int],
     highest star the seat has played (``played``: its bombs, Readings, when known),
     ``winning`` = its team holds 1st place. See the module doc."""
     v = get_variant(variant)
-    row = _suggest.choose(v, seat, hand, sizes, standing, seed=seed, star=star,
+    act = _suggest.choose(v, seat, hand, sizes, standing, seed=seed, star=star,
                           winning=winning, played=played)[0]
-    return _suggestion(v, seat, sorted(hand), standing is not None, row)
+    return _suggestion(v, seat, sorted(hand), standing is not None, act)
 
 
 def suggestions(round: Any, count: int = 1, *, seed: int | None = None,
@@ -350,30 +362,33 @@ def suggestions(round: Any, count: int = 1, *, seed: int | None = None,
     hand = round.hand(seat)
     following = round.standing is not None
     if not budget.searches:
-        rows = _suggest.choose_in(round, seed=seed, count=count, timeout=timeout)
-        actions = [_suggestion(v, seat, hand, following, row) for row in rows]
+        proposed = _suggest.choose_in(round, seed=seed, count=count, timeout=timeout)
+        actions = [_suggestion(v, seat, hand, following, act) for act in proposed]
         return Ranked(_standing(round, actions))
-    ranked, stats = _search.search(round, rollouts=budget.rollouts, ms=budget.ms, seed=seed,
-                                   width=max(width, count) if count > 1 else width,
-                                   count=count, timeout=timeout, cancelled=cancelled,
-                                   model=budget.model, exact=budget.exact, race=budget.race,
-                                   margin=budget.margin, partner_bomb=budget.partner_bomb)
+    ev = _search.search(round, rollouts=budget.rollouts, ms=budget.ms, seed=seed,
+                        width=max(width, count) if count > 1 else width, timeout=timeout,
+                        cancelled=cancelled, model=budget.model, exact=budget.exact,
+                        race=budget.race, partner_bomb=budget.partner_bomb)
+    cands = ev.candidates
+    best = choose(ev, ChoiceRule("value", budget.margin))
+    # the choice first, then the candidates still in the race by their gain (one dropped
+    # by the race has a mean of fewer deals, and is behind)
+    order = sorted(range(len(cands)), key=lambda k: (k != best, not cands[k].live,
+                                                     -cands[k].gain, k))
     actions = []
-    for i, row in enumerate(ranked):
-        gain, wins, deals = row[5], row[6], row[8]
-        searched = bool(stats["deals"])
-        if not searched:
+    for i, k in enumerate(order[:count]):
+        c = cands[k]
+        if not ev.deals:
             note = ""
-        elif i == 0 and stats["kept"]:
-            note = f"search ({deals} deals) kept the rule policy's choice"
+        elif i == 0 and best == 0:
+            note = f"search ({c.deals} deals) kept the rule policy's choice"
         else:
-            note = (f"search ({deals} deals): {gain:+.1f} points, {wins:+.0%} wins over the "
-                    "rule policy's choice")
-        actions.append(_suggestion(v, seat, hand, following, row,
-                                   gain if searched else None, wins if searched else None,
-                                   deals, note))
-    return Ranked(_standing(round, actions), stats["rollouts"], stats["deals"],
-                  stats["width"], stats["seconds"])
+            note = (f"search ({c.deals} deals): {c.gain_points:+.1f} points, "
+                    f"{c.gain_first:+.0%} wins over the rule policy's choice")
+        actions.append(_suggestion(v, seat, hand, following, c,
+                                   c.gain_points if ev.deals else None,
+                                   c.gain_first if ev.deals else None, c.deals, note))
+    return Ranked(_standing(round, actions), ev.rollouts, ev.deals, len(cands), ev.seconds)
 
 
 def _standing(round: Any, actions: list[Suggestion]) -> tuple[Suggestion, ...]:

@@ -27,6 +27,7 @@ from shuangkou.core import (
 )
 from shuangkou.core._search import CONTEXTS, OUTCOMES, log_rates, read_weights, search, style_counts
 from shuangkou.core.generate import deal
+from shuangkou.core.rollouts import ChoiceRule, choose
 from shuangkou.core.suggest import (
     DANGER,
     MAX_EXACT,
@@ -440,12 +441,12 @@ def test_reading_styles_tallies_public_facts_and_is_information_fair(variant: st
         seat = r.turn
         if step % 16 == 15:
             read = seats.weights(v)
-            want = search(r, rollouts=120, seed=4, model="mix", race=True, read=read, count=3)
-            again = search(r, rollouts=120, seed=4, model="mix", race=True, read=read, count=3)
-            assert again[0] == want[0] and again[1]["deals"] == want[1]["deals"]
+            want = search(r, rollouts=120, seed=4, model="mix", race=True, read=read)
+            again = search(r, rollouts=120, seed=4, model="mix", race=True, read=read)
+            assert again.candidates == want.candidates and again.deals == want.deals
             other = redealt(v, hands, 1, history, seat, random.Random(step))
             assert search(other, rollouts=120, seed=4, model="mix", race=True,
-                          read=read, count=3)[0] == want[0]
+                          read=read).candidates == want.candidates
             checked += 1
         snap = r.copy()
         seats.track(r, functools.partial(policy_step, r, history))
@@ -504,46 +505,46 @@ def test_racing_gives_the_rollouts_to_the_candidates_still_in_contention(variant
     history: list[Any] = []
     dropped = ended = searched = 0
     while not r.is_over:
-        ranked, stats = search(r, rollouts=300, seed=3, model="mix", race=True, count=6)
-        again, stats2 = search(r, rollouts=300, seed=3, model="mix", race=True, count=6)
-        assert again == ranked and stats2["rollouts"] == stats["rollouts"]
-        if stats["width"] > 1:
+        ev = search(r, rollouts=300, seed=3, model="mix", race=True)
+        again = search(r, rollouts=300, seed=3, model="mix", race=True)
+        assert again.candidates == ev.candidates and again.rollouts == ev.rollouts
+        width = len(ev.candidates)
+        if width > 1:
             searched += 1
-            deals = [row[8] for row in ranked]
-            assert ranked[0][8] == stats["deals"]          # the chosen one was never dropped
-            assert max(deals) == stats["deals"] and stats["rollouts"] <= 300
-            short = sum(n < stats["deals"] for n in deals)
+            deals = [c.deals for c in ev.candidates]
+            chosen = ev.candidates[choose(ev, ChoiceRule("value", 1.0))]
+            assert chosen.deals == ev.deals                # the chosen one was never dropped
+            assert max(deals) == ev.deals and ev.rollouts <= 300
+            short = sum(n < ev.deals for n in deals)
             dropped += short > 0
-            ended += stats["rollouts"] <= 300 - stats["width"]     # not spent: it ended
-            plain, pstats = search(r, rollouts=300, seed=3, model="mix", count=6)
-            assert {row[8] for row in plain} == {pstats["deals"]}
-            assert pstats["rollouts"] == pstats["deals"] * pstats["width"]
+            ended += ev.rollouts <= 300 - width            # not spent: it ended
+            plain = search(r, rollouts=300, seed=3, model="mix")
+            assert {c.deals for c in plain.candidates} == {plain.deals}
+            assert plain.rollouts == plain.deals * len(plain.candidates)
         policy_step(r, history)
     assert searched and dropped and ended
 
 
 def test_the_margin_is_how_sure_a_search_must_be_to_overturn_the_rule_policy() -> None:
     """``margin``: the standard errors a gain must exceed. The same deals and tallies at any
-    margin (it only reads them), so a candidate that overturns the rule policy's action at
-    two standard errors does at one, and two keep the policy's action more often."""
+    margin (the choice only reads them), so a candidate that overturns the rule policy's
+    action at two standard errors does at one, and two keep the policy's action more often."""
     v = core.get_variant("baibian")
     r = Round.deal(v, deal(v, random.Random("margin")), 0, partner=2)
     history: list[Any] = []
     kept = {1.0: 0, 2.0: 0}
     while not r.is_over:
-        got = {m: search(r, rollouts=200, seed=2, model="mix", race=True, margin=m)
-               for m in kept}
-        for m, (_, stats) in got.items():
-            kept[m] += stats["kept"] and stats["width"] > 1
-        assert got[1.0][1]["rollouts"] == got[2.0][1]["rollouts"]
-        if not got[2.0][1]["kept"]:
-            assert not got[1.0][1]["kept"]
+        ev = search(r, rollouts=200, seed=2, model="mix", race=True)
+        got = {m: choose(ev, ChoiceRule("value", m)) == 0 for m in kept}
+        for m, is_kept in got.items():
+            kept[m] += is_kept and len(ev.candidates) > 1
+        if not got[2.0]:
+            assert not got[1.0]
         policy_step(r, history)
     assert kept[2.0] > kept[1.0]
     for bad in (-1.0, float("nan")):
         with pytest.raises(ShuangkouError) as caught:
-            search(Round.deal(v, deal(v, random.Random(1)), 0, partner=2), rollouts=10,
-                   margin=bad)
+            Budget(rollouts=10, margin=bad)
         assert caught.value.field == "margin"
 
 
@@ -561,21 +562,22 @@ def test_no_partner_bomb_leaves_the_bomb_over_the_partner_out(variant: str) -> N
                        partner=2)
         history: list[Any] = []
         while not r.is_over:
-            kw: dict[str, Any] = {"rollouts": 40, "seed": 6, "model": "mix", "count": 6}
-            spared, sstats = search(r, partner_bomb=False, **kw)
-            full, fstats = search(r, **kw)
+            kw: dict[str, Any] = {"rollouts": 40, "seed": 6, "model": "mix"}
+            spared = search(r, partner_bomb=False, **kw)
+            full = search(r, **kw)
             if r.standing is not None and r.standing.seat == (r.turn + 2) % 4:
                 rule = suggest(r)
-                bombs = [row for row in full if row[1] is not None and row[1].is_bomb
-                         and row[0] != tuple(rule.cards)]
+                bombs = [c for c in full.candidates if c.reading is not None
+                         and c.reading.is_bomb and c.cards != tuple(rule.cards)]
                 assert len(bombs) <= 1
-                assert {row[0] for row in spared} == {row[0] for row in full} - {
-                    row[0] for row in bombs}
-                assert sstats["width"] == fstats["width"] - len(bombs)
+                assert {c.cards for c in spared.candidates} == {
+                    c.cards for c in full.candidates} - {c.cards for c in bombs}
+                assert len(spared.candidates) == len(full.candidates) - len(bombs)
                 left_out += len(bombs)
             else:
-                assert (spared, sstats["rollouts"]) == (full, fstats["rollouts"])
-                others += fstats["width"] > 1
+                assert (spared.candidates, spared.rollouts) == (full.candidates,
+                                                                full.rollouts)
+                others += len(full.candidates) > 1
             policy_step(r, history)
         if left_out >= 3:
             break
@@ -601,17 +603,17 @@ def test_inference_from_passes_is_information_fair(variant: str) -> None:
         if r.is_over:
             break
         seat = r.turn
-        want = search(r, rollouts=90, seed=5, model="mix", infer=True, count=3)
-        plain = search(r, rollouts=90, seed=5, model="mix", count=3)
+        want = search(r, rollouts=90, seed=5, model="mix", infer=True)
+        plain = search(r, rollouts=90, seed=5, model="mix")
         if r.standing is None:
             leads += 1
-            assert want[0] == plain[0]
-        elif r.passes and want[1]["width"] > 1:
+            assert want.candidates == plain.candidates
+        elif r.passes and len(want.candidates) > 1:
             after_passes += 1
             other = redealt(v, hands, 1, history, seat, random.Random(after_passes))
-            again = search(other, rollouts=90, seed=5, model="mix", infer=True, count=3)
-            assert again[0] == want[0]
-            changed += want[0] != plain[0]
+            again = search(other, rollouts=90, seed=5, model="mix", infer=True)
+            assert again.candidates == want.candidates
+            changed += want.candidates != plain.candidates
         policy_step(r, history)
     assert leads and after_passes and changed     # the passes were read
 
@@ -637,7 +639,7 @@ def test_exact_endgames_are_deterministic_and_information_fair(variant: str) -> 
                     other = redealt(v, hands, 0, history, r.turn, random.Random(attempt))
                     assert suggestions(other, 3, budget=budget, seed=4).actions == want.actions
                     checked += 1
-                    solved += search(r, rollouts=60, seed=4, model="mix", exact=8)[1]["exact"]
+                    solved += search(r, rollouts=60, seed=4, model="mix", exact=8).exact
             policy_step(r, history)
         if checked >= 3:
             break

@@ -1,7 +1,7 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False
 """RoundService's replies written in compiled code: a ``RoundState`` (the state's bytes and
 the readable view) and an ``ApplyActionResponse``'s state and action record, straight from
-a round's C fields — the fast path of service/api/rounds.py, which builds the same replies
+a round's public view (RoundCore.view() and its codes, core_ext/_round.pxd) — the fast path of service/api/rounds.py, which builds the same replies
 with the generated classes for everything else.
 
 The proto stays the one source: every field's key is read from the generated descriptors
@@ -14,9 +14,9 @@ instructions per ApplyAction than this (docs/BENCHMARKS.md "ApplyAction: the rep
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.string cimport memcmp, memcpy
 
-from shuangkou.core._round cimport ROUND_ID_BYTES, SEED_BYTES, RoundCore
+from shuangkou.core._round cimport ROUND_ID_BYTES, SEED_BYTES, Position, RoundCore
 from shuangkou.core._state cimport Layout, layout_of, pack_into
-from shuangkou.core.cards cimport NFACES, NO_SUIT, SEATS, code_of
+from shuangkou.core.cards cimport SEATS
 
 from shuangkou.service.api._protobuf cimport (
     bytes_field, check_written, close_field, field_key, scalar, varint, vlen)
@@ -79,32 +79,34 @@ check_written({rounds_pb2.RoundState: {"data", "view"},
 cdef unsigned char _NO_SEED[SEED_BYTES]     # zero-initialised: a deal of given hands
 
 cdef Py_ssize_t _view_bound(RoundCore r, Py_ssize_t nread) noexcept:
+    cdef const Position* p = r.view()
     cdef Py_ssize_t total = 0
     cdef int s
     for s in range(SEATS):
-        total += r.nleft[s]
+        total += p.nleft[s]
     # + the seed commitment and the round id
-    return 128 + 12 * SEATS + 2 * total + 2 * r.st_n + nread + 34 + 18
+    return 128 + 12 * SEATS + 2 * total + 2 * p.st_n + nread + 34 + 18
 
 
 cdef Py_ssize_t _view_into(RoundCore r, unsigned char* b, const unsigned char* reading,
                            Py_ssize_t nread) noexcept:
     """Write the RoundView's fields at ``b``; their length. ``reading``: the standing play's
     Reading message (``nread`` bytes), None when a seat leads."""
+    cdef const Position* p = r.view()
     cdef Py_ssize_t k = 0, inner
-    cdef int s, rk, f, n, m, i
+    cdef int s, n, m, i
     cdef const unsigned char* seed
-    if not r.over_kind:
-        k = scalar(b, k, K.turn, r.cturn)
+    if not p.over_kind:
+        k = scalar(b, k, K.turn, p.turn)
     m = 0
     for s in range(SEATS):
-        m += vlen(r.nleft[s])
+        m += vlen(p.nleft[s])
     b[k] = K.hand_sizes
     k = varint(b, k + 1, m)
     for s in range(SEATS):
-        k = varint(b, k, r.nleft[s])
+        k = varint(b, k, p.nleft[s])
     for s in range(SEATS):                    # one Cards each, its codes packed
-        n = r.nleft[s]
+        n = p.nleft[s]
         b[k] = K.hands
         if n == 0:
             b[k + 1] = 0
@@ -113,47 +115,31 @@ cdef Py_ssize_t _view_into(RoundCore r, unsigned char* b, const unsigned char* r
         k = varint(b, k + 1, 1 + vlen(n) + n)
         b[k] = K.cards
         k = varint(b, k + 1, n)
-        for rk in range(NFACES):
-            m = r.nranks[s][rk]
-            if not m:
-                continue
-            if rk < 13:
-                for f in range(code_of(rk, 0), code_of(rk, NO_SUIT)):
-                    i = min(r.faces[s][f], m)
-                    m -= i
-                    while i:
-                        b[k] = f
-                        k += 1
-                        i -= 1
-            while m:
-                b[k] = code_of(rk, NO_SUIT)
-                k += 1
-                m -= 1
-    if r.has_st:
-        inner = (2 if r.st_seat else 0) + 1 + vlen(r.st_n) + r.st_n
+        k += r.hand_codes(s, b + k)
+    if p.has_st:
+        inner = (2 if p.st_seat else 0) + 1 + vlen(p.st_n) + p.st_n
         if reading != NULL:
             inner += 1 + vlen(nread) + nread
         b[k] = K.standing
         k = varint(b, k + 1, inner)
-        if r.st_seat:
-            k = scalar(b, k, K.st_seat, r.st_seat)
+        if p.st_seat:
+            k = scalar(b, k, K.st_seat, p.st_seat)
         b[k] = K.st_cards
-        k = varint(b, k + 1, r.st_n)
-        for i in range(r.st_n):
-            b[k] = r.st_cards[i]
-            k += 1
+        k = varint(b, k + 1, p.st_n)
+        memcpy(b + k, r.standing_codes(), p.st_n)
+        k += p.st_n
         if reading != NULL:
             k = bytes_field(b, k, K.st_reading, reading, nread)
-    if r.npasses:
-        k = scalar(b, k, K.passes, r.npasses)
-    if r.nfin:
+    if p.npasses:
+        k = scalar(b, k, K.passes, p.npasses)
+    if p.nfin:
         b[k] = K.finish_order
-        b[k + 1] = r.nfin
+        b[k + 1] = p.nfin
         k += 2
-        for i in range(r.nfin):
-            b[k] = r.fin[i]
+        for i in range(p.nfin):
+            b[k] = p.fin[i]
             k += 1
-    if r.over_kind:
+    if p.over_kind:
         k = scalar(b, k, K.over, 1)
     b[k] = K.hand_at
     b[k + 1] = SEATS
@@ -161,8 +147,8 @@ cdef Py_ssize_t _view_into(RoundCore r, unsigned char* b, const unsigned char* r
     for i in range(SEATS):
         b[k] = <int>r.hand_at[i]
         k += 1
-    if r.actions_applied:
-        k = scalar(b, k, K.actions, r.actions_applied)
+    if p.actions:
+        k = scalar(b, k, K.actions, p.actions)
     seed = <const unsigned char*>PyBytes_AS_STRING(r.seed_sha256)
     if memcmp(seed, _NO_SEED, SEED_BYTES) != 0:       # a seeded deal's commitment
         k = bytes_field(b, k, K.seed, seed, SEED_BYTES)
@@ -204,7 +190,7 @@ def state_bytes(RoundCore r, reading, sealed=None):
     message bytes (None when a seat leads); ``sealed``: the state's bytes when sealed."""
     cdef Py_ssize_t nread
     cdef const unsigned char* rp = _data(reading, &nread)
-    cdef Layout L = layout_of(r.rs)
+    cdef Layout L = layout_of(r.rules())
     cdef Py_ssize_t bound = 8 + _data_size(L, sealed) + _view_bound(r, nread)
     cdef bytearray out = bytearray(bound)
     cdef Py_ssize_t n = _state_into(r, out, L, rp, nread, sealed)
@@ -220,7 +206,7 @@ def apply_bytes(RoundCore r, int seat, int action_type, tuple cards, reading, st
     cdef Py_ssize_t nread, nown, k, n
     cdef const unsigned char* rp = _data(standing, &nread)
     cdef const unsigned char* op = _data(reading, &nown)
-    cdef Layout L = layout_of(r.rs)
+    cdef Layout L = layout_of(r.rules())
     cdef Py_ssize_t bound = (8 + _data_size(L, sealed) + _view_bound(r, nread) + 64
                              + len(cards) + nown)
     cdef bytearray out = bytearray(bound + 8)
