@@ -5,6 +5,8 @@
         [--variants ID ...] [--opponent rule|random] [--out FILE] [--seed 1]
     .venv/bin/python bench/bench_search.py latency [--states 40] [--budgets 10 30 100]
         [--rollouts 600 1200]
+    .venv/bin/python bench/bench_search.py threads [--threads 1 2] [--seconds 20]
+    .venv/bin/python bench/bench_search.py digest [--states 3]
     .venv/bin/python bench/bench_search.py report FILE ...
 
 ``speed`` plays whole rounds, deal to settlement, in compiled code (core._search.selfplay)
@@ -25,6 +27,17 @@ rule-policy self-play (actions 0, 20, 40 … of fresh deals, every variant), eac
 100 ms) at each rollout count of ``--rollouts`` (default: the default's own). Printed per
 budget: wall time p50 / p99 / max, p99 over the budget (target <= 1.1), and the rollouts a
 decision got (median).
+
+``threads`` runs 托管 searches (``TUOGUAN``: 1,200 rollouts, at most 100 ms) in 1, 2 …
+threads of this one process at once, each on its own positions, for ``--seconds`` each, and
+prints the decisions per second and their ratio to one thread's (target: two threads ≥ 1.8×
+one on two cores — the rollouts run without the GIL, core_ext/_rollout.pyx), with the CPU
+the process used.
+
+``digest`` prints SHA-256 digests of the search's and the review's answers (public API only:
+``suggestions`` at three rollout budgets, every variant, and ``review`` of four rounds with
+and without the oracle) — run it on two builds to show a change left the answers as they
+were.
 
 ``report`` reads such files: per variant and budget the search team's win rate (Wilson 95 %
 interval), its points per round over the rule policy (each deal's two rounds against the
@@ -52,8 +65,7 @@ from bench_suggest import start  # noqa: E402  (a shuffled deal, the leader reve
 
 from shuangkou import core  # noqa: E402
 from shuangkou.core import Declaration, Round  # noqa: E402
-from shuangkou.core._search import search, selfplay  # noqa: E402
-from shuangkou.core._suggest import choose_in  # noqa: E402
+from shuangkou.core._search import selfplay  # noqa: E402
 from shuangkou.core.variants import get_variant  # noqa: E402
 
 SEATS = 4
@@ -73,10 +85,10 @@ def speed(variants: list[str], rounds: int, repeat: int) -> None:
             best = 0.0
             for k in range(repeat):
                 t = time.process_time()
-                n, actions, _, _ = selfplay(vid, rounds, policy, 1 + k)
-                best = max(best, actions / (time.process_time() - t))
+                played = selfplay(vid, rounds, policy, 1 + k)
+                best = max(best, played.actions / (time.process_time() - t))
                 if policy == "rule":
-                    per_round = actions / n
+                    per_round = played.actions / played.rounds
             rates[policy] = best
             worst[policy] = min(worst[policy], best)
         print(f"{vid:16} {rates['random']:17,.0f} {rates['rule']:17,.0f} {per_round:14.1f}",
@@ -87,6 +99,15 @@ def speed(variants: list[str], rounds: int, repeat: int) -> None:
 
 
 # ----------------------------------------------------------------------------- strength
+
+def rule_action(r: Round) -> None:
+    """The rule policy's action for the seat to act, taken."""
+    s = core.suggest(r)
+    if s.kind == "pass":
+        r.pass_turn(s.seat)
+    else:
+        r.play(s.seat, s.cards, s.declaration)
+
 
 def act(r: Round, cards: tuple[int, ...], reading: Any, declared: bool) -> None:
     seat = r.turn
@@ -116,18 +137,26 @@ def play(r: Round, team: int | None, opponent: str, rollouts: int, ms: float,
          rng: random.Random, times: list[float], cpu: list[float]) -> Round:
     """Play ``r`` out: ``team``'s seats (0: seats 0/2, 1: 1/3) search, the others play
     ``opponent``; team None: the rule policy everywhere (the baseline)."""
+    from dataclasses import replace
+
+    from shuangkou.core.suggest import SEARCH24, suggestions
+    budget = replace(SEARCH24, rollouts=rollouts, ms=ms)
     while not r.is_over:
         if team is not None and r.turn % 2 == team:
             t, c = time.perf_counter(), time.thread_time()
-            ranked, stats = search(r, rollouts=rollouts, ms=ms)
-            if stats["width"] > 1:
+            ranked = suggestions(r, budget=budget)
+            if ranked.width > 1:
                 times.append((time.perf_counter() - t) * 1e3)
                 cpu.append((time.thread_time() - c) * 1e3)
-            act(r, *ranked[0][:3])
+            s = ranked.actions[0]
+            if s.kind == "pass":
+                r.pass_turn(s.seat)
+            else:
+                r.play(s.seat, s.cards, s.declaration)
         elif opponent == "random" and team is not None:
             random_action(r, rng)
         else:
-            act(r, *choose_in(r)[0][:3])
+            rule_action(r)
     return r
 
 
@@ -187,7 +216,7 @@ def states(per_variant: int) -> list[Round]:
                 if r.actions_applied % 20 == 0:
                     out.append(r.copy())
                     got += 1
-                act(r, *choose_in(r)[0][:3])
+                rule_action(r)
     return out
 
 
@@ -216,6 +245,79 @@ def latency(per_variant: int, budgets: list[float], counts: list[int] | None) ->
 
 
 # ----------------------------------------------------------------------------- report
+
+def threads(counts: list[int], seconds: float, per_variant: int) -> None:
+    """托管 searches in ``n`` threads of this process at once (module doc)."""
+    import os
+    import threading
+
+    from shuangkou.core.suggest import TUOGUAN, suggestions
+    positions = states(per_variant)
+    print(f"{len(positions)} positions; 托管 searches (1,200 rollouts, at most 100 ms), "
+          f"{seconds:g} s per row, {os.cpu_count()} CPUs")
+    print(f"{'threads':>8} {'decisions':>10} {'decisions/s':>12} {'× one thread':>13} "
+          f"{'CPU s / wall s':>15}")
+    one = 0.0
+    for n in counts:
+        done = [0] * n
+        stop = time.monotonic() + seconds
+
+        def work(k: int, n: int, stop: float, done: list[int]) -> None:
+            i = k
+            while time.monotonic() < stop:
+                suggestions(positions[i % len(positions)], budget=TUOGUAN, seed=i)
+                done[k] += 1
+                i += n
+
+        workers = [threading.Thread(target=work, args=(k, n, stop, done)) for k in range(n)]
+        t, c = time.monotonic(), time.process_time()
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        wall, cpu = time.monotonic() - t, time.process_time() - c
+        rate = sum(done) / wall
+        one = one or rate
+        print(f"{n:8d} {sum(done):10d} {rate:12.1f} {rate / one:12.2f}x {cpu / wall:15.2f}",
+              flush=True)
+
+
+def digest(per_variant: int) -> None:
+    """Digests of the search's and the review's answers (module doc)."""
+    import hashlib
+    from dataclasses import replace
+
+    from shuangkou.core.review import ReviewBudget, review
+    from shuangkou.core.suggest import SEARCH24, TUOGUAN, Budget, suggestions
+    sys.path.insert(0, str(ROOT))
+    from tests.review_rounds import played
+
+    def exact(x: float | None) -> str | None:
+        return None if x is None else float(x).hex()
+
+    budgets = {"tuoguan": replace(TUOGUAN, ms=0.0), "search24": replace(SEARCH24, ms=0.0),
+               "exact": Budget(rollouts=300, model="sound", exact=12)}
+    rows = []
+    for i, r in enumerate(states(per_variant)):
+        for name, b in budgets.items():
+            ranked = suggestions(r, 6, seed=7 + i, budget=b)
+            rows.append([name, i, ranked.rollouts, ranked.deals, ranked.width,
+                         [[a.kind, list(a.cards), str(a.declaration), a.reason, exact(a.gain),
+                           exact(a.wins), a.deals] for a in ranked.actions]])
+    reviews = []
+    for vid, seed, policy in (("baibian", 1, "rule"), ("huopin", 2, "random"),
+                              ("qianbian", 3, "rule"), ("fengkuang_crazy", 4, "random")):
+        doc = played(vid, seed, policy)
+        for oracle in (False, True):
+            d = review(doc, budget=ReviewBudget(rollouts=240), seed=5, oracle=oracle).to_dict()
+            d.pop("seconds")
+            reviews.append(d)
+    decisions = sum(len(d["decisions"]) for d in reviews)
+    print(f"search  {len(rows)} searches   "
+          f"{hashlib.sha256(json.dumps(rows).encode()).hexdigest()}")
+    print(f"review  {decisions} decisions "
+          f"{hashlib.sha256(json.dumps(reviews, sort_keys=True).encode()).hexdigest()}")
+
 
 def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
     if not n:
@@ -280,11 +382,21 @@ def main() -> None:
     lt.add_argument("--rollouts", nargs="*", type=int,
                     help="the 托管 budget at these rollout counts (its 100 ms cap kept; "
                          "default: its own)")
+    th = sub.add_parser("threads")
+    th.add_argument("--threads", nargs="*", type=int, default=[1, 2])
+    th.add_argument("--seconds", type=float, default=20.0)
+    th.add_argument("--states", type=int, default=6, help="positions per variant")
+    dg = sub.add_parser("digest")
+    dg.add_argument("--states", type=int, default=3, help="positions per variant")
     rp = sub.add_parser("report")
     rp.add_argument("files", nargs="+", type=Path)
     args = ap.parse_args()
     if args.cmd == "speed":
         speed(args.variants, args.rounds, args.repeat)
+    elif args.cmd == "threads":
+        threads(args.threads, args.seconds, args.states)
+    elif args.cmd == "digest":
+        digest(args.states)
     elif args.cmd == "latency":
         latency(args.states, args.budgets, args.rollouts)
     elif args.cmd == "strength":

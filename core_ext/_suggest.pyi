@@ -38,6 +38,7 @@ class Reason(IntEnum):
     R_ALT_NEXT = 19
     NREASONS = 20
 
+def style_rules() -> list[tuple[bool, int, int, int]]: ...
 def choose(variant: VariantLike, seat: int, hand: CardsLike, sizes: Sequence[int],
            standing: tuple[int, Reading] | None = None, *, seed: int | None = None,
            star: int = 0, winning: bool = False, played: Sequence[Reading] = (),

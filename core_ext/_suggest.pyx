@@ -111,6 +111,13 @@ cdef int nstyles() noexcept nogil:
     """How many styles the table holds (a Policy's ``style`` is below it)."""
     return NSTYLES
 
+
+def style_rules():
+    """The styles as the compiled policy holds them, by row: (over_partner, spend_within,
+    bomb_within, hold_beyond) — a copy of styles.STYLE_TABLE made at import."""
+    return [(bool(STYLES[i].over_partner), STYLES[i].spend_within, STYLES[i].bomb_within,
+             STYLES[i].hold_beyond) for i in range(NSTYLES)]
+
 # How much a card of each rank position is worth getting rid of when leading (3=0 … A=11,
 # 2=12, SJ=13, BJ=14): low cards are liabilities, high ones regain the lead.
 cdef int LIABILITY[NFACES]

@@ -77,20 +77,26 @@ def test_server_stops_enumerating_at_the_deadline() -> None:
     lambda r: core._search.evaluate(r, ms=1000),
 ], ids=["search", "evaluate"])
 def test_a_search_lets_the_other_threads_run(work) -> None:
-    """A search holds the GIL between its pauses; the other threads of the process (a
-    server's event loop, its probes, gRPC's pollers) must still run while it works. They
-    once waited for its end: a release and re-take of the GIL every deal kept CPython from
-    ever asking the search to hand over (core_ext/_search.pyx ``pause_due``). The claim is
-    that this thread runs many times during one search, not how fast: one wake-up was seen
-    then, about a hundred now."""
+    """The rollouts run without the GIL (core_ext/_rollout.pyx): the other threads of the
+    process (a server's event loop, its probes, gRPC's pollers) run while a search works,
+    whatever the interpreter's switch interval — here five seconds, so a search that held
+    the GIL would keep it for its whole second (it once handed it over only every two
+    intervals: one wake-up was seen then, hundreds now). The claim is that this thread
+    runs many times during one search, not how fast."""
+    import sys
     import threading
 
     r = core.Round.deal_seeded("baibian", b"probes while busy")
-    t = threading.Thread(target=work, args=(r,))
-    t.start()
-    wakes = 0
-    while t.is_alive():
-        time.sleep(0.005)
-        wakes += 1
-    t.join()
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(5.0)
+    try:
+        t = threading.Thread(target=work, args=(r,))
+        t.start()
+        wakes = 0
+        while t.is_alive():
+            time.sleep(0.005)
+            wakes += 1
+        t.join()
+    finally:
+        sys.setswitchinterval(interval)
     assert wakes >= 10, wakes
