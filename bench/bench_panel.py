@@ -94,9 +94,11 @@ from bench_search import VARIANTS, act, team_points, wilson  # noqa: E402
 from bench_suggest import start  # noqa: E402
 from panel import PANEL, random_action  # noqa: E402
 
-from shuangkou.core import Round  # noqa: E402
-from shuangkou.core._search import MAX_WIDTH, MODELS, search  # noqa: E402
+from shuangkou.core import Round, _search  # noqa: E402
+from shuangkou.core._search import MAX_WIDTH  # noqa: E402
 from shuangkou.core._suggest import choose_in  # noqa: E402
+from shuangkou.core.rollouts import ChoiceRule, choose  # noqa: E402
+from shuangkou.core.styles import MODELS  # noqa: E402
 from shuangkou.core.suggest import SEARCH24, SeatStyles  # noqa: E402
 from shuangkou.core.variants import get_variant  # noqa: E402
 
@@ -105,7 +107,34 @@ Player = Callable[[Round, random.Random], None]
 
 
 def rule_player(r: Round, rng: random.Random) -> None:
-    act(r, *choose_in(r)[0][:3])
+    act(r, *rule_action(r))
+
+
+def rule_action(r: Round) -> tuple[Any, ...]:
+    """The rule policy's action as (cards, reading, declared)."""
+    p = choose_in(r)[0]
+    return (p.cards, p.reading, p.declared)
+
+
+#: One searched candidate as the panel reads it: (cards, reading, declared, reason, danger,
+#: points, wins, se, deals), points and wins its mean gains over the rule policy's action.
+Ranked = tuple[Any, ...]
+
+
+def search(r: Round, *, margin: float = 1.0, count: int = 1,
+           **kw: Any) -> tuple[list[Ranked], dict[str, Any]]:
+    """The engine's search (core._search.search) ranked as 托管 ranks it — the engine's
+    choice at ``margin`` first, then the candidates still in the race by their gain — the
+    first ``count``, and what it spent (rollouts, deals, width, kept)."""
+    ev = _search.search(r, **kw)
+    cands = ev.candidates
+    best = choose(ev, ChoiceRule("value", margin))
+    order = sorted(range(len(cands)), key=lambda k: (k != best, not cands[k].live,
+                                                     -cands[k].gain, k))
+    ranked = [(c.cards, c.reading, c.declared, c.reason, c.danger, c.gain_points,
+               c.gain_first, c.gain_se, c.deals) for c in (cands[k] for k in order[:count])]
+    return ranked, {"rollouts": ev.rollouts, "deals": ev.deals, "width": len(cands),
+                    "kept": best == 0}
 
 
 def search_player(model: str, rollouts: int, ms: float, cpu: list[float] | None = None,
@@ -332,7 +361,7 @@ def truth_taker(name: str, twice: str, ours: Player, theirs: Player, seed: str,
                                               (twice, kept and not asked[twice][1])) if yes]
         if not departing:
             return
-        rule = tuple(choose_in(r)[0][:3])
+        rule = rule_action(r)
         for label in departing:
             other = asked[label][0]
             pts, won = played_both_ways(r, (rule, other), ours, theirs, f"{seed}/{decisions}")

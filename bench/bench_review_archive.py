@@ -66,7 +66,8 @@ def _apply(r: Round, cards: tuple[int, ...], declared: Declaration | None) -> di
 
 
 def _rule(r: Round) -> tuple[tuple[int, ...], Declaration | None]:
-    cards, reading, declared = choose_in(r)[0][:3]
+    p = choose_in(r)[0]
+    cards, reading, declared = p.cards, p.reading, p.declared
     return cards, (Declaration(reading.kind, reading.top, reading.star or None)
                    if declared else None)
 

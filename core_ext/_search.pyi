@@ -22,7 +22,7 @@ def search(root: RoundCore, *, rollouts: int = 0, ms: float = 0.0, seed: int | N
            cancelled: Callable[[], bool] | None = None, model: str = "rule", exact: int = 0,
            infer: bool = False, race: bool = False,
            read: Sequence[Sequence[float]] | None = None,
-           partner_bomb: bool = True) -> Evaluation: ...
+           partner_bomb: bool = True, sees: Sequence[int] = ()) -> Evaluation: ...
 def evaluate(root: RoundCore,
              taken: tuple[Sequence[int], Reading | None, bool] | None = None, *,
              rollouts: int = 0, ms: float = 0.0, seed: int | None = None, width: int = 6,

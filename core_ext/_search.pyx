@@ -94,6 +94,16 @@ cdef object _evaluation(Engine e, RoundCore root, object hint_ranks, object take
                       monotonic() - t0, cancelled, raced)
 
 
+cdef int _seats_mask(object seats) except -1:
+    """The bit mask of ``seats`` (ShuangkouError naming ``sees`` for a seat that is none)."""
+    cdef int mask = 0
+    for s in seats:
+        if type(s) is not int or not 0 <= s < SEATS:
+            raise ShuangkouError(f"sees must list seats 0–3; got {s!r}", "sees")
+        mask |= 1 << s
+    return mask
+
+
 # ----------------------------------------------------------------------------- 托管
 
 cdef int spare_partner(Choice* cands, int m) noexcept nogil:
@@ -111,7 +121,7 @@ cdef int spare_partner(Choice* cands, int m) noexcept nogil:
 
 def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width=6,
            timeout=None, win=None, cancelled=None, str model="rule", int exact=0,
-           bint infer=False, bint race=False, read=None, bint partner_bomb=True):
+           bint infer=False, bint race=False, read=None, bint partner_bomb=True, sees=()):
     """Roll out the decision of the seat to act in ``root`` (module doc): at most
     ``rollouts`` rollouts (0: no count limit) and ``ms`` milliseconds (0: no time limit);
     ``timeout`` (seconds) bounds the whole call like an RPC deadline. ``win``: the win
@@ -123,7 +133,10 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
     being rolled out (the rollouts end when only the rule policy's action is left);
     ``read``: per seat, weights of the styles its rollouts draw each other seat's style
     from, in place of ``model``'s row; ``partner_bomb``: false drops the smallest bomb from
-    the candidates when the partner's play stands (:func:`spare_partner`). ``cancelled``:
+    the candidates when the partner's play stands (:func:`spare_partner`); ``sees``: other
+    seats whose hands the rollouts keep as they are, as if the seat saw them — the
+    fair-play panel's cheats (a pair that shares hands, a client that sees every hand);
+    托管 never sees anything but its own. ``cancelled``:
     asked between deals (with the GIL, at most every _rollout.CHECK_EVERY seconds); true ends
     the rollouts there as their budget would (the caller went away). Returns an
     :class:`~shuangkou.core.rollouts.Evaluation` of the candidates."""
@@ -135,6 +148,8 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
         raise ShuangkouError("the round is over: nothing to suggest", "state")
     check_budget(width, rollouts, ms)
     e.open(root, seed, model, exact, infer, race, read, win, True)
+    if sees:
+        e.see(0, root, _seats_mask(sees), 0)
     if timeout is not None:
         hard = t0 + max(float(timeout), 1e-9)
     stop = t0 + ms / 1e3 if ms > 0 else hard
@@ -422,6 +437,7 @@ def selfplay(variant, int rounds, str policy="rule", seed=0, timeout=None):
     cdef _Dealer dealer
     if policy not in ("rule", "random"):
         raise ShuangkouError(f"policy must be 'rule' or 'random'; got {policy!r}", "policy")
+    cdef bint use_rule = policy == "rule"
     dealer = _Dealer(rs.variant)
     g.s = rng_mix(<unsigned long long>seed, 0x5E1F)
     for i in range(SEATS):
@@ -436,7 +452,7 @@ def selfplay(variant, int rounds, str policy="rule", seed=0, timeout=None):
         p = (<RoundCore>r).view()[0]
         e.seat = 0
         with nogil:
-            if policy == "rule":
+            if use_rule:
                 rc = play_out(e, &p, styles, &leaf)
             else:
                 rc = play_random(e, &p, &g)
