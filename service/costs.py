@@ -5,7 +5,7 @@ admits expensive calls by their expected cost (:mod:`shuangkou.service.lane`), t
 **The cost model.** A rollout plays one deal of the unseen cards from the decision to the
 round's end, so what it costs grows with the cards still in play: :data:`RATES` holds, per
 built-in variant, the CPU-seconds of one rollout per card in play, measured
-(``bench/bench_lane.py --rates``: the review's evaluation and 托管's search alike, every
+(``bench/bench_lane.py --parts rates``: the review's evaluation and 托管's search alike, every
 sixth decision of generated rounds; docs/BENCHMARKS.md "The lane"). A variant that is not
 a built-in (a house or custom variant) is charged the dearest row. What a call spends
 around its rollouts (the candidates, the reply) is tens of microseconds: left out.
@@ -34,16 +34,17 @@ from .errors import Refused
 __all__ = ["RATES", "REPLY_MARGIN", "TimeLimit", "cards_in_play", "review_cost",
            "decisions", "rollout_seconds", "search_cost", "work_time"]
 
-#: CPU-seconds of one rollout per card in play, by built-in variant (bench/bench_lane.py
-#: --rates prints them; rounded up).
+#: CPU-seconds of one rollout per card in play, by built-in variant: the larger of the
+#: evaluation's and the search's (``bench/bench_lane.py --parts rates`` prints both),
+#: rounded up.
 RATES: dict[str, float] = {
-    "baibian": 0.62e-6,
-    "fengkuang": 0.62e-6,
-    "fengkuang_crazy": 0.60e-6,
-    "bianfeng": 0.58e-6,
-    "bianfeng_lishui": 0.62e-6,
-    "qianbian": 0.70e-6,
-    "huopin": 0.62e-6,
+    "baibian": 0.53e-6,
+    "fengkuang": 0.55e-6,
+    "fengkuang_crazy": 0.45e-6,
+    "bianfeng": 0.54e-6,
+    "bianfeng_lishui": 0.54e-6,
+    "qianbian": 0.55e-6,
+    "huopin": 0.52e-6,
 }
 #: A house or custom variant's rate: the dearest built-in's.
 DEAREST = max(RATES.values())
@@ -90,16 +91,18 @@ def decisions(replay: Replay) -> int:
     return sum(a.kind != "escape" for a in replay.actions)
 
 
-def review_cost(replay: Replay, rollouts: int, oracle: bool) -> float:
-    """The expected CPU-seconds of a review of ``replay`` at ``rollouts`` per decision,
-    before any bound on its time: each decision's rollouts at the cards then in play."""
+def review_cost(replay: Replay, rollouts: int, oracle: bool, width: int) -> float:
+    """The expected CPU-seconds of a review of ``replay`` at ``rollouts`` per decision of
+    ``width`` candidates, before any bound on its time: each decision's rollouts at the
+    cards then in play (at least two deals of every candidate, the taken action's too)."""
     left = sum(len(hand) for hand in replay.hands)
     in_play = 0
     for action in replay.actions:
         if action.kind != "escape":
             in_play += left
         left -= len(action.cards)
-    return rollouts * (2 if oracle else 1) * in_play * rollout_seconds(replay.variant)
+    each = max(rollouts, 2 * (width + 1))
+    return each * (2 if oracle else 1) * in_play * rollout_seconds(replay.variant)
 
 
 @dataclass(frozen=True, slots=True)

@@ -105,7 +105,7 @@ class OverCap(BadInput):
 
     def __init__(self, message: str, field: str, setting: str, limit: float) -> None:
         super().__init__(message, field)
-        self.metadata = (("setting", setting), ("limit", f"{limit:g}"))
+        self.metadata = _cap(setting, limit)
 
 
 class Refused(ShuangkouError):
@@ -117,7 +117,13 @@ class Refused(ShuangkouError):
     def __init__(self, message: str, reason: str, setting: str, limit: float) -> None:
         super().__init__(message)
         self.reason = reason
-        self.metadata = (("setting", setting), ("limit", f"{limit:g}"))
+        self.metadata = _cap(setting, limit)
+
+
+def _cap(setting: str, limit: float) -> tuple[tuple[str, str], ...]:
+    """ErrorInfo.metadata naming a server setting and its value (an int as written)."""
+    return (("setting", setting), ("limit", str(limit) if isinstance(limit, int)
+                                   else f"{limit:g}"))
 
 
 class RequestEnded(ShuangkouError):

@@ -106,6 +106,7 @@ def running_server(*, http: bool = False, **settings: object) -> Iterator[Runnin
         server.stop(None)
         if web is not None:
             web.stop()
+        handlers.lane.shutdown()
 
 
 def cards(text: str) -> cards_pb2.Cards:

@@ -21,7 +21,7 @@ from shuangkou import core
 from shuangkou.core.errors import CardError, DeadlineExceeded, ShuangkouError
 from shuangkou.core.records import BatchErrors
 from shuangkou.core.replay import Replay, parse_replay
-from shuangkou.core.review import Review, review
+from shuangkou.core.review import DEFAULT_WIDTH, Review, review
 from shuangkou.core.variants import BUILTIN, Variant, house_variants, list_variants
 from shuangkou.v1 import readings_pb2, scoring_pb2, service_pb2, service_pb2_grpc
 
@@ -426,7 +426,8 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                 self.limits.check_review(rollouts, decisions(typed), options.oracle,
                                          "rollouts")
                 limit = TimeLimit.of(context.time_remaining(), cap, "review_max_seconds")
-                return min(review_cost(typed, rollouts, options.oracle), limit.seconds)
+                return min(review_cost(typed, rollouts, options.oracle, options.width
+                                       or DEFAULT_WIDTH), limit.seconds)
 
             def work() -> Review:
                 limit = TimeLimit.of(context.time_remaining(), cap, "review_max_seconds")
