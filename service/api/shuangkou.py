@@ -21,7 +21,8 @@ from shuangkou import core
 from shuangkou.core.errors import CardError, DeadlineExceeded, ShuangkouError
 from shuangkou.core.records import BatchErrors
 from shuangkou.core.replay import Replay, parse_replay
-from shuangkou.core.review import DEFAULT_WIDTH, Review, review
+from shuangkou.core.review import Review, review
+from shuangkou.core.suggest import DEFAULT_WIDTH
 from shuangkou.core.variants import BUILTIN, Variant, house_variants, list_variants
 from shuangkou.v1 import readings_pb2, scoring_pb2, service_pb2, service_pb2_grpc
 
