@@ -8,11 +8,12 @@ Parts (``--parts``, all by default; each against a server of its own):
   the server accepts — the API's 1,000,000 rollouts a decision, or, from a server that caps
   a review's rollouts (review_max_rollouts), the most its cap allows this round — each with
   a 3,600 s deadline, hung up after the window; meanwhile gRPC ClassifyPlay, gRPC health
-  Check and HTTP /readyz, each every 20 ms for ``--seconds``: p50 and p99 (targets: p50 <
-  20 ms, p99 < 100 ms), and what the reviews got back;
+  Check and HTTP /readyz, each from a probe of its own (one call at a time, the next 20 ms
+  after the last was answered) for ``--seconds``: p50 and p99 (targets: p50 < 20 ms, p99 <
+  100 ms), and what the reviews got back;
 * ``abandoned``: ``--abandoned`` (100) HTTP SuggestActions, a 10 s search each, whose
   clients hang up after ``--hang-up`` (1 s); meanwhile, and for as long again after, a gRPC
-  ClassifyPlay every 20 ms: p50 (target < 20 ms);
+  ClassifyPlay probe: p50 of the calls made while the clients wait (target < 20 ms);
 * ``throughput``: SuggestAction at the 托管 default (``search: {}``) from 1 then 2 concurrent
   callers for ``--throughput-seconds`` each, one process: decisions a second and the ratio
   (target: 2 callers >= 1.8x one); then the same from a ``--workers 2`` server;
@@ -45,7 +46,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from concurrent import futures
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -150,20 +150,18 @@ def channel(port: int) -> grpc.Channel:
 # ----------------------------------------------------------------------------- probes
 
 class Probe:
-    """One kind of cheap call issued every :attr:`every` seconds until stopped, open
-    loop: each call is made when its time comes, on a thread of a pool, whether or not the
-    ones before it were answered (a slow answer does not thin the samples). Each call's
-    latency in ms from its issue, by the time it was issued (a failure counts its time and is
-    named)."""
+    """One kind of cheap call made from a thread of its own until stopped, as a probe or a
+    client waiting for its answer makes them: one at a time, the next :attr:`every` seconds
+    after the last was answered. Each call's latency in ms by the time it was made, from
+    start() (a failure counts its time and is named)."""
 
     every = PROBE_EVERY
 
     def __init__(self, name: str, call: Callable[[], None]) -> None:
         self.name, self._call = name, call
-        self.samples: list[tuple[float, float]] = []      # (issued, ms), from start()
+        self.samples: list[tuple[float, float]] = []      # (made at, ms)
         self.failures: collections.Counter[str] = collections.Counter()
         self._stop = threading.Event()
-        self._pool = futures.ThreadPoolExecutor(64, thread_name_prefix=name)
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self.t0 = 0.0
 
@@ -173,27 +171,20 @@ class Probe:
         return self
 
     def _run(self) -> None:
-        issued = []
-        n = 0
         while not self._stop.is_set():
-            issued.append(self._pool.submit(self._one, time.perf_counter()))
-            n += 1
-            self._stop.wait(max(0.0, self.t0 + n * self.every - time.perf_counter()))
-        futures.wait(issued)
-
-    def _one(self, at: float) -> None:
-        try:
-            self._call()
-        except grpc.RpcError as exc:
-            self.failures[exc.code().name] += 1
-        except (OSError, http.client.HTTPException, RuntimeError) as exc:
-            self.failures[type(exc).__name__] += 1
-        self.samples.append((at - self.t0, (time.perf_counter() - at) * 1e3))
+            at = time.perf_counter()
+            try:
+                self._call()
+            except grpc.RpcError as exc:
+                self.failures[exc.code().name] += 1
+            except (OSError, http.client.HTTPException, RuntimeError) as exc:
+                self.failures[type(exc).__name__] += 1
+            self.samples.append((at - self.t0, (time.perf_counter() - at) * 1e3))
+            self._stop.wait(self.every)
 
     def stop(self) -> None:
         self._stop.set()
         self._thread.join()
-        self._pool.shutdown()
 
     def line(self, label: str = "", p99: bool = True, start: float = 0.0,
              end: float = float("inf")) -> str:
@@ -272,7 +263,7 @@ def part_reviews(args: argparse.Namespace) -> None:
     with server(args) as srv:
         request, how = review_request(srv.port)
         print(f"reviews: {args.reviews} concurrent ReviewRounds at {how}, {REVIEW_DEADLINE:,.0f} s "
-              f"deadlines; probes every {Probe.every * 1e3:g} ms for {args.seconds:g} s; "
+              f"deadlines; probes {Probe.every * 1e3:g} ms apart for {args.seconds:g} s; "
               f"{load()}")
         channels = [channel(srv.port) for _ in range(4)]
         calls = [service_pb2_grpc.ShuangkouServiceStub(channels[i % 4]).ReviewRound.future(
@@ -355,8 +346,8 @@ def part_abandoned(args: argparse.Namespace) -> None:
     with server(args) as srv:
         body = search_body()
         print(f"abandoned: {args.abandoned} HTTP SuggestActions ({SEARCH_MS:,} ms searches) "
-              f"hung up after {args.hang_up:g} s; a gRPC ClassifyPlay probe every "
-              f"{Probe.every * 1e3:g} ms, idle, while the clients wait, and as long again "
+              f"hung up after {args.hang_up:g} s; a gRPC ClassifyPlay probe, calls "
+              f"{Probe.every * 1e3:g} ms apart, idle, while the clients wait, and as long again "
               f"after they hung up; {load()}")
         idle = classify_probe(srv.port).start()
         time.sleep(args.hang_up)
@@ -514,7 +505,7 @@ def main() -> None:
     parser.add_argument("--rates-rollouts", type=int, default=400)
     parser.add_argument("--rates-seeds", type=int, default=4)
     parser.add_argument("--probe-ms", type=float, default=PROBE_EVERY * 1e3,
-                        help="ms between a probe's calls (open loop)")
+                        help="ms from a probe's answer to its next call")
     args = parser.parse_args()
     Probe.every = args.probe_ms / 1e3
     if bool(args.port) != bool(args.http_port):

@@ -43,8 +43,8 @@ RATES: dict[str, float] = {
     "fengkuang_crazy": 0.45e-6,
     "bianfeng": 0.54e-6,
     "bianfeng_lishui": 0.54e-6,
-    "qianbian": 0.55e-6,
-    "huopin": 0.52e-6,
+    "qianbian": 0.57e-6,
+    "huopin": 0.54e-6,
 }
 #: A house or custom variant's rate: the dearest built-in's.
 DEAREST = max(RATES.values())
