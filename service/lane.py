@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterator
 from concurrent import futures
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import grpc
 
@@ -76,13 +76,15 @@ def cgroup_cpus(root: Path = Path("/sys/fs/cgroup"),
         if controllers == "":                               # v2: one hierarchy
             for d in _ancestors(root, path):
                 fields = _read(d / "cpu.max").split()
-                if len(fields) == 2 and fields[0] != "max":
+                if len(fields) == 2 and fields[0].isdigit() and fields[1].isdigit() \
+                        and int(fields[1]) > 0:
                     found.append(int(fields[0]) / int(fields[1]))
         elif "cpu" in controllers.split(","):               # v1: the cpu controller's
             for mount in (root / controllers, root / "cpu"):
                 for d in _ancestors(mount, path):
                     quota, period = _read(d / "cpu.cfs_quota_us"), _read(d / "cpu.cfs_period_us")
-                    if quota.lstrip("-").isdigit() and int(quota) > 0 and period.isdigit():
+                    if quota.isdigit() and int(quota) > 0 and period.isdigit() \
+                            and int(period) > 0:
                         found.append(int(quota) / int(period))
     return min(found) if found else None
 
@@ -249,10 +251,3 @@ class Lane:
     def shutdown(self) -> None:
         """Stop: calls not started are dropped (their handlers were stopped first)."""
         self._pool.shutdown(wait=False, cancel_futures=True)
-
-    def snapshot(self) -> dict[str, Any]:
-        """The lane's state now (for tests and logs)."""
-        with self._lock:
-            return {"threads": self.threads, "max_calls": self.max_calls,
-                    "max_cost": self.max_cost, "calls": self.calls, "running": self.running,
-                    "cost": self.cost}

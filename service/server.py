@@ -347,6 +347,9 @@ def serve(config: Config, *, multiprocess: bool = False,
              f", metrics on {config.metrics_host}:{httpd.port}" if httpd else "",
              ", tracing (OTLP)" if traced else "",
              f", house variants {', '.join(house)}" if house else "")
+    lane = handlers.lane
+    log.info("searches and reviews: %d lane threads, at most %d calls and %g expected "
+             "CPU-seconds", lane.threads, lane.max_calls, lane.max_cost)
     if report is not None:
         report.send(check_port)
     if ready:

@@ -142,7 +142,7 @@ CASES = [
           r"^  huopin +evaluate [\d.]+, search [\d.]+; the model [\d.]+$"), timeout=150),
     Case("bench_probes.py", ("--threads", "1", "--search-ms", "300", "--probes", "2"),
          (r"^/healthz idle\s+median\s+[\d.]+ ms\s+max\s+[\d.]+ ms$",
-          r"^/readyz while 1 threads search\s+median\s+[\d.]+ ms",
+          r"^/readyz during 2 searches\s+median\s+[\d.]+ ms",
           r"^GetServerInfo \(POST\) meanwhile\s+[\d,]+ ms$"), timeout=120),
     Case("bench_edge.py", ("--candidates", "uvicorn", "--seconds", "0.3", "--repeat", "1",
                            "--clients", "1", "--threads", "1"),

@@ -401,7 +401,7 @@ def test_the_lane_admits_by_cost_and_by_calls() -> None:
         assert until(lambda: lane.calls == 3)
         with pytest.raises(Refused, match=r"limit of 3 calls \(lane_max_calls\)"):
             lane.run(REVIEW_ROUND, Context(), lambda: 0.0, lambda: None)
-        assert lane.snapshot()["cost"] == pytest.approx(0.9)
+        assert lane.cost == pytest.approx(0.9)
         release.set()
         assert (first.result(5), second.result(5), third.result(5)) == (True, "second", "third")
         assert until(lambda: lane.calls == 0) and lane.cost == 0
