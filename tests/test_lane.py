@@ -155,8 +155,8 @@ def test_a_burst_past_the_call_bound_is_refused_named_and_counted() -> None:
 def test_cheap_calls_and_probes_answer_during_a_burst_of_reviews() -> None:
     """32 ReviewRounds at the largest budget the server accepts, with long deadlines: the
     lane admits what it holds and refuses the rest; meanwhile ClassifyPlay on both ports,
-    gRPC health Check and /readyz all answer, each well within a second (they once waited
-    behind the reviews for every handler thread: ClassifyPlay timed out at 10 s)."""
+    gRPC health Check and /readyz all answer, each within 2 s on a loaded host (they once
+    waited behind the reviews for every handler thread: ClassifyPlay timed out at 10 s)."""
     with running_server(http=True, threads=32, review_max_seconds=3.0) as srv:
         calls = [srv.stub.ReviewRound.future(review_request(LARGEST), timeout=300)
                  for _ in range(32)]
@@ -199,7 +199,7 @@ def test_cheap_calls_and_probes_answer_during_a_burst_of_reviews() -> None:
         for c in calls:
             c.cancel()
     assert busy >= 1                    # the reviews were still running all along
-    assert max(worst.values()) < 1.0, worst
+    assert max(worst.values()) < 2.0, worst
     refused = [outcome(c) for c in calls if c.done() and not c.cancelled()]
     assert any(reason == "LANE_FULL" for _, reason, _ in refused)
 
