@@ -1,10 +1,12 @@
-"""``/healthz`` and ``/readyz`` on the HTTP port while every handler thread searches
+"""``/healthz`` and ``/readyz`` on the HTTP port during a burst of searches
 (docs/BENCHMARKS.md "HTTP's conventions (issue 36)").
 
 One ``shuangkou serve --threads N`` process; the probes' latency is measured idle, then
-while 2N SuggestAction calls (``--search-ms`` each) hold the N handler threads and wait for
-them, beside an API call (GetServerInfo, POST) made at the same moment: the probes are
-answered on the event loop, the call waits for a thread.
+while 2N SuggestAction calls (``--search-ms`` each) are under way, beside an API call
+(GetServerInfo, POST) made at the same moment: the probes are answered on the event loop.
+The searches once held the N handler threads and the call waited for one; since issue 61
+they run in the lane for searches and reviews, which admits a few and refuses the rest
+(docs/operations.md "The lane for searches and reviews"), and the call does not wait.
 
 Usage: ``.venv/bin/python bench/bench_probes.py [--threads 4] [--search-ms 3000]
 [--probes 20]``
@@ -97,7 +99,7 @@ def main() -> None:
             port, "POST", "/shuangkou.v1.ShuangkouService/GetServerInfo", b"{}")[1]))
         api.start()
         for path in ("/healthz", "/readyz"):
-            show(f"{path} while {args.threads} threads search", probes(port, path, args.probes))
+            show(f"{path} during {2 * args.threads} searches", probes(port, path, args.probes))
         api.join()
         for t in held:
             t.join()

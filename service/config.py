@@ -68,6 +68,13 @@ class Config:
     max_cards: int = 64
     max_batch: int = 100_000
     enumeration_cap: int = 10_000
+    lane_threads: int = 0
+    lane_max_calls: int = 8
+    lane_backlog: float = 30.0
+    search_max_rollouts: int = 1_000_000
+    search_max_seconds: float = 10.0
+    review_max_rollouts: int = 1_000_000
+    review_max_seconds: float = 30.0
     log_level: str = "INFO"
     log_format: str = "text"
     access_log: int = 0
@@ -87,6 +94,10 @@ class Config:
             "worker_check_interval": (0.1, 600), "max_message_bytes": (1024, 2**31 - 1),
             "max_cards": (1, 4096), "max_batch": (1, 10**7), "enumeration_cap": (1, 10**7),
             "access_log": (0, 10**6),
+            "lane_threads": (0, 1024), "lane_max_calls": (1, 1024),
+            "lane_backlog": (0.1, 86400), "search_max_rollouts": (1, 1_000_000),
+            "search_max_seconds": (0.001, 10), "review_max_rollouts": (1, 10**12),
+            "review_max_seconds": (0.1, 86400),
         }
         for name, (lo, hi) in ranges.items():
             value = getattr(self, name)
@@ -146,6 +157,13 @@ class Config:
         threads (at least one) to unary calls and health checks, since a stream holds one."""
         return min(self.max_streams, self.threads - max(1, self.threads // 2))
 
+    @property
+    def lane_call_cap(self) -> int:
+        """Searches and reviews in the lane at once (each holds a handler thread while it
+        waits): ``lane_max_calls``, but at most half the handler threads that streams leave
+        (at least one), so that the rest always answer every other call."""
+        return max(1, min(self.lane_max_calls, (self.threads - self.stream_cap) // 2))
+
     def with_(self, **changes: Any) -> Config:
         return replace(self, **changes)
 
@@ -183,6 +201,23 @@ _HELP = {
     "max_cards": "most cards in one play or hand",
     "max_batch": "most plays in one BatchClassify request",
     "enumeration_cap": "most plays one EnumerateLegalPlays response lists",
+    "lane_threads": "threads that run searches and reviews per process (0: the cores this "
+                    "process may use, by CPU affinity and cgroup quota, shared among workers)",
+    "lane_max_calls": "searches and reviews in the lane at once per process, running and "
+                      "waiting, at most half the threads streams leave; more are refused "
+                      "RESOURCE_EXHAUSTED (reason lane_full)",
+    "lane_backlog": "seconds of expected work the lane may hold per lane thread (its bound "
+                    "in CPU-seconds is this x lane threads); a call that would pass it is "
+                    "refused RESOURCE_EXHAUSTED (reason lane_full)",
+    "search_max_rollouts": "most rollouts one SuggestAction search may ask for; more is "
+                           "refused INVALID_ARGUMENT (reason over_cap)",
+    "search_max_seconds": "longest one SuggestAction search runs, whatever its deadline; a "
+                          "longer search.max_ms is refused INVALID_ARGUMENT (reason over_cap)",
+    "review_max_rollouts": "most rollouts one ReviewRound may ask for in all (rollouts x "
+                           "decisions, twice with oracle); more is refused INVALID_ARGUMENT "
+                           "(reason over_cap)",
+    "review_max_seconds": "longest one ReviewRound runs, whatever its deadline; a review "
+                          "still running then ends RESOURCE_EXHAUSTED (reason cap_reached)",
     "log_level": "DEBUG, INFO, WARNING, ERROR or CRITICAL",
     "log_format": "text (time level pid logger: message) or json (one object a line)",
     "access_log": "one log line per call, at most this many a second per process for calls "

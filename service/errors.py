@@ -10,13 +10,21 @@ action or fails the caller's precondition ``FAILED_PRECONDITION``) and whose det
 
 * ``google.rpc.ErrorInfo``: ``reason`` = the core error's machine ``.reason``
   (INVALID_CARDS, INVALID_PLAY, INVALID_REPLAY, UNKNOWN_VARIANT, NOT_YOUR_TURN ...),
-  ``domain`` = ``shuangkou.v1``, ``metadata["action"]`` = a replay's offending action index;
+  ``domain`` = ``shuangkou.v1``, ``metadata["action"]`` = a replay's offending action index,
+  ``metadata["setting"]`` and ``["limit"]`` = the server setting a call's cost ran into
+  (:class:`OverCap`, :class:`Refused`);
 * ``google.rpc.BadRequest`` (INVALID_ARGUMENT and NOT_FOUND): one field violation naming the
   request field; its ``description`` is the sentence without the "action N: " prefix.
 
 Texts are bounded (:data:`MAX_MESSAGE_CHARS`, :data:`MAX_FIELD_CHARS`): an error never copies
 unbounded input back. Anything that is not a known input error is a server bug: logged, and
 ``INTERNAL`` without the exception text. grpc's own aborts pass through :func:`rpc` untouched.
+
+The server's own limits on expensive work (the lane, service/lane.py, and the caps on one
+call's cost) refuse through two classes: :class:`OverCap` (``INVALID_ARGUMENT``: the request
+asks for more than a setting allows any call, so the same request is refused every time)
+and :class:`Refused` (``RESOURCE_EXHAUSTED``: the lane is full now, or the call ran into a
+cap on its time).
 
 What admission control refuses before a servicer runs (:mod:`shuangkou.service.admission`)
 ends through :func:`refuse`: a plain status, ``INVALID_ARGUMENT`` for a request that does
@@ -50,7 +58,8 @@ from shuangkou.core.errors import (
 )
 from shuangkou.core.replay import ReplayError
 
-__all__ = ["BadInput", "UnknownVariant", "StateMismatch", "RequestEnded", "Failure",
+__all__ = ["BadInput", "UnknownVariant", "StateMismatch", "RequestEnded", "OverCap", "Refused",
+           "Failure",
            "field_scope",
            "failure_for", "status_proto", "wire_status", "item_status", "rpc", "refuse",
            "ended",
@@ -87,6 +96,36 @@ class StateMismatch(ShuangkouError):
         self.reason = reason
 
 
+class OverCap(BadInput):
+    """A request that asks for more than a server setting allows one call (reason
+    ``OVER_CAP``; ``field`` the request field that asks it): the setting and its value go
+    in ``ErrorInfo.metadata`` (``setting``, ``limit``) as well as in the message."""
+
+    reason = "OVER_CAP"
+
+    def __init__(self, message: str, field: str, setting: str, limit: float) -> None:
+        super().__init__(message, field)
+        self.metadata = _cap(setting, limit)
+
+
+class Refused(ShuangkouError):
+    """A call the server declines, or ends, for a limit of its own rather than of the
+    request (RESOURCE_EXHAUSTED): ``LANE_FULL`` (the lane for searches and reviews holds
+    its bound: retry with backoff) or ``CAP_REACHED`` (the call ran to a cap on its time).
+    The setting and its value go in ``ErrorInfo.metadata`` as :class:`OverCap`'s do."""
+
+    def __init__(self, message: str, reason: str, setting: str, limit: float) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.metadata = _cap(setting, limit)
+
+
+def _cap(setting: str, limit: float) -> tuple[tuple[str, str], ...]:
+    """ErrorInfo.metadata naming a server setting and its value (an int as written)."""
+    return (("setting", setting), ("limit", str(limit) if isinstance(limit, int)
+                                   else f"{limit:g}"))
+
+
 class RequestEnded(ShuangkouError):
     """The client cancelled or the deadline passed while the work was under way."""
 
@@ -103,6 +142,7 @@ _CODES: dict[type[BaseException], grpc.StatusCode] = {
     StateMismatch: grpc.StatusCode.FAILED_PRECONDITION,
     RuleViolation: grpc.StatusCode.FAILED_PRECONDITION,
     DeadlineExceeded: grpc.StatusCode.DEADLINE_EXCEEDED,
+    Refused: grpc.StatusCode.RESOURCE_EXHAUSTED,
     VariantError: grpc.StatusCode.INVALID_ARGUMENT,
     CardError: grpc.StatusCode.INVALID_ARGUMENT,
     InvalidPlay: grpc.StatusCode.INVALID_ARGUMENT,
@@ -129,6 +169,7 @@ class Failure:
     field: str
     detail: str          # the message without a replay's "action N: " prefix
     action: int | None   # a replay's offending action (0-based)
+    metadata: tuple[tuple[str, str], ...] = ()   # ErrorInfo.metadata beside the action
 
 
 def _code(exc: BaseException) -> grpc.StatusCode | None:
@@ -160,7 +201,8 @@ def failure_for(exc: BaseException) -> Failure | None:
     return Failure(code, str(getattr(exc, "reason", "BAD_REQUEST")), message,
                    bounded(core_field(exc) or "", MAX_FIELD_CHARS),
                    bounded(detail) if isinstance(detail, str) else message,
-                   action if isinstance(action, int) else None)
+                   action if isinstance(action, int) else None,
+                   tuple(getattr(exc, "metadata", None) or ()))
 
 
 def _pack(detail: Any) -> any_pb2.Any:
@@ -179,7 +221,9 @@ def status_proto(exc: BaseException, *, compact: bool = False) -> status_pb2.Sta
     if failure is None:
         log.error("unexpected error", exc_info=exc)
         return status_pb2.Status(code=code_pb2.INTERNAL, message=INTERNAL_MESSAGE)
-    metadata = {} if failure.action is None else {"action": str(failure.action)}
+    metadata = dict(failure.metadata)
+    if failure.action is not None:
+        metadata["action"] = str(failure.action)
     details = [_pack(error_details_pb2.ErrorInfo(reason=failure.reason, domain=DOMAIN,
                                                  metadata=metadata))]
     if failure.code in _WITH_FIELD:
@@ -202,7 +246,8 @@ _statuses: dict[tuple[Any, ...], Any] = {}
 def _kept(exc: BaseException, form: str, build: Callable[[BaseException], Any]) -> Any:
     key = (form, type(exc), str(exc), getattr(exc, "field", None),
            getattr(exc, "action", None), getattr(exc, "detail", None),
-           getattr(exc, "reason", None), getattr(exc, "code", None))
+           getattr(exc, "reason", None), getattr(exc, "code", None),
+           getattr(exc, "metadata", None))
     try:
         status = _statuses.get(key)
     except TypeError:               # an unhashable attribute: not kept

@@ -1,11 +1,13 @@
 """Request size limits (--max-cards, --max-batch, --enumeration-cap), checked before core
-calls, and the batch cap that keeps every allowed BatchClassify answerable."""
+calls, the batch cap that keeps every allowed BatchClassify answerable, and the caps on one
+search's or review's cost (--search-max-rollouts, --search-max-seconds,
+--review-max-rollouts, --review-max-seconds: docs/decisions.md 80)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import BadInput
+from .errors import BadInput, OverCap
 
 __all__ = ["Limits", "WORST_BATCH_ITEM_BYTES", "BATCH_REPLY_OVERHEAD"]
 
@@ -24,6 +26,10 @@ class Limits:
     max_batch: int = 100_000
     enumeration_cap: int = 10_000
     max_message_bytes: int = 4 * 1024 * 1024
+    search_max_rollouts: int = 1_000_000
+    search_max_seconds: float = 10.0
+    review_max_rollouts: int = 1_000_000
+    review_max_seconds: float = 30.0
 
     @property
     def batch_cap(self) -> int:
@@ -49,3 +55,28 @@ class Limits:
     def plays_limit(self, requested: int) -> int:
         """The number of plays per page: the request's page size, never above the cap."""
         return self.enumeration_cap if requested <= 0 else min(requested, self.enumeration_cap)
+
+    def check_search(self, rollouts: int, ms: int, field: str) -> None:
+        """A search's budget (``<field>.rollouts``, ``<field>.max_ms``) within the caps."""
+        if rollouts > self.search_max_rollouts:
+            raise OverCap(f"{field}.rollouts {rollouts:,} is over this server's cap of "
+                          f"{self.search_max_rollouts:,} (search_max_rollouts)",
+                          f"{field}.rollouts", "search_max_rollouts", self.search_max_rollouts)
+        if ms > self.search_max_seconds * 1e3:
+            raise OverCap(f"{field}.max_ms {ms:,} is over this server's cap of "
+                          f"{self.search_max_seconds * 1e3:,.0f} ms (search_max_seconds "
+                          f"{self.search_max_seconds:g})", f"{field}.max_ms",
+                          "search_max_seconds", self.search_max_seconds)
+
+    def check_review(self, rollouts: int, decisions: int, oracle: bool, field: str) -> None:
+        """A review's rollouts in all — ``rollouts`` (the request's ``field``) for each of
+        ``decisions``, twice with ``oracle`` — within the cap."""
+        times = decisions * (2 if oracle else 1)
+        if rollouts * times > self.review_max_rollouts:
+            most = self.review_max_rollouts // times
+            raise OverCap(f"{field} {rollouts:,} for each of {decisions:,} decisions"
+                          f"{' (twice with oracle)' if oracle else ''} make "
+                          f"{rollouts * times:,} rollouts, over this server's cap of "
+                          f"{self.review_max_rollouts:,} (review_max_rollouts): this round "
+                          f"allows {field} {most:,} at most", field, "review_max_rollouts",
+                          self.review_max_rollouts)

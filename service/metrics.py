@@ -90,9 +90,33 @@ class Metrics:
                                "--workers mode).", multiprocess_mode="liveall", **kw)
         self.rejected = Counter("shuangkou_requests_rejected",
                                 "Requests refused before the servicer saw them, or replies too "
-                                "large to send, by method and reason "
-                                f"({', '.join(REJECT_REASONS)}).",
+                                "large to send, or refused by the lane or a cap on one call's "
+                                f"cost, by method and reason ({', '.join(REJECT_REASONS)}).",
                                 (*GRPC_LABELS, "reason"), **kw)
+        # --- the lane for searches and reviews (issue 61, service/lane.py)
+        self.lane_threads = Gauge("shuangkou_lane_threads", "Threads that run searches and "
+                                  "reviews (the lane).", multiprocess_mode="livesum", **kw)
+        self.lane_max_calls = Gauge("shuangkou_lane_max_calls", "Calls the lane holds at most, "
+                                    "running and waiting (lane_max_calls).",
+                                    multiprocess_mode="livesum", **kw)
+        self.lane_max_cost = Gauge("shuangkou_lane_max_cost_seconds", "Expected CPU-seconds "
+                                   "the lane holds at most, running and waiting (lane_backlog "
+                                   "x lane threads).", multiprocess_mode="livesum", **kw)
+        self.lane_cost = Gauge("shuangkou_lane_cost_seconds", "Expected CPU-seconds of the "
+                               "calls in the lane now, running and waiting.",
+                               multiprocess_mode="livesum", **kw)
+        self.lane_calls = Gauge("shuangkou_lane_calls", "Calls in the lane now, by state "
+                                "(running, waiting).", ("state",),
+                                multiprocess_mode="livesum", **kw)
+        self.lane_wait = Histogram("shuangkou_lane_wait_seconds", "Time calls waited in the "
+                                   "lane before their work started, by method.",
+                                   ("grpc_method",), buckets=LATENCY_BUCKETS, **kw)
+        self.lane_expected = Counter("shuangkou_lane_expected_cpu_seconds", "Expected "
+                                     "CPU-seconds of the calls the lane ran (the cost model), "
+                                     "by method.", ("grpc_method",), **kw)
+        self.lane_cpu = Counter("shuangkou_lane_cpu_seconds", "CPU-seconds the calls the lane "
+                                "ran took (their threads' CPU time), by method.",
+                                ("grpc_method",), **kw)
         # --- the HTTP edge (issue 33): connections and what the server cut short
         self.http_connections = Counter("shuangkou_http_connections",
                                         "Connections accepted on the HTTP ports (API and "
@@ -124,12 +148,22 @@ class Metrics:
 
     def init_series(self, service: Any) -> None:
         """Zero the refusal series of every method of ``service`` (a protobuf ServiceDescriptor)
-        so rates and alerts see them before the first refusal."""
+        so rates and alerts see them before the first refusal: the lane's reasons for the
+        lane's methods, and their lane series."""
+        from .lane import LANE_METHODS, REASONS
+
         for method in service.methods:
             kind = RPC_TYPES[(method.client_streaming, method.server_streaming)]
+            in_lane = f"/{service.full_name}/{method.name}" in LANE_METHODS
             for reason in REJECT_REASONS:
+                if reason in REASONS.values() and not in_lane:
+                    continue
                 if reason != "stream_limit" or kind != "unary":
                     self.rejected.labels(kind, service.full_name, method.name, reason)
+            if in_lane:
+                self.lane_wait.labels(method.name)
+                self.lane_expected.labels(method.name)
+                self.lane_cpu.labels(method.name)
 
     def init_round_series(self) -> None:
         """Zero the rule-error series (ApplyAction, SuggestAction, every rule) so that rates

@@ -38,6 +38,7 @@ from .api.rounds import ROUND_SERVICE_NAME, RoundServicer, register_round_servic
 from .api.shuangkou import SERVICE_NAME, ShuangkouServicer, register_shuangkou_service
 from .config import Config, load_state_keys
 from .heap import keep_heap_pad
+from .lane import Lane
 from .limits import Limits
 from .startup import check_bindable, load_house_variants, stop_signals
 from .version import version
@@ -138,6 +139,7 @@ class Handlers:
     metrics: Any
     interceptor: Any
     pool: CallPool          # gRPC's handler threads (admission counts who waits for one)
+    lane: Lane              # the searches' and reviews' threads (service/lane.py)
     shuangkou: ShuangkouServicer
     rounds: RoundServicer
 
@@ -173,9 +175,15 @@ def create_handlers(config: Config, metrics: Any = None) -> Handlers:
     pool.on_expired = functools.partial(interceptor.count_expired, API_SERVICES)
     limits = Limits(max_cards=config.max_cards, max_batch=config.max_batch,
                     enumeration_cap=config.enumeration_cap,
-                    max_message_bytes=config.max_message_bytes)
-    return Handlers(metrics, interceptor, pool, ShuangkouServicer(limits, metrics),
-                    RoundServicer(limits, metrics, load_state_keys(config)))
+                    max_message_bytes=config.max_message_bytes,
+                    search_max_rollouts=config.search_max_rollouts,
+                    search_max_seconds=config.search_max_seconds,
+                    review_max_rollouts=config.review_max_rollouts,
+                    review_max_seconds=config.review_max_seconds)
+    # one lane for both servicers and both ports (the HTTP side runs the same servicers)
+    lane = Lane.of(config, metrics)
+    return Handlers(metrics, interceptor, pool, lane, ShuangkouServicer(limits, metrics, lane),
+                    RoundServicer(limits, metrics, load_state_keys(config), lane))
 
 
 def create_server(config: Config, *, health_servicer: health.HealthServicer | None = None,
@@ -339,6 +347,9 @@ def serve(config: Config, *, multiprocess: bool = False,
              f", metrics on {config.metrics_host}:{httpd.port}" if httpd else "",
              ", tracing (OTLP)" if traced else "",
              f", house variants {', '.join(house)}" if house else "")
+    lane = handlers.lane
+    log.info("searches and reviews: %d lane threads, at most %d calls and %g expected "
+             "CPU-seconds", lane.threads, lane.max_calls, lane.max_cost)
     if report is not None:
         report.send(check_port)
     if ready:
@@ -357,6 +368,7 @@ def serve(config: Config, *, multiprocess: bool = False,
         if web is not None:
             web.drain(config.grace)
         stopped.wait(config.grace + 5)
+        handlers.lane.shutdown()
         if httpd is not None:
             httpd.shutdown()
         if handlers.interceptor.access is not None:

@@ -106,6 +106,7 @@ def running_server(*, http: bool = False, **settings: object) -> Iterator[Runnin
         server.stop(None)
         if web is not None:
             web.stop()
+        handlers.lane.shutdown()
 
 
 def cards(text: str) -> cards_pb2.Cards:
@@ -250,16 +251,18 @@ def reconciled(got: Burst, text: str, method: str) -> tuple[dict[str, float], fl
     (the server's deadline runs from when it reads the call, in a burst later than the
     client's start, and refusals queue for their two threads: 3 % of a burst on a loaded
     2-core machine) — never fewer of either than the clients saw, never more than 10 % of
-    the burst; >= 99 % of the calls decided. Returns grpc_server_handled_total by code and
-    the calls that expired waiting for a thread."""
+    the burst; >= 99 % of the calls decided. The refusals are those for overload and, of
+    a search or a review, those of its lane (``lane_full``). Returns
+    grpc_server_handled_total by code and the calls that expired waiting for a thread."""
     n = got.sent
     handled = {code: metric_value(text, "grpc_server_handled_total", grpc_method=method,
                                   grpc_code=code)
                for code in ("OK", "DEADLINE_EXCEEDED", "RESOURCE_EXHAUSTED", "CANCELLED")}
     expired = metric_value(text, "shuangkou_requests_rejected_total", grpc_method=method,
                            reason="expired")
-    overloaded = metric_value(text, "shuangkou_requests_rejected_total", grpc_method=method,
-                              reason="overloaded")
+    overloaded = sum(metric_value(text, "shuangkou_requests_rejected_total",
+                                  grpc_method=method, reason=reason)
+                     for reason in ("overloaded", "lane_full"))
     assert sum(got.codes.values()) == n and set(got.codes) <= set(handled), got.codes
     # a refusal is counted before it is sent; one whose call is dead by the time its thread
     # runs it is handled as DEADLINE_EXCEEDED or CANCELLED (service/interceptor.py)

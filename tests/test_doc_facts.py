@@ -112,6 +112,7 @@ NOT_FIELDS = frozenset({
     "baibian", "fengkuang", "fengkuang_crazy", "bianfeng", "bianfeng_lishui", "qianbian",
     "huopin",                                                  # variant ids
     "overloaded", "expired", "stream_limit",                   # metrics' reasons
+    "lane_full", "over_cap", "cap_reached",
     "round_robin",                                             # a gRPC balancing policy
     "to_dict",                                                 # the Python results' method
     "declare",                             # the replay format's key, quoted as renamed

@@ -26,6 +26,7 @@ from shuangkou.core.review import DEFAULT_REVIEW, VERDICTS, review
 from shuangkou.core.suggest import MAX_ALTERNATIVES, MAX_ROLLOUTS
 from shuangkou.service.api.review import VERDICTS_ON_WIRE, review_to_proto
 from shuangkou.service.errors import decode_status
+from shuangkou.service.limits import Limits
 from shuangkou.v1 import scoring_pb2, service_pb2, variants_pb2
 
 ROLLOUTS = 24   # per decision: a whole round reviews in well under a second
@@ -180,10 +181,13 @@ def test_options_beyond_their_limits(srv: Running, options: dict[str, int], fiel
 
 
 def test_a_deadline_too_short_for_the_review(srv: Running) -> None:
-    """A whole round at the largest budget cannot fit 0.3 s: the call ends DEADLINE_EXCEEDED
-    about when its deadline passes, not when the review would have finished."""
-    request = service_pb2.ReviewRoundRequest(replay_json=json.dumps(generated()),
-                                             rollouts=MAX_ROLLOUTS)
+    """A whole round at the largest budget the server accepts (review_max_rollouts over its
+    decisions) cannot fit 0.3 s: the call ends DEADLINE_EXCEEDED about when its deadline
+    passes, not when the review would have finished."""
+    replay = generated()
+    largest = Limits().review_max_rollouts // sum("escape" not in a
+                                                   for a in replay["actions"])
+    request = service_pb2.ReviewRoundRequest(replay_json=json.dumps(replay), rollouts=largest)
     t0 = time.perf_counter()
     with pytest.raises(grpc.RpcError) as info:
         srv.stub.ReviewRound(request, timeout=0.3)

@@ -30,13 +30,16 @@ from shuangkou.core.suggest import (
     MAX_ROLLOUTS,
     TUOGUAN,
     Budget,
+    Ranked,
     Suggestion,
     suggestions,
 )
 from shuangkou.core.variants import Variant
 from shuangkou.v1 import cards_pb2, readings_pb2, rounds_pb2, rounds_pb2_grpc
 
+from ..costs import REPLY_MARGIN, search_cost, work_time
 from ..errors import BadInput, StateMismatch, field_scope, rpc, scoped
+from ..lane import SUGGEST_ACTION, Lane
 from ..limits import Limits
 from ..tracing import traced
 from ._round_replies import apply_bytes, state_bytes
@@ -62,20 +65,16 @@ if TYPE_CHECKING:   # prometheus_client must not be imported before the CLI sets
     from ..metrics import Metrics
 
 __all__ = ["RoundServicer", "ROUND_SERVICE_NAME", "register_round_service", "fill_state",
-           "apply_response", "within_deadline", "work_time"]
+           "apply_response", "within_deadline", "work_time", "REPLY_MARGIN"]
 
 ROUND_SERVICE_NAME = rounds_pb2.DESCRIPTOR.services_by_name["RoundService"].full_name
 MAX_STATE_BYTES = 4096   # a state is ~650 bytes (fixed per variant); far larger is not one
 #: The longest one SuggestAction searches: `search.max_ms` at most, and the time limit of a
-#: rollout budget given alone (the call's deadline bounds it as well).
+#: rollout budget given alone (the call's deadline, and the server's search_max_seconds,
+#: bound it as well).
 MAX_SEARCH_MS = 10_000
-#: What SuggestAction keeps of the call's time left for writing and sending the reply, so
-#: that a search budget longer than the deadline still answers in time (issue 33 item 4): a
-#: fifth of the time left, at least 50 ms, at most 500 ms. A reply takes ~1 ms to build, but
-#: on a loaded server a thread waits for the GIL and a core far longer than that: with a
-#: tenth, a 2 s call missed its deadline on a 2-core machine at load 10.
-REPLY_MARGIN = (0.050, 0.2, 0.500)
 
+_DEFAULT_LIMITS = Limits()
 _STATE_SCOPE = field_scope("state")      # one, reused: it keeps nothing between calls
 
 
@@ -158,10 +157,11 @@ def apply_response(r: core.Round, rec: core.ActionRecord,
 
 class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
     def __init__(self, limits: Limits, metrics: Metrics,
-                 keys: core.StateKeys | None = None) -> None:
+                 keys: core.StateKeys | None = None, lane: Lane | None = None) -> None:
         self.limits = limits
         self.metrics = metrics
         self.keys = keys
+        self.lane = lane or Lane(1, 8, limits.review_max_seconds)
 
     @contextmanager
     def _rules(self, method: str) -> Iterator[None]:
@@ -258,25 +258,37 @@ class RoundServicer(rounds_pb2_grpc.RoundServiceServicer):
         if request.count > MAX_ALTERNATIVES:
             raise BadInput(f"count must be at most {MAX_ALTERNATIVES}; got {request.count}",
                            "count")
-        left = context.time_remaining()
-        budget = within_deadline(_budget(request), left)
-        t0 = time.perf_counter()
-        # a search is the call's long part: a span of its own (tracing on), child of the call's
-        with self._rules("SuggestAction"), traced(
-                "shuangkou.search", **{"shuangkou.budget.rollouts": budget.rollouts,
-                                       "shuangkou.budget.ms": budget.ms}
-                ) if budget.searches else _NO_SEARCH as span:
-            ranked = suggestions(r, request.count or 1,
-                                 seed=request.seed if request.HasField("seed") else None,
-                                 budget=budget, timeout=left,
-                                 cancelled=lambda: not context.is_active())
-            if span is not None:
-                span.set_attributes({"shuangkou.search.rollouts": ranked.rollouts,
-                                     "shuangkou.search.deals": ranked.deals,
-                                     "shuangkou.search.candidates": ranked.width})
-        first = ranked.actions[0]
+        with self.lane.counted(SUGGEST_ACTION):
+            asked = _budget(request, self.limits)
         label = variant_label(variant)
-        self.metrics.suggest_seconds.labels(label).observe(time.perf_counter() - t0)
+
+        def decide() -> Ranked:
+            """The decision within the call's time left (a search: in the lane, timed from
+            its start, its wait in the lane not counted)."""
+            left = context.time_remaining()
+            budget = within_deadline(asked, left)
+            t0 = time.perf_counter()
+            # a search is the call's long part: a span of its own (tracing on), child of the
+            # call's
+            with self._rules("SuggestAction"), traced(
+                    "shuangkou.search", **{"shuangkou.budget.rollouts": budget.rollouts,
+                                           "shuangkou.budget.ms": budget.ms}
+                    ) if budget.searches else _NO_SEARCH as span:
+                ranked = suggestions(r, request.count or 1,
+                                     seed=request.seed if request.HasField("seed") else None,
+                                     budget=budget, timeout=left,
+                                     cancelled=lambda: not context.is_active())
+                if span is not None:
+                    span.set_attributes({"shuangkou.search.rollouts": ranked.rollouts,
+                                         "shuangkou.search.deals": ranked.deals,
+                                         "shuangkou.search.candidates": ranked.width})
+            self.metrics.suggest_seconds.labels(label).observe(time.perf_counter() - t0)
+            return ranked
+
+        ranked = self.lane.run(SUGGEST_ACTION, context, lambda: search_cost(
+            r, within_deadline(asked, context.time_remaining())), decide) \
+            if asked.searches else decide()
+        first = ranked.actions[0]
         self.metrics.suggestions.labels(label, first.kind).inc()
         response = rounds_pb2.SuggestActionResponse(reason=first.reason)
         _fill_suggested(response.action, response.reading, first)
@@ -306,18 +318,13 @@ def within_deadline(budget: Budget, left: float | None) -> Budget:
     return replace(budget, ms=max(ms, 1e-3))
 
 
-def work_time(left: float) -> float:
-    """Of the ``left`` seconds a call has, what its work may take: all but
-    :data:`REPLY_MARGIN`, kept for the reply to reach the caller in time (SuggestAction's
-    search, ReviewRound's review)."""
-    low, share, high = REPLY_MARGIN
-    return max(left - min(max(low, left * share), high), 0.0)
-
-
-def _budget(request: rounds_pb2.SuggestActionRequest) -> Budget:
+def _budget(request: rounds_pb2.SuggestActionRequest, limits: Limits = _DEFAULT_LIMITS
+            ) -> Budget:
     """The search budget a request asks for: none without `search`, the 托管 default for
     an empty one; otherwise 托管's search with the request's rollouts and time, a rollout
-    budget alone capped at MAX_SEARCH_MS."""
+    budget alone given the longest time. Never past ``limits``' caps on a search
+    (search_max_rollouts refuses more rollouts, search_max_seconds a longer time and bounds
+    every search's: docs/decisions.md 80)."""
     if not request.HasField("search"):
         return Budget()
     b = request.search
@@ -327,9 +334,11 @@ def _budget(request: rounds_pb2.SuggestActionRequest) -> Budget:
     if b.rollouts > MAX_ROLLOUTS:
         raise BadInput(f"search.rollouts must be at most {MAX_ROLLOUTS:,}; got "
                        f"{b.rollouts:,}", "search.rollouts")
+    limits.check_search(b.rollouts, b.max_ms, "search")
+    longest = min(float(MAX_SEARCH_MS), limits.search_max_seconds * 1e3)
     if not b.rollouts and not b.max_ms:
-        return TUOGUAN
-    return replace(TUOGUAN, rollouts=b.rollouts, ms=float(b.max_ms or MAX_SEARCH_MS))
+        return replace(TUOGUAN, ms=min(TUOGUAN.ms, longest))
+    return replace(TUOGUAN, rollouts=b.rollouts, ms=float(b.max_ms or longest))
 
 
 def _fill_suggested(action: rounds_pb2.RoundAction, reading: readings_pb2.Reading,

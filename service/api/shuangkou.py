@@ -20,12 +20,17 @@ import grpc
 from shuangkou import core
 from shuangkou.core.errors import CardError, DeadlineExceeded, ShuangkouError
 from shuangkou.core.records import BatchErrors
-from shuangkou.core.review import review
+from shuangkou.core.replay import Replay, parse_replay
+from shuangkou.core.review import Review, review
+from shuangkou.core.suggest import DEFAULT_WIDTH
 from shuangkou.core.variants import BUILTIN, Variant, house_variants, list_variants
 from shuangkou.v1 import readings_pb2, scoring_pb2, service_pb2, service_pb2_grpc
 
+from ..costs import TimeLimit, decisions, review_cost
 from ..errors import (
     BadInput,
+    OverCap,
+    Refused,
     failure_for,
     field_scope,
     item_status,
@@ -33,6 +38,7 @@ from ..errors import (
     status_proto,
     still_wanted,
 )
+from ..lane import REVIEW_ROUND, Lane
 from ..limits import Limits
 from ..paging import decode_token, encode_token
 from ..version import build_info
@@ -54,7 +60,6 @@ from .convert import (
     variant_to_proto,
 )
 from .review import review_options, review_to_proto
-from .rounds import work_time
 
 if TYPE_CHECKING:   # prometheus_client must not be imported before the CLI sets it up
     from shuangkou.core._core import _KindName as KindName
@@ -98,9 +103,10 @@ class _Listed:
 
 
 class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
-    def __init__(self, limits: Limits, metrics: Metrics) -> None:
+    def __init__(self, limits: Limits, metrics: Metrics, lane: Lane | None = None) -> None:
         self.limits = limits
         self.metrics = metrics
+        self.lane = lane or Lane(1, 8, limits.review_max_seconds)
         self._listing: _Listed | None = None
         self._counters: dict[tuple[str, ...], Any] = {}
 
@@ -399,8 +405,10 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
     @rpc
     def ReviewRound(self, request: service_pb2.ReviewRoundRequest,
                     context: grpc.ServicerContext) -> service_pb2.ReviewRoundResponse:
-        """The review of one replay, bounded by the call's deadline (less the reply's
-        margin, as SuggestAction's search is) and stopped when the client goes away."""
+        """The review of one replay, in the lane (service/lane.py), bounded by the call's
+        deadline (less the reply's margin, as SuggestAction's search is) and by the server's
+        caps (review_max_rollouts up front, review_max_seconds as it runs), and stopped
+        when the client goes away."""
         options = review_options(request)
         label = "unknown"
         try:   # a replay refused is counted as ScoreRound counts it; running out of time is not
@@ -409,12 +417,34 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
             if request.WhichOneof("round") is None:
                 raise BadInput("give a replay or replay_json", "round")
             replay, where = results.replay_input(request, variant, self.limits)
-            left = context.time_remaining()
-            with field_scope(where, nested=True):
-                reviewed = review(replay, timeout=None if left is None else work_time(left),
-                                  cancelled=lambda: not context.is_active(),
-                                  **options.kwargs())
-        except DeadlineExceeded:
+            typed = _typed(replay)
+            cap = self.limits.review_max_seconds
+
+            def cost() -> float:
+                if typed is None:          # not a replay: the review says why, at once
+                    return 0.0
+                rollouts = options.budget.rollouts
+                self.limits.check_review(rollouts, decisions(typed), options.oracle,
+                                         "rollouts")
+                limit = TimeLimit.of(context.time_remaining(), cap, "review_max_seconds")
+                return min(review_cost(typed, rollouts, options.oracle, options.width
+                                       or DEFAULT_WIDTH), limit.seconds)
+
+            def work() -> Review:
+                limit = TimeLimit.of(context.time_remaining(), cap, "review_max_seconds")
+                try:
+                    with field_scope(where, nested=True):
+                        return review(replay if typed is None else typed,
+                                      timeout=limit.seconds,
+                                      cancelled=lambda: not context.is_active(),
+                                      **options.kwargs())
+                except DeadlineExceeded:
+                    if limit.capped and context.is_active():
+                        raise limit.reached("review") from None
+                    raise
+
+            reviewed = self.lane.run(REVIEW_ROUND, context, cost, work)
+        except (DeadlineExceeded, OverCap, Refused):
             raise
         except ShuangkouError as exc:
             self._rejected(label, exc)
@@ -506,6 +536,18 @@ def register_shuangkou_service(server: grpc.Server, servicer: ShuangkouServicer)
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, found),))
     server.add_registered_method_handlers(SERVICE_NAME, found)
     return SERVICE_NAME
+
+
+def _typed(replay: Replay | dict[str, Any] | str) -> Replay | None:
+    """A review's replay as the typed record, to cost it (the review then takes the record,
+    parsed once); None for one that does not parse, which the review refuses as it always
+    did, with its own words."""
+    if isinstance(replay, Replay):
+        return replay
+    try:
+        return parse_replay(replay)
+    except ValueError:        # every ShuangkouError: the review says the same
+        return None
 
 
 def _kind_name(value: int, field: str) -> KindName:
