@@ -49,9 +49,11 @@ __all__ = ["Admission", "CallPool", "RejectedMessage", "REJECT_REASONS", "Count"
            "CallStart"]
 
 #: Why a request never reached (or a reply never left) the servicer, as counted in
-#: ``shuangkou_requests_rejected_total``.
+#: ``shuangkou_requests_rejected_total``. ``malformed``: a call the HTTP port refused for its
+#: form before any handler ran (a bad deadline header, an envelope that runs past the body,
+#: two messages on a one-request call ...: :mod:`shuangkou.service.web`).
 REJECT_REASONS = ("undecodable", "too_large", "reply_too_large", "stream_limit", "overloaded",
-                  "expired")
+                  "expired", "malformed")
 
 
 #: Told the reason of each refusal before the call ends (the interceptor's counter).

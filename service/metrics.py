@@ -91,7 +91,9 @@ class Metrics:
         self.rejected = Counter("shuangkou_requests_rejected",
                                 "Requests refused before the servicer saw them, or replies too "
                                 "large to send, by method and reason "
-                                f"({', '.join(REJECT_REASONS)}).",
+                                f"({', '.join(REJECT_REASONS)}; with the method labels "
+                                "'unknown', HTTP requests refused before their method was "
+                                "read: head_too_large, malformed).",
                                 (*GRPC_LABELS, "reason"), **kw)
         # --- the HTTP edge (issue 33): connections and what the server cut short
         self.http_connections = Counter("shuangkou_http_connections",
@@ -108,6 +110,11 @@ class Metrics:
                                      "(header: the request head took over http_header_timeout; "
                                      "body: the body over http_body_timeout; idle: no request "
                                      "for http_keepalive_timeout).", ("port", "phase"), **kw)
+        self.http_evicted = Counter("shuangkou_http_evicted",
+                                    "HTTP connections closed to make room for a new one while "
+                                    "http_max_connections were open: the one waiting longest "
+                                    "for a request (idle, or still sending its head), by port.",
+                                    ("port",), **kw)
         self.http_disconnects = Counter("shuangkou_http_disconnects",
                                         "HTTP calls whose client hung up before the answer "
                                         "(the call ends CANCELLED).", **kw)
@@ -118,6 +125,10 @@ class Metrics:
                                       "Access lines left out of the log because more calls "
                                       "ended than access_log lines a second allow, by outcome "
                                       "(ok; error: any other code).", ("outcome",), **kw)
+        self.log_dropped = Counter("shuangkou_log_lines_dropped",
+                                   "Log lines a client can cause (the HTTP edge's warnings and "
+                                   "errors) left out past their rate bound, by logger.",
+                                   ("logger",), **kw)
         self.build_info = Gauge("shuangkou_build_info", "Always 1; the labels say which build "
                                 "answers.", ("version", "python", "grpcio", "core"),
                                 multiprocess_mode="max", **kw)
