@@ -997,6 +997,7 @@ def _protocol_class(limits: EdgeLimits, probe_port: int = 0) -> type[Any]:
         _head: int | None = 0
         _fields = 0
         _upgrade = False
+        _lingering = False
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
@@ -1035,7 +1036,7 @@ def _protocol_class(limits: EdgeLimits, probe_port: int = 0) -> type[Any]:
             waiting.remove(self)
             if evicted is not None:
                 evicted.inc()
-            if self._head:
+            if self._head and not self._lingering:
                 self.transport.write(_BUSY)
             self.transport.close()
 
@@ -1050,6 +1051,8 @@ def _protocol_class(limits: EdgeLimits, probe_port: int = 0) -> type[Any]:
         # ------------------------------------------------------------------ reading
 
         def data_received(self, data: bytes) -> None:
+            if self._lingering:                 # answered: what still comes is dropped
+                return
             self._bytes = True
             self._unset_keepalive_if_required()
             rest = memoryview(data)
@@ -1113,7 +1116,37 @@ def _protocol_class(limits: EdgeLimits, probe_port: int = 0) -> type[Any]:
             if reason in unread:
                 unread[reason].inc()
             self.transport.write(response)
-            self.transport.close()
+            if reason == "head_too_large":      # a client still sending: let it read this
+                self.linger()
+            else:
+                self.transport.close()
+
+        def linger(self) -> None:
+            """Close once the client has read the answer: for an answer given before its
+            request was read whole (a head or body over its limit), to a client that is
+            likely still sending. Closing at once, with its bytes unread, would reset the
+            connection, and the client would see the reset rather than the answer; so the
+            edge says it is done (a FIN), drops what still arrives, and closes when the
+            client does or ``http_header_timeout`` after the answer (as nginx's lingering
+            close). Until then the connection is the first to make room."""
+            self._disarm()
+            self._unset_keepalive_if_required()
+            self._lingering = True
+            if self.flow is not None:
+                self.flow.resume_reading()
+            if self.transport.can_write_eof():
+                self.transport.write_eof()
+            self._timer = self.loop.call_later(limits.header_timeout, self.transport.close)
+            if not self._probe:
+                waiting.add(self)
+
+        def close_after_answer(self) -> None:
+            """uvicorn's close after an answer (:class:`_Answering`)."""
+            if self.cycle is not None and self.cycle.more_body and not self._lingering \
+                    and not self.transport.is_closing():
+                self.linger()
+            else:
+                self.transport.close()
 
         # ------------------------------------------------------------------ the parser's
 
@@ -1138,6 +1171,9 @@ def _protocol_class(limits: EdgeLimits, probe_port: int = 0) -> type[Any]:
                 return
             waiting.remove(self)
             super().on_headers_complete()
+            if self.cycle is not None:
+                # its close lingers when the request was not read whole: linger()
+                self.cycle.transport = cast(asyncio.Transport, _Answering(self))
             self._arm("body", limits.body_timeout)
 
         def on_message_complete(self) -> None:
@@ -1151,6 +1187,8 @@ def _protocol_class(limits: EdgeLimits, probe_port: int = 0) -> type[Any]:
             self._head = 0
 
         def on_response_complete(self) -> None:
+            if self._lingering:                 # the connection's last answer
+                return
             idle = not self.pipeline
             super().on_response_complete()
             if idle and not self.transport.is_closing() and not self._probe:
@@ -1184,6 +1222,29 @@ def _protocol_class(limits: EdgeLimits, probe_port: int = 0) -> type[Any]:
             self.transport.close()
 
     return EdgeProtocol
+
+
+class _Answering:
+    """The transport of one request as uvicorn's answer sees it (its writes go through),
+    whose close is the protocol's :meth:`close_after_answer`: an answer given before the
+    request was read whole lingers rather than resetting the connection."""
+
+    __slots__ = ("_protocol",)
+
+    def __init__(self, protocol: Any) -> None:
+        self._protocol = protocol
+
+    def write(self, data: bytes) -> None:
+        self._protocol.transport.write(data)
+
+    def is_closing(self) -> bool:
+        return bool(self._protocol.transport.is_closing())
+
+    def close(self) -> None:
+        self._protocol.close_after_answer()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._protocol.transport, name)
 
 
 def _client(address: tuple[str, int] | None) -> str:

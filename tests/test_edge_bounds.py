@@ -21,10 +21,23 @@ from pathlib import Path
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from grpc_helpers import Running, ServerProcess, free_port, metric_value, rss_mib, \
-    running_server, scrape
-from hostile_http import at_once, huge_body, huge_head, many_headers, ordinary_calls, \
-    reconnect_flood
+from grpc_helpers import (
+    Running,
+    ServerProcess,
+    free_port,
+    metric_value,
+    rss_mib,
+    running_server,
+    scrape,
+)
+from hostile_http import (
+    at_once,
+    huge_body,
+    huge_head,
+    many_headers,
+    ordinary_calls,
+    reconnect_flood,
+)
 
 MiB = 1024 * 1024
 SERVICE = "shuangkou.v1.ShuangkouService"
