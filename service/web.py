@@ -28,11 +28,19 @@ seam, so that an HTTP call is the gRPC call it stands for:
   counted as gRPC's), gives a call without a deadline the server's ``default_deadline``,
   and marks a call whose client hung up as no longer active (it ends CANCELLED);
 * :class:`EdgeServer` is uvicorn with the limits of the open internet (:class:`EdgeLimits`:
-  head and body read timeouts, a keep-alive idle timeout, a connection cap answered 503),
-  each counted; :class:`Readiness` takes the service's gRPC health to NOT_SERVING while the
-  HTTP port does not answer a loopback probe (its ``/healthz``); ``/healthz`` and
-  ``/readyz`` (:func:`probe`) answer load balancers that do not speak gRPC health, from the
-  event loop. ``/metrics`` rides on the same server (:mod:`shuangkou.service.exposition`);
+  a head's bytes and fields, 431 as they arrive; head and body read timeouts, a keep-alive
+  idle timeout; a connection cap at which the connection waiting longest for a request
+  makes room (:class:`_Waiting`), 503 when none waits), each counted; an ``Upgrade`` offer
+  is declined and the request served; an answer given before its request was read whole
+  lingers. :class:`BodyLimits` bounds each method's body (413 before it is read, or as it
+  arrives), and :class:`_Refusals` counts every call the port refuses before its method
+  runs, as gRPC counts admission's. The lines a client can cause are bounded
+  (:data:`CLIENT_LOGGERS`, :func:`shuangkou.service.logs.bound_lines`);
+* :class:`Readiness` takes the service's gRPC health to NOT_SERVING while the HTTP server
+  does not answer its own probe (:meth:`EdgeServer.answers`: ``/healthz`` through a loopback
+  socket of its own, so a flood of the port never moves it); ``/healthz`` and ``/readyz``
+  (:func:`probe`) answer load balancers that do not speak gRPC health, from the event
+  loop. ``/metrics`` rides on the same server (:mod:`shuangkou.service.exposition`);
 * with ``access_log`` set, :class:`_Bridge` writes one access line per request (what was
   received and sent, the HTTP status, and the gRPC code the interceptor noted through
   :meth:`CallContext.ended_with`); the call's trace span is the interceptor's, its parent
@@ -333,8 +341,6 @@ def _why(exc: Exception, data: bytes | bytearray) -> str:
     """What is wrong with a JSON request, in the client's terms: orjson calls invalid UTF-8
     "surrogates not allowed", and a document nested deeper than a message (under orjson's
     1,024 levels) exhausts the converter's recursion instead."""
-    from .errors import bounded
-
     if isinstance(exc, RecursionError):
         return ("nested too deeply (no message of this API nests past a few levels; JSON "
                 "is read to 1,024)")
@@ -688,8 +694,6 @@ def _no_route(path: str, content_type: str) -> tuple[str, list[tuple[str, str]],
     """404 for a path that names no service of this port: UNIMPLEMENTED for what has the
     shape of a method (as on gRPC, and what a Connect client reads from a bare 404),
     NOT_FOUND for any other page."""
-    from .errors import bounded
-
     if _METHOD_PATH.fullmatch(path):
         service = bounded(path[1:path.rfind("/")], 80)
         return http_error(content_type, 404, Code.UNIMPLEMENTED,
@@ -706,8 +710,6 @@ def _explained(environ: WSGIEnvironment, status: str, headers: list[tuple[str, s
     """connectrpc's empty 404 (no such method in a service), 405 (an HTTP method the RPC
     does not take) or 415 (a content type or GET encoding it does not read), with a body
     that says what to send instead; its Allow and Accept-Post headers are kept."""
-    from .errors import bounded
-
     path, method = environ.get("PATH_INFO", ""), environ["REQUEST_METHOD"]
     content_type = environ.get("CONTENT_TYPE", "")
     service, name = path[1:].split("/")
@@ -1575,8 +1577,6 @@ class _Seen:
         await self._send(message)
 
     def log(self, access: AccessLog, scope: dict[str, Any], seconds: float) -> None:
-        from .errors import bounded
-
         headers = dict(scope["headers"])
         protocol = _ACCESS_PROTOCOLS[_protocol(headers.get(b"content-type", b"").decode(
             "latin-1"))]
