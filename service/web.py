@@ -61,6 +61,7 @@ import sys
 import threading
 import time
 import urllib.parse
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent import futures
 from concurrent.futures import Executor
@@ -925,11 +926,12 @@ class _Waiting:
     __slots__ = ("_since",)
 
     def __init__(self) -> None:
-        self._since: dict[Any, None] = {}      # insertion order: the oldest first
+        self._since: OrderedDict[Any, None] = OrderedDict()    # the oldest first
 
-    def add(self, connection: Any) -> None:
-        self._since.pop(connection, None)
+    def add(self, connection: Any, *, first: bool = False) -> None:
+        """``connection`` waits from now on (``first``: it is the first to make room)."""
         self._since[connection] = None
+        self._since.move_to_end(connection, last=not first)
 
     def remove(self, connection: Any) -> None:
         self._since.pop(connection, None)
@@ -1036,6 +1038,8 @@ def _protocol_class(limits: EdgeLimits, probe_port: int = 0) -> type[Any]:
             """Closed for a new connection while the cap is full (a head half sent is
             told to retry)."""
             waiting.remove(self)
+            if self.transport.is_closing():     # already going (a timeout): its room
+                return
             if evicted is not None:
                 evicted.inc()
             if self._head and not self._lingering:
@@ -1140,7 +1144,7 @@ def _protocol_class(limits: EdgeLimits, probe_port: int = 0) -> type[Any]:
                 self.transport.write_eof()
             self._timer = self.loop.call_later(limits.header_timeout, self.transport.close)
             if not self._probe:
-                waiting.add(self)
+                waiting.add(self, first=True)
 
         def close_after_answer(self) -> None:
             """uvicorn's close after an answer (:class:`_Answering`)."""
@@ -1717,7 +1721,10 @@ def create_http_server(config: Config, servicers: Mapping[str, Any],
         raise OSError(f"cannot listen on {config.http_address}: {exc.strerror} (setting "
                       "http_port, flag --http-port; --no-http disables HTTP)") from None
     # the readiness probe's own way in (EdgeServer.answers), on loopback
-    probe = listening_socket("::1" if ":" in config.http_host else "127.0.0.1", 0)
+    try:
+        probe = listening_socket("127.0.0.1", 0)
+    except OSError:                             # a host without IPv4
+        probe = listening_socket("::1", 0)
     return HttpServer(app, EdgeServer(bridge, sock, EdgeLimits.of(config, metrics),
                                       grace=config.grace, probe=probe))
 
