@@ -1061,30 +1061,36 @@ def _protocol_class(limits: EdgeLimits, probe_port: int = 0) -> type[Any]:
                 return
             self._bytes = True
             self._unset_keepalive_if_required()
-            rest = memoryview(data)
-            while rest:
-                if self._head is None:          # a body: as it comes
-                    piece = rest
-                else:           # a head: no more than up to the limit
-                    piece = rest[:head_limit - self._head]
-                    self._head += len(piece)
-                rest = rest[len(piece):]
-                left = self._feed(piece)
-                if left is None:                # refused: the connection is closing
-                    return
-                if self._head is not None and self._head >= head_limit:   # and unfinished
-                    self._refuse("head_too_large", too_large)
-                    return
-                if left:
-                    rest = memoryview(bytes(left) + bytes(rest))
+            views = [memoryview(data)]          # what is left to read, the next last
+            while views:
+                rest = views.pop()
+                while rest:
+                    if self._head is None:      # a body: as it comes
+                        piece = rest
+                    else:       # a head: no more than up to the limit
+                        piece = rest[:head_limit - self._head]
+                        self._head += len(piece)
+                    rest = rest[len(piece):]
+                    after = self._feed(piece)
+                    if after is None:           # refused: the connection is closing
+                        return
+                    if self._head is not None and self._head >= head_limit:   # unfinished
+                        self._refuse("head_too_large", too_large)
+                        return
+                    if after:     # an upgrade declined: what followed its head, then the rest
+                        views.append(rest)
+                        rest = after
 
         def _feed(self, piece: memoryview) -> memoryview | None:
-            """``piece`` to the parser; what it left unread (after an upgrade offer it
-            ignored), or None when the request was refused."""
+            """``piece`` to the parser; what it left unread (what followed a head that
+            offered another protocol, the offer declined), or None when the request was
+            refused."""
             try:
                 self.parser.feed_data(piece)
             except httptools.HttpParserUpgrade as upgrade:
-                return self._ignore_upgrade(piece[upgrade.args[0]:])
+                if not self._decline_upgrade():
+                    return None
+                return piece[upgrade.args[0]:]
             except httptools.HttpParserError as exc:
                 cause = exc.__context__ if isinstance(
                     exc, httptools.HttpParserCallbackError) else None
@@ -1101,22 +1107,23 @@ def _protocol_class(limits: EdgeLimits, probe_port: int = 0) -> type[Any]:
                 return None
             return piece[:0]
 
-        def _ignore_upgrade(self, rest: memoryview) -> memoryview | None:
-            """The head just read offered another protocol (llhttp stops there, taking
-            the rest for that protocol): parsed again without the offer by a parser of its
-            own, so that its body and any request after it are HTTP/1.1's."""
+        def _decline_upgrade(self) -> bool:
+            """The head just read offered another protocol (llhttp stops there and would
+            take the rest for that protocol): read again without the offer, by a parser of
+            its own, so that its body and any request after it are HTTP/1.1's. False when
+            it was refused instead (a CONNECT: a tunnel, not a request of this port)."""
             self._upgrade = False
             method = self.parser.get_method()
-            if method == b"CONNECT":            # a tunnel, not a request of this port
+            if method == b"CONNECT":
                 log.warning("HTTP %s: a CONNECT request; answered 400", _client(self.client))
                 self._refuse("malformed", _MALFORMED)
-                return None
+                return False
             head = _without_upgrade(method, self.url, self.parser.get_http_version(),
                                     self.headers)
             self.parser = httptools.HttpRequestParser(self)
             self.parser.set_dangerous_leniencies(lenient_data_after_close=True)
-            self._head = 0
-            return memoryview(head + bytes(rest))
+            self._head = 0      # the head counted already: its shorter copy is not again
+            return self._feed(memoryview(head)) is not None
 
         def _refuse(self, reason: str, response: bytes) -> None:
             if reason in unread:
