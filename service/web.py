@@ -782,7 +782,7 @@ class _Refusals:
     calls the method: an envelope that runs past the body, two messages (or none) on a
     one-request call, a client's frame flagged as trailers. (connectrpc calls some of these
     UNIMPLEMENTED or INTERNAL; each is the client's mistake, and they are answered
-    INVALID_ARGUMENT.) A path that is no method (404) or an HTTP method the method does not
+    INVALID_ARGUMENT.) A path that is no method (404) or an HTTP method the RPC does not
     take (405) is answered, not counted: gRPC counts no call it cannot route either.
 
     It is connectrpc's metadata interceptor for the last group: it starts before a request
@@ -964,15 +964,16 @@ def _without_upgrade(method: bytes, url: bytes, version: str,
     return b"".join([*lines, b"\r\n"])
 
 
-def _protocol_class(limits: EdgeLimits, probe_port: int = 0) -> type[Any]:
+def _protocol_class(limits: EdgeLimits,
+                    probe: tuple[str, int] | None = None) -> type[Any]:
     """uvicorn's httptools protocol with what it lacks for the open internet: limits on a
     request's head (its bytes and header fields, 431 as they arrive) and deadlines for it
     (from the connection's first byte, or its opening) and its body; a cap on open
     connections, the oldest waiting connection closed to make room (:class:`_Waiting`), a
     503 when none waits; an ``Upgrade`` offer ignored (the request served over HTTP/1.1);
-    every connection, refusal, eviction and timeout counted. Connections to ``probe_port``
-    (the process's own readiness probe, :meth:`EdgeServer.answers`) are neither capped,
-    closed to make room, nor counted."""
+    every connection, refusal, eviction and timeout counted. Connections to the address
+    ``probe`` (the process's own readiness probe, :meth:`EdgeServer.answers`) are neither
+    capped, closed to make room, nor counted."""
     import httptools
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
@@ -1006,7 +1007,7 @@ def _protocol_class(limits: EdgeLimits, probe_port: int = 0) -> type[Any]:
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
             sockname = transport.get_extra_info("sockname")
-            self._probe = bool(probe_port) and bool(sockname) and sockname[1] == probe_port
+            self._probe = probe is not None and bool(sockname) and tuple(sockname[:2]) == probe
             if self._probe:
                 self._arm("header", limits.header_timeout)
                 return
@@ -1280,11 +1281,10 @@ class EdgeServer:
         self.app, self.limits = app, limits
         self._sock, self._probe = sock, probe
         self._probe_address: tuple[str, int] | None = (
-            probe.getsockname()[:2] if probe is not None else None)
+            tuple(probe.getsockname()[:2]) if probe is not None else None)
         config = uvicorn.Config(
-            app, http=_protocol_class(limits, self._probe_address[1] if self._probe_address
-                                      else 0),
-            loop="asyncio", lifespan="off",
+            app, http=_protocol_class(limits, self._probe_address), loop="asyncio",
+            lifespan="off",
             interface="asgi3", ws="none", log_config=None, log_level=None, access_log=False,
             server_header=False, proxy_headers=False, timeout_keep_alive=max(1, round(limits.keepalive_timeout)),
             timeout_graceful_shutdown=max(1, round(grace)), backlog=2048,
