@@ -204,7 +204,7 @@ def test_a_reconnect_flood_neither_starves_others_nor_takes_the_pod_out() -> Non
     finally:
         srv.stop()
     got = calls["got"]
-    assert opened > 5_000, opened                 # it was a flood
+    assert opened > 2_000, opened                 # it was a flood
     assert got.answered >= 0.9 * got.made, got
     assert statuses and set(statuses) == {health_pb2.HealthCheckResponse.SERVING}, statuses
     assert metric_value(text, "shuangkou_http_ready") == 1
