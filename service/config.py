@@ -173,7 +173,8 @@ _HELP = {
     "http_body_timeout": "seconds a client has to send a request's body once its head is in",
     "http_keepalive_timeout": "seconds an HTTP connection may wait idle between requests",
     "http_max_connections": "HTTP connections open at once per process; past it a new one "
-                            "is answered 503 and closed",
+                            "closes the one waiting longest for a request, or is answered "
+                            "503 and closed when none waits",
     "default_deadline": "seconds a call without a deadline (gRPC or HTTP) gets as one "
                         "(0: none)",
     "workers": "server processes sharing the port (SO_REUSEPORT)",

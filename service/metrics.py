@@ -104,7 +104,8 @@ class Metrics:
                                multiprocess_mode="livesum", **kw)
         self.http_refused = Counter("shuangkou_http_refused",
                                     "HTTP connections answered 503 and closed at once because "
-                                    "http_max_connections were open, by port.", ("port",), **kw)
+                                    "http_max_connections were open and none of them waited "
+                                    "for a request, by port.", ("port",), **kw)
         self.http_timeouts = Counter("shuangkou_http_timeouts",
                                      "HTTP connections closed by a timeout, by port and phase "
                                      "(header: the request head took over http_header_timeout; "
@@ -118,8 +119,9 @@ class Metrics:
         self.http_disconnects = Counter("shuangkou_http_disconnects",
                                         "HTTP calls whose client hung up before the answer "
                                         "(the call ends CANCELLED).", **kw)
-        self.http_ready = Gauge("shuangkou_http_ready", "1 while the HTTP port answers a "
-                                "loopback probe (the service's gRPC health follows it).",
+        self.http_ready = Gauge("shuangkou_http_ready", "1 while the HTTP server answers the "
+                                "process's own probe, through a loopback socket of its own "
+                                "(the service's gRPC health follows it; a flood does not).",
                                 multiprocess_mode="liveall", **kw)
         self.access_dropped = Counter("shuangkou_access_lines_dropped",
                                       "Access lines left out of the log because more calls "

@@ -1749,8 +1749,8 @@ def probe(path: str, method: str, health: Callable[[], Mapping[str, str]] | None
     """The answer to a probe: ``/healthz`` (liveness) 200 whenever the process answers;
     ``/readyz`` 200 when every service's gRPC health (``health()``, the statuses by service
     name, ``""`` the server as a whole) is SERVING, else 503 — the state gRPC health
-    clients see, NOT_SERVING while draining or while the HTTP port fails its loopback
-    probe (:class:`Readiness`). Without ``health`` (an embedder's server) ready is live.
+    clients see, NOT_SERVING while draining or while the HTTP server does not answer its
+    own probe (:class:`Readiness`). Without ``health`` (an embedder's server) ready is live.
     Not counted in ``shuangkou_http_requests_total``, which counts API calls by protocol."""
     if method not in ("GET", "HEAD"):
         line, fields, body = http_error("", 405, Code.UNIMPLEMENTED,
