@@ -1503,8 +1503,9 @@ class _Bridge:
     async def _body(scope: dict[str, Any], receive: Callable[[], Any],
                     limit: int) -> bytes | None:
         """The request body; None when it is over ``limit``: as its Content-Length says,
-        before a byte of it is read (uvicorn holds at most one read, and a client that
-        waits for ``100 Continue`` sends nothing), or as it arrives."""
+        before it is read (uvicorn holds no more than its 64 KiB high-water mark and one
+        read of it, and a client that waits for ``100 Continue`` sends nothing), or as it
+        arrives."""
         for name, value in scope["headers"]:
             if name == b"content-length" and value.isdigit() and int(value) > limit:
                 return None
