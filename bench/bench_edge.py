@@ -15,6 +15,15 @@ before issue 33; ``pip install waitress``). Then:
 
 Usage: ``.venv/bin/python bench/bench_edge.py [--candidates uvicorn,hypercorn,granian,waitress]
 [--seconds 3] [--repeat 3]``
+
+``--abuse``: instead, issue 62's figures against one ``shuangkou serve`` (the hostile clients
+of tests/hostile_http.py): twenty 32 MiB request heads at once (their answers, and the
+server's peak RSS over its idle RSS), eight 63 MiB bodies at once to a unary method by
+Content-Length and eight chunked (answers, peak RSS), and a reconnect flood of 1,500
+connections for 12 s while another client calls every 0.25 s (2 s each) and the API
+service's gRPC health is asked as often (answered calls, health, the connections the flood
+opened and lost). ``--heads``, ``--head-mib``, ``--bodies``, ``--body-mib``, ``--flood``
+and ``--flood-seconds`` scale it down.
 """
 
 from __future__ import annotations
@@ -190,6 +199,85 @@ def flood(port: int, idle: int = 550, slow: int = 550) -> list[tuple[str, float]
             s.close()
 
 
+# ----------------------------------------------------------------------------- abuse (issue 62)
+
+def abuse(args: argparse.Namespace) -> None:
+    """Issue 62's figures against one ``shuangkou serve`` (module docstring)."""
+    sys.path.insert(0, str(ROOT / "tests"))
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+    from grpc_helpers import ServerProcess, free_port, metric_value, rss_mib, scrape
+    from hostile_http import at_once, huge_body, huge_head, ordinary_calls, reconnect_flood
+
+    mib = 1024 * 1024
+    metrics = free_port()
+    srv = ServerProcess("--port", "0", "--metrics-port", str(metrics))
+    try:
+        srv.wait_serving()
+        pid, port = srv.proc.pid, srv.http_port
+        assert port is not None
+
+        def peak_from_now() -> float:
+            Path(f"/proc/{pid}/clear_refs").write_text("5")     # VmHWM restarts at VmRSS
+            return rss_mib(pid)
+
+        def answers(statuses: list[int]) -> str:
+            return ", ".join(f"{s or 'none'} x {statuses.count(s)}"
+                             for s in sorted(set(statuses)))
+
+        idle = peak_from_now()
+        t0 = time.monotonic()
+        statuses = at_once(args.heads, lambda: huge_head(port, args.head_mib * mib))
+        print(f"heads: {args.heads} x {args.head_mib} MiB at once: {answers(statuses)} in "
+              f"{time.monotonic() - t0:.1f} s; RSS idle {idle:.0f} MiB, peak "
+              f"+{rss_mib(pid, 'VmHWM') - idle:.1f} MiB", flush=True)
+        for chunked in (False, True):
+            idle = peak_from_now()
+            t0 = time.monotonic()
+            statuses = at_once(args.bodies, lambda chunked=chunked: huge_body(
+                port, args.body_mib * mib, chunked=chunked))
+            print(f"bodies ({'chunked' if chunked else 'Content-Length'}): {args.bodies} x "
+                  f"{args.body_mib} MiB at once to ClassifyPlay: {answers(statuses)} in "
+                  f"{time.monotonic() - t0:.1f} s; RSS idle {idle:.0f} MiB, peak "
+                  f"{rss_mib(pid, 'VmHWM'):.0f} MiB", flush=True)
+        before = scrape(metrics)
+        flood = reconnect_flood(port, args.flood, args.flood_seconds)
+        try:
+            time.sleep(min(1.5, args.flood_seconds / 8))
+            calls: dict[str, Any] = {}
+            caller = threading.Thread(target=lambda: calls.update(got=ordinary_calls(
+                port, args.flood_seconds * 0.75, interval=0.25, timeout=2.0)))
+            caller.start()
+            health: list[int] = []
+            with grpc.insecure_channel(f"127.0.0.1:{srv.port}") as channel:
+                stub = health_pb2_grpc.HealthStub(channel)
+                while caller.is_alive():
+                    try:
+                        health.append(stub.Check(health_pb2.HealthCheckRequest(
+                            service="shuangkou.v1.ShuangkouService"), timeout=2).status)
+                    except grpc.RpcError:
+                        health.append(-1)
+                    time.sleep(0.25)
+            caller.join()
+            opened = flood.opened()
+        finally:
+            flood.stop()
+        after = scrape(metrics)
+        got = calls["got"]
+        serving = health.count(health_pb2.HealthCheckResponse.SERVING)
+
+        def grew(name: str) -> int:
+            return int(metric_value(after, name, port="api") - metric_value(before, name,
+                                                                           port="api"))
+        print(f"reconnect flood: {args.flood:,} connections for {args.flood_seconds:g} s, "
+              f"{opened:,} opened; another client's calls {got.answered}/{got.made} answered "
+              f"(slowest {got.slowest * 1e3:.0f} ms); API health SERVING {serving}/"
+              f"{len(health)} checks; connections evicted {grew('shuangkou_http_evicted_total'):,}"
+              f", refused {grew('shuangkou_http_refused_total'):,}", flush=True)
+    finally:
+        srv.stop()
+
+
 # ----------------------------------------------------------------------------- main
 
 def main() -> None:
@@ -200,9 +288,20 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--clients", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--abuse", action="store_true",
+                        help="issue 62's figures: heads, bodies, a reconnect flood")
+    parser.add_argument("--heads", type=int, default=20)
+    parser.add_argument("--head-mib", type=int, default=32)
+    parser.add_argument("--bodies", type=int, default=8)
+    parser.add_argument("--body-mib", type=int, default=63)
+    parser.add_argument("--flood", type=int, default=1500)
+    parser.add_argument("--flood-seconds", type=float, default=12.0)
     args = parser.parse_args()
     if args.serve:
         serve(args.serve)
+        return
+    if args.abuse:
+        abuse(args)
         return
     from bench_http import load
 

@@ -39,6 +39,8 @@ class Config:
     http_port: int = 8080
     http_cors_origins: tuple[str, ...] = ()
     http_max_request_bytes: int = 64 * 1024 * 1024
+    http_max_head_bytes: int = 64 * 1024
+    http_max_headers: int = 100
     http_header_timeout: float = 5.0
     http_body_timeout: float = 30.0
     http_keepalive_timeout: float = 5.0
@@ -84,6 +86,7 @@ class Config:
         ranges: dict[str, tuple[float, float]] = {
             "port": (0, 65535), "metrics_port": (0, 65535), "http_port": (0, 65535),
             "http_max_request_bytes": (1024, 2**40), "workers": (1, 256),
+            "http_max_head_bytes": (1024, 2**24), "http_max_headers": (8, 10_000),
             "http_header_timeout": (0.1, 3600), "http_body_timeout": (0.1, 3600),
             "http_keepalive_timeout": (0.1, 3600), "http_max_connections": (1, 10**6),
             "default_deadline": (0, 86400),
@@ -179,12 +182,17 @@ _HELP = {
     "http_cors_origins": "origins whose browser pages may call the HTTP API (CORS; * for any)",
     "http_max_request_bytes": "largest HTTP request body in bytes (a ScoreReplays stream over "
                               "HTTP is one body; each message is still under max_message_bytes)",
+    "http_max_head_bytes": "largest HTTP request head in bytes (request line and headers); "
+                           "a longer one is answered 431 and closed before it is read whole",
+    "http_max_headers": "most header fields in an HTTP request head; more are answered 431 "
+                        "and closed",
     "http_header_timeout": "seconds a client has to send a request's head (line and "
                            "headers) on the HTTP ports; slower ones are closed",
     "http_body_timeout": "seconds a client has to send a request's body once its head is in",
     "http_keepalive_timeout": "seconds an HTTP connection may wait idle between requests",
     "http_max_connections": "HTTP connections open at once per process; past it a new one "
-                            "is answered 503 and closed",
+                            "closes the one waiting longest for a request, or is answered "
+                            "503 and closed when none waits",
     "default_deadline": "seconds a call without a deadline (gRPC or HTTP) gets as one "
                         "(0: none)",
     "workers": "server processes sharing the port (SO_REUSEPORT)",

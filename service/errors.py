@@ -64,6 +64,7 @@ __all__ = ["BadInput", "UnknownVariant", "StateMismatch", "RequestEnded", "OverC
            "failure_for", "status_proto", "wire_status", "item_status", "rpc", "refuse",
            "ended",
            "still_wanted", "status_code", "bounded", "status_for", "decode_status", "InBand",
+           "connect_error_json",
            "DOMAIN", "MAX_MESSAGE_CHARS", "MAX_FIELD_CHARS", "COMPACT_MESSAGE_CHARS",
            "INTERNAL_MESSAGE"]
 
@@ -335,6 +336,18 @@ def refuse(context: grpc.ServicerContext, reason: str, detail: str) -> NoReturn:
     :data:`shuangkou.service.admission.REJECT_REASONS`) with ``detail`` as its message."""
     context.abort(grpc.StatusCode.INVALID_ARGUMENT if reason == "undecodable"
                   else grpc.StatusCode.RESOURCE_EXHAUSTED, detail)
+
+
+def connect_error_json(code: str, message: str, *, end_of_stream: bool = False) -> bytes:
+    """The body of an error the HTTP port answers itself: Connect's JSON error
+    ``{"code", "message"}`` (``code`` its lower-case name), or a Connect stream's end message
+    ``{"error": {...}}``, written as connectrpc writes a method's (``json.dumps``, the text
+    as UTF-8), so that every error body of the port reads alike."""
+    import json
+
+    error = {"code": code, "message": message}
+    return json.dumps({"error": error} if end_of_stream else error,
+                      ensure_ascii=False).encode()
 
 
 def _join(where: str, inner: str | None) -> str:

@@ -52,8 +52,9 @@ class MetricsHTTPServer:
     """``/metrics`` (or ``/``) served by the HTTP edge's server (uvicorn, on a thread of its
     own: :class:`shuangkou.service.web.EdgeServer`) with the same limits as the API's port:
     idle connections cost a file descriptor, never a thread, until the header timeout (or
-    the keep-alive timeout between scrapes); past ``max_connections`` a new connection is
-    answered 503 and closed."""
+    the keep-alive timeout between scrapes); past ``max_connections`` a new connection
+    closes the one waiting longest for a request, or is answered 503 and closed when none
+    waits."""
 
     def __init__(self, host: str, port: int, registry: CollectorRegistry, *,
                  header_timeout: float = 5.0, body_timeout: float = 5.0,

@@ -111,6 +111,21 @@ class MetricsInterceptor(grpc.ServerInterceptor):
         if service in services:
             self._m.rejected.labels(kind, service, method, "expired").inc()
 
+    def count_refused(self, full_method: str, grpc_type: str, code: grpc.StatusCode,
+                      reason: str, seconds: float = 0.0) -> None:
+        """A call of ``full_method`` that the HTTP port refused before any handler ran (a
+        body over the method's limit, framing its protocol does not allow, a bad deadline
+        header: :mod:`shuangkou.service.web`): counted as this interceptor counts the
+        refusals of admission — started, handled with ``code``, its latency, and rejected
+        for ``reason`` (one of :data:`~shuangkou.service.admission.REJECT_REASONS`)."""
+        service, _, method = full_method.lstrip("/").rpartition("/")
+        labels = (grpc_type, service or "unknown", method)
+        m = self._m
+        m.started.labels(*labels).inc()
+        m.handled.labels(*labels, code.name).inc()
+        m.handling.labels(*labels).observe(seconds)
+        m.rejected.labels(*labels, reason).inc()
+
     def _wrap(self, full_method: str, handler: _RpcHandler,
               http: bool = False) -> tuple[_RpcHandler, _RpcHandler | None]:
         service, _, method = full_method.lstrip("/").rpartition("/")

@@ -18,7 +18,12 @@ library (grpcio, uvicorn) come out the same way.
   second each — one for calls that ended OK, one for the rest — so that a flood of either
   never hides the other and the log never grows faster than twice ``rate`` lines a second.
   What a bucket refuses is counted (``shuangkou_access_lines_dropped_total{outcome}``) and
-  summarised in one WARNING line at most once a second: no queue, nothing held.
+  summarised in one WARNING line at most once a second: no queue, nothing held;
+* :class:`LineBound`: the other lines a client can cause (the HTTP edge's warnings about
+  requests it cannot read, a failed call's traceback, asyncio's complaints about a peer
+  gone), bounded the same way on the loggers that write them (:func:`bound_lines`): per
+  logger and kind of line, a bucket of ``rate`` lines a second; what it refuses is counted
+  (``shuangkou_log_lines_dropped_total{logger}``) and summarised once a second.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -36,7 +41,7 @@ from .config import LOG_FORMATS
 from .shown import shown
 
 __all__ = ["LOG_FORMATS", "TEXT_FORMAT", "TextFormatter", "JsonFormatter", "formatter",
-           "AccessLog", "ACCESS_LOGGER"]
+           "AccessLog", "ACCESS_LOGGER", "LineBound", "bound_lines"]
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(process)d %(name)s: %(message)s"
 ACCESS_LOGGER = "shuangkou.access"
@@ -189,3 +194,70 @@ class AccessLog:
                          "lines a second for calls that ended OK, and as many for the rest)",
                          count, seconds, self.rate,
                          extra={"access_dropped": count, "seconds": round(seconds, 3)})
+
+
+class LineBound(logging.Filter):
+    """A logger's lines, at most ``rate`` a second of each kind (a record's message template:
+    a flood of one kind never hides another), a second's worth at once. A line past the
+    bound is left out and counted (``dropped(logger)``: the metric's labelled child); at
+    most once a second per logger, one WARNING line says how many were left out."""
+
+    #: Seconds between two summaries of one logger's lines left out.
+    SUMMARY_INTERVAL = 1.0
+    #: Kinds of line given a bucket of their own (message templates are the code's, so a
+    #: handful); past it, a logger's other kinds share one.
+    MAX_KINDS = 256
+
+    def __init__(self, rate: int, dropped: Callable[[str], Any] | None = None, *,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self.rate = rate
+        self.dropped = dropped
+        self._clock = clock
+        self._buckets: dict[tuple[str, str], _Bucket] = {}
+        self._left_out: dict[str, tuple[int, float]] = {}   # logger: (lines, since when)
+        self._lock = threading.Lock()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if hasattr(record, "lines_dropped"):            # a summary of ours
+            return True
+        now = self._clock()
+        kind = record.msg if isinstance(record.msg, str) else type(record.msg).__name__
+        key = (record.name, kind)
+        with self._lock:
+            bucket = self._buckets.get(key)
+            if bucket is None:
+                if len(self._buckets) >= self.MAX_KINDS:
+                    key = (record.name, "")
+                bucket = self._buckets.setdefault(key, _Bucket(self.rate, now))
+            kept = bucket.take(now)
+            if not kept:
+                lines, since = self._left_out.get(record.name, (0, now))
+                self._left_out[record.name] = (lines + 1, since)
+            summary = self._left_out.get(record.name)
+            if summary is not None and now - summary[1] >= self.SUMMARY_INTERVAL:
+                del self._left_out[record.name]
+            else:
+                summary = None
+        if not kept and self.dropped is not None:
+            self.dropped(record.name).inc()
+        if summary is not None:
+            logging.getLogger(record.name).warning(
+                "… %d lines of this logger dropped over %.1f s (over %d lines a second of "
+                "each kind)", summary[0], now - summary[1], self.rate,
+                extra={"lines_dropped": summary[0], "seconds": round(now - summary[1], 3)})
+        return kept
+
+
+def bound_lines(loggers: Iterable[str], rate: int,
+                dropped: Callable[[str], Any] | None = None) -> LineBound:
+    """One :class:`LineBound` of ``rate`` lines a second on each of ``loggers`` (one per
+    process: a bound put there before is replaced, so that the latest server's metrics count
+    what is left out)."""
+    bound = LineBound(rate, dropped)
+    for name in loggers:
+        logger = logging.getLogger(name)
+        for old in [f for f in logger.filters if isinstance(f, LineBound)]:
+            logger.removeFilter(old)
+        logger.addFilter(bound)
+    return bound

@@ -91,7 +91,9 @@ class Metrics:
         self.rejected = Counter("shuangkou_requests_rejected",
                                 "Requests refused before the servicer saw them, or replies too "
                                 "large to send, or refused by the lane or a cap on one call's "
-                                f"cost, by method and reason ({', '.join(REJECT_REASONS)}).",
+                                f"cost, by method and reason ({', '.join(REJECT_REASONS)}; "
+                                "with the method labels 'unknown', HTTP requests refused before "
+                                "their method was read: head_too_large, malformed).",
                                 (*GRPC_LABELS, "reason"), **kw)
         # --- the lane for searches and reviews (issue 61, service/lane.py)
         self.lane_threads = Gauge("shuangkou_lane_threads", "Threads that run searches and "
@@ -126,22 +128,33 @@ class Metrics:
                                multiprocess_mode="livesum", **kw)
         self.http_refused = Counter("shuangkou_http_refused",
                                     "HTTP connections answered 503 and closed at once because "
-                                    "http_max_connections were open, by port.", ("port",), **kw)
+                                    "http_max_connections were open and none of them waited "
+                                    "for a request, by port.", ("port",), **kw)
         self.http_timeouts = Counter("shuangkou_http_timeouts",
                                      "HTTP connections closed by a timeout, by port and phase "
                                      "(header: the request head took over http_header_timeout; "
                                      "body: the body over http_body_timeout; idle: no request "
                                      "for http_keepalive_timeout).", ("port", "phase"), **kw)
+        self.http_evicted = Counter("shuangkou_http_evicted",
+                                    "HTTP connections closed to make room for a new one while "
+                                    "http_max_connections were open: the one waiting longest "
+                                    "for a request (idle, or still sending its head), by port.",
+                                    ("port",), **kw)
         self.http_disconnects = Counter("shuangkou_http_disconnects",
                                         "HTTP calls whose client hung up before the answer "
                                         "(the call ends CANCELLED).", **kw)
-        self.http_ready = Gauge("shuangkou_http_ready", "1 while the HTTP port answers a "
-                                "loopback probe (the service's gRPC health follows it).",
+        self.http_ready = Gauge("shuangkou_http_ready", "1 while the HTTP server answers the "
+                                "process's own probe, through a loopback socket of its own "
+                                "(the service's gRPC health follows it; a flood does not).",
                                 multiprocess_mode="liveall", **kw)
         self.access_dropped = Counter("shuangkou_access_lines_dropped",
                                       "Access lines left out of the log because more calls "
                                       "ended than access_log lines a second allow, by outcome "
                                       "(ok; error: any other code).", ("outcome",), **kw)
+        self.log_dropped = Counter("shuangkou_log_lines_dropped",
+                                   "Log lines a client can cause (the HTTP edge's warnings and "
+                                   "errors) left out past their rate bound, by logger.",
+                                   ("logger",), **kw)
         self.build_info = Gauge("shuangkou_build_info", "Always 1; the labels say which build "
                                 "answers.", ("version", "python", "grpcio", "core"),
                                 multiprocess_mode="max", **kw)

@@ -333,9 +333,9 @@ def serve(config: Config, *, multiprocess: bool = False,
         web.start()
     set_serving(health_servicer)
     http_ready = None
-    if web is not None:      # the service is not ready while its HTTP port cannot answer
+    if web is not None:      # not ready while the HTTP server is broken (web.answers)
         from .web import Readiness
-        http_ready = Readiness(config.http_host, web.port,
+        http_ready = Readiness(web.answers,
                                functools.partial(set_service_serving, health_servicer),
                                metrics).start()
     metrics.mark_up()

@@ -28,11 +28,19 @@ seam, so that an HTTP call is the gRPC call it stands for:
   counted as gRPC's), gives a call without a deadline the server's ``default_deadline``,
   and marks a call whose client hung up as no longer active (it ends CANCELLED);
 * :class:`EdgeServer` is uvicorn with the limits of the open internet (:class:`EdgeLimits`:
-  head and body read timeouts, a keep-alive idle timeout, a connection cap answered 503),
-  each counted; :class:`Readiness` takes the service's gRPC health to NOT_SERVING while the
-  HTTP port does not answer a loopback probe (its ``/healthz``); ``/healthz`` and
-  ``/readyz`` (:func:`probe`) answer load balancers that do not speak gRPC health, from the
-  event loop. ``/metrics`` rides on the same server (:mod:`shuangkou.service.exposition`);
+  a head's bytes and fields, 431 as they arrive; head and body read timeouts, a keep-alive
+  idle timeout; a connection cap at which the connection waiting longest for a request
+  makes room (:class:`_Waiting`), 503 when none waits), each counted; an ``Upgrade`` offer
+  is declined and the request served; an answer given before its request was read whole
+  lingers. :class:`BodyLimits` bounds each method's body (413 before it is read, or as it
+  arrives), and :class:`_Refusals` counts every call the port refuses before its method
+  runs, as gRPC counts admission's. The lines a client can cause are bounded
+  (:data:`CLIENT_LOGGERS`, :func:`shuangkou.service.logs.bound_lines`);
+* :class:`Readiness` takes the service's gRPC health to NOT_SERVING while the HTTP server
+  does not answer its own probe (:meth:`EdgeServer.answers`: ``/healthz`` through a loopback
+  socket of its own, so a flood of the port never moves it); ``/healthz`` and ``/readyz``
+  (:func:`probe`) answer load balancers that do not speak gRPC health, from the event
+  loop. ``/metrics`` rides on the same server (:mod:`shuangkou.service.exposition`);
 * with ``access_log`` set, :class:`_Bridge` writes one access line per request (what was
   received and sent, the HTTP status, and the gRPC code the interceptor noted through
   :meth:`CallContext.ended_with`); the call's trace span is the interceptor's, its parent
@@ -53,6 +61,7 @@ import sys
 import threading
 import time
 import urllib.parse
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent import futures
 from concurrent.futures import Executor
@@ -77,6 +86,8 @@ from shuangkou.v1 import (
 )
 
 from .admission import Admission, RejectedMessage
+from .errors import bounded, connect_error_json
+from .metrics import RPC_TYPES
 
 if TYPE_CHECKING:
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
@@ -90,7 +101,8 @@ if TYPE_CHECKING:
 
 __all__ = ["CallContext", "HttpApp", "HttpServer", "create_http_server", "connect_error",
            "schema", "PROTOCOLS", "EdgeLimits", "EdgeServer", "Readiness", "listening_socket",
-           "http_error", "raw_http_error", "probe", "PROBES"]
+           "http_error", "raw_http_error", "probe", "PROBES", "BodyLimits", "UNREAD",
+           "UNREAD_REASONS", "CLIENT_LOGGERS"]
 
 log = logging.getLogger(__name__)
 #: The ``protocol`` label of ``shuangkou_http_requests_total``.
@@ -145,7 +157,8 @@ def http_error(content_type: str, status: int, code: Code, message: str,
     (docs/api.md "Over HTTP", the port's own errors): ``(status line, headers, body)``.
 
     Connect (and anything else): the HTTP ``status`` and Connect's JSON error body
-    ``{"code", "message"}`` (connectrpc.com/docs/protocol, a unary error), so that
+    ``{"code", "message"}`` (connectrpc.com/docs/protocol, a unary error; written as a
+    method's are, :func:`~shuangkou.service.errors.connect_error_json`), so that
     no answer of this port is an empty page. gRPC-Web: a trailers-only answer, HTTP 200
     with ``grpc-status`` and ``grpc-message`` (what its clients read). A Connect streaming
     request refused ``in_band`` (its route was found: an envelope or body it cannot take)
@@ -156,13 +169,13 @@ def http_error(content_type: str, status: int, code: Code, message: str,
         return "200 OK", [("Content-Type", content_type.split(";")[0]),
                           ("Grpc-Status", str(_GRPC_CODES[code].value[0])),
                           ("Grpc-Message", urllib.parse.quote(message, safe="")), *common], b""
-    error = {"code": code.value, "message": message}
     if in_band and content_type.startswith("application/connect+"):
-        end = orjson.dumps({"error": error})
+        end = connect_error_json(code.value, message, end_of_stream=True)
         return "200 OK", [("Content-Type", content_type.split(";")[0]), *common], (
             b"\x02" + len(end).to_bytes(4, "big") + end)
     return (f"{status} {_REASONS.get(status) or HTTPStatus(status).phrase}",
-            [("Content-Type", "application/json"), *common], orjson.dumps(error))
+            [("Content-Type", "application/json"), *common],
+            connect_error_json(code.value, message))
 
 
 #: Reason phrases outside http.HTTPStatus.
@@ -214,6 +227,8 @@ class CallContext:
         self._call: _Call | None = getattr(_current, "call", None)
         self._deadline = (self._call.deadline if self._call is not None
                           and ctx.timeout_ms is None else None)
+        if self._call is not None:      # the method runs: its refusals are the interceptor's
+            self._call.reached = True
 
     @property
     def overloaded(self) -> bool:
@@ -327,8 +342,6 @@ def _why(exc: Exception, data: bytes | bytearray) -> str:
     """What is wrong with a JSON request, in the client's terms: orjson calls invalid UTF-8
     "surrogates not allowed", and a document nested deeper than a message (under orjson's
     1,024 levels) exhausts the converter's recursion instead."""
-    from .errors import bounded
-
     if isinstance(exc, RecursionError):
         return ("nested too deeply (no message of this API nests past a few levels; JSON "
                 "is read to 1,024)")
@@ -521,8 +534,9 @@ class HttpApp:
     CORS for ``cors_origins``, and the count of requests and of those in flight."""
 
     def __init__(self, apps: Sequence[Any], metrics: Metrics,
-                 cors_origins: Sequence[str] = ()) -> None:
+                 cors_origins: Sequence[str] = (), refusals: _Refusals | None = None) -> None:
         self._apps: dict[str, WSGIApplication] = {app.path: app for app in apps}
+        self._refusals = refusals
         self._requests = {p: metrics.http_requests.labels(p) for p in PROTOCOLS}
         self._any_origin = "*" in cors_origins
         self._origins = frozenset(cors_origins)
@@ -558,12 +572,20 @@ class HttpApp:
         self._requests[protocol].inc()
         if protocol == "grpc":
             # gRPC needs HTTP/2 and trailers, which this port does not speak: the client
-            # is told so (the gRPC spec's 415), not answered by a failing handler.
+            # is told so (the gRPC spec's 415, invalid_argument as for any content type the
+            # port does not read), not answered by a failing handler.
+            self._refused(path)
             return _refuse(start_response, cors, *http_error(
-                content_type, 415, Code.UNIMPLEMENTED, "application/grpc needs HTTP/2: call "
-                "the gRPC port; this port speaks Connect and gRPC-Web",
+                content_type, 415, Code.INVALID_ARGUMENT, "application/grpc needs HTTP/2: "
+                "call the gRPC port; this port speaks Connect and gRPC-Web",
                 [("Accept-Post", _ACCEPT_POST)]))
+        bad_deadline = _bad_deadline(environ, content_type)
+        if bad_deadline is not None:
+            self._refused(path)
+            return _refuse(start_response, cors, *http_error(
+                content_type, 400, Code.INVALID_ARGUMENT, bad_deadline, in_band=True))
         if _compressed_without_encoding(environ, content_type):
+            self._refused(path)
             return _refuse(start_response, cors, *http_error(
                 content_type, 400, Code.INVALID_ARGUMENT, _UNCOMPRESSED, in_band=True))
         bare: list[tuple[str, list[tuple[str, str]]]] = []
@@ -585,8 +607,15 @@ class HttpApp:
         if bare:
             getattr(body, "close", lambda: None)()
             self._done()
+            if bare[0][0].startswith("415"):     # a content type or encoding: the client's
+                self._refused(path)
             return _refuse(start_response, cors, *_explained(environ, *bare[0]))
         return _Tracked(body, self._done)
+
+    def _refused(self, path: str) -> None:
+        """A call of ``path`` refused here for its form (INVALID_ARGUMENT), counted."""
+        if self._refusals is not None:
+            self._refusals.count(path, grpc.StatusCode.INVALID_ARGUMENT, "malformed")
 
     def _done(self) -> None:
         with self._lock:
@@ -666,8 +695,6 @@ def _no_route(path: str, content_type: str) -> tuple[str, list[tuple[str, str]],
     """404 for a path that names no service of this port: UNIMPLEMENTED for what has the
     shape of a method (as on gRPC, and what a Connect client reads from a bare 404),
     NOT_FOUND for any other page."""
-    from .errors import bounded
-
     if _METHOD_PATH.fullmatch(path):
         service = bounded(path[1:path.rfind("/")], 80)
         return http_error(content_type, 404, Code.UNIMPLEMENTED,
@@ -684,8 +711,6 @@ def _explained(environ: WSGIEnvironment, status: str, headers: list[tuple[str, s
     """connectrpc's empty 404 (no such method in a service), 405 (an HTTP method the RPC
     does not take) or 415 (a content type or GET encoding it does not read), with a body
     that says what to send instead; its Allow and Accept-Post headers are kept."""
-    from .errors import bounded
-
     path, method = environ.get("PATH_INFO", ""), environ["REQUEST_METHOD"]
     content_type = environ.get("CONTENT_TYPE", "")
     service, name = path[1:].split("/")
@@ -715,6 +740,102 @@ def _explained(environ: WSGIEnvironment, status: str, headers: list[tuple[str, s
                       "curl, add -H 'Content-Type: application/json'", kept)
 
 
+# ----------------------------------------------------------------------------- refusals
+
+#: Every method of the port by path: its ``grpc_type`` label, and whether its request is a
+#: stream.
+_METHODS: dict[str, tuple[str, bool]] = {
+    f"/{service.full_name}/{method.name}": (
+        RPC_TYPES[(method.client_streaming, method.server_streaming)], method.client_streaming)
+    for file in (service_pb2, rounds_pb2) for service in file.DESCRIPTOR.services_by_name.values()
+    for method in service.methods}
+
+
+@dataclass(frozen=True)
+class BodyLimits:
+    """The largest request body each path of the port takes: ``max_request_bytes`` for a
+    method whose request is a stream (ScoreReplays); for any other — one message — twice
+    ``max_message_bytes``, as gRPC's transport admits, so that the codec's refusal of a
+    message over the limit (its JSON may be longer than its binary form) is counted as on
+    gRPC; a path that is no method, the same. :class:`_Bridge` refuses a body over it
+    (413) before reading it, or as it arrives."""
+
+    max_message_bytes: int
+    max_request_bytes: int
+
+    def __call__(self, path: str) -> tuple[int, str]:
+        """The limit of ``path``'s body in bytes, and the setting it comes from."""
+        method = _METHODS.get(path)
+        if (method is not None and method[1]) or \
+                self.max_request_bytes <= 2 * self.max_message_bytes:
+            return self.max_request_bytes, "http_max_request_bytes"
+        return 2 * self.max_message_bytes, "twice max_message_bytes"
+
+
+class _Refusals:
+    """The calls the HTTP port refuses before their method runs, counted as gRPC counts the
+    refusals of admission (:meth:`MetricsInterceptor.count_refused`): reason ``too_large``
+    (RESOURCE_EXHAUSTED) for a body over its method's limit (:class:`_Bridge`) or a message
+    over ``read_max_bytes`` once decompressed, ``malformed`` (INVALID_ARGUMENT) for the rest
+    — a deadline header or a content type the port does not read, a message flagged
+    compressed without an encoding (:class:`HttpApp`), and what connectrpc refuses before it
+    calls the method: an envelope that runs past the body, two messages (or none) on a
+    one-request call, a client's frame flagged as trailers. (connectrpc calls some of these
+    UNIMPLEMENTED or INTERNAL; each is the client's mistake, and they are answered
+    INVALID_ARGUMENT.) A path that is no method (404) or an HTTP method the RPC does not
+    take (405) is answered, not counted: gRPC counts no call it cannot route either.
+
+    It is connectrpc's metadata interceptor for the last group: it starts before a request
+    is read, and its end hears of an error raised before the method was called
+    (:attr:`_Call.reached`)."""
+
+    def __init__(self, interceptor: MetricsInterceptor) -> None:
+        self._interceptor = interceptor
+
+    def count(self, path: str, code: grpc.StatusCode, reason: str,
+              seconds: float = 0.0) -> None:
+        method = _METHODS.get(path)
+        if method is not None:
+            self._interceptor.count_refused(path, method[0], code, reason, seconds)
+
+    # --- connectrpc's MetadataInterceptorSync
+
+    def on_start_sync(self, ctx: RequestContext[Any, Any]) -> float:
+        return time.perf_counter()
+
+    def on_end_sync(self, t0: float, ctx: RequestContext[Any, Any],
+                    error: Exception | None) -> None:
+        call: _Call | None = getattr(_current, "call", None)
+        if error is None or call is None or call.reached or not isinstance(error, ConnectError):
+            return
+        too_large = error.code is Code.RESOURCE_EXHAUSTED
+        code = grpc.StatusCode.RESOURCE_EXHAUSTED if too_large \
+            else grpc.StatusCode.INVALID_ARGUMENT
+        self.count(f"/{ctx.method.service_name}/{ctx.method.name}", code,
+                   "too_large" if too_large else "malformed", time.perf_counter() - t0)
+        call.code = code.name                  # for the access line
+        if error.code not in (Code.RESOURCE_EXHAUSTED, Code.INVALID_ARGUMENT):
+            raise ConnectError(Code.INVALID_ARGUMENT, error.message) from error
+
+
+def _bad_deadline(environ: WSGIEnvironment, content_type: str) -> str | None:
+    """Why the request's deadline header is not one its protocol allows (Connect: 1 to 10
+    digits of milliseconds; gRPC-Web: 1 to 8 digits and a unit, H M S m u or n), or None.
+    Read here, before connectrpc reads it, so that the refusal is counted."""
+    if content_type.startswith("application/grpc-web"):
+        value = environ.get("HTTP_GRPC_TIMEOUT")
+        if value is None or (1 <= len(value) - 1 <= 8 and value[:-1].isascii()
+                             and value[:-1].isdigit() and value[-1] in "HMSmun"):
+            return None
+        return (f"grpc-timeout {bounded(value, 20)!r} is not a deadline: 1 to 8 digits and a "
+                "unit (H, M, S, m, u, n)")
+    value = environ.get("HTTP_CONNECT_TIMEOUT_MS")
+    if not value or (len(value) <= 10 and value.isascii() and value.isdigit()):
+        return None
+    return (f"Connect-Timeout-Ms {bounded(value, 20)!r} is not a deadline: 1 to 10 digits of "
+            "milliseconds")
+
+
 # ----------------------------------------------------------------------------- the server
 
 class _Call:
@@ -722,13 +843,14 @@ class _Call:
     :class:`CallContext`): the server's default deadline, whether admission refused it as
     overloaded, and whether its client hung up."""
 
-    __slots__ = ("deadline", "overloaded", "gone", "_peer", "code", "trace_id")
+    __slots__ = ("deadline", "overloaded", "gone", "_peer", "code", "trace_id", "reached")
 
     def __init__(self, deadline: float | None, overloaded: bool,
                  peer: socket.socket | None = None) -> None:
         self.deadline, self.overloaded, self.gone = deadline, overloaded, False
         self._peer = peer
         self.code = self.trace_id = ""      # as the interceptor saw the call end
+        self.reached = False                # whether the method ran (:class:`_Refusals`)
 
     def hung_up(self) -> bool:
         """Whether the client is gone: as the event loop saw it, or as the connection says
@@ -761,6 +883,14 @@ _GONE = b"(the client hung up)"          # what _Bridge._body reads of a client 
 #: Chunks of an answer held before it is streamed: a unary gRPC-Web answer is two (the
 #: message, the trailers) and goes whole.
 _HELD_CHUNKS = 4
+#: The method labels of a request refused before its method was read (a head too large, a
+#: request the parser cannot read), in ``shuangkou_requests_rejected_total``; its reasons.
+UNREAD = ("unknown", "unknown", "unknown")
+UNREAD_REASONS = ("head_too_large", "malformed")
+#: The loggers whose lines a client can cause (the edge's own, uvicorn's, asyncio's about a
+#: peer gone), and how many lines a second of each kind they may write.
+CLIENT_LOGGERS = ("uvicorn.error", "asyncio", __name__)
+CLIENT_LINES_PER_SECOND = 10
 
 
 @dataclass(frozen=True)
@@ -774,78 +904,309 @@ class EdgeLimits:
     max_connections: int
     metrics: Metrics | None = None
     port: str = "api"
+    max_head_bytes: int = 64 * 1024
+    max_headers: int = 100
 
     @classmethod
     def of(cls, config: Config, metrics: Metrics | None = None, port: str = "api"
            ) -> EdgeLimits:
         return cls(config.http_header_timeout, config.http_body_timeout,
-                   config.http_keepalive_timeout, config.http_max_connections, metrics, port)
+                   config.http_keepalive_timeout, config.http_max_connections, metrics, port,
+                   config.http_max_head_bytes, config.http_max_headers)
 
 
-def _protocol_class(limits: EdgeLimits) -> type[Any]:
-    """uvicorn's httptools protocol with what it lacks for the open internet: a deadline for
-    a request's head (from the connection's first byte, or its opening) and for its body,
-    a cap on open connections answered 503, and every connection, refusal and timeout
-    counted."""
+class _Waiting:
+    """The connections of one port that wait for a request — idle before their first byte
+    or between two requests, or still sending a head — the one waiting longest first. While
+    the connection cap is full, a new connection closes the oldest of them (as nginx reuses
+    its idle connections) instead of being refused: a client that opens and holds
+    connections as fast as it can then only ever closes its own, and another client's
+    connection, which sends its request at once, is served."""
+
+    __slots__ = ("_since",)
+
+    def __init__(self) -> None:
+        self._since: OrderedDict[Any, None] = OrderedDict()    # the oldest first
+
+    def add(self, connection: Any, *, first: bool = False) -> None:
+        """``connection`` waits from now on (``first``: it is the first to make room)."""
+        self._since[connection] = None
+        self._since.move_to_end(connection, last=not first)
+
+    def remove(self, connection: Any) -> None:
+        self._since.pop(connection, None)
+
+    def oldest(self) -> Any:
+        return next(iter(self._since), None)
+
+
+class _HeadTooLarge(Exception):
+    """Raised from a parser callback: the head has more header fields than allowed."""
+
+
+def _without_upgrade(method: bytes, url: bytes, version: str,
+                     headers: Sequence[tuple[bytes, bytes]]) -> bytes:
+    """A request head as it was sent, less its offer to change protocols (``Upgrade``,
+    ``HTTP2-Settings`` and their ``Connection`` tokens): what the edge parses again to serve
+    an ``Upgrade: h2c`` request (``curl --http2`` on plaintext) as HTTP/1.1, as RFC 9110
+    7.8 lets a server do."""
+    hop = (b"upgrade", b"http2-settings")
+    lines = [b"%s %s HTTP/%s\r\n" % (method, url, version.encode("ascii"))]
+    for name, value in headers:
+        if name in hop:
+            continue
+        if name == b"connection":
+            value = b", ".join(t for t in (v.strip() for v in value.split(b","))
+                               if t and t.lower() not in hop)
+            if not value:
+                continue
+        lines.append(b"%s: %s\r\n" % (name, value))
+    return b"".join([*lines, b"\r\n"])
+
+
+def _protocol_class(limits: EdgeLimits,
+                    probe: tuple[str, int] | None = None) -> type[Any]:
+    """uvicorn's httptools protocol with what it lacks for the open internet: limits on a
+    request's head (its bytes and header fields, 431 as they arrive) and deadlines for it
+    (from the connection's first byte, or its opening) and its body; a cap on open
+    connections, the oldest waiting connection closed to make room (:class:`_Waiting`), a
+    503 when none waits; an ``Upgrade`` offer ignored (the request served over HTTP/1.1);
+    every connection, refusal, eviction and timeout counted. Connections to the address
+    ``probe`` (the process's own readiness probe, :meth:`EdgeServer.answers`) are neither
+    capped, closed to make room, nor counted."""
+    import httptools
     from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
     m = limits.metrics
     accepted = m.http_connections.labels(limits.port) if m else None
     opened = m.http_open.labels(limits.port) if m else None
     refused = m.http_refused.labels(limits.port) if m else None
+    evicted = m.http_evicted.labels(limits.port) if m else None
+    unread = {reason: m.rejected.labels(*UNREAD, reason) for reason in UNREAD_REASONS} \
+        if m else {}
     timeouts = {phase: m.http_timeouts.labels(limits.port, phase)
                 for phase in ("header", "body", "idle")} if m else {}
+    waiting = _Waiting()
+    head_limit, field_limit = limits.max_head_bytes, limits.max_headers
+    too_large = raw_http_error(
+        431, Code.RESOURCE_EXHAUSTED, f"the request head is over the limit of "
+        f"{head_limit:,} bytes (http_max_head_bytes) or {field_limit} header fields "
+        "(http_max_headers)")
 
     class EdgeProtocol(HttpToolsProtocol):
         _timer: asyncio.TimerHandle | None = None
         _counted = False
         _bytes = False
+        _probe = False
+        #: Bytes of the request head being read (None: a body, or a request in flight).
+        _head: int | None = 0
+        _fields = 0
+        _upgrade = False
+        _lingering = False
 
         def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
+            sockname = transport.get_extra_info("sockname")
+            self._probe = probe is not None and bool(sockname) and tuple(sockname[:2]) == probe
+            if self._probe:
+                self._arm("header", limits.header_timeout)
+                return
             if accepted is not None:
                 accepted.inc()
             if len(self.connections) > limits.max_connections:
-                if refused is not None:
-                    refused.inc()
-                transport.write(_BUSY)
-                transport.close()
-                return
+                oldest = waiting.oldest()
+                if oldest is None:
+                    if refused is not None:
+                        refused.inc()
+                    transport.write(_BUSY)
+                    transport.close()
+                    return
+                oldest.make_room()
             self._counted = True
             if opened is not None:
                 opened.inc()
             self._arm("header", limits.header_timeout)
+            # Waiting (and so the first to go when room is needed) once the loop has read
+            # from it: a connection accepted in a burst has its request read first.
+            self.loop.call_soon(self.loop.call_soon, self._settled)
+
+        def _settled(self) -> None:
+            if not self.transport.is_closing() and (
+                    self.cycle is None or self.cycle.response_complete) and not self.pipeline:
+                waiting.add(self)
+
+        def make_room(self) -> None:
+            """Closed for a new connection while the cap is full (a head half sent is
+            told to retry)."""
+            waiting.remove(self)
+            if self.transport.is_closing():     # already going (a timeout): its room
+                return
+            if evicted is not None:
+                evicted.inc()
+            if self._head and not self._lingering:
+                self.transport.write(_BUSY)
+            self.transport.close()
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
+            waiting.remove(self)
             if self._counted and opened is not None:
                 opened.dec()
             self._counted = False
             super().connection_lost(exc)
 
+        # ------------------------------------------------------------------ reading
+
         def data_received(self, data: bytes) -> None:
+            if self._lingering:                 # answered: what still comes is dropped
+                return
             self._bytes = True
-            super().data_received(data)
+            self._unset_keepalive_if_required()
+            views = [memoryview(data)]          # what is left to read, the next last
+            while views:
+                rest = views.pop()
+                while rest:
+                    if self._head is None:      # a body: as it comes
+                        piece = rest
+                    else:       # a head: no more than up to the limit
+                        piece = rest[:head_limit - self._head]
+                        self._head += len(piece)
+                    rest = rest[len(piece):]
+                    after = self._feed(piece)
+                    if after is None:           # refused: the connection is closing
+                        return
+                    if self._head is not None and self._head >= head_limit:   # unfinished
+                        self._refuse("head_too_large", too_large)
+                        return
+                    if after:     # an upgrade declined: what followed its head, then the rest
+                        views.append(rest)
+                        rest = after
+
+        def _feed(self, piece: memoryview) -> memoryview | None:
+            """``piece`` to the parser; what it left unread (what followed a head that
+            offered another protocol, the offer declined), or None when the request was
+            refused."""
+            try:
+                self.parser.feed_data(piece)
+            except httptools.HttpParserUpgrade as upgrade:
+                if not self._decline_upgrade():
+                    return None
+                return piece[upgrade.args[0]:]
+            except httptools.HttpParserError as exc:
+                cause = exc.__context__ if isinstance(
+                    exc, httptools.HttpParserCallbackError) else None
+                if isinstance(cause, _HeadTooLarge):
+                    self._refuse("head_too_large", too_large)
+                    return None
+                if cause is None or isinstance(cause, httptools.HttpParserError):
+                    log.warning("HTTP %s: a request this port cannot read (%s); answered 400",
+                                _client(self.client), cause or exc)
+                else:                           # ours, not the client's
+                    log.error("HTTP %s: reading a request failed; answered 400",
+                              _client(self.client), exc_info=cause)
+                self._refuse("malformed", _MALFORMED)
+                return None
+            return piece[:0]
+
+        def _decline_upgrade(self) -> bool:
+            """The head just read offered another protocol (llhttp stops there and would
+            take the rest for that protocol): read again without the offer, by a parser of
+            its own, so that its body and any request after it are HTTP/1.1's. False when
+            it was refused instead (a CONNECT: a tunnel, not a request of this port)."""
+            self._upgrade = False
+            method = self.parser.get_method()
+            if method == b"CONNECT":
+                log.warning("HTTP %s: a CONNECT request; answered 400", _client(self.client))
+                self._refuse("malformed", _MALFORMED)
+                return False
+            head = _without_upgrade(method, self.url, self.parser.get_http_version(),
+                                    self.headers)
+            self.parser = httptools.HttpRequestParser(self)
+            self.parser.set_dangerous_leniencies(lenient_data_after_close=True)
+            self._head = 0      # the head counted already: its shorter copy is not again
+            return self._feed(memoryview(head)) is not None
+
+        def _refuse(self, reason: str, response: bytes) -> None:
+            if reason in unread:
+                unread[reason].inc()
+            self.transport.write(response)
+            if reason == "head_too_large":      # a client still sending: let it read this
+                self.linger()
+            else:
+                self.transport.close()
+
+        def linger(self) -> None:
+            """Close once the client has read the answer: for an answer given before its
+            request was read whole (a head or body over its limit), to a client that is
+            likely still sending. Closing at once, with its bytes unread, would reset the
+            connection, and the client would see the reset rather than the answer; so the
+            edge says it is done (a FIN), drops what still arrives, and closes when the
+            client does or ``http_header_timeout`` after the answer (as nginx's lingering
+            close). Until then the connection is the first to make room."""
+            self._disarm()
+            self._unset_keepalive_if_required()
+            self._lingering = True
+            if self.flow is not None:
+                self.flow.resume_reading()
+            if self.transport.can_write_eof():
+                self.transport.write_eof()
+            self._timer = self.loop.call_later(limits.header_timeout, self.transport.close)
+            if not self._probe:
+                waiting.add(self, first=True)
+
+        def close_after_answer(self) -> None:
+            """uvicorn's close after an answer (:class:`_Answering`)."""
+            if self.cycle is not None and self.cycle.more_body and not self._lingering \
+                    and not self.transport.is_closing():
+                self.linger()
+            else:
+                self.transport.close()
+
+        # ------------------------------------------------------------------ the parser's
 
         def on_message_begin(self) -> None:
             super().on_message_begin()
+            self._fields = 0
             # for _Bridge's _peer (an extension key of ours, beside the ASGI ones)
             cast(dict[str, Any], self.scope)["shuangkou.transport"] = self.transport
             if self._timer is None:            # a kept-alive connection's next request
                 self._arm("header", limits.header_timeout)
 
+        def on_header(self, name: bytes, value: bytes) -> None:
+            self._fields += 1
+            if self._fields > field_limit:
+                raise _HeadTooLarge
+            super().on_header(name, value)
+
         def on_headers_complete(self) -> None:
+            self._head = None
+            if self.parser.should_upgrade():   # read again without the offer: above
+                self._upgrade = True
+                return
+            waiting.remove(self)
             super().on_headers_complete()
+            if self.cycle is not None:
+                # its close lingers when the request was not read whole: linger()
+                self.cycle.transport = cast(asyncio.Transport, _Answering(self))
             self._arm("body", limits.body_timeout)
 
         def on_message_complete(self) -> None:
+            if self._upgrade:
+                return
             super().on_message_complete()
             self._disarm()
+            # What follows is the next request's head. (Bytes of it that came in the read
+            # that ended this request are not counted: a head pipelined behind a body may
+            # pass the limit by one read, 256 KiB, before it is refused.)
+            self._head = 0
 
-        def send_400_response(self, msg: str) -> None:
-            # what the parser cannot read (uvicorn logs it; its own answer is a text page)
-            self.transport.write(_MALFORMED)
-            self.transport.close()
+        def on_response_complete(self) -> None:
+            if self._lingering:                 # the connection's last answer
+                return
+            idle = not self.pipeline
+            super().on_response_complete()
+            if idle and not self.transport.is_closing() and not self._probe:
+                waiting.add(self)
 
         def timeout_keep_alive_handler(self) -> None:
             if not self.transport.is_closing() and "idle" in timeouts:
@@ -877,33 +1238,72 @@ def _protocol_class(limits: EdgeLimits) -> type[Any]:
     return EdgeProtocol
 
 
+class _Answering:
+    """The transport of one request as uvicorn's answer sees it (its writes go through),
+    whose close is the protocol's :meth:`close_after_answer`: an answer given before the
+    request was read whole lingers rather than resetting the connection."""
+
+    __slots__ = ("_protocol",)
+
+    def __init__(self, protocol: Any) -> None:
+        self._protocol = protocol
+
+    def write(self, data: bytes) -> None:
+        self._protocol.transport.write(data)
+
+    def is_closing(self) -> bool:
+        return bool(self._protocol.transport.is_closing())
+
+    def close(self) -> None:
+        self._protocol.close_after_answer()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._protocol.transport, name)
+
+
+def _client(address: tuple[str, int] | None) -> str:
+    return f"{address[0]}:{address[1]}" if address else "-"
+
+
 class EdgeServer:
     """uvicorn serving an ASGI application on a bound socket, from a thread (and event
-    loop) of its own, with the limits of :class:`EdgeLimits`."""
+    loop) of its own, with the limits of :class:`EdgeLimits`; with ``probe`` (a loopback
+    socket of its own), also there for :meth:`answers`."""
 
     def __init__(self, app: Any, sock: socket.socket, limits: EdgeLimits, *,
-                 grace: float = 5.0, name: str = "http") -> None:
+                 grace: float = 5.0, name: str = "http",
+                 probe: socket.socket | None = None) -> None:
         import uvicorn
+
+        from .logs import bound_lines
 
         self.port: int = sock.getsockname()[1]
         self.app, self.limits = app, limits
-        self._sock = sock
+        self._sock, self._probe = sock, probe
+        self._probe_address: tuple[str, int] | None = (
+            tuple(probe.getsockname()[:2]) if probe is not None else None)
         config = uvicorn.Config(
-            app, http=_protocol_class(limits), loop="asyncio", lifespan="off",
+            app, http=_protocol_class(limits, self._probe_address), loop="asyncio",
+            lifespan="off",
             interface="asgi3", ws="none", log_config=None, log_level=None, access_log=False,
             server_header=False, proxy_headers=False, timeout_keep_alive=max(1, round(limits.keepalive_timeout)),
             timeout_graceful_shutdown=max(1, round(grace)), backlog=2048,
             h11_max_incomplete_event_size=64 * 1024)
         self._server = uvicorn.Server(config)
         # uvicorn's start-up and shutdown lines ("Started server process ...") say nothing
-        # the service's own log line does not; its warnings and errors stay.
+        # the service's own log line does not; its warnings and errors stay, bounded with
+        # every other line a client can cause.
         quiet = logging.getLogger("uvicorn.error")
         if quiet.level == logging.NOTSET:
             quiet.setLevel(logging.WARNING)
+        metrics = limits.metrics
+        bound_lines(CLIENT_LOGGERS, CLIENT_LINES_PER_SECOND,
+                    metrics.log_dropped.labels if metrics is not None else None)
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
     def _run(self) -> None:
-        asyncio.run(self._server.serve(sockets=[self._sock]))
+        sockets = [self._sock] if self._probe is None else [self._sock, self._probe]
+        asyncio.run(self._server.serve(sockets=sockets))
 
     def start(self) -> None:
         """Serve; returns once the socket listens (or the server failed)."""
@@ -913,6 +1313,32 @@ class EdgeServer:
                and time.monotonic() < deadline):
             time.sleep(0.005)
 
+    def answers(self, timeout: float = 1.0) -> bool:
+        """Whether the server answers: it still listens on its port, and a request to its
+        probe socket (loopback, of this process alone) is answered within ``timeout``.
+        Through a socket of its own, the probe never queues behind the connections of the
+        port: a client flooding the port does not make the server look broken, one whose
+        event loop is stuck or whose listener closed does."""
+        import http.client
+
+        if self._probe_address is None or not self.listening:
+            return False
+        conn = http.client.HTTPConnection(*self._probe_address, timeout=timeout)
+        try:
+            conn.request("GET", "/healthz")     # not /readyz: that answers from readiness
+            return conn.getresponse().status == 200
+        except (OSError, http.client.HTTPException):
+            return False
+        finally:
+            conn.close()
+
+    @property
+    def listening(self) -> bool:
+        """Whether the server accepts connections on its port."""
+        servers = getattr(self._server, "servers", [])
+        return (self._server.started and not self._server.should_exit
+                and any(s.is_serving() for s in servers))
+
     def stop(self, timeout: float = 5.0) -> None:
         """Stop accepting, let calls in flight finish (uvicorn's graceful shutdown), close."""
         self._server.should_exit = True
@@ -920,6 +1346,8 @@ class EdgeServer:
             self._thread.join(timeout)
         else:
             self._sock.close()
+            if self._probe is not None:
+                self._probe.close()
 
 
 def listening_socket(host: str, port: int, *, reuse_port: bool = False) -> socket.socket:
@@ -943,20 +1371,23 @@ def listening_socket(host: str, port: int, *, reuse_port: bool = False) -> socke
 
 class _Bridge:
     """The ASGI face of an :class:`HttpApp`: reads the body on the event loop (bounded by
-    ``max_body``), runs the call on the handler threads gRPC uses — or, when admission finds
-    ``max_queued_calls`` calls already waiting, refuses it at once from a thread of its
-    own, as gRPC's are (RESOURCE_EXHAUSTED, HTTP 429, counted) — and watches for the client
-    hanging up meanwhile (the call's context then reports it gone)."""
+    its method's limit, ``limits``: refused 413 before it is read when its Content-Length
+    is over it, or as it arrives, and counted in ``refusals``), runs the call on the handler
+    threads gRPC uses — or, when admission finds ``max_queued_calls`` calls already waiting,
+    refuses it at once from a thread of its own, as gRPC's are (RESOURCE_EXHAUSTED, HTTP
+    429, counted) — and watches for the client hanging up meanwhile (the call's context
+    then reports it gone)."""
 
-    def __init__(self, app: HttpApp, pool: Executor, admission: Admission, max_body: int,
-                 default_deadline: float, metrics: Metrics,
+    def __init__(self, app: HttpApp, pool: Executor, admission: Admission,
+                 limits: BodyLimits, default_deadline: float, metrics: Metrics,
                  health: Callable[[], Mapping[str, str]] | None = None,
-                 access: AccessLog | None = None) -> None:
+                 access: AccessLog | None = None, refusals: _Refusals | None = None) -> None:
         self._app, self._pool, self._admission = app, pool, admission
-        self._max_body, self._default = max_body, default_deadline
+        self._limits, self._default = limits, default_deadline
         self._disconnects = metrics.http_disconnects
         self._health = health
         self._access = access
+        self._refusals = refusals
 
     async def __call__(self, scope: dict[str, Any], receive: Callable[[], Any],
                        send: Callable[[Any], Any]) -> None:
@@ -980,14 +1411,18 @@ class _Bridge:
 
     async def _serve(self, scope: dict[str, Any], receive: Callable[[], Any],
                      send: Callable[[Any], Any]) -> None:
-        body = await self._body(scope, receive)
+        t0 = time.perf_counter()
+        limit, setting = self._limits(scope["path"])
+        body = await self._body(scope, receive, limit)
         if body is _GONE:                        # hung up before its body was in
             self._disconnects.inc()
             return
         if body is None:
+            if self._refusals is not None:
+                self._refusals.count(scope["path"], grpc.StatusCode.RESOURCE_EXHAUSTED,
+                                     "too_large", time.perf_counter() - t0)
             await self._refuse(scope, send, 413, Code.RESOURCE_EXHAUSTED,
-                               f"request body over http_max_request_bytes "
-                               f"({self._max_body:,} bytes)")
+                               f"request body over the limit of {limit:,} bytes ({setting})")
             return
         loop = asyncio.get_running_loop()
         overloaded = self._admission.overloaded()
@@ -1007,7 +1442,7 @@ class _Bridge:
             if started:
                 raise
             # uvicorn's own answer would be a bare "Internal Server Error" page
-            log.exception("HTTP %s %s failed", scope["method"], scope["path"])
+            log.exception("HTTP %s %s failed", scope["method"], bounded(scope["path"], 256))
             await self._refuse(scope, send, 500, Code.INTERNAL,
                                "the server failed this call (its log says why)")
         finally:
@@ -1064,25 +1499,27 @@ class _Bridge:
         await send({"type": "http.response.body", "body": b""})
         await run
 
-    async def _body(self, scope: dict[str, Any], receive: Callable[[], Any]) -> bytes | None:
-        """The request body; None when it is over the limit (as its Content-Length says, or
-        as it arrives)."""
+    @staticmethod
+    async def _body(scope: dict[str, Any], receive: Callable[[], Any],
+                    limit: int) -> bytes | None:
+        """The request body; None when it is over ``limit``: as its Content-Length says,
+        before it is read (uvicorn holds no more than its 64 KiB high-water mark and one
+        read of it, and a client that waits for ``100 Continue`` sends nothing), or as it
+        arrives."""
         for name, value in scope["headers"]:
-            if name == b"content-length" and value.isdigit() and int(value) > self._max_body:
+            if name == b"content-length" and value.isdigit() and int(value) > limit:
                 return None
-        parts: list[bytes] = []
-        size = 0
+        body = bytearray()
         while True:
             message = await receive()
             if message["type"] != "http.request":
                 return _GONE
             part = message.get("body", b"")
-            size += len(part)
-            if size > self._max_body:
+            if len(body) + len(part) > limit:
                 return None
-            parts.append(part)
+            body += part
             if not message.get("more_body"):
-                return b"".join(parts)
+                return bytes(body)
 
     def _run(self, environ: dict[str, Any], call: _Call, loop: asyncio.AbstractEventLoop,
              stream: asyncio.Queue[Any]) -> tuple[str, list[tuple[str, str]], list[bytes]]:
@@ -1152,8 +1589,6 @@ class _Seen:
         await self._send(message)
 
     def log(self, access: AccessLog, scope: dict[str, Any], seconds: float) -> None:
-        from .errors import bounded
-
         headers = dict(scope["headers"])
         protocol = _ACCESS_PROTOCOLS[_protocol(headers.get(b"content-type", b"").decode(
             "latin-1"))]
@@ -1238,6 +1673,10 @@ class HttpServer:
     def start(self) -> None:
         self.edge.start()
 
+    def answers(self) -> bool:
+        """Whether the port answers (:meth:`EdgeServer.answers`): what readiness follows."""
+        return self.edge.answers()
+
     def drain(self, grace: float) -> None:
         """Stop accepting connections, let requests in flight finish (up to ``grace``
         seconds), then close every connection."""
@@ -1265,30 +1704,37 @@ def create_http_server(config: Config, servicers: Mapping[str, Any],
     # connectrpc refuses a message over twice the limit itself (as gRPC's transport does);
     # below that the codec measures it, so that the refusal is counted.
     read_max = min(2 * config.max_message_bytes, config.http_max_request_bytes)
+    refusals = _Refusals(interceptor)
     apps = [
         service_connect.ShuangkouServiceWSGIApplication(
             _endpoints(servicers["shuangkou"],
                        service_pb2_grpc.add_ShuangkouServiceServicer_to_server, interceptor),
-            read_max_bytes=read_max, codecs=codecs),
+            interceptors=[refusals], read_max_bytes=read_max, codecs=codecs),
         rounds_connect.RoundServiceWSGIApplication(
             _endpoints(servicers["rounds"], rounds_pb2_grpc.add_RoundServiceServicer_to_server,
                        interceptor),
-            read_max_bytes=read_max, codecs=codecs),
+            interceptors=[refusals], read_max_bytes=read_max, codecs=codecs),
     ]
-    app = HttpApp(apps, metrics, config.http_cors_origins)
+    app = HttpApp(apps, metrics, config.http_cors_origins, refusals)
     if pool is None:
         pool = admission.pool or futures.ThreadPoolExecutor(config.threads,
                                                             thread_name_prefix="http")
-    bridge = _Bridge(app, pool, admission, config.http_max_request_bytes,
-                     config.default_deadline, metrics, health, interceptor.access)
+    bridge = _Bridge(app, pool, admission,
+                     BodyLimits(config.max_message_bytes, config.http_max_request_bytes),
+                     config.default_deadline, metrics, health, interceptor.access, refusals)
     try:
         sock = listening_socket(config.http_host, config.http_port,
                                 reuse_port=config.shares_ports)
     except OSError as exc:
         raise OSError(f"cannot listen on {config.http_address}: {exc.strerror} (setting "
                       "http_port, flag --http-port; --no-http disables HTTP)") from None
+    # the readiness probe's own way in (EdgeServer.answers), on loopback
+    try:
+        probe = listening_socket("127.0.0.1", 0)
+    except OSError:                             # a host without IPv4
+        probe = listening_socket("::1", 0)
     return HttpServer(app, EdgeServer(bridge, sock, EdgeLimits.of(config, metrics),
-                                      grace=config.grace))
+                                      grace=config.grace, probe=probe))
 
 
 # ----------------------------------------------------------------------------- health over HTTP
@@ -1304,8 +1750,8 @@ def probe(path: str, method: str, health: Callable[[], Mapping[str, str]] | None
     """The answer to a probe: ``/healthz`` (liveness) 200 whenever the process answers;
     ``/readyz`` 200 when every service's gRPC health (``health()``, the statuses by service
     name, ``""`` the server as a whole) is SERVING, else 503 — the state gRPC health
-    clients see, NOT_SERVING while draining or while the HTTP port fails its loopback
-    probe (:class:`Readiness`). Without ``health`` (an embedder's server) ready is live.
+    clients see, NOT_SERVING while draining or while the HTTP server does not answer its
+    own probe (:class:`Readiness`). Without ``health`` (an embedder's server) ready is live.
     Not counted in ``shuangkou_http_requests_total``, which counts API calls by protocol."""
     if method not in ("GET", "HEAD"):
         line, fields, body = http_error("", 405, Code.UNIMPLEMENTED,
@@ -1322,15 +1768,15 @@ def probe(path: str, method: str, health: Callable[[], Mapping[str, str]] | None
 # ----------------------------------------------------------------------------- readiness
 
 class Readiness:
-    """Probes the HTTP port over loopback every ``interval`` seconds; ``on_change(ready)``
-    when whether it answers within a second changes (a 503 of a full connection cap is not
-    an answer), so that a pod whose HTTP port is taken down leaves the load balancer."""
+    """Asks ``answers`` (:meth:`HttpServer.answers`) every ``interval`` seconds;
+    ``on_change(ready)`` when the answer changes, so that a pod whose HTTP server is broken
+    — its event loop stuck, its listener closed — leaves the load balancer, while one that a
+    client floods stays in it (the question goes through a loopback socket of the server's
+    own, never through the port's queue of connections)."""
 
-    def __init__(self, host: str, port: int, on_change: Callable[[bool], None],
+    def __init__(self, answers: Callable[[], bool], on_change: Callable[[bool], None],
                  metrics: Metrics | None = None, interval: float = 2.0) -> None:
-        host = host.strip("[]")
-        self._host = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
-        self._port, self._on_change, self._interval = port, on_change, interval
+        self.probe, self._on_change, self._interval = answers, on_change, interval
         self._gauge = metrics.http_ready if metrics else None
         self._stop = threading.Event()
         self.ready = True
@@ -1342,19 +1788,6 @@ class Readiness:
         self._thread.start()
         return self
 
-    def probe(self) -> bool:
-        """Whether the HTTP port answers a request within a second."""
-        import http.client
-
-        conn = http.client.HTTPConnection(self._host, self._port, timeout=1.0)
-        try:
-            conn.request("GET", "/healthz")     # not /readyz: that answers from this state
-            return conn.getresponse().status != 503
-        except (OSError, http.client.HTTPException):
-            return False
-        finally:
-            conn.close()
-
     def _loop(self) -> None:
         while not self._stop.wait(self._interval):
             ready = self.probe()
@@ -1362,8 +1795,8 @@ class Readiness:
                 self.ready = ready
                 if self._gauge is not None:
                     self._gauge.set(int(ready))
-                log.warning("HTTP port %s: the service is %s", "answers again" if ready else
-                            "does not answer a loopback probe within 1 s",
+                log.warning("HTTP server %s: the service is %s", "answers again" if ready
+                            else "does not answer its loopback probe within 1 s",
                             "SERVING" if ready else "NOT_SERVING")
                 self._on_change(ready)
 

@@ -54,6 +54,7 @@ class Running:
     health: health.HealthServicer
     server: grpc.Server = field(repr=False)
     http_port: int = 0          # the HTTP port (Connect, gRPC-Web) when started with http=True
+    web: Any = field(default=None, repr=False)    # its HttpServer
 
     @property
     def http_url(self) -> str:
@@ -100,7 +101,7 @@ def running_server(*, http: bool = False, **settings: object) -> Iterator[Runnin
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
     try:
         yield Running(port, channel, service_pb2_grpc.ShuangkouServiceStub(channel), registry,
-                      health_servicer, server, web.port if web else 0)
+                      health_servicer, server, web.port if web else 0, web)
     finally:
         channel.close()
         server.stop(None)

@@ -149,6 +149,15 @@ CASES = [
          (r"^uvicorn\s+flood of 1,100: 5/5 answered or refused within 1 s",
           r"^uvicorn\s+ClassifyPlay gRPC\s+[\d,]+ calls/s, Connect JSON\s+[\d,]+ calls/s: "
           r"[\d.]+x gRPC$"), timeout=120),
+    Case("bench_edge.py", ("--abuse", "--heads", "2", "--head-mib", "1", "--bodies", "2",
+                           "--body-mib", "10", "--flood", "50", "--flood-seconds", "2"),
+         (r"^heads: 2 x 1 MiB at once: 431 x 2 in [\d.]+ s; RSS idle [\d,]+ MiB, peak "
+          r"\+[\d.]+ MiB$",
+          r"^bodies \(Content-Length\): 2 x 10 MiB at once to ClassifyPlay: 413 x 2 in ",
+          r"^bodies \(chunked\): 2 x 10 MiB at once to ClassifyPlay: 413 x 2 in ",
+          r"^reconnect flood: 50 connections for 2 s, [\d,]+ opened; another client's calls "
+          r"\d+/\d+ answered \(slowest \d+ ms\); API health SERVING \d+/\d+ checks; "
+          r"connections evicted [\d,]+, refused [\d,]+$"), timeout=120),
     Case("bench_replays.py", ("--replays", "2", "--file-replays", "20", "--repeat", "1",
                               "--dask", "--partition-lines", "10", "--growth", "20"),
          (r"^huopin\s+[\d.]+(\s+[\d,]+){5}\s+0$",

@@ -483,6 +483,53 @@ def test_termination_grace_covers_prestop_and_drain(
     assert liveness["periodSeconds"] * liveness["failureThreshold"] > grace
 
 
+def _doc_table(heading: str, first: str) -> dict[str, list[str]]:
+    """The table under ``heading`` of docs/operations.md whose first column is ``first``:
+    its rows by first cell, backticks removed."""
+    doc = (ROOT / "docs" / "operations.md").read_text()
+    section = doc.split(f"\n{heading}\n", 1)[1]
+    lines = section[section.index(f"| {first} |"):].splitlines()
+    rows = {}
+    for line in lines[2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip().replace("`", "") for c in line.strip("|").split("|")]
+        rows[cells[0]] = cells[1:]
+    return rows
+
+
+def test_the_probes_are_the_documented_ones(container: dict[str, Any]) -> None:
+    """Issue 62: the probes docs/operations.md describes are the Deployment's: readiness asks
+    the API service (which a broken HTTP server takes NOT_SERVING, a flood never), liveness
+    the overall health."""
+    rows = _doc_table("## Health checks and probes", "probe")
+    for name, probe in (("readiness", container["readinessProbe"]),
+                        ("liveness", container["livenessProbe"])):
+        check, timing = rows[name][0], rows[name][1]
+        assert {"grpc": probe["grpc"]} == yaml.safe_load("{" + check + "}"), name
+        said = {int(n) for n in re.findall(r"\d+", timing)}
+        meant = {probe["periodSeconds"], probe["timeoutSeconds"], probe["failureThreshold"],
+                 probe.get("initialDelaySeconds", probe["periodSeconds"])}
+        assert said == meant, (name, timing, probe)
+        for word, key in (("every", "periodSeconds"), ("timeout", "timeoutSeconds")):
+            assert f"{word} {probe[key]} s" in timing, (name, word)
+        assert f"{probe['failureThreshold']} failures" in timing, name
+    assert container["readinessProbe"]["grpc"]["service"] == "shuangkou.v1.ShuangkouService"
+    assert "service" not in container["livenessProbe"]["grpc"]
+
+
+def test_the_ingress_sets_the_documented_per_client_limits() -> None:
+    """Issue 62: what docs/operations.md says an ingress should add (per-client limits) is
+    what the ingress component sets."""
+    rows = _doc_table("### Floods and per-client limits", "annotation")
+    ingress = yaml.safe_load(
+        (K8S / "components" / "ingress" / "ingress.yaml").read_text())
+    annotations = ingress["metadata"]["annotations"]
+    assert annotations == {name: cells[0] for name, cells in rows.items()}
+    assert {"nginx.ingress.kubernetes.io/limit-connections",
+            "nginx.ingress.kubernetes.io/limit-rps"} <= set(annotations)
+
+
 def test_pod_runs_non_root_with_a_read_only_root(
     pod: dict[str, Any], container: dict[str, Any], stages: dict[str, Stage]
 ) -> None:

@@ -245,7 +245,7 @@ def test_undecodable_json_is_invalid_argument_and_counted(srv: Running, body: by
 
 def test_the_message_size_limit_is_gRPCs(srv: Running) -> None:
     """max_message_bytes (256 KiB here) bounds the message, refused and counted as on gRPC; a
-    body over twice that is refused by connectrpc before it is decoded."""
+    body over twice that is refused by the port before it is read (413), counted the same."""
     big = service_pb2.BatchClassifyRequest(plays_text=["33"] * 80_000)     # ~320 KB
     assert 256 * 1024 < big.ByteSize() < 512 * 1024
     with pytest.raises(grpc.RpcError) as caught:
@@ -261,7 +261,9 @@ def test_the_message_size_limit_is_gRPCs(srv: Running) -> None:
                         grpc_method="BatchClassify", reason="too_large") == before + 1
     status, _, body = post(srv, "ShuangkouService/BatchClassify", b"x" * (600 * 1024),
                            content_type="application/proto")
-    assert status == 429 and json.loads(body)["code"] == "resource_exhausted"
+    assert status == 413 and json.loads(body)["code"] == "resource_exhausted"
+    assert metric_value(srv.scrape(), "shuangkou_requests_rejected_total",
+                        grpc_method="BatchClassify", reason="too_large") == before + 2
 
 
 def test_a_passed_deadline_is_deadline_exceeded(srv: Running) -> None:

@@ -81,7 +81,7 @@ ERRORS = [   # method, path, headers, body -> HTTP status, Connect code, words o
     ("GET", f"/{SHUANGKOU}/ClassifyPlay?encoding=xml&message=x", {}, None,
      415, "invalid_argument", ["'xml'", "encoding=json"]),
     ("POST", f"/{SHUANGKOU}/GetServerInfo", {"Content-Type": "application/grpc"}, b"",
-     415, "unimplemented", ["HTTP/2", "gRPC port"]),
+     415, "invalid_argument", ["HTTP/2", "gRPC port"]),
     ("OPTIONS", f"/{SHUANGKOU}/ClassifyPlay", {"Origin": "https://evil.example",
                                                "Access-Control-Request-Method": "POST"}, None,
      403, "permission_denied", ["http_cors_origins"]),
@@ -146,8 +146,8 @@ def test_a_body_over_the_limit_is_413_with_a_body(srv: Running) -> None:
 
 def test_the_edges_own_answers_have_bodies() -> None:
     """What the edge writes before a request is parsed — a request it cannot parse (400), a
-    head that does not arrive in time (408), a connection past the cap (503, Retry-After)
-    — is Connect's JSON error too."""
+    head that does not arrive in time (408), a connection past a cap that no waiting
+    connection can make room in (503, Retry-After) — is Connect's JSON error too."""
     with running_server(http=True, http_header_timeout=0.3, http_max_connections=2) as srv:
         def raw(data: bytes, wait: float = 0.0) -> bytes:
             with socket.create_connection(("127.0.0.1", srv.http_port), timeout=TIMEOUT) as s:
@@ -171,6 +171,9 @@ def test_the_edges_own_answers_have_bodies() -> None:
         assert status == 408 and error["code"] == "deadline_exceeded", error
         held = [socket.create_connection(("127.0.0.1", srv.http_port), timeout=TIMEOUT)
                 for _ in range(2)]
+        for s in held:          # a request whose body is on its way: not waiting, kept
+            s.sendall(b"POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 9\r\n\r\n")
+        time.sleep(0.1)
         try:
             status, headers, error = parsed(raw(b""))
             assert status == 503 and error["code"] == "unavailable", error
@@ -192,7 +195,7 @@ def test_an_application_failure_is_a_500_with_a_body(
     from shuangkou.service.config import Config
     from shuangkou.service.metrics import Metrics
     from shuangkou.service.server import create_handlers
-    from shuangkou.service.web import _Bridge
+    from shuangkou.service.web import BodyLimits, _Bridge
 
     class Failing:
         def __call__(self, environ: Any, start_response: Any) -> Any:
@@ -219,8 +222,8 @@ def test_an_application_failure_is_a_500_with_a_body(
             sent.append(message)
 
         with ThreadPoolExecutor(1) as pool:
-            bridge = _Bridge(Failing(), pool, handlers.interceptor.admission, 1024, 0.0,
-                             metrics)
+            bridge = _Bridge(Failing(), pool, handlers.interceptor.admission,
+                             BodyLimits(1024, 1024), 0.0, metrics)
             await bridge({"type": "http", "method": "POST",
                           "path": f"/{SHUANGKOU}/ClassifyPlay", "query_string": b"",
                           "headers": [(b"content-type", b"application/json")]}, receive, send)
@@ -402,7 +405,7 @@ def test_the_readiness_self_probe_asks_healthz() -> None:
 
     with running_server(http=True) as srv:
         srv.health.enter_graceful_shutdown()
-        assert Readiness("127.0.0.1", srv.http_port, lambda ready: None).probe()
+        assert Readiness(srv.web.answers, lambda ready: None).probe()
 
 
 # ----------------------------------------------------------------------------- reflection v1

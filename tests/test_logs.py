@@ -17,7 +17,14 @@ import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_helpers import ServerProcess, cards, metric_value, running_server
 
-from shuangkou.service.logs import ACCESS_LOGGER, AccessLog, JsonFormatter, TextFormatter
+from shuangkou.service.logs import (
+    ACCESS_LOGGER,
+    AccessLog,
+    JsonFormatter,
+    LineBound,
+    TextFormatter,
+    bound_lines,
+)
 from shuangkou.v1 import service_pb2
 from shuangkou.v1.variants_pb2 import RuleSet
 
@@ -130,6 +137,41 @@ def test_access_log_is_bounded_per_outcome_and_summarises_the_rest(
     assert len([r for r in access_lines if hasattr(r, "access_dropped")]) == 1
     access.flush()            # at shutdown: what is left
     assert [r.access_dropped for r in access_lines if hasattr(r, "access_dropped")] == [9, 17]
+
+
+def test_client_caused_lines_are_bounded_per_kind_and_summarised(
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 62: the other lines a client can cause, bounded as the access lines are, per
+    logger and kind of line (a flood of one kind does not hide another), the rest counted
+    by logger and summarised once a second."""
+    clock, dropped = Clock(), Counted()
+    logger = logging.getLogger("shuangkou.test.bound")
+    bound = LineBound(2, dropped, clock=clock)
+    logger.addFilter(bound)
+    try:
+        with caplog.at_level(logging.WARNING, logger=logger.name):
+            for i in range(6):
+                logger.warning("garbage from %s", i)
+            logger.error("a traceback of ours")          # another kind: its own bucket
+            clock.now += 1.0
+            logger.warning("garbage from %s", "late")    # back, and the summary is due
+    finally:
+        logger.removeFilter(bound)
+    messages = [r.getMessage() for r in caplog.records]
+    assert messages[:3] == ["garbage from 0", "garbage from 1", "a traceback of ours"]
+    (summary,) = [r for r in caplog.records if hasattr(r, "lines_dropped")]
+    assert summary.lines_dropped == 4 and "… 4 lines of this logger dropped" in \
+        summary.getMessage()
+    assert messages[-1] == "garbage from late"
+    assert dropped.counts == {"shuangkou.test.bound": 4}
+
+
+def test_bound_lines_replaces_its_bound() -> None:
+    names = ("shuangkou.test.bound2",)
+    first, second = bound_lines(names, 5), bound_lines(names, 7)
+    filters = logging.getLogger(names[0]).filters
+    assert second in filters and first not in filters
+    logging.getLogger(names[0]).removeFilter(second)
 
 
 def _fields(line: logging.LogRecord) -> dict[str, Any]:
