@@ -121,7 +121,7 @@ def test_local_archive_run_resume_and_summary(tmp_path: Path, unique: list[str],
     out = tmp_path / "out"
     args = [str(tmp_path / "in" / "a.jsonl"), str(tmp_path / "in" / "b"), "--output-dir", str(out),
             "--partition-lines", "8", "-j", "2"]
-    assert batch.main(args) == 1
+    assert batch.main(args) == 3
     check_exactly_once(out, lines, sources(tmp_path / "in", counts))
     summary = json.loads((out / "summary.json").read_text())
     err = capsys.readouterr().err
@@ -137,7 +137,7 @@ def test_local_archive_run_resume_and_summary(tmp_path: Path, unique: list[str],
     done[5].unlink()
     (out / "parts" / f"{done[5].stem}.jsonl").write_text("torn")
     (out / "parts" / f".{done[5].stem}.jsonl.tmp.x.1.abc").write_text("torn")
-    assert batch.main(args) == 1
+    assert batch.main(args) == 3
     check_exactly_once(out, lines, sources(tmp_path / "in", counts))
     assert "in 2 partitions" in capsys.readouterr().err
     # another run's output directory is refused
@@ -153,16 +153,16 @@ def test_an_output_dir_inside_the_input_dir_resumes(tmp_path: Path, unique: list
     lines = make_archive(tmp_path / "in", unique, counts)
     args = [str(tmp_path / "in"), "--output-dir", str(tmp_path / "in" / "out"),
             "--partition-lines", "5", "-j", "1"]
-    assert batch.main(args) == 1
+    assert batch.main(args) == 3
     capsys.readouterr()
-    assert batch.main(args) == 1                   # some lines are malformed: status 1 again
+    assert batch.main(args) == 3                   # some lines are malformed: status 3 again
     err = capsys.readouterr().err
     assert "this run: 0 lines in 0 partitions" in err and "another run" not in err, err
     names = sorted(sources(tmp_path / "in", counts))     # a directory's files: sorted by path
     check_exactly_once(tmp_path / "in" / "out", lines, names)
     # a lost partition is scored again, and only it
     next((tmp_path / "in" / "out" / "parts").glob("*.done")).unlink()
-    assert batch.main(args) == 1
+    assert batch.main(args) == 3
     assert "in 1 partitions" in capsys.readouterr().err
     check_exactly_once(tmp_path / "in" / "out", lines, names)
 
@@ -199,12 +199,12 @@ def test_shards_then_merge(tmp_path: Path, unique: list[str],
     lines = make_archive(tmp_path / "in", unique, counts)
     out = tmp_path / "out"
     base = [str(tmp_path / "in"), "--output-dir", str(out), "--partition-lines", "5", "-j", "1"]
-    assert batch.main([*base, "--shard", "0/3"]) == 1
+    assert batch.main([*base, "--shard", "0/3"]) == 3
     assert batch.main(["--merge", "--output-dir", str(out)]) == 2            # shards 1 and 2 missing
     assert "not complete" in capsys.readouterr().err
     for i in (2, 1):
         batch.main([*base, "--shard", f"{i}/3"])
-    assert batch.main(["--merge", "--output-dir", str(out)]) == 1
+    assert batch.main(["--merge", "--output-dir", str(out)]) == 3
     check_exactly_once(out, lines, sorted(sources(tmp_path / "in", counts)))
     assert json.loads((out / "summary.json").read_text())["lines"] == len(lines)
     assert archive.shard_of(list(range(7)), 1, 3) == [1, 4]  # type: ignore[arg-type]
@@ -313,11 +313,11 @@ def test_dask_archive_exactly_once_equals_single_machine(
     out = tmp_path / "out"
     inputs = [str(tmp_path / "in" / "a.jsonl"), str(tmp_path / "in" / "b" / "*.jsonl.gz")]
     assert batch.main([*inputs, "--output-dir", str(out), "--dask", cluster.address,
-                       "--partition-lines", "16"]) == 1
+                       "--partition-lines", "16"]) == 3
     check_exactly_once(out, lines, sources(tmp_path / "in", counts))
     assert "2 workers" in capsys.readouterr().err
     # the single-machine scorer (stdout mode) writes the same records in the merged order
-    assert batch.main([*inputs, "-j", "1"]) == 1
+    assert batch.main([*inputs, "-j", "1"]) == 3
     single = capsys.readouterr().out.splitlines()
     assert [score_line_without_source(r) for r in merged(out)] == single
 
@@ -336,7 +336,7 @@ def test_dask_resumes_after_the_client_is_killed(tmp_path: Path, unique: list[st
     before = len(list((out / "parts").glob("*.done")))
     second = _cli(*args)
     _, err = second.communicate(timeout=240)
-    assert second.returncode == 1, err
+    assert second.returncode == 3, err
     check_exactly_once(out, lines, sorted(sources(tmp_path / "in", counts)))
     # Tasks the dead client had already handed to the workers may still finish after the
     # count above: the second run finds at least that many done.
@@ -353,13 +353,13 @@ def test_dask_worker_killed_mid_job(tmp_path: Path, unique: list[str], cluster: 
     _wait_done(out, 4, proc)
     _kill(cluster.workers[0])                      # SIGKILL: its running task is lost
     _, err = proc.communicate(timeout=240)
-    assert proc.returncode == 1, err
+    assert proc.returncode == 3, err
     check_exactly_once(out, lines, sorted(sources(tmp_path / "in", counts)))
     summary = json.loads((out / "summary.json").read_text())
     assert summary["lines"] == len(lines) and summary["this_run"]["partitions"] == 80
 
 
-def test_unreachable_scheduler_is_one_line_exit_3(tmp_path: Path, unique: list[str],
+def test_unreachable_scheduler_is_one_line_exit_2(tmp_path: Path, unique: list[str],
                                                   monkeypatch: pytest.MonkeyPatch,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     make_archive(tmp_path / "in", unique, (3,))
@@ -367,6 +367,6 @@ def test_unreachable_scheduler_is_one_line_exit_3(tmp_path: Path, unique: list[s
     real = archive.dask_client
     monkeypatch.setattr(archive, "dask_client", lambda a: real(a, timeout=2))
     assert batch.main([str(tmp_path / "in"), "--output-dir", str(tmp_path / "out"),
-                       "--dask", address]) == 3
+                       "--dask", address]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"cannot reach the Dask scheduler {address}" in err[0]

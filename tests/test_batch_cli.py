@@ -75,7 +75,7 @@ def check_records(records: list[dict], lines: list[str]) -> None:
 
 
 def test_one_worker(jsonl: Path, lines: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    assert batch.main([str(jsonl), "--jobs", "1"]) == 1      # some records are errors
+    assert batch.main([str(jsonl), "--jobs", "1"]) == 3      # some records are errors
     out, err = capsys.readouterr()
     check_records(_records(out), lines)
     assert "10 replays, 6 scored" in err and "4 rejected" in err
@@ -84,7 +84,7 @@ def test_one_worker(jsonl: Path, lines: list[str], capsys: pytest.CaptureFixture
 
 def test_pool_keeps_the_order(jsonl: Path, lines: list[str],
                               capsys: pytest.CaptureFixture[str]) -> None:
-    assert batch.main([str(jsonl), "--jobs", "2", "--chunk-size", "3"]) == 1
+    assert batch.main([str(jsonl), "--jobs", "2", "--chunk-size", "3"]) == 3
     out, err = capsys.readouterr()
     check_records(_records(out), lines)
     assert "2 workers" in err
@@ -93,7 +93,7 @@ def test_pool_keeps_the_order(jsonl: Path, lines: list[str],
 def test_stdin_and_several_files(jsonl: Path, lines: list[str], monkeypatch: pytest.MonkeyPatch,
                                  capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(sys, "stdin", io.StringIO(lines[0] + "\n"))
-    assert batch.main(["-", str(jsonl), "--jobs", "1"]) == 1
+    assert batch.main(["-", str(jsonl), "--jobs", "1"]) == 3
     records = _records(capsys.readouterr().out)
     assert records[0] == _expected(lines[0])
     check_records(records[1:], lines)
@@ -140,7 +140,7 @@ def test_dash_o_is_the_records_file(tmp_path: Path, jsonl: Path, lines: list[str
     scores.jsonl`` writes the records there (never a directory); a folder is refused with
     the way to an archive (--output-dir), and so is an input file as the output."""
     out = tmp_path / "scores.jsonl"
-    assert batch.main([str(jsonl), "-o", str(out), "-j", "1"]) == 1
+    assert batch.main([str(jsonl), "-o", str(out), "-j", "1"]) == 3
     assert out.is_file() and capsys.readouterr().out == ""
     check_records(_records(out.read_text()), lines)
     (tmp_path / "folder").mkdir()
@@ -160,11 +160,11 @@ def test_an_output_file_inside_the_input_folder_resumes(
     folder.mkdir()
     (folder / "replays.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     out = folder / "records.jsonl"
-    assert batch.main([str(folder), "-o", str(out), "-j", "1"]) == 1
+    assert batch.main([str(folder), "-o", str(out), "-j", "1"]) == 3
     whole = out.read_text()
     out.write_text(whole[:whole.index("\n") + 1])        # interrupted after one record
     capsys.readouterr()
-    assert batch.main([str(folder), "-o", str(out), "--resume", "-j", "1"]) == 1
+    assert batch.main([str(folder), "-o", str(out), "--resume", "-j", "1"]) == 3
     assert out.read_text() == whole
     assert f"{len(lines) - 1} replays" in capsys.readouterr().err
 
@@ -173,7 +173,7 @@ def test_shuangkou_cli_dispatch(jsonl: Path, lines: list[str],
                                 capsys: pytest.CaptureFixture[str]) -> None:
     from shuangkou.service import cli
 
-    assert cli.main(["score-replays", str(jsonl), "--jobs", "1"]) == 1
+    assert cli.main(["score-replays", str(jsonl), "--jobs", "1"]) == 3
     check_records(_records(capsys.readouterr().out), lines)
 
 
@@ -190,7 +190,7 @@ def test_server_delegates_to_remote(jsonl: Path, lines: list[str],
     monkeypatch.setitem(sys.modules, "shuangkou.service.batch.remote",
                         types.SimpleNamespace(score_remote=score_remote,
                                                   parse_targets=lambda t: [t]))
-    assert batch.main([str(jsonl), "--server", "127.0.0.1:1", "--jobs", "3"]) == 1
+    assert batch.main([str(jsonl), "--server", "127.0.0.1:1", "--jobs", "3"]) == 3
     out, err = capsys.readouterr()
     check_records(_records(out), lines)
     assert calls == [("127.0.0.1:1", 3)] and "server 127.0.0.1:1" in err
@@ -218,7 +218,7 @@ def test_server_failure_is_reported(jsonl: Path, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setitem(sys.modules, "shuangkou.service.batch.remote",
                         types.SimpleNamespace(score_remote=score_remote,
                                                   parse_targets=lambda t: [t]))
-    assert batch.main([str(jsonl), "--server", "127.0.0.1:1"]) == 3   # distinct from usage (2)
+    assert batch.main([str(jsonl), "--server", "127.0.0.1:1"]) == 2   # not "rejected" (3)
     out, err = capsys.readouterr()
     assert len(out.splitlines()) == 1
     assert "server 127.0.0.1:1 failed after 1 records: ConnectionError: server gone" in err
@@ -229,10 +229,10 @@ def test_server_records_equal_local_records(jsonl: Path, capsys: pytest.CaptureF
     pytest.importorskip("shuangkou.service.batch.remote")
     from grpc_helpers import running_server
 
-    assert batch.main([str(jsonl), "--jobs", "1"]) == 1
+    assert batch.main([str(jsonl), "--jobs", "1"]) == 3
     local = capsys.readouterr().out
     with running_server() as srv:
-        assert batch.main([str(jsonl), "--server", f"127.0.0.1:{srv.port}", "--jobs", "2"]) == 1
+        assert batch.main([str(jsonl), "--server", f"127.0.0.1:{srv.port}", "--jobs", "2"]) == 3
     remote = capsys.readouterr().out
     assert _records(remote) == _records(local)
 

@@ -312,7 +312,7 @@ def test_a_dask_run_that_cannot_start_writes_no_manifest(tmp_path: Path,
     source = tmp_path / "in.jsonl"
     source.write_text(json.dumps(REPLAY) + "\n")
     out = tmp_path / "out"
-    assert command.main(["--dask", "127.0.0.1:1", "--output-dir", str(out), str(source)]) == 3
+    assert command.main(["--dask", "127.0.0.1:1", "--output-dir", str(out), str(source)]) == 2
     assert not (out / archive.MANIFEST).exists()
 
 

@@ -371,8 +371,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Review an archive; returns the exit status (0 every line reviewed, 1 some rejected,
-    2 bad usage or input, 3 a Dask scheduler that cannot be reached)."""
+    """Review an archive; returns the exit status (:class:`~shuangkou.service.exits.Exit`:
+    0 every line reviewed, 3 some rejected, 2 bad usage, input or a Dask scheduler that
+    cannot be reached)."""
     parser = _parser()
     args = parser.parse_args(argv)
     if not args.output_dir:

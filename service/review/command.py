@@ -5,8 +5,9 @@ REPLAY is a replay file (docs/replays.md), ``-`` for stdin, or with ``--line N``
 line (1-based) of a JSON-lines archive, plain or gzipped, as ``shuangkou view`` reads it.
 Text for people: one line per decision (seat, action, verdict, loss ± its standard error,
 the best alternative), then each seat's summary; ``--json`` prints ``Review.to_dict()``.
-Exit status 0 when the round was reviewed, 2 for bad usage, an unreadable file or a replay
-that cannot happen (one line on stderr says why).
+Exit status (:mod:`~shuangkou.service.exits`, as every command): 0 when the round was
+reviewed, 1 for a replay that cannot happen (as ``shuangkou score``), 2 for bad usage or an
+unreadable file; one line on stderr says why.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from shuangkou.core.review import DEFAULT_REVIEW, Review, ReviewBudget, review
 from shuangkou.core.suggest import DEFAULT_WIDTH
 
 from ..batch.inputs import read_replay
+from ..exits import Exit
 from ..shown import shown
 
 __all__ = ["main", "text_of"]
@@ -123,10 +125,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     oracle=args.oracle, partial_deal=args.partial_deal)
     except ReplayError as exc:
         print(shown(f"{PROG}: the replay cannot happen: {exc}"), file=sys.stderr)
-        return 2
-    except ShuangkouError as exc:
-        print(shown(f"{PROG}: {exc}"), file=sys.stderr)
-        return 2
+        return Exit.BAD_INPUT
+    except ShuangkouError as exc:    # a setting the review refuses (width, seed, rollouts)
+        parser.error(str(exc))
     if args.json:
         sys.stdout.write(shown(orjson.dumps(rv.to_dict()).decode(), lines=True) + "\n")
     else:
