@@ -235,6 +235,53 @@ def test_rejection_reasons_group_whatever_cards_they_name() -> None:
         "not valid JSON: line N column N (char N)"
 
 
+# Lines no UTF-8 file can hold as they read (a lone surrogate escaped, in a value or a key),
+# bytes that are not UTF-8 and a control character: each is one rejected record.
+HOSTILE_LINES = [b'{"variant":"\\ud800"}', b'{"\\udc80":1}', b'{"variant":"\\ud800\\u0041"}',
+                 b'{"variant":"\xff\xfe"}', b'\x00']
+
+
+def _shuangkou(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(Path(sys.executable).with_name("shuangkou")), *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("command", ["score-replays", "review-replays"])
+def test_any_line_is_one_record_and_a_summary(tmp_path: Path, unique: list[str],
+                                              command: str) -> None:
+    """Invalid Unicode, in a file whose own name is not UTF-8 either: a rejection per line,
+    a summary, the same on a rerun and a merge (each crashed writing summary.json, exit 1);
+    an older run's counts holding a lone surrogate merge too."""
+    (tmp_path / "in").mkdir()
+    name = os.fsdecode(b"day\xff.jsonl")
+    data = b"\n".join(HOSTILE_LINES) + b"\n"
+    if command == "score-replays":
+        data += unique[0].encode() + b"\n"
+    (tmp_path / "in" / name).write_bytes(data)
+    args = [command, "in", "--output-dir", "out", "-j", "1", "--no-progress"]
+    first = _shuangkou(*args, cwd=tmp_path)
+    assert first.returncode == 3, first.stderr                   # complete, lines rejected
+    records = merged(tmp_path / "out")
+    assert [(r["file"], r["line"]) for r in records] == [
+        (f"in/{name}", k + 1) for k in range(len(HOSTILE_LINES) + (command == "score-replays"))]
+    assert [r["ok"] for r in records[:len(HOSTILE_LINES)]] == [False] * len(HOSTILE_LINES)
+    assert "not valid JSON" in records[0]["error"]["reason"]
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["rejected"] == len(HOSTILE_LINES)
+    assert summary["variants"]["(not JSON)"]["rejected"] == 4
+    rerun = _shuangkou(*args, cwd=tmp_path)
+    assert rerun.returncode == 3 and "1 partitions were already complete" in rerun.stderr
+    # the counts an older run wrote: the lone surrogate Python's json read from line 1
+    (done,) = (tmp_path / "out" / "parts").glob("*.done")
+    counts = json.loads(done.read_text())
+    counts["variants"]["\ud800"] = counts["variants"].pop("(not JSON)")
+    done.write_text(json.dumps(counts))
+    merge = _shuangkou(command, "--merge", "--output-dir", "out", cwd=tmp_path)
+    assert merge.returncode == 3, merge.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["variants"]["\ud800"]["rejected"] == 4     # written as its JSON escape
+
+
 def test_archive_flags_need_an_output_dir() -> None:
     for flags in (["--dask", "local"], ["--shard", "0/2"], ["--merge"]):
         with pytest.raises(SystemExit) as info:

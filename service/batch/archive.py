@@ -36,6 +36,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+import orjson
+
 from . import pool
 from .inputs import MANIFEST, PARTS, SUMMARY, InputFile, expand
 from .partitions import Partition, plan, plan_digest, read_partition, read_sequential
@@ -83,12 +85,16 @@ class Run:
 # ----------------------------------------------------------------------------- files
 
 def _write_atomic(path: str, write: Callable[[IO[str]], object]) -> None:
-    """Write ``path`` under a unique temporary name, fsync, rename: all or nothing."""
+    """Write ``path`` under a unique temporary name, fsync, rename: all or nothing.
+
+    What is written is JSON, non-ASCII kept: a lone surrogate (which no UTF-8 file can hold;
+    a partition's counts of an older run may have read one from an archive) goes out as its
+    JSON escape, ``\\ud800`` (``backslashreplace`` writes exactly that), never as a crash."""
     folder, name = os.path.split(path)
     tmp = os.path.join(folder, f".{name}.tmp.{socket.gethostname()}.{os.getpid()}."
                                f"{uuid.uuid4().hex[:8]}")
     try:
-        with open(tmp, "w", encoding="utf-8") as out:
+        with open(tmp, "w", encoding="utf-8", errors="backslashreplace") as out:
             write(out)
             out.flush()
             os.fsync(out.fileno())
@@ -158,13 +164,17 @@ def reason_template(reason: str) -> str:
 
 
 def _variant_of(line: str, record: dict[str, Any]) -> str:
+    """The variant a line names, for the summary's counts per variant. A rejected line is
+    read by the core's own parser (orjson): a line the core found no JSON in (a lone
+    surrogate such as ``"\\ud800"``, which Python's json reads as a string no UTF-8 file
+    can hold) is "(not JSON)" here too."""
     if record["ok"]:
         return str(record.get("variant", "?"))
     if not line.strip():
         return "(empty line)"
     try:
-        doc = json.loads(line)
-    except ValueError:
+        doc = orjson.loads(line)
+    except (orjson.JSONDecodeError, UnicodeEncodeError):
         return "(not JSON)"
     variant = doc.get("variant") if isinstance(doc, dict) else None
     if isinstance(variant, str):

@@ -108,7 +108,7 @@ def write_pages(outdir: str, lines: Iterable[tuple[str, int, str]], rejected: in
     os.makedirs(outdir, exist_ok=True)
     entries = []
     for file, line, text in lines:
-        story, page = page_of(text, f"{file} line {line}", partial_deal)
+        story, page = page_of(text, f"{_readable(file)} line {line}", partial_deal)
         name = page_name(file, line)
         with open(os.path.join(outdir, name), "w", encoding="utf-8") as out:
             out.write(page)
@@ -118,7 +118,17 @@ def write_pages(outdir: str, lines: Iterable[tuple[str, int, str]], rejected: in
                         "reason": "scored (not rejected here)" if rej is None else rej.reason})
     index = os.path.join(outdir, INDEX)
     with open(index, "w", encoding="utf-8") as out:
-        out.write(render_index(entries, rejected))
-    with open(os.path.join(outdir, "index.json"), "w", encoding="utf-8") as out:
+        out.write(render_index([{**e, "file": _readable(e["file"])} for e in entries],
+                               rejected))
+    # The names as the records give them: one the file system holds in bytes that are not
+    # UTF-8 keeps them as JSON escapes (\\udcff), as in an archive's records.
+    with open(os.path.join(outdir, "index.json"), "w", encoding="utf-8",
+              errors="backslashreplace") as out:
         json.dump({"rejected": rejected, "pages": entries}, out, ensure_ascii=False, indent=1)
     return len(entries), index
+
+
+def _readable(name: str) -> str:
+    """A file name as a page shows it: bytes that are not UTF-8 (the surrogates
+    :func:`os.fsdecode` gives them) as U+FFFD."""
+    return os.fsencode(name).decode("utf-8", "replace")
