@@ -114,6 +114,51 @@ def test_expand_globs_directories_and_missing(tmp_path: Path, unique: list[str])
         inputs.expand([str(tmp_path / "nothing-*.jsonl")])
 
 
+def _tree(root: Path) -> None:
+    for name in ("a.jsonl", "b.json", ".hidden.jsonl", "x/c.jsonl", "x/y/d.jsonl.gz",
+                 "x/.h/e.jsonl", "x/y/z/f.ndjson", "q[1]/g.jsonl", "notes.txt"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("{}\n")
+
+
+@pytest.mark.parametrize("pattern", [
+    "*.jsonl", "**/*.jsonl", "**", "x/**", "**/y/*", "x/**/*.j*", "*/*.jsonl", "?.jsonl",
+    "[ab].json*", ".*", "**/.h/*", "x/.h/*", "q[[]1]/*", "**/z/*.ndjson", "x/y/**/*"])
+def test_globs_match_as_glob_glob(tmp_path: Path, pattern: str,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without links the walker finds what glob.glob(recursive=True) finds, relative or
+    absolute."""
+    import glob
+    _tree(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    for spec in (pattern, str(tmp_path / pattern)):
+        want = sorted(m for m in glob.glob(spec, recursive=True) if os.path.isfile(m))
+        assert sorted(inputs._glob(spec, set())) == want, spec
+
+
+@pytest.mark.parametrize("spec", ["loop/**/*.jsonl", "loop", "loop/**", "loop/*/*.jsonl"])
+def test_symlink_loops_end_and_every_file_is_scored_once(
+        tmp_path: Path, unique: list[str], spec: str) -> None:
+    """`self -> .` scored a 2-line file 41 times (glob follows it until the path is too long
+    to resolve); with `up -> ..` beside it the run never ended. Links are followed, each
+    real folder once; a file reached through a link, or named twice, is scored once."""
+    (tmp_path / "loop" / "sub").mkdir(parents=True)
+    (tmp_path / "loop" / "sub" / "a.jsonl").write_text(unique[0] + "\n" + unique[1] + "\n")
+    (tmp_path / "loop" / "sub" / "self").symlink_to(".")
+    (tmp_path / "loop" / "sub" / "up").symlink_to("..")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "b.jsonl").write_text(unique[2] + "\n")
+    (tmp_path / "loop" / "there").symlink_to("../elsewhere")   # a link to new ground: taken
+    (tmp_path / "loop" / "again.jsonl").symlink_to("sub/a.jsonl")
+    done = _shuangkou("score-replays", spec, "loop/sub/a.jsonl", "-j", "1", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    got = [json.loads(r)["ok"] for r in done.stdout.splitlines()]
+    assert got == [True] * 3
+    out = _shuangkou("score-replays", spec, "--output-dir", "out", "-j", "1", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert len(merged(tmp_path / "out")) == 3
+
+
 def test_local_archive_run_resume_and_summary(tmp_path: Path, unique: list[str],
                                               capsys: pytest.CaptureFixture[str]) -> None:
     counts = (40, 25, 30)

@@ -10,6 +10,8 @@ pool, the archive partitions and ``--server`` all split with :func:`split_lines`
 
 from __future__ import annotations
 
+import fnmatch
+import functools
 import glob
 import gzip
 import os
@@ -81,10 +83,10 @@ class _Outputs:
                 return True
             parent = up
 
-    def walk(self, top: str) -> Iterator[str]:
-        """The input files under the folder ``top``, any depth, output folders' own files
-        (and the run's files) left out."""
-        for folder, subfolders, names in os.walk(top):
+    def walk(self, top: str, seen: set[tuple[int, int]]) -> Iterator[str]:
+        """The input files under the folder ``top``, any depth (:func:`_folders`), output
+        folders' own files (and the run's files) left out."""
+        for folder, subfolders, names in _folders(top, seen):
             here = os.path.abspath(folder)
             if self.folder(here):
                 subfolders[:] = [d for d in subfolders if d != PARTS]
@@ -94,37 +96,102 @@ class _Outputs:
                     yield os.path.join(folder, n)
 
 
-def expand(specs: Sequence[str], outputs: Sequence[str] = ()) -> list[InputFile]:
-    """The files named by ``specs`` (files, globs, directories), in order, each once.
+def _folders(top: str, seen: set[tuple[int, int]]) -> Iterator[tuple[str, list[str],
+                                                                       list[str]]]:
+    """``os.walk(top)`` with symbolic links followed, each real folder once: a folder
+    already in ``seen`` (device and inode) is not listed again, so a link back up
+    (``self -> .``, ``up -> ..``) leads nowhere new and a walk through links ends. The
+    subfolders list is the walk's own: remove from it what must not be entered."""
+    for folder, subfolders, names in os.walk(top, followlinks=True):
+        try:
+            st = os.stat(folder)
+        except OSError:
+            subfolders[:] = []
+            continue
+        if (st.st_dev, st.st_ino) in seen:
+            subfolders[:] = []
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        yield folder, subfolders, names
+
+
+def _glob(pattern: str, seen: set[tuple[int, int]]) -> list[str]:
+    """The files ``pattern`` matches, as :func:`glob.glob` with ``recursive=True`` matches
+    them (``**`` any number of folders, ``*``, ``?`` and ``[...]`` within a name, neither
+    matching a name that starts with a dot), found by :func:`_folders`: through symbolic
+    links, each real folder once. (glob.glob follows links too, without end: one
+    ``self -> .`` link gave a file 41 times, two never finished.)"""
+    parts = pattern.split(os.sep)
+    fixed = 0                            # the leading names without wildcards: the root
+    while fixed < len(parts) - 1 and not glob.has_magic(parts[fixed]):
+        fixed += 1
+    root = os.sep.join(parts[:fixed]) or (os.sep if pattern.startswith(os.sep) else "")
+    wanted = tuple(parts[fixed:])
+    found = []
+    for folder, subfolders, names in _folders(root or os.curdir, seen):
+        rel = os.path.relpath(folder, root or os.curdir)
+        here = () if rel == os.curdir else tuple(rel.split(os.sep))
+        subfolders[:] = [d for d in subfolders if _matches((*here, d), wanted, folder=True)]
+        found += [os.path.join(folder, n) if root else os.path.join(*here, n)
+                  for n in names if _matches((*here, n), wanted)]
+    return [f for f in found if os.path.isfile(f)]
+
+
+@functools.lru_cache(maxsize=4096)
+def _matches(names: tuple[str, ...], pattern: tuple[str, ...], folder: bool = False) -> bool:
+    """Whether the path ``names`` matches the pattern's names (``folder``: whether a file
+    under the folder ``names`` could)."""
+    if not names:
+        return bool(pattern) if folder else all(p == "**" for p in pattern)
+    if not pattern:
+        return False
+    head, rest = pattern[0], pattern[1:]
+    if head == "**":
+        return _matches(names, rest, folder) or (
+            not names[0].startswith(".") and _matches(names[1:], pattern, folder))
+    if names[0].startswith(".") and not head.startswith("."):
+        return False                     # glob's rule: wildcards never match a hidden name
+    return fnmatch.fnmatchcase(names[0], head) and _matches(names[1:], rest, folder)
+
+
+def expand(specs: Sequence[str], outputs: Sequence[str] = (), *,
+           stdin: bool = False) -> list[InputFile]:
+    """The files named by ``specs`` (files, globs, directories), in order, each once (a
+    file reached again, by another name or through a symbolic link, is not taken twice).
 
     A directory contributes its JSONL files (``*.jsonl``, ``*.ndjson``, ``*.json``, each
-    optionally ``.gz``) at any depth, sorted; a glob its matches, sorted. A file named
+    optionally ``.gz``) at any depth, sorted; a glob its matches, sorted. Both follow
+    symbolic links to folders, each real folder once, so a link back up ends. A file named
     directly is taken whatever its name. Directories and globs never yield a run's output:
     ``outputs`` (this run's ``--output`` file and ``--output-dir``) and, in any folder that
     holds an archive run's manifest, that manifest, its ``summary.json`` and ``parts/``
     (docs/archives.md: an output folder may sit inside the input folder, and a rerun
-    resumes). Raises FileNotFoundError for a spec matching nothing.
+    resumes). With ``stdin``, ``-`` is stdin (an InputFile named ``-``), in its place.
+    Raises FileNotFoundError for a spec matching nothing.
     """
     files: list[InputFile] = []
-    seen: set[str] = set()
+    seen: set[tuple[int, int]] = set()      # files taken, by device and inode
     skip = _Outputs(outputs)
 
     def add(name: str) -> None:
         path = os.path.abspath(name)
-        if path not in seen:
-            seen.add(path)
-            files.append(InputFile(name, path, os.path.getsize(path), name.endswith(".gz")))
+        st = os.stat(path)
+        if (st.st_dev, st.st_ino) not in seen:   # a file reached again through a link: once
+            seen.add((st.st_dev, st.st_ino))
+            files.append(InputFile(name, path, st.st_size, name.endswith(".gz")))
 
     for spec in specs:
-        if os.path.isdir(spec):
-            for name in sorted(skip.walk(spec)):
+        if spec == "-" and stdin:
+            files.append(InputFile("-", "-", 0, False))
+        elif os.path.isdir(spec):
+            for name in sorted(skip.walk(spec, set())):
                 add(name)
         elif os.path.exists(spec):
             with open(spec, "rb"):       # unreadable: fail now, naming it
                 pass
             add(spec)
         elif glob.has_magic(spec):
-            found = [m for m in glob.glob(spec, recursive=True) if os.path.isfile(m)]
+            found = _glob(spec, set())
             matches = sorted(m for m in found if not skip.holds(os.path.abspath(m)))
             if not matches:
                 raise FileNotFoundError(2, "matches only the output of a score-replays run"
@@ -139,10 +206,7 @@ def expand(specs: Sequence[str], outputs: Sequence[str] = ()) -> list[InputFile]
 def expand_names(specs: Sequence[str], outputs: Sequence[str] = ()) -> list[str]:
     """Files, globs and directories → file names, ``-`` (stdin) kept in its place;
     ``outputs`` as for :func:`expand`."""
-    out: list[str] = []
-    for spec in specs:
-        out.extend(["-"] if spec == "-" else [f.name for f in expand([spec], outputs)])
-    return out
+    return [f.name for f in expand(specs, outputs, stdin=True)]
 
 
 def open_input(path: str, gz: bool) -> IO[bytes] | gzip.GzipFile:
