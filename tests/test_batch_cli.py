@@ -314,7 +314,7 @@ def test_gzip_globs_and_directories_on_stdout(tmp_path: Path, lines: list[str],
         f.write("\n".join(lines) + "\n")
     (tmp_path / "y.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert batch.main([str(tmp_path / "d"), str(tmp_path / "*.jsonl"), "-j", "2",
-                       "--chunk-size", "4"]) == 1
+                       "--chunk-size", "4"]) == 3
     records = _records(capsys.readouterr().out)
     check_records(records[:len(lines)], lines)
     check_records(records[len(lines):], lines)
@@ -334,7 +334,7 @@ def test_archive_progress_on_a_terminal_and_local_dask(jsonl: Path, tmp_path: Pa
     monkeypatch.setattr(sys, "stderr", tty)
     out = tmp_path / "out"
     assert batch.main([str(jsonl), "--output-dir", str(out), "--partition-lines", "3",
-                       "--dask", "local:1"]) == 1
+                       "--dask", "local:1"]) == 3
     text = tty.getvalue()
     assert "\r[" in text and "4/4 partitions" in text and "10/10 lines" in text, text
     assert "dask local:1, 1 worker" in text

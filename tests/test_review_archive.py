@@ -253,7 +253,7 @@ def test_review_on_dask_equals_one_process(tmp_path: Path, named: list[str],
     make_archive(tmp_path / "in", named, counts)
     base = [str(tmp_path / "in"), "--partition-lines", "5", "--rollouts", "8", "--no-progress"]
     assert rb.main([*base, "--output-dir", str(tmp_path / "dask"), "--dask",
-                    stand_in_cluster.address]) == 1
+                    stand_in_cluster.address]) == 3
     assert "2 workers" in capsys.readouterr().err
     assert rb.main([*base, "--output-dir", str(tmp_path / "one"), "-j", "1"]) == 3
     assert _merged(tmp_path / "dask") == _merged(tmp_path / "one")
