@@ -288,10 +288,16 @@ def _width(text: str) -> int:
 # ----------------------------------------------------------------------------- commands
 
 def _read_text(path: str) -> str:
+    """A replay or summary file (``-``: stdin), read as ``view`` and ``review`` read one:
+    bytes that are not UTF-8 as U+FFFD, at most the maximum line size of an archive."""
+    from .batch.inputs import read_replay
+
     try:
-        return sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+        return read_replay(path)
     except OSError as exc:
-        raise Failed(f"cannot read {path}: {exc.strerror}", 2) from None
+        raise Failed(f"cannot read {path}: {exc.strerror or exc}", 2) from None
+    except ValueError as exc:
+        raise Failed(str(exc), 2) from None
 
 
 SUMMARY_KEYS = {"variant", "finish_order", "bombs", "hands", "escape", "stake", "table_fee",

@@ -22,9 +22,9 @@ kill, the kernel's OOM killer): never 0 or 3 (docs/decisions.md).
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
-import os
 from collections.abc import Callable
 from enum import IntEnum
 

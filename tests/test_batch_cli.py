@@ -275,6 +275,25 @@ def test_lines_are_decoded_as_if_one_by_one(parts: list[bytes], block: int) -> N
     assert list(inputs.stream_lines(stream)) == want
 
 
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from([b"a", b"bc", b"\n", b"\r", b"\xe4\xb8\xad", b"\xff"]),
+                max_size=40), st.integers(1, 9))
+def test_lines_over_the_limit_are_counted_not_held(parts: list[bytes], limit: int) -> None:
+    """With the limit (and so the block) at ``limit`` bytes: every line over it is a
+    LongLine of its size, every other line as before, wherever the blocks cut."""
+    data = b"".join(parts)
+    raw = data.split(b"\n")
+    if raw[-1] == b"":
+        raw.pop()
+    want: list[inputs.Line] = [                 # a size counts a CRLF's \r too
+        inputs.LongLine(len(r)) if len(r) > limit else
+        (r[:-1] if r.endswith(b"\r") else r).decode("utf-8", "replace") for r in raw]
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(inputs, "MAX_LINE_BYTES", limit)
+        m.setattr(inputs, "BLOCK", limit)
+        assert list(inputs.stream_lines(io.BytesIO(data))) == want
+
+
 def test_every_reader_splits_lines_the_same_way(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """One line splitter (service/batch/inputs.py) for the local pool's readers (byte
@@ -291,7 +310,7 @@ def test_every_reader_splits_lines_the_same_way(tmp_path: Path,
     with gzip.open(packed, "wb") as f:
         f.write(data)
     assert inputs.split_lines(data) == want
-    assert inputs.read_range(str(plain), 0, len(data)) == want           # the pool's ranges
+    assert list(inputs.read_range(str(plain), 0, len(data))) == want     # the pool's ranges
     assert list(inputs.file_lines(str(plain))) == want
     assert list(inputs.file_lines(str(packed))) == want
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), newline=""))
@@ -397,3 +416,90 @@ def test_scoring_a_file_imports_no_grpc(tmp_path: Path) -> None:
     got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=False)
     assert '"ok":false' in got.stdout and got.stdout.strip().endswith("[]"), got
+
+
+# ----------------------------------------------------------------------------- long lines
+
+LIMIT = inputs.MAX_LINE_BYTES
+SHUANGKOU = str(Path(sys.executable).with_name("shuangkou"))
+
+
+def _long(size: int) -> bytes:
+    """A line of ``size`` bytes that starts as a replay would."""
+    head = b'{"variant": "baibian", "players": ["'
+    return head + b"x" * (size - len(head) - 3) + b'"]}'
+
+
+def _run(*args: str, cwd: Path, stdin: Path | None = None) -> subprocess.CompletedProcess[str]:
+    with (stdin.open("rb") if stdin else open("/dev/null", "rb")) as source:
+        return subprocess.run([SHUANGKOU, *args], cwd=cwd, stdin=source, capture_output=True,
+                              text=True, timeout=120)
+
+
+def test_a_line_just_over_the_limit_is_one_rejection_everywhere(tmp_path: Path,
+                                                                lines: list[str]) -> None:
+    """A line of the maximum line size is read; one byte more and it is rejected, saying
+    so, in every mode that reads lines: the pool (one worker and several), stdin, gzip, an
+    archive (plain and gzipped), review-replays; review --line and view --line refuse it."""
+    import gzip
+
+    at_limit = _long(LIMIT)
+    over = _long(LIMIT + 1)
+    data = b"\n".join([lines[0].encode(), over, at_limit, lines[1].encode()]) + b"\n"
+    (tmp_path / "day.jsonl").write_bytes(data)
+    with gzip.open(tmp_path / "gz.jsonl.gz", "wb") as f:
+        f.write(data)
+    (tmp_path / "bad.jsonl").write_bytes(b'{"bad": 1}\n' + over + b"\n")
+    said = f"line of {LIMIT + 1:,} bytes is over the maximum line size ({LIMIT:,} bytes)"
+    for args, source in [
+            (["score-replays", "day.jsonl", "-j", "1"], None),
+            (["score-replays", "day.jsonl", "-j", "2", "--chunk-size", "1"], None),
+            (["score-replays", "-", "-j", "1"], tmp_path / "day.jsonl"),
+            (["score-replays", "gz.jsonl.gz", "-j", "1"], None),
+            (["score-replays", "day.jsonl", "--output-dir", "o0", "--partition-lines", "2"],
+             None),
+            (["score-replays", "gz.jsonl.gz", "--output-dir", "o1"], None),
+            (["review-replays", "bad.jsonl", "--output-dir", "o2"], None)]:
+        done = _run(*args, "--no-progress", cwd=tmp_path, stdin=source)
+        assert done.returncode == 3, (args, done.stderr)
+        out = next((tmp_path / d for d in ("o0", "o1", "o2") if d in args), None)
+        records = _records(done.stdout) if out is None else [
+            r for p in sorted((out / "parts").glob("*.jsonl")) for r in _records(p.read_text())]
+        if args[0] == "review-replays":
+            assert [r["ok"] for r in records] == [False, False]
+            assert said in records[1]["error"]["reason"]
+            continue
+        assert [r["ok"] for r in records] == [True, False, False, True], args
+        assert said in records[1]["error"]["reason"]
+        assert "not valid JSON" not in records[1]["error"]["reason"]
+        # at the limit: read, and refused for what it holds
+        assert records[2]["error"]["reason"] == "a replay needs 'hands'"
+    for command in ("review", "view"):
+        done = _run(command, "day.jsonl", "--line", "2", cwd=tmp_path)
+        assert done.returncode == 2 and said in done.stderr, done.stderr
+
+
+def _peak_rss_mib(args: list[str], cwd: Path) -> float:
+    """The command's peak RSS (its own process: -j 1 reads in the parent)."""
+    code = ("import resource, sys\nfrom shuangkou.service.cli import main\n"
+            "status = main(sys.argv[1:])\n"
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+            "sys.exit(status)")
+    done = subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 3, done.stderr
+    return int(done.stderr.strip().splitlines()[-1]) / 1024
+
+
+@pytest.mark.parametrize("args", [["-j", "1"], ["--output-dir", "out", "-j", "1"]],
+                         ids=["records", "archive"])
+def test_a_long_line_costs_no_memory(tmp_path: Path, lines: list[str], args: list[str]) -> None:
+    """A 96 MiB line peaked at ~3 times its size (read whole, decoded, split); read past in
+    blocks now, it costs what a short bad line costs, within a few MiB."""
+    (tmp_path / "short.jsonl").write_bytes(lines[0].encode() + b"\n" + _long(LIMIT + 1) + b"\n")
+    (tmp_path / "long.jsonl").write_bytes(lines[0].encode() + b"\n" + _long(96 << 20) + b"\n")
+    short = _peak_rss_mib(["score-replays", "short.jsonl", *args], tmp_path)
+    if "out" in args:
+        args = ["--output-dir", "out2", "-j", "1"]
+    long = _peak_rss_mib(["score-replays", "long.jsonl", *args], tmp_path)
+    assert long < short + 8, (short, long)

@@ -41,7 +41,7 @@ from ..exits import Exit
 from ..heap import MMAP_CEILING, keep_heap_pad
 from ..shown import shown
 from . import pool
-from .inputs import byte_ranges, count_lines, expand_names, file_lines, read_range
+from .inputs import Line, byte_ranges, count_lines, expand_names, file_lines, read_range
 from .pages import DEFAULT_LIMIT, Rejected, write_pages
 from .progress import Progress
 from .records import Block, RemoteFailure, score_lines
@@ -62,8 +62,8 @@ def score_range(path: str, start: int, end: int, partial_deal: bool = False) -> 
     return score_lines(read_range(path, start, end), partial_deal)
 
 
-def _chunks(lines: Iterable[str], chunk_lines: int) -> Iterator[list[str]]:
-    chunk: list[str] = []
+def _chunks(lines: Iterable[Line], chunk_lines: int) -> Iterator[list[Line]]:
+    chunk: list[Line] = []
     for line in lines:
         chunk.append(line)
         if len(chunk) >= chunk_lines:
@@ -73,7 +73,7 @@ def _chunks(lines: Iterable[str], chunk_lines: int) -> Iterator[list[str]]:
         yield chunk
 
 
-def _lines(paths: Sequence[str], skip: int = 0) -> Iterator[str]:
+def _lines(paths: Sequence[str], skip: int = 0) -> Iterator[Line]:
     """Every input line, after the first ``skip`` (for --server and --resume)."""
     for p in paths or ["-"]:
         for line in file_lines(p):
@@ -132,7 +132,7 @@ class _Tally:
 
 # ----------------------------------------------------------------------------- running
 
-def _remote(lines: Iterable[str], target: str, jobs: int) -> Iterator[Block]:
+def _remote(lines: Iterable[Line], target: str, jobs: int) -> Iterator[Block]:
     from .remote import score_remote  # the gRPC client (imported only when used)
 
     for rec in score_remote(lines, target, jobs):

@@ -17,8 +17,9 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from .inputs import file_lines
+from .inputs import Line, LongLine, file_lines
 
 __all__ = ["DEFAULT_LIMIT", "Rejected", "page_name", "write_pages"]
 
@@ -66,12 +67,12 @@ class Rejected:
                         if record.get("ok") is False:
                             self.add_located(record["file"], record["line"])
 
-    def locate(self, files: Sequence[str]) -> list[tuple[str, int, str]]:
+    def locate(self, files: Sequence[str]) -> list[tuple[str, int, Line]]:
         """(file, line, text) of every noted line, reading the inputs in order (and no
         further than the last one)."""
         by_index, by_line = set(self.indices), set(self.found)
         total = len(by_index) + len(by_line)
-        out: list[tuple[str, int, str]] = []
+        out: list[tuple[str, int, Line]] = []
         index = 0
         for name in files:
             if len(out) == total:
@@ -99,15 +100,20 @@ def page_name(file: str, line: int) -> str:
     return f"{safe}-{line}.html"
 
 
-def write_pages(outdir: str, lines: Iterable[tuple[str, int, str]], rejected: int,
+def write_pages(outdir: str, lines: Iterable[tuple[str, int, Line]], rejected: int,
                 partial_deal: bool = False) -> tuple[int, str]:
     """Write a page per (file, line, text) and the index; the number of pages and the
-    index's path."""
+    index's path. A line over the maximum line size, never read, has no page: its row in
+    the index says why."""
     from ..view.page import page_of, render_index
 
     os.makedirs(outdir, exist_ok=True)
-    entries = []
+    entries: list[dict[str, Any]] = []
     for file, line, text in lines:
+        if isinstance(text, LongLine):
+            entries.append({"file": file, "line": line, "page": None, "action": None,
+                            "reason": text.reason})
+            continue
         story, page = page_of(text, f"{_readable(file)} line {line}", partial_deal)
         name = page_name(file, line)
         with open(os.path.join(outdir, name), "w", encoding="utf-8") as out:
