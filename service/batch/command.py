@@ -41,7 +41,15 @@ from ..exits import Exit
 from ..heap import MMAP_CEILING, keep_heap_pad
 from ..shown import shown
 from . import pool
-from .inputs import Line, byte_ranges, count_lines, expand_names, file_lines, read_range
+from .inputs import (
+    Line,
+    byte_ranges,
+    count_lines,
+    expand_names,
+    file_lines,
+    one_document,
+    read_range,
+)
 from .pages import DEFAULT_LIMIT, Rejected, write_pages
 from .progress import Progress
 from .records import Block, RemoteFailure, score_lines
@@ -217,6 +225,19 @@ def check_archive_args(parser: argparse.ArgumentParser, args: argparse.Namespace
         parser.error("--output-dir reads files, globs or directories (not stdin)")
 
 
+def _shape_hint(files: Sequence[str], command: str) -> None:
+    """When every line was rejected: say so if an input is one replay printed over many
+    lines (a file for ``shuangkou score`` / ``review``, not an archive), and what to run."""
+    for name in files:
+        if lines := one_document(name):
+            single = "score" if command == "score-replays" else "review"
+            print(shown(f"{command}: {name} is one JSON document over {lines:,} lines, not "
+                        f"JSON lines (one replay a line): `shuangkou {single} {name}` takes "
+                        f"it as it is; `jq -c . {name}` writes it as one line"),
+                  file=sys.stderr)
+            return
+
+
 def _fail(message: str, status: int, command: str = "score-replays") -> int:
     print(f"shuangkou {command}: {shown(message)}", file=sys.stderr)
     return status
@@ -323,6 +344,8 @@ def _archive_work(args: argparse.Namespace, draw: bool, client: Any, job: Job) -
         return _fail("some partitions are not complete; rerun the same command", Exit.USAGE,
                      job.name)
     sys.stderr.write(shown(archive.format_summary(summary, outdir, job), lines=True))
+    if summary[job.done] == 0:
+        _shape_hint([f.name for f in run.files], job.name)
     if getattr(args, "view_rejected", None):
         rejected = _rejected(args)
         rejected.add_archive(run.part_path(p, "jsonl") for p in run.parts)
@@ -408,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:
         out.flush()
         if isinstance(exc, RemoteFailure):   # the servers failed (unreachable, gone): say so
-            return _fail(f"server {exc} (after {tally.done} records"
+            return _fail(f"{exc} (after {tally.done} records"
                          + ("; rerun with --output FILE --resume to continue)" if args.output
                             else ")"), Exit.USAGE)
         if args.server:
@@ -421,6 +444,8 @@ def main(argv: list[str] | None = None) -> int:
         if out is not sys.stdout:
             out.close()
     sys.stderr.write(shown(tally.summary(progress.finish(), where), lines=True))
+    if tally.ok == 0:
+        _shape_hint(files, "score-replays")
     sys.stderr.flush()
     if args.view_rejected:
         _write_pages(args, rejected, files)

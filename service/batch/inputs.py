@@ -17,14 +17,17 @@ import glob
 import gzip
 import os
 import sys
+import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO
 
+import orjson
+
 __all__ = ["InputFile", "INPUT_SUFFIXES", "MANIFEST", "SUMMARY", "PARTS", "MAX_LINE_BYTES",
            "Line", "LongLine", "expand", "expand_names", "is_output_folder", "open_input",
            "split_lines", "stream_lines", "file_lines", "read_range", "byte_ranges",
-           "count_lines", "read_replay"]
+           "count_lines", "read_replay", "json_lines", "one_document"]
 
 INPUT_SUFFIXES = (".jsonl", ".ndjson", ".json", ".jsonl.gz", ".ndjson.gz", ".json.gz")
 # What an archive run writes into its --output-dir (:mod:`~shuangkou.service.batch.archive`):
@@ -404,5 +407,41 @@ def read_replay(spec: str, line: int | None = None) -> str:
     if len(data) > MAX_LINE_BYTES:
         raise ValueError(f"{'stdin' if spec == '-' else spec} holds more than "
                          f"{MAX_LINE_BYTES:,} bytes, the most a replay may take (the "
-                         "maximum line size of an archive); not read")
+                         "maximum line size of an archive); not read (one replay of a "
+                         "JSON-lines archive: --line N)")
     return data.decode("utf-8", errors="replace")
+
+
+# ----------------------------------------------------------------------------- shapes
+# The two ways to hand a command the other shape of input: a JSON-lines archive to a
+# command that reads one replay, one replay printed over many lines to one that reads
+# archives. Each command says so, and what to run instead.
+
+def json_lines(text: str) -> int:
+    """How many lines ``text`` holds when it is JSON lines (two or more lines, the first a
+    JSON object on its own: an archive given where one replay goes), else 0."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) < 2:
+        return 0
+    try:
+        first = orjson.loads(lines[0])
+    except orjson.JSONDecodeError:
+        return 0
+    return len(lines) if isinstance(first, dict) else 0
+
+
+def one_document(path: str) -> int:
+    """How many lines the file ``path`` spans when it is one JSON object over several lines
+    (a replay printed for people, given where an archive goes: every line of it rejected),
+    else 0. Read up to the maximum line size."""
+    if path == "-":
+        return 0
+    try:
+        with open_input(path, path.endswith(".gz")) as f:
+            data = f.read(MAX_LINE_BYTES + 1)
+        if len(data) > MAX_LINE_BYTES or not isinstance(orjson.loads(data), dict):
+            return 0
+    except (OSError, EOFError, ValueError, zlib.error):    # a bad gzip: no hint to give
+        return 0
+    lines = data.count(b"\n") + (not data.endswith(b"\n"))
+    return lines if lines > 1 else 0

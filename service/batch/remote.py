@@ -40,6 +40,7 @@ from shuangkou.client import channel_options, decode_status
 from shuangkou.v1 import service_pb2, service_pb2_grpc
 
 from ..api.results import result_to_dict
+from ..client import check_target, server_failure
 from .inputs import Line
 from .records import RemoteFailure, error_record, line_error, result_record
 
@@ -81,6 +82,7 @@ def reply_record(reply: service_pb2.ScoreReplaysResponse) -> dict[str, Any]:
 def parse_targets(target: str) -> list[str]:
     """``host:port[,host:port...]`` → one target per server; a target with a gRPC scheme
     (``dns:``, ``ipv4:``, ``ipv6:``, ``unix:``) stays one target. ValueError when malformed."""
+    check_target(target)
     if target.startswith(("dns:", "ipv4:", "ipv6:", "unix:", "unix-abstract:")):
         return [target]
     out = []
@@ -228,8 +230,8 @@ def _score_chunk(servers: _Servers, lines: list[Line], first: int, timeout: floa
                 continue
             if code in _RETRYABLE:
                 where = ",".join(servers.targets)
-                raise RemoteFailure(f"{where}: no server answers: {code.name}: "
-                                    f"{_one_line(details)}") from exc
+                raise RemoteFailure(server_failure(where, f"no server answers: {code.name}",
+                                                   _one_line(details))) from exc
             # The servers keep refusing the stream at this line: record it, go on.
             records[send[done]] = error_record(
                 f"the server refused this line: {code.name}: {_one_line(details)}")
