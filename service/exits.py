@@ -22,6 +22,7 @@ kill, the kernel's OOM killer): never 0 or 3 (docs/decisions.md).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import traceback
@@ -50,11 +51,12 @@ def guarded(command: str, run: Callable[[], int]) -> int:
         return run()
     except BrokenPipeError:
         # stdout is gone: the interpreter's own flush at exit must not complain about it
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return Exit.USAGE
     except Exception:  # noqa: BLE001 - the one place a bug becomes an exit status
         traceback.print_exc()
-        print(f"shuangkou {command}: internal error (a bug; the traceback above says "
-              "where): exit status 70", file=sys.stderr)
+        print(f"shuangkou {command}".rstrip() + ": internal error (a bug; the traceback "
+              "above says where): exit status 70", file=sys.stderr)
         sys.stderr.flush()
         return Exit.CRASH
