@@ -127,8 +127,9 @@ def main() -> int:
                          "SERVER": f"127.0.0.1:{server.port}" if server else ""}
                 argv = [subst.get(a, a) for a in argv]
                 status, out, err, peak = run(argv, archive if stdin else None)
-                if argv[0] == "review":
-                    said = err.strip().splitlines()[-1] if err.strip() else ""
+                if argv[0] == "review":         # its one line, after the file's name
+                    said = err.strip().splitlines()[-1].split(" line 2: ", 1)[-1] \
+                        if err.strip() else ""
                 else:
                     parts = sorted((folder / f"out{n}" / "parts").glob("*.jsonl"))
                     records = (out.splitlines() if not parts else
