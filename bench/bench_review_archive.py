@@ -126,7 +126,7 @@ def review(archive: Path, outdir: Path, extra: list[str]) -> tuple[dict[str, Any
     t = time.perf_counter()
     status = rb.main([str(archive), "--output-dir", str(outdir), "--no-progress", *extra])
     seconds = time.perf_counter() - t
-    if status not in (0, 1):
+    if status not in (0, 3):      # done, or done with lines rejected (service/exits.py)
         raise SystemExit(f"review-replays exited {status}")
     return json.loads((outdir / "summary.json").read_text()), seconds
 

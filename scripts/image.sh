@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Build the service image on a machine without Docker, from Debian packages only: podman,
-# buildah, mmdebstrap and runc (installed with apt-get when missing), two Debian bookworm base
-# images made here with mmdebstrap and reused while their recipe is unchanged, and the repo's
-# Dockerfile built unchanged with no layer cache (docs/operations.md, "The image, built here").
+# buildah, mmdebstrap and runc (installed with apt-get when missing, waiting for apt's locks:
+# scripts/apt-install.sh), two Debian bookworm base images made here with mmdebstrap and
+# reused while their recipe is unchanged, and the repo's Dockerfile built unchanged with no
+# layer cache (docs/operations.md, "The image, built here").
 #
 #   bash scripts/image.sh bases       # build or reuse the two bases; prints BUILD_BASE, RUN_BASE
 #   bash scripts/image.sh build TAG   # the bases, then `buildah bud` of the Dockerfile -> TAG
@@ -47,9 +48,8 @@ ensure_tools() {
         log "missing ${missing[*]}: run as root, or apt-get install podman buildah mmdebstrap runc"
         exit 1
     fi
-    log "installing ${missing[*]} (apt-get)"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
-        podman buildah mmdebstrap runc >&2
+    log "installing ${missing[*]} (apt-get, waiting for apt's locks: scripts/apt-install.sh)"
+    bash scripts/apt-install.sh podman buildah mmdebstrap runc
 }
 
 recipe_hash() {  # $1: packages; everything that shapes a base goes into its name

@@ -12,7 +12,8 @@
 # (Debian's chromium, with a CJK font for the round page's Chinese terms; examples/browser
 # and the round viewer) and Prometheus's promtool (the dashboard's queries and the alert
 # rules checked: tests/test_dashboard.py, test_deploy.py), with apt-get when any is missing
-# (as root, or through sudo); a package that cannot be installed fails the set-up.
+# (as root, or through sudo; scripts/apt-install.sh, which waits for apt's locks, so that two
+# set-ups at once both succeed); a package that cannot be installed fails the set-up.
 #
 # The build is skipped when nothing it depends on changed: a stamp in .venv records a hash of
 # the build inputs (core_ext/ and service/ *.pyx|*.pxd, protos/**/*.proto, setup.py, pyproject.toml, the
@@ -86,9 +87,8 @@ debian_packages() {
   [ ${#missing[@]} -eq 0 ] && return 0
   [ "$(id -u)" -eq 0 ] || sudo=(sudo)
   echo "setup-env: installing Debian packages: ${missing[*]}" >&2
-  if ! { "${sudo[@]}" apt-get update -qq \
-         && DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq \
-              --no-install-recommends -o DPkg::Lock::Timeout=300 "${missing[@]}" >/dev/null; }; then
+  # apt-install.sh waits for apt's locks (another set-up, an image build, any apt run).
+  if ! "${sudo[@]}" bash scripts/apt-install.sh "${missing[@]}"; then
     echo "setup-env: could not install the Debian packages: ${missing[*]}" >&2
     exit 1
   fi

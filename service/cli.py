@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .commands import COMMANDS as ONE_OFF_COMMANDS
+from .exits import Exit, guarded
 
 if TYPE_CHECKING:   # the subcommands start without the server's modules (issue 20: start-up)
     from multiprocessing.connection import Connection
@@ -111,7 +112,13 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``shuangkou ARGV``; the exit status (service/exits.py: one per kind of outcome,
+    70 for a crash, whichever command it was)."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    return guarded(argv[0] if argv else "", lambda: _run(argv))
+
+
+def _run(argv: list[str]) -> int:
     if argv and argv[0] in COMMANDS:
         module, func, _ = COMMANDS[argv[0]]
         return int(getattr(importlib.import_module(module), func)(argv[1:]) or 0)
@@ -125,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.command != "serve":
         parser.print_help()
-        return 2
+        return Exit.USAGE
     try:
         config = load_config(args)
     except ConfigError as exc:
@@ -149,7 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         import logging
 
         logging.getLogger("shuangkou").error("%s", exc)
-        status = 1
+        status = Exit.USAGE          # a port in use: it cannot run as configured
     _exit_now(status)
     return status   # not reached
 

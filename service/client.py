@@ -32,10 +32,71 @@ if TYPE_CHECKING:
 
     from shuangkou.core._core import _KindName as KindName
 
-__all__ = ["RemoteRules", "ServerError", "reading_dict", "rule_set_message", "summary_message"]
+__all__ = ["RemoteRules", "ServerError", "check_target", "reading_dict", "rule_set_message",
+           "server_failure", "summary_message"]
 
 Q = TypeVar("Q", bound="Message")
 A = TypeVar("A", bound="Message")
+
+
+# ----------------------------------------------------------------------------- --server
+
+def check_target(target: str) -> str:
+    """``--server TARGET`` as gRPC dials it (every command's ``--server``: one-off
+    questions, ``score-replays``, ``play``); ValueError, saying what to give, for a URL
+    (gRPC reads ``http://host:port`` as a host name and fails with "Misformatted domain
+    name")."""
+    from urllib.parse import urlsplit
+
+    scheme, sep, _ = target.partition("://")
+    if not sep or scheme.lower() not in ("http", "https", "grpc", "grpcs"):
+        return target
+    grpc_port, http_port = _default_ports()
+    url = urlsplit(target)
+    host = url.hostname or "localhost"
+    port = url.port or (443 if url.scheme.lower() in ("https", "grpcs") else 80)
+    hint = (f" ({port} is the HTTP port's default; the gRPC port's is {grpc_port})"
+            if port == http_port else "")
+    raise ValueError(f"--server {target}: give the gRPC port as HOST:PORT, not a URL: "
+                     f"--server {host}:{port}{hint}")
+
+
+def server_failure(target: str, code: str, details: str) -> str:
+    """One line for a server that failed a call: ``server TARGET: CODE: details``, and what
+    to check when gRPC's own words say it (an HTTP/1.1 server answered: the HTTP port)."""
+    line = f"server {target}: {code}: {details}"
+    http1 = [t for t in target.split(",") if "http1.x server" in details or _answers_http1(t)]
+    if "UNAVAILABLE" in code and http1:
+        grpc_port, http_port = _default_ports()
+        line += (f" -- {http1[0]} answers HTTP/1.1, not gRPC: is it the HTTP port? --server "
+                 f"takes the gRPC port ({grpc_port} by default; HTTP is {http_port})")
+    return line
+
+
+def _answers_http1(target: str, timeout: float = 1.0) -> bool:
+    """Whether ``host:port`` answers a plain HTTP/1.1 request as an HTTP/1.1 server does
+    (gRPC's own error says so only when its last attempt reached that address: a name
+    that resolves to ::1 and 127.0.0.1 often ends on the other one)."""
+    import socket
+
+    host, sep, port = target.rpartition(":")
+    if not sep or not port.isdigit() or "/" in host:
+        return False
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout) as conn:
+            conn.settimeout(timeout)
+            conn.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            return conn.recv(8).startswith(b"HTTP/1.")
+    except (OSError, ValueError):
+        return False
+
+
+def _default_ports() -> tuple[int, int]:
+    """The gRPC and HTTP ports' defaults (service/defaults.toml)."""
+    from .config import defaults
+
+    d = defaults()
+    return int(d["port"]), int(d["http_port"])
 
 
 class ServerError(Exception):
@@ -105,7 +166,7 @@ class RemoteRules:
             details = exc.message or exc.code.name
             if isinstance(exc, Rejected):      # the input is at fault: exit 1
                 raise ServerError(details, usage=False) from None
-            raise ServerError(f"server {self.target}: {exc.code.name}: {details}",
+            raise ServerError(server_failure(self.target, exc.code.name, details),
                               usage=True) from None
 
     def classify(self, cards: str, variant: str | Variant, declare: tuple[KindName | None, int | None]

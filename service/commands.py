@@ -11,9 +11,10 @@ replays, variants), 2 for bad usage, an unreadable file or an unreachable server
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -54,11 +55,24 @@ def _house_variants(paths: Sequence[str]) -> dict[str, Any]:
 
     found: dict[str, Any] = {}
     for path in paths:
-        if not Path(path).is_file():
-            raise Failed(f"variant file {path!r} does not exist", 2)
-        for v in core.load_variants(path):   # a built-in id is refused by the core
+        _variant_file(path)
+        try:
+            variants = core.load_variants(path)   # a built-in id is refused by the core
+        except OSError as exc:
+            raise Failed(f"cannot read variant file {path!r}: {exc.strerror or exc}", 2) \
+                from None
+        for v in variants:
             found[v.id] = v
     return found
+
+
+def _variant_file(path: str) -> None:
+    """Refuse, saying what a variant file is, a path that names none."""
+    if Path(path).is_dir():
+        raise Failed(f"{path!r} is a folder: a house variant file is a TOML or JSON file, "
+                     "e.g. examples/variants/my_house.toml", 2)
+    if not Path(path).is_file():
+        raise Failed(f"variant file {path!r} does not exist", 2)
 
 
 def resolve_variant(spec: str, house: dict[str, Any], remote: bool) -> Any:
@@ -71,6 +85,8 @@ def resolve_variant(spec: str, house: dict[str, Any], remote: bool) -> Any:
 
     if spec in house:
         return house[spec]
+    if Path(spec).is_dir() and spec not in core.BUILTIN:   # a folder named like an id: the id
+        _variant_file(spec)
     if spec.endswith(VARIANT_FILE_SUFFIXES) or Path(spec).is_file():
         variants = list(_house_variants([spec]).values())
         if len(variants) != 1:
@@ -288,10 +304,16 @@ def _width(text: str) -> int:
 # ----------------------------------------------------------------------------- commands
 
 def _read_text(path: str) -> str:
+    """A replay or summary file (``-``: stdin), read as ``view`` and ``review`` read one:
+    bytes that are not UTF-8 as U+FFFD, at most the maximum line size of an archive."""
+    from .batch.inputs import read_replay
+
     try:
-        return sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+        return read_replay(path)
     except OSError as exc:
-        raise Failed(f"cannot read {path}: {exc.strerror}", 2) from None
+        raise Failed(f"cannot read {path}: {exc.strerror or exc}", 2) from None
+    except ValueError as exc:
+        raise Failed(str(exc), 2) from None
 
 
 SUMMARY_KEYS = {"variant", "finish_order", "bombs", "hands", "escape", "stake", "table_fee",
@@ -384,6 +406,8 @@ def cmd_score(rules: Any, args: argparse.Namespace, variant: Any) -> tuple[Any, 
 
 
 def cmd_variants(rules: Any, args: argparse.Namespace, variant: Any) -> tuple[Any, str]:
+    from shuangkou import core
+
     if args.which is None:
         rows = rules.variants()
         if args.server is None:   # locally, house files given with --variants are listed too
@@ -391,14 +415,16 @@ def cmd_variants(rules: Any, args: argparse.Namespace, variant: Any) -> tuple[An
 
             rows += [variant_data(v) for v in args.house.values()]
         return rows, text_variants(rows)
-    if args.which.endswith(VARIANT_FILE_SUFFIXES) or Path(args.which).is_file():
+    if args.which.endswith(VARIANT_FILE_SUFFIXES) or Path(args.which).is_file() or (
+            Path(args.which).is_dir() and args.which not in core.BUILTIN):
         shown = [rules.variant(v) for v in _house_variants([args.which]).values()]
     else:
         shown = [rules.variant(resolve_variant(args.which, args.house, args.server is not None))]
     return (shown[0] if len(shown) == 1 else shown), "\n\n".join(map(text_variant, shown))
 
 
-def cmd_generate(args: argparse.Namespace, variant: Any, out: IO[str]) -> None:
+def cmd_generate(args: argparse.Namespace, variant: Any) -> Iterator[str]:
+    """The replays' lines, once the arguments are checked (nothing is written before)."""
     from shuangkou import core
 
     if args.count < 0 or not 0.0 <= args.escape <= 1.0:
@@ -409,13 +435,30 @@ def cmd_generate(args: argparse.Namespace, variant: Any, out: IO[str]) -> None:
         with_escape = ", ".join(v.id for v in core.list_variants() if v.escape != "none")
         raise Failed(f"--escape: {rules.id} defines no escape settlement, so an escaped round "
                      f"could not be scored; use a variant that does ({with_escape})", 2)
-    for seed in range(args.seed, args.seed + args.count):
-        replay = core.generate_replay(variant, seed, args.escape)
-        if not isinstance(variant, str):
-            from .api.convert import variant_document
 
-            replay["variant"] = variant_document(variant)
-        out.write(json.dumps(replay, ensure_ascii=False, separators=(",", ":")) + "\n")
+    def lines() -> Iterator[str]:
+        for seed in range(args.seed, args.seed + args.count):
+            replay = core.generate_replay(variant, seed, args.escape)
+            if not isinstance(variant, str):
+                from .api.convert import variant_document
+
+                replay["variant"] = variant_document(variant)
+            yield json.dumps(replay, ensure_ascii=False, separators=(",", ":")) + "\n"
+    return lines()
+
+
+@contextlib.contextmanager
+def _opened(path: str | None, out: IO[str]) -> Iterator[IO[str]]:
+    """Where the answer goes: ``-o FILE``, or ``out`` (stdout) without it or for ``-``."""
+    if path is None or path == "-":
+        yield out
+        return
+    try:
+        f = open(path, "w", encoding="utf-8")  # noqa: SIM115 - closed below, after the yield
+    except OSError as exc:
+        raise Failed(f"cannot write {path}: {exc.strerror or exc}", 2) from None
+    with f:
+        yield f
 
 
 # ----------------------------------------------------------------------------- parser
@@ -428,6 +471,8 @@ def _common(p: argparse.ArgumentParser, *, server: bool = True) -> None:
                         "--variants, or a house variant file (.toml/.json)")
     p.add_argument("--variants", metavar="FILE", action="append", default=[],
                    help="load house variants from a TOML/JSON file (repeatable)")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="write the answer to FILE instead of stdout ('-': stdout)")
     if server:
         p.add_argument("--json", action="store_true", help="print one JSON document")
         p.add_argument("--server", metavar="HOST:PORT",
@@ -520,12 +565,18 @@ def main(argv: Sequence[str], out: IO[str] | None = None) -> int:
             remote = getattr(args, "server", None) is not None
             variant = resolve_variant(args.variant or DEFAULT_VARIANT, args.house, remote)
             if command == "generate":
-                cmd_generate(args, variant, out)
+                lines = cmd_generate(args, variant)
+                with _opened(args.output, out) as stream:
+                    stream.writelines(lines)
                 return 0
             if remote:
-                from .client import RemoteRules
+                from .client import RemoteRules, check_target
 
-                rules = RemoteRules(_server_target(args.server))
+                try:
+                    target = _server_target(check_target(args.server))
+                except ValueError as exc:
+                    raise Failed(str(exc), 2) from None
+                rules = RemoteRules(target)
             else:
                 rules = LocalRules()
             handler: Callable[..., tuple[Any, str]] = globals()[f"cmd_{command}"]
@@ -537,11 +588,12 @@ def main(argv: Sequence[str], out: IO[str] | None = None) -> int:
         finally:
             if rules is not None:
                 rules.close()
+        # Names, sources and messages come from files and servers: the whole answer is
+        # escaped (its own newlines kept; the JSON stays the same JSON).
+        with _opened(args.output, out) as stream:
+            stream.write(shown(json.dumps(data, ensure_ascii=False, indent=2) if args.json
+                               else text, lines=True) + "\n")
     except Failed as exc:
         print(f"shuangkou {command}: {shown(str(exc))}", file=sys.stderr)
         return exc.status
-    # Names, sources and messages come from files and servers: the whole answer is escaped
-    # (its own newlines kept; the JSON stays the same JSON).
-    out.write(shown(json.dumps(data, ensure_ascii=False, indent=2) if args.json else text,
-                    lines=True) + "\n")
     return 0

@@ -114,6 +114,51 @@ def test_expand_globs_directories_and_missing(tmp_path: Path, unique: list[str])
         inputs.expand([str(tmp_path / "nothing-*.jsonl")])
 
 
+def _tree(root: Path) -> None:
+    for name in ("a.jsonl", "b.json", ".hidden.jsonl", "x/c.jsonl", "x/y/d.jsonl.gz",
+                 "x/.h/e.jsonl", "x/y/z/f.ndjson", "q[1]/g.jsonl", "notes.txt"):
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text("{}\n")
+
+
+@pytest.mark.parametrize("pattern", [
+    "*.jsonl", "**/*.jsonl", "**", "x/**", "**/y/*", "x/**/*.j*", "*/*.jsonl", "?.jsonl",
+    "[ab].json*", ".*", "**/.h/*", "x/.h/*", "q[[]1]/*", "**/z/*.ndjson", "x/y/**/*"])
+def test_globs_match_as_glob_glob(tmp_path: Path, pattern: str,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without links the walker finds what glob.glob(recursive=True) finds, relative or
+    absolute."""
+    import glob
+    _tree(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    for spec in (pattern, str(tmp_path / pattern)):
+        want = sorted(m for m in glob.glob(spec, recursive=True) if os.path.isfile(m))
+        assert sorted(inputs._glob(spec, set())) == want, spec
+
+
+@pytest.mark.parametrize("spec", ["loop/**/*.jsonl", "loop", "loop/**", "loop/*/*.jsonl"])
+def test_symlink_loops_end_and_every_file_is_scored_once(
+        tmp_path: Path, unique: list[str], spec: str) -> None:
+    """`self -> .` scored a 2-line file 41 times (glob follows it until the path is too long
+    to resolve); with `up -> ..` beside it the run never ended. Links are followed, each
+    real folder once; a file reached through a link, or named twice, is scored once."""
+    (tmp_path / "loop" / "sub").mkdir(parents=True)
+    (tmp_path / "loop" / "sub" / "a.jsonl").write_text(unique[0] + "\n" + unique[1] + "\n")
+    (tmp_path / "loop" / "sub" / "self").symlink_to(".")
+    (tmp_path / "loop" / "sub" / "up").symlink_to("..")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "b.jsonl").write_text(unique[2] + "\n")
+    (tmp_path / "loop" / "there").symlink_to("../elsewhere")   # a link to new ground: taken
+    (tmp_path / "loop" / "again.jsonl").symlink_to("sub/a.jsonl")
+    done = _shuangkou("score-replays", spec, "loop/sub/a.jsonl", "-j", "1", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    got = [json.loads(r)["ok"] for r in done.stdout.splitlines()]
+    assert got == [True] * 3
+    out = _shuangkou("score-replays", spec, "--output-dir", "out", "-j", "1", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert len(merged(tmp_path / "out")) == 3
+
+
 def test_local_archive_run_resume_and_summary(tmp_path: Path, unique: list[str],
                                               capsys: pytest.CaptureFixture[str]) -> None:
     counts = (40, 25, 30)
@@ -121,7 +166,7 @@ def test_local_archive_run_resume_and_summary(tmp_path: Path, unique: list[str],
     out = tmp_path / "out"
     args = [str(tmp_path / "in" / "a.jsonl"), str(tmp_path / "in" / "b"), "--output-dir", str(out),
             "--partition-lines", "8", "-j", "2"]
-    assert batch.main(args) == 1
+    assert batch.main(args) == 3
     check_exactly_once(out, lines, sources(tmp_path / "in", counts))
     summary = json.loads((out / "summary.json").read_text())
     err = capsys.readouterr().err
@@ -137,7 +182,7 @@ def test_local_archive_run_resume_and_summary(tmp_path: Path, unique: list[str],
     done[5].unlink()
     (out / "parts" / f"{done[5].stem}.jsonl").write_text("torn")
     (out / "parts" / f".{done[5].stem}.jsonl.tmp.x.1.abc").write_text("torn")
-    assert batch.main(args) == 1
+    assert batch.main(args) == 3
     check_exactly_once(out, lines, sources(tmp_path / "in", counts))
     assert "in 2 partitions" in capsys.readouterr().err
     # another run's output directory is refused
@@ -153,16 +198,16 @@ def test_an_output_dir_inside_the_input_dir_resumes(tmp_path: Path, unique: list
     lines = make_archive(tmp_path / "in", unique, counts)
     args = [str(tmp_path / "in"), "--output-dir", str(tmp_path / "in" / "out"),
             "--partition-lines", "5", "-j", "1"]
-    assert batch.main(args) == 1
+    assert batch.main(args) == 3
     capsys.readouterr()
-    assert batch.main(args) == 1                   # some lines are malformed: status 1 again
+    assert batch.main(args) == 3                   # some lines are malformed: status 3 again
     err = capsys.readouterr().err
     assert "this run: 0 lines in 0 partitions" in err and "another run" not in err, err
     names = sorted(sources(tmp_path / "in", counts))     # a directory's files: sorted by path
     check_exactly_once(tmp_path / "in" / "out", lines, names)
     # a lost partition is scored again, and only it
     next((tmp_path / "in" / "out" / "parts").glob("*.done")).unlink()
-    assert batch.main(args) == 1
+    assert batch.main(args) == 3
     assert "in 1 partitions" in capsys.readouterr().err
     check_exactly_once(tmp_path / "in" / "out", lines, names)
 
@@ -199,12 +244,12 @@ def test_shards_then_merge(tmp_path: Path, unique: list[str],
     lines = make_archive(tmp_path / "in", unique, counts)
     out = tmp_path / "out"
     base = [str(tmp_path / "in"), "--output-dir", str(out), "--partition-lines", "5", "-j", "1"]
-    assert batch.main([*base, "--shard", "0/3"]) == 1
+    assert batch.main([*base, "--shard", "0/3"]) == 3
     assert batch.main(["--merge", "--output-dir", str(out)]) == 2            # shards 1 and 2 missing
     assert "not complete" in capsys.readouterr().err
     for i in (2, 1):
         batch.main([*base, "--shard", f"{i}/3"])
-    assert batch.main(["--merge", "--output-dir", str(out)]) == 1
+    assert batch.main(["--merge", "--output-dir", str(out)]) == 3
     check_exactly_once(out, lines, sorted(sources(tmp_path / "in", counts)))
     assert json.loads((out / "summary.json").read_text())["lines"] == len(lines)
     assert archive.shard_of(list(range(7)), 1, 3) == [1, 4]  # type: ignore[arg-type]
@@ -233,6 +278,53 @@ def test_rejection_reasons_group_whatever_cards_they_name() -> None:
         assert len({archive.reason_template(r) for r in group}) == 1, group
     assert archive.reason_template("not valid JSON: line 1 column 2 (char 1)") == \
         "not valid JSON: line N column N (char N)"
+
+
+# Lines no UTF-8 file can hold as they read (a lone surrogate escaped, in a value or a key),
+# bytes that are not UTF-8 and a control character: each is one rejected record.
+HOSTILE_LINES = [b'{"variant":"\\ud800"}', b'{"\\udc80":1}', b'{"variant":"\\ud800\\u0041"}',
+                 b'{"variant":"\xff\xfe"}', b'\x00']
+
+
+def _shuangkou(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(Path(sys.executable).with_name("shuangkou")), *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("command", ["score-replays", "review-replays"])
+def test_any_line_is_one_record_and_a_summary(tmp_path: Path, unique: list[str],
+                                              command: str) -> None:
+    """Invalid Unicode, in a file whose own name is not UTF-8 either: a rejection per line,
+    a summary, the same on a rerun and a merge (each crashed writing summary.json, exit 1);
+    an older run's counts holding a lone surrogate merge too."""
+    (tmp_path / "in").mkdir()
+    name = os.fsdecode(b"day\xff.jsonl")
+    data = b"\n".join(HOSTILE_LINES) + b"\n"
+    if command == "score-replays":
+        data += unique[0].encode() + b"\n"
+    (tmp_path / "in" / name).write_bytes(data)
+    args = [command, "in", "--output-dir", "out", "-j", "1", "--no-progress"]
+    first = _shuangkou(*args, cwd=tmp_path)
+    assert first.returncode == 3, first.stderr                   # complete, lines rejected
+    records = merged(tmp_path / "out")
+    assert [(r["file"], r["line"]) for r in records] == [
+        (f"in/{name}", k + 1) for k in range(len(HOSTILE_LINES) + (command == "score-replays"))]
+    assert [r["ok"] for r in records[:len(HOSTILE_LINES)]] == [False] * len(HOSTILE_LINES)
+    assert "not valid JSON" in records[0]["error"]["reason"]
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["rejected"] == len(HOSTILE_LINES)
+    assert summary["variants"]["(not JSON)"]["rejected"] == 4
+    rerun = _shuangkou(*args, cwd=tmp_path)
+    assert rerun.returncode == 3 and "1 partitions were already complete" in rerun.stderr
+    # the counts an older run wrote: the lone surrogate Python's json read from line 1
+    (done,) = (tmp_path / "out" / "parts").glob("*.done")
+    counts = json.loads(done.read_text())
+    counts["variants"]["\ud800"] = counts["variants"].pop("(not JSON)")
+    done.write_text(json.dumps(counts))
+    merge = _shuangkou(command, "--merge", "--output-dir", "out", cwd=tmp_path)
+    assert merge.returncode == 3, merge.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["variants"]["\ud800"]["rejected"] == 4     # written as its JSON escape
 
 
 def test_archive_flags_need_an_output_dir() -> None:
@@ -313,11 +405,11 @@ def test_dask_archive_exactly_once_equals_single_machine(
     out = tmp_path / "out"
     inputs = [str(tmp_path / "in" / "a.jsonl"), str(tmp_path / "in" / "b" / "*.jsonl.gz")]
     assert batch.main([*inputs, "--output-dir", str(out), "--dask", cluster.address,
-                       "--partition-lines", "16"]) == 1
+                       "--partition-lines", "16"]) == 3
     check_exactly_once(out, lines, sources(tmp_path / "in", counts))
     assert "2 workers" in capsys.readouterr().err
     # the single-machine scorer (stdout mode) writes the same records in the merged order
-    assert batch.main([*inputs, "-j", "1"]) == 1
+    assert batch.main([*inputs, "-j", "1"]) == 3
     single = capsys.readouterr().out.splitlines()
     assert [score_line_without_source(r) for r in merged(out)] == single
 
@@ -336,7 +428,7 @@ def test_dask_resumes_after_the_client_is_killed(tmp_path: Path, unique: list[st
     before = len(list((out / "parts").glob("*.done")))
     second = _cli(*args)
     _, err = second.communicate(timeout=240)
-    assert second.returncode == 1, err
+    assert second.returncode == 3, err
     check_exactly_once(out, lines, sorted(sources(tmp_path / "in", counts)))
     # Tasks the dead client had already handed to the workers may still finish after the
     # count above: the second run finds at least that many done.
@@ -353,13 +445,13 @@ def test_dask_worker_killed_mid_job(tmp_path: Path, unique: list[str], cluster: 
     _wait_done(out, 4, proc)
     _kill(cluster.workers[0])                      # SIGKILL: its running task is lost
     _, err = proc.communicate(timeout=240)
-    assert proc.returncode == 1, err
+    assert proc.returncode == 3, err
     check_exactly_once(out, lines, sorted(sources(tmp_path / "in", counts)))
     summary = json.loads((out / "summary.json").read_text())
     assert summary["lines"] == len(lines) and summary["this_run"]["partitions"] == 80
 
 
-def test_unreachable_scheduler_is_one_line_exit_3(tmp_path: Path, unique: list[str],
+def test_unreachable_scheduler_is_one_line_exit_2(tmp_path: Path, unique: list[str],
                                                   monkeypatch: pytest.MonkeyPatch,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     make_archive(tmp_path / "in", unique, (3,))
@@ -367,6 +459,6 @@ def test_unreachable_scheduler_is_one_line_exit_3(tmp_path: Path, unique: list[s
     real = archive.dask_client
     monkeypatch.setattr(archive, "dask_client", lambda a: real(a, timeout=2))
     assert batch.main([str(tmp_path / "in"), "--output-dir", str(tmp_path / "out"),
-                       "--dask", address]) == 3
+                       "--dask", address]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"cannot reach the Dask scheduler {address}" in err[0]

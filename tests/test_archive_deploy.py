@@ -211,22 +211,23 @@ def test_pods_run_non_root_with_a_read_only_root(name: str,
     assert {"cpu", "memory"} <= set(limits)
 
 
-def _sh(script: str, data: Path, index: int | None = None) -> subprocess.CompletedProcess[str]:
+def _sh(script: str, data: Path, index: int | None = None,
+        bin_dir: Path = BIN) -> subprocess.CompletedProcess[str]:
     """``script`` as the pod runs it: the kubelet's expansion of the index, /data mounted
-    at ``data``, ``shuangkou`` on PATH."""
+    at ``data``, ``shuangkou`` on PATH (the one in ``bin_dir``)."""
     if index is not None:
         script = script.replace(INDEX, str(index))
     script = script.replace(" /data/", f" {shlex.quote(str(data))}/")
     return subprocess.run(["/bin/sh", "-c", script], capture_output=True, text=True,
-                          timeout=120, env={"PATH": f"{BIN}:/usr/bin:/bin"})
+                          timeout=120, env={"PATH": f"{bin_dir}:/usr/bin:/bin"})
 
 
 @pytest.mark.parametrize("run", RUNS, ids=lambda r: r.id)
 def test_shards_and_merge_run_as_the_pods_run_them(run: Run, tmp_path: Path,
                                                    docs: dict[str, dict[str, Any]]) -> None:
     """Every shard, then the merge, on an archive with rejected lines: a shard or a merge
-    that rejected lines exits 1 for the CLI and 0 for the Job (a complete run; a failed pod
-    would be retried, exit 1 again and fail its index); a merge before the shards exits 2."""
+    that rejected lines exits 3 for the CLI and 0 for the Job (a complete run; a failed pod
+    would be retried, exit 3 again and fail its index); a merge before the shards exits 2."""
     job, merge = docs[run.job], docs[run.merge]
     (tmp_path / "in").mkdir()
     # Rejected lines only: the review's default budget costs seconds a round, and what is
@@ -237,10 +238,63 @@ def test_shards_and_merge_run_as_the_pods_run_them(run: Run, tmp_path: Path,
         done = _sh(_script(job), tmp_path, i)
         assert done.returncode == 0, done.stderr
     first = _sh(_script(job).split(";")[0], tmp_path, 0)       # the CLI's own status
-    assert first.returncode == 1 and "shard 0/" in first.stderr, first.stderr
+    assert first.returncode == 3 and "shard 0/" in first.stderr, first.stderr
     done = _sh(_script(merge), tmp_path)
     assert done.returncode == 0, done.stderr
     args = _argv(job, run.command)
     out = tmp_path / args[args.index("--output-dir") + 1].removeprefix("/data/")
     summary = yaml.safe_load((out / "summary.json").read_text())
     assert summary["lines"] == summary["rejected"] == 2
+
+
+@pytest.mark.parametrize("name", JOBS)
+def test_only_done_and_lines_rejected_succeed(name: str, tmp_path: Path,
+                                              docs: dict[str, dict[str, Any]]) -> None:
+    """The pod's shell turns the CLI's statuses (service/exits.py) into the Job's: 0 (done)
+    and 3 (done, lines rejected) succeed; bad usage or I/O (2), a crash (70), a crash Python
+    reported itself (1) and a kill (137) fail the pod, each with its own status."""
+    stub = tmp_path / "bin" / "shuangkou"
+    stub.parent.mkdir()
+    stub.write_text('#!/bin/sh\nexit "$STATUS"\n')
+    stub.chmod(0o755)
+    script = _script(docs[name])
+    for status, pod in ((0, 0), (3, 0), (1, 1), (2, 2), (70, 70), (137, 137)):
+        done = subprocess.run(["/bin/sh", "-c", script.replace(INDEX, "0")], text=True,
+                              capture_output=True, timeout=60,
+                              env={"PATH": f"{stub.parent}:/usr/bin:/bin",
+                                   "STATUS": str(status)})
+        assert done.returncode == pod, (status, done.returncode, done.stderr)
+
+
+# A `shuangkou` with a bug planted where every line's record is counted (either job): the
+# real command, which must crash with status 70, never with the status of rejected lines.
+CRASHING = """#!{python}
+import sys
+from shuangkou.service.batch import archive
+
+def bug(*args, **kwargs):
+    raise KeyError("planted")
+
+archive.Stats.add_record = bug
+from shuangkou.service.cli import main
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize("run", RUNS, ids=lambda r: r.id)
+def test_a_crash_fails_the_pod(run: Run, tmp_path: Path,
+                               docs: dict[str, dict[str, Any]]) -> None:
+    """A bug in a shard exits 70 with its traceback: the pod fails (and is retried, up to
+    backoffLimitPerIndex); with the old rule (any status up to 1 a success) a crash,
+    Python's status 1, passed for "lines rejected" and the Job completed without the
+    partitions, to be found missing only by the merge."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "rounds.jsonl").write_text('{"bad": 1}\n')
+    crashing = tmp_path / "bin" / "shuangkou"
+    crashing.parent.mkdir()
+    crashing.write_text(CRASHING.format(python=sys.executable))
+    crashing.chmod(0o755)
+    done = _sh(_script(docs[run.job]), tmp_path, 0, crashing.parent)
+    assert done.returncode == 70, done.stderr
+    assert "KeyError: 'planted'" in done.stderr and "internal error" in done.stderr
+    assert _sh(_script(docs[run.merge]), tmp_path).returncode == 2   # nothing complete

@@ -75,7 +75,7 @@ def check_records(records: list[dict], lines: list[str]) -> None:
 
 
 def test_one_worker(jsonl: Path, lines: list[str], capsys: pytest.CaptureFixture[str]) -> None:
-    assert batch.main([str(jsonl), "--jobs", "1"]) == 1      # some records are errors
+    assert batch.main([str(jsonl), "--jobs", "1"]) == 3      # some records are errors
     out, err = capsys.readouterr()
     check_records(_records(out), lines)
     assert "10 replays, 6 scored" in err and "4 rejected" in err
@@ -84,7 +84,7 @@ def test_one_worker(jsonl: Path, lines: list[str], capsys: pytest.CaptureFixture
 
 def test_pool_keeps_the_order(jsonl: Path, lines: list[str],
                               capsys: pytest.CaptureFixture[str]) -> None:
-    assert batch.main([str(jsonl), "--jobs", "2", "--chunk-size", "3"]) == 1
+    assert batch.main([str(jsonl), "--jobs", "2", "--chunk-size", "3"]) == 3
     out, err = capsys.readouterr()
     check_records(_records(out), lines)
     assert "2 workers" in err
@@ -93,7 +93,7 @@ def test_pool_keeps_the_order(jsonl: Path, lines: list[str],
 def test_stdin_and_several_files(jsonl: Path, lines: list[str], monkeypatch: pytest.MonkeyPatch,
                                  capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(sys, "stdin", io.StringIO(lines[0] + "\n"))
-    assert batch.main(["-", str(jsonl), "--jobs", "1"]) == 1
+    assert batch.main(["-", str(jsonl), "--jobs", "1"]) == 3
     records = _records(capsys.readouterr().out)
     assert records[0] == _expected(lines[0])
     check_records(records[1:], lines)
@@ -140,7 +140,7 @@ def test_dash_o_is_the_records_file(tmp_path: Path, jsonl: Path, lines: list[str
     scores.jsonl`` writes the records there (never a directory); a folder is refused with
     the way to an archive (--output-dir), and so is an input file as the output."""
     out = tmp_path / "scores.jsonl"
-    assert batch.main([str(jsonl), "-o", str(out), "-j", "1"]) == 1
+    assert batch.main([str(jsonl), "-o", str(out), "-j", "1"]) == 3
     assert out.is_file() and capsys.readouterr().out == ""
     check_records(_records(out.read_text()), lines)
     (tmp_path / "folder").mkdir()
@@ -160,11 +160,11 @@ def test_an_output_file_inside_the_input_folder_resumes(
     folder.mkdir()
     (folder / "replays.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     out = folder / "records.jsonl"
-    assert batch.main([str(folder), "-o", str(out), "-j", "1"]) == 1
+    assert batch.main([str(folder), "-o", str(out), "-j", "1"]) == 3
     whole = out.read_text()
     out.write_text(whole[:whole.index("\n") + 1])        # interrupted after one record
     capsys.readouterr()
-    assert batch.main([str(folder), "-o", str(out), "--resume", "-j", "1"]) == 1
+    assert batch.main([str(folder), "-o", str(out), "--resume", "-j", "1"]) == 3
     assert out.read_text() == whole
     assert f"{len(lines) - 1} replays" in capsys.readouterr().err
 
@@ -173,7 +173,7 @@ def test_shuangkou_cli_dispatch(jsonl: Path, lines: list[str],
                                 capsys: pytest.CaptureFixture[str]) -> None:
     from shuangkou.service import cli
 
-    assert cli.main(["score-replays", str(jsonl), "--jobs", "1"]) == 1
+    assert cli.main(["score-replays", str(jsonl), "--jobs", "1"]) == 3
     check_records(_records(capsys.readouterr().out), lines)
 
 
@@ -190,7 +190,7 @@ def test_server_delegates_to_remote(jsonl: Path, lines: list[str],
     monkeypatch.setitem(sys.modules, "shuangkou.service.batch.remote",
                         types.SimpleNamespace(score_remote=score_remote,
                                                   parse_targets=lambda t: [t]))
-    assert batch.main([str(jsonl), "--server", "127.0.0.1:1", "--jobs", "3"]) == 1
+    assert batch.main([str(jsonl), "--server", "127.0.0.1:1", "--jobs", "3"]) == 3
     out, err = capsys.readouterr()
     check_records(_records(out), lines)
     assert calls == [("127.0.0.1:1", 3)] and "server 127.0.0.1:1" in err
@@ -218,7 +218,7 @@ def test_server_failure_is_reported(jsonl: Path, monkeypatch: pytest.MonkeyPatch
     monkeypatch.setitem(sys.modules, "shuangkou.service.batch.remote",
                         types.SimpleNamespace(score_remote=score_remote,
                                                   parse_targets=lambda t: [t]))
-    assert batch.main([str(jsonl), "--server", "127.0.0.1:1"]) == 3   # distinct from usage (2)
+    assert batch.main([str(jsonl), "--server", "127.0.0.1:1"]) == 2   # not "rejected" (3)
     out, err = capsys.readouterr()
     assert len(out.splitlines()) == 1
     assert "server 127.0.0.1:1 failed after 1 records: ConnectionError: server gone" in err
@@ -229,10 +229,10 @@ def test_server_records_equal_local_records(jsonl: Path, capsys: pytest.CaptureF
     pytest.importorskip("shuangkou.service.batch.remote")
     from grpc_helpers import running_server
 
-    assert batch.main([str(jsonl), "--jobs", "1"]) == 1
+    assert batch.main([str(jsonl), "--jobs", "1"]) == 3
     local = capsys.readouterr().out
     with running_server() as srv:
-        assert batch.main([str(jsonl), "--server", f"127.0.0.1:{srv.port}", "--jobs", "2"]) == 1
+        assert batch.main([str(jsonl), "--server", f"127.0.0.1:{srv.port}", "--jobs", "2"]) == 3
     remote = capsys.readouterr().out
     assert _records(remote) == _records(local)
 
@@ -275,6 +275,25 @@ def test_lines_are_decoded_as_if_one_by_one(parts: list[bytes], block: int) -> N
     assert list(inputs.stream_lines(stream)) == want
 
 
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from([b"a", b"bc", b"\n", b"\r", b"\xe4\xb8\xad", b"\xff"]),
+                max_size=40), st.integers(1, 9))
+def test_lines_over_the_limit_are_counted_not_held(parts: list[bytes], limit: int) -> None:
+    """With the limit (and so the block) at ``limit`` bytes: every line over it is a
+    LongLine of its size, every other line as before, wherever the blocks cut."""
+    data = b"".join(parts)
+    raw = data.split(b"\n")
+    if raw[-1] == b"":
+        raw.pop()
+    want: list[inputs.Line] = [                 # a size counts a CRLF's \r too
+        inputs.LongLine(len(r)) if len(r) > limit else
+        (r[:-1] if r.endswith(b"\r") else r).decode("utf-8", "replace") for r in raw]
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(inputs, "MAX_LINE_BYTES", limit)
+        m.setattr(inputs, "BLOCK", limit)
+        assert list(inputs.stream_lines(io.BytesIO(data))) == want
+
+
 def test_every_reader_splits_lines_the_same_way(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """One line splitter (service/batch/inputs.py) for the local pool's readers (byte
@@ -291,7 +310,7 @@ def test_every_reader_splits_lines_the_same_way(tmp_path: Path,
     with gzip.open(packed, "wb") as f:
         f.write(data)
     assert inputs.split_lines(data) == want
-    assert inputs.read_range(str(plain), 0, len(data)) == want           # the pool's ranges
+    assert list(inputs.read_range(str(plain), 0, len(data))) == want     # the pool's ranges
     assert list(inputs.file_lines(str(plain))) == want
     assert list(inputs.file_lines(str(packed))) == want
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data), newline=""))
@@ -314,7 +333,7 @@ def test_gzip_globs_and_directories_on_stdout(tmp_path: Path, lines: list[str],
         f.write("\n".join(lines) + "\n")
     (tmp_path / "y.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
     assert batch.main([str(tmp_path / "d"), str(tmp_path / "*.jsonl"), "-j", "2",
-                       "--chunk-size", "4"]) == 1
+                       "--chunk-size", "4"]) == 3
     records = _records(capsys.readouterr().out)
     check_records(records[:len(lines)], lines)
     check_records(records[len(lines):], lines)
@@ -334,7 +353,7 @@ def test_archive_progress_on_a_terminal_and_local_dask(jsonl: Path, tmp_path: Pa
     monkeypatch.setattr(sys, "stderr", tty)
     out = tmp_path / "out"
     assert batch.main([str(jsonl), "--output-dir", str(out), "--partition-lines", "3",
-                       "--dask", "local:1"]) == 1
+                       "--dask", "local:1"]) == 3
     text = tty.getvalue()
     assert "\r[" in text and "4/4 partitions" in text and "10/10 lines" in text, text
     assert "dask local:1, 1 worker" in text
@@ -397,3 +416,90 @@ def test_scoring_a_file_imports_no_grpc(tmp_path: Path) -> None:
     got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=False)
     assert '"ok":false' in got.stdout and got.stdout.strip().endswith("[]"), got
+
+
+# ----------------------------------------------------------------------------- long lines
+
+LIMIT = inputs.MAX_LINE_BYTES
+SHUANGKOU = str(Path(sys.executable).with_name("shuangkou"))
+
+
+def _long(size: int) -> bytes:
+    """A line of ``size`` bytes that starts as a replay would."""
+    head = b'{"variant": "baibian", "players": ["'
+    return head + b"x" * (size - len(head) - 3) + b'"]}'
+
+
+def _run(*args: str, cwd: Path, stdin: Path | None = None) -> subprocess.CompletedProcess[str]:
+    with (stdin.open("rb") if stdin else open("/dev/null", "rb")) as source:
+        return subprocess.run([SHUANGKOU, *args], cwd=cwd, stdin=source, capture_output=True,
+                              text=True, timeout=120)
+
+
+def test_a_line_just_over_the_limit_is_one_rejection_everywhere(tmp_path: Path,
+                                                                lines: list[str]) -> None:
+    """A line of the maximum line size is read; one byte more and it is rejected, saying
+    so, in every mode that reads lines: the pool (one worker and several), stdin, gzip, an
+    archive (plain and gzipped), review-replays; review --line and view --line refuse it."""
+    import gzip
+
+    at_limit = _long(LIMIT)
+    over = _long(LIMIT + 1)
+    data = b"\n".join([lines[0].encode(), over, at_limit, lines[1].encode()]) + b"\n"
+    (tmp_path / "day.jsonl").write_bytes(data)
+    with gzip.open(tmp_path / "gz.jsonl.gz", "wb") as f:
+        f.write(data)
+    (tmp_path / "bad.jsonl").write_bytes(b'{"bad": 1}\n' + over + b"\n")
+    said = f"line of {LIMIT + 1:,} bytes is over the maximum line size ({LIMIT:,} bytes)"
+    for args, source in [
+            (["score-replays", "day.jsonl", "-j", "1"], None),
+            (["score-replays", "day.jsonl", "-j", "2", "--chunk-size", "1"], None),
+            (["score-replays", "-", "-j", "1"], tmp_path / "day.jsonl"),
+            (["score-replays", "gz.jsonl.gz", "-j", "1"], None),
+            (["score-replays", "day.jsonl", "--output-dir", "o0", "--partition-lines", "2"],
+             None),
+            (["score-replays", "gz.jsonl.gz", "--output-dir", "o1"], None),
+            (["review-replays", "bad.jsonl", "--output-dir", "o2"], None)]:
+        done = _run(*args, "--no-progress", cwd=tmp_path, stdin=source)
+        assert done.returncode == 3, (args, done.stderr)
+        out = next((tmp_path / d for d in ("o0", "o1", "o2") if d in args), None)
+        records = _records(done.stdout) if out is None else [
+            r for p in sorted((out / "parts").glob("*.jsonl")) for r in _records(p.read_text())]
+        if args[0] == "review-replays":
+            assert [r["ok"] for r in records] == [False, False]
+            assert said in records[1]["error"]["reason"]
+            continue
+        assert [r["ok"] for r in records] == [True, False, False, True], args
+        assert said in records[1]["error"]["reason"]
+        assert "not valid JSON" not in records[1]["error"]["reason"]
+        # at the limit: read, and refused for what it holds
+        assert records[2]["error"]["reason"] == "a replay needs 'hands'"
+    for command in ("review", "view"):
+        done = _run(command, "day.jsonl", "--line", "2", cwd=tmp_path)
+        assert done.returncode == 2 and said in done.stderr, done.stderr
+
+
+def _peak_rss_mib(args: list[str], cwd: Path) -> float:
+    """The command's peak RSS (its own process: -j 1 reads in the parent)."""
+    code = ("import resource, sys\nfrom shuangkou.service.cli import main\n"
+            "status = main(sys.argv[1:])\n"
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+            "sys.exit(status)")
+    done = subprocess.run([sys.executable, "-c", code, *args], cwd=cwd, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 3, done.stderr
+    return int(done.stderr.strip().splitlines()[-1]) / 1024
+
+
+@pytest.mark.parametrize("args", [["-j", "1"], ["--output-dir", "out", "-j", "1"]],
+                         ids=["records", "archive"])
+def test_a_long_line_costs_no_memory(tmp_path: Path, lines: list[str], args: list[str]) -> None:
+    """A 96 MiB line peaked at ~3 times its size (read whole, decoded, split); read past in
+    blocks now, it costs what a short bad line costs, within a few MiB."""
+    (tmp_path / "short.jsonl").write_bytes(lines[0].encode() + b"\n" + _long(LIMIT + 1) + b"\n")
+    (tmp_path / "long.jsonl").write_bytes(lines[0].encode() + b"\n" + _long(96 << 20) + b"\n")
+    short = _peak_rss_mib(["score-replays", "short.jsonl", *args], tmp_path)
+    if "out" in args:
+        args = ["--output-dir", "out2", "-j", "1"]
+    long = _peak_rss_mib(["score-replays", "long.jsonl", *args], tmp_path)
+    assert long < short + 8, (short, long)

@@ -109,6 +109,12 @@ CASES = [
     Case("bench_failover.py", ("--lines", "500", "--kill-after", "0.5"),
          (r"^archive: 500 lines \(1 malformed\); replica B SIGKILLed ",
           r"^records: 500 remote, 500 local; identical and aligned: 500;"), timeout=90),
+    Case("bench_long_line.py", ("--mib", "3", "--modes", "plain,archive,server,review --line"),
+         (r"^a 3 MiB line between two replays; load average [\d.]+$",
+          *(rf"^{mode}\s+{status}\s+\d+ MiB  line of 3,145,767 bytes is over the maximum "
+            for mode, status in (("plain", 3), ("archive", 3), ("server", 3),
+                                 ("review --line", 2)))),
+         timeout=90),
     Case("bench_grpc.py", ("--seconds", "1", "--repeat", "1", "--clients", "1",
                            "--concurrency", "2", "--threads", "2"),
          (r"^ClassifyPlay, bare sync server\s+[\d,]+", r"^ClassifyPlay, bare aio server\s+[\d,]+",

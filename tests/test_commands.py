@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -45,6 +46,8 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "a": {"extends": "baibian", "chain_min_links": 2}, "b": {"extends": "a"}}}))
     paths["clash"].write_text(json.dumps({"id": "huopin", "extends": "baibian"}))
     paths["bad"].write_text('{"finish_order": [0, 2], "bombs": [{"seat": 0, "cards": "77"}]}')
+    paths["folder"] = d / "house_variants"
+    paths["folder"].mkdir()
     return paths
 
 
@@ -206,6 +209,9 @@ def test_variants(files: dict[str, Path]) -> None:
     (["variants", "{clash}"], 1, "may not take the built-in id 'huopin'"),
     (["generate", "--escape", "2"], 2, "--escape a probability"),
     (["classify", "33", "--variants", "/nonexistent.toml"], 2, "does not exist"),
+    (["classify", "33", "--variants", "{folder}"], 2, "is a folder: a house variant file is"),
+    (["compare", "33", "44", "--variant", "{folder}"], 2, "is a folder"),
+    (["variants", "{folder}"], 2, "is a folder"),
 ])
 def test_errors_are_one_line(argv: list[str], status: int, message: str,
                              files: dict[str, Path]) -> None:
@@ -312,7 +318,7 @@ def test_a_dask_run_that_cannot_start_writes_no_manifest(tmp_path: Path,
     source = tmp_path / "in.jsonl"
     source.write_text(json.dumps(REPLAY) + "\n")
     out = tmp_path / "out"
-    assert command.main(["--dask", "127.0.0.1:1", "--output-dir", str(out), str(source)]) == 3
+    assert command.main(["--dask", "127.0.0.1:1", "--output-dir", str(out), str(source)]) == 2
     assert not (out / archive.MANIFEST).exists()
 
 
@@ -323,3 +329,144 @@ def test_the_repository_root_tracks_no_stray_output() -> None:
     top = {name for name in tracked if "/" not in name}
     assert not [n for n in top if n.endswith((".jsonl", ".json.gz", ".jsonl.gz"))], top
     assert all((root / n).stat().st_size > 0 for n in top if (root / n).is_file()), top
+
+
+# ----------------------------------------------------------------------------- issue 62's newcomer items
+
+SHUANGKOU = str(Path(sys.executable).with_name("shuangkou"))
+
+
+def _sk(*args: str, cwd: Path, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([SHUANGKOU, *args], cwd=cwd, input=stdin, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_dash_o_names_the_output_in_every_command(tmp_path: Path) -> None:
+    """README: "-o FILE names an output file in every command" (review and generate refused
+    it): each command that prints an answer writes the same answer to FILE, stdout empty;
+    view writes its page, play saves its replay, score-replays its records."""
+    (tmp_path / "round.json").write_text(json.dumps(core.generate_replay("baibian", 3)))
+    (tmp_path / "day.jsonl").write_text(json.dumps(core.generate_replay("huopin", 4)) + "\n")
+    for argv in (["classify", "45678 BJ"], ["compare", "33", "44", "--json"],
+                 ["plays", "33 44 BJ", "--counts"], ["score", "round.json"],
+                 ["generate", "-n", "2", "--seed", "5"], ["variants"], ["variants", "huopin"],
+                 ["review", "round.json", "--rollouts", "4"],
+                 ["score-replays", "day.jsonl", "-j", "1"]):
+        printed = _sk(*argv, cwd=tmp_path)
+        assert printed.returncode == 0, (argv, printed.stderr)
+        written = _sk(*argv, "-o", "answer.txt", cwd=tmp_path)
+        assert written.returncode == 0 and written.stdout == "", (argv, written.stderr)
+        answer = (tmp_path / "answer.txt").read_text(encoding="utf-8")
+        if argv[0] == "review":         # the review's own timing differs run to run
+            answer, printed.stdout = (re.sub(r"in [\d.]+ s", "", x)
+                                      for x in (answer, printed.stdout))
+        assert answer == printed.stdout, argv
+    assert _sk("view", "round.json", "-o", "page.html", cwd=tmp_path).returncode == 0
+    assert (tmp_path / "page.html").read_text().startswith("<!DOCTYPE html>")
+    played = _sk("play", "--seed", "1", "-o", "saved.json", cwd=tmp_path, stdin="q\n")
+    assert played.returncode == 0, played.stderr
+    assert json.loads((tmp_path / "saved.json").read_text())["variant"] == "baibian"
+    refused = _sk("classify", "33", "-o", str(tmp_path / "no" / "such" / "dir"), cwd=tmp_path)
+    assert refused.returncode == 2 and "cannot write" in refused.stderr
+
+
+# A `shuangkou` with a bug planted in the rules' answers and in the batch scorer's records:
+# the real commands must crash with status 70 and their traceback.
+CRASHING = """import sys
+from shuangkou.service import commands
+from shuangkou.service.batch import records
+
+def bug(*args, **kwargs):
+    raise KeyError("planted")
+
+commands.LocalRules.classify = bug
+records.Block.score = bug
+from shuangkou.service.cli import main
+sys.exit(main())
+"""
+
+
+def test_one_exit_status_per_kind_of_failure_across_commands(tmp_path: Path) -> None:
+    """service/exits.py: 1 bad input, 2 bad usage / an unreadable file / an unreachable
+    server, 3 lines rejected, 70 a crash: the same in every command (the same impossible
+    replay exited 2 from review and 1 from score; a crash exited 1, as rejected lines)."""
+    impossible = dict(REPLAY, actions=REPLAY["actions"][:1])
+    (tmp_path / "impossible.json").write_text(json.dumps(impossible))
+    (tmp_path / "day.jsonl").write_text(json.dumps(impossible) + "\n")
+    cases: list[tuple[list[str], int]] = [
+        (["score", "impossible.json"], 1),
+        (["review", "impossible.json"], 1),
+        (["classify", "33 44 55"], 0),
+        (["classify", "ZZ"], 1),
+        (["score", "missing.json"], 2),
+        (["review", "missing.json"], 2),
+        (["view", "missing.json"], 2),
+        (["score-replays", "missing.jsonl"], 2),
+        (["review-replays", "missing.jsonl", "--output-dir", "out"], 2),
+        (["classify"], 2),
+        (["review"], 2),
+        (["score-replays", "--resume"], 2),
+        (["play", "--seed", "-1"], 2),
+        (["classify", "33", "--server", f"127.0.0.1:{free_port()}"], 2),
+        (["score-replays", "day.jsonl", "--server", f"127.0.0.1:{free_port()}"], 2),
+        (["score-replays", "day.jsonl", "-j", "1"], 3),
+        (["review-replays", "day.jsonl", "--output-dir", "out", "-j", "1"], 3),
+    ]
+    for argv, status in cases:
+        done = _sk(*argv, cwd=tmp_path)
+        assert done.returncode == status, (argv, done.returncode, done.stderr)
+        assert "Traceback" not in done.stderr, argv
+    for argv in (["classify", "33"], ["score-replays", "day.jsonl", "-j", "1"]):
+        done = subprocess.run([sys.executable, "-c", CRASHING, *argv], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 70, (argv, done.stderr)
+        assert "KeyError: 'planted'" in done.stderr and "internal error" in done.stderr
+
+
+def test_the_wrong_shape_of_input_says_which_command_reads_it(tmp_path: Path) -> None:
+    """A replay printed for people given to score-replays ("730 replays, 0 scored, 730
+    rejected", no word of `shuangkou score`) or review-replays; an archive given to review
+    (a JSON parser's error, no word of --line) or view."""
+    doc = core.generate_replay("baibian", 3)
+    (tmp_path / "pretty.json").write_text(json.dumps(doc, indent=2))
+    lines = json.dumps(doc, indent=2).count("\n") + 1
+    done = _sk("score-replays", "pretty.json", "-j", "1", cwd=tmp_path)
+    assert done.returncode == 3
+    assert f"pretty.json is one JSON document over {lines:,} lines" in done.stderr
+    assert "`shuangkou score pretty.json`" in done.stderr and "jq -c" in done.stderr
+    done = _sk("review-replays", "pretty.json", "--output-dir", "out", "-j", "1", cwd=tmp_path)
+    assert done.returncode == 3 and "`shuangkou review pretty.json`" in done.stderr
+    assert _sk("score", "pretty.json", cwd=tmp_path).returncode == 0
+    (tmp_path / "day.jsonl").write_text(json.dumps(doc) + "\n" + json.dumps(doc) + "\n")
+    done = _sk("review", "day.jsonl", cwd=tmp_path)
+    assert done.returncode == 1 and done.stderr.count("\n") == 1
+    assert "day.jsonl holds 2 JSON lines" in done.stderr and "--line N" in done.stderr
+    assert "shuangkou review-replays day.jsonl --output-dir DIR" in done.stderr
+    done = _sk("view", "day.jsonl", "-o", "page.html", cwd=tmp_path)
+    assert done.returncode == 0 and "view one with --line N" in done.stderr
+    assert "--line" not in _sk("review", "pretty.json", "--rollouts", "4", cwd=tmp_path).stderr
+
+
+def test_server_pointed_at_a_url_or_the_http_port_says_so(tmp_path: Path) -> None:
+    """`--server http://localhost:50051` and `--server` at the HTTP port gave gRPC's raw
+    errors ("Misformatted domain name", "Trying to connect an http1.x server")."""
+    from shuangkou.service.batch import command as batch
+
+    (tmp_path / "day.jsonl").write_text(json.dumps(REPLAY) + "\n")
+    with running_server(http=True) as s:
+        status, out, err = run("classify", "33", "--server", f"http://127.0.0.1:{s.port}")
+        assert status == 2 and not out
+        assert f"not a URL: --server 127.0.0.1:{s.port}" in err and "Misformatted" not in err
+        status, _, err = run("classify", "33", "--server", "http://localhost:8080")
+        assert status == 2 and "8080 is the HTTP port's default" in err
+        for argv in (["classify", "33"], ["score-replays", "day.jsonl", "-j", "1"],
+                     ["play", "--seed", "1"]):
+            done = _sk(*argv, "--server", f"localhost:{s.http_port}", cwd=tmp_path,
+                       stdin="q\n")
+            assert done.returncode == 2, (argv, done.stderr)
+            assert (f"localhost:{s.http_port} answers HTTP/1.1, not gRPC: is it the HTTP "
+                    "port? --server takes the gRPC port") in done.stderr, (argv, done.stderr)
+            done = _sk(*argv, "--server", f"http://localhost:{s.port}", cwd=tmp_path)
+            assert done.returncode == 2 and "not a URL" in done.stderr, (argv, done.stderr)
+        assert batch.main([str(tmp_path / "day.jsonl"), "--server", f"127.0.0.1:{s.port}",
+                           "-j", "1"]) == 0                      # the gRPC port: scored

@@ -185,7 +185,7 @@ def test_review_archive_exactly_once_resume_and_summary(
     out = tmp_path / "out"
     args = [str(tmp_path / "in" / "a.jsonl"), str(tmp_path / "in" / "b"), "--output-dir", str(out),
             "--partition-lines", "6", "-j", "2", "--rollouts", "8"]
-    assert rb.main(args) == 1                      # the archive holds malformed lines
+    assert rb.main(args) == 3                      # the archive holds malformed lines
     records = _merged(out)
     assert [(r.pop("file"), r.pop("line")) for r in records] == sources(tmp_path / "in", counts)
     assert records == _expected(lines)
@@ -201,7 +201,7 @@ def test_review_archive_exactly_once_resume_and_summary(
     done = sorted((out / "parts").glob("*.done"))
     done[0].unlink()
     done[3].unlink()
-    assert rb.main(args) == 1
+    assert rb.main(args) == 3
     assert "in 2 partitions" in capsys.readouterr().err
     assert (out / "parts" / "00000-000000.jsonl").read_bytes() == first
     assert _comparable(json.loads((out / "summary.json").read_text())) == _comparable(summary)
@@ -219,10 +219,10 @@ def test_review_shards_merge_equal_one_run(tmp_path: Path, named: list[str]) -> 
     lines = make_archive(tmp_path / "in", named, counts)
     one, sharded = tmp_path / "one", tmp_path / "sharded"
     base = [str(tmp_path / "in"), "--partition-lines", "4", "-j", "1", "--rollouts", "8"]
-    assert rb.main([*base, "--output-dir", str(one)]) == 1
+    assert rb.main([*base, "--output-dir", str(one)]) == 3
     for i in (2, 0, 1):
         rb.main([*base, "--output-dir", str(sharded), "--shard", f"{i}/3"])
-    assert rb.main(["--merge", "--output-dir", str(sharded)]) == 1
+    assert rb.main(["--merge", "--output-dir", str(sharded)]) == 3
     assert _merged(sharded) == _merged(one) and len(_merged(one)) == len(lines)
     assert _comparable(json.loads((sharded / "summary.json").read_text())) == \
         _comparable(json.loads((one / "summary.json").read_text()))
@@ -253,9 +253,9 @@ def test_review_on_dask_equals_one_process(tmp_path: Path, named: list[str],
     make_archive(tmp_path / "in", named, counts)
     base = [str(tmp_path / "in"), "--partition-lines", "5", "--rollouts", "8", "--no-progress"]
     assert rb.main([*base, "--output-dir", str(tmp_path / "dask"), "--dask",
-                    stand_in_cluster.address]) == 1
+                    stand_in_cluster.address]) == 3
     assert "2 workers" in capsys.readouterr().err
-    assert rb.main([*base, "--output-dir", str(tmp_path / "one"), "-j", "1"]) == 1
+    assert rb.main([*base, "--output-dir", str(tmp_path / "one"), "-j", "1"]) == 3
     assert _merged(tmp_path / "dask") == _merged(tmp_path / "one")
     assert _comparable(json.loads((tmp_path / "dask" / "summary.json").read_text())) == \
         _comparable(json.loads((tmp_path / "one" / "summary.json").read_text()))

@@ -115,7 +115,7 @@ def test_unreachable_target_is_one_line_naming_it(tmp_path: Path,
         list(score_remote(["{}"], f"127.0.0.1:{port}", attempts=2))
     path = tmp_path / "in.jsonl"
     path.write_text(_lines()[0] + "\n")
-    assert batch.main([str(path), "--server", f"127.0.0.1:{port}"]) == 3
+    assert batch.main([str(path), "--server", f"127.0.0.1:{port}"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"server 127.0.0.1:{port}: no server answers" in err[0]
     with pytest.raises(SystemExit) as info:                  # malformed: a usage error
@@ -146,10 +146,10 @@ def test_lone_carriage_return_keeps_lines_aligned(tmp_path: Path,
     # a lone \r inside line 1 (JSON whitespace) and a CRLF ending on line 2
     path.write_bytes((lines[0].replace(", ", ",\r", 1) + "\n" + lines[1] + "\r\n"
                       + lines[2] + "\n" + lines[3] + "\n").encode())
-    assert batch.main([str(path), "--jobs", "1"]) == 1
+    assert batch.main([str(path), "--jobs", "1"]) == 3
     local = capsys.readouterr().out
     with running_server() as srv:
-        assert batch.main([str(path), "--server", f"127.0.0.1:{srv.port}"]) == 1
+        assert batch.main([str(path), "--server", f"127.0.0.1:{srv.port}"]) == 3
     remote = capsys.readouterr().out
     assert remote == local
     assert remote.splitlines() == [score_line(line) for line in lines]
@@ -164,9 +164,9 @@ def test_resume_from_the_output(tmp_path: Path, capsys: pytest.CaptureFixture[st
     out.write_text(expected[:expected.index("\n", len(expected) // 2) + 40])  # torn record
     with running_server() as srv:
         assert batch.main([str(path), "--server", f"127.0.0.1:{srv.port}",
-                           "--output", str(out), "--resume"]) == 1
+                           "--output", str(out), "--resume"]) == 3
     assert out.read_text() == expected
     assert "10 replays" not in capsys.readouterr().err    # only the rest was sent
     out.write_text(expected[:100])                           # and locally
-    assert batch.main([str(path), "--output", str(out), "--resume", "-j", "2"]) == 1
+    assert batch.main([str(path), "--output", str(out), "--resume", "-j", "2"]) == 3
     assert out.read_text() == expected

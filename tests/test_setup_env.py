@@ -13,6 +13,7 @@ import re
 import shutil
 import signal
 import subprocess
+import threading
 import time
 import tomllib
 from pathlib import Path
@@ -40,7 +41,8 @@ mkdir -p build/tree/shuangkou && ln -sfn ../../../core_ext build/tree/shuangkou/
 @pytest.fixture()
 def clone(tmp_path: Path) -> Path:
     """The build inputs of this repository and a stand-in venv, without any build output."""
-    for name in ("setup.py", "pyproject.toml", "scripts/setup-env.sh"):
+    for name in ("setup.py", "pyproject.toml", "scripts/setup-env.sh",
+                 "scripts/apt-install.sh"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / name, tmp_path / name)
     shutil.copytree(ROOT / "protos", tmp_path / "protos")
@@ -161,3 +163,96 @@ def test_serve_script_second_start_is_fast() -> None:
         proc.send_signal(signal.SIGTERM)   # exec'd: the server itself
         _, err = proc.communicate(timeout=30)
     assert "up to date" in err and "installing" not in err and "pip" not in err, err
+
+
+# ----------------------------------------------------------------------------- apt's locks
+
+def _commands(script: Path) -> list[tuple[int, str]]:
+    """The script's logical lines (continuations joined) that run apt-get: apt-get outside
+    comments and outside quoted text (a message that names it runs nothing)."""
+    found = []
+    lines = script.read_text().splitlines()
+    number, joined = 0, ""
+    for n, line in enumerate(lines, 1):
+        if not joined:
+            number = n
+        joined += line.rstrip("\\") + " "
+        if line.endswith("\\"):
+            continue
+        code = re.sub(r"\"[^\"]*\"|'[^']*'", "", joined.split(" #")[0])
+        if not code.lstrip().startswith("#") and re.search(r"\bapt-get\b", code):
+            found.append((number, joined))
+        joined = ""
+    return found
+
+
+def test_every_apt_get_waits_for_the_lock() -> None:
+    """Two set-ups at once raced for apt's lock (one failed "could not install the Debian
+    packages"); scripts/image.sh installed podman while another suite held dpkg's lock.
+    Every apt-get in scripts/ carries -o DPkg::Lock::Timeout (update too); one script runs
+    them (apt-install.sh), through one array; the others call it."""
+    runs = {path.name: _commands(path) for path in sorted((ROOT / "scripts").glob("*.sh"))}
+    assert {name for name, found in runs.items() if found} == {"apt-install.sh"}, runs
+    ((_, array),) = runs["apt-install.sh"]
+    assert array.startswith("APT_GET=(apt-get ") and "DPkg::Lock::Timeout=" in array
+    text = (ROOT / "scripts" / "apt-install.sh").read_text()
+    uses = re.findall(r"\"\$\{APT_GET\[@\]\}\" (\w+)", text)
+    assert sorted(uses) == ["install", "update"], uses
+    for name in ("setup-env.sh", "image.sh"):
+        assert "bash scripts/apt-install.sh" in (ROOT / "scripts" / name).read_text(), name
+
+
+APT_CONFIG = """Dir::State::Lists "{d}/lists";
+Dir::State::status "{d}/admin/status";
+Dir::Cache "{d}/cache";
+Dir::Etc::sourcelist "{d}/sources.list";
+Dir::Etc::sourceparts "{d}/parts";
+"""
+
+
+def _hold(path: Path, seconds: float, kind: str = "fcntl") -> threading.Thread:
+    """Hold a lock on ``path`` for ``seconds`` (apt's locks are fcntl locks; ours flock)."""
+    import fcntl
+
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o640)
+    if kind == "fcntl":
+        fcntl.lockf(fd, fcntl.LOCK_EX)
+    else:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+    thread = threading.Thread(target=lambda: (time.sleep(seconds), os.close(fd)), daemon=True)
+    thread.start()
+    return thread
+
+
+@pytest.mark.skipif(shutil.which("apt-get") is None or shutil.which("flock") is None,
+                    reason="apt-get and flock (Debian)")
+def test_apt_install_waits_for_apt_and_for_another_set_up(tmp_path: Path) -> None:
+    """On a private apt state (APT_CONFIG: its own package lists, dpkg state and caches, no
+    sources), the locks held by "another process": the package lists (which `apt-get
+    update` does not wait for by itself), dpkg's frontend lock, and our own. apt-install.sh
+    waits for each and then gets on with it (here: to apt's answer that the package does
+    not exist); nothing says "Could not get lock"."""
+    for folder in ("lists/partial", "cache/archives/partial", "admin/updates", "parts"):
+        (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / "admin" / "status").touch()
+    (tmp_path / "sources.list").touch()
+    (tmp_path / "apt.conf").write_text(APT_CONFIG.format(d=tmp_path))
+    env = {**os.environ, "APT_CONFIG": str(tmp_path / "apt.conf"),
+           "SHUANGKOU_APT_LOCK": str(tmp_path / "ours.lock"), "APT_LOCK_TIMEOUT": "60"}
+    holders = [_hold(tmp_path / "ours.lock", 2, "flock"),
+               _hold(tmp_path / "lists" / "lock", 4),
+               _hold(tmp_path / "admin" / "lock-frontend", 6)]
+    start = time.monotonic()
+    done = subprocess.run(["bash", "scripts/apt-install.sh", "shuangkou-no-such-package"],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    took = time.monotonic() - start
+    for holder in holders:
+        holder.join()
+    assert done.returncode == 1 and "Unable to locate package" in done.stderr, done.stderr
+    assert "Could not get lock" not in done.stderr and took >= 6, (took, done.stderr)
+    assert "another set-up is installing packages; waiting" in done.stderr
+    assert "package lists are locked by another process; waiting" in done.stderr
+    # what is installed already is not installed again: no apt at all
+    installed = subprocess.run(["bash", "scripts/apt-install.sh", "bash"], cwd=ROOT, env=env,
+                               capture_output=True, text=True, timeout=60)
+    assert installed.returncode == 0 and installed.stderr == ""

@@ -158,6 +158,23 @@ def test_health_checks_are_not_traced(spans: InMemorySpanExporter) -> None:
     assert spans.get_finished_spans() == ()
 
 
+def test_reflection_calls_are_traced(spans: InMemorySpanExporter) -> None:
+    """docs/operations.md: health checks are not traced, reflection is (as any call: a
+    grpcurl call without .proto files makes one first)."""
+    from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+
+    with running_server() as s:
+        stub = reflection_pb2_grpc.ServerReflectionStub(s.channel)
+        replies = list(stub.ServerReflectionInfo(
+            iter([reflection_pb2.ServerReflectionRequest(list_services="")]), timeout=10,
+            metadata=(("traceparent", TRACEPARENT),)))
+    assert "shuangkou.v1.ShuangkouService" in {
+        x.name for x in replies[0].list_services_response.service}
+    (span,) = named(spans, "grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo")
+    assert f"{span.context.trace_id:032x}" == TRACE and span.kind == SpanKind.SERVER
+    assert span.attributes["rpc.grpc.status_code"] == 0
+
+
 def test_nothing_of_opentelemetry_is_imported_while_tracing_is_off() -> None:
     probe = """
 import sys

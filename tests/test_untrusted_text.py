@@ -116,7 +116,7 @@ def test_view_rejected_writes_a_page_per_input_file(tmp_path: Path) -> None:
         (work / name).write_text(json.dumps({"variant": "huopin", "hands": tag}) + "\n")
     done = shuangkou("score-replays", *inputs, "--no-progress", "-j", "1", "--view-rejected",
                      "pages", cwd=work)
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 3, done.stderr             # complete, lines rejected
     index = json.loads((work / "pages" / "index.json").read_text())
     assert [p["file"] for p in index["pages"]] == list(inputs)
     pages = [p["page"] for p in index["pages"]]
@@ -174,7 +174,7 @@ def test_score_replays_prints_a_hostile_file_name_escaped(tmp_path: Path) -> Non
     (tmp_path / name).write_text('{"variant": "huopin", "hands": "no"}\n')
     done = shuangkou("score-replays", name, "--no-progress", "-j", "1", "--view-rejected",
                      "pages\x1b[2J", cwd=tmp_path)
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 3, done.stderr             # complete, lines rejected
     _no_raw_controls(done.stdout + done.stderr)
     assert shown("pages\x1b[2J") in done.stderr
     missing = shuangkou("score-replays", "gone\x1b[2J.jsonl", "--no-progress", cwd=tmp_path)

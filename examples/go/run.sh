@@ -97,8 +97,8 @@ build() {
   fi
   rm -rf "$BUILD"
   mkdir -p "$BUILD/bin"
-  # gen/: buf generate with the repository's buf.gen.yaml (every example's code, at once).
-  bash "$ROOT/scripts/generate-clients.sh"
+  # gen/: buf generate with the repository's buf.gen.yaml, its Go plugins.
+  bash "$ROOT/scripts/generate-clients.sh" go
   vendor
   (cd "$HERE" && GOFLAGS=-mod=vendor GOPROXY=off GOWORK=off GO111MODULE=on \
     "$go" build -p 1 -trimpath -o "$BUILD/bin/" ./cmd/client ./cmd/table)

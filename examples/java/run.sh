@@ -58,8 +58,8 @@ build() {
   fi
   rm -rf "$BUILD"
   mkdir -p "$BUILD/classes"
-  # gen/: buf generate with the repository's buf.gen.yaml (every example's code, at once).
-  bash "$ROOT/scripts/generate-clients.sh"
+  # gen/: buf generate with the repository's buf.gen.yaml, its Java plugins.
+  bash "$ROOT/scripts/generate-clients.sh" java
   find "$HERE/gen" -name '*.java' >"$BUILD/sources"
   javac --release 17 -encoding UTF-8 -nowarn -Xlint:-deprecation -Xlint:-unchecked \
     -cp "$cp:$(classpath "${COMPILE_JARS[@]}")" -d "$BUILD/classes" \

@@ -36,8 +36,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+import orjson
+
 from . import pool
-from .inputs import MANIFEST, PARTS, SUMMARY, InputFile, expand
+from .inputs import MANIFEST, PARTS, SUMMARY, InputFile, Line, LongLine, expand
 from .partitions import Partition, plan, plan_digest, read_partition, read_sequential
 from .progress import Progress
 from .records import dumps, record_of
@@ -83,12 +85,16 @@ class Run:
 # ----------------------------------------------------------------------------- files
 
 def _write_atomic(path: str, write: Callable[[IO[str]], object]) -> None:
-    """Write ``path`` under a unique temporary name, fsync, rename: all or nothing."""
+    """Write ``path`` under a unique temporary name, fsync, rename: all or nothing.
+
+    What is written is JSON, non-ASCII kept: a lone surrogate (which no UTF-8 file can hold;
+    a partition's counts of an older run may have read one from an archive) goes out as its
+    JSON escape, ``\\ud800`` (``backslashreplace`` writes exactly that), never as a crash."""
     folder, name = os.path.split(path)
     tmp = os.path.join(folder, f".{name}.tmp.{socket.gethostname()}.{os.getpid()}."
                                f"{uuid.uuid4().hex[:8]}")
     try:
-        with open(tmp, "w", encoding="utf-8") as out:
+        with open(tmp, "w", encoding="utf-8", errors="backslashreplace") as out:
             write(out)
             out.flush()
             os.fsync(out.fileno())
@@ -157,14 +163,20 @@ def reason_template(reason: str) -> str:
     return _PARTICULARS.sub("N", reason)
 
 
-def _variant_of(line: str, record: dict[str, Any]) -> str:
+def _variant_of(line: Line, record: dict[str, Any]) -> str:
+    """The variant a line names, for the summary's counts per variant. A rejected line is
+    read by the core's own parser (orjson): a line the core found no JSON in (a lone
+    surrogate such as ``"\\ud800"``, which Python's json reads as a string no UTF-8 file
+    can hold) is "(not JSON)" here too."""
     if record["ok"]:
         return str(record.get("variant", "?"))
+    if isinstance(line, LongLine):
+        return "(line too long)"
     if not line.strip():
         return "(empty line)"
     try:
-        doc = json.loads(line)
-    except ValueError:
+        doc = orjson.loads(line)
+    except (orjson.JSONDecodeError, UnicodeEncodeError):
         return "(not JSON)"
     variant = doc.get("variant") if isinstance(doc, dict) else None
     if isinstance(variant, str):
@@ -188,7 +200,7 @@ class Stats:
     variants: dict[str, collections.Counter[str]] = field(default_factory=dict)
     reasons: dict[str, list[Any]] = field(default_factory=dict)   # template -> [count, example]
 
-    def add_record(self, file: str, line_no: int, line: str, record: dict[str, Any]) -> None:
+    def add_record(self, file: str, line_no: int, line: Line, record: dict[str, Any]) -> None:
         self.lines += 1
         variant = self.variants.setdefault(_variant_of(line, record), collections.Counter())
         if record["ok"]:
@@ -267,7 +279,7 @@ class Job:
         """The job a manifest's ``job`` entry (its :meth:`settings`) describes."""
         return self
 
-    def record(self, line: str, partial_deal: bool) -> dict[str, Any]:
+    def record(self, line: Line, partial_deal: bool) -> dict[str, Any]:
         """One input line's record (without its source); never raises."""
         return record_of(line, partial_deal)
 
@@ -298,17 +310,20 @@ def _load_done(path: str) -> dict[str, Any]:
     return done
 
 
-def _score_lines(job: Job, file: InputFile, part: Partition, lines: list[str], outdir: str,
-                 partial_deal: bool, start: float) -> dict[str, Any]:
+def _score_lines(job: Job, file: InputFile, part: Partition, lines: Iterable[Line],
+                 outdir: str, partial_deal: bool, start: float) -> dict[str, Any]:
+    """Run ``job`` on a partition's lines, each record written as its line is read (one
+    line held at a time), then the partition's counts."""
     stats = job.stats_type()
-    texts: list[str] = []
-    for k, line in enumerate(lines):
-        line_no = part.first_line + k
-        record = job.record(line, partial_deal)
-        stats.add_record(file.name, line_no, line, record)
-        texts.append(dumps({"file": file.name, "line": line_no, **record}))
-    _write_atomic(os.path.join(outdir, PARTS, f"{part.id}.jsonl"),
-                  lambda out: out.write("".join(t + "\n" for t in texts)))
+
+    def write(out: IO[str]) -> None:
+        for k, line in enumerate(lines):
+            line_no = part.first_line + k
+            record = job.record(line, partial_deal)
+            stats.add_record(file.name, line_no, line, record)
+            out.write(dumps({"file": file.name, "line": line_no, **record}) + "\n")
+
+    _write_atomic(os.path.join(outdir, PARTS, f"{part.id}.jsonl"), write)
     stats.seconds = time.perf_counter() - start
     result = stats.to_dict()
     _write_atomic(_done_path(outdir, part), lambda out: json.dump(result, out))

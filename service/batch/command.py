@@ -22,8 +22,9 @@ already in FILE. With ``--output-dir`` the input is an archive scored partition 
 partition, on a local pool, a Dask cluster (``--dask``) or one shard of a Kubernetes
 Indexed Job (``--shard``): :mod:`~shuangkou.service.batch.archive`.
 
-Exit status: 0 when every replay scored, 1 when some records are errors, 2 on bad usage or
-an unreadable input file, 3 when a server (or a Dask scheduler) cannot be reached or fails.
+Exit status (:mod:`~shuangkou.service.exits`, as every command): 0 when every replay scored,
+3 when the run is complete and some records are rejections, 2 on bad usage, an unreadable
+input file or a server (or a Dask scheduler) that cannot be reached or fails, 70 for a crash.
 """
 
 from __future__ import annotations
@@ -36,10 +37,19 @@ import sys
 from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..exits import Exit
 from ..heap import MMAP_CEILING, keep_heap_pad
 from ..shown import shown
 from . import pool
-from .inputs import byte_ranges, count_lines, expand_names, file_lines, read_range
+from .inputs import (
+    Line,
+    byte_ranges,
+    count_lines,
+    expand_names,
+    file_lines,
+    one_document,
+    read_range,
+)
 from .pages import DEFAULT_LIMIT, Rejected, write_pages
 from .progress import Progress
 from .records import Block, RemoteFailure, score_lines
@@ -47,8 +57,7 @@ from .records import Block, RemoteFailure, score_lines
 if TYPE_CHECKING:   # the archive machinery is imported only by an --output-dir run
     from .archive import Job
 
-__all__ = ["main", "archive_arguments", "archive_main", "check_archive_args", "score_range",
-           "EXIT_OK", "EXIT_REJECTED", "EXIT_USAGE", "EXIT_UNREACHABLE"]
+__all__ = ["main", "archive_arguments", "archive_main", "check_archive_args", "score_range"]
 
 DEFAULT_CHUNK = 200          # replays per task sent to a worker
 
@@ -61,8 +70,8 @@ def score_range(path: str, start: int, end: int, partial_deal: bool = False) -> 
     return score_lines(read_range(path, start, end), partial_deal)
 
 
-def _chunks(lines: Iterable[str], chunk_lines: int) -> Iterator[list[str]]:
-    chunk: list[str] = []
+def _chunks(lines: Iterable[Line], chunk_lines: int) -> Iterator[list[Line]]:
+    chunk: list[Line] = []
     for line in lines:
         chunk.append(line)
         if len(chunk) >= chunk_lines:
@@ -72,7 +81,7 @@ def _chunks(lines: Iterable[str], chunk_lines: int) -> Iterator[list[str]]:
         yield chunk
 
 
-def _lines(paths: Sequence[str], skip: int = 0) -> Iterator[str]:
+def _lines(paths: Sequence[str], skip: int = 0) -> Iterator[Line]:
     """Every input line, after the first ``skip`` (for --server and --resume)."""
     for p in paths or ["-"]:
         for line in file_lines(p):
@@ -131,10 +140,7 @@ class _Tally:
 
 # ----------------------------------------------------------------------------- running
 
-EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_UNREACHABLE = 0, 1, 2, 3
-
-
-def _remote(lines: Iterable[str], target: str, jobs: int) -> Iterator[Block]:
+def _remote(lines: Iterable[Line], target: str, jobs: int) -> Iterator[Block]:
     from .remote import score_remote  # the gRPC client (imported only when used)
 
     for rec in score_remote(lines, target, jobs):
@@ -219,6 +225,19 @@ def check_archive_args(parser: argparse.ArgumentParser, args: argparse.Namespace
         parser.error("--output-dir reads files, globs or directories (not stdin)")
 
 
+def _shape_hint(files: Sequence[str], command: str) -> None:
+    """When every line was rejected: say so if an input is one replay printed over many
+    lines (a file for ``shuangkou score`` / ``review``, not an archive), and what to run."""
+    for name in files:
+        if lines := one_document(name):
+            single = "score" if command == "score-replays" else "review"
+            print(shown(f"{command}: {name} is one JSON document over {lines:,} lines, not "
+                        f"JSON lines (one replay a line): `shuangkou {single} {name}` takes "
+                        f"it as it is; `jq -c . {name}` writes it as one line"),
+                  file=sys.stderr)
+            return
+
+
 def _fail(message: str, status: int, command: str = "score-replays") -> int:
     print(f"shuangkou {command}: {shown(message)}", file=sys.stderr)
     return status
@@ -250,9 +269,9 @@ def archive_main(args: argparse.Namespace, draw: bool, job: Job | None = None) -
         try:
             client = archive.dask_client(args.dask)
         except archive.ClusterError as exc:
-            return _fail(str(exc), EXIT_UNREACHABLE, job.name)
+            return _fail(str(exc), Exit.USAGE, job.name)
         except archive.ArchiveError as exc:
-            return _fail(str(exc), EXIT_USAGE, job.name)
+            return _fail(str(exc), Exit.USAGE, job.name)
     try:
         return _archive_work(args, draw, client, job)
     finally:
@@ -273,17 +292,17 @@ def _archive_work(args: argparse.Namespace, draw: bool, client: Any, job: Job) -
             if summary is None:
                 return _fail(f"{len(missing)} partitions of {outdir} are not complete "
                              f"(first: {', '.join(missing[:5])}); rerun their shards",
-                             EXIT_USAGE, job.name)
+                             Exit.USAGE, job.name)
             sys.stderr.write(shown(archive.format_summary(summary, outdir, job), lines=True))
-            return EXIT_OK if summary["rejected"] == 0 else EXIT_REJECTED
+            return Exit.OK if summary["rejected"] == 0 else Exit.REJECTED
         run = archive.prepare(args.files, outdir,
                               args.partition_lines or job.default_partition_lines,
                               args.partial_deal, job)
     except OSError as exc:
-        return _fail(f"cannot read {exc.filename or ''}: {exc.strerror or exc}", EXIT_USAGE,
+        return _fail(f"cannot read {exc.filename or ''}: {exc.strerror or exc}", Exit.USAGE,
                      job.name)
     except archive.ArchiveError as exc:
-        return _fail(str(exc), EXIT_USAGE, job.name)
+        return _fail(str(exc), Exit.USAGE, job.name)
     parts = run.parts
     if args.shard:
         index, count = archive.parse_shard(args.shard)
@@ -302,36 +321,42 @@ def _archive_work(args: argparse.Namespace, draw: bool, client: Any, job: Job) -
             backend += f", shard {args.shard}"
         this_run = archive.execute(pending, results, backend, already, draw)
     except archive.ClusterError as exc:
-        return _fail(str(exc), EXIT_UNREACHABLE, job.name)
+        return _fail(str(exc), Exit.USAGE, job.name)
     except archive.ArchiveError as exc:
-        return _fail(str(exc), EXIT_USAGE, job.name)
-    except Exception as exc:  # noqa: BLE001 - e.g. OSError, Dask's KilledWorker: one line
-        if not (args.dask or isinstance(exc, OSError)):
+        return _fail(str(exc), Exit.USAGE, job.name)
+    except Exception as exc:
+        # The machinery failed (a file, a connection, a Dask worker lost: KilledWorker …),
+        # not the code: one line, and the rerun finishes. Anything else is a bug: a crash.
+        if not (isinstance(exc, (OSError, TimeoutError))
+                or type(exc).__module__.partition(".")[0] == "distributed"):
             raise
         return _fail(f"{type(exc).__name__}: {exc} (rerun the same command to finish the "
-                     "remaining partitions)", EXIT_USAGE, job.name)
+                     "remaining partitions)", Exit.USAGE, job.name)
     if args.shard:
         stats, _ = archive.summarize(run, parts)
         print(f"{job.name}: shard {args.shard}: {len(parts)} partitions, {stats.lines} "
               f"lines ({stats.ok} {job.done}); {this_run['lines']} lines in "
               f"{this_run['seconds']:.2f} s this run; merge with --merge --output-dir "
               f"{outdir}", file=sys.stderr)
-        return EXIT_OK if stats.ok == stats.lines else EXIT_REJECTED
+        return Exit.OK if stats.ok == stats.lines else Exit.REJECTED
     summary = archive.write_summary(run, this_run)
     if summary is None:    # a partition vanished under us: say so, the rerun finishes it
-        return _fail("some partitions are not complete; rerun the same command", EXIT_USAGE,
+        return _fail("some partitions are not complete; rerun the same command", Exit.USAGE,
                      job.name)
     sys.stderr.write(shown(archive.format_summary(summary, outdir, job), lines=True))
+    if summary[job.done] == 0:
+        _shape_hint([f.name for f in run.files], job.name)
     if getattr(args, "view_rejected", None):
         rejected = _rejected(args)
         rejected.add_archive(run.part_path(p, "jsonl") for p in run.parts)
         _write_pages(args, rejected, [f.name for f in run.files])
-    return EXIT_OK if summary["rejected"] == 0 else EXIT_REJECTED
+    return Exit.OK if summary["rejected"] == 0 else Exit.REJECTED
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the batch scorer; returns the exit status (0 ok, 1 some rejected, 2 bad usage or
-    input, 3 a server or scheduler that cannot be reached or failed)."""
+    """Run the batch scorer; returns the exit status (:class:`~shuangkou.service.exits.Exit`:
+    0 every line scored, 3 some rejected, 2 bad usage, input or a server or scheduler that
+    cannot be reached or failed)."""
     parser = _parser()
     args = parser.parse_args(argv)
     if args.jobs < 1 or args.chunk_size < 1 or (args.partition_lines or 1) < 1:
@@ -369,10 +394,10 @@ def main(argv: list[str] | None = None) -> int:
         files = expand_names(args.files, [args.output] if args.output else [])
         total = count_lines(files) if draw else None
     except OSError as exc:
-        return _fail(f"cannot read {exc.filename}: {exc.strerror}", EXIT_USAGE)
+        return _fail(f"cannot read {exc.filename}: {exc.strerror}", Exit.USAGE)
     if args.output and os.path.abspath(args.output) in map(os.path.abspath, files):
         return _fail(f"--output {args.output} is also an input: the records would overwrite "
-                     "the replays", EXIT_USAGE)
+                     "the replays", Exit.USAGE)
     skip = _resume_point(args.output) if args.resume else 0
     if total is not None:
         total = max(total - skip, 0)
@@ -401,30 +426,30 @@ def main(argv: list[str] | None = None) -> int:
                 rejected.add_records(block.text)
             progress.add(block.lines)
         out.flush()
-    except BrokenPipeError:       # `... | head`: stop quietly
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_REJECTED
+    except BrokenPipeError:       # `... | head`: exits.guarded stops quietly
+        raise
     except Exception as exc:
         out.flush()
         if isinstance(exc, RemoteFailure):   # the servers failed (unreachable, gone): say so
-            return _fail(f"server {exc} (after {tally.done} records"
+            return _fail(f"{exc} (after {tally.done} records"
                          + ("; rerun with --output FILE --resume to continue)" if args.output
-                            else ")"), EXIT_UNREACHABLE)
+                            else ")"), Exit.USAGE)
         if args.server:
             return _fail(f"server {args.server} failed after {tally.done} records: "
-                         f"{type(exc).__name__}: {exc}", EXIT_UNREACHABLE)
+                         f"{type(exc).__name__}: {exc}", Exit.USAGE)
         if isinstance(exc, OSError):   # an input file vanished or became unreadable
-            return _fail(f"cannot read {exc.filename}: {exc.strerror}", EXIT_USAGE)
+            return _fail(f"cannot read {exc.filename}: {exc.strerror}", Exit.USAGE)
         raise
     finally:
         if out is not sys.stdout:
             out.close()
     sys.stderr.write(shown(tally.summary(progress.finish(), where), lines=True))
+    if tally.ok == 0:
+        _shape_hint(files, "score-replays")
     sys.stderr.flush()
     if args.view_rejected:
         _write_pages(args, rejected, files)
-    return EXIT_OK if tally.ok == tally.done else EXIT_REJECTED
+    return Exit.OK if tally.ok == tally.done else Exit.REJECTED
 
 
 if __name__ == "__main__":

@@ -17,8 +17,9 @@ import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from .inputs import file_lines
+from .inputs import Line, LongLine, file_lines
 
 __all__ = ["DEFAULT_LIMIT", "Rejected", "page_name", "write_pages"]
 
@@ -66,12 +67,12 @@ class Rejected:
                         if record.get("ok") is False:
                             self.add_located(record["file"], record["line"])
 
-    def locate(self, files: Sequence[str]) -> list[tuple[str, int, str]]:
+    def locate(self, files: Sequence[str]) -> list[tuple[str, int, Line]]:
         """(file, line, text) of every noted line, reading the inputs in order (and no
         further than the last one)."""
         by_index, by_line = set(self.indices), set(self.found)
         total = len(by_index) + len(by_line)
-        out: list[tuple[str, int, str]] = []
+        out: list[tuple[str, int, Line]] = []
         index = 0
         for name in files:
             if len(out) == total:
@@ -99,16 +100,21 @@ def page_name(file: str, line: int) -> str:
     return f"{safe}-{line}.html"
 
 
-def write_pages(outdir: str, lines: Iterable[tuple[str, int, str]], rejected: int,
+def write_pages(outdir: str, lines: Iterable[tuple[str, int, Line]], rejected: int,
                 partial_deal: bool = False) -> tuple[int, str]:
     """Write a page per (file, line, text) and the index; the number of pages and the
-    index's path."""
+    index's path. A line over the maximum line size, never read, has no page: its row in
+    the index says why."""
     from ..view.page import page_of, render_index
 
     os.makedirs(outdir, exist_ok=True)
-    entries = []
+    entries: list[dict[str, Any]] = []
     for file, line, text in lines:
-        story, page = page_of(text, f"{file} line {line}", partial_deal)
+        if isinstance(text, LongLine):
+            entries.append({"file": file, "line": line, "page": None, "action": None,
+                            "reason": text.reason})
+            continue
+        story, page = page_of(text, f"{_readable(file)} line {line}", partial_deal)
         name = page_name(file, line)
         with open(os.path.join(outdir, name), "w", encoding="utf-8") as out:
             out.write(page)
@@ -118,7 +124,17 @@ def write_pages(outdir: str, lines: Iterable[tuple[str, int, str]], rejected: in
                         "reason": "scored (not rejected here)" if rej is None else rej.reason})
     index = os.path.join(outdir, INDEX)
     with open(index, "w", encoding="utf-8") as out:
-        out.write(render_index(entries, rejected))
-    with open(os.path.join(outdir, "index.json"), "w", encoding="utf-8") as out:
+        out.write(render_index([{**e, "file": _readable(e["file"])} for e in entries],
+                               rejected))
+    # The names as the records give them: one the file system holds in bytes that are not
+    # UTF-8 keeps them as JSON escapes (\\udcff), as in an archive's records.
+    with open(os.path.join(outdir, "index.json"), "w", encoding="utf-8",
+              errors="backslashreplace") as out:
         json.dump({"rejected": rejected, "pages": entries}, out, ensure_ascii=False, indent=1)
     return len(entries), index
+
+
+def _readable(name: str) -> str:
+    """A file name as a page shows it: bytes that are not UTF-8 (the surrogates
+    :func:`os.fsdecode` gives them) as U+FFFD."""
+    return os.fsencode(name).decode("utf-8", "replace")

@@ -20,7 +20,7 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 
-from .inputs import BLOCK, InputFile, open_input, read_range, stream_lines
+from .inputs import BLOCK, InputFile, Line, open_input, read_range, stream_lines
 
 __all__ = ["Partition", "plan", "read_partition", "read_sequential", "plan_digest"]
 
@@ -96,31 +96,39 @@ def plan_digest(files: Sequence[InputFile], partition_lines: int, partial_deal: 
 
 
 def read_sequential(f: InputFile, parts: Sequence[Partition]) -> Iterator[tuple[Partition,
-                                                                                list[str]]]:
+                                                                                Iterator[Line]]]:
     """Each of ``parts`` (partitions of ``f`` in line order) with its lines, in one pass over
-    the file: how a gzipped file, which cannot be sought, is read."""
+    the file: how a gzipped file, which cannot be sought, is read. A partition's lines are
+    read as they are taken; what the taker leaves (a partition already complete) is read
+    past before the next."""
     with open_input(f.path, f.gz) as stream:
         lines = stream_lines(stream)
         line_no = 1
         for part in parts:
-            skip = part.first_line - line_no               # lines of partitions not asked for
-            chunk = list(itertools.islice(lines, skip, skip + part.lines))
-            line_no = part.first_line + len(chunk)
-            _check(f, part, chunk)
+            for _ in itertools.islice(lines, part.first_line - line_no):
+                pass                                     # lines of partitions not asked for
+            chunk = _checked(f, part, itertools.islice(lines, part.lines))
             yield part, chunk
+            for _ in chunk:
+                pass
+            line_no = part.first_line + part.lines
 
 
-def read_partition(f: InputFile, part: Partition) -> list[str]:
-    """The partition's lines (without their newlines)."""
+def read_partition(f: InputFile, part: Partition) -> Iterator[Line]:
+    """The partition's lines (without their newlines), read as they are taken: one line at
+    a time is held, however long the partition."""
     if part.start is not None and part.end is not None:
-        lines = read_range(f.path, part.start, part.end)
-        _check(f, part, lines)
-        return lines
-    ((_, lines),) = read_sequential(f, [part])
-    return lines
+        return _checked(f, part, read_range(f.path, part.start, part.end))
+    return (line for _, lines in read_sequential(f, [part]) for line in lines)
 
 
-def _check(f: InputFile, part: Partition, lines: list[str]) -> None:
-    if len(lines) != part.lines:   # the file changed since it was planned
-        raise OSError(f"{f.name}: partition {part.id} has {len(lines)} lines, planned "
+def _checked(f: InputFile, part: Partition, lines: Iterator[Line]) -> Iterator[Line]:
+    """``lines``, then OSError if they were not the partition's count (the file changed
+    since it was planned)."""
+    count = 0
+    for line in lines:
+        count += 1
+        yield line
+    if count != part.lines:
+        raise OSError(f"{f.name}: partition {part.id} has {count} lines, planned "
                       f"{part.lines} (the file changed during the run)")

@@ -3,25 +3,28 @@ Kubernetes shards, the gRPC client in :mod:`shuangkou.service.batch.remote`).
 
 A record is ``{"ok": true, ...ReplayResult.to_dict()}`` (its JSON text written by the
 settlement itself, ``score_replay_json``) or ``{"ok": false, "error":
-{"action": n, "reason": "..."}}`` (docs/replays.md). It takes nothing but the core, so every
-backend can depend on it without a cycle (and the CLI scores without importing grpc).
+{"action": n, "reason": "..."}}`` (docs/replays.md). It takes nothing but the core and the lines'
+types, so every backend can depend on it without a cycle (and the CLI scores without
+importing grpc).
 """
 
 from __future__ import annotations
 
 import collections
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+from .inputs import Line, LongLine
 
 try:  # orjson writes the same compact UTF-8 JSON about 5x faster than json.dumps
     import orjson
 except ImportError:  # pragma: no cover - a declared dependency; json is the fallback
     orjson = None  # type: ignore[assignment]
 
-__all__ = ["EMPTY_LINE", "Block", "RemoteFailure", "dumps", "error_record", "failure_record", "record_of",
-           "result_record",
-           "score_line", "score_lines"]
+__all__ = ["EMPTY_LINE", "Block", "RemoteFailure", "dumps", "error_record", "failure_record",
+           "line_error", "record_of", "result_record", "score_line", "score_lines"]
 
 
 class RemoteFailure(Exception):
@@ -51,14 +54,25 @@ def error_record(reason: str, action: int | None = None) -> dict[str, Any]:
     return {"ok": False, "error": error}
 
 
-def _outcome(line: str, partial_deal: bool, as_json: bool) -> Any:
+def line_error(line: Line) -> dict[str, Any] | None:
+    """The record of a line that holds no replay to read, whatever the job: an empty line, or
+    one over the maximum line size (read past, never held); None for any other line."""
+    if isinstance(line, LongLine):
+        return error_record(line.reason)
+    if not line.strip():
+        return error_record(EMPTY_LINE)
+    return None
+
+
+def _outcome(line: Line, partial_deal: bool, as_json: bool) -> Any:
     """One input line (without its newline) scored: its ``ReplayResult`` (with ``as_json``
     the record's JSON text, ``{"ok":true,...}``), or the error record (a dict) of a line
     that does not score; never raises."""
     replay = (_core_names or _load_core())[2]
+    if (refused := line_error(line)) is not None:
+        return refused
+    assert isinstance(line, str)
     text = line.strip()
-    if not text:
-        return error_record(EMPTY_LINE)
     try:
         if as_json:
             return '{"ok":true,' + replay.score_replay_json(text, partial_deal=partial_deal)[1:]
@@ -80,7 +94,7 @@ def failure_record(exc: Exception) -> dict[str, Any]:
     return rec
 
 
-def record_of(line: str, partial_deal: bool = False) -> dict[str, Any]:
+def record_of(line: Line, partial_deal: bool = False) -> dict[str, Any]:
     """Score one input line (without its newline) into its record; never raises."""
     got = _outcome(line, partial_deal, False)
     return got if isinstance(got, dict) else result_record(got.to_dict())
@@ -126,7 +140,7 @@ def dumps(record: dict[str, Any]) -> str:
     return _json_dumps(record)
 
 
-def score_line(line: str, partial_deal: bool = False) -> str:
+def score_line(line: Line, partial_deal: bool = False) -> str:
     """Score one JSONL line; returns the output record as one JSON line (no newline)."""
     got = _outcome(line, partial_deal, True)
     return dumps(got) if isinstance(got, dict) else got
@@ -152,7 +166,7 @@ class Block:
             self.internal += 1
         return dumps(record)
 
-    def score(self, line: str, partial_deal: bool = False) -> str:
+    def score(self, line: Line, partial_deal: bool = False) -> str:
         """Score one input line and count its record; returns the record's JSON text."""
         got = _outcome(line, partial_deal, True)
         if isinstance(got, dict):
@@ -164,8 +178,8 @@ class Block:
         return text
 
 
-def score_lines(lines: list[str], partial_deal: bool = False) -> Block:
-    """Score a chunk of lines (a pool worker's unit of work for stdin)."""
+def score_lines(lines: Iterable[Line], partial_deal: bool = False) -> Block:
+    """Score a chunk of lines (a pool worker's unit of work)."""
     block = Block()
     block.text = "".join([block.score(line, partial_deal) + "\n" for line in lines])
     return block

@@ -40,7 +40,9 @@ from shuangkou.client import channel_options, decode_status
 from shuangkou.v1 import service_pb2, service_pb2_grpc
 
 from ..api.results import result_to_dict
-from .records import RemoteFailure, error_record, record_of, result_record
+from ..client import check_target, server_failure
+from .inputs import Line
+from .records import RemoteFailure, error_record, line_error, result_record
 
 __all__ = ["score_remote", "parse_targets", "build_request", "reply_record"]
 
@@ -80,6 +82,7 @@ def reply_record(reply: service_pb2.ScoreReplaysResponse) -> dict[str, Any]:
 def parse_targets(target: str) -> list[str]:
     """``host:port[,host:port...]`` → one target per server; a target with a gRPC scheme
     (``dns:``, ``ipv4:``, ``ipv6:``, ``unix:``) stays one target. ValueError when malformed."""
+    check_target(target)
     if target.startswith(("dns:", "ipv4:", "ipv6:", "unix:", "unix-abstract:")):
         return [target]
     out = []
@@ -181,23 +184,27 @@ def _replies(call: Any) -> Iterator[service_pb2.ScoreReplaysResponse]:
         yield item
 
 
-def _score_chunk(servers: _Servers, lines: list[str], first: int, timeout: float | None,
+def _score_chunk(servers: _Servers, lines: list[Line], first: int, timeout: float | None,
                  attempts: int, limit: int) -> list[dict[str, Any]]:
     """The records of one chunk, retrying its unanswered lines on the other servers."""
     records: list[dict[str, Any] | None] = [None] * len(lines)
     send: list[int] = []
+    texts: list[str] = [""] * len(lines)
     for k, line in enumerate(lines):
-        if not line.strip():
-            records[k] = record_of(line)             # the local scorer's empty-line record
-        elif (rec := _oversize(line, limit)) is not None:
+        if (rec := line_error(line)) is not None:    # the local scorer's record: empty, long
+            records[k] = rec
+            continue
+        assert isinstance(line, str)                 # line_error took every LongLine
+        if (rec := _oversize(line, limit)) is not None:
             records[k] = rec
         else:
+            texts[k] = line
             send.append(k)
     done, failures, hint = 0, 0, first
     while done < len(send):
         i = servers.pick(hint)
         batch = send[done:]
-        call = servers.stubs[i].ScoreReplays(iter([build_request(lines[k]) for k in batch]),
+        call = servers.stubs[i].ScoreReplays(iter([build_request(texts[k]) for k in batch]),
                                              timeout=timeout)
         before = done
         try:
@@ -223,8 +230,8 @@ def _score_chunk(servers: _Servers, lines: list[str], first: int, timeout: float
                 continue
             if code in _RETRYABLE:
                 where = ",".join(servers.targets)
-                raise RemoteFailure(f"{where}: no server answers: {code.name}: "
-                                    f"{_one_line(details)}") from exc
+                raise RemoteFailure(server_failure(where, f"no server answers: {code.name}",
+                                                   _one_line(details))) from exc
             # The servers keep refusing the stream at this line: record it, go on.
             records[send[done]] = error_record(
                 f"the server refused this line: {code.name}: {_one_line(details)}")
@@ -232,7 +239,7 @@ def _score_chunk(servers: _Servers, lines: list[str], first: int, timeout: float
     return records  # type: ignore[return-value]
 
 
-def score_remote(lines: Iterable[str], target: str, streams: int = 4, *,
+def score_remote(lines: Iterable[Line], target: str, streams: int = 4, *,
                  window: int = WINDOW, chunk: int = CHUNK,
                  timeout: float | None = STREAM_TIMEOUT, attempts: int = ATTEMPTS,
                  max_message_bytes: int = MAX_MESSAGE_BYTES) -> Iterator[dict[str, Any]]:
@@ -251,7 +258,7 @@ def score_remote(lines: Iterable[str], target: str, streams: int = 4, *,
     pending: collections.deque[concurrent.futures.Future[list[dict[str, Any]]]] = \
         collections.deque()
     try:
-        buf: list[str] = []
+        buf: list[Line] = []
         n = 0
 
         def submit() -> None:

@@ -39,7 +39,8 @@ from typing import Any
 
 from .archive import Job, Stats
 from .command import archive_arguments, archive_main, check_archive_args
-from .records import EMPTY_LINE, error_record, failure_record
+from .inputs import Line
+from .records import failure_record, line_error
 
 __all__ = ["CAVEATS", "MIN_DECISIONS", "ReviewJob", "ReviewStats", "main", "wilson"]
 
@@ -237,9 +238,10 @@ class ReviewJob(Job):
     def with_settings(self, settings: dict[str, Any]) -> ReviewJob:
         return replace(self, **{k: settings[k] for k in self.settings()})
 
-    def record(self, line: str, partial_deal: bool) -> dict[str, Any]:
-        if not line.strip():
-            return error_record(EMPTY_LINE)
+    def record(self, line: Line, partial_deal: bool) -> dict[str, Any]:
+        if (refused := line_error(line)) is not None:
+            return refused
+        assert isinstance(line, str)
         from shuangkou.core.review import DEFAULT_REVIEW, review
 
         budget = DEFAULT_REVIEW if self.rollouts is None else \
@@ -371,8 +373,9 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Review an archive; returns the exit status (0 every line reviewed, 1 some rejected,
-    2 bad usage or input, 3 a Dask scheduler that cannot be reached)."""
+    """Review an archive; returns the exit status (:class:`~shuangkou.service.exits.Exit`:
+    0 every line reviewed, 3 some rejected, 2 bad usage, input or a Dask scheduler that
+    cannot be reached)."""
     parser = _parser()
     args = parser.parse_args(argv)
     if not args.output_dir:

@@ -49,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="the deal (as `shuangkou generate --seed N`); default: a random one")
     p.add_argument("--server", metavar="HOST:PORT",
                    help="play the round on a running service (RoundService) instead of here")
-    p.add_argument("--save", metavar="FILE",
+    p.add_argument("-o", "--save", metavar="FILE",
                    help="write the replay to FILE when the round ends (or you leave)")
     p.add_argument("--delay", type=float, default=None, metavar="SECONDS",
                    help="pause before each 托管 move (default 0.4 on a terminal, else 0)")
@@ -68,6 +68,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     if seed < 0 or (args.delay is not None and args.delay < 0):
         print("shuangkou play: --seed and --delay must not be negative", file=sys.stderr)
         return 2
+    if args.server is not None:
+        from ..client import check_target
+
+        try:
+            check_target(args.server)
+        except ValueError as exc:
+            print(f"shuangkou play: {shown(str(exc))}", file=sys.stderr)
+            return 2
     try:
         variant = resolve_variant(args.variant, {}, args.server is not None)
         if args.server is not None and isinstance(variant, str):

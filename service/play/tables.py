@@ -209,14 +209,16 @@ class RemoteTable:
 
         from shuangkou.client import ServiceError
 
+        from ..client import server_failure
+
         try:
             return method(request)
         except ServiceError as exc:
             if exc.code in (grpc.StatusCode.FAILED_PRECONDITION,
                             grpc.StatusCode.INVALID_ARGUMENT):
                 raise Refused(exc.message or exc.code.name) from None
-            raise ConnectionError(f"server {self.target}: {exc.code.name}: "
-                                  f"{exc.message}") from None
+            raise ConnectionError(server_failure(self.target, exc.code.name,
+                                                 exc.message)) from None
 
     def _keep(self, state: Any) -> Seen:
         self.state = state.data

@@ -1,12 +1,15 @@
-"""``shuangkou review REPLAY [--json] [--line N] [--rollouts N] [--seed N] [--width N] [--oracle]``:
+"""``shuangkou review REPLAY [--json] [-o FILE] [--line N] [--rollouts N] [--seed N] [--width N]
+[--oracle]``:
 复盘 of one replayed round (docs/review.md).
 
 REPLAY is a replay file (docs/replays.md), ``-`` for stdin, or with ``--line N`` the N-th
 line (1-based) of a JSON-lines archive, plain or gzipped, as ``shuangkou view`` reads it.
-Text for people: one line per decision (seat, action, verdict, loss ± its standard error,
-the best alternative), then each seat's summary; ``--json`` prints ``Review.to_dict()``.
-Exit status 0 when the round was reviewed, 2 for bad usage, an unreadable file or a replay
-that cannot happen (one line on stderr says why).
+Text for people (to stdout, or ``-o FILE``): one line per decision (seat, action, verdict,
+loss ± its standard error, the best alternative), then each seat's summary; ``--json``
+prints ``Review.to_dict()``.
+Exit status (:mod:`~shuangkou.service.exits`, as every command): 0 when the round was
+reviewed, 1 for a replay that cannot happen (as ``shuangkou score``), 2 for bad usage or an
+unreadable file; one line on stderr says why.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from shuangkou.core.errors import ReplayError, ShuangkouError
 from shuangkou.core.review import DEFAULT_REVIEW, Review, ReviewBudget, review
 from shuangkou.core.suggest import DEFAULT_WIDTH
 
-from ..batch.inputs import read_replay
+from ..batch.inputs import json_lines, read_replay
+from ..exits import Exit
 from ..shown import shown
 
 __all__ = ["main", "text_of"]
@@ -89,6 +93,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--line", type=int, metavar="N",
                    help="take line N (1-based) of a JSON-lines file (.gz too)")
     p.add_argument("--json", action="store_true", help="print the review as JSON")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="write the review to FILE instead of stdout ('-': stdout)")
     p.add_argument("--rollouts", type=int, default=DEFAULT_REVIEW.rollouts, metavar="N",
                    help=f"rollouts per decision (default {DEFAULT_REVIEW.rollouts})")
     p.add_argument("--seed", type=int, default=0, metavar="N",
@@ -114,25 +120,37 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         print(shown(f"{PROG}: cannot read {args.replay}: {exc.strerror or exc}"),
               file=sys.stderr)
-        return 2
+        return Exit.USAGE
     except ValueError as exc:
         print(shown(f"{PROG}: {exc}"), file=sys.stderr)
-        return 2
+        return Exit.USAGE
     try:
         rv = review(text, budget=ReviewBudget(rollouts=args.rollouts), seed=args.seed, width=args.width,
                     oracle=args.oracle, partial_deal=args.partial_deal)
     except ReplayError as exc:
-        print(shown(f"{PROG}: the replay cannot happen: {exc}"), file=sys.stderr)
-        return 2
-    except ShuangkouError as exc:
-        print(shown(f"{PROG}: {exc}"), file=sys.stderr)
-        return 2
-    if args.json:
-        sys.stdout.write(shown(orjson.dumps(rv.to_dict()).decode(), lines=True) + "\n")
-    else:
-        sys.stdout.write(text_of(rv))
-    sys.stdout.flush()
-    return 0
+        hint = ""
+        if args.line is None and (lines := json_lines(text)):
+            hint = (f"; {args.replay} holds {lines:,} JSON lines (an archive, one replay a "
+                    "line): review one with --line N, or every one with `shuangkou "
+                    f"review-replays {args.replay} --output-dir DIR`")
+        print(shown(f"{PROG}: the replay cannot happen: {exc}{hint}"), file=sys.stderr)
+        return Exit.BAD_INPUT
+    except ShuangkouError as exc:    # a setting the review refuses (width, seed, rollouts)
+        parser.error(str(exc))
+    answer = (shown(orjson.dumps(rv.to_dict()).decode(), lines=True) + "\n" if args.json
+              else text_of(rv))
+    if args.output is None or args.output == "-":
+        sys.stdout.write(answer)
+        sys.stdout.flush()
+        return Exit.OK
+    try:
+        with open(args.output, "w", encoding="utf-8") as out:
+            out.write(answer)
+    except OSError as exc:
+        print(shown(f"{PROG}: cannot write {args.output}: {exc.strerror or exc}"),
+              file=sys.stderr)
+        return Exit.USAGE
+    return Exit.OK
 
 
 if __name__ == "__main__":

@@ -29,7 +29,8 @@ from shuangkou.core.errors import ShuangkouError
 from shuangkou.core.review import DEFAULT_REVIEW, review
 from shuangkou.core.story import RoundStory
 
-from ..batch.inputs import read_replay
+from ..batch.inputs import json_lines, read_replay
+from ..shown import shown
 from .page import KIND_TEXT, page_of
 
 __all__ = ["main", "verdict"]
@@ -141,7 +142,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     where = "stdout" if output == "-" else os.path.relpath(output)
     note = ("" if reviewer is None else "; not reviewed" if story.rejection is not None
             else "; reviewed")
-    print(f"shuangkou view: {where}: {verdict(story)}{note}", file=sys.stderr)
+    if story.rejection is not None and args.line is None and (lines := json_lines(text)):
+        note += (f"; {args.replay} holds {lines:,} JSON lines (an archive, one replay a "
+                 "line): view one with --line N")
+    print(shown(f"shuangkou view: {where}: {verdict(story)}{note}"), file=sys.stderr)
     return 0
 
 

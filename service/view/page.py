@@ -771,13 +771,15 @@ def page_of(text: str, source: str, partial_deal: bool = False,
 
 def render_index(entries: Sequence[dict[str, Any]], rejected: int) -> str:
     """The index of ``score-replays --view-rejected``: each page with its file, line, action
-    and reason (``entries``: dicts of those keys and ``page``), and what the cap left out."""
+    and reason (``entries``: dicts of those keys and ``page``, None for a line that has
+    none), and what the cap left out."""
     rows = "".join(
         f'<tr data-file="{_e(x["file"])}" data-line="{x["line"]}"><td class="l">'
         f'{_i(x["file"])}</td><td>{x["line"]:,}</td><td>'
         f'{"–" if x["action"] is None else x["action"]}</td><td class="l">'
-        f'<a href="{_e(x["page"])}#rejected">{_i(x["reason"])}</a></td></tr>'
-        for x in entries)
+        + (_i(x["reason"]) if x["page"] is None else
+           f'<a href="{_e(x["page"])}#rejected">{_i(x["reason"])}</a>')
+        + "</td></tr>" for x in entries)
     left = rejected - len(entries)
     note = (f"{rejected:,} rejected lines; a page for each"
             if not left else f"{rejected:,} rejected lines; pages for the first "
