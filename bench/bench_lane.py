@@ -466,17 +466,16 @@ def part_rates(args: argparse.Namespace) -> None:
                 record = r.apply(action)
                 if action.kind != "escape" and i % 6 == 0:
                     t0 = time.thread_time()
-                    _, st = _search.evaluate(before, (action.cards, record.reading,
-                                                      action.declare is not None),
-                                             rollouts=args.rates_rollouts, model="mix")
+                    ev = _search.evaluate(before, (action.cards, record.reading,
+                                                   action.declare is not None),
+                                          rollouts=args.rates_rollouts, model="mix")
                     cpu["evaluate"] += time.thread_time() - t0
-                    work["evaluate"] += st["rollouts"] * left
+                    work["evaluate"] += ev.rollouts * left
                     t0 = time.thread_time()
-                    _, st = _search.search(before, rollouts=args.rates_rollouts, model="mix",
-                                           race=TUOGUAN.race, margin=TUOGUAN.margin,
-                                           partner_bomb=TUOGUAN.partner_bomb)
+                    ev = _search.search(before, rollouts=args.rates_rollouts, model="mix",
+                                        race=TUOGUAN.race, partner_bomb=TUOGUAN.partner_bomb)
                     cpu["search"] += time.thread_time() - t0
-                    work["search"] += st["rollouts"] * left
+                    work["search"] += ev.rollouts * left
                 left -= len(action.cards)
         got = {k: cpu[k] / work[k] * 1e6 if work[k] else 0.0 for k in cpu}
         print(f"  {v.id:<16} evaluate {got['evaluate']:.3f}, search {got['search']:.3f}; "
