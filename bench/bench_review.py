@@ -30,7 +30,7 @@ and how many answers racing left as they were.
 
 1. **Policies of known strength.** Every deal is played twice by each policy — its team at
    seats 0/2, then at 1/3 — against the rule policy: ``random`` (uniform legal play), the
-   panel's styles (bench/panel.py: written apart from the rule policy and the search's
+   panel's styles (research/panel: written apart from the rule policy and the search's
    rollout models), ``rule`` (the rule policy) and ``search`` (the mixture search at the
    托管 budget's 600 rollouts, no time cap, so that the rounds are reproducible). The
    policy's **strength** is its team's points per round in those rounds (stake 1); each
@@ -65,19 +65,25 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "tests"), str(ROOT / "bench")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from bench_panel import rule_player, search_player  # noqa: E402
-from bench_search import team_points  # noqa: E402
-from panel import PANEL, random_action  # noqa: E402
 from review_rounds import POLICIES, played  # noqa: E402
 
+from research.panel import (  # noqa: E402
+    PANEL,
+    Player,
+    interval,
+    random_action,
+    rule_player,
+    search_player,
+    team_points,
+)
 from shuangkou import core  # noqa: E402
 from shuangkou.core import Action, Declaration, Round  # noqa: E402
 from shuangkou.core._search import search  # noqa: E402
@@ -163,7 +169,6 @@ def search_speed(rounds: int, repeat: int) -> None:
 
 # ----------------------------------------------------------------------------- validity
 
-Player = Callable[[Round, random.Random], None]
 VALIDITY_POLICIES = ["random", *PANEL, "rule", "search"]
 #: the search player's rollouts (the mixture, no time cap): 托管's budget when the review's
 #: validity was measured (docs/BENCHMARKS.md "复盘: is the review right"), kept so that those
@@ -329,12 +334,6 @@ def spearman(xs: Sequence[float], ys: Sequence[float]) -> float:
     num = sum((a - mx) * (b - my) for a, b in zip(rx, ry, strict=True))
     den = math.sqrt(sum((a - mx) ** 2 for a in rx) * sum((b - my) ** 2 for b in ry))
     return num / den if den else 0.0
-
-
-def interval(xs: Sequence[float]) -> tuple[float, float]:
-    """Mean and the half-width of its normal 95 % interval."""
-    mean = statistics.fmean(xs)
-    return mean, (1.96 * statistics.stdev(xs) / math.sqrt(len(xs)) if len(xs) > 1 else 0.0)
 
 
 def ratio_interval(sums: Sequence[tuple[float, float]]) -> tuple[float, float]:

@@ -59,12 +59,16 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "bench")]
+sys.path[:0] = [str(ROOT)]
 
-from bench_suggest import start  # noqa: E402  (a shuffled deal, the leader revealing)
-
+from research.panel import (  # noqa: E402
+    new_round,
+    random_action,
+    team_points,
+    wilson,
+)
 from shuangkou import core  # noqa: E402
-from shuangkou.core import Declaration, Round  # noqa: E402
+from shuangkou.core import Round  # noqa: E402
 from shuangkou.core._search import selfplay  # noqa: E402
 from shuangkou.core.variants import get_variant  # noqa: E402
 
@@ -100,39 +104,6 @@ def speed(variants: list[str], rounds: int, repeat: int) -> None:
 
 # ----------------------------------------------------------------------------- strength
 
-def rule_action(r: Round) -> None:
-    """The rule policy's action for the seat to act, taken."""
-    s = core.suggest(r)
-    if s.kind == "pass":
-        r.pass_turn(s.seat)
-    else:
-        r.play(s.seat, s.cards, s.declaration)
-
-
-def act(r: Round, cards: tuple[int, ...], reading: Any, declared: bool) -> None:
-    seat = r.turn
-    if not cards:
-        r.pass_turn(seat)
-    elif declared:
-        r.play(seat, cards, Declaration(reading.kind, reading.top, reading.star or None))
-    else:
-        r.play(seat, cards)
-
-
-def random_action(r: Round, rng: random.Random) -> None:
-    plays = r.legal_plays()
-    pick = rng.randrange(len(plays) + (r.standing is not None))
-    if pick == len(plays):
-        r.pass_turn(r.turn)
-    else:
-        r.play(r.turn, plays[pick].cards)
-
-
-def team_points(r: Round, team: int) -> int:
-    final = r.result().final
-    return final[team] + final[team + 2]
-
-
 def play(r: Round, team: int | None, opponent: str, rollouts: int, ms: float,
          rng: random.Random, times: list[float], cpu: list[float]) -> Round:
     """Play ``r`` out: ``team``'s seats (0: seats 0/2, 1: 1/3) search, the others play
@@ -148,16 +119,20 @@ def play(r: Round, team: int | None, opponent: str, rollouts: int, ms: float,
             if ranked.width > 1:
                 times.append((time.perf_counter() - t) * 1e3)
                 cpu.append((time.thread_time() - c) * 1e3)
-            s = ranked.actions[0]
-            if s.kind == "pass":
-                r.pass_turn(s.seat)
-            else:
-                r.play(s.seat, s.cards, s.declaration)
+            take(r, ranked.actions[0])
         elif opponent == "random" and team is not None:
             random_action(r, rng)
         else:
-            rule_action(r)
+            take(r, core.suggest(r))
     return r
+
+
+def take(r: Round, s: Any) -> None:
+    """The seat to act takes a Suggestion (public API only: the digest runs on any build)."""
+    if s.kind == "pass":
+        r.pass_turn(s.seat)
+    else:
+        r.play(s.seat, s.cards, s.declaration)
 
 
 def strength(args: argparse.Namespace) -> None:
@@ -175,7 +150,7 @@ def strength(args: argparse.Namespace) -> None:
                 key = (vid, args.rollouts, args.ms, args.opponent, d)
                 if key in done:
                     continue
-                dealt = start(v, random.Random(f"{vid}/{args.seed}/{d}"))
+                dealt = new_round(v, random.Random(f"{vid}/{args.seed}/{d}"))
                 base = play(dealt.copy(), None, "rule", 0, 0, random.Random(0), [], [])
                 row: dict[str, Any] = {"variant": vid, "rollouts": args.rollouts,
                                        "ms": args.ms, "opponent": args.opponent, "deal": d,
@@ -210,13 +185,13 @@ def states(per_variant: int) -> list[Round]:
         d = 0
         got = 0
         while got < per_variant:
-            r = start(v, random.Random(f"latency/{vid}/{d}"))
+            r = new_round(v, random.Random(f"latency/{vid}/{d}"))
             d += 1
             while not r.is_over and got < per_variant:
                 if r.actions_applied % 20 == 0:
                     out.append(r.copy())
                     got += 1
-                rule_action(r)
+                take(r, core.suggest(r))
     return out
 
 
@@ -244,7 +219,7 @@ def latency(per_variant: int, budgets: list[float], counts: list[int] | None) ->
               f"{t99 / cap:11.2f} {statistics.median(rollouts):13.0f}", flush=True)
 
 
-# ----------------------------------------------------------------------------- report
+# ----------------------------------------------------------------------------- threads, digest
 
 def threads(counts: list[int], seconds: float, per_variant: int) -> None:
     """托管 searches in ``n`` threads of this process at once (module doc)."""
@@ -319,14 +294,7 @@ def digest(per_variant: int) -> None:
           f"{hashlib.sha256(json.dumps(reviews, sort_keys=True).encode()).hexdigest()}")
 
 
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    if not n:
-        return 0.0, 1.0
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return centre - half, centre + half
-
+# ----------------------------------------------------------------------------- report
 
 def report(files: list[Path]) -> None:
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}

@@ -49,32 +49,13 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from grpc_helpers import cpu_seconds, outcomes, rss_mib  # noqa: E402
 
+from research.panel import new_round, random_action  # noqa: E402
 from shuangkou import core  # noqa: E402
 from shuangkou.core import Round, suggest  # noqa: E402
-from shuangkou.core.generate import _Bot, deal  # noqa: E402
+from shuangkou.core.generate import _Bot  # noqa: E402
 from shuangkou.core.variants import Variant, get_variant  # noqa: E402
 
 SEATS = 4
-
-
-def start(v: Variant, rng: random.Random) -> Round:
-    """A shuffled deal; the leader reveals a random card of its hand (teams stated with
-    three decks, where the revealed card cannot form them)."""
-    hands = deal(v, rng)
-    leader = rng.randrange(SEATS)
-    if v.decks == 2:
-        return Round.deal(v, hands, leader, revealed=[rng.choice(hands[leader])])
-    return Round.deal(v, hands, leader, partner=(leader + 2) % SEATS)
-
-
-def random_action(r: Round, rng: random.Random) -> None:
-    plays = r.legal_plays()
-    following = r.standing is not None
-    pick = rng.randrange(len(plays) + following)
-    if pick == len(plays):
-        r.pass_turn(r.turn)
-    else:
-        r.play(r.turn, plays[pick].cards)
 
 
 def bot_action(r: Round, bot: _Bot) -> None:
@@ -116,7 +97,7 @@ def strength(v: Variant, opponent: str, rounds: int, seed: int) -> tuple[float, 
     wins, ours, theirs = 0, 0, 0
     deals = max(1, rounds // 2)
     for d in range(deals):
-        dealt = start(v, random.Random(f"{v.id}/{seed}/{d}"))
+        dealt = new_round(v, random.Random(f"{v.id}/{seed}/{d}"))
         for team in (0, 1):
             r = dealt.copy()
             result = play_round(r, team, opponent, random.Random(f"{seed}/{d}/{team}"))
@@ -143,7 +124,7 @@ def latency(v: Variant, hands: int, seed: int, repeats: int) -> tuple[list[float
     """Times (ms) of suggest leading and following with a full hand."""
     lead, follow = [], []
     for i in range(hands):
-        r = start(v, random.Random(f"latency/{v.id}/{seed}/{i}"))
+        r = new_round(v, random.Random(f"latency/{v.id}/{seed}/{i}"))
         ms, s = timed(r, repeats)
         lead.append(ms)
         r.play(s.seat, s.cards, s.declaration)

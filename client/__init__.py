@@ -12,7 +12,8 @@
 
 * :class:`ShuangkouClient`, :class:`RoundClient` (blocking) and
   :class:`AsyncShuangkouClient`, :class:`AsyncRoundClient` (``grpc.aio``): one method per
-  RPC, taking and returning the generated messages of ``shuangkou.v1``.
+  RPC, taking and returning the generated messages of ``shuangkou.v1``, made from one
+  method table (:mod:`~shuangkou.client.methods`) checked against the protos.
 * Every call carries a deadline: the method's default (:data:`DEADLINES`) unless
   ``timeout=`` gives another.
 * Retries only where safe (:mod:`~shuangkou.client.channels`): every unary call is retried
@@ -34,7 +35,6 @@ if __name__ != "shuangkou.client":   # the folder imported by its own name (pyth
 
 from .aio import AsyncRoundClient, AsyncShuangkouClient
 from .channels import (
-    DEADLINES,
     RETRIED,
     RETRY_POLICY,
     aio_channel,
@@ -43,6 +43,7 @@ from .channels import (
     service_config,
 )
 from .errors import InBand, Rejected, ServiceError, decode_status, error_of
+from .methods import DEADLINES
 from .sync import RoundClient, ShuangkouClient
 
 __all__ = ["ShuangkouClient", "RoundClient", "AsyncShuangkouClient", "AsyncRoundClient",

@@ -1,4 +1,4 @@
-"""Channels to the service: deadlines per method, retries where safe, load balancing.
+"""Channels to the service: retries where safe, load balancing, message limits.
 
 Every option a client channel of ours carries is here (the one-off commands', ``shuangkou
 play --server``'s, ``score-replays --server``'s and the client classes'), in a gRPC service
@@ -17,57 +17,25 @@ config:
   ``retryThrottling`` stops retrying when most calls fail, so retries never pile onto a
   server in trouble.
 
-The deadlines (:data:`DEADLINES`) are applied by the client classes on every call rather than
-as the service config's ``timeout``, which would also cap a longer deadline a caller asks for.
+The deadlines (:data:`DEADLINES`, one per row of the method table, :mod:`.methods`) are
+applied by the client classes on every call rather than as the service config's ``timeout``,
+which would also cap a longer deadline a caller asks for.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
 import grpc
-from google.protobuf import message_factory
-from google.protobuf.descriptor import ServiceDescriptor
-from google.protobuf.message import Message
 
-from shuangkou.v1 import rounds_pb2, service_pb2
+from .methods import DEADLINES, SERVICES, Method, methods
 
-__all__ = ["Method", "methods", "bind", "required", "DEADLINES", "RETRIED", "RETRY_POLICY", "service_config",
-           "channel_options", "channel", "aio_channel", "MAX_MESSAGE_BYTES"]
+__all__ = ["Method", "methods", "required", "DEADLINES", "RETRIED", "RETRY_POLICY",
+           "service_config", "channel_options", "channel", "aio_channel", "MAX_MESSAGE_BYTES"]
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024   # what a channel sends and accepts at most
-
-SERVICES: dict[str, ServiceDescriptor] = {
-    "ShuangkouService": service_pb2.DESCRIPTOR.services_by_name["ShuangkouService"],
-    "RoundService": rounds_pb2.DESCRIPTOR.services_by_name["RoundService"],
-}
-
-
-@dataclass(frozen=True)
-class Method:
-    """One RPC, read from the protos' descriptors."""
-
-    service: str         # full service name, e.g. shuangkou.v1.RoundService
-    name: str            # e.g. ApplyAction
-    request: type[Message]
-    response: type[Message]
-    streaming: bool      # a stream either way (ScoreReplays)
-
-    @property
-    def path(self) -> str:
-        return f"/{self.service}/{self.name}"
-
-
-def methods(service: str) -> Iterator[Method]:
-    """The RPCs of ``service`` (``ShuangkouService`` or ``RoundService``) in proto order."""
-    for m in SERVICES[service].methods:
-        yield Method(SERVICES[service].full_name, m.name,
-                     message_factory.GetMessageClass(m.input_type),
-                     message_factory.GetMessageClass(m.output_type),
-                     m.client_streaming or m.server_streaming)
 
 
 def required(target: str | None) -> str:
@@ -75,41 +43,6 @@ def required(target: str | None) -> str:
     if target is None:
         raise TypeError("give a target (host:port) or a channel")
     return target
-
-
-def bind(channel: grpc.Channel | grpc.aio.Channel, service: str
-         ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The callables of ``service``'s unary and streaming methods on ``channel`` (blocking or
-    asyncio: both have the same factories), by method name."""
-    unary: dict[str, Any] = {}
-    streams: dict[str, Any] = {}
-    for m in methods(service):
-        factory: Any = channel.stream_stream if m.streaming else channel.unary_unary
-        (streams if m.streaming else unary)[m.name] = factory(
-            m.path, request_serializer=m.request.SerializeToString,
-            response_deserializer=m.response.FromString)
-    return unary, streams
-
-
-#: seconds a call may take unless ``timeout=`` says otherwise: a hung server or network never
-#: hangs the caller. Small questions get seconds; enumeration and settlement of large inputs,
-#: a batch and a searched suggestion (a SearchBudget allows up to 10 s) get more; a whole
-#: ScoreReplays stream gets ten minutes.
-DEADLINES: dict[str, float] = {
-    "ClassifyPlay": 10.0,
-    "ComparePlays": 10.0,
-    "EnumerateLegalPlays": 30.0,
-    "ScoreRound": 30.0,
-    "BatchClassify": 60.0,
-    "ScoreReplays": 600.0,
-    "ListVariants": 10.0,
-    "GetVariant": 10.0,
-    "GetServerInfo": 10.0,
-    "ReviewRound": 60.0,      # a whole round searched: ~2-7 s of CPU at the default budget
-    "StartRound": 10.0,
-    "ApplyAction": 10.0,
-    "SuggestAction": 30.0,
-}
 
 #: the methods the channel retries on UNAVAILABLE: every unary RPC (the module's docstring
 #: says why that is safe); derived from the protos, so a new unary RPC is covered too and a

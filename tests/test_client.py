@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import re
 import threading
 from collections.abc import Iterator
 from concurrent import futures
@@ -15,6 +16,8 @@ from typing import Any
 
 import grpc
 import pytest
+from google.protobuf import descriptor_pb2, descriptor_pool
+from google.protobuf.descriptor import FileDescriptor, ServiceDescriptor
 from grpc_helpers import REPLAY, free_port, running_server
 
 from shuangkou import core
@@ -28,6 +31,7 @@ from shuangkou.client import (
     ServiceError,
     ShuangkouClient,
     channels,
+    methods,
 )
 from shuangkou.v1 import (
     cards_pb2,
@@ -69,6 +73,109 @@ def test_every_rpc_has_a_method_a_deadline_and_a_retry_decision() -> None:
     (method_config,) = config["methodConfig"]
     assert method_config["retryPolicy"]["retryableStatusCodes"] == ["UNAVAILABLE"]
     assert "timeout" not in method_config      # a caller's longer deadline is not capped
+
+
+def _grown(service: str, rpc: str, request: str, response: str) -> ServiceDescriptor:
+    """``service`` as its .proto declares it with one unary RPC more, ``rpc`` (``request``
+    and ``response``: message names of the same file), in a descriptor pool of its own."""
+    pool = descriptor_pool.DescriptorPool()
+    added: set[str] = set()
+
+    def add(file: FileDescriptor) -> None:
+        for dependency in file.dependencies:
+            add(dependency)
+        if file.name in added:
+            return
+        proto = descriptor_pb2.FileDescriptorProto()
+        file.CopyToProto(proto)
+        for declared in proto.service:
+            if declared.name == service:
+                declared.method.add(name=rpc, input_type=f".{proto.package}.{request}",
+                                    output_type=f".{proto.package}.{response}")
+        pool.Add(proto)
+        added.add(file.name)
+
+    add(methods.SERVICES[service].file)
+    return pool.FindServiceByName(methods.SERVICES[service].full_name)
+
+
+def test_a_new_rpc_without_a_row_fails_at_import() -> None:
+    """The method table is checked against the descriptors when the client is imported: an
+    RPC the protos gain without a row fails (saying what to write), as does a row with no
+    RPC or with the wrong messages; the tables as they are pass."""
+    grown = _grown("RoundService", "ForfeitRound", "StartRoundRequest", "StartRoundResponse")
+    with pytest.raises(TypeError, match=re.escape(
+            "shuangkou.v1.RoundService.ForfeitRound has no row in "
+            "shuangkou.client.methods.RoundMethods: add forfeit_round = "
+            "Unary(StartRoundRequest, StartRoundResponse, deadline=...)")):
+        methods.check(methods.RoundMethods, grown)
+
+    class Extra(methods.RoundMethods):
+        forfeit_round = methods.Unary(rounds_pb2.StartRoundRequest,
+                                      rounds_pb2.StartRoundResponse, deadline=10.0)
+
+    methods.check(Extra, grown)
+    with pytest.raises(TypeError, match="no RPC of RoundService is named ForfeitRound"):
+        methods.check(Extra)
+
+    class Wrong(methods.ShuangkouMethods):
+        compare_plays = methods.Unary(service_pb2.ClassifyPlayRequest,
+                                      service_pb2.ComparePlaysResponse, deadline=10.0)
+
+    with pytest.raises(TypeError, match=r"Wrong.compare_plays is \('shuangkou.v1.Classify"):
+        methods.check(Wrong)
+    for table in methods.TABLES:
+        methods.check(table)
+
+
+def test_a_new_rpc_with_a_row_is_a_method_of_both_clients() -> None:
+    """One row is the whole of a new RPC on the client side: the blocking and the asyncio
+    client both get its method, sending the row's default deadline (or ``timeout=``) and
+    raising the server's refusal as ``Rejected``. Served here by a handler of its own for
+    an RPC ShuangkouService gains in a grown descriptor."""
+
+    class Grown(methods.ShuangkouMethods):
+        get_server_time = methods.Unary(service_pb2.GetServerInfoRequest,
+                                        service_pb2.GetServerInfoResponse, deadline=7.0)
+
+    class Client(ShuangkouClient, Grown):
+        pass
+
+    class AsyncClient(AsyncShuangkouClient, Grown):
+        pass
+
+    methods.check(Grown, _grown("ShuangkouService", "GetServerTime", "GetServerInfoRequest",
+                                "GetServerInfoResponse"))
+
+    def remaining(request: Any, context: grpc.ServicerContext) -> Any:
+        if ("refuse", "yes") in context.invocation_metadata():
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "refused as asked")
+        return service_pb2.GetServerInfoResponse(version=f"{context.time_remaining():.1f}")
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
+    server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(
+        "shuangkou.v1.ShuangkouService", {"GetServerTime": grpc.unary_unary_rpc_method_handler(
+            remaining, request_deserializer=service_pb2.GetServerInfoRequest.FromString,
+            response_serializer=service_pb2.GetServerInfoResponse.SerializeToString)})])
+    target = f"127.0.0.1:{server.add_insecure_port('127.0.0.1:0')}"
+    server.start()
+    asked, refuse = service_pb2.GetServerInfoRequest(), [("refuse", "yes")]
+    try:
+        with Client(target) as client:
+            assert 6.0 < float(client.get_server_time(asked).version) <= 7.0
+            assert float(client.get_server_time(asked, timeout=30).version) > 7.0
+            with pytest.raises(Rejected, match="refused as asked"):
+                client.get_server_time(asked, metadata=refuse)
+
+        async def asyncio_client() -> str:
+            async with AsyncClient(target) as client:
+                with pytest.raises(Rejected):
+                    await client.get_server_time(asked, metadata=refuse)
+                return (await client.get_server_time(asked)).version
+
+        assert 6.0 < float(asyncio.run(asyncio_client())) <= 7.0
+    finally:
+        server.stop(None)
 
 
 def test_rules_answers_are_the_cores(address: str) -> None:
