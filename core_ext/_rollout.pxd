@@ -8,13 +8,16 @@ from shuangkou.core.cards cimport NFACES, SEATS
 
 cdef enum:
     MAXC = MAXALT + 1     # candidates of one decision: the 提示 list and the action taken
-    NVIEWS = 2            # views one engine rolls out: the seat's own, and a wider one
+    MAX_DECOYS_C = 8      # decoys of a wider view (the fair-play signals' reference)
+    NVIEWS = 2 + 2 * (1 + MAX_DECOYS_C)  # views one engine rolls out: the seat's own, the
+                                        # true deal, and two wider kinds with their decoys
     # what a run of deals ended on (Engine.run)
     RUN_BUDGET = 0        # its rollouts or its time (``stop``) were spent, or its deals done
     RUN_RACED = 1         # every candidate but the anchors fell clearly behind (race)
     RUN_CANCELLED = 2     # ``cancelled()`` was true
     RUN_DEADLINE = 3      # the hard deadline passed between deals
     RUN_STOPPED = 4       # the policy's deadline stopped a rollout (that deal not counted)
+    EVERY_SEAT_MASK = 0xF # a view's seat mask that sees every hand: the true deal
 
 
 # The paired differences of one candidate's outcomes with an anchor candidate's, over the
@@ -50,6 +53,8 @@ cdef class Engine:
     cdef Tables tables            # the variant's settlement tables
     cdef double win_value         # the win bonus, in points
     cdef Position root            # the decision's position
+    cdef Position vbase[NVIEWS]   # per view, the position its deals start from: the root,
+                                  # or for a decoy the root with its known hands drawn anew
     cdef Position det             # a deal of it (the unseen cards drawn)
     cdef Position x               # a candidate played out on that deal
     cdef Position* stack          # the exact endgame's positions, one per depth
@@ -62,6 +67,7 @@ cdef class Engine:
     cdef int has_read             # per seat, cumulative style weights (read)
     cdef double read[SEATS * MAXSTYLES]
     cdef int infer, exact, race
+    cdef int race_points          # the race compares points (the review's), not value
     cdef unsigned long long base  # the decision's seed
     cdef Choice cands[MAXC]
     cdef int m                    # candidates
@@ -76,7 +82,8 @@ cdef class Engine:
 
     cdef int open(self, RoundCore root, object seed, str model, int exact, bint infer,
                   bint race, object read, object win, bint seeded_policy) except -1
-    cdef int see(self, int view, RoundCore root, int known, unsigned long long salt) except -1
+    cdef int see(self, int view, RoundCore root, int known, unsigned long long salt,
+                 int decoy) except -1
     cdef int candidates(self, int m) except -1
     cdef int deal(self, int view) noexcept nogil
     cdef void draw_styles(self, Rng* g, int* styles) noexcept nogil
@@ -85,6 +92,7 @@ cdef class Engine:
     cdef int _deals(self, int view, long max_rollouts, int min_deals, int max_deals,
                     double stop, double hard, double due) noexcept nogil
     cdef object outcomes(self, RoundCore root, object hint_ranks)
+    cdef tuple view_points(self, int view)
 
 
 # A rollout of ``r`` to its end by the rule policy in every seat, each in its style

@@ -11,6 +11,8 @@ from ._core import _VariantLike as VariantLike
 CHECK_EVERY: Final[float]
 #: The largest exact endgame (cards in play) a caller may ask for.
 MAX_EXACT: Final[int]
+#: The most decoys a fair-play view may have.
+MAX_DECOYS: Final[int]
 #: The seat mask of the view that sees every hand (the true deal).
 ALL_SEATS: Final[int]
 

@@ -86,13 +86,15 @@ CHECK_EVERY = 0.02
 cdef double TWO_M53 = 1.0 / 9007199254740992.0     # a 53-bit integer to [0, 1)
 #: What seeds a wider view's deals apart from the seat's own (the same decision's base).
 cdef unsigned long long WIDE_SALT = 0x0AC1E5EED
+#: What seeds the decoy hands of a wider view (one stream per decoy number).
+cdef unsigned long long DECOY_SALT = 0xDEC0A5EED
 
 #: The largest exact endgame (cards in play) a caller may ask for.
 MAX_EXACT = 24
-cdef enum:
-    EVERY_SEAT = 0xF      # the seat mask of a view that sees every hand: the true deal
+#: The most decoys a fair-play view may have.
+MAX_DECOYS = MAX_DECOYS_C
 #: The seat mask of the view that sees every hand (the true deal).
-ALL_SEATS = EVERY_SEAT
+ALL_SEATS = EVERY_SEAT_MASK
 
 
 # ----------------------------------------------------------------------------- deals
@@ -353,7 +355,8 @@ cdef inline double se_of(int n, double s, double sq) noexcept nogil:
 cdef int race_out(Engine e, const Tally* t) noexcept nogil:
     """Drop the candidates clearly behind another: those whose gain over candidate 0 (the
     rule policy's action), plus RACE_Z standard errors, is below some candidate's gain minus
-    RACE_Z standard errors — or below 0, candidate 0 itself. The anchors (candidate 0 and
+    RACE_Z standard errors — or below 0, candidate 0 itself (in value, or with
+    ``race_points`` in points: the review's measure). The anchors (candidate 0 and
     the taken action) are never dropped: every gain is measured against them. A dropped
     candidate could not be chosen (the choice needs a gain above the margin's standard
     errors, and above every other's), so the deals left go to those that could
@@ -364,8 +367,12 @@ cdef int race_out(Engine e, const Tally* t) noexcept nogil:
     cdef int k, n = 1
     for k in range(1, e.m):
         if e.live[k]:
-            mean = mean_of(t.ref[k].n, t.ref[k].vsum)
-            se = se_of(t.ref[k].n, t.ref[k].vsum, t.ref[k].vsq)
+            if e.race_points:
+                mean = mean_of(t.ref[k].n, t.ref[k].psum)
+                se = se_of(t.ref[k].n, t.ref[k].psum, t.ref[k].psq)
+            else:
+                mean = mean_of(t.ref[k].n, t.ref[k].vsum)
+                se = se_of(t.ref[k].n, t.ref[k].vsum, t.ref[k].vsq)
             up[k] = mean + RACE_Z * se
             lo = max(lo, mean - RACE_Z * se)
     for k in range(1, e.m):
@@ -415,6 +422,7 @@ cdef class Engine:
         self.root = root.view()[0]
         self.seat = root.view().turn
         self.exact, self.infer, self.race = exact, infer, race
+        self.race_points = 0
         if exact and self.stack == NULL:
             self.stack = <Position*>malloc(EXACT_DEPTH * sizeof(Position))
             if self.stack == NULL:
@@ -426,18 +434,37 @@ cdef class Engine:
         self.taken = 0
         self.rollouts = self.actions = 0
         self.solved = self.fault = 0
-        self.see(0, root, 1 << self.seat, 0)
-        self.see(1, root, EVERY_SEAT, WIDE_SALT)
+        self.see(0, root, 1 << self.seat, 0, 0)
+        self.see(1, root, EVERY_SEAT_MASK, WIDE_SALT, 0)
         return 0
 
-    cdef int see(self, int view, RoundCore root, int known, unsigned long long salt) except -1:
+    cdef int see(self, int view, RoundCore root, int known, unsigned long long salt,
+                 int decoy) except -1:
         """Make ``view`` the view knowing the hands ``known`` (the deciding seat's own always
-        among them), its deals salted by ``salt``."""
+        among them), its deals salted by ``salt``. ``decoy`` > 0: a decoy of that view — the
+        hands it knows (but the seat's own) are not the true ones but decoy number ``decoy``,
+        drawn from what the seat itself sees as its own view's deals are: what the seat
+        could not know, made up. A player who does not see those hands plays the true view
+        as it plays its decoys (the fair-play signals' reference, core_ext/fairplay.py)."""
+        cdef Rng g
+        cdef int s, rank
         known |= 1 << self.seat
         self.known[view] = known
         self.salt[view] = salt
-        if known != EVERY_SEAT:
-            unseen_pool(root, self.seat, known, self.pool[view])
+        self.vbase[view] = self.root
+        if decoy:
+            g.s = rng_mix(self.base ^ DECOY_SALT, <unsigned long long>decoy)
+            deal_unseen(&self.vbase[view], 1 << self.seat, self.pool[0], &g)
+        if known == EVERY_SEAT_MASK:
+            return 0
+        if view == 0:
+            unseen_pool(root, self.seat, known, self.pool[0])
+            return 0
+        memset(self.pool[view], 0, NFACES * sizeof(int))    # the unseen hands of its base
+        for s in range(SEATS):
+            if not (known >> s) & 1:
+                for rank in range(NFACES):
+                    self.pool[view][rank] += self.vbase[view].nranks[s][rank]
         return 0
 
     cdef int candidates(self, int m) except -1:
@@ -459,11 +486,11 @@ cdef class Engine:
         cdef long long points[MAXC]
         cdef int won[MAXC]
         cdef double values[MAXC]
-        cdef int k, rc, n = 0, dealing = self.known[view] != EVERY_SEAT
+        cdef int k, rc, n = 0, dealing = self.known[view] != EVERY_SEAT_MASK
         cdef int tries = INFER_TRIES if self.infer and dealing else 1
         cdef Leaf leaf
         g.s = rng_mix(self.base ^ self.salt[view], <unsigned long long>t.deals)
-        self.det = self.root
+        self.det = self.vbase[view]
         for k in range(tries):      # deal_unseen deals every unseen hand anew: no copy between
             if dealing:
                 deal_unseen(&self.det, self.known[view], self.pool[view], &g)
@@ -471,8 +498,8 @@ cdef class Engine:
             if tries == 1 or passed_alike(self, &self.det, styles):
                 break
         for k in range(self.m):
-            if not self.live[k]:
-                continue
+            if view == 0 and not self.live[k]:   # a wider view meets every candidate: the
+                continue                         # best there may be one the race dropped
             self.x = self.det
             if apply_choice(&self.x, self.P.R, self.seat, &self.cands[k]) < 0:
                 self.fault = 1
@@ -488,7 +515,7 @@ cdef class Engine:
                 values[k] = points[k] + self.win_value * won[k]
             n += 1
         for k in range(self.m):
-            if not self.live[k]:
+            if view == 0 and not self.live[k]:
                 continue
             t.n[k] += 1
             t.psum[k] += points[k]
@@ -591,6 +618,12 @@ cdef class Engine:
                 wide.psum[k] / wide.n[k] if wide.n[k] else None,
                 wide.wsum[k] / wide.n[k] if wide.n[k] else None))
         return tuple(out)
+
+    cdef tuple view_points(self, int view):
+        """Per candidate (in candidate order) its team's mean points on ``view``'s deals
+        (NaN for a candidate it did not meet)."""
+        cdef const Tally* t = &self.tally[view]
+        return tuple([t.psum[k] / t.n[k] if t.n[k] else float("nan") for k in range(self.m)])
 
 
 cdef tuple _cards(RoundCore r, int seat, const Choice* ch):

@@ -28,7 +28,8 @@ def evaluate(root: RoundCore,
              rollouts: int = 0, ms: float = 0.0, seed: int | None = None, width: int = 6,
              timeout: float | None = None, cancelled: Callable[[], bool] | None = None,
              model: str = "mix", exact: int = 0, wide: str | None = None,
-             win: float | None = None) -> Evaluation: ...
+             win: float | None = None, race: bool = False, decoys: int = 0,
+             fair_deals: int = 0) -> Evaluation: ...
 def selfplay(variant: VariantLike, rounds: int, policy: str = "rule", seed: int = 0,
              timeout: float | None = None) -> SelfPlay: ...
 

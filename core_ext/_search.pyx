@@ -28,6 +28,8 @@ from shuangkou.core._core cimport K_BOMB, MAXCARDS, RD, Decl, RuleSet, key_cmp, 
 from shuangkou.core._enumerate cimport ALL_KINDS, Enum, enum_begin, enum_each, monotonic
 from shuangkou.core._round cimport Position, RoundCore
 from shuangkou.core._rollout cimport (
+    EVERY_SEAT_MASK,
+    MAX_DECOYS_C,
     MAXC,
     RUN_CANCELLED,
     RUN_DEADLINE,
@@ -60,7 +62,7 @@ from shuangkou.core.cards cimport NCODES, NFACES, NO_SUIT, SEATS, code_of, code_
 
 from shuangkou.core._suggest import POLICY_CONSTANTS as _POLICY
 from shuangkou.core.errors import DeadlineExceeded, ShuangkouError
-from shuangkou.core.rollouts import Evaluation
+from shuangkou.core.rollouts import Evaluation, View
 from shuangkou.core.styles import STYLE_TABLE as _STYLE_TABLE
 from shuangkou.core.styles import model as _model
 
@@ -72,6 +74,8 @@ MAX_ROLLOUTS = 1_000_000
 WIDE_VIEWS = ("partner", "all")
 #: What seeds the partner view's deals apart from the seat's own and the true deal's.
 cdef unsigned long long WIDE_SALT_PARTNER = 0x9A27E5EED
+#: What seeds the fair-play views of every hand (the true deal and its decoys).
+cdef unsigned long long WIDE_SALT_ALL = 0xA11E5EED
 
 
 cdef int check_budget(int width, long rollouts, double ms) except -1:
@@ -85,13 +89,13 @@ cdef int check_budget(int width, long rollouts, double ms) except -1:
 
 
 cdef object _evaluation(Engine e, RoundCore root, object hint_ranks, object taken,
-                        bint forced, double t0, bint cancelled, bint raced):
+                        bint forced, double t0, bint cancelled, bint raced, tuple views):
     if e.fault:
         raise ShuangkouError("the rollouts met an action with no reading that stands: an "
                              "engine fault, not a fault of the request", "state")
     return Evaluation(e.seat, e.outcomes(root, hint_ranks), taken, forced, e.tally[0].deals,
                       e.tally[1].deals, e.rollouts, e.actions, e.solved,
-                      monotonic() - t0, cancelled, raced)
+                      monotonic() - t0, cancelled, raced, views)
 
 
 cdef int _seats_mask(object seats) except -1:
@@ -149,7 +153,7 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
     check_budget(width, rollouts, ms)
     e.open(root, seed, model, exact, infer, race, read, win, True)
     if sees:
-        e.see(0, root, _seats_mask(sees), 0)
+        e.see(0, root, _seats_mask(sees), 0, 0)
     if timeout is not None:
         hard = t0 + max(float(timeout), 1e-9)
     stop = t0 + ms / 1e3 if ms > 0 else hard
@@ -177,7 +181,7 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
     if m > 1 and (rollouts or ms):
         status = e.run(0, rollouts, 0, 0, stop, 0, cancelled)
     return _evaluation(e, root, None, None, m == 1, t0, status == RUN_CANCELLED,
-                       status == RUN_RACED)
+                       status == RUN_RACED, ())
 
 
 # ----------------------------------------------------------------------------- the review
@@ -245,7 +249,7 @@ cdef int taken_choice(RoundCore root, int seat, object taken, Choice* out) excep
 
 def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=None,
              int width=6, timeout=None, cancelled=None, str model="mix", int exact=0,
-             wide=None, win=None):
+             wide=None, win=None, bint race=False, int decoys=0, int fair_deals=0):
     """Evaluate given candidates of the decision of the seat to act in ``root``, absolutely:
     the review's engine (core_ext/review.py, docs/review.md).
 
@@ -255,20 +259,26 @@ def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=N
     played (empty: a pass), the reading that stood, whether it was declared — appended when
     it is not one of them. Every candidate is rolled out on the same deals of the seat's
     own view (``model`` and ``exact`` as :func:`search`), at least two deals, then while
-    ``rollouts`` (over all candidates, as the search counts them) and ``ms`` allow. With
-    ``wide`` (:data:`WIDE_VIEWS`): as many deals again on the view that also sees the
-    partner's hand (``"partner"``) or every hand (``"all"``: the true deal, the other seats'
-    styles still drawn per deal) — the fair-play signals' reference. A decision with one
+    ``rollouts`` (over all candidates, as the search counts them) and ``ms`` allow; with
+    ``race``, a candidate clearly behind another in points stops being rolled out (the
+    rule policy's action and the taken action never do), and the deals end once only
+    those two are left. With ``wide`` (:data:`WIDE_VIEWS`): as many deals again on the
+    view that also sees the partner's hand (``"partner"``) or every hand (``"all"``: the
+    true deal, the other seats' styles still drawn per deal). With ``decoys`` (1 to
+    _rollout.MAX_DECOYS): the fair-play views, ``fair_deals`` deals each, every candidate
+    on each — the view that also sees the partner's hand and the view that sees every
+    hand, each first with the true hands and then with ``decoys`` decoys of them (the hands
+    made up from what the seat sees: core_ext/fairplay.py reads them). A decision with one
     legal action (``forced``) is not rolled out.
 
     Returns an :class:`~shuangkou.core.rollouts.Evaluation` (the candidates' ``hint_rank``:
-    their place in the 提示 list, -1 for a taken action not in it); ``cancelled`` in it: the
-    caller went away and the figures are partial. Raises DeadlineExceeded when ``timeout``
-    seconds end it early."""
+    their place in the 提示 list, -1 for a taken action not in it; ``views``: the fair-play
+    views); ``cancelled`` in it: the caller went away and the figures are partial. Raises
+    DeadlineExceeded when ``timeout`` seconds end it early."""
     cdef Engine e = Engine()
     cdef Seen S
     cdef Choice tk
-    cdef int k, m, mh = 0, rc, t = -1, th, status = 0, forced
+    cdef int k, m, mh = 0, rc, t = -1, th, status = 0, forced, v
     cdef double t0 = monotonic(), hard = 0, stop = 0
     if root.view().over_kind:
         raise ShuangkouError("the round is over: nothing to evaluate", "state")
@@ -276,13 +286,28 @@ def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=N
     if wide is not None and wide not in WIDE_VIEWS:
         raise ShuangkouError(f"wide must be one of {', '.join(WIDE_VIEWS)}; got {wide!r}",
                              "wide")
+    if not 0 <= decoys <= MAX_DECOYS_C:
+        raise ShuangkouError(f"decoys must be 0–{MAX_DECOYS_C}; got {decoys}", "decoys")
+    if decoys and fair_deals < MIN_DEALS:
+        raise ShuangkouError(f"fair_deals must be {MIN_DEALS} or more; got {fair_deals}",
+                             "fair_deals")
     if timeout is not None:
         hard = t0 + max(float(timeout), 1e-9)
     if ms > 0:
         stop = t0 + ms / 1e3
-    e.open(root, seed, model, exact, False, False, None, win, False)  # the 提示 order: unseeded
+    e.open(root, seed, model, exact, False, race, None, win, False)  # the 提示 order: unseeded
+    e.race_points = 1
     if wide == "partner":
-        e.see(1, root, 1 << partner_of(e.seat), WIDE_SALT_PARTNER)
+        e.see(1, root, 1 << partner_of(e.seat), WIDE_SALT_PARTNER, 0)
+    kinds = []
+    if decoys:
+        v = 2
+        for kind, mask, salt in (("partner", 1 << partner_of(e.seat), WIDE_SALT_PARTNER),
+                                 ("all", EVERY_SEAT_MASK, WIDE_SALT_ALL)):
+            for k in range(decoys + 1):
+                e.see(v, root, mask, salt, k)
+                kinds.append((v, kind, k))
+                v += 1
     seen_of(&e.root, e.seat, &S)
     e.P.deadline = hard
     with nogil:
@@ -316,20 +341,35 @@ def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=N
         e.P.rng.s = <unsigned long long>(seed & 0xFFFFFFFFFFFFFFFF)
     e.candidates(m)
     e.taken = t if t >= 0 else 0
+    raced = False
+    views = []
     if not forced and (rollouts or ms):
         status = e.run(0, rollouts, MIN_DEALS, 0, stop, hard, cancelled)
-        if status == RUN_DEADLINE or status == RUN_STOPPED:
-            if e.fault:
-                return _evaluation(e, root, hint, None, False, t0, False, False)  # raises
-            raise DeadlineExceeded("the evaluation ran out of its time budget")
+        raced = status == RUN_RACED
+        if raced:
+            status = 0
+        _deals_done(e, status, root, hint, t0)
         if wide is not None and status != RUN_CANCELLED:
             status = e.run(1, 0, 0, e.tally[0].deals, 0, hard, cancelled)
-            if status == RUN_DEADLINE or status == RUN_STOPPED:
-                if e.fault:
-                    return _evaluation(e, root, hint, None, False, t0, False, False)
-                raise DeadlineExceeded("the evaluation ran out of its time budget")
+            _deals_done(e, status, root, hint, t0)
+        for v, kind, k in kinds:
+            if status == RUN_CANCELLED:
+                break
+            status = e.run(v, 0, 0, fair_deals, 0, hard, cancelled)
+            _deals_done(e, status, root, hint, t0)
+            views.append(View(kind, k, e.tally[v].deals, e.view_points(v)))
     return _evaluation(e, root, hint, t if t >= 0 else None, forced, t0,
-                       status == RUN_CANCELLED, False)
+                       status == RUN_CANCELLED, raced, tuple(views))
+
+
+cdef int _deals_done(Engine e, int status, RoundCore root, object hint, double t0) except -1:
+    """Raise what a run of deals ended on, if it ended early: an engine fault, or the
+    deadline (DeadlineExceeded)."""
+    if status == RUN_DEADLINE or status == RUN_STOPPED:
+        if e.fault:
+            _evaluation(e, root, hint, None, False, t0, False, False, ())  # raises
+        raise DeadlineExceeded("the evaluation ran out of its time budget")
+    return 0
 
 
 # ----------------------------------------------------------------------------- self-play

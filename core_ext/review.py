@@ -45,10 +45,12 @@ from typing import Any
 
 from . import _search
 from ._core import format_cards
+from ._rollout import MAX_DECOYS
 from .cards import SEATS, rank_name, team
 from .errors import DeadlineExceeded, ShuangkouError
+from .fairplay import Evidence, evidence
 from .replay import Replay, _load, parse_replay, score_replay
-from .rollouts import REVIEW_CHOICE, Evaluation, choose
+from .rollouts import REVIEW_CHOICE, TUOGUAN_CHOICE, Evaluation, choose
 from .suggest import DEFAULT_WIDTH, MAX_ALTERNATIVES, MAX_EXACT, MAX_ROLLOUTS, MODELS
 
 __all__ = ["DEFAULT_REVIEW", "NOISE", "THRESHOLDS", "VERDICTS", "Candidate", "Decision",
@@ -74,6 +76,9 @@ class ReviewBudget:
     ms: float = 0.0
     model: str = "mix"
     exact: int = 0
+    race: bool = False
+    decoys: int = 3
+    fair_deals: int = 12
 
     def __post_init__(self) -> None:
         if type(self.rollouts) is not int or not 1 <= self.rollouts <= MAX_ROLLOUTS:
@@ -87,10 +92,19 @@ class ReviewBudget:
         if type(self.exact) is not int or not 0 <= self.exact <= MAX_EXACT:
             raise ShuangkouError(f"exact must be an integer 0–{MAX_EXACT}; got "
                                  f"{self.exact!r}", "exact")
+        if type(self.race) is not bool:
+            raise ShuangkouError(f"race must be true or false; got {self.race!r}", "race")
+        if type(self.decoys) is not int or not 1 <= self.decoys <= MAX_DECOYS:
+            raise ShuangkouError(f"decoys must be an integer 1–{MAX_DECOYS}; got "
+                                 f"{self.decoys!r}", "decoys")
+        if type(self.fair_deals) is not int or not 2 <= self.fair_deals <= 10_000:
+            raise ShuangkouError(f"fair_deals must be an integer 2–10,000; got "
+                                 f"{self.fair_deals!r}", "fair_deals")
 
     def to_dict(self) -> dict[str, Any]:
         return {"rollouts": self.rollouts, "ms": self.ms, "model": self.model,
-                "exact": self.exact}
+                "exact": self.exact, "race": self.race, "decoys": self.decoys,
+                "fair_deals": self.fair_deals}
 
 
 #: The default review budget, 2,000 rollouts per decision: a whole round within 10 s of CPU
@@ -160,6 +174,8 @@ class Decision:
     eval_team0: float | None
     oracle_gain: float | None
     deals: int
+    fair: tuple[Evidence, ...] = ()
+    tuoguan: int = 0                     # 托管's choice (rollouts.TUOGUAN_CHOICE) on these deals
 
     def to_dict(self) -> dict[str, Any]:
         return {"index": self.index, "seat": self.seat, "forced": self.forced,
@@ -168,7 +184,8 @@ class Decision:
                 "choice": self.choice, "loss": self.loss, "loss_se": self.loss_se,
                 "stake": self.stake, "verdict": self.verdict, "agrees_first": self.agrees_first,
                 "agrees_top3": self.agrees_top3, "eval_team0": self.eval_team0,
-                "oracle_gain": self.oracle_gain, "deals": self.deals}
+                "oracle_gain": self.oracle_gain, "deals": self.deals,
+                "fair": [_evidence_dict(e) for e in self.fair], "tuoguan": self.tuoguan}
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +246,11 @@ class Review:
 
 # ----------------------------------------------------------------------------- one decision
 
+def _evidence_dict(e: Evidence) -> dict[str, Any]:
+    return {"kind": e.kind, "regret": e.regret, "decoy_regrets": list(e.decoy_regrets),
+            "excess": e.excess, "disagree": e.disagree, "follows": e.follows}
+
+
 def _declare(reading: Any) -> dict[str, Any]:
     return {"kind": reading.kind, "top": rank_name(reading.top),
             "star": reading.star or None}
@@ -254,7 +276,7 @@ def _decision(index: int, seat: int, taken_cards: tuple[int, ...], ev: Evaluatio
     if ev.forced or not ev.deals:
         return Decision(index, seat, ev.forced, tuple(cands), taken, 0, taken,
                         0.0, 0.0, 0.0, "forced" if ev.forced else "good", True, True,
-                        last_eval, None, 0)
+                        last_eval, None, 0, (), taken)
     best = order[0]
     points, top, worst = rows[t].points, rows[best].points, rows[order[-1]].points
     assert points is not None and top is not None and worst is not None   # deals were made
@@ -269,7 +291,8 @@ def _decision(index: int, seat: int, taken_cards: tuple[int, ...], ev: Evaluatio
         oracle_gain = true_taken - true_best
     return Decision(index, seat, False, tuple(cands), taken, 0, order.index(choice),
                     loss, loss_se, stake, verdict(loss, loss_se), choice == t, t in top3,
-                    points if team(seat) == 0 else -points, oracle_gain, ev.deals)
+                    points if team(seat) == 0 else -points, oracle_gain, ev.deals,
+                    evidence(ev), order.index(choose(ev, TUOGUAN_CHOICE)))
 
 
 # ----------------------------------------------------------------------------- a replay
@@ -306,7 +329,7 @@ def _summaries(decisions: Sequence[Decision],
 def review(replay: Replay | Mapping[str, Any] | str | bytes, *,
            budget: ReviewBudget = DEFAULT_REVIEW, width: int = DEFAULT_WIDTH, seed: int = 0,
            timeout: float | None = None, cancelled: Callable[[], bool] | None = None,
-           oracle: bool = False, partial_deal: bool = False) -> Review:
+           oracle: bool = False, fair: bool = False, partial_deal: bool = False) -> Review:
     """Review every play and pass of ``replay`` (a replay document or a typed
     :class:`~shuangkou.core.replay.Replay`, as :func:`~shuangkou.core.replay.score_replay`
     takes it: ReviewRound's typed message becomes the record) from the deciding seat's view
@@ -352,7 +375,8 @@ def review(replay: Replay | Mapping[str, Any] | str | bytes, *,
             before, (action.cards, record.reading, action.declare is not None),
             rollouts=budget.rollouts, ms=budget.ms, seed=seed, width=width, timeout=left,
             cancelled=cancelled, model=budget.model, exact=budget.exact,
-            wide="all" if oracle else None)
+            wide="all" if oracle else None, race=budget.race,
+            decoys=budget.decoys if fair else 0, fair_deals=budget.fair_deals)
         if ev.cancelled:
             raise DeadlineExceeded("the review was cancelled before it finished")
         rollouts += ev.rollouts

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 __all__ = ["REVIEW_CHOICE", "TUOGUAN_CHOICE", "ChoiceRule", "Evaluated", "Evaluation",
-           "Proposal", "SelfPlay", "choose"]
+           "Proposal", "SelfPlay", "View", "choose"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,14 +91,28 @@ class Evaluated:
 
 
 @dataclass(frozen=True, slots=True)
+class View:
+    """A fair-play view's rollouts of a decision's candidates (_search.evaluate's
+    ``decoys``): ``kind`` "partner" (the seat's hand and its partner's seen) or "all" (every
+    hand seen); ``decoy`` 0 for the true hands, k for decoy k (those hands made up from what
+    the seat sees); the ``deals`` rolled out, and per candidate (candidate order) its team's
+    mean settlement ``points`` there."""
+
+    kind: str
+    decoy: int
+    deals: int
+    points: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Evaluation:
     """A decision's rollouts: the ``seat`` that decides, its ``candidates`` (candidate 0 the
     rule policy's action), ``taken`` (the index of the action a replay took, else None),
     ``forced`` (one legal action: nothing was rolled out), the deals of the seat's own view
     and of the wider one (``wide_deals``: 0 when not asked), ``rollouts`` and ``actions``
     played in all, ``exact`` (rollouts an exact endgame finished), ``seconds`` of wall time,
-    ``cancelled`` (the caller went away: the figures are partial) and ``raced`` (the race
-    left only the anchors)."""
+    ``cancelled`` (the caller went away: the figures are partial), ``raced`` (the race
+    left only the anchors) and the fair-play ``views`` (none unless asked)."""
 
     seat: int
     candidates: tuple[Evaluated, ...]
@@ -112,6 +126,7 @@ class Evaluation:
     seconds: float
     cancelled: bool
     raced: bool
+    views: tuple[View, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

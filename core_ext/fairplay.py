@@ -1,0 +1,386 @@
+"""Fair play: what a player's decisions say of information it should not have, of rounds it
+threw, and of an engine that plays for it — each a signal with an interval and a p-value.
+
+**Hand sharing and full sight.** A pair whose seats see each other's hands, or a client that
+sees every hand, plays its decisions as if it knew those hands. At each decision the review
+evaluates the candidates (the 提示 list and the action taken) on the view that adds the
+partner's hand, and on the view of every hand (core_ext/_search.pyx ``evaluate``'s
+``decoys``): once with the true hands, and again with a few **decoys** — those hands made up
+from what the seat itself sees, as its own view's deals are. A seat that does not see the
+hands cannot tell the true view from its decoys, so the taken action's **regret** on the true
+view (the view's best candidate's points minus the taken action's) is, for an honest seat,
+one more draw from the distribution its regrets on the decoys come from: its expected
+excess, the decoys' mean regret minus the true one, is zero, whatever the seat's strength.
+A seat that sees the hands plays closer to the true view's best: its excess is positive.
+Summed over a partnership's (or a player's) decisions, the excess divided by its standard
+error (from the spread of each decision's regrets across its views) is a z-score: the
+p-value is one-sided, and it is calibrated by construction — the control is inside the
+player, as bridge's recorded-board cases compared a pair on the decisions where illegal
+information helps with those where it cannot. Only decisions where the views disagree (the
+true view's best is not the seat's own best, or a decoy's) carry evidence; the others add
+nothing.
+
+**Thrown rounds.** In a coin room (the seeds' 游戏币 rooms) a seat can lose a round on purpose
+to move points to an opponent. A seat's losses (docs/review.md) in one round far beyond what
+its other rounds predict are that signal: per round, the excess loss over the player's own
+loss share of the round's stakes, per decision; its largest round against the same statistic
+over the player's decisions shuffled among its rounds (a permutation test: exact whatever the
+player's strength or the shape of its losses), with the opponent who gained most in that round
+named.
+
+**Engine assistance.** A player who plays the engine's choices agrees with them more often
+than its losses explain: among the decisions where the engine's first choice (the review's,
+rollouts.py ``REVIEW_CHOICE``) is not the candidate best in points, how often the player took
+the engine's choice rather than the best one. An honest player who plays well takes the best
+one at least as often; one the engine plays for takes the engine's. A sign test gives the
+p-value.
+
+Every signal is a reason to look, never proof (docs/review.md "Fair play"): a platform reads
+the decisions that carried the evidence, and acts on a flag only with other facts.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .rollouts import Evaluation
+
+__all__ = ["Evidence", "KINDS", "RoundScore", "Signal", "Sums", "engine_signal", "evidence",
+           "information_signal", "round_score", "t_upper", "thrown_signal"]
+
+#: The fair-play views a decision is evaluated on: the partner's hand seen too (hand
+#: sharing), every hand seen (full sight).
+KINDS = ("partner", "all")
+#: The signals a review reports, by what they are about.
+SIGNALS = {"partner": "hand_sharing", "all": "full_sight"}
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """One decision's evidence on one view (``kind``, :data:`KINDS`): the taken action's
+    ``regret`` (points: the view's best candidate's minus the taken action's) on the true
+    hands, and on each decoy (``decoy_regrets``); ``disagree``: the true view's best is not
+    the seat's own best; ``follows``: the taken action is the true view's best."""
+
+    kind: str
+    regret: float
+    decoy_regrets: tuple[float, ...]
+    disagree: bool
+    follows: bool
+
+    @property
+    def excess(self) -> float:
+        """The decoys' mean regret minus the true view's: 0 expected of a seat that does not
+        see the hands, positive for one that plays as if it did."""
+        return sum(self.decoy_regrets) / len(self.decoy_regrets) - self.regret
+
+    @property
+    def variance(self) -> float:
+        """The variance of :attr:`excess` under no information: the sample variance of the
+        regrets across the views (true and decoys, exchangeable then) × (1 + 1/decoys)."""
+        values = (self.regret, *self.decoy_regrets)
+        mean = sum(values) / len(values)
+        var = sum((v - mean) ** 2 for v in values) / (len(values) - 1)
+        return var * (1 + 1 / len(self.decoy_regrets))
+
+    @property
+    def carries(self) -> bool:
+        """Whether it carries evidence: the regrets are not all equal."""
+        return self.variance > 0
+
+    def rank(self) -> tuple[float, float, float]:
+        """The share of decoys on which the taken action's regret is larger than on the
+        true view (ties count half), and that share's mean and variance had the true view
+        been any one of the views (what no information makes it: each equally likely):
+        (share, mean, variance). The randomisation's own null, whatever the regrets'
+        distribution."""
+        values = (self.regret, *self.decoy_regrets)
+        k = len(self.decoy_regrets)
+
+        def share(i: int) -> float:
+            x = values[i]
+            return sum(1.0 if y > x else 0.5 if y == x else 0.0
+                       for j, y in enumerate(values) if j != i) / k
+
+        each = [share(i) for i in range(len(values))]
+        mean = sum(each) / len(each)
+        var = sum((u - mean) ** 2 for u in each) / len(each)
+        return each[0], mean, var
+
+
+def _regret(points: Sequence[float], taken: int) -> float:
+    best = max(p for p in points if not math.isnan(p))
+    return best - points[taken]
+
+
+def evidence(ev: Evaluation) -> tuple[Evidence, ...]:
+    """The fair-play evidence of an evaluated decision (``ev.views``: the views of
+    ``decoys``; ``ev.taken``: the action taken), one per kind of view; none for a forced
+    decision or one evaluated without its views."""
+    if ev.forced or ev.taken is None or not ev.views or not ev.deals:
+        return ()
+    own = [c.points if c.points is not None else float("nan") for c in ev.candidates]
+    own_best = max(range(len(own)), key=lambda k: (not math.isnan(own[k]), own[k], -k))
+    out = []
+    for kind in KINDS:
+        views = [v for v in ev.views if v.kind == kind]
+        true = next((v for v in views if v.decoy == 0), None)
+        decoys = [v for v in views if v.decoy > 0]
+        if true is None or not decoys:
+            continue
+        best = max(range(len(true.points)), key=lambda k: (true.points[k], -k))
+        out.append(Evidence(kind, _regret(true.points, ev.taken),
+                            tuple(_regret(d.points, ev.taken) for d in decoys),
+                            best != own_best, best == ev.taken))
+    return tuple(out)
+
+
+@dataclass(frozen=True, slots=True)
+class Signal:
+    """A fair-play signal over many decisions (or rounds): ``kind`` (``hand_sharing``,
+    ``full_sight``, ``thrown_rounds``, ``engine``), the ``evidence`` count that carried it
+    (decisions; rounds for thrown rounds), ``estimate`` with its 95 % interval
+    (``low``–``high``: points per decision for hand sharing and full sight, excess loss of
+    the worst round for thrown rounds, the engine's share among the decisions that tell for
+    engine assistance), ``z`` and the one-sided ``p``-value; ``note`` says more (the round
+    and the opponent who gained, for thrown rounds)."""
+
+    kind: str
+    evidence: int
+    estimate: float
+    low: float
+    high: float
+    z: float
+    p: float
+    note: str = ""
+
+    def flagged(self, alpha: float = 0.01) -> bool:
+        return self.evidence > 0 and self.p < alpha
+
+    def to_dict(self) -> dict[str, object]:
+        return {"kind": self.kind, "evidence": self.evidence, "estimate": self.estimate,
+                "low": self.low, "high": self.high, "z": self.z, "p": self.p,
+                "note": self.note}
+
+
+def _upper(z: float) -> float:
+    """P(Z > z) for a standard normal Z."""
+    return 0.5 * math.erfc(z / math.sqrt(2))
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """The continued fraction of the regularised incomplete beta function (Lentz)."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 300):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c
+        c = c if abs(c) > tiny else tiny
+        step = d * c
+        h *= step
+        if abs(step - 1.0) < 1e-14:
+            break
+    return h
+
+
+def t_upper(t: float, df: float) -> float:
+    """P(T > t) for Student's t with ``df`` degrees of freedom.
+
+    >>> round(t_upper(2.262, 9), 3), round(t_upper(0.0, 5), 3), round(t_upper(-1.833, 9), 3)
+    (0.025, 0.5, 0.95)
+    """
+    x = df / (df + t * t)
+    a, b = df / 2, 0.5
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+                     + a * math.log(x) + b * math.log1p(-x)) if 0 < x < 1 else 0.0
+    if x <= 0:
+        ibeta = 0.0
+    elif x >= 1:
+        ibeta = 1.0
+    elif x < (a + 1) / (a + b + 2):
+        ibeta = front * _betacf(a, b, x) / a
+    else:
+        ibeta = 1.0 - front * _betacf(b, a, 1 - x) / b
+    tail = 0.5 * ibeta                       # P(|T| > |t|) / 2
+    return tail if t >= 0 else 1.0 - tail
+
+
+def _t_quantile(df: float, q: float = 0.975) -> float:
+    """The ``q`` quantile of Student's t (bisection on :func:`t_upper`)."""
+    lo, hi = 0.0, 50.0
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        if t_upper(mid, df) > 1 - q:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+@dataclass(frozen=True, slots=True)
+class RoundScore:
+    """One round's evidence of one kind, for a partnership or a player: the sum over its
+    decisions that carried evidence (``decisions``) of their rank scores less their null
+    means (``score``, :meth:`Evidence.rank`) and of their excess regrets (``excess``,
+    points)."""
+
+    score: float
+    excess: float
+    decisions: int
+
+
+def round_score(kind: str, items: Sequence[Evidence]) -> RoundScore | None:
+    """The :class:`RoundScore` of the evidence of ``kind`` among ``items`` (one round's
+    decisions of a partnership or a player); None when none carried evidence."""
+    used = [e for e in items if e.kind == kind and e.carries]
+    if not used:
+        return None
+    ranks = [e.rank() for e in used]
+    return RoundScore(sum(u - m for u, m, _ in ranks), sum(e.excess for e in used), len(used))
+
+
+@dataclass(slots=True)
+class Sums:
+    """What a hand-sharing or full-sight signal needs of many rounds, as sums that add up
+    over partitions (an archive's shards merge to what one run gives)."""
+
+    rounds: int = 0
+    decisions: int = 0
+    score: float = 0.0
+    score2: float = 0.0
+    excess: float = 0.0
+    excess2: float = 0.0
+    excess_n: float = 0.0
+    n2: float = 0.0
+
+    def add(self, r: RoundScore | None) -> None:
+        if r is None:
+            return
+        self.rounds += 1
+        self.decisions += r.decisions
+        self.score += r.score
+        self.score2 += r.score ** 2
+        self.excess += r.excess
+        self.excess2 += r.excess ** 2
+        self.excess_n += r.excess * r.decisions
+        self.n2 += r.decisions ** 2
+
+    def merge(self, other: Sums) -> None:
+        for name in self.__slots__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def to_dict(self) -> dict[str, float]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, float]) -> Sums:
+        return cls(**{name: data.get(name, 0) for name in cls.__slots__})  # type: ignore[arg-type]
+
+    def signal(self, kind: str) -> Signal:
+        """The signal (module doc): the rounds' rank scores tested against 0 with Student's
+        t, one-sided — the round is the sample, since the true hands are the same through a
+        round and its decisions are not independent; the estimate is the mean excess regret
+        per decision (points) with its rounds-as-samples 95 % interval."""
+        name, r, n = SIGNALS[kind], self.rounds, self.decisions
+        if r < 2 or n == 0:
+            return Signal(name, n, self.excess / n if n else 0.0, 0.0, 0.0, 0.0, 1.0)
+        mean = self.score / r
+        var = max(self.score2 - r * mean * mean, 0.0) / (r - 1)
+        t = mean / math.sqrt(var / r) if var > 0 else 0.0
+        m = self.excess / n
+        spread = max(self.excess2 - 2 * m * self.excess_n + m * m * self.n2, 0.0)
+        half = _t_quantile(r - 1) * math.sqrt(r / (r - 1) * spread) / n
+        return Signal(name, n, m, m - half, m + half, t, t_upper(t, r - 1))
+
+
+def information_signal(kind: str, rounds: Sequence[Sequence[Evidence]]) -> Signal:
+    """Hand sharing (``kind`` "partner") or full sight ("all") over a partnership's or a
+    player's rounds (``rounds[r]``: the evidence of its decisions in round r): each
+    decision's rank of the true view among its decoys is scored against its own
+    randomisation null (exact whatever the regrets' spread), a round's scores are summed,
+    and the rounds are tested (:meth:`Sums.signal`)."""
+    sums = Sums()
+    for items in rounds:
+        sums.add(round_score(kind, items))
+    return sums.signal(kind)
+
+
+def thrown_signal(rounds: Sequence[Sequence[tuple[float, float]]],
+                  gainers: Sequence[str] = (), *, permutations: int = 2000,
+                  seed: int = 0) -> Signal:
+    """Thrown rounds (module doc) over one player's rounds: ``rounds[r]`` the (loss, stake)
+    of each of its evaluated decisions in round r, ``gainers[r]`` (if given) who gained most
+    in round r among its opponents. The statistic is the largest round's excess loss over
+    the player's own loss share of its stakes, per square root of its decisions; its
+    p-value the share of ``permutations`` shuffles of the decisions among the rounds (sizes
+    kept) whose largest is at least as large (deterministic for ``seed``)."""
+    sizes = [len(r) for r in rounds]
+    flat = [d for r in rounds for d in r]
+    if len([n for n in sizes if n]) < 2:
+        return Signal("thrown_rounds", 0, 0.0, 0.0, 0.0, 0.0, 1.0)
+    loss = sum(d[0] for d in flat)
+    stake = sum(d[1] for d in flat)
+    share = loss / stake if stake > 0 else 0.0
+    excess = [d[0] - share * d[1] for d in flat]
+
+    def largest(values: Sequence[float]) -> tuple[float, int]:
+        top, where, at = -math.inf, -1, 0
+        for r, n in enumerate(sizes):
+            if n:
+                x = sum(values[at:at + n]) / math.sqrt(n)
+                if x > top:
+                    top, where = x, r
+            at += n
+        return top, where
+
+    observed, worst = largest(excess)
+    rng = random.Random(seed)
+    shuffled = list(excess)
+    beyond = 0
+    null = []
+    for _ in range(permutations):
+        rng.shuffle(shuffled)
+        x, _ = largest(shuffled)
+        null.append(x)
+        beyond += x >= observed
+    p = (beyond + 1) / (permutations + 1)
+    null.sort()
+    mean = sum(null) / len(null)
+    sd = math.sqrt(sum((x - mean) ** 2 for x in null) / (len(null) - 1)) or 1.0
+    at = worst
+    note = f"round {at}" + (f": {gainers[at]} gained most" if at < len(gainers) and
+                            gainers[at] else "")
+    return Signal("thrown_rounds", sum(1 for n in sizes if n), observed,
+                  null[int(0.025 * (len(null) - 1))], null[int(0.975 * (len(null) - 1))],
+                  (observed - mean) / sd, p, note)
+
+
+def engine_signal(engine: int, best: int) -> Signal:
+    """Engine assistance (module doc) from the decisions where the engine's first choice is
+    not the candidate best in points: ``engine`` of them the player took the engine's,
+    ``best`` the best one. The estimate is the engine's share of those, its p-value a
+    one-sided sign test (the share under 1/2 expected of an honest player)."""
+    n = engine + best
+    if not n:
+        return Signal("engine", 0, 0.0, 0.0, 0.0, 0.0, 1.0)
+    share = engine / n
+    half = 1.96 * math.sqrt(share * (1 - share) / n)
+    z = (engine - n / 2) / math.sqrt(n / 4)
+    # the exact binomial tail P(X >= engine), X ~ Bin(n, 1/2)
+    p = sum(math.comb(n, k) for k in range(engine, n + 1)) / 2 ** n
+    return Signal("engine", n, share, max(0.0, share - half), min(1.0, share + half), z, p)
