@@ -144,3 +144,76 @@ def test_the_client_imports_neither_the_core_nor_the_service() -> None:
 def test_a_cycle_is_found() -> None:
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ("a", "b", "c", "a")
     assert _cycle({"a": {"b"}, "b": set()}) is None
+
+
+# ----------------------------------------------------------------------------- cimports
+
+def _cimported(path: Path) -> set[str]:
+    """The declarations ``path`` (a .pyx or .pxd) cimports: the modules of its
+    ``from x cimport ...`` and ``cimport x`` lines."""
+    text = path.read_text()
+    found = set(re.findall(r"^\s*from\s+([\w.]+)\s+cimport\b", text, re.M))
+    found.update(re.findall(r"^\s*cimport\s+([\w.]+)", text, re.M))
+    return {name for name in found if name.startswith("shuangkou.")}
+
+
+def _compiled(package: str, folder: Path) -> dict[str, set[str]]:
+    """Each compiled module of ``package`` (its .pyx and its .pxd together) -> the shuangkou
+    modules it cimports."""
+    out: dict[str, set[str]] = {}
+    for path in sorted(folder.rglob("*.p[yx][xd]")):
+        if path.suffix not in (".pyx", ".pxd") or "__pycache__" in path.parts:
+            continue
+        name = ".".join((package, *path.relative_to(folder).with_suffix("").parts))
+        out.setdefault(name, set()).update(d for d in _cimported(path) if d != name)
+    return out
+
+
+def test_the_cimports_go_one_way() -> None:
+    """The compiled declarations depend one way too: no cycle among the core's cimports, and
+    the service's compiled modules cimport the core (and their own), never the reverse."""
+    core_graph = _compiled("shuangkou.core", PACKAGES["shuangkou.core"])
+    assert core_graph["shuangkou.core._rollout"] >= {"shuangkou.core._round",
+                                                     "shuangkou.core._suggest"}
+    graph = {k: {d for d in v if d in core_graph} for k, v in core_graph.items()}
+    cycle = _cycle(graph)
+    assert cycle is None, " -> ".join(cycle or ())
+    assert all(d.startswith("shuangkou.core") for deps in core_graph.values() for d in deps)
+    service = _compiled("shuangkou.service", PACKAGES["shuangkou.service"])
+    assert service and all(d.startswith(("shuangkou.core", "shuangkou.service"))
+                           for deps in service.values() for d in deps)
+
+
+#: What the round publishes to compiled modules outside the core (core_ext/_round.pxd: the
+#: readonly attributes, and the view methods).
+PUBLIC_VIEW = {"view", "standing_codes", "rules", "hand_codes"}
+
+
+def _private_fields() -> set[str]:
+    """RoundCore's C fields that are not readonly (core_ext/_round.pxd)."""
+    text = (PACKAGES["shuangkou.core"] / "_round.pxd").read_text()
+    block = text[text.index("cdef class RoundCore:"):]
+    fields = set()
+    for line in re.findall(r"^    cdef (?!readonly)(.+)$", block, re.M):
+        code = line.split("#", 1)[0]
+        if "(" in code:                                    # a method
+            continue
+        names = code.split(None, 1)[1]                     # past the type
+        fields.update(n.strip().split("[")[0] for n in names.split(","))
+    return fields - PUBLIC_VIEW
+
+
+def test_the_service_reads_only_the_rounds_public_view() -> None:
+    """No module of the service reads a private field of RoundCore: the compiled reply
+    writers read its public view (``view()``, ``standing_codes()``, ``hand_codes()``,
+    ``rules()``). (Its Python modules cannot: a C field that is not readonly is not a Python
+    attribute.)"""
+    private = _private_fields()
+    assert {"pos", "faces", "rs", "st_cards", "bomb_readings", "cescaper"} <= private
+    pattern = re.compile(r"\.(" + "|".join(sorted(private)) + r")\b")
+    for path in sorted(PACKAGES["shuangkou.service"].rglob("*")):
+        if path.suffix not in (".pyx", ".pxd"):
+            continue
+        for i, line in enumerate(path.read_text().splitlines(), 1):
+            code = line.split("#", 1)[0]
+            assert not pattern.search(code), f"{path.name}:{i}: {line.strip()}"
