@@ -67,7 +67,7 @@ cdef class Engine:
     cdef int has_read             # per seat, cumulative style weights (read)
     cdef double read[SEATS * MAXSTYLES]
     cdef int infer, exact, race
-    cdef int race_points          # the race compares points (the review's), not value
+    cdef int settle               # the deals end once the best candidate (points) is clear
     cdef unsigned long long base  # the decision's seed
     cdef Choice cands[MAXC]
     cdef int m                    # candidates

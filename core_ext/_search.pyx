@@ -260,9 +260,9 @@ def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=N
     it is not one of them. Every candidate is rolled out on the same deals of the seat's
     own view (``model`` and ``exact`` as :func:`search`), at least two deals, then while
     ``rollouts`` (over all candidates, as the search counts them) and ``ms`` allow; with
-    ``race``, a candidate clearly behind another in points stops being rolled out (the
-    rule policy's action and the taken action never do), and the deals end once only
-    those two are left. With ``wide`` (:data:`WIDE_VIEWS`): as many deals again on the
+    ``race``, the deals end early once the best candidate in points is clearly ahead of
+    every other (_rollout.pyx ``settled``): every candidate meets every deal, so their
+    figures stay comparable (no candidate's mean is of fewer, unlucky deals). With ``wide`` (:data:`WIDE_VIEWS`): as many deals again on the
     view that also sees the partner's hand (``"partner"``) or every hand (``"all"``: the
     true deal, the other seats' styles still drawn per deal). With ``decoys`` (1 to
     _rollout.MAX_DECOYS): the fair-play views, ``fair_deals`` deals each, every candidate
@@ -295,8 +295,8 @@ def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=N
         hard = t0 + max(float(timeout), 1e-9)
     if ms > 0:
         stop = t0 + ms / 1e3
-    e.open(root, seed, model, exact, False, race, None, win, False)  # the 提示 order: unseeded
-    e.race_points = 1
+    e.open(root, seed, model, exact, False, False, None, win, False)  # the 提示 order: unseeded
+    e.settle = race
     if wide == "partner":
         e.see(1, root, 1 << partner_of(e.seat), WIDE_SALT_PARTNER, 0)
     kinds = []
