@@ -473,3 +473,49 @@ def test_a_cheating_partnership_stands_out(tmp_path: Path) -> None:
     expected = review(first, budget=ReviewBudget(rollouts=16), oracle=True).to_dict()
     del expected["seconds"]
     assert _merged(out)[0] == {"file": str(archive), "line": 1, "ok": True, **expected}
+
+
+def test_fair_play_end_to_end_on_real_reviews(tmp_path: Path) -> None:
+    """The real review with fair play (a tiny budget) over rounds the rule policy played
+    (tests/review_rounds.py), four players in two fixed partnerships: every signal is
+    reported for each of them; the records are the review of each line in this process;
+    two partitions on two processes, and shards merged, give what one partition gives."""
+    from review_rounds import played
+
+    from shuangkou.core.review import ReviewBudget, review
+
+    players = ["ann", "bo", "cy", "di"]
+    lines = [json.dumps({**played("bianfeng", seed), "players": players})
+             for seed in range(4)]
+    archive = tmp_path / "rounds.jsonl"
+    archive.write_text("\n".join(lines) + "\n")
+    base = [str(archive), "--rollouts", "60", "--decoys", "2", "--fair-deals", "4",
+            "--fair-play", "--no-oracle", "--no-progress"]
+    assert rb.main([*base, "--output-dir", str(tmp_path / "one"), "-j", "1"]) == 0
+    assert rb.main([*base, "--output-dir", str(tmp_path / "two"), "-j", "2",
+                    "--partition-lines", "2"]) == 0
+    for i in (1, 0):
+        assert rb.main([*base, "--output-dir", str(tmp_path / "shards"), "-j", "1",
+                        "--partition-lines", "1", "--shard", f"{i}/2"]) == 0
+    assert rb.main(["--merge", "--output-dir", str(tmp_path / "shards")]) == 0
+    one = json.loads((tmp_path / "one" / "summary.json").read_text())
+    for other in ("two", "shards"):
+        summary = json.loads((tmp_path / other / "summary.json").read_text())
+        assert _comparable(summary) == _comparable(one) | {
+            k: summary[k] for k in ("partitions", "partition_lines")}
+    fair = one["fair_play"]
+    # the seats follow the revealed card, so who partners whom varies by round
+    assert fair["partnerships"] and set(fair["players"]) == set(players)
+    for f in fair["partnerships"]:
+        assert f["hand_sharing"]["decisions"] > 0 and 0 < f["hand_sharing"]["p"] <= 1
+    for f in fair["players"].values():
+        assert f["full_sight"]["rounds"] == 4 and f["full_sight"]["small_sample"]
+        assert f["thrown_rounds"]["rounds"] == 4 and "gained most" in f["thrown_rounds"]["note"]
+        assert f["engine"]["decisions"] >= 0
+        for signal in f.values():
+            assert signal["low"] <= signal["high"] and not signal["flagged"]
+    budget = ReviewBudget(rollouts=60, decoys=2, fair_deals=4)
+    expected = review(lines[0], budget=budget, fair=True).to_dict()
+    del expected["seconds"]
+    assert _merged(tmp_path / "one")[0] == {"file": str(archive), "line": 1, "ok": True,
+                                            **expected}
