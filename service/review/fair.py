@@ -17,9 +17,9 @@ from typing import Any
 from shuangkou.core.cards import SEATS
 from shuangkou.core.fairplay import Evidence, RoundScore, round_score
 
-__all__ = ["NOT_PROOF", "ONE_ROUND", "VIEW_NAMES", "WHAT_TO_DO", "RoundFair", "engine_tells",
-           "evaluated", "evidence_of", "fair_played", "gained_most", "round_fair",
-           "taken_index"]
+__all__ = ["CAVEATS", "NOT_PROOF", "ONE_ROUND", "VIEW_NAMES", "WHAT_TO_DO", "RoundFair",
+           "engine_tells", "evaluated", "evidence_of", "evidence_text", "fair_played",
+           "gained_most", "round_fair", "score_text", "taken_index"]
 
 #: The fair-play views as people read them (core_ext/fairplay.py KINDS).
 VIEW_NAMES = {"partner": "partner's hand", "all": "every hand"}
@@ -36,6 +36,8 @@ WHAT_TO_DO = ("What to do with a flag: read the decisions that carried the evide
 ONE_ROUND = ("One round says little: its decisions share one deal, and a calibrated signal "
              "needs tens of rounds (review-replays --fair-play sums them per partnership and "
              "player, with intervals and p-values).")
+#: What one round's fair play shows with it (``shuangkou review --fair-play``, the page).
+CAVEATS = (NOT_PROOF, WHAT_TO_DO, ONE_ROUND)
 
 
 def evaluated(decision: Mapping[str, Any]) -> bool:
@@ -102,3 +104,21 @@ def round_fair(decisions: Sequence[Mapping[str, Any]]) -> RoundFair:
              round_score("partner", by_seat[1] + by_seat[3]))
     return RoundFair(teams, tuple(round_score("all", e) for e in by_seat),
                      tuple((t.count("engine"), t.count("best")) for t in tells))
+
+
+def evidence_text(e: Evidence, minus: str = "-") -> str:
+    """One view's evidence for people: the taken action's regret on the true hands and on
+    each decoy (never negative), and the excess with its sign (``minus``: the page writes a
+    true minus sign)."""
+    decoys = ", ".join(f"{r:.1f}" for r in e.decoy_regrets)
+    excess = f"{e.excess:+.1f}".replace("-", minus)
+    return f"{VIEW_NAMES[e.kind]}: regret {e.regret:.1f}, decoys {decoys} (excess {excess})"
+
+
+def score_text(r: RoundScore | None) -> str:
+    """A round's score of a partnership or a seat for people."""
+    if r is None:
+        return "no decision carried evidence"
+    return (f"{r.decisions} decision{'s' if r.decisions != 1 else ''} carried evidence: excess "
+            f"{r.excess:+.1f} points ({r.excess / r.decisions:+.2f} a decision), rank score "
+            f"{r.score:+.2f}")
