@@ -449,7 +449,8 @@ class ReviewJob(Job):
         s = summary["review"]["settings"]          # the run's (--merge: its manifest's)
         d = summary["decisions"]
         out = [f"  review: {'default' if s['rollouts'] is None else s['rollouts']} rollouts, "
-               f"width {s['width']}, seed {s['seed']}, oracle {'on' if s['oracle'] else 'off'}; "
+               f"width {s['width']}, seed {s['seed']}, oracle {'on' if s['oracle'] else 'off'}, "
+               f"fair play {'on' if s.get('fair_play') else 'off'}; "
                f"mean loss {_mean(d, 'mean_loss')} per decision, loss share "
                f"{_pct(d, 'loss_share')}, blunders "
                f"{_pct(d, 'blunder_rate')}, agree first {_pct(d, 'agree_first')}, top 3 "
