@@ -13,9 +13,8 @@ around its rollouts (the candidates, the reply) is tens of microseconds: left ou
 A call's expected cost is its rollouts' — a search's budget of rollouts at the cards in
 play now; a review's rollouts per decision at each decision's cards in play, twice with
 ``oracle``, and with fair play its views' (:func:`fair_rollouts`) — and never more than the
-time it may run (its budget's time, the server's cap,
-its deadline): its work runs on one thread, and a thread spends at most a CPU-second a
-second. It is an upper estimate: a search that races its candidates out stops early, a
+time it may run (its budget's time, the server's cap, its deadline): its work runs on one
+thread, and a thread spends at most a CPU-second a second. It is an upper estimate: a search that races its candidates out stops early, a
 review's forced decisions are not rolled out.
 """
 

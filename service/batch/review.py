@@ -45,7 +45,7 @@ import os
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shuangkou.core.errors import ShuangkouError
 from shuangkou.core.fairplay import Signal, Sums, engine_signal, thrown_signal
@@ -57,6 +57,9 @@ from .archive import Job, Stats
 from .command import archive_arguments, archive_main, check_archive_args
 from .inputs import Line
 from .records import failure_record, line_error
+
+if TYPE_CHECKING:       # the review itself is imported where a line is reviewed
+    from shuangkou.core.review import ReviewBudget
 
 __all__ = ["ALPHA", "CAVEATS", "MIN_DECISIONS", "MIN_ROUNDS", "PlayerFair", "ReviewJob",
            "ReviewStats", "main", "wilson"]
@@ -354,8 +357,8 @@ def fair_summary(stats: ReviewStats) -> dict[str, Any]:
                               p.engine_rounds)}
     figures: dict[str, list[dict[str, Any]]] = {
         "hand_sharing": [f["hand_sharing"] for f in pairs],
-               **{kind: [f[kind] for f in players.values()]
-                  for kind in ("full_sight", "thrown_rounds", "engine")}}
+        **{kind: [f[kind] for f in players.values()]
+           for kind in ("full_sight", "thrown_rounds", "engine")}}
     chance = {}
     for kind, found in figures.items():
         tested = sum(not f["small_sample"] for f in found)
@@ -398,7 +401,7 @@ class ReviewJob(Job):
                        fair_play=settings.get("fair_play", False),
                        decoys=settings.get("decoys"), fair_deals=settings.get("fair_deals"))
 
-    def budget(self) -> Any:
+    def budget(self) -> ReviewBudget:
         """The review's budget (ShuangkouError naming the field of a value out of bounds)."""
         from shuangkou.core.review import DEFAULT_REVIEW
 
