@@ -1,30 +1,33 @@
 """ReviewRound on the wire: the request's review options checked, and a review rendered as a
 ReviewRoundResponse.
 
-A review (:class:`shuangkou.core.review.Review`) has one shape outside the core: the JSON
-form of its ``to_dict()``, which ``shuangkou review --json``, the archives and the round
-page read too (docs/review.md). :func:`review_to_proto` is the one function that puts it on
-the wire, field for field; the replay itself is read as ScoreRound reads it
+A review (:class:`shuangkou.core.review.Review`) reaches the wire through
+:func:`review_to_proto`, the one function that renders it, field for field: the fields of
+its JSON form (``to_dict()``, which ``shuangkou review --json``, the archives and the round
+page read too, docs/review.md) from that form, and the fair-play evidence and 托管's choice
+from the record itself; the replay is read as ScoreRound reads it
 (:func:`shuangkou.service.api.results.replay_input`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, cast
 
 from shuangkou import core
 from shuangkou.core.cards import rank_position
-from shuangkou.core.review import DEFAULT_REVIEW, ReviewBudget
-from shuangkou.core.suggest import MAX_ALTERNATIVES, MAX_ROLLOUTS
+from shuangkou.core.review import DEFAULT_REVIEW, Review, ReviewBudget
+from shuangkou.core.suggest import DEFAULT_WIDTH, MAX_ALTERNATIVES, MAX_ROLLOUTS
 from shuangkou.v1 import scoring_pb2, service_pb2
 
+from ..costs import fair_rollouts
 from ..errors import BadInput
+from ..review.options import budget_of
 from .convert import ACTION_TYPES, KIND_BY_NAME
 
 __all__ = ["ReviewOptions", "review_options", "review_to_proto", "VERDICTS_ON_WIRE",
-           "MAX_WIDTH"]
+           "FAIR_VIEWS_ON_WIRE", "MAX_WIDTH"]
 
 #: The widest review a request may ask for: the search's own limit.
 MAX_WIDTH = MAX_ALTERNATIVES
@@ -32,6 +35,10 @@ MAX_WIDTH = MAX_ALTERNATIVES
 VERDICTS_ON_WIRE = cast("dict[str, service_pb2.Verdict]", {
     name.removeprefix("VERDICT_").lower(): value
     for name, value in service_pb2.Verdict.items() if value})
+#: The fair-play views (core_ext/fairplay.py KINDS) -> the FairView enum.
+FAIR_VIEWS_ON_WIRE = cast("dict[str, service_pb2.FairView]", {
+    name.removeprefix("FAIR_VIEW_").lower(): value
+    for name, value in service_pb2.FairView.items() if value})
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,23 +50,40 @@ class ReviewOptions:
     width: int
     seed: int
     oracle: bool
+    fair_play: bool = False
 
     def kwargs(self) -> dict[str, Any]:
         given = {"width": self.width} if self.width else {}
-        return {"budget": self.budget, "seed": self.seed, "oracle": self.oracle, **given}
+        return {"budget": self.budget, "seed": self.seed, "oracle": self.oracle,
+                "fair": self.fair_play, **given}
+
+    @property
+    def fair_rollouts(self) -> int:
+        """The fair-play views' rollouts for each evaluated decision (0 without fair play)."""
+        if not self.fair_play:
+            return 0
+        return fair_rollouts(self.budget.decoys, self.budget.fair_deals,
+                             self.width or DEFAULT_WIDTH)
 
 
 def review_options(request: service_pb2.ReviewRoundRequest) -> ReviewOptions:
-    """The review a ReviewRoundRequest asks for: 0 is the default for ``rollouts`` and
-    ``width``; beyond the limits, BadInput naming the field."""
+    """The review a ReviewRoundRequest asks for: 0 is the default for ``rollouts``,
+    ``width``, ``decoys`` and ``fair_deals``; the fair-play budget only with ``fair_play``;
+    beyond the limits, BadInput (a ShuangkouError, from the budget) naming the field."""
     if request.rollouts > MAX_ROLLOUTS:
         raise BadInput(f"rollouts must be at most {MAX_ROLLOUTS:,}; got {request.rollouts:,}",
                        "rollouts")
     if request.width > MAX_WIDTH:
         raise BadInput(f"width must be at most {MAX_WIDTH}; got {request.width:,}", "width")
-    budget = (replace(DEFAULT_REVIEW, rollouts=request.rollouts) if request.rollouts
-              else DEFAULT_REVIEW)
-    return ReviewOptions(budget, request.width, request.seed, request.oracle)
+    if not request.fair_play:
+        for name in ("decoys", "fair_deals"):
+            if getattr(request, name):
+                raise BadInput(f"{name} goes with fair_play: set fair_play, or leave {name} "
+                               "0", name)
+    budget = budget_of(DEFAULT_REVIEW, rollouts=request.rollouts or None,
+                       decoys=request.decoys or None, fair_deals=request.fair_deals or None)
+    return ReviewOptions(budget, request.width, request.seed, request.oracle,
+                         request.fair_play)
 
 
 def _action(seat: int, data: Mapping[str, Any], out: scoring_pb2.Action) -> None:
@@ -92,18 +116,28 @@ def _optional(msg: Any, name: str, value: Any) -> None:
         setattr(msg, name, value)
 
 
-def review_to_proto(data: Mapping[str, Any]) -> service_pb2.ReviewRoundResponse:
-    """A review's JSON form (``Review.to_dict()``) as a ReviewRoundResponse."""
+def review_to_proto(review: Review, fair_play: bool = False) -> service_pb2.ReviewRoundResponse:
+    """A review as a ReviewRoundResponse (``fair_play``: it was asked for the fair-play
+    evidence, which its decisions then carry)."""
+    data = review.to_dict()
     budget = data["budget"]
     msg = service_pb2.ReviewRoundResponse(
         variant=data["variant"],
         budget=service_pb2.ReviewBudget(rollouts=budget["rollouts"], ms=budget["ms"],
-                                        model=budget["model"], exact=budget.get("exact", 0)),
+                                        model=budget["model"], exact=budget.get("exact", 0),
+                                        decoys=review.budget.decoys,
+                                        fair_deals=review.budget.fair_deals),
         seed=data["seed"], width=data["width"], oracle=data.get("oracle", False),
         players=data.get("players") or (), rollouts=data["rollouts"],
-        seconds=data["seconds"])
-    for d in data["decisions"]:
-        _decision(d, msg.decisions.add())
+        seconds=data["seconds"], fair_play=fair_play)
+    for record, d in zip(review.decisions, data["decisions"], strict=True):
+        out = msg.decisions.add()
+        _decision(d, out)
+        out.tuoguan = record.tuoguan
+        for e in record.fair:
+            out.fair.add(view=FAIR_VIEWS_ON_WIRE[e.kind], regret=e.regret,
+                         decoy_regrets=e.decoy_regrets, excess=e.excess,
+                         disagree=e.disagree, follows=e.follows)
     for s in data["seats"]:
         seat = msg.seats.add(seat=s["seat"], decisions=s["decisions"], forced=s["forced"],
                              inaccuracies=s["inaccuracies"], mistakes=s["mistakes"],

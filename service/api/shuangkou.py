@@ -425,10 +425,11 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                     return 0.0
                 rollouts = options.budget.rollouts
                 self.limits.check_review(rollouts, decisions(typed), options.oracle,
-                                         "rollouts")
+                                         "rollouts", options.fair_rollouts)
                 limit = TimeLimit.of(context.time_remaining(), cap, "review_max_seconds")
                 return min(review_cost(typed, rollouts, options.oracle, options.width
-                                       or DEFAULT_WIDTH), limit.seconds)
+                                       or DEFAULT_WIDTH, options.fair_rollouts),
+                           limit.seconds)
 
             def work() -> Review:
                 limit = TimeLimit.of(context.time_remaining(), cap, "review_max_seconds")
@@ -449,10 +450,9 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
         except ShuangkouError as exc:
             self._rejected(label, exc)
             raise
-        data = reviewed.to_dict()
-        for d in data["decisions"]:
-            self._reviewed(label, d["verdict"]).inc()
-        return review_to_proto(data)
+        for d in reviewed.decisions:
+            self._reviewed(label, d.verdict).inc()
+        return review_to_proto(reviewed, options.fair_play)
 
     def _reviewed(self, label: str, verdict: str) -> Any:
         """The decisions-reviewed counter of one (variant label, verdict): looked up once."""

@@ -38,6 +38,15 @@ from shuangkou.core.declaration import Declaration
 from shuangkou.core.round_ends import round_end
 from shuangkou.core.story import RoundStory, Step, Trick, story_of
 
+from ..review.fair import (
+    CAVEATS,
+    engine_tells,
+    evidence_of,
+    evidence_text,
+    fair_played,
+    round_fair,
+)
+
 __all__ = ["page_of", "render", "render_index", "card", "KIND_TEXT"]
 
 #: The kinds of win as a Wenzhou player names them.
@@ -602,7 +611,32 @@ def _annotation(d: Mapping[str, Any]) -> str:
             parts.append(f'<span class="alt">best {_action_html(best)} '
                          f'<span class="muted">{_points(best["points"])} vs '
                          f'{_points(_taken(d)["points"])}</span></span>')
+    if d.get("fair"):                    # reviewed with fair play (every evaluated decision)
+        parts.append(_fair_annotation(d))
     return f'<span class="review">{"".join(parts)}</span>'
+
+
+def _fair_annotation(d: Mapping[str, Any]) -> str:
+    """A decision's fair-play evidence, each view that carried some (the taken action's
+    regret on the true hands and on the decoys), and 托管's choice where it is not the
+    best."""
+    parts = []
+    for e in evidence_of(d):
+        if e.carries:
+            decoys = " ".join(f"{r:.2f}" for r in e.decoy_regrets)
+            parts.append(f'<span class="ev" data-view="{_e(e.kind)}" data-regret='
+                         f'"{e.regret:.2f}" data-decoys="{decoys}" data-excess='
+                         f'"{e.excess:.2f}" data-follows="{str(e.follows).lower()}">'
+                         f"{_e(evidence_text(e, minus='−'))}</span>")
+    if (told := engine_tells(d)) is not None:
+        whose = "托管's" if told == "engine" else "the best"
+        parts.append(f'<span class="tg" data-taken="{told}">托管 would play '
+                     f'{_action_html(d["candidates"][d["tuoguan"]])}, not the best; the '
+                     f"action taken is {whose}</span>")
+    if not parts:
+        return ""
+    return ('<span class="fair" title="fair-play evidence (docs/review.md: Fair play)">'
+            f'{"".join(parts)}</span>')
 
 
 def _taken(d: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -698,6 +732,63 @@ def _review_section(review: Mapping[str, Any]) -> str:
         "its own bias.</p></section>")
 
 
+def _fair_section(review: Mapping[str, Any]) -> str:
+    """The round's fair-play scores (a review with fair play): hand sharing per
+    partnership, full sight and the decisions that tell for engine assistance per seat,
+    and the caveats a platform must read."""
+    players = review.get("players")
+    scores = round_fair(review["decisions"])
+
+    def who(seat: int) -> str:
+        return _seat(seat) + (f" {_i(players[seat])}" if players else "")
+
+    def cells(r: Any) -> str:
+        if r is None:
+            return '<td data-term="decisions">0</td><td>–</td><td>–</td><td>–</td>'
+        return (f'<td data-term="decisions">{r.decisions}</td>'
+                f'<td data-term="excess">{_signed_points(r.excess)}</td>'
+                f'<td data-term="per_decision">{_signed_points(r.excess / r.decisions, 2)}'
+                f'</td><td data-term="score">{_signed_points(r.score, 2)}</td>')
+
+    head = ("<th>decisions</th><th>excess</th><th>a decision</th><th>rank score</th>")
+    teams = "".join(f'<tr data-team="{t}"><td class="l">{who(t)} &amp; {who(t + 2)}</td>'
+                    f"{cells(scores.hand_sharing[t])}</tr>" for t in (0, 1))
+    seats = "".join(f'<tr data-seat="{s}"><td class="l">{who(s)}</td>'
+                    f"{cells(scores.full_sight[s])}"
+                    f'<td data-term="engine">{engine}</td><td data-term="best">{best}</td></tr>'
+                    for s, (engine, best) in enumerate(scores.engine))
+    caveats = "".join(f"<li>{_e(c)}</li>" for c in CAVEATS)
+    return (
+        '<section id="fair-play"><h2>Fair play</h2>'
+        "<p>Each evaluated decision was also rolled out on the view that adds the partner's "
+        "hand and on the view of every hand, each with the true hands and with decoys: hands "
+        "made up from what the seat could see. <em>regret</em> = the view's best "
+        "candidate's points minus the action's; <em>excess</em> = the decoys' mean regret "
+        "minus the true hands'. A seat that does not see the hands cannot tell the true "
+        "view from its decoys: its excess is 0 on average, whatever its strength; one that "
+        "sees them plays closer to the true view's best. Only decisions where the regrets "
+        "differ carry evidence; the rank score sums each one's rank of the true view among "
+        "its decoys less what chance gives (docs/review.md \"Fair play\").</p>"
+        '<h3>Hand sharing, by partnership</h3><div class="scroll"><table class="fair-teams">'
+        f'<thead><tr><th class="l">partnership</th>{head}</tr></thead><tbody>{teams}</tbody>'
+        "</table></div>"
+        '<h3>Full sight and engine assistance, by seat</h3><div class="scroll">'
+        f'<table class="fair-seats"><thead><tr><th class="l">seat</th>{head}'
+        "<th>托管's</th><th>the best</th></tr></thead><tbody>"
+        f"{seats}</tbody></table></div>"
+        '<p class="muted">托管\'s / the best: where 托管\'s choice was not the best candidate '
+        "in points, how often the action taken was 托管's and how often the best.</p>"
+        f'<ul class="plain caveats">{caveats}</ul></section>')
+
+
+def _signed_points(value: float, digits: int = 1) -> str:
+    """Points with their sign, a true minus sign."""
+    text = f"{value:.{digits}f}"
+    if float(text) == 0:
+        return f"{0:.{digits}f}"
+    return "+" + text if value > 0 else text.replace("-", "−")
+
+
 # ----------------------------------------------------------------------------- the page
 
 def render(story: RoundStory, *, source: str | None = None, text: str | None = None,
@@ -705,7 +796,7 @@ def render(story: RoundStory, *, source: str | None = None, text: str | None = N
     """The page of a round's story; ``source`` names where the replay came from (a file,
     a file and line); ``text``: the replay as read, shown when it is no JSON object;
     ``review``: the round's review (``Review.to_dict()``), which annotates each action and
-    adds the review section."""
+    adds the review section (and, reviewed with fair play, the fair-play section)."""
     v = story.variant
     rej = story.rejection
     title = (f"{_plain_isolated(v.name)} ({_plain_isolated(v.id)})" if v is not None
@@ -715,6 +806,7 @@ def render(story: RoundStory, *, source: str | None = None, text: str | None = N
              else "rejected" if rej is not None
              else KIND_TEXT[story.result.kind] if story.result is not None else "")
     parts = [f"<h1>Round · {heading}</h1>"]
+    fair = review is not None and fair_played(review["decisions"])
     if source:
         parts.append(f'<p class="src">replay: {_i(source)}</p>')
     parts.append(_verdict(story))
@@ -726,6 +818,7 @@ def render(story: RoundStory, *, source: str | None = None, text: str | None = N
         parts.append('<nav class="toc"><a href="#seating">seating</a><a href="#deal">hands'
                      '</a><a href="#tricks">tricks</a>'
                      + ('<a href="#review">review</a>' if review is not None else "")
+                     + ('<a href="#fair-play">fair play</a>' if fair else "")
                      + '<a href="#bombs">bombs</a>'
                      '<a href="#finish">finishing</a><a href="#settlement">settlement</a>'
                      f'<a href="#rules">rules</a><span class="muted">{_e(stake + fee)}'
@@ -738,6 +831,8 @@ def render(story: RoundStory, *, source: str | None = None, text: str | None = N
         parts.append(_tricks(story, decisions))
         if review is not None:
             parts.append(_review_section(review))
+        if review is not None and fair:
+            parts.append(_fair_section(review))
         end = ("Hands at the rejected action" if rej is not None and rej.action is not None
                else "Hands where the replay stops" if rej is not None
                else "Hands at the end")
