@@ -70,14 +70,18 @@ class ReviewBudget:
     """What the review spends on each decision: ``rollouts`` over all its candidates (as the
     search counts them; at least two deals each way), ``ms`` an optional cap in wall time per
     decision (0: none; past two deals), ``model`` how the rollouts play the other seats
-    (suggest.MODELS) and ``exact`` the exact endgame's size (suggest.Budget)."""
+    (suggest.MODELS) and ``exact`` the exact endgame's size (suggest.Budget); ``race``: the
+    deals end once the best candidate is clearly ahead of every other (_rollout.pyx
+    ``settled``: every candidate meets every deal, so the figures stay comparable). With
+    fair play (``review(fair=True)``, core_ext/fairplay.py): ``decoys`` per view and
+    ``fair_deals`` deals on each of its views."""
 
-    rollouts: int = 2000
+    rollouts: int = 1200
     ms: float = 0.0
     model: str = "mix"
     exact: int = 0
-    race: bool = False
-    decoys: int = 3
+    race: bool = True
+    decoys: int = 8
     fair_deals: int = 12
 
     def __post_init__(self) -> None:
@@ -107,8 +111,9 @@ class ReviewBudget:
                 "fair_deals": self.fair_deals}
 
 
-#: The default review budget, 2,000 rollouts per decision: a whole round within 10 s of CPU
-#: on every built-in variant (≤ 6 s measured; docs/BENCHMARKS.md "复盘").
+#: The default review budget, 1,200 rollouts per decision, the deals ending once the best is
+#: clear: a whole round within 3 s of CPU on every built-in variant, with the validity
+#: figures of the earlier 2,000 (docs/BENCHMARKS.md "复盘"; docs/decisions.md 60).
 DEFAULT_REVIEW = ReviewBudget()
 
 
