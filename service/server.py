@@ -40,7 +40,7 @@ from .config import Config, load_state_keys
 from .heap import keep_heap_pad
 from .lane import Lane
 from .limits import Limits
-from .startup import check_bindable, load_house_variants, stop_signals
+from .startup import check_bindable, load_house_variants, stop_signals, wait_for_stop
 from .version import version
 
 __all__ = ["create_server", "create_handlers", "Handlers", "serve", "SERVICE_NAME",
@@ -355,8 +355,7 @@ def serve(config: Config, *, multiprocess: bool = False,
     if ready:
         ready(port)
     try:
-        while not stop.wait(0.5):
-            pass
+        wait_for_stop(stop, 0.5)
     finally:
         log.info("draining: NOT_SERVING, up to %gs for in-flight RPCs", config.grace)
         if http_ready is not None:
