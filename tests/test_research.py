@@ -246,9 +246,13 @@ _DOCUMENTED = re.compile(rf"^\| `(\w+)` \| (\w+) \| ([\d,]+) \| ({_NUM}%) \(({_N
                          rf"\| ({_NUM}%) \| ({_NUM}) \[({_NUM}), ({_NUM})\] \| ({_NUM}) \|", re.M)
 
 
-def _section(title: str) -> str:
-    """The text of docs/BENCHMARKS.md's section ``title`` (ASCII minus signs)."""
-    text = (ROOT / "docs" / "BENCHMARKS.md").read_text().replace("−", "-")
+#: docs/BENCHMARKS.md's lab notebook, issue 34 stop by stop, moved whole (issue 59)
+NOTEBOOK = ROOT / "docs" / "history" / "benchmarks-notebook.md"
+
+
+def _section(title: str, doc: Path = NOTEBOOK) -> str:
+    """The text of ``doc``'s section ``title`` (ASCII minus signs)."""
+    text = doc.read_text().replace("−", "-")
     return text.split(title, 1)[1].split("\n##", 1)[0]
 
 
