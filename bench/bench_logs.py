@@ -1,4 +1,4 @@
-"""What the access log and tracing cost a call (docs/BENCHMARKS.md, "Logs and traces").
+"""What the access log and tracing cost a call (docs/BENCHMARKS.md, "The gRPC and HTTP service").
 
 One ``shuangkou serve`` process per setting, loaded with unary ClassifyPlay calls over gRPC
 and Connect JSON from client threads of this process for a fixed time; printed per setting:

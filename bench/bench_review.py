@@ -51,7 +51,7 @@ and how many answers racing left as they were.
    confirmed when the gain is positive.
 4. **Deterministic**: the first round reviewed twice gives the same review.
 
-docs/BENCHMARKS.md ("复盘: is the review right") gives the figures with the command that
+docs/BENCHMARKS.md ("Is the review right") gives the figures with the command that
 made them; the suite runs it small (tests/test_bench.py).
 """
 
@@ -175,7 +175,7 @@ def search_speed(rounds: int, repeat: int) -> None:
 
 VALIDITY_POLICIES = ["random", *PANEL, "rule", "search"]
 #: the search player's rollouts (the mixture, no time cap): 托管's budget when the review's
-#: validity was measured (docs/BENCHMARKS.md "复盘: is the review right"), kept so that those
+#: validity was measured (docs/BENCHMARKS.md "Is the review right"), kept so that those
 #: figures stay reproducible; 托管's own budget is core.suggest.TUOGUAN
 SEARCH_ROLLOUTS = 600
 

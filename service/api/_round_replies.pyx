@@ -8,7 +8,7 @@ The proto stays the one source: every field's key is read from the generated des
 when this module loads and checked to be what the writer encodes (service/api/_protobuf.pxd).
 tests/test_round_service.py checks that every reply of whole rounds equals the message built
 field by field. Why it exists: built with the generated classes, the reply cost 15–18 % more
-instructions per ApplyAction than this (docs/BENCHMARKS.md "ApplyAction: the reply writer").
+instructions per ApplyAction than this (docs/history/benchmarks-notebook.md "ApplyAction: the reply writer").
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
