@@ -22,7 +22,8 @@ seam, so that an HTTP call is the gRPC call it stands for:
 * every error the port answers itself — a path or method it does not have, an HTTP method
   or content type a method does not take (connectrpc's are empty), a body too large, a
   request it cannot parse or that arrives too slowly, a connection past the cap — has a
-  body: Connect's JSON error, or a gRPC-Web trailers-only answer (:func:`http_error`);
+  body: Connect's JSON error, or a gRPC-Web trailers-only answer, rendered where every wire
+  failure is (:func:`shuangkou.service.errors.http_error`);
 * :class:`_Bridge` runs each call on gRPC's handler threads (one queue bound for both ports:
   past ``max_queued_calls`` waiting calls a call is refused RESOURCE_EXHAUSTED, HTTP 429,
   counted as gRPC's), gives a call without a deadline the server's ``default_deadline``,
@@ -66,7 +67,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent import futures
 from concurrent.futures import Executor
 from dataclasses import dataclass
-from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 import grpc
@@ -86,7 +86,8 @@ from shuangkou.v1 import (
 )
 
 from .admission import Admission, RejectedMessage
-from .errors import bounded, connect_error_json
+from .api.shuangkou import Collect
+from .errors import RETRY_AFTER, bounded, connect_code, grpc_code, http_error, raw_http_error
 from .metrics import RPC_TYPES
 
 if TYPE_CHECKING:
@@ -101,16 +102,12 @@ if TYPE_CHECKING:
 
 __all__ = ["CallContext", "HttpApp", "HttpServer", "create_http_server", "connect_error",
            "schema", "PROTOCOLS", "EdgeLimits", "EdgeServer", "Readiness", "listening_socket",
-           "http_error", "raw_http_error", "probe", "PROBES", "BodyLimits", "UNREAD",
+           "probe", "PROBES", "BodyLimits", "UNREAD",
            "UNREAD_REASONS", "CLIENT_LOGGERS"]
 
 log = logging.getLogger(__name__)
 #: The ``protocol`` label of ``shuangkou_http_requests_total``.
 PROTOCOLS = ("connect", "grpc_web", "grpc", "other")
-_CONNECT_CODES: dict[grpc.StatusCode, Code] = {
-    c: Code[c.name.replace("CANCELLED", "CANCELED")] for c in grpc.StatusCode
-    if c is not grpc.StatusCode.OK}
-_GRPC_CODES = {v: k for k, v in _CONNECT_CODES.items()}
 _DETAILS_KEY = "grpc-status-details-bin"
 
 
@@ -150,48 +147,6 @@ def schema() -> Registry:
     return FileDescriptorSet.from_binary(fds.SerializeToString()).to_registry()
 
 
-def http_error(content_type: str, status: int, code: Code, message: str,
-               headers: Sequence[tuple[str, str]] = (), *, in_band: bool = False
-               ) -> tuple[str, list[tuple[str, str]], bytes]:
-    """An error the HTTP port answers itself (no handler ran), in the request's protocol
-    (docs/api.md "Over HTTP", the port's own errors): ``(status line, headers, body)``.
-
-    Connect (and anything else): the HTTP ``status`` and Connect's JSON error body
-    ``{"code", "message"}`` (connectrpc.com/docs/protocol, a unary error; written as a
-    method's are, :func:`~shuangkou.service.errors.connect_error_json`), so that
-    no answer of this port is an empty page. gRPC-Web: a trailers-only answer, HTTP 200
-    with ``grpc-status`` and ``grpc-message`` (what its clients read). A Connect streaming
-    request refused ``in_band`` (its route was found: an envelope or body it cannot take)
-    gets its end-of-stream message, as the protocol ends a stream. Never cached: a 404 or
-    405 is cacheable by default (RFC 9111 4.2.2), and each of these is about one request."""
-    common = [("Cache-Control", "no-store"), *headers]
-    if content_type.startswith("application/grpc-web"):
-        return "200 OK", [("Content-Type", content_type.split(";")[0]),
-                          ("Grpc-Status", str(_GRPC_CODES[code].value[0])),
-                          ("Grpc-Message", urllib.parse.quote(message, safe="")), *common], b""
-    if in_band and content_type.startswith("application/connect+"):
-        end = connect_error_json(code.value, message, end_of_stream=True)
-        return "200 OK", [("Content-Type", content_type.split(";")[0]), *common], (
-            b"\x02" + len(end).to_bytes(4, "big") + end)
-    return (f"{status} {_REASONS.get(status) or HTTPStatus(status).phrase}",
-            [("Content-Type", "application/json"), *common],
-            connect_error_json(code.value, message))
-
-
-#: Reason phrases outside http.HTTPStatus.
-_REASONS = {499: "Client Closed Request"}
-
-
-def raw_http_error(status: int, code: Code, message: str,
-                   headers: Sequence[tuple[str, str]] = ()) -> bytes:
-    """:func:`http_error` as the bytes of a whole HTTP/1.1 response that closes the
-    connection: for what the edge writes to a connection before any request is parsed."""
-    line, fields, body = http_error("", status, code, message, headers)
-    head = "".join(f"{k}: {v}\r\n" for k, v in [
-        *fields, ("Connection", "close"), ("Content-Length", str(len(body)))])
-    return f"HTTP/1.1 {line}\r\n{head}\r\n".encode("latin-1") + body
-
-
 class _Detail(ErrorDetail):
     """A status detail as sent (its bytes unchanged), readable through the detail types."""
 
@@ -209,8 +164,7 @@ def connect_error(status: grpc.Status) -> ConnectError:
         if key == _DETAILS_KEY:
             details = [_Detail(AnyMessage(type_url=d.type_url, value=d.value))
                        for d in status_pb2.Status.FromString(cast(bytes, value)).details]
-    return ConnectError(_CONNECT_CODES.get(status.code, Code.UNKNOWN), status.details or "",
-                        details)
+    return ConnectError(Code(connect_code(status.code)), status.details or "", details)
 
 
 class CallContext:
@@ -253,7 +207,7 @@ class CallContext:
 
     def abort(self, code: grpc.StatusCode, details: str) -> NoReturn:
         self._code = code
-        raise ConnectError(_CONNECT_CODES.get(code, Code.UNKNOWN), details)
+        raise ConnectError(Code(connect_code(code)), details)
 
     def abort_with_status(self, status: grpc.Status) -> NoReturn:
         self._code = status.code
@@ -360,35 +314,23 @@ def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
-class _Capture:
-    """Stands for a grpc.Server to the generated registration: keeps its method handlers."""
-
-    def __init__(self) -> None:
-        self.handlers: dict[str, Any] = {}
-
-    def add_generic_rpc_handlers(self, handlers: Any) -> None:
-        pass
-
-    def add_registered_method_handlers(self, service: str, handlers: dict[str, Any]) -> None:
-        self.service, self.handlers = service, handlers
-
-
 def _endpoints(servicer: Any, register: Callable[[Any, Any], None],
                interceptor: MetricsInterceptor) -> Any:
     """The snake_case object a generated WSGI application calls: each method the servicer's
     gRPC handler, without serializers (the Connect codec encodes), through the interceptor."""
-    capture = _Capture()
-    register(servicer, capture)
+    collected = Collect()
+    register(servicer, collected)
     methods = {}
-    for name, handler in capture.handlers.items():
-        wrapped, refusing = interceptor.wrap_both(f"/{capture.service}/{name}", handler._replace(
-            request_deserializer=None, response_serializer=None))
+    for name, handler in collected.handlers.items():
+        wrapped, refusing = interceptor.wrap_both(f"/{collected.service}/{name}",
+                                                  handler._replace(request_deserializer=None,
+                                                                   response_serializer=None))
         behaviour: Any = _behaviour(wrapped)
         if refusing is not None:
             behaviour = _or_refused(behaviour, _behaviour(refusing))
         streaming = wrapped.response_streaming
         reply = message_factory.GetMessageClass(descriptor_pool.Default().FindMethodByName(
-            f"{capture.service}.{name}").output_type)
+            f"{collected.service}.{name}").output_type)
         methods[_snake(name)] = _call_stream(behaviour) if streaming else _call(behaviour,
                                                                                  reply)
     return type("Endpoints", (), {k: staticmethod(v) for k, v in methods.items()})()
@@ -419,7 +361,7 @@ def _requests(requests: Any, context: CallContext) -> Any:
         try:
             yield from requests
         except ConnectError as exc:
-            context._code = _GRPC_CODES.get(exc.code, grpc.StatusCode.UNKNOWN)
+            context._code = grpc_code(exc.code.value)
             raise
     return read()
 
@@ -576,18 +518,18 @@ class HttpApp:
             # port does not read), not answered by a failing handler.
             self._refused(path)
             return _refuse(start_response, cors, *http_error(
-                content_type, 415, Code.INVALID_ARGUMENT, "application/grpc needs HTTP/2: "
+                content_type, 415, grpc.StatusCode.INVALID_ARGUMENT, "application/grpc needs HTTP/2: "
                 "call the gRPC port; this port speaks Connect and gRPC-Web",
                 [("Accept-Post", _ACCEPT_POST)]))
         bad_deadline = _bad_deadline(environ, content_type)
         if bad_deadline is not None:
             self._refused(path)
             return _refuse(start_response, cors, *http_error(
-                content_type, 400, Code.INVALID_ARGUMENT, bad_deadline, in_band=True))
+                content_type, 400, grpc.StatusCode.INVALID_ARGUMENT, bad_deadline, in_band=True))
         if _compressed_without_encoding(environ, content_type):
             self._refused(path)
             return _refuse(start_response, cors, *http_error(
-                content_type, 400, Code.INVALID_ARGUMENT, _UNCOMPRESSED, in_band=True))
+                content_type, 400, grpc.StatusCode.INVALID_ARGUMENT, _UNCOMPRESSED, in_band=True))
         bare: list[tuple[str, list[tuple[str, str]]]] = []
 
         def start(status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Any:
@@ -636,7 +578,7 @@ class HttpApp:
                    start_response: StartResponse) -> Iterable[bytes]:
         if len(cors) < 2:                    # Vary alone: the origin is not allowed
             return _refuse(start_response, cors, *http_error(
-                "", 403, Code.PERMISSION_DENIED,
+                "", 403, grpc.StatusCode.PERMISSION_DENIED,
                 "origin not allowed (setting http_cors_origins)"))
         asked = [h.strip().lower() for h in
                  environ.get("HTTP_ACCESS_CONTROL_REQUEST_HEADERS", "").split(",") if h.strip()]
@@ -659,7 +601,6 @@ _BARE = ("404", "405", "415")
 #: minutes; server info describes the process that answers, so a cache must ask each time.
 _CACHE_CONTROL = {"GetServerInfo": "no-cache"}
 _CACHE_DEFAULT = "public, max-age=300"
-_RETRY_AFTER = ("Retry-After", "1")
 
 
 def _discard(data: bytes) -> None:
@@ -679,7 +620,7 @@ def _policy(method: str, path: str, status: str) -> list[tuple[str, str]]:
     and retrying it would not help)."""
     if status.startswith("429"):
         call = getattr(_current, "call", None)
-        return [_RETRY_AFTER] if call is not None and call.overloaded else []
+        return [RETRY_AFTER] if call is not None and call.overloaded else []
     if method != "GET":
         return []
     if not status.startswith("200"):
@@ -697,10 +638,10 @@ def _no_route(path: str, content_type: str) -> tuple[str, list[tuple[str, str]],
     NOT_FOUND for any other page."""
     if _METHOD_PATH.fullmatch(path):
         service = bounded(path[1:path.rfind("/")], 80)
-        return http_error(content_type, 404, Code.UNIMPLEMENTED,
+        return http_error(content_type, 404, grpc.StatusCode.UNIMPLEMENTED,
                           f"no service {service!r} here: the services are "
                           f"{' and '.join(_SERVICES)} (POST /<service>/<method>)")
-    return http_error(content_type, 404, Code.NOT_FOUND,
+    return http_error(content_type, 404, grpc.StatusCode.NOT_FOUND,
                       f"no page {bounded(path, 120)!r}: the API is POST "
                       "/shuangkou.v1.<Service>/<Method> (docs/api.md); probes: GET /healthz, "
                       "GET /readyz")
@@ -718,23 +659,23 @@ def _explained(environ: WSGIEnvironment, status: str, headers: list[tuple[str, s
     if status.startswith("404"):
         methods = [m.name for m in
                    descriptor_pool.Default().FindServiceByName(service).methods]
-        return http_error(content_type, 404, Code.UNIMPLEMENTED,
+        return http_error(content_type, 404, grpc.StatusCode.UNIMPLEMENTED,
                           f"{service} has no method {bounded(name, 80)!r}; its methods: "
                           f"{', '.join(methods)}")
     if status.startswith("405"):
         allow = dict(kept).get("Allow", "POST")
         why = (" (Connect GET serves the side-effect-free methods only: docs/api.md "
                '"HTTP GET")' if method == "GET" else "")
-        return http_error(content_type, 405, Code.UNIMPLEMENTED,
+        return http_error(content_type, 405, grpc.StatusCode.UNIMPLEMENTED,
                           f"{bounded(method, 20)} is not allowed for {name}: use {allow}{why}",
                           kept)
     if method == "GET":
         query = urllib.parse.parse_qs(environ.get("QUERY_STRING", ""))
         encoding = query.get("encoding", [""])[0]
-        return http_error(content_type, 415, Code.INVALID_ARGUMENT,
+        return http_error(content_type, 415, grpc.StatusCode.INVALID_ARGUMENT,
                           f"GET encoding {bounded(encoding, 40)!r} is not one this port "
                           "reads: use encoding=json or encoding=proto", kept)
-    return http_error(content_type, 415, Code.INVALID_ARGUMENT,
+    return http_error(content_type, 415, grpc.StatusCode.INVALID_ARGUMENT,
                       f"content type {bounded(content_type, 80) or '(none)'!r} is not one "
                       f"this port reads ({dict(kept).get('Accept-Post', _ACCEPT_POST)}); with "
                       "curl, add -H 'Content-Type: application/json'", kept)
@@ -873,11 +814,11 @@ class _Call:
 
 
 _current = threading.local()
-_BUSY = raw_http_error(503, Code.UNAVAILABLE, "the server holds its limit of connections "
-                       "(http_max_connections); retry", [_RETRY_AFTER])
-_MALFORMED = raw_http_error(400, Code.INVALID_ARGUMENT, "not an HTTP/1.1 request this port "
+_BUSY = raw_http_error(503, grpc.StatusCode.UNAVAILABLE, "the server holds its limit of connections "
+                       "(http_max_connections); retry", [RETRY_AFTER])
+_MALFORMED = raw_http_error(400, grpc.StatusCode.INVALID_ARGUMENT, "not an HTTP/1.1 request this port "
                             "can read")
-_SLOW = raw_http_error(408, Code.DEADLINE_EXCEEDED, "the request did not arrive in time "
+_SLOW = raw_http_error(408, grpc.StatusCode.DEADLINE_EXCEEDED, "the request did not arrive in time "
                        "(http_header_timeout, http_body_timeout); retry")
 _GONE = b"(the client hung up)"          # what _Bridge._body reads of a client gone
 #: Chunks of an answer held before it is streamed: a unary gRPC-Web answer is two (the
@@ -989,7 +930,7 @@ def _protocol_class(limits: EdgeLimits,
     waiting = _Waiting()
     head_limit, field_limit = limits.max_head_bytes, limits.max_headers
     too_large = raw_http_error(
-        431, Code.RESOURCE_EXHAUSTED, f"the request head is over the limit of "
+        431, grpc.StatusCode.RESOURCE_EXHAUSTED, f"the request head is over the limit of "
         f"{head_limit:,} bytes (http_max_head_bytes) or {field_limit} header fields "
         "(http_max_headers)")
 
@@ -1421,7 +1362,7 @@ class _Bridge:
             if self._refusals is not None:
                 self._refusals.count(scope["path"], grpc.StatusCode.RESOURCE_EXHAUSTED,
                                      "too_large", time.perf_counter() - t0)
-            await self._refuse(scope, send, 413, Code.RESOURCE_EXHAUSTED,
+            await self._refuse(scope, send, 413, grpc.StatusCode.RESOURCE_EXHAUSTED,
                                f"request body over the limit of {limit:,} bytes ({setting})")
             return
         loop = asyncio.get_running_loop()
@@ -1443,14 +1384,14 @@ class _Bridge:
                 raise
             # uvicorn's own answer would be a bare "Internal Server Error" page
             log.exception("HTTP %s %s failed", scope["method"], bounded(scope["path"], 256))
-            await self._refuse(scope, send, 500, Code.INTERNAL,
+            await self._refuse(scope, send, 500, grpc.StatusCode.INTERNAL,
                                "the server failed this call (its log says why)")
         finally:
             watch.cancel()
             call.close()
 
     async def _refuse(self, scope: dict[str, Any], send: Callable[[Any], Any], status: int,
-                      code: Code, message: str) -> None:
+                      code: grpc.StatusCode, message: str) -> None:
         """:func:`http_error` from the event loop (the request not read whole, or the
         application failed): in the request's protocol, with its CORS headers, and the
         connection closed after it."""
@@ -1754,7 +1695,7 @@ def probe(path: str, method: str, health: Callable[[], Mapping[str, str]] | None
     own probe (:class:`Readiness`). Without ``health`` (an embedder's server) ready is live.
     Not counted in ``shuangkou_http_requests_total``, which counts API calls by protocol."""
     if method not in ("GET", "HEAD"):
-        line, fields, body = http_error("", 405, Code.UNIMPLEMENTED,
+        line, fields, body = http_error("", 405, grpc.StatusCode.UNIMPLEMENTED,
                                         f"{path} answers GET (or HEAD)", [("Allow", "GET, HEAD")])
         return int(line[:3]), [(k.lower().encode(), v.encode()) for k, v in fields], body
     if path == "/healthz" or health is None:
