@@ -31,7 +31,7 @@ ends through :func:`refuse`: a plain status, ``INVALID_ARGUMENT`` for a request 
 not decode and ``RESOURCE_EXHAUSTED`` for one, or a reply, over the size limit and for a
 stream over the cap.
 
-Over HTTP (:mod:`shuangkou.service.web`) a method's failure is the same ``grpc.Status``:
+Over HTTP (:mod:`shuangkou.service.http`) a method's failure is the same ``grpc.Status``:
 the Connect seam hands it to connectrpc as it is, its code by :func:`connect_code`, its
 message and detail bytes unchanged. Every error the HTTP port answers itself, before or
 instead of a method — a path, HTTP method or content type it does not take, a body too

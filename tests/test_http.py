@@ -1,4 +1,4 @@
-"""The HTTP port (service/web.py): Connect (JSON, binary) and gRPC-Web from the same servicers
+"""The HTTP port (service/http/): Connect (JSON, binary) and gRPC-Web from the same servicers
 as gRPC — the same answers, the same errors (google.rpc.Status, the same reasons), the same
 limits and deadlines, the same metrics — against a real server on loopback."""
 

@@ -117,7 +117,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                      context: grpc.ServicerContext) -> bytes:
         """The reply's bytes (a ClassifyPlayResponse written from its readings' encoded
         bytes, each kept once per distinct reading): gRPC sends them as they are, the HTTP
-        side reads them into the message (:mod:`shuangkou.service.web`)."""
+        side reads them into the message (:mod:`shuangkou.service.http.seam`)."""
         variant = resolve_variant(request)
         codes, where = cards_of(request.play, "play", self.limits)
         declared = declaration(request, "declaration", "declaration")
@@ -168,7 +168,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
     def BatchClassify(self, request: service_pb2.BatchClassifyRequest,
                       context: grpc.ServicerContext) -> bytes:
         """The reply's bytes (a BatchClassifyResponse): gRPC sends them as they are, the
-        HTTP side reads them into the message (:mod:`shuangkou.service.web`)."""
+        HTTP side reads them into the message (:mod:`shuangkou.service.http.seam`)."""
         return self._batch(resolve_variant(request), request.codes, list(request.lengths),
                            request.plays_text, request.include_readings, context)
 
@@ -516,7 +516,7 @@ class Collect:
     and keeps what it registers: the service's full name and its method handlers by method
     name, for a server that adds them its own way — gRPC's, with BatchClassify's reader
     (:func:`register_shuangkou_service`), and the HTTP port's, as Connect endpoints
-    (:func:`shuangkou.service.web._endpoints`)."""
+    (:func:`shuangkou.service.http.seam.endpoints`)."""
 
     def __init__(self) -> None:
         self.service = ""
