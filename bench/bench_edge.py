@@ -61,9 +61,9 @@ def serve(candidate: str) -> None:
     from prometheus_client import CollectorRegistry
 
     from shuangkou.service.config import Config
+    from shuangkou.service.http.port import create_http_server
     from shuangkou.service.metrics import Metrics
     from shuangkou.service.server import create_handlers, create_server, set_serving
-    from shuangkou.service.http.port import create_http_server
 
     config = Config(host="127.0.0.1", port=0, metrics_port=0, http=True,
                     http_host="127.0.0.1", http_port=_free_port())
