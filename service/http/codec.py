@@ -32,7 +32,12 @@ def schema() -> Registry:
     ``google.protobuf.json_format`` and writes the same proto3 JSON (tests/test_http.py holds
     it to json_format), and it renders error details readable (Connect's ``debug``). Built
     from the generated modules' descriptors; those omit the JSON field names, which are
-    filled in here (lowerCamelCase, as protoc does)."""
+    filled in here (lowerCamelCase, as protoc does).
+
+    Every message and enum class of the registry is made here, before it is shared: the
+    runtime makes each on first use, and two threads that first use one at once can find it
+    half made (a valid request refused, "AttributeError")."""
+    from protobuf import DescEnum, DescMessage
     from protobuf.wkt import FileDescriptorSet
 
     files: dict[str, descriptor_pb2.FileDescriptorProto] = {}
@@ -56,7 +61,11 @@ def schema() -> Registry:
     for proto in files.values():
         name_fields(proto.message_type)
         fds.file.add().CopyFrom(proto)
-    return FileDescriptorSet.from_binary(fds.SerializeToString()).to_registry()
+    registry = FileDescriptorSet.from_binary(fds.SerializeToString()).to_registry()
+    for desc in registry:
+        if isinstance(desc, (DescMessage, DescEnum)):
+            desc.type                       # noqa: B018 - made now, once
+    return registry
 
 
 class Codec:
@@ -69,6 +78,7 @@ class Codec:
 
     def __init__(self, admission: Admission, json: bool) -> None:
         self._admission, self._json = admission, json
+        self._registry = schema()           # at start-up, not by a request's thread
         self._decoders: dict[type[Any], Callable[[bytes], Any]] = {}
         self._native: dict[str, Any] = {}
 
@@ -79,7 +89,7 @@ class Codec:
         name = message_class.DESCRIPTOR.full_name
         native = self._native.get(name)
         if native is None:
-            desc = schema().message(name)
+            desc = self._registry.message(name)
             if desc is None:
                 raise TypeError(f"{name} is not a message of shuangkou.v1")
             native = self._native[name] = desc.type
@@ -90,7 +100,7 @@ class Codec:
         if not self._json:
             return data
         native = self._native_type(type(message)).from_binary(data)
-        return cast(str, native.to_json(registry=schema())).encode()
+        return cast(str, native.to_json(registry=self._registry)).encode()
 
     def decode(self, data: bytes | bytearray, message_class: type[Any]) -> Any:
         decode = self._decoders.get(message_class)
@@ -107,7 +117,7 @@ class Codec:
             if not isinstance(value, dict):
                 raise ValueError("a request is one JSON object")
             native = message_from_json_value(self._native_type(message_class), value,
-                                             registry=schema())
+                                             registry=self._registry)
             binary = native.to_binary()
         except Exception as exc:  # noqa: BLE001 - any decode failure is the caller's
             return RejectedMessage("undecodable",
