@@ -89,7 +89,7 @@ def metrics_directory() -> Iterator[str]:
 
 def bind_error(address: str, exc: OSError, setting: str) -> OSError:
     """The one sentence of a port that cannot be bound, as the HTTP port says it
-    (:func:`shuangkou.service.web.create_http_server`): the address, the system's reason
+    (:func:`shuangkou.service.http.port.create_http_server`): the address, the system's reason
     ("Address already in use") and the setting that moves it."""
     return OSError(f"cannot listen on {address}: {exc.strerror or exc} ({setting})")
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import ast
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from shuangkou import client, core, service
 
+ROOT = Path(__file__).resolve().parents[1]
 #: installed package -> its folder
 PACKAGES = {"shuangkou.core": Path(core.__file__).parent,
             "shuangkou.service": Path(service.__file__).parent,
@@ -128,6 +130,13 @@ def test_the_graph_sees_the_imports() -> None:
     assert "shuangkou.service.batch.inputs" in s["shuangkou.service.view.command"]
     assert "shuangkou.service.api._round_replies" in s["shuangkou.service.api.rounds"]
     assert "shuangkou.service.api.convert" in s["shuangkou.service.api.shuangkou"]
+    # the HTTP port by job: the seam (and the Call it gives a handler) below the bridge that
+    # runs calls, the registration's Collect imported from its one home, error bodies from
+    # errors.py; the port's assembly imported by the server inside serve()
+    assert "shuangkou.service.http.seam" in s["shuangkou.service.http.bridge"]
+    assert "shuangkou.service.api.shuangkou" in s["shuangkou.service.http.seam"]
+    assert "shuangkou.service.errors" in s["shuangkou.service.http.conventions"]
+    assert "shuangkou.service.http.port" in s["shuangkou.service.server"]
 
 
 def test_the_client_imports_neither_the_core_nor_the_service() -> None:
@@ -139,6 +148,18 @@ def test_the_client_imports_neither_the_core_nor_the_service() -> None:
         assert all(d.startswith(("shuangkou.client", "shuangkou.v1")) for d in ours), (name, ours)
     adapter = PACKAGES["shuangkou.service"] / "client.py"
     assert "shuangkou.client" in _imported("shuangkou.service.client", adapter)
+
+
+def test_every_package_of_the_folders_is_installed() -> None:
+    """A subpackage missing from pyproject's ``packages`` imports in the editable install
+    and is absent from the wheel and the image: every folder with an ``__init__.py`` is
+    listed."""
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "packages"])
+    for package, folder in PACKAGES.items():
+        for init in sorted(folder.rglob("__init__.py")):
+            name = ".".join((package, *init.parent.relative_to(folder).parts))
+            assert name in listed, f"{name} is not in pyproject's [tool.setuptools] packages"
 
 
 def test_a_cycle_is_found() -> None:
