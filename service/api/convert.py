@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from shuangkou import core
-from shuangkou.core.cards import MAX_CODE, SEATS, is_card
+from shuangkou.core.cards import MAX_CODE, SEATS, is_card, rank_position
 from shuangkou.core.declaration import check_parts
 from shuangkou.core.errors import CardError
 from shuangkou.core.variants import BUILTIN, Variant, find_variant, variant_from_json
@@ -182,12 +182,29 @@ def _encoded(r: core.Reading) -> bytes:
     return reading_message(r).SerializeToString()
 
 
-def declaration_to_proto(r: core.Reading) -> readings_pb2.Declaration:
-    """The declaration that names exactly reading ``r`` (kind, top, star and wild placement)."""
-    d = r.declaration
-    return readings_pb2.Declaration(
-        kind=KIND_BY_NAME[r.kind], top=r.top, star=r.star,
-        wilds=readings_pb2.WildPlacement(ranks=[int(w) for w in d.wilds or ()]))
+def declaration_to_proto(d: core.Declaration) -> readings_pb2.Declaration:
+    """A core Declaration as a message, the parts it names and no other (the reverse of
+    :func:`declaration`): a reading's own ``Reading.declaration`` names it exactly (kind,
+    top, star and wild placement)."""
+    msg = readings_pb2.Declaration(kind=KIND_BY_NAME[cast("KindName", d.kind)])
+    if d.top is not None:
+        msg.top = _rank(d.top)
+    if d.star is not None:
+        msg.star = d.star
+    if d.wilds is not None:
+        msg.wilds.SetInParent()
+        msg.wilds.ranks[:] = [_rank(w) for w in d.wilds]
+    return msg
+
+
+def _rank(value: int | str) -> int:
+    """A rank position, from a position or a rank name (a Declaration holds either)."""
+    if isinstance(value, int):
+        return value
+    position = rank_position(value)
+    if position is None:
+        raise ValueError(f"{value!r} is not a rank")
+    return position
 
 
 def _flatten(values: Iterable[Any]) -> Iterable[int]:

@@ -347,7 +347,7 @@ def _fill_suggested(action: rounds_pb2.RoundAction, reading: readings_pb2.Readin
     if s.kind == "play":
         action.cards.cards[:] = _codes(s.cards)
         if s.declaration is not None:   # named exactly: kind, top, star, wilds
-            action.declaration.CopyFrom(declaration_to_proto(s.reading))
+            action.declaration.CopyFrom(declaration_to_proto(s.reading.declaration))
         reading.CopyFrom(reading_to_proto(s.reading))
 
 
