@@ -29,7 +29,7 @@ from . import DEFAULT_VARIANT
 if TYPE_CHECKING:
     from shuangkou.core._core import _KindName as KindName  # the core's play-type names (a Literal)
 
-__all__ = ["resolve_variant", "variant_by_id", "variant_label", "cards_of",
+__all__ = ["resolve_variant", "variant_by_id", "variant_label", "cards_of", "card_values",
            "seat_of", "reading_to_proto", "reading_bytes", "reading_message", "ENCODED_READINGS",
            "declaration", "declaration_to_proto", "variant_data", "variant_document",
            "variant_to_proto",
@@ -122,6 +122,11 @@ def cards_of(msg: cards_pb2.Cards, where: str, limits: Limits, *,
         raise BadInput("no cards given", where)
     limits.check_cards(len(codes), field)
     return codes, field
+
+
+def card_values(codes: tuple[int, ...]) -> tuple[cards_pb2.Card, ...]:
+    """Core card codes as the Card enum (the enum's values are the codes)."""
+    return cast("tuple[cards_pb2.Card, ...]", codes)
 
 
 def seat_of(value: int, field: str, *, table: bool = False) -> int:

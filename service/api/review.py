@@ -21,7 +21,7 @@ from shuangkou.v1 import scoring_pb2, service_pb2
 from ..costs import fair_rollouts
 from ..errors import BadInput
 from ..review.options import budget_of
-from .convert import ACTION_TYPES, declaration_to_proto
+from .convert import ACTION_TYPES, card_values, declaration_to_proto
 
 __all__ = ["ReviewOptions", "review_options", "review_to_proto", "VERDICTS_ON_WIRE",
            "FAIR_VIEWS_ON_WIRE"]
@@ -127,6 +127,6 @@ def _action(seat: int, c: Candidate, out: scoring_pb2.Action) -> None:
     out.seat = seat
     out.type = ACTION_TYPES[c.kind]
     if c.cards:
-        out.cards.cards[:] = c.cards
+        out.cards.cards[:] = card_values(c.cards)
     if c.declaration is not None:
         out.declaration.CopyFrom(declaration_to_proto(c.declaration))

@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
@@ -35,7 +35,7 @@ from shuangkou.core.suggest import (
     suggestions,
 )
 from shuangkou.core.variants import Variant
-from shuangkou.v1 import cards_pb2, readings_pb2, rounds_pb2, rounds_pb2_grpc
+from shuangkou.v1 import readings_pb2, rounds_pb2, rounds_pb2_grpc
 
 from ..costs import REPLY_MARGIN, search_cost, work_time
 from ..errors import BadInput, StateMismatch, field_scope, rpc, scoped
@@ -47,6 +47,7 @@ from .convert import (
     ACTION_NAMES,
     ACTION_TYPES,
     WIN_NAMES,
+    card_values,
     cards_of,
     declaration,
     declaration_to_proto,
@@ -110,11 +111,6 @@ def _check_precondition(request: Any, r: core.Round) -> None:
         raise StateMismatch(f"the state is after {r.actions_applied} actions, not after "
                             f"{want.actions_applied} as the precondition expects: not the "
                             "table's latest state", "STALE_STATE")
-
-
-def _codes(cards: tuple[int, ...]) -> tuple[cards_pb2.Card, ...]:
-    """Core card codes as the Card enum (the enum's values are the codes)."""
-    return cast("tuple[cards_pb2.Card, ...]", cards)
 
 
 # The Reading messages of the plays that stand are kept as bytes, once per distinct reading
@@ -345,7 +341,7 @@ def _fill_suggested(action: rounds_pb2.RoundAction, reading: readings_pb2.Readin
                     s: Suggestion) -> None:
     action.seat, action.type = s.seat, ACTION_TYPES[s.kind]
     if s.kind == "play":
-        action.cards.cards[:] = _codes(s.cards)
+        action.cards.cards[:] = card_values(s.cards)
         if s.declaration is not None:   # named exactly: kind, top, star, wilds
             action.declaration.CopyFrom(declaration_to_proto(s.reading.declaration))
         reading.CopyFrom(reading_to_proto(s.reading))
