@@ -27,7 +27,6 @@ from shuangkou.core.round import ROUND_ID_BYTES
 from shuangkou.core.shuffle import check_seed
 from shuangkou.core.suggest import (
     MAX_ALTERNATIVES,
-    MAX_ROLLOUTS,
     TUOGUAN,
     Budget,
     Ranked,
@@ -324,17 +323,15 @@ def _budget(request: rounds_pb2.SuggestActionRequest, limits: Limits = _DEFAULT_
     if not request.HasField("search"):
         return Budget()
     b = request.search
-    if b.max_ms > MAX_SEARCH_MS:
+    if b.max_ms > MAX_SEARCH_MS:       # the service's bound on one call's search time
         raise BadInput(f"search.max_ms must be at most {MAX_SEARCH_MS:,}; got {b.max_ms:,}",
                        "search.max_ms")
-    if b.rollouts > MAX_ROLLOUTS:
-        raise BadInput(f"search.rollouts must be at most {MAX_ROLLOUTS:,}; got "
-                       f"{b.rollouts:,}", "search.rollouts")
-    limits.check_search(b.rollouts, b.max_ms, "search")
     longest = min(float(MAX_SEARCH_MS), limits.search_max_seconds * 1e3)
-    if not b.rollouts and not b.max_ms:
-        return replace(TUOGUAN, ms=min(TUOGUAN.ms, longest))
-    return replace(TUOGUAN, rollouts=b.rollouts, ms=float(b.max_ms or longest))
+    with field_scope("search", nested=True):     # the budget checks its values, once
+        asked = (replace(TUOGUAN, ms=min(TUOGUAN.ms, longest)) if not b.rollouts and not b.max_ms
+                 else replace(TUOGUAN, rollouts=b.rollouts, ms=float(b.max_ms or longest)))
+    limits.check_search(b.rollouts, b.max_ms, "search")
+    return asked
 
 
 def _fill_suggested(action: rounds_pb2.RoundAction, reading: readings_pb2.Reading,
