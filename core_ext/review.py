@@ -375,8 +375,7 @@ def review(replay: Replay | Mapping[str, Any] | str | bytes, *,
         ev = _search.evaluate(
             before, (action.cards, record.reading, action.declare is not None),
             rollouts=budget.rollouts, ms=budget.ms, seed=seed, width=budget.width,
-            timeout=left,
-            cancelled=cancelled, model=budget.model, exact=budget.exact,
+            timeout=left, cancelled=cancelled, model=budget.model, exact=budget.exact,
             wide="all" if oracle else None, race=budget.race,
             decoys=budget.decoys if fair else 0, fair_deals=budget.fair_deals)
         if ev.cancelled:
