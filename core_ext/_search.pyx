@@ -66,7 +66,7 @@ from shuangkou.core.rollouts import Evaluation, View
 from shuangkou.core.styles import STYLE_TABLE as _STYLE_TABLE
 from shuangkou.core.styles import model as _model
 
-#: Upper bounds a caller may ask for (the RPC checks them, docs/api.md).
+#: Upper bounds a caller may ask for (a budget checks them: suggest.py RolloutBudget).
 MAX_WIDTH = MAXALT
 MAX_ROLLOUTS = 1_000_000
 #: The wider views :func:`evaluate` can roll out beside the seat's own: the partner's hand
@@ -81,13 +81,11 @@ cdef unsigned long long WIDE_SALT_PARTNER = 0x9A27E5EED
 cdef unsigned long long WIDE_SALT_ALL = 0xA11E5EED
 
 
-cdef int check_budget(int width, long rollouts, double ms) except -1:
-    """The checks of a search's or an evaluation's arguments (ShuangkouError naming the
-    field)."""
+cdef int check_width(int width) except -1:
+    """The guard of the candidate arrays (MAXALT entries). A budget's values are checked
+    once, by its dataclass (suggest.py ``RolloutBudget``), before they reach a driver."""
     if not 1 <= width <= MAXALT:
         raise ShuangkouError(f"width must be 1–{MAXALT}; got {width}", "width")
-    if rollouts < 0 or ms < 0:
-        raise ShuangkouError("the budget must be 0 or more", "budget")
     return 0
 
 
@@ -153,7 +151,7 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
     cdef double t0 = monotonic(), hard = 0, stop = 0
     if root.view().over_kind:
         raise ShuangkouError("the round is over: nothing to suggest", "state")
-    check_budget(width, rollouts, ms)
+    check_width(width)
     e.open(root, seed, model, exact, infer, race, read, win, True)
     if sees:
         e.see(0, root, _seats_mask(sees), 0, 0)
@@ -286,7 +284,7 @@ def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=N
     cdef double t0 = monotonic(), hard = 0, stop = 0
     if root.view().over_kind:
         raise ShuangkouError("the round is over: nothing to evaluate", "state")
-    check_budget(width, rollouts, ms)
+    check_width(width)
     if wide is not None and wide not in WIDE_VIEWS:
         raise ShuangkouError(f"wide must be one of {', '.join(WIDE_VIEWS)}; got {wide!r}",
                              "wide")

@@ -17,6 +17,7 @@ from shuangkou.core.replay import score_replay
 @dataclass(frozen=True)
 class ReviewBudget:
     rollouts: int = 200
+    width: int = 6
     decoys: int = 3
     fair_deals: int = 12
 
@@ -43,7 +44,7 @@ def _evidence(rng: random.Random, kind: str, decoys: int) -> dict[str, Any]:
             "follows": true == 0.0}
 
 
-def review(replay: Any, *, budget: Any = DEFAULT_REVIEW, width: int = 6, seed: int = 0,
+def review(replay: Any, *, budget: Any = DEFAULT_REVIEW, seed: int = 0,
            timeout: float | None = None, cancelled: Any = None, oracle: bool = False,
            fair: bool = False, partial_deal: bool = False) -> Review:
     result = score_replay(replay, partial_deal=partial_deal)
@@ -69,7 +70,7 @@ def review(replay: Any, *, budget: Any = DEFAULT_REVIEW, width: int = 6, seed: i
             "fair": [] if forced or not fair else [_evidence(rng, kind, budget.decoys)
                                                    for kind in ("partner", "all")]})
     return Review({
-        "variant": result.variant, "seed": seed, "width": width,
+        "variant": result.variant, "seed": seed, "width": budget.width,
         "players": None if named is None else [named[d] for d in result.hand_at],
         "decisions": decisions, "seats": [], "result": {"final": list(result.final)},
         "rollouts": budget.rollouts, "seconds": rng.random()})

@@ -127,7 +127,7 @@ def test_the_graph_sees_the_imports() -> None:
     s = _graph("shuangkou.service", PACKAGES["shuangkou.service"])
     # server.serve imports the supervisor's collector inside the function
     assert "shuangkou.service.workers" in s["shuangkou.service.server"]
-    assert "shuangkou.service.batch.inputs" in s["shuangkou.service.view.command"]
+    assert "shuangkou.service.inputs" in s["shuangkou.service.view.command"]
     assert "shuangkou.service.api._round_replies" in s["shuangkou.service.api.rounds"]
     assert "shuangkou.service.api.convert" in s["shuangkou.service.api.shuangkou"]
     # the HTTP port by job: the seam (and the Call it gives a handler) below the bridge that
@@ -137,6 +137,42 @@ def test_the_graph_sees_the_imports() -> None:
     assert "shuangkou.service.api.shuangkou" in s["shuangkou.service.http.seam"]
     assert "shuangkou.service.errors" in s["shuangkou.service.http.conventions"]
     assert "shuangkou.service.http.port" in s["shuangkou.service.server"]
+
+
+#: The service's command packages that build on one another, each importing only the ones
+#: after it: the archives (review-replays, score-replays --view-rejected) draw the view's page
+#: and read reviews as the review command does; the page shows a review. What all of them
+#: read (files, THE line splitter, one replay) is service/inputs.py, under none of them.
+ONE_WAY = ("shuangkou.service.batch", "shuangkou.service.view", "shuangkou.service.review")
+
+
+def _reached(graph: dict[str, set[str]], name: str) -> set[str]:
+    """Every module ``name`` imports, however far round."""
+    seen: set[str] = set()
+    todo = [name]
+    while todo:
+        for dep in graph[todo.pop()]:
+            if dep not in seen:
+                seen.add(dep)
+                todo.append(dep)
+    return seen
+
+
+def _within(name: str, package: str) -> bool:
+    return name == package or name.startswith(package + ".")
+
+
+def test_the_command_packages_import_one_way() -> None:
+    """batch → view → review, never back, however far round: view/ and batch/ are two
+    packages, not one split in two (issue 59)."""
+    s = _graph("shuangkou.service", PACKAGES["shuangkou.service"])
+    assert "shuangkou.service.view.page" in s["shuangkou.service.batch.pages"]
+    assert "shuangkou.service.review.fair" in s["shuangkou.service.view.page"]
+    for i, package in enumerate(ONE_WAY):
+        for name in (n for n in s if _within(n, package)):
+            back = {r for r in _reached(s, name) for earlier in ONE_WAY[:i]
+                    if _within(r, earlier)}
+            assert not back, f"{name} imports {sorted(back)}"
 
 
 def test_the_client_imports_neither_the_core_nor_the_service() -> None:

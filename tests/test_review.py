@@ -199,7 +199,7 @@ def test_budgets_and_bounds() -> None:
             ReviewBudget(**bad)
     doc = played("huopin", 1, "rule")
     with pytest.raises(ShuangkouError, match="width"):
-        review(doc, width=0)
+        ReviewBudget(width=0)
     with pytest.raises(DeadlineExceeded):
         review(doc, budget=ReviewBudget(rollouts=100_000), timeout=0.05)
     calls = []

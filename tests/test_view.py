@@ -467,21 +467,18 @@ def test_the_page_names_every_verdict_of_the_review() -> None:
 
 def test_a_hostile_player_name_is_escaped_on_the_reviewed_page() -> None:
     """Player ids come from the replay: escaped and isolated like every other input text."""
+    from shuangkou.core.review import Review, ReviewBudget, SeatSummary
     from shuangkou.core.story import story_of
     from shuangkou.service.view.page import render
 
     replay = core.generate_replay("baibian", 1)
     story = story_of(json.dumps(replay))
     evil = "<script>alert(1)</script>\u202e"
-    review = {"variant": "baibian", "budget": {"rollouts": 1, "ms": 0, "model": "mix"},
-              "seed": 0, "width": 6, "players": [evil, "b", "c", "d"], "decisions": [],
-              "seats": [{"seat": s, "player": [evil, "b", "c", "d"][s], "decisions": 0,
-                         "forced": 0, "mean_loss": None, "loss_share": None,
-                         "inaccuracies": 0, "mistakes": 0,
-                         "blunders": 0, "agree_first": None, "agree_top3": None}
-                        for s in range(4)],
-              "result": {"final": [0, 0, 0, 0], "winning_team": 0}, "rollouts": 0,
-              "seconds": 0.0}
+    players = (evil, "b", "c", "d")
+    review = Review("baibian", ReviewBudget(rollouts=1), 0, False, False, players, (),
+                    tuple(SeatSummary(s, players[s], 0, 0, None, None, 0, 0, 0, None, None,
+                                      None) for s in range(4)),
+                    (0, 0, 0, 0), 0, 0, 0.0)
     html = render(story, review=review)
     assert "<script>alert" not in html
     assert "<bdi>&lt;script&gt;alert(1)&lt;/script&gt;\u202e</bdi>" in html

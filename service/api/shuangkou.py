@@ -22,7 +22,6 @@ from shuangkou.core.errors import CardError, DeadlineExceeded, ShuangkouError
 from shuangkou.core.records import BatchErrors
 from shuangkou.core.replay import Replay, parse_replay
 from shuangkou.core.review import Review, review
-from shuangkou.core.suggest import DEFAULT_WIDTH
 from shuangkou.core.variants import BUILTIN, Variant, house_variants, list_variants
 from shuangkou.v1 import readings_pb2, scoring_pb2, service_pb2, service_pb2_grpc
 
@@ -428,8 +427,8 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                 self.limits.check_review(rollouts, decisions(typed), options.oracle,
                                          "rollouts", options.fair_rollouts)
                 limit = TimeLimit.of(context.time_remaining(), cap, "review_max_seconds")
-                return min(review_cost(typed, rollouts, options.oracle, options.width
-                                       or DEFAULT_WIDTH, options.fair_rollouts),
+                return min(review_cost(typed, rollouts, options.oracle, options.budget.width,
+                                       options.fair_rollouts),
                            limit.seconds)
 
             def work() -> Review:
@@ -453,7 +452,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
             raise
         for d in reviewed.decisions:
             self._reviewed(label, d.verdict).inc()
-        return review_to_proto(reviewed, options.fair_play)
+        return review_to_proto(reviewed)
 
     def _reviewed(self, label: str, verdict: str) -> Any:
         """The decisions-reviewed counter of one (variant label, verdict): looked up once."""

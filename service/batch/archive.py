@@ -38,8 +38,8 @@ from typing import IO, Any
 
 import orjson
 
+from ..inputs import MANIFEST, PARTS, SUMMARY, InputFile, Line, LongLine, expand
 from . import pool
-from .inputs import MANIFEST, PARTS, SUMMARY, InputFile, Line, LongLine, expand
 from .partitions import Partition, plan, plan_digest, read_partition, read_sequential
 from .progress import Progress
 from .records import dumps, record_of

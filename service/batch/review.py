@@ -49,13 +49,14 @@ from typing import TYPE_CHECKING, Any
 
 from shuangkou.core.errors import ShuangkouError
 from shuangkou.core.fairplay import Signal, Sums, engine_signal, thrown_signal
+from shuangkou.core.suggest import DEFAULT_WIDTH
 
+from ..inputs import Line
 from ..review.fair import NOT_PROOF, WHAT_TO_DO, evaluated, fair_played, gained_most, round_fair
-from ..review.options import budget_of, fair_play_arguments, fair_play_given
+from ..review.options import budget_arguments, budget_of, fair_play_arguments, fair_play_given
 from ..shown import shown
 from .archive import Job, Stats
 from .command import archive_arguments, archive_main, check_archive_args
-from .inputs import Line
 from .records import failure_record, line_error
 
 if TYPE_CHECKING:       # the review itself is imported where a line is reviewed
@@ -376,7 +377,7 @@ class ReviewJob(Job):
     deals)."""
 
     rollouts: int | None = None      # None: the review's default budget
-    width: int = 6
+    width: int = DEFAULT_WIDTH       # the review's default (ReviewBudget's)
     seed: int = 0
     oracle: bool = True
     fair_play: bool = False
@@ -405,8 +406,8 @@ class ReviewJob(Job):
         """The review's budget (ShuangkouError naming the field of a value out of bounds)."""
         from shuangkou.core.review import DEFAULT_REVIEW
 
-        return budget_of(DEFAULT_REVIEW, rollouts=self.rollouts, decoys=self.decoys,
-                         fair_deals=self.fair_deals)
+        return budget_of(DEFAULT_REVIEW, rollouts=self.rollouts, width=self.width,
+                         decoys=self.decoys, fair_deals=self.fair_deals)
 
     def record(self, line: Line, partial_deal: bool) -> dict[str, Any]:
         if (refused := line_error(line)) is not None:
@@ -415,8 +416,8 @@ class ReviewJob(Job):
         from shuangkou.core.review import review
 
         try:
-            rv = review(line, budget=self.budget(), width=self.width, seed=self.seed,
-                        oracle=self.oracle, fair=self.fair_play, partial_deal=partial_deal)
+            rv = review(line, budget=self.budget(), seed=self.seed, oracle=self.oracle,
+                        fair=self.fair_play, partial_deal=partial_deal)
         except Exception as exc:  # noqa: BLE001 - one bad line must not stop an archive
             return failure_record(exc)
         record = {"ok": True, **rv.to_dict()}
@@ -570,11 +571,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="JSONL files (.gz too), globs or directories")
     p.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
                    help="worker processes (default: every core, %(default)s here)")
-    p.add_argument("--rollouts", type=int, metavar="N",
-                   help="rollouts per decision, over all its candidates (default: the "
-                        "review's default budget, docs/review.md)")
-    p.add_argument("--width", type=int, default=6, metavar="W",
-                   help="candidates per decision (default %(default)s)")
+    budget_arguments(p)
     p.add_argument("--seed", type=int, default=0, help="the review's seed (default 0)")
     p.add_argument("--no-oracle", action="store_true",
                    help="skip the evaluation on the true deal (half the cost; no collusion "
@@ -597,12 +594,12 @@ def main(argv: list[str] | None = None) -> int:
     if not args.output_dir:
         parser.error("review-replays writes an archive: give --output-dir DIR (one replay: "
                      "shuangkou review)")
-    if min(args.jobs, args.width, 1 if args.partition_lines is None else args.partition_lines,
-           1 if args.rollouts is None else args.rollouts) < 1:
-        parser.error("--jobs, --partition-lines, --rollouts and --width must be at least 1")
+    if min(args.jobs, 1 if args.partition_lines is None else args.partition_lines) < 1:
+        parser.error("--jobs and --partition-lines must be at least 1")
     check_archive_args(parser, args)
     fair_play_given(parser, args)
-    job = ReviewJob(args.rollouts, args.width, args.seed, not args.no_oracle,
+    width = DEFAULT_WIDTH if args.width is None else args.width
+    job = ReviewJob(args.rollouts, width, args.seed, not args.no_oracle,
                     fair_play=args.fair_play, decoys=args.decoys, fair_deals=args.fair_deals)
     try:
         job.budget()

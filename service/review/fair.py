@@ -1,25 +1,33 @@
-"""Fair play as the service reads it from a review's JSON form (``Review.to_dict()``, the
-records of ``review-replays``): each decision's evidence (:mod:`shuangkou.core.fairplay`),
-what it tells of engine assistance, a round's scores per partnership and per seat, and the
-caveats every surface that shows them repeats (docs/review.md "Fair play").
+"""Fair play as the service reads it from a review — the record
+(:class:`~shuangkou.core.review.Review`'s decisions: ``shuangkou review``, the round page) or
+its JSON form (``Review.to_dict()``, the records of ``review-replays``): each decision's
+evidence (:mod:`shuangkou.core.fairplay`), what it tells of engine assistance, a round's
+scores per partnership and per seat, and the caveats every surface that shows them repeats
+(docs/review.md "Fair play").
 
 One home for what ``shuangkou review --fair-play``, the round page (service/view/page.py)
 and the archive's sums (service/batch/review.py) read of a decision, so that the three
-agree on which decisions carried evidence.
+agree on which decisions carried evidence: each function takes a decision in either form.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from shuangkou.core.cards import SEATS
 from shuangkou.core.fairplay import Evidence, RoundScore, round_score
 
-__all__ = ["CAVEATS", "NOT_PROOF", "ONE_ROUND", "VIEW_NAMES", "WHAT_TO_DO", "RoundFair",
-           "engine_tells", "evaluated", "evidence_of", "evidence_text", "fair_played",
-           "gained_most", "round_fair", "score_text", "taken_index"]
+if TYPE_CHECKING:   # the record's type only: its JSON form is told apart as a Mapping
+    from shuangkou.core.review import Decision
+
+__all__ = ["CAVEATS", "NOT_PROOF", "ONE_ROUND", "VIEW_NAMES", "WHAT_TO_DO", "Reviewed",
+           "RoundFair", "engine_tells", "evaluated", "evidence_of", "evidence_text",
+           "fair_played", "gained_most", "round_fair", "score_text", "taken_index"]
+
+#: A reviewed decision: the record, or its JSON form.
+Reviewed: TypeAlias = "Decision | Mapping[str, Any]"
 
 #: The fair-play views as people read them (core_ext/fairplay.py KINDS).
 VIEW_NAMES = {"partner": "partner's hand", "all": "every hand"}
@@ -40,37 +48,47 @@ ONE_ROUND = ("One round says little: its decisions share one deal, and a calibra
 CAVEATS = (NOT_PROOF, WHAT_TO_DO, ONE_ROUND)
 
 
-def evaluated(decision: Mapping[str, Any]) -> bool:
-    """Whether the review rolled the decision out (not forced, and given deals)."""
-    return not decision["forced"] and decision["deals"] > 0
+def _field(decision: Reviewed, name: str) -> Any:
+    """A field of a decision that both forms name alike (``seat``, ``forced``, ``deals``,
+    ``best``, ``tuoguan``)."""
+    return decision[name] if isinstance(decision, Mapping) else getattr(decision, name)
 
 
-def taken_index(decision: Mapping[str, Any]) -> int:
+def taken_index(decision: Reviewed) -> int:
     """The index among its candidates of the action taken."""
+    if not isinstance(decision, Mapping):
+        return decision.taken
     return next(k for k, c in enumerate(decision["candidates"]) if c["taken"])
 
 
-def evidence_of(decision: Mapping[str, Any]) -> tuple[Evidence, ...]:
+def evaluated(decision: Reviewed) -> bool:
+    """Whether the review rolled the decision out (not forced, and given deals)."""
+    return not _field(decision, "forced") and _field(decision, "deals") > 0
+
+
+def evidence_of(decision: Reviewed) -> tuple[Evidence, ...]:
     """A decision's fair-play evidence, one per view (none without fair play)."""
+    if not isinstance(decision, Mapping):
+        return decision.fair
     return tuple(Evidence(e["kind"], e["regret"], tuple(e["decoy_regrets"]), e["disagree"],
                           e["follows"]) for e in decision.get("fair") or ())
 
 
-def fair_played(decisions: Iterable[Mapping[str, Any]]) -> bool:
+def fair_played(decisions: Iterable[Reviewed]) -> bool:
     """Whether a review was run with fair play: some decision carries its views (every
     evaluated decision does then)."""
-    return any(d.get("fair") for d in decisions)
+    return any(d.get("fair") if isinstance(d, Mapping) else d.fair for d in decisions)
 
 
-def engine_tells(decision: Mapping[str, Any]) -> str | None:
+def engine_tells(decision: Reviewed) -> str | None:
     """What a decision tells of engine assistance (core_ext/fairplay.py): where 托管's
     choice is not the candidate best in points, ``"engine"`` when the action taken was
     托管's, ``"best"`` when it was the best; else None (it tells nothing)."""
-    if not evaluated(decision) or decision["tuoguan"] == decision["best"]:
+    tuoguan, best = _field(decision, "tuoguan"), _field(decision, "best")
+    if not evaluated(decision) or tuoguan == best:
         return None
     taken = taken_index(decision)
-    return ("engine" if taken == decision["tuoguan"] else
-            "best" if taken == decision["best"] else None)
+    return "engine" if taken == tuoguan else "best" if taken == best else None
 
 
 def gained_most(final: Sequence[int], seat: int) -> int:
@@ -92,14 +110,15 @@ class RoundFair:
     engine: tuple[tuple[int, int], ...]
 
 
-def round_fair(decisions: Sequence[Mapping[str, Any]]) -> RoundFair:
-    """The :class:`RoundFair` of a review's decisions (its JSON form)."""
+def round_fair(decisions: Iterable[Reviewed]) -> RoundFair:
+    """The :class:`RoundFair` of a review's decisions."""
     by_seat: list[list[Evidence]] = [[] for _ in range(SEATS)]
     tells: list[list[str]] = [[] for _ in range(SEATS)]
     for d in decisions:
-        by_seat[d["seat"]].extend(evidence_of(d))
+        seat = _field(d, "seat")
+        by_seat[seat].extend(evidence_of(d))
         if (told := engine_tells(d)) is not None:
-            tells[d["seat"]].append(told)
+            tells[seat].append(told)
     teams = (round_score("partner", by_seat[0] + by_seat[2]),
              round_score("partner", by_seat[1] + by_seat[3]))
     return RoundFair(teams, tuple(round_score("all", e) for e in by_seat),

@@ -22,16 +22,15 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from shuangkou.core.errors import ShuangkouError
-from shuangkou.core.review import DEFAULT_REVIEW, review
+from shuangkou.core.review import Review, review
 from shuangkou.core.story import RoundStory
 
-from ..batch.inputs import json_lines, read_replay
-from ..review.options import budget_of, fair_play_arguments, fair_play_given
+from ..inputs import json_lines, read_replay
+from ..review.options import budget_arguments, budget_given, fair_play_arguments, fair_play_given
 from ..shown import shown
 from .page import KIND_TEXT, page_of
 
@@ -70,28 +69,19 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--review", action="store_true",
                    help="annotate each action with its verdict and loss, the best "
                         "alternative beside it, an evaluation graph and each seat's summary")
-    r.add_argument("--rollouts", type=int, metavar="N",
-                   help=f"rollouts per decision, over its candidates (default "
-                        f"{DEFAULT_REVIEW.rollouts})")
+    budget_arguments(r)
     r.add_argument("--seed", type=int, default=0, help="seeds the sampled deals (default 0)")
-    r.add_argument("--width", type=int, metavar="W",
-                   help="candidates from the ranked hints per decision (default: the "
-                        "review's, 6)")
     fair_play_arguments(r)
     return p
 
 
-def _reviewer(args: argparse.Namespace) -> Callable[[str], Mapping[str, Any]]:
+def _reviewer(args: argparse.Namespace) -> Callable[[str], Review]:
     """How ``--review`` reviews a replay's text."""
-    budget = budget_of(DEFAULT_REVIEW, rollouts=args.rollouts, decoys=args.decoys,
-                       fair_deals=args.fair_deals)
-    width = {} if args.width is None else {"width": args.width}
+    budget = budget_given(args)
 
-    def reviewed(text: str) -> Mapping[str, Any]:
-        data: Mapping[str, Any] = review(text, budget=budget, seed=args.seed,
-                                         fair=args.fair_play, partial_deal=args.partial_deal,
-                                         **width).to_dict()
-        return data
+    def reviewed(text: str) -> Review:
+        return review(text, budget=budget, seed=args.seed, fair=args.fair_play,
+                      partial_deal=args.partial_deal)
     return reviewed
 
 
@@ -129,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         story, page = page_of(text, "stdin" if args.replay == "-" else source,
                               args.partial_deal, reviewer)
-    except ShuangkouError as exc:    # a width or seed the review refuses
+    except ShuangkouError as exc:    # a seed the review refuses
         parser.error(str(exc))
     output = args.output or ("-" if args.replay == "-" else
                              _default_output(args.replay, args.line))
