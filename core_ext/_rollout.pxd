@@ -9,8 +9,8 @@ from shuangkou.core.cards cimport NFACES, SEATS
 cdef enum:
     MAXC = MAXALT + 1     # candidates of one decision: the 提示 list and the action taken
     MAX_DECOYS_C = 8      # decoys of a wider view (the fair-play signals' reference)
-    NVIEWS = 2 + 4 * (1 + MAX_DECOYS_C)  # views one engine rolls out: the seat's own, the
-                                        # true deal, and four wider kinds with their decoys
+    NVIEWS = 2 + 2 * (1 + MAX_DECOYS_C)  # views one engine rolls out: the seat's own, the
+                                        # true deal, and two wider kinds with their decoys
     # what a run of deals ended on (Engine.run)
     RUN_BUDGET = 0        # its rollouts or its time (``stop``) were spent, or its deals done
     RUN_RACED = 1         # every candidate but the anchors fell clearly behind (race)

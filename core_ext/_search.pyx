@@ -72,9 +72,6 @@ MAX_ROLLOUTS = 1_000_000
 #: The wider views :func:`evaluate` can roll out beside the seat's own: the partner's hand
 #: seen too (what a pair that shares hands knows), or every hand (the true deal).
 WIDE_VIEWS = ("partner", "all")
-#: The fair-play views :func:`evaluate` can roll out: the seat's hand with its partner's, with
-#: its left opponent's (the next seat), with its right opponent's, and every hand.
-FAIR_VIEWS = ("partner", "left", "right", "all")
 #: What seeds the partner view's deals apart from the seat's own and the true deal's.
 cdef unsigned long long WIDE_SALT_PARTNER = 0x9A27E5EED
 #: What seeds the fair-play views of every hand (the true deal and its decoys).
@@ -250,8 +247,7 @@ cdef int taken_choice(RoundCore root, int seat, object taken, Choice* out) excep
 
 def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=None,
              int width=6, timeout=None, cancelled=None, str model="mix", int exact=0,
-             wide=None, win=None, bint race=False, int decoys=0, int fair_deals=0,
-             fair_views=("partner", "all")):
+             wide=None, win=None, bint race=False, int decoys=0, int fair_deals=0):
     """Evaluate given candidates of the decision of the seat to act in ``root``, absolutely:
     the review's engine (core_ext/review.py, docs/review.md).
 
@@ -288,11 +284,6 @@ def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=N
     if wide is not None and wide not in WIDE_VIEWS:
         raise ShuangkouError(f"wide must be one of {', '.join(WIDE_VIEWS)}; got {wide!r}",
                              "wide")
-    fair_views = tuple(fair_views)
-    if any(kind not in FAIR_VIEWS for kind in fair_views) or len(set(fair_views)) != len(
-            fair_views):
-        raise ShuangkouError(f"fair_views must be distinct, of {', '.join(FAIR_VIEWS)}; got "
-                             f"{fair_views!r}", "fair_views")
     if not 0 <= decoys <= MAX_DECOYS_C:
         raise ShuangkouError(f"decoys must be 0–{MAX_DECOYS_C}; got {decoys}", "decoys")
     if decoys and fair_deals < MIN_DEALS:
@@ -309,11 +300,10 @@ def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=N
     kinds = []
     if decoys:
         v = 2
-        masks = {"partner": 1 << partner_of(e.seat), "left": 1 << ((e.seat + 1) % SEATS),
-                 "right": 1 << ((e.seat + 3) % SEATS), "all": EVERY_SEAT_MASK}
-        for n, kind in enumerate(fair_views):
+        for kind, mask, salt in (("partner", 1 << partner_of(e.seat), WIDE_SALT_PARTNER),
+                                 ("all", EVERY_SEAT_MASK, WIDE_SALT_ALL)):
             for k in range(decoys + 1):
-                e.see(v, root, masks[kind], WIDE_SALT_ALL + n, k)
+                e.see(v, root, mask, salt, k)
                 kinds.append((v, kind, k))
                 v += 1
     seen_of(&e.root, e.seat, &S)
