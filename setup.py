@@ -7,7 +7,7 @@ are generated at build time beside the .proto files, never committed, never edit
 
 The folders keep the names of the design card (core_ext/, service/) while everything is
 installed under the one import name ``shuangkou`` (pyproject ``package-dir``;
-docs/decisions.md "Packaging"). Two tools read modules by folder rather than through the
+docs/decisions/engineering.md E1). Two tools read modules by folder rather than through the
 install, so the build also links build/tree/shuangkou/{core,service,client,v1} to the folders:
 Cython finds ``shuangkou.core._core``'s .pxd there (cimports use the installed name, which
 is also the name the compiled modules import each other by at run time) and mypy reads

@@ -1,4 +1,4 @@
-"""The HTTP edge's candidate servers side by side (docs/decisions.md "HTTP edge").
+"""The HTTP edge's candidate servers side by side (docs/decisions/engineering.md E20).
 
 For each candidate, one server process serves gRPC (grpcio, as always) and the HTTP port on
 that server: ``uvicorn`` (the choice: httptools' parser, service/http/edge.py's limits),

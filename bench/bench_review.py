@@ -22,8 +22,8 @@ budget, on every variant.
 positions — every 10th action of ``--rounds`` rule-policy rounds of baibian, qianbian, huopin
 and bianfeng — best of ``--repeat``, with a digest of its answers: the search and the review
 share their deal loop, and a change to it must leave the search's answers and speed as they
-were (run it on both builds). Then the same with racing (docs/decisions.md 72), interleaved,
-and how many answers racing left as they were.
+were (run it on both builds). Then the same with racing (docs/decisions/engineering.md
+E60), interleaved, and how many answers racing left as they were.
 
 ``validity`` (issue 35's validity figures) makes four checks, each printed as a table
 (``--json``: one JSON object instead):

@@ -31,7 +31,7 @@ rules core, not the service.
 
 if __name__ != "shuangkou.client":   # the folder imported by its own name (python in the repo root)
     raise ImportError(f"this folder is the package shuangkou.client; import it by that name, "
-                      f"not as {__name__!r} (docs/decisions.md, Packaging)")
+                      f"not as {__name__!r} (docs/decisions/engineering.md E1)")
 
 from .aio import AsyncRoundClient, AsyncShuangkouClient
 from .channels import (

@@ -20,7 +20,7 @@ Everything takes a ``variant``: a built-in id (see :func:`list_variants`) or a
 
 if __name__ != "shuangkou.core":   # the folder imported by its own name (python in the repo root)
     raise ImportError(f"this folder is the package shuangkou.core; import it by that name, not "
-                      f"as {__name__!r} (docs/decisions.md, Packaging)")
+                      f"as {__name__!r} (docs/decisions/engineering.md E1)")
 
 from ._core import (
     BOMB_KINDS,

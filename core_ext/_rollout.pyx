@@ -177,8 +177,8 @@ cdef long long team_points(Engine e, const Position* p, int* won) noexcept nogil
 def win_bonus(variant):
     """What placing first is worth beyond its settlement: WIN_WEIGHT × the winning team's
     双扣 base at ×1 (8 points where the base is 4 4 −4 −4; huopin: 2 × 3). Measured
-    (docs/decisions.md): points alone trade wins for contributions where bombs pay a lot
-    (fengkuang_crazy: 43 % of rounds won, +11.5 points; with the bonus 71 %, +12.7)."""
+    (docs/decisions/engineering.md E57): points alone trade wins for contributions where
+    bombs pay a lot (fengkuang_crazy: 43 % of rounds won, +11.5 points; with the bonus 71 %, +12.7)."""
     t = tables(variant)
     if t.end.kou:
         return float(WIN_WEIGHT * 2 * t.kou[0])
@@ -359,8 +359,8 @@ cdef int race_out(Engine e, const Tally* t) noexcept nogil:
     the taken action) are never dropped: every gain is measured against them. A dropped
     candidate could not be chosen (the choice needs a gain above the margin's standard
     errors, and above every other's), so the deals left go to those that could
-    (docs/decisions.md 72). The sum of two standard errors bounds the paired difference's,
-    so "clearly behind" is conservative. Returns the candidates still live."""
+    (docs/decisions/engineering.md E60). The sum of two standard errors bounds the paired
+    difference's, so "clearly behind" is conservative. Returns the candidates still live."""
     cdef double up[MAXC]
     cdef double lo = 0, mean, se
     cdef int k, n = 1

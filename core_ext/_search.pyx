@@ -112,7 +112,7 @@ cdef int spare_partner(Choice* cands, int m) noexcept nogil:
     """``cands`` without the smallest bomb (the rule policy's action, first, is kept): over
     the partner's standing play. Played out with the true hands, that departure lost points
     against both players it was measured against, though the rollouts saw it gain
-    (docs/decisions.md 79). Returns how many are left."""
+    (docs/decisions/engineering.md E62). Returns how many are left."""
     cdef int i, k = 1
     for i in range(1, m):
         if cands[i].reason != R_ALT_BOMB:

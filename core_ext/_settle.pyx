@@ -494,7 +494,8 @@ cdef object _settle_escape(Tables t, v, tuple order, const Bombs* b, const int* 
 
 cdef int _check_fits(v, list finals, stake) except -1:
     """Refuse a settlement the wire cannot carry exactly: every final amount and their sum
-    must fit int64 (only house variants with huge tables reach this; docs/decisions.md)."""
+    must fit int64 (only house variants with huge tables reach this;
+    docs/decisions/rules.md R15)."""
     total = sum(finals)
     worst = max([*finals, total], key=abs)
     if abs(worst) > INT64_MAX:

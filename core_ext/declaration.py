@@ -12,7 +12,7 @@ __all__ = ["Declaration", "MAX_STAR", "MAX_WILDS", "check_parts", "declaration_o
 MAX_STAR = 255
 #: Wild jokers one play can hold: a deck has at most 4 copies of each joker (variants.py,
 #: ``joker_copies`` 0–4; RULES.md §3), so a play holds at most 8 jokers, and the compiled
-#: core's declaration holds 8 wild ranks (docs/decisions.md "One limit on declared wilds").
+#: core's declaration holds 8 wild ranks (docs/decisions/rules.md R11).
 MAX_WILDS = 8
 
 #: The fields the parts are reported on in a replay document (RULES.md §7 rule 4).
@@ -24,13 +24,13 @@ class Declaration(NamedTuple):
     choice among readings of that type (unset parts match any reading):
 
     * ``top``: the top rank (position 0–14 or a name such as ``"9"``, ``"SJ"``); for chains,
-      the last rank in chain order (``K A 2 3`` has top ``3``, see docs/decisions.md);
+      the last rank in chain order (``K A 2 3`` has top ``3``, see docs/decisions/rules.md R7);
     * ``star``: the bomb's star;
     * ``wilds``: the ranks the wild jokers stand for, in any order (``()`` = no wilds).
 
     Kind, top and star tell most readings apart, but some chain bombs share all three
     (huopin ``9999 TTTTT JJJJJJ QQQQQQ KKKKKK`` vs ``9999 TTTTTT JJJJJ QQQQQQ KKKKKK``, both
-    9 stars, top K); the wild placement names every reading (docs/decisions.md).
+    9 stars, top K); the wild placement names every reading (docs/decisions/rules.md R10).
     """
 
     kind: str

@@ -60,7 +60,8 @@ __all__ = ["DEFAULT_REVIEW", "NOISE", "THRESHOLDS", "VERDICTS", "Candidate", "De
 #: A decision's verdicts, from the forced to the worst.
 VERDICTS = ("forced", "good", "inaccuracy", "mistake", "blunder")
 #: A loss (points) past which a decision is each verdict, worst first — counted only when
-#: it is also more than :data:`NOISE` standard errors (docs/review.md, docs/decisions.md).
+#: it is also more than :data:`NOISE` standard errors (docs/review.md;
+#: docs/decisions/engineering.md E69).
 THRESHOLDS = (("blunder", 6.0), ("mistake", 3.0), ("inaccuracy", 1.0))
 #: How many standard errors of the paired difference a loss must exceed to count.
 NOISE = 2.0
@@ -103,7 +104,7 @@ class ReviewBudget(RolloutBudget):
 
 #: The default review budget, 1,200 rollouts per decision, the deals ending once the best is
 #: clear: a whole round within 3 s of CPU on every built-in variant, with the validity
-#: figures of the earlier 2,000 (docs/BENCHMARKS.md "复盘"; docs/decisions.md 60).
+#: figures of the earlier 2,000 (docs/BENCHMARKS.md "复盘"; docs/decisions/engineering.md E69).
 DEFAULT_REVIEW = ReviewBudget()
 
 

@@ -54,7 +54,7 @@ bombs pay a lot) if it gains more than three standard errors over the policy's a
 behind another stops being rolled out and its rollouts go to the rest (``race``, on by
 default; off in :data:`SEARCH24`). :class:`SeatStyles` reads each other
 seat's style from its actions so far in the round, for the search's ``read`` (opt-in: it
-measured no better, docs/decisions.md 77). Deterministic for a given state, seed
+measured no better, docs/decisions/engineering.md E64). Deterministic for a given state, seed
 and rollout budget; ``ms`` stops inside a rollout. :data:`TUOGUAN` is the budget for 托管
 (docs/BENCHMARKS.md has its strength).
 
@@ -147,10 +147,10 @@ class Budget(RolloutBudget):
     """What a search for 托管 or 提示 may spend on one decision (:class:`RolloutBudget`):
     ``rollouts`` and ``ms`` both 0 is the rule policy alone. ``race``: a candidate clearly
     behind another stops being rolled out, its rollouts going to the others, and the search
-    ends once only the rule policy's action is left (docs/decisions.md 72); ``margin``: the
-    standard errors a candidate's gain must exceed to overturn the rule policy's action
-    (docs/decisions.md 73, 76); ``partner_bomb``: false leaves the smallest bomb out of the
-    candidates when the partner's play stands (docs/decisions.md 79)."""
+    ends once only the rule policy's action is left (docs/decisions/engineering.md E60);
+    ``margin``: the standard errors a candidate's gain must exceed to overturn the rule
+    policy's action (E61); ``partner_bomb``: false leaves the smallest bomb out of the
+    candidates when the partner's play stands (E62)."""
 
     margin: float = 3.0
     partner_bomb: bool = True
@@ -171,8 +171,8 @@ class Budget(RolloutBudget):
 
 
 #: The 托管 budget: 1,200 rollouts, and never more than 100 ms, the other seats played by a
-#: mixture of styles, the bomb over the partner's standing play left out (docs/decisions.md
-#: 79: with the filter, twice the earlier 600 rollouts win the head to head against issue
+#: mixture of styles, the bomb over the partner's standing play left out
+#: (docs/decisions/engineering.md E62: with the filter, twice the earlier 600 rollouts win the head to head against issue
 #: 24's search and give nothing back against the panel; without it they did).
 TUOGUAN = Budget(rollouts=1200, ms=100.0, partner_bomb=False)
 #: Issue 24's search at its own budget (600 rollouts, the rule policy in every seat of a
@@ -242,7 +242,7 @@ def _style_rates(v: Variant) -> Any:
 
 class SeatStyles:
     """What each seat's actions so far in a round say of its style: inference from the
-    round's actions (docs/decisions.md 77). Every action of the round goes through
+    round's actions (docs/decisions/engineering.md E64). Every action of the round goes through
     :meth:`track`, which tallies, per seat, what it did (pass, an ordinary play, a bomb)
     in what it followed (its partner's play, an opponent's, an opponent's with an opponent
     about to go out: ``_search.CONTEXTS``) — public facts only, so reading them keeps the

@@ -459,8 +459,8 @@ def variant_from_mapping(data: Mapping[str, Any], base: Variant | None = None,
     changes = dict(data)
     changes.setdefault("extends", base.extends or base.id)
     # A house variant is not the rule set it derives from: without a name and source of
-    # its own it is named by its id and its source says what it extends (docs/decisions.md
-    # 28), never the parent's text (`extends` itself names the built-in at the root).
+    # its own it is named by its id and its source says what it extends (docs/decisions/rules.md
+    # R14), never the parent's text (`extends` itself names the built-in at the root).
     if parent_id is not None and isinstance(changes.get("id", base.id), str):
         changes.setdefault("name", changes.get("id", base.id))
         changes.setdefault("source", f"house variant extending {parent_id}")

@@ -454,7 +454,7 @@ def kept(row: dict[str, Any]) -> dict[str, Any]:
     order, each written as its step from the one before (the first from 0). Every value is
     kept, so every figure ``report`` prints of them is the same; their order, which no
     figure reads, is not, and without it the deals take two thirds of the room
-    (docs/decisions.md 74)."""
+    (docs/decisions/engineering.md E84)."""
     def steps(cpu: list[float]) -> list[int]:
         hundredths = sorted(round(x * 100) for x in cpu)
         return [b - a for a, b in itertools.pairwise([0, *hundredths])]

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Create .venv (Python 3.11) and install the project editable (as `shuangkou.*`, docs/decisions.md
-# "Packaging"): the compiled core is built in place and the stubs generated beside protos/.
+# Create .venv (Python 3.11) and install the project editable (as `shuangkou.*`,
+# docs/decisions/engineering.md E1): the compiled core is built in place and the stubs
+# generated beside protos/.
 #
 #   bash scripts/setup-env.sh            runtime + test extras (what scripts/test.sh needs)
 #   bash scripts/setup-env.sh --runtime  only what serving needs, and grpcurl (scripts/serve.sh)

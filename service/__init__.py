@@ -26,4 +26,4 @@ Generated stubs are ``shuangkou.v1``.
 
 if __name__ != "shuangkou.service":   # the folder imported by its own name (python in the repo root)
     raise ImportError(f"this folder is the package shuangkou.service; import it by that name, "
-                      f"not as {__name__!r} (docs/decisions.md, Packaging)")
+                      f"not as {__name__!r} (docs/decisions/engineering.md E1)")

@@ -17,7 +17,7 @@
 (deploy/k8s/batch), and it is kept off 1, the status Python itself gives an exception
 nothing caught, so that no crash can ever pass for it. A crash the command catches
 (:func:`guarded`) exits 70; one it cannot catch exits 1 (Python) or 128 + the signal (a
-kill, the kernel's OOM killer): never 0 or 3 (docs/decisions.md).
+kill, the kernel's OOM killer): never 0 or 3 (docs/decisions/engineering.md E39).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Request size limits (--max-cards, --max-batch, --enumeration-cap), checked before core
 calls, the batch cap that keeps every allowed BatchClassify answerable, and the caps on one
 search's or review's cost (--search-max-rollouts, --search-max-seconds,
---review-max-rollouts, --review-max-seconds: docs/decisions.md 80)."""
+--review-max-rollouts, --review-max-seconds: docs/decisions/engineering.md E67)."""
 
 from __future__ import annotations
 

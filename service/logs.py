@@ -2,8 +2,8 @@
 line per call (setting ``access_log``), bounded under load.
 
 Both formats are the standard library's ``logging`` with a formatter of ours
-(docs/decisions.md "Logs"): no other process-wide logging machinery, and the records of every
-library (grpcio, uvicorn) come out the same way.
+(docs/decisions/engineering.md E32): no other process-wide logging machinery, and the
+records of every library (grpcio, uvicorn) come out the same way.
 
 * :class:`TextFormatter`: ``time level pid logger: message``, the message and a traceback
   passed through :func:`~shuangkou.service.shown.shown`, so that text from a client (an HTTP

@@ -373,7 +373,8 @@ def settle(v: Variant, order: tuple[int, ...], played: Sequence[Sequence[Reading
 
 def _check_fits(v: Variant, finals: Sequence[int], stake: int) -> None:
     """Refuse a settlement the wire cannot carry exactly: every final amount and their sum
-    must fit int64 (only house variants with huge tables reach this; docs/decisions.md)."""
+    must fit int64 (only house variants with huge tables reach this;
+    docs/decisions/rules.md R15)."""
     total = sum(finals)
     if -INT64_MAX <= min(finals) and max(finals) <= INT64_MAX and -INT64_MAX <= total <= INT64_MAX:
         return

@@ -81,7 +81,7 @@ def test_validate_against_kubernetes_schemas(docs: dict[str, dict[str, Any]]) ->
 
 def test_kustomization_lists_the_volume_and_the_scoring_job() -> None:
     """`kubectl apply -k deploy/k8s/batch` scores; it never starts a review as well (a review
-    costs ~17,500 times what scoring costs: docs/decisions.md 68)."""
+    costs thousands of times what scoring costs: docs/decisions/engineering.md E37)."""
     k = yaml.safe_load((BATCH / "kustomization.yaml").read_text())
     assert k["resources"] == ["archive-pvc.yaml", "score-replays-job.yaml"]
     tool = ([found, "build"] if (found := shutil.which("kustomize"))

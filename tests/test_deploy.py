@@ -315,7 +315,7 @@ def test_sdist_and_wheel_from_docker_context_check_install_and_run(
     assert not generated, f"generated files in the sdist: {generated[:5]}"
 
     assert not wheel.name.endswith("-none-any.whl"), f"{wheel.name}: no compiled extension"
-    # One import name of our own (docs/decisions.md "Packaging"): nothing else at the top.
+    # One import name of our own (docs/decisions/engineering.md E1): nothing else at the top.
     with zipfile.ZipFile(wheel) as whl:
         names = set(whl.namelist())
     tops = {name.split("/")[0] for name in names}

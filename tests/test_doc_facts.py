@@ -29,6 +29,7 @@ from shuangkou.v1 import rounds_pb2, service_pb2
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+        *sorted((ROOT / "docs" / "decisions").glob("*.md")),
         *sorted(ROOT.glob("examples/*/README.md"))]
 PORTS = {"gRPC": "port", "HTTP": "http_port", "metrics": "metrics_port"}
 
@@ -167,7 +168,8 @@ def _python_names() -> set[str]:
 #: The pages that describe the API to its callers. The others (design, decisions,
 #: enumeration, reliability, BENCHMARKS, RULES) are about the Python API and history; the
 #: examples' READMEs quote their programs' own JSON output.
-API_DOCS = [p for p in DOCS if p.parent.parent.name != "examples" and p.name not in {
+API_DOCS = [p for p in DOCS if p.parent.parent.name != "examples"
+            and p.parent.name != "decisions" and p.name not in {
     "design.md", "decisions.md", "enumeration.md", "reliability.md", "BENCHMARKS.md",
     "RULES.md"}]
 

@@ -1,6 +1,7 @@
 """Every documented command runs as written.
 
-Collected from README.md, docs/*.md and examples/*/README.md, one test per block:
+Collected from README.md, docs/*.md, docs/decisions/*.md and examples/*/README.md, one test
+per block:
 
 * a ```sh block runs in bash (``set -euo pipefail``) against a live ``shuangkou serve``
   started for this module on free loopback ports: ``localhost:50051``, ``localhost:8080``
@@ -39,6 +40,7 @@ from shuangkou import core
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")),
+        *sorted((ROOT / "docs" / "decisions").glob("*.md")),
         *sorted(ROOT.glob("examples/*/README.md"))]
 FENCE = re.compile(r"^(?P<tick>```+)(?P<lang>[\w+-]*)[^\n]*\n(?P<body>.*?)^(?P=tick)[ \t]*$",
                    re.M | re.S)

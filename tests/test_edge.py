@@ -30,9 +30,9 @@ def server() -> Iterator[Running]:
 
 def _suggest_request(max_ms: int) -> rounds_pb2.SuggestActionRequest:
     """A search that runs for its whole budget: a search whose alternatives are all clearly
-    behind the rule policy's action ends early (racing, docs/decisions.md 72), so the deal
-    is one whose opening lead keeps two candidates in contention (seed 1: still two after
-    4 s; seed 7's search ended at its 48th deal)."""
+    behind the rule policy's action ends early (racing, docs/decisions/engineering.md E60),
+    so the deal is one whose opening lead keeps two candidates in contention (seed 1: still
+    two after 4 s; seed 7's search ended at its 48th deal)."""
     r = Round.deal("baibian", deal("baibian", random.Random(1)), 0)
     return rounds_pb2.SuggestActionRequest(
         rule_set=variants_pb2.RuleSet(id="baibian"), state=r.to_bytes(),

@@ -269,7 +269,7 @@ def test_an_overloaded_refusal_says_when_to_retry() -> None:
 
 # ----------------------------------------------------------------------------- Connect GET
 
-#: docs/decisions.md "HTTP's conventions": pure reads with small requests. ScoreRound
+#: docs/decisions/engineering.md E28: pure reads with small requests. ScoreRound
 #: and BatchClassify are pure too, but carry a replay or a batch (kilobytes: past what a
 #: URL holds through proxies); RoundService deals, searches and moves sealed states.
 GETTABLE = {"ClassifyPlay", "ComparePlays", "EnumerateLegalPlays", "ListVariants",

@@ -237,8 +237,8 @@ def _reported(model: str, rollouts: int = 600) -> re.Pattern[str]:
 
 #: 托管's default to issue 34's ninth stop (a margin of two), and since (three)
 _M2, _M3 = "mix+r+m2", "mix+r+m3"
-#: 托管's default since issue 34's twenty-second stop (docs/decisions.md 79): the search and
-#: its rollouts, twice 600 without the bomb over the partner's standing play
+#: 托管's default since issue 34's twenty-second stop (docs/decisions/engineering.md E62):
+#: the search and its rollouts, twice 600 without the bomb over the partner's standing play
 _DEFAULT = (f"{_M3}+npb", 1200)
 #: ``report --pair``: 托管's default against the default before it (600 rollouts) on the
 #: same deals
@@ -562,9 +562,9 @@ def test_the_documented_margin_over_the_panel_is_what_the_kept_deals_give() -> N
 
 def test_the_documented_1200_rollouts_are_what_the_kept_deals_give() -> None:
     """The notebook's 1,200 rollouts against 托管's 600 (the eleventh stop:
-    docs/decisions.md 78) is what ``report`` prints for the kept deals: the head to head in
-    seven variants (points and the rounds won, paired), and the whole panel's first 40
-    deals per line."""
+    docs/decisions/engineering.md E62) is what ``report`` prints for the kept deals: the
+    head to head in seven variants (points and the rounds won, paired), and the whole
+    panel's first 40 deals per line."""
     section = _section("### 1,200 rollouts at a margin of three")
     got = _report("--below", "276", "--pair", f"{_M3}:1200", f"{_M3}:600",
                   *map(str, sorted(KEPT.glob("search24-*.jsonl.gz"))))
@@ -622,8 +622,8 @@ def test_the_documented_1200_rollouts_are_what_the_kept_deals_give() -> None:
 
 def test_the_documented_reading_of_styles_is_what_the_kept_deals_give(tmp_path: Path) -> None:
     """The notebook's styles read from the round's actions against the 托管 default
-    (the tenth stop: docs/decisions.md 77) is what ``report --pair`` prints for the kept
-    deals: four panel lines pooled, and the head to head in fengkuang_crazy. `blind` paired
+    (the tenth stop: docs/decisions/engineering.md E64) is what ``report --pair`` prints
+    for the kept deals: four panel lines pooled, and the head to head in fengkuang_crazy. `blind` paired
     on the default's 200 deals of then (its line grew since): its first 200 stand in."""
     blind = tmp_path / "blind-baibian.jsonl"
     with gzip.open(KEPT / "blind-baibian.jsonl.gz", "rt") as kept:

@@ -160,8 +160,8 @@ def test_the_search_loses_little_and_random_play_a_lot() -> None:
     play loses several times more per decision and makes many more mistakes and blunders
     (loss beyond 3 points and beyond the noise). docs/BENCHMARKS.md has the full figures.
     The search plays at 托管's 600 rollouts: with its margin of three standard errors
-    (docs/decisions.md 76) fewer rollouts seldom depart from the rule policy at all (at 200
-    it lost 1.70 a decision here, the rule policy 2.03; at 600, 0.77)."""
+    (docs/decisions/engineering.md E61) fewer rollouts seldom depart from the rule policy
+    at all (at 200 it lost 1.70 a decision here, the rule policy 2.03; at 600, 0.77)."""
     budget = ReviewBudget(rollouts=120)
     loss: dict[str, list[float]] = {"search": [], "random": []}
     bad = dict.fromkeys(loss, 0)

@@ -641,7 +641,8 @@ def test_s7_declare_by_wild_placement_when_kind_top_and_star_agree() -> None:
 @pytest.mark.parametrize("cards, top", [("KKKK AAAA 2222 3333", "3"), ("AAAA 2222 3333", "3"),
                                         ("QQQQ KKKK AAAA 2222", "2"), ("AAAA 2222", "2")])
 def test_s7_top_of_a_huopin_wrap_chain_is_its_last_rank_in_chain_order(cards: str, top: str) -> None:
-    """docs/decisions.md: top is the last rank in chain order, in huopin as in bianfeng."""
+    """docs/decisions/rules.md R7: top is the last rank in chain order, in huopin as in
+    bianfeng."""
     r = core.classify(cards, "huopin").primary
     assert r.kind == "chain_bomb" and r.top_rank == top
     assert core.play_reading(cards, "huopin", declare=Declaration("chain_bomb", top)) == r

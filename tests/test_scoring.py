@@ -536,7 +536,7 @@ def test_to_dict_names_every_field() -> None:
 
 def test_settlements_beyond_int64_are_refused_naming_the_stake() -> None:
     """A house variant's tables (each amount up to 10**6) with the largest stake reach
-    10**21: refused up front, as the wire carries int64 amounts (docs/decisions.md)."""
+    10**21: refused up front, as the wire carries int64 amounts (docs/decisions/rules.md R15)."""
     huge = core.get_variant("bianfeng").replace(
         id="huge", multiplier=[[5, 2], [6, 10**6]],
         base={"double": [10**6, 10**6, -10**6, -10**6], "single": [2, -2, 2, -2],

@@ -309,10 +309,11 @@ def test_the_search_models_the_other_seats_by_a_mixture_of_styles_by_default() -
     budget and they judge the candidates differently."""
     assert TUOGUAN.model == "mix" and SEARCH24.model == "rule" and Budget().model == "mix"
     # 托管 races its candidates and overturns the rule policy on three standard errors;
-    # issue 24's search did neither (docs/decisions.md 72, 73, 76)
+    # issue 24's search did neither (docs/decisions/engineering.md E60, E61)
     assert (TUOGUAN.race, TUOGUAN.margin, SEARCH24.race, SEARCH24.margin) == (True, 3, False, 1)
     # 托管 plays twice issue 24's rollouts, without the bomb over the partner's standing
-    # play (docs/decisions.md 79); issue 24's search keeps its budget and its candidates
+    # play (docs/decisions/engineering.md E62); issue 24's search keeps its budget and its
+    # candidates
     assert (TUOGUAN.rollouts, TUOGUAN.partner_bomb, SEARCH24.rollouts, SEARCH24.partner_bomb
             ) == (1200, False, 600, True)
     assert SEARCH24.ms == TUOGUAN.ms
@@ -405,7 +406,7 @@ def test_the_search_is_information_fair(variant: str) -> None:
 # ------------------------------------------------------- reading the other seats' styles
 def tally_twin(r: Round, seat: int, act: Any) -> tuple[int, int] | None:
     """(context, outcome) of ``seat``'s action ``act()`` from the round's public views, as
-    docs/decisions.md 77 defines them — written apart from the core's."""
+    docs/decisions/engineering.md E64 defines them — written apart from the core's."""
     st = r.standing
     if st is None:
         act()

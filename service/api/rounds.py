@@ -319,7 +319,7 @@ def _budget(request: rounds_pb2.SuggestActionRequest, limits: Limits = _DEFAULT_
     an empty one; otherwise 托管's search with the request's rollouts and time, a rollout
     budget alone given the longest time. Never past ``limits``' caps on a search
     (search_max_rollouts refuses more rollouts, search_max_seconds a longer time and bounds
-    every search's: docs/decisions.md 80)."""
+    every search's: docs/decisions/engineering.md E67)."""
     if not request.HasField("search"):
         return Budget()
     b = request.search

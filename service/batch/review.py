@@ -68,7 +68,7 @@ __all__ = ["ALPHA", "CAVEATS", "MIN_DECISIONS", "MIN_ROUNDS", "PlayerFair", "Rev
 #: Non-forced decisions below which a player's or a partnership's figures are marked small.
 MIN_DECISIONS = 200
 #: Rounds carrying evidence below which a fair-play signal is marked small and never
-#: flagged (docs/decisions.md 86).
+#: flagged (docs/decisions/engineering.md E78).
 MIN_ROUNDS = 10
 #: The one-sided p-value below which a fair-play signal over enough rounds is flagged.
 ALPHA = 0.01

@@ -3,7 +3,7 @@
 
 The protocols are connectrpc's: the WSGI application of each service is generated from the
 protos (``shuangkou.v1.*_connect``, protoc-gen-connectrpc), served in this process by uvicorn
-(docs/decisions.md "HTTP edge") through a small ASGI bridge. What is ours is the seam, so
+(docs/decisions/engineering.md E20) through a small ASGI bridge. What is ours is the seam, so
 that an HTTP call is the gRPC call it stands for (the same handlers, interceptor, admission,
 metrics, errors and deadlines), and what the open internet needs around it. One job a
 module, each named for it:

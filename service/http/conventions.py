@@ -4,7 +4,7 @@
   preflight (GET allowed only where it is true: the side-effect-free methods), and
   ``Vary: Origin`` on every answer;
 * caching and retrying (:func:`policy`): Cache-Control for a Connect GET's answer (by method,
-  docs/decisions.md "HTTP's conventions"), Retry-After for a call refused as overloaded;
+  docs/decisions/engineering.md E28), Retry-After for a call refused as overloaded;
 * error bodies that say what to send instead (:func:`no_route`, :func:`explained`): for a
   path that names no service, and for connectrpc's empty 404, 405 and 415. Their words are
   chosen here; every body is rendered by :func:`shuangkou.service.errors.http_error`.
@@ -91,8 +91,8 @@ class Cors:
 
 # ----------------------------------------------------------------------------- caching, retrying
 
-#: Cache-Control of a Connect GET's answer, by method (docs/decisions.md "HTTP's
-#: conventions"): a rules query or a variant is a pure function of the request and of the
+#: Cache-Control of a Connect GET's answer, by method (docs/decisions/engineering.md
+#: E28): a rules query or a variant is a pure function of the request and of the
 #: server's rule sets, which change only with a deployment (house variants), so a few
 #: minutes; server info describes the process that answers, so a cache must ask each time.
 _CACHE_CONTROL = {"GetServerInfo": "no-cache"}
