@@ -28,12 +28,15 @@ over the player's decisions shuffled among its rounds (a permutation test: exact
 player's strength or the shape of its losses), with the opponent who gained most in that round
 named.
 
-**Engine assistance.** A player who plays the engine's choices agrees with them more often
-than its losses explain: among the decisions where the engine's first choice (the review's,
-rollouts.py ``REVIEW_CHOICE``) is not the candidate best in points, how often the player took
-the engine's choice rather than the best one. An honest player who plays well takes the best
-one at least as often; one the engine plays for takes the engine's. A sign test gives the
-p-value.
+**Engine assistance.** A player who plays the engine's choices takes them where the engine
+departs from plain play: among the decisions where 托管's choice (rollouts.py
+``TUOGUAN_CHOICE``) is not the rule policy's action (the 提示 button's first hint, what the
+engine plays without rollouts), how often the player took 托管's rather than the rule
+policy's. Where the two differ, 托管's choice is one only rollouts find; an honest player
+takes it no more often than the plain one, one the engine plays for takes it. A sign test
+gives the p-value. The control is plain play, not the best in points: against the best, a
+player who plays the first hint agrees with 托管 by construction (托管 keeps that hint unless
+its rollouts overturn it), and every rule-like honest style was flagged.
 
 Every signal is a reason to look, never proof (docs/review.md "Fair play"): a platform reads
 the decisions that carried the evidence, and acts on a flag only with other facts.
@@ -378,12 +381,12 @@ def thrown_signal(rounds: Sequence[Sequence[tuple[float, float]]],
                   (observed - mean) / sd, p, note)
 
 
-def engine_signal(engine: int, best: int) -> Signal:
-    """Engine assistance (module doc) from the decisions where the engine's first choice is
-    not the candidate best in points: ``engine`` of them the player took the engine's,
-    ``best`` the best one. The estimate is the engine's share of those, its p-value a
-    one-sided sign test (the share under 1/2 expected of an honest player)."""
-    n = engine + best
+def engine_signal(engine: int, rule: int) -> Signal:
+    """Engine assistance (module doc) from the decisions where 托管's choice is not the rule
+    policy's action: ``engine`` of them the player took 托管's, ``rule`` the rule policy's.
+    The estimate is 托管's share of those, its p-value a one-sided sign test (a share of at
+    most 1/2 expected of an honest player)."""
+    n = engine + rule
     if not n:
         return Signal("engine", 0, 0.0, 0.0, 0.0, 0.0, 1.0)
     share = engine / n

@@ -244,8 +244,8 @@ def test_the_review_command(tmp_path: Any, rule_round: dict[str, Any]) -> None:
 
 def test_the_review_command_with_fair_play(tmp_path: Any, rule_round: dict[str, Any]) -> None:
     """``review --fair-play``: under each decision the evidence of each view that carried
-    some and 托管's choice where it is not the best; after the seats, the round's fair-play
-    scores and their caveats; ``--json`` the core's review with fair play. The fair-play
+    some and 托管's choice where it is not the rule policy's; after the seats, the round's
+    fair-play scores and their caveats; ``--json`` the core's review with fair play. The fair-play
     budget without --fair-play, or out of its bounds, is bad usage."""
     from shuangkou.service.review.fair import CAVEATS, engine_tells, evidence_of
 

@@ -168,7 +168,7 @@ def _fair_decision(seat: int, taken: int, tuoguan: int, partner: tuple[float, ..
     return {"seat": seat, "forced": False, "deals": 12, "loss": loss, "stake": stake,
             "best": 0, "tuoguan": tuoguan, "oracle_gain": None, "verdict": "good",
             "agrees_first": True, "agrees_top3": True,
-            "candidates": [{"taken": k == taken} for k in range(3)],
+            "candidates": [{"taken": k == taken, "hint_rank": k} for k in range(3)],
             "fair": [view("partner", partner), view("all", every)]}
 
 
@@ -237,7 +237,8 @@ def test_fair_play_sums_are_the_cores_signals_and_merge_exactly() -> None:
     assert (thrown["evidence"], thrown["decisions"]) == (12, 48)
     assert thrown["estimate"] == pytest.approx(want.estimate, abs=1e-3)
     assert thrown["note"] == "round 3: r (f line 4) gained most" and thrown["flagged"]
-    # engine assistance of s: where 托管's choice (tuoguan) is not the best (0)
+    # engine assistance of s: where 托管's choice (tuoguan) is not the rule policy's (the
+    # first hint, candidate 0 here)
     told = [(d["candidates"][d["tuoguan"]]["taken"], d["candidates"][0]["taken"])
             for r in rounds for d in r["decisions"]
             if d["seat"] == 3 and not d["forced"] and d["tuoguan"] != 0]

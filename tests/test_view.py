@@ -408,8 +408,8 @@ FAIR_ROWS = """els => els.map(e => Object.fromEntries([['row', e.dataset.team ??
 
 def test_fair_play_on_the_reviewed_page(browser: Any, tmp_path: Path) -> None:
     """``view --review --fair-play``: each action shows the evidence of each view that
-    carried some and 托管's choice where it is not the best, as the core's review (computed
-    apart) has them; the fair-play section the round's scores per partnership and seat and
+    carried some and 托管's choice where it is not the rule policy's, as the core's review
+    (computed apart) has them; the fair-play section the round's scores per partnership and seat and
     the caveats; a phone needs no sideways scrolling. Without --fair-play, none of it."""
     from dataclasses import replace
 
@@ -442,8 +442,8 @@ def test_fair_play_on_the_reviewed_page(browser: Any, tmp_path: Path) -> None:
         assert len(rows) == len(made) == 6
         for row, r in zip(rows, made, strict=True):
             assert int(row["decisions"]) == (r.decisions if r is not None else 0)
-        for row, (engine, best) in zip(rows[2:], scores.engine, strict=True):
-            assert (int(row["engine"]), int(row["best"])) == (engine, best)
+        for row, (engine, rule) in zip(rows[2:], scores.engine, strict=True):
+            assert (int(row["engine"]), int(row["rule"])) == (engine, rule)
         text = opened.page.inner_text("#fair-play")
         assert all(c.split(":")[0] in text for c in CAVEATS) and "ann" in text
         width = opened.page.evaluate("document.documentElement.scrollWidth")

@@ -21,7 +21,7 @@ and adds up, in every partition's counts and so in the summary:
   "Fair play"), the signals that supersede the collusion signal above: per partnership
   **hand sharing**, per player **full sight**, **thrown rounds** (the round whose losses
   are furthest beyond the player's others, and the opponent who gained most in it) and
-  **engine assistance** (托管's choice taken where it is not the best) — each with its
+  **engine assistance** (托管's choice taken where it is not the rule policy's) — each with its
   95 % interval, one-sided p-value and the decisions and rounds that carried its evidence,
   and how many flags chance alone would raise among those tested;
 * the same over every decision of the archive, and :data:`CAVEATS`, which a platform must
@@ -202,32 +202,33 @@ def pair_figures(t: dict[str, float]) -> dict[str, Any]:
 @dataclass
 class PlayerFair:
     """One player's fair-play sums: ``full_sight`` (:class:`~shuangkou.core.fairplay.Sums`
-    of its rounds' full-sight scores), ``engine`` / ``best`` (decisions where 托管's choice
-    is not the best and it took 托管's / the best) over ``engine_rounds`` rounds, and
+    of its rounds' full-sight scores), ``engine`` / ``rule`` (decisions where 托管's choice
+    is not the rule policy's and it took 托管's / the rule policy's) over ``engine_rounds``
+    rounds, and
     ``rounds``: per round in archive order, ``[label, [loss, stake, loss, stake, ...]]`` —
     its evaluated decisions (points, to 3 decimals) and the opponent who gained most with the
     round's source (what the thrown-round test names)."""
 
     full_sight: Sums = field(default_factory=Sums)
     engine: int = 0
-    best: int = 0
+    rule: int = 0
     engine_rounds: int = 0
     rounds: list[list[Any]] = field(default_factory=list)
 
     def merge(self, other: PlayerFair) -> None:
         self.full_sight.merge(other.full_sight)
         self.engine += other.engine
-        self.best += other.best
+        self.rule += other.rule
         self.engine_rounds += other.engine_rounds
         self.rounds += other.rounds
 
     def to_dict(self) -> dict[str, Any]:
         return {"full_sight": self.full_sight.to_dict(), "engine": self.engine,
-                "best": self.best, "engine_rounds": self.engine_rounds, "rounds": self.rounds}
+                "rule": self.rule, "engine_rounds": self.engine_rounds, "rounds": self.rounds}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> PlayerFair:
-        return cls(Sums.from_dict(d["full_sight"]), d["engine"], d["best"], d["engine_rounds"],
+        return cls(Sums.from_dict(d["full_sight"]), d["engine"], d["rule"], d["engine_rounds"],
                    d["rounds"])
 
     def thrown(self) -> Signal:
@@ -278,10 +279,10 @@ class ReviewStats(Stats):
         for seat, decisions in enumerate(by_seat):
             mine = self.fair_players.setdefault(names[seat], PlayerFair())
             mine.full_sight.add(scores.full_sight[seat])
-            engine, best = scores.engine[seat]
+            engine, rule = scores.engine[seat]
             mine.engine += engine
-            mine.best += best
-            mine.engine_rounds += bool(engine + best)
+            mine.rule += rule
+            mine.engine_rounds += bool(engine + rule)
             values = [round(x, 3) for d in decisions if evaluated(d)
                      for x in (d["loss"], d["stake"])]
             if values:
@@ -354,7 +355,7 @@ def fair_summary(stats: ReviewStats) -> dict[str, Any]:
                                   p.full_sight.rounds),
             "thrown_rounds": _figure(thrown, sum(len(r[1]) // 2 for r in p.rounds),
                                      thrown.evidence),
-            "engine": _figure(engine_signal(p.engine, p.best), p.engine + p.best,
+            "engine": _figure(engine_signal(p.engine, p.rule), p.engine + p.rule,
                               p.engine_rounds)}
     figures: dict[str, list[dict[str, Any]]] = {
         "hand_sharing": [f["hand_sharing"] for f in pairs],
@@ -500,8 +501,8 @@ _FAIR_SHOWN = (
      "+.2f"),
     ("thrown_rounds", "player", "the worst round's excess loss over the player's own loss "
      "share, against its shuffles' 95 %", "+.2f"),
-    ("engine", "player", "托管's choice taken where it is not the best, as a share of those "
-     "and the best", ".1%"),
+    ("engine", "player", "托管's choice taken where it is not the rule policy's, as a share "
+     "of those and the rule policy's", ".1%"),
 )
 
 

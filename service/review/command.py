@@ -6,7 +6,7 @@ REPLAY is a replay file (docs/replays.md), ``-`` for stdin, or with ``--line N``
 line (1-based) of a JSON-lines archive, plain or gzipped, as ``shuangkou view`` reads it.
 Text for people (to stdout, or ``-o FILE``): one line per decision (seat, action, verdict,
 loss ± its standard error, the best alternative; with ``--fair-play`` the evidence of each
-view that carried some, and 托管's choice where it is not the best), then each seat's
+view that carried some, and 托管's choice where it is not the rule policy's), then each seat's
 summary (with ``--fair-play``, the round's fair-play scores and their caveats); ``--json``
 prints ``Review.to_dict()``.
 Exit status (:mod:`~shuangkou.service.exits`, as every command): 0 when the round was
@@ -73,9 +73,9 @@ def text_of(rv: Review) -> str:
         out += [f"{'':18}{evidence_text(e)}" for e in x.fair if e.carries]
         if fair and (told := engine_tells(x)) is not None:
             tuoguan = x.candidates[x.tuoguan]
-            whose = "托管's" if told == "engine" else "the best"
-            out.append(f"{'':18}托管 would play {shown(_action(tuoguan))}, not the best; "
-                       f"the action taken is {whose}")
+            whose = "托管's" if told == "engine" else "the rule policy's"
+            out.append(f"{'':18}托管 would play {shown(_action(tuoguan))}, not the rule "
+                       f"policy's action; the action taken is {whose}")
     out += ["", "seat          decisions  forced  mean loss  loss share  inacc.  mistakes  "
                 "blunders  agree 1st  agree top 3"]
     for s in rv.seats:
@@ -101,8 +101,9 @@ def _fair_text(rv: Review, who: list[str]) -> list[str]:
     out += [f"  hand sharing, {who[t]} & {who[t + 2]}: {score_text(scores.hand_sharing[t])}"
             for t in (0, 1)]
     out += [f"  full sight, {who[s]}: {score_text(scores.full_sight[s])}" for s in range(4)]
-    out += [f"  engine, {who[s]}: where 托管's choice is not the best, it took 托管's "
-            f"{engine} times, the best {best}" for s, (engine, best) in enumerate(scores.engine)]
+    out += [f"  engine, {who[s]}: where 托管's choice is not the rule policy's, it took "
+            f"托管's {engine} times, the rule policy's {rule}"
+            for s, (engine, rule) in enumerate(scores.engine)]
     return out + [f"* {c}" for c in CAVEATS]
 
 

@@ -24,7 +24,8 @@ if TYPE_CHECKING:   # the record's type only: its JSON form is told apart as a M
 
 __all__ = ["CAVEATS", "NOT_PROOF", "ONE_ROUND", "VIEW_NAMES", "WHAT_TO_DO", "Reviewed",
            "RoundFair", "engine_tells", "evaluated", "evidence_of", "evidence_text",
-           "fair_played", "gained_most", "round_fair", "score_text", "taken_index"]
+           "fair_played", "gained_most", "round_fair", "rule_index", "score_text",
+           "taken_index"]
 
 #: A reviewed decision: the record, or its JSON form.
 Reviewed: TypeAlias = "Decision | Mapping[str, Any]"
@@ -61,6 +62,13 @@ def taken_index(decision: Reviewed) -> int:
     return next(k for k, c in enumerate(decision["candidates"]) if c["taken"])
 
 
+def rule_index(decision: Reviewed) -> int:
+    """The index among its candidates of the rule policy's action (the 提示 list's first)."""
+    if not isinstance(decision, Mapping):
+        return next(k for k, c in enumerate(decision.candidates) if c.hint_rank == 0)
+    return next(k for k, c in enumerate(decision["candidates"]) if c["hint_rank"] == 0)
+
+
 def evaluated(decision: Reviewed) -> bool:
     """Whether the review rolled the decision out (not forced, and given deals)."""
     return not _field(decision, "forced") and _field(decision, "deals") > 0
@@ -82,13 +90,15 @@ def fair_played(decisions: Iterable[Reviewed]) -> bool:
 
 def engine_tells(decision: Reviewed) -> str | None:
     """What a decision tells of engine assistance (core_ext/fairplay.py): where 托管's
-    choice is not the candidate best in points, ``"engine"`` when the action taken was
-    托管's, ``"best"`` when it was the best; else None (it tells nothing)."""
-    tuoguan, best = _field(decision, "tuoguan"), _field(decision, "best")
-    if not evaluated(decision) or tuoguan == best:
+    choice is not the rule policy's action, ``"engine"`` when the action taken was 托管's,
+    ``"rule"`` when it was the rule policy's; else None (it tells nothing)."""
+    if not evaluated(decision):
+        return None
+    tuoguan, rule = _field(decision, "tuoguan"), rule_index(decision)
+    if tuoguan == rule:
         return None
     taken = taken_index(decision)
-    return "engine" if taken == tuoguan else "best" if taken == best else None
+    return "engine" if taken == tuoguan else "rule" if taken == rule else None
 
 
 def gained_most(final: Sequence[int], seat: int) -> int:
@@ -102,7 +112,7 @@ def gained_most(final: Sequence[int], seat: int) -> int:
 class RoundFair:
     """One round's fair-play figures: per team (table seats t and t + 2) the hand-sharing
     score, per table seat the full-sight score (:class:`~shuangkou.core.fairplay.RoundScore`,
-    None when no decision carried evidence) and the (engine, best) counts of the decisions
+    None when no decision carried evidence) and the (engine, rule) counts of the decisions
     that tell for engine assistance."""
 
     hand_sharing: tuple[RoundScore | None, RoundScore | None]
@@ -122,7 +132,7 @@ def round_fair(decisions: Iterable[Reviewed]) -> RoundFair:
     teams = (round_score("partner", by_seat[0] + by_seat[2]),
              round_score("partner", by_seat[1] + by_seat[3]))
     return RoundFair(teams, tuple(round_score("all", e) for e in by_seat),
-                     tuple((t.count("engine"), t.count("best")) for t in tells))
+                     tuple((t.count("engine"), t.count("rule")) for t in tells))
 
 
 def evidence_text(e: Evidence, minus: str = "-") -> str:

@@ -610,7 +610,7 @@ def _annotation(d: Decision) -> str:
 def _fair_annotation(d: Decision) -> str:
     """A decision's fair-play evidence, each view that carried some (the taken action's
     regret on the true hands and on the decoys), and 托管's choice where it is not the
-    best."""
+    rule policy's."""
     parts = []
     for e in d.fair:
         if e.carries:
@@ -620,10 +620,10 @@ def _fair_annotation(d: Decision) -> str:
                          f'"{e.excess:.2f}" data-follows="{str(e.follows).lower()}">'
                          f"{_e(evidence_text(e, minus='−'))}</span>")
     if (told := engine_tells(d)) is not None:
-        whose = "托管's" if told == "engine" else "the best"
+        whose = "托管's" if told == "engine" else "the rule policy's"
         parts.append(f'<span class="tg" data-taken="{told}">托管 would play '
-                     f'{_action_html(d.candidates[d.tuoguan])}, not the best; the '
-                     f"action taken is {whose}</span>")
+                     f'{_action_html(d.candidates[d.tuoguan])}, not the rule policy\'s '
+                     f"action; the action taken is {whose}</span>")
     if not parts:
         return ""
     return ('<span class="fair" title="fair-play evidence (docs/review.md: Fair play)">'
@@ -740,8 +740,8 @@ def _fair_section(review: Review) -> str:
                     f"{cells(scores.hand_sharing[t])}</tr>" for t in (0, 1))
     seats = "".join(f'<tr data-seat="{s}"><td class="l">{who(s)}</td>'
                     f"{cells(scores.full_sight[s])}"
-                    f'<td data-term="engine">{engine}</td><td data-term="best">{best}</td></tr>'
-                    for s, (engine, best) in enumerate(scores.engine))
+                    f'<td data-term="engine">{engine}</td><td data-term="rule">{rule}</td></tr>'
+                    for s, (engine, rule) in enumerate(scores.engine))
     caveats = "".join(f"<li>{_e(c)}</li>" for c in CAVEATS)
     return (
         '<section id="fair-play"><h2>Fair play</h2>'
@@ -759,10 +759,11 @@ def _fair_section(review: Review) -> str:
         "</table></div>"
         '<h3>Full sight and engine assistance, by seat</h3><div class="scroll">'
         f'<table class="fair-seats"><thead><tr><th class="l">seat</th>{head}'
-        "<th>托管's</th><th>the best</th></tr></thead><tbody>"
+        "<th>托管's</th><th>the rule's</th></tr></thead><tbody>"
         f"{seats}</tbody></table></div>"
-        '<p class="muted">托管\'s / the best: where 托管\'s choice was not the best candidate '
-        "in points, how often the action taken was 托管's and how often the best.</p>"
+        '<p class="muted">托管\'s / the rule\'s: where 托管\'s choice was not the rule '
+        "policy's action (the first hint), how often the action taken was 托管's and how "
+        "often the rule policy's.</p>"
         f'<ul class="plain caveats">{caveats}</ul></section>')
 
 
