@@ -46,6 +46,12 @@ class Recorded(Round):
 
     log: list[dict[str, Any]]
 
+    def copy(self) -> Recorded:
+        other = super().copy()
+        assert isinstance(other, Recorded)
+        other.log = list(self.log)
+        return other
+
     def play(self, seat: int, cards: Any, declare: Any = None) -> Any:
         record = super().play(seat, cards, declare)
         action: dict[str, Any] = {"seat": seat, "play": format_cards(list(record.cards))}

@@ -15,9 +15,11 @@ was sent the hands could compute.
   kind the partner is strongest in.
 * :func:`seer` — full sight: the sharer's rules, and with the opponents' hands: stops an
   opponent who could go out over the standing play (its cheapest beat that no opponent
-  after it can beat, a bomb if need be), takes a trick with its cheapest ordinary beat no
-  opponent after it can beat, leaves the trick to a partner who can win it, and leads the
-  cheap play no opponent can go out over, that the opponents can beat least often.
+  after it can beat, a bomb if need be), leaves the trick to a partner whose ordinary beat
+  no opponent can beat but with a bomb, takes a trick with its cheapest ordinary beat no
+  opponent after it can beat but with a bomb, and leads the cheap play no opponent can go
+  out over that the fewest opponents can beat with an ordinary play, then the one the
+  opponent strongest in its kind beats least often.
 * :func:`throwing` — a thrown round: passes whenever it may, and leads singles broken from
   its bombs and wild jokers, then its lowest single (it sheds nothing useful and keeps its
   cards to the end).
@@ -187,31 +189,29 @@ def _sees(t: _Table) -> Any:
     """The seer's choice (module doc): a play, None for a pass, or _DEFER."""
     later = [s for s in t.after if s in t.opponents]
     if t.reading is not None and t.by != t.partner:
-        threat = any(t.goes_out(s, t.reading) for s in later)
         beats = sorted(t.plays, key=lambda p: (p.reading.is_bomb, tuple(p.reading.key),
                                                 p.reading.top, len(p.cards)))
-        safe = [p for p in beats if not any(t.can_beat(s, p.reading) for s in later)]
-        if threat:
+        if any(t.goes_out(s, t.reading) for s in later):
+            safe = [p for p in beats if not any(t.can_beat(s, p.reading) for s in later)]
             return safe[0] if safe else (beats[-1] if beats else None)
         if t.partner in t.after and t.left[t.partner]:
             mate = legal_plays(t.r.hand(t.partner), t.v, t.reading)
-            if any(not q.reading.is_bomb and not any(t.can_beat(s, q.reading)
+            if any(not q.reading.is_bomb and not any(t.beats(s, q.reading)
                                                     for s in t.opponents)
                    for q in mate):
                 return None                             # the partner wins this trick
-        plain = [p for p in safe if not p.reading.is_bomb and not t.precious(p)]
+        plain = [p for p in t.ordinary() if not any(t.beats(s, p.reading) for s in later)]
         if plain:
-            return min(plain, key=_low)
+            return min(plain, key=_low)                 # a trick no opponent can take
         return _share(t)
     if t.reading is None:
         leads = t.ordinary() or [p for p in t.plays if not p.reading.is_bomb]
         if leads:
             def risk(p: Any) -> tuple[Any, ...]:
-                out = any(t.goes_out(s, p.reading) for s in t.opponents)
-                near = min((t.left[s] for s in t.opponents), default=99) <= DANGER
-                over = sum(t.beats(s, p.reading) for s in t.opponents)
-                return (out, over if near else 0, -(t.beats(t.partner, p.reading) > 0),
-                        p.reading.top, -len(p.cards))
+                return (any(t.goes_out(s, p.reading) for s in t.opponents),
+                        sum(t.beats(s, p.reading) > 0 for s in t.opponents),
+                        max((t.beats(s, p.reading) for s in t.opponents), default=0),
+                        -(t.beats(t.partner, p.reading) > 0), p.reading.top, -len(p.cards))
             return min(_cheap(leads), key=risk)
     return _share(t)
 
