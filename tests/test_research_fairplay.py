@@ -186,8 +186,8 @@ def test_a_thrower_passes_whenever_it_may_and_draws_its_rounds() -> None:
         held = r.hand(seat)                                                 # type: ignore[arg-type]
         sighted.throwing(r, random.Random(0))
         assert (r.hand(seat) == held) == following                          # type: ignore[arg-type]
-    seat = players.thrower(rule_player, sighted.throwing)
-    drawn = [seat(random.Random(i)) for i in range(400)]
+    draw = players.thrower(rule_player, sighted.throwing)
+    drawn = [draw(random.Random(i)) for i in range(400)]
     assert all((p is sighted.throwing) == d["throws"] for p, d in drawn)
     assert 60 <= sum(d["throws"] for _, d in drawn) <= 140      # a quarter of 400
 
@@ -201,6 +201,21 @@ def test_an_assisted_player_plays_tuoguans_choice_at_its_share() -> None:
     assert _choice(engine, r, 5)[0] == tuple(sorted(s.cards))
     assert _choice(players.assisted(sighted.sharer, share=0.0), r, 5) == \
         _choice(sighted.sharer, r, 5)
+
+
+def test_the_players_are_written_apart_from_the_detector() -> None:
+    """No module that plays or writes the rounds imports the detector (core_ext/fairplay.py)
+    or the review: only the study's reading of the reviewed rounds does, to aggregate them
+    as review-replays does."""
+    from test_layers import _imported
+
+    folder = ROOT / "research" / "fairplay"
+    for name in ("players", "sighted", "kinds", "archive"):
+        imported = _imported(f"research.fairplay.{name}", folder / f"{name}.py")
+        assert not {m for m in imported if m.startswith(("shuangkou.core.fairplay",
+                                                          "shuangkou.core.review"))}, name
+        assert not {m for m in imported if m.startswith(("research.fairplay.reviewed",
+                                                          "research.fairplay.power"))}, name
 
 
 # ----------------------------------------------------------------------------- archive
