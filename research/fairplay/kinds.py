@@ -55,9 +55,10 @@ KINDS: dict[str, Kind] = {k.name: k for k in [
     Kind("sight-rule", honest_seat(seer), "full_sight",
          "plain rules on every hand over the team style (research/fairplay/sighted.py seer; a "
          "full-sight client at each seat)"),
-    Kind("throw-team", thrower(team, throwing), "thrown_rounds",
-         f"the team style, throwing {players.THROW_SHARE:.0%} of its rounds (drawn per round and "
-         "recorded; sighted.py throwing: passes whenever it may, leads broken bombs and wilds)"),
+    Kind("throw-rule", thrower(HONEST["rule"], throwing), "thrown_rounds",
+         f"the rule policy, throwing {players.THROW_SHARE:.0%} of its rounds (drawn per round "
+         "and recorded; sighted.py throwing: blocks its partner, passes on the opponents, "
+         "leads broken bombs and wilds)"),
     Kind("engine-team", honest_seat(assisted(team)), "engine",
          f"the team style, playing 托管's choice (suggest at {players.ASSIST.rollouts} rollouts, no time "
          f"cap) on {players.ASSIST_SHARE:.0%} of its decisions (drawn per decision)"),

@@ -20,9 +20,10 @@ was sent the hands could compute.
   opponent after it can beat but with a bomb, and leads the cheap play no opponent can go
   out over that the fewest opponents can beat with an ordinary play, then the one the
   opponent strongest in its kind beats least often.
-* :func:`throwing` — a thrown round: passes whenever it may, and leads singles broken from
-  its bombs and wild jokers, then its lowest single (it sheds nothing useful and keeps its
-  cards to the end).
+* :func:`throwing` — a thrown round: blocks its partner (beats the partner's standing play
+  with its cheapest ordinary beat), passes on every opponent's play, and leads singles
+  broken from its bombs and wild jokers, then its lowest single (it sheds nothing useful,
+  wastes its bombs and keeps its cards to the end). This seat need not see any hand.
 """
 
 from __future__ import annotations
@@ -232,7 +233,8 @@ def throwing(r: Round, rng: random.Random) -> None:
     """The play of a thrown round (module doc)."""
     t = _Table(r)
     if t.reading is not None:
-        t.act(None)
+        block = [p for p in t.plays if not p.reading.is_bomb] if t.by == t.partner else []
+        t.act(min(block, key=lambda p: (p.reading.top, len(p.cards))) if block else None)
         return
     singles = [p for p in t.plays if p.reading.kind == "single"]
     if not singles:
