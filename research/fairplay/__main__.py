@@ -6,7 +6,7 @@
         [--rollouts 2000] [--decoys 3] [--fair-deals 12] [--seed 0]
     .venv/bin/python -m research.fairplay study DIR [--kinds NAME ...] [--sizes 10 20 50]
         [--matches 2000] [--thrown-matches 400] [--permutations 2000] [--seed 1]
-        [--json FILE]
+        [--variants ID ...] [--signals NAME ...] [--json FILE]
     .venv/bin/python -m research.fairplay keep DIR --into research/results/fairplay
 
 ``generate`` writes the archive (research/fairplay/archive.py: replays, their notes,
@@ -30,7 +30,7 @@ from research.panel import VARIANTS
 from shuangkou.core.review import ReviewBudget
 
 from .archive import LABELS, generate
-from .kinds import KINDS, REFERENCES
+from .kinds import KINDS, REFERENCES, SIGNALS
 from .power import DEFAULT_SIZES, study
 from .reviewed import FAIR_REVIEW, REVIEWED, review_archive
 
@@ -68,6 +68,9 @@ def main(argv: list[str] | None = None) -> None:
                    help="resampled matches for thrown rounds (a permutation test each)")
     s.add_argument("--permutations", type=int, default=2000)
     s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--variants", nargs="*", choices=VARIANTS,
+                   help="only the rounds of these variants (default: all)")
+    s.add_argument("--signals", nargs="*", default=list(SIGNALS), choices=SIGNALS)
     s.add_argument("--json", type=Path, help="also write the figures as JSON")
     k = sub.add_parser("keep", help="gzip the reviewed rounds and labels into a folder")
     k.add_argument("dir", type=Path)
@@ -90,7 +93,8 @@ def main(argv: list[str] | None = None) -> None:
     elif args.command == "study":
         study(args.dir, args.kinds, sizes=args.sizes, matches=args.matches,
               thrown_matches=args.thrown_matches, permutations=args.permutations,
-              seed=args.seed, json_out=args.json)
+              seed=args.seed, variants=args.variants, signals=args.signals,
+              json_out=args.json)
     else:
         keep(args.dir, args.into)
 

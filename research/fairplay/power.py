@@ -5,7 +5,8 @@ p < 5 % and p < 1 % is the signal's power for a cheat of that signal, its false-
 rate for an honest player.
 
 The units resampled are whole rounds of one player (or one partnership): a match of R
-rounds draws R of the kind's reviewed rounds with replacement, each with its tested seat
+rounds draws R distinct rounds of the kind's reviewed rounds (with replacement only when
+the kind has fewer than R), each with its tested seat
 (seat a's and seat b's rounds are both the kind's player's, pooled), and the signal is the
 command's over them (``shuangkou.core.fairplay``, used here only as the command uses it, to
 aggregate the per-round figures :mod:`.reviewed` keeps):
@@ -82,9 +83,11 @@ def _score(x: Sequence[float] | None) -> RoundScore | None:
     return None if x is None else RoundScore(x[0], x[1], int(x[2]))
 
 
-def load(folder: Path, kinds: Sequence[str] | None = None) -> Pools:
+def load(folder: Path, kinds: Sequence[str] | None = None,
+         variants: Sequence[str] | None = None) -> Pools:
     """The pools of an archive's reviewed rounds (``folder/reviewed/*.jsonl``) or of a kept
-    folder (``folder/*.jsonl.gz``), with ``folder/labels.json``."""
+    folder (``folder/*.jsonl.gz``), with ``folder/labels.json``; only the rounds of
+    ``variants`` when given."""
     labels = json.loads((folder / LABELS).read_text())["players"]
     files = sorted((folder / REVIEWED).glob("*.jsonl")) if (folder / REVIEWED).is_dir() \
         else sorted(folder.glob("*.jsonl.gz"))
@@ -94,6 +97,8 @@ def load(folder: Path, kinds: Sequence[str] | None = None) -> Pools:
         if name not in KINDS or (kinds and name not in kinds):
             continue
         for row in reviewed_rows(path):
+            if variants and row["notes"]["variant"] not in variants:
+                continue
             ids = row["players"]
             drawn = row.get("notes", {}).get("drawn", {})
             for t in (0, 1):
@@ -130,14 +135,16 @@ def _p(signal: str, units: Sequence[Any], permutations: int, seed: int) -> tuple
 
 def rates(signal: str, pool: Sequence[Any], size: int, matches: int, *, permutations: int,
           seed: int) -> dict[str, Any]:
-    """Matches of ``size`` rounds drawn from ``pool``: the share with p below each of
+    """Matches of ``size`` rounds drawn from ``pool`` (distinct rounds; with replacement when
+    the pool holds fewer): the share with p below each of
     :data:`ALPHAS`, and (thrown rounds) among those flagged at 5 % the share whose named
     round was thrown."""
     rng = random.Random(f"{seed}/{signal}/{size}")
     flagged = [0] * len(ALPHAS)
     named = thrown_named = 0
     for i in range(matches):
-        units = [pool[rng.randrange(len(pool))] for _ in range(size)]
+        units = ([pool[k] for k in rng.sample(range(len(pool)), size)] if size <= len(pool)
+                 else [pool[rng.randrange(len(pool))] for _ in range(size)])
         p, note = _p(signal, units, permutations, i)
         for j, alpha in enumerate(ALPHAS):
             flagged[j] += p < alpha
@@ -179,16 +186,19 @@ def _role(cheat: str | None, signal: str) -> str:
 
 def study(folder: Path, kinds: Sequence[str] | None = None, *,
           sizes: Sequence[int] = DEFAULT_SIZES, matches: int = 2000, thrown_matches: int = 400,
-          permutations: int = 2000, seed: int = 1, json_out: Path | None = None) -> dict[str, Any]:
-    """Print a table per signal (module doc) and return the figures."""
+          permutations: int = 2000, seed: int = 1, variants: Sequence[str] | None = None,
+          signals: Sequence[str] = SIGNALS, json_out: Path | None = None) -> dict[str, Any]:
+    """Print a table per signal of ``signals`` (module doc) over the rounds of ``variants``
+    (None: all) and return the figures."""
     t0 = time.process_time()
-    pools = load(folder, kinds)
+    pools = load(folder, kinds, variants)
     order = sorted(pools.cheat, key=lambda k: (pools.cheat[k] is not None,
                                                SIGNALS.index(pools.cheat[k] or SIGNALS[0]),
                                                not k.startswith("ref-"), k))
     _print_kinds(pools, order)
-    figures: dict[str, Any] = {"sizes": list(sizes), "alphas": list(ALPHAS), "signals": {}}
-    for signal in SIGNALS:
+    figures: dict[str, Any] = {"sizes": list(sizes), "alphas": list(ALPHAS),
+                               "variants": list(variants or ()), "signals": {}}
+    for signal in signals:
         n_matches = thrown_matches if signal == "thrown_rounds" else matches
         print(f"\n{_TITLE[signal]}: share of matches flagged at p < 5 % / 1 % "
               f"({n_matches} matches of R rounds resampled from N reviewed rounds"
