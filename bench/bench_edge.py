@@ -1,10 +1,10 @@
 """The HTTP edge's candidate servers side by side (docs/decisions.md "HTTP edge").
 
 For each candidate, one server process serves gRPC (grpcio, as always) and the HTTP port on
-that server: ``uvicorn`` (the choice: httptools' parser, service/web.py's limits),
+that server: ``uvicorn`` (the choice: httptools' parser, service/http/edge.py's limits),
 ``hypercorn`` and ``granian`` (its embedded ASGI mode; both serving the same ASGI bridge
-of service/web.py; ``pip install hypercorn granian``) and ``waitress`` (the WSGI application as
-before issue 33; ``pip install waitress``). Then:
+of service/http/bridge.py; ``pip install hypercorn granian``) and ``waitress`` (the WSGI
+application as before issue 33; ``pip install waitress``). Then:
 
 * robustness: 550 connections that send nothing and 550 that send half a request head and
   then a byte a second are opened; meanwhile 5 ordinary HTTP calls (GetServerInfo) each
@@ -61,9 +61,9 @@ def serve(candidate: str) -> None:
     from prometheus_client import CollectorRegistry
 
     from shuangkou.service.config import Config
+    from shuangkou.service.http.port import create_http_server
     from shuangkou.service.metrics import Metrics
     from shuangkou.service.server import create_handlers, create_server, set_serving
-    from shuangkou.service.web import create_http_server
 
     config = Config(host="127.0.0.1", port=0, metrics_port=0, http=True,
                     http_host="127.0.0.1", http_port=_free_port())

@@ -1,4 +1,5 @@
-"""gRPC service throughput and latency, printed as a table (docs/BENCHMARKS.md, "gRPC service").
+"""gRPC service throughput and latency, printed as a table (docs/BENCHMARKS.md, "The gRPC and
+HTTP service").
 
 Every server runs in its own process; load comes from client processes (blocking calls on a
 bounded number of threads, for a fixed time), all on this machine over loopback:

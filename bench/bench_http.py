@@ -1,4 +1,5 @@
-"""The HTTP port against the gRPC port, side by side in one run (docs/BENCHMARKS.md, "HTTP").
+"""The HTTP port against the gRPC port, side by side in one run (docs/BENCHMARKS.md, "The gRPC
+and HTTP service").
 
 One ``shuangkou serve --workers 1`` process serves both ports; client processes load one
 (protocol, call) at a time for a fixed time, on a bounded number of threads each with one

@@ -1,4 +1,4 @@
-"""What the access log and tracing cost a call (docs/BENCHMARKS.md, "Logs and traces").
+"""What the access log and tracing cost a call (docs/BENCHMARKS.md, "The gRPC and HTTP service").
 
 One ``shuangkou serve`` process per setting, loaded with unary ClassifyPlay calls over gRPC
 and Connect JSON from client threads of this process for a fixed time; printed per setting:
@@ -151,7 +151,8 @@ def import_cost(runs: int = 5) -> tuple[float, list[str]]:
     """Milliseconds of import of this work's own modules on the serve path (their own time,
     not what they import that serve imports anyway; the median of ``runs``), and the
     opentelemetry modules a server with tracing off has loaded."""
-    probe = ("import sys; from shuangkou.service import cli, server, web, logs, tracing; "
+    probe = ("import sys; from shuangkou.service import cli, server, logs, tracing; "
+             "import shuangkou.service.http.port; "
              "print(sorted(m for m in sys.modules if m.startswith('opentelemetry')))")
     costs, loaded = [], []
     for _ in range(runs):

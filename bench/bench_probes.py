@@ -1,5 +1,5 @@
 """``/healthz`` and ``/readyz`` on the HTTP port during a burst of searches
-(docs/BENCHMARKS.md "HTTP's conventions (issue 36)").
+(docs/history/benchmarks-notebook.md "HTTP's conventions (issue 36)").
 
 One ``shuangkou serve --threads N`` process; the probes' latency is measured idle, then
 while 2N SuggestAction calls (``--search-ms`` each) are under way, beside an API call

@@ -51,7 +51,7 @@ and how many answers racing left as they were.
    confirmed when the gain is positive.
 4. **Deterministic**: the first round reviewed twice gives the same review.
 
-docs/BENCHMARKS.md ("复盘: is the review right") gives the figures with the command that
+docs/BENCHMARKS.md ("Is the review right") gives the figures with the command that
 made them; the suite runs it small (tests/test_bench.py).
 """
 
@@ -99,10 +99,14 @@ SEARCH_ROLLOUTS = 200      # the 托管 search that plays the "search" rounds
 
 
 def cost(variants: list[str], policies: list[str], rounds: int, rollouts: int,
-         oracle: bool) -> None:
+         oracle: bool, race: bool | None, fair: bool) -> None:
     budget = ReviewBudget(rollouts=rollouts)
-    print(f"review at {rollouts} rollouts per decision ({budget.model} model)"
-          f"{', with the oracle' if oracle else ''}; CPU seconds of this process")
+    if race is not None:
+        budget = replace(budget, race=race)
+    print(f"review at {rollouts} rollouts per decision ({budget.model} model"
+          f"{', racing' if budget.race else ''}){', with the oracle' if oracle else ''}"
+          f"{f', with fair play ({budget.decoys} decoys, {budget.fair_deals} deals a view)' if fair else ''}"
+          "; CPU seconds of this process")
     print(f"{'variant':<18} {'policy':<7} {'rounds':>6} {'decisions':>9} {'evaluated':>9} "
           f"{'s/round':>8} {'max s':>6} {'ms/evaluated':>12} {'mean loss':>9} "
           f"{'median σ':>8}")
@@ -116,7 +120,7 @@ def cost(variants: list[str], policies: list[str], rounds: int, rollouts: int,
             for seed in range(rounds):
                 doc = played(v, seed, policy, rollouts=SEARCH_ROLLOUTS)
                 t0 = time.process_time()
-                rv = review(doc, budget=budget, seed=seed, oracle=oracle)
+                rv = review(doc, budget=budget, seed=seed, oracle=oracle, fair=fair)
                 cpu.append(time.process_time() - t0)
                 decisions += len(rv.decisions)
                 losses += [d.loss for d in rv.decisions if not d.forced]
@@ -171,7 +175,7 @@ def search_speed(rounds: int, repeat: int) -> None:
 
 VALIDITY_POLICIES = ["random", *PANEL, "rule", "search"]
 #: the search player's rollouts (the mixture, no time cap): 托管's budget when the review's
-#: validity was measured (docs/BENCHMARKS.md "复盘: is the review right"), kept so that those
+#: validity was measured (docs/BENCHMARKS.md "Is the review right"), kept so that those
 #: figures stay reproducible; 托管's own budget is core.suggest.TUOGUAN
 SEARCH_ROLLOUTS = 600
 
@@ -355,6 +359,8 @@ def without_time(data: dict[str, Any]) -> dict[str, Any]:
 
 def validity(args: argparse.Namespace) -> dict[str, Any]:
     budget = replace(DEFAULT_REVIEW, rollouts=args.rollouts, ms=0.0)
+    if args.race is not None:
+        budget = replace(budget, race=args.race)
     policies: list[dict[str, Any]] = []
     flagged: list[tuple[float, core.Replay, dict[str, Any]]] = []
     first: tuple[core.Replay, dict[str, Any]] | None = None
@@ -469,6 +475,9 @@ def main() -> None:
     c.add_argument("--policies", nargs="*", choices=POLICIES, default=list(POLICIES))
     c.add_argument("--rollouts", type=int, default=DEFAULT_REVIEW.rollouts)
     c.add_argument("--oracle", action="store_true", help="also evaluate on the true deal")
+    c.add_argument("--race", action=argparse.BooleanOptionalAction, default=None,
+                   help="race the candidates (default: the review's own budget's)")
+    c.add_argument("--fair-play", action="store_true", help="also the fair-play views")
     s = sub.add_parser("search", help="the 托管 search's CPU and answers on fixed positions")
     s.add_argument("--rounds", type=int, default=3, help="rounds per variant")
     s.add_argument("--repeat", type=int, default=3)
@@ -478,6 +487,8 @@ def main() -> None:
     v.add_argument("--rollouts", type=int, default=DEFAULT_REVIEW.rollouts,
                    help="the review's rollouts per decision (default: the review's)")
     v.add_argument("--variant", default="baibian")
+    v.add_argument("--race", action=argparse.BooleanOptionalAction, default=None,
+                   help="race the candidates (default: the review's own budget's)")
     v.add_argument("--policies", nargs="*", default=VALIDITY_POLICIES,
                    choices=VALIDITY_POLICIES)
     v.add_argument("--confirm", type=int, default=12,
@@ -489,7 +500,8 @@ def main() -> None:
     v.add_argument("--json", action="store_true", help="one JSON object instead of tables")
     args = ap.parse_args()
     if args.cmd == "cost":
-        cost(args.variants, args.policies, args.rounds, args.rollouts, args.oracle)
+        cost(args.variants, args.policies, args.rounds, args.rollouts, args.oracle, args.race,
+             args.fair_play)
     elif args.cmd == "search":
         search_speed(args.rounds, args.repeat)
     else:

@@ -9,8 +9,8 @@ from shuangkou.core.cards cimport NFACES, SEATS
 cdef enum:
     MAXC = MAXALT + 1     # candidates of one decision: the 提示 list and the action taken
     MAX_DECOYS_C = 8      # decoys of a wider view (the fair-play signals' reference)
-    NVIEWS = 2 + 2 * (1 + MAX_DECOYS_C)  # views one engine rolls out: the seat's own, the
-                                        # true deal, and two wider kinds with their decoys
+    NVIEWS = 2 + 4 * (1 + MAX_DECOYS_C)  # views one engine rolls out: the seat's own, the
+                                        # true deal, and four wider kinds with their decoys
     # what a run of deals ended on (Engine.run)
     RUN_BUDGET = 0        # its rollouts or its time (``stop``) were spent, or its deals done
     RUN_RACED = 1         # every candidate but the anchors fell clearly behind (race)
@@ -67,7 +67,7 @@ cdef class Engine:
     cdef int has_read             # per seat, cumulative style weights (read)
     cdef double read[SEATS * MAXSTYLES]
     cdef int infer, exact, race
-    cdef int race_points          # the race compares points (the review's), not value
+    cdef int settle               # the deals end once the best candidate (points) is clear
     cdef unsigned long long base  # the decision's seed
     cdef Choice cands[MAXC]
     cdef int m                    # candidates

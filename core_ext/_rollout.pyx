@@ -355,8 +355,7 @@ cdef inline double se_of(int n, double s, double sq) noexcept nogil:
 cdef int race_out(Engine e, const Tally* t) noexcept nogil:
     """Drop the candidates clearly behind another: those whose gain over candidate 0 (the
     rule policy's action), plus RACE_Z standard errors, is below some candidate's gain minus
-    RACE_Z standard errors — or below 0, candidate 0 itself (in value, or with
-    ``race_points`` in points: the review's measure). The anchors (candidate 0 and
+    RACE_Z standard errors — or below 0, candidate 0 itself. The anchors (candidate 0 and
     the taken action) are never dropped: every gain is measured against them. A dropped
     candidate could not be chosen (the choice needs a gain above the margin's standard
     errors, and above every other's), so the deals left go to those that could
@@ -367,12 +366,8 @@ cdef int race_out(Engine e, const Tally* t) noexcept nogil:
     cdef int k, n = 1
     for k in range(1, e.m):
         if e.live[k]:
-            if e.race_points:
-                mean = mean_of(t.ref[k].n, t.ref[k].psum)
-                se = se_of(t.ref[k].n, t.ref[k].psum, t.ref[k].psq)
-            else:
-                mean = mean_of(t.ref[k].n, t.ref[k].vsum)
-                se = se_of(t.ref[k].n, t.ref[k].vsum, t.ref[k].vsq)
+            mean = mean_of(t.ref[k].n, t.ref[k].vsum)
+            se = se_of(t.ref[k].n, t.ref[k].vsum, t.ref[k].vsq)
             up[k] = mean + RACE_Z * se
             lo = max(lo, mean - RACE_Z * se)
     for k in range(1, e.m):
@@ -382,6 +377,26 @@ cdef int race_out(Engine e, const Tally* t) noexcept nogil:
             else:
                 n += 1
     return n
+
+
+cdef int settled(Engine e, const Tally* t) noexcept nogil:
+    """Whether the decision's best candidate in points is clearly ahead of every other: its
+    gain over candidate 0 minus RACE_Z standard errors above every other's plus RACE_Z
+    (candidate 0's gain is 0, its standard error 0). The sum of two standard errors bounds
+    the paired difference's, so "clearly" is conservative. Every candidate met every deal:
+    the figures of all of them stay comparable (the review's ``race``)."""
+    cdef double g[MAXC]
+    cdef double se[MAXC]
+    cdef int k, best = 0
+    for k in range(e.m):
+        g[k] = mean_of(t.ref[k].n, t.ref[k].psum)
+        se[k] = se_of(t.ref[k].n, t.ref[k].psum, t.ref[k].psq)
+        if g[k] > g[best]:
+            best = k
+    for k in range(e.m):
+        if k != best and g[best] - RACE_Z * se[best] <= g[k] + RACE_Z * se[k]:
+            return 0
+    return 1
 
 
 # ----------------------------------------------------------------------------- the engine
@@ -422,7 +437,7 @@ cdef class Engine:
         self.root = root.view()[0]
         self.seat = root.view().turn
         self.exact, self.infer, self.race = exact, infer, race
-        self.race_points = 0
+        self.settle = 0
         if exact and self.stack == NULL:
             self.stack = <Position*>malloc(EXACT_DEPTH * sizeof(Position))
             if self.stack == NULL:
@@ -587,9 +602,12 @@ cdef class Engine:
                     return -1
             if self.deal(view) < 0:
                 return RUN_STOPPED
-            if self.race and t.deals >= RACE_FROM and t.deals % RACE_EVERY == 0:
-                self.nlive = race_out(self, t)
-                if self.nlive == (1 if self.taken == 0 else 2):
+            if view == 0 and t.deals >= RACE_FROM and t.deals % RACE_EVERY == 0:
+                if self.race:
+                    self.nlive = race_out(self, t)
+                    if self.nlive == (1 if self.taken == 0 else 2):
+                        return RUN_RACED
+                elif self.settle and settled(self, t):
                     return RUN_RACED
 
     cdef object outcomes(self, RoundCore root, object hint_ranks):

@@ -13,6 +13,7 @@ from .rollouts import Evaluation, SelfPlay
 MAX_WIDTH: Final[int]
 MAX_ROLLOUTS: Final[int]
 WIDE_VIEWS: Final[tuple[str, ...]]
+FAIR_VIEWS: Final[tuple[str, ...]]
 CONTEXTS: Final[tuple[str, ...]]
 OUTCOMES: Final[tuple[str, ...]]
 READ_FLOOR: Final[float]
@@ -29,7 +30,8 @@ def evaluate(root: RoundCore,
              timeout: float | None = None, cancelled: Callable[[], bool] | None = None,
              model: str = "mix", exact: int = 0, wide: str | None = None,
              win: float | None = None, race: bool = False, decoys: int = 0,
-             fair_deals: int = 0) -> Evaluation: ...
+             fair_deals: int = 0,
+             fair_views: Sequence[str] = ("partner", "all")) -> Evaluation: ...
 def selfplay(variant: VariantLike, rounds: int, policy: str = "rule", seed: int = 0,
              timeout: float | None = None) -> SelfPlay: ...
 

@@ -66,25 +66,26 @@ from shuangkou.core.rollouts import Evaluation, View
 from shuangkou.core.styles import STYLE_TABLE as _STYLE_TABLE
 from shuangkou.core.styles import model as _model
 
-#: Upper bounds a caller may ask for (the RPC checks them, docs/api.md).
+#: Upper bounds a caller may ask for (a budget checks them: suggest.py RolloutBudget).
 MAX_WIDTH = MAXALT
 MAX_ROLLOUTS = 1_000_000
 #: The wider views :func:`evaluate` can roll out beside the seat's own: the partner's hand
 #: seen too (what a pair that shares hands knows), or every hand (the true deal).
 WIDE_VIEWS = ("partner", "all")
+#: The fair-play views :func:`evaluate` can roll out: the seat's hand with its partner's, with
+#: its left opponent's (the next seat), with its right opponent's, and every hand.
+FAIR_VIEWS = ("partner", "left", "right", "all")
 #: What seeds the partner view's deals apart from the seat's own and the true deal's.
 cdef unsigned long long WIDE_SALT_PARTNER = 0x9A27E5EED
 #: What seeds the fair-play views of every hand (the true deal and its decoys).
 cdef unsigned long long WIDE_SALT_ALL = 0xA11E5EED
 
 
-cdef int check_budget(int width, long rollouts, double ms) except -1:
-    """The checks of a search's or an evaluation's arguments (ShuangkouError naming the
-    field)."""
+cdef int check_width(int width) except -1:
+    """The guard of the candidate arrays (MAXALT entries). A budget's values are checked
+    once, by its dataclass (suggest.py ``RolloutBudget``), before they reach a driver."""
     if not 1 <= width <= MAXALT:
         raise ShuangkouError(f"width must be 1–{MAXALT}; got {width}", "width")
-    if rollouts < 0 or ms < 0:
-        raise ShuangkouError("the budget must be 0 or more", "budget")
     return 0
 
 
@@ -150,7 +151,7 @@ def search(RoundCore root, *, long rollouts=0, double ms=0, seed=None, int width
     cdef double t0 = monotonic(), hard = 0, stop = 0
     if root.view().over_kind:
         raise ShuangkouError("the round is over: nothing to suggest", "state")
-    check_budget(width, rollouts, ms)
+    check_width(width)
     e.open(root, seed, model, exact, infer, race, read, win, True)
     if sees:
         e.see(0, root, _seats_mask(sees), 0, 0)
@@ -249,7 +250,8 @@ cdef int taken_choice(RoundCore root, int seat, object taken, Choice* out) excep
 
 def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=None,
              int width=6, timeout=None, cancelled=None, str model="mix", int exact=0,
-             wide=None, win=None, bint race=False, int decoys=0, int fair_deals=0):
+             wide=None, win=None, bint race=False, int decoys=0, int fair_deals=0,
+             fair_views=("partner", "all")):
     """Evaluate given candidates of the decision of the seat to act in ``root``, absolutely:
     the review's engine (core_ext/review.py, docs/review.md).
 
@@ -260,9 +262,9 @@ def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=N
     it is not one of them. Every candidate is rolled out on the same deals of the seat's
     own view (``model`` and ``exact`` as :func:`search`), at least two deals, then while
     ``rollouts`` (over all candidates, as the search counts them) and ``ms`` allow; with
-    ``race``, a candidate clearly behind another in points stops being rolled out (the
-    rule policy's action and the taken action never do), and the deals end once only
-    those two are left. With ``wide`` (:data:`WIDE_VIEWS`): as many deals again on the
+    ``race``, the deals end early once the best candidate in points is clearly ahead of
+    every other (_rollout.pyx ``settled``): every candidate meets every deal, so their
+    figures stay comparable (no candidate's mean is of fewer, unlucky deals). With ``wide`` (:data:`WIDE_VIEWS`): as many deals again on the
     view that also sees the partner's hand (``"partner"``) or every hand (``"all"``: the
     true deal, the other seats' styles still drawn per deal). With ``decoys`` (1 to
     _rollout.MAX_DECOYS): the fair-play views, ``fair_deals`` deals each, every candidate
@@ -282,10 +284,15 @@ def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=N
     cdef double t0 = monotonic(), hard = 0, stop = 0
     if root.view().over_kind:
         raise ShuangkouError("the round is over: nothing to evaluate", "state")
-    check_budget(width, rollouts, ms)
+    check_width(width)
     if wide is not None and wide not in WIDE_VIEWS:
         raise ShuangkouError(f"wide must be one of {', '.join(WIDE_VIEWS)}; got {wide!r}",
                              "wide")
+    fair_views = tuple(fair_views)
+    if any(kind not in FAIR_VIEWS for kind in fair_views) or len(set(fair_views)) != len(
+            fair_views):
+        raise ShuangkouError(f"fair_views must be distinct, of {', '.join(FAIR_VIEWS)}; got "
+                             f"{fair_views!r}", "fair_views")
     if not 0 <= decoys <= MAX_DECOYS_C:
         raise ShuangkouError(f"decoys must be 0–{MAX_DECOYS_C}; got {decoys}", "decoys")
     if decoys and fair_deals < MIN_DEALS:
@@ -295,17 +302,18 @@ def evaluate(RoundCore root, taken=None, *, long rollouts=0, double ms=0, seed=N
         hard = t0 + max(float(timeout), 1e-9)
     if ms > 0:
         stop = t0 + ms / 1e3
-    e.open(root, seed, model, exact, False, race, None, win, False)  # the 提示 order: unseeded
-    e.race_points = 1
+    e.open(root, seed, model, exact, False, False, None, win, False)  # the 提示 order: unseeded
+    e.settle = race
     if wide == "partner":
         e.see(1, root, 1 << partner_of(e.seat), WIDE_SALT_PARTNER, 0)
     kinds = []
     if decoys:
         v = 2
-        for kind, mask, salt in (("partner", 1 << partner_of(e.seat), WIDE_SALT_PARTNER),
-                                 ("all", EVERY_SEAT_MASK, WIDE_SALT_ALL)):
+        masks = {"partner": 1 << partner_of(e.seat), "left": 1 << ((e.seat + 1) % SEATS),
+                 "right": 1 << ((e.seat + 3) % SEATS), "all": EVERY_SEAT_MASK}
+        for n, kind in enumerate(fair_views):
             for k in range(decoys + 1):
-                e.see(v, root, mask, salt, k)
+                e.see(v, root, masks[kind], WIDE_SALT_ALL + n, k)
                 kinds.append((v, kind, k))
                 v += 1
     seen_of(&e.root, e.seat, &S)

@@ -322,13 +322,16 @@ def information_signal(kind: str, rounds: Sequence[Sequence[Evidence]]) -> Signa
 
 def thrown_signal(rounds: Sequence[Sequence[tuple[float, float]]],
                   gainers: Sequence[str] = (), *, permutations: int = 2000,
-                  seed: int = 0) -> Signal:
+                  enough: int = 20, seed: int = 0) -> Signal:
     """Thrown rounds (module doc) over one player's rounds: ``rounds[r]`` the (loss, stake)
     of each of its evaluated decisions in round r, ``gainers[r]`` (if given) who gained most
     in round r among its opponents. The statistic is the largest round's excess loss over
     the player's own loss share of its stakes, per square root of its decisions; its
-    p-value the share of ``permutations`` shuffles of the decisions among the rounds (sizes
-    kept) whose largest is at least as large (deterministic for ``seed``)."""
+    p-value the share of shuffles of the decisions among the rounds (sizes kept) whose
+    largest is at least as large — sequential (Besag and Clifford, 1991): the shuffles stop
+    once ``enough`` have reached it (a player far from a flag costs a few dozen, not
+    ``permutations``), p = ``enough`` / shuffles made; else after ``permutations``,
+    p = (those that reached it + 1) / (``permutations`` + 1). Deterministic for ``seed``."""
     sizes = [len(r) for r in rounds]
     flat = [d for r in rounds for d in r]
     if len([n for n in sizes if n]) < 2:
@@ -353,12 +356,17 @@ def thrown_signal(rounds: Sequence[Sequence[tuple[float, float]]],
     shuffled = list(excess)
     beyond = 0
     null = []
-    for _ in range(permutations):
+    p = 0.0
+    for k in range(1, permutations + 1):
         rng.shuffle(shuffled)
         x, _ = largest(shuffled)
         null.append(x)
         beyond += x >= observed
-    p = (beyond + 1) / (permutations + 1)
+        if beyond >= enough:
+            p = beyond / k
+            break
+    else:
+        p = (beyond + 1) / (permutations + 1)
     null.sort()
     mean = sum(null) / len(null)
     sd = math.sqrt(sum((x - mean) ** 2 for x in null) / (len(null) - 1)) or 1.0

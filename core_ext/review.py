@@ -7,7 +7,7 @@ table, never another seat's cards (the rollout engine's rule, core_ext/_rollout.
 _search.pyx ``evaluate``):
 
 * **candidates**: the ranked 提示 list (the rule policy's action, then the plays in its order
-  of preference, then the pass) up to ``width``, plus the action actually taken;
+  of preference, then the pass) up to the budget's ``width``, plus the action actually taken;
 * each candidate's **points** — the seat's team's expected settlement points (base ×
   multiplier + contributions, stake 1) from the decision to the round's end — and **first**,
   the chance the team places first, from determinized rollouts on paired deals: every
@@ -41,17 +41,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from . import _search
-from ._core import format_cards
+from ._core import Reading, format_cards
 from ._rollout import MAX_DECOYS
 from .cards import SEATS, rank_name, team
+from .declaration import Declaration
 from .errors import DeadlineExceeded, ShuangkouError
 from .fairplay import Evidence, evidence
 from .replay import Replay, _load, parse_replay, score_replay
 from .rollouts import REVIEW_CHOICE, TUOGUAN_CHOICE, Evaluation, choose
-from .suggest import DEFAULT_WIDTH, MAX_ALTERNATIVES, MAX_EXACT, MAX_ROLLOUTS, MODELS
+from .suggest import RolloutBudget, declaration_for
 
 __all__ = ["DEFAULT_REVIEW", "NOISE", "THRESHOLDS", "VERDICTS", "Candidate", "Decision",
            "Review", "ReviewBudget", "SeatSummary", "review", "verdict"]
@@ -66,34 +67,26 @@ NOISE = 2.0
 
 
 @dataclass(frozen=True, slots=True)
-class ReviewBudget:
-    """What the review spends on each decision: ``rollouts`` over all its candidates (as the
-    search counts them; at least two deals each way), ``ms`` an optional cap in wall time per
-    decision (0: none; past two deals), ``model`` how the rollouts play the other seats
-    (suggest.MODELS) and ``exact`` the exact endgame's size (suggest.Budget)."""
+class ReviewBudget(RolloutBudget):
+    """What the review spends on each decision (suggest.RolloutBudget, whose checks are the
+    only ones): ``rollouts`` over all its candidates (as the search counts them; at least
+    two deals each way), ``ms`` an optional cap in wall time per decision (0: none; past two
+    deals), ``model`` how the rollouts play the other seats (suggest.MODELS), ``exact`` the
+    exact endgame's size and ``width`` the candidates from the ranked 提示 list (the action
+    taken is added when it is not one of them); ``race``: the deals end once the best
+    candidate is clearly ahead of every other (_rollout.pyx ``settled``: every candidate
+    meets every deal, so the figures stay comparable). With fair play
+    (``review(fair=True)``, core_ext/fairplay.py): ``decoys`` per view and ``fair_deals``
+    deals on each of its views."""
 
-    rollouts: int = 2000
-    ms: float = 0.0
-    model: str = "mix"
-    exact: int = 0
-    race: bool = False
-    decoys: int = 3
+    rollouts: int = 1200
+    decoys: int = 8
     fair_deals: int = 12
 
+    MIN_ROLLOUTS: ClassVar[int] = 1
+
     def __post_init__(self) -> None:
-        if type(self.rollouts) is not int or not 1 <= self.rollouts <= MAX_ROLLOUTS:
-            raise ShuangkouError(f"rollouts must be an integer 1–{MAX_ROLLOUTS:,}; got "
-                                 f"{self.rollouts!r}", "rollouts")
-        if not isinstance(self.ms, (int, float)) or not 0 <= self.ms <= 60_000:
-            raise ShuangkouError(f"ms must be 0–60,000 milliseconds; got {self.ms!r}", "ms")
-        if self.model not in MODELS:
-            raise ShuangkouError(f"model must be one of {', '.join(MODELS)}; got "
-                                 f"{self.model!r}", "model")
-        if type(self.exact) is not int or not 0 <= self.exact <= MAX_EXACT:
-            raise ShuangkouError(f"exact must be an integer 0–{MAX_EXACT}; got "
-                                 f"{self.exact!r}", "exact")
-        if type(self.race) is not bool:
-            raise ShuangkouError(f"race must be true or false; got {self.race!r}", "race")
+        RolloutBudget.__post_init__(self)   # (a slotted dataclass: no zero-argument super)
         if type(self.decoys) is not int or not 1 <= self.decoys <= MAX_DECOYS:
             raise ShuangkouError(f"decoys must be an integer 1–{MAX_DECOYS}; got "
                                  f"{self.decoys!r}", "decoys")
@@ -102,13 +95,15 @@ class ReviewBudget:
                                  f"{self.fair_deals!r}", "fair_deals")
 
     def to_dict(self) -> dict[str, Any]:
+        """The JSON form's ``budget`` (the width is the review's own ``width``)."""
         return {"rollouts": self.rollouts, "ms": self.ms, "model": self.model,
                 "exact": self.exact, "race": self.race, "decoys": self.decoys,
                 "fair_deals": self.fair_deals}
 
 
-#: The default review budget, 2,000 rollouts per decision: a whole round within 10 s of CPU
-#: on every built-in variant (≤ 6 s measured; docs/BENCHMARKS.md "复盘").
+#: The default review budget, 1,200 rollouts per decision, the deals ending once the best is
+#: clear: a whole round within 3 s of CPU on every built-in variant, with the validity
+#: figures of the earlier 2,000 (docs/BENCHMARKS.md "复盘"; docs/decisions.md 60).
 DEFAULT_REVIEW = ReviewBudget()
 
 
@@ -127,16 +122,18 @@ def verdict(loss: float, loss_se: float) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """One action evaluated at a decision: ``points`` / ``first`` the seat's team's expected
-    settlement points and chance of placing first (None for a forced decision), ``se`` the
-    standard error of its points minus the taken action's (paired deals; 0 for the taken),
-    ``hint_rank`` its place in the 提示 list (-1: not in it), ``true_points`` the same on the
-    true deal (oracle mode, else None)."""
+    """One action evaluated at a decision: ``kind`` ``"play"`` or ``"pass"``, ``cards`` the
+    codes played (empty: a pass), ``declaration`` what the play is declared as (None:
+    undeclared), ``reading`` the reading that stands (None for a pass); ``points`` /
+    ``first`` the seat's team's expected settlement points and chance of placing first (None
+    for a forced decision), ``se`` the standard error of its points minus the taken action's
+    (paired deals; 0 for the taken), ``hint_rank`` its place in the 提示 list (-1: not in
+    it), ``true_points`` the same on the true deal (oracle mode, else None)."""
 
     kind: str
     cards: tuple[int, ...]
-    declare: dict[str, Any] | None
-    reading: str | None
+    declaration: Declaration | None
+    reading: Reading | None
     points: float | None
     first: float | None
     se: float
@@ -146,12 +143,22 @@ class Candidate:
 
     def action_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "cards": format_cards(list(self.cards)),
-                "declare": self.declare}
+                "declare": _declare_dict(self.declaration)}
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.action_dict(), "reading": self.reading, "points": self.points,
-                "first": self.first, "se": self.se, "hint_rank": self.hint_rank,
-                "taken": self.taken, "true_points": self.true_points}
+        return {**self.action_dict(),
+                "reading": self.reading.describe() if self.reading is not None else None,
+                "points": self.points, "first": self.first, "se": self.se,
+                "hint_rank": self.hint_rank, "taken": self.taken,
+                "true_points": self.true_points}
+
+
+def _declare_dict(d: Declaration | None) -> dict[str, Any] | None:
+    """A declaration in the JSON form: its kind, top (a rank name) and star."""
+    if d is None:
+        return None
+    top = rank_name(d.top) if isinstance(d.top, int) else d.top
+    return {"kind": d.kind, "top": top, "star": d.star}
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,13 +226,15 @@ class SeatSummary:
 
 @dataclass(frozen=True, slots=True)
 class Review:
-    """A replay reviewed (module doc); :meth:`to_dict` is its JSON form (docs/review.md)."""
+    """A replay reviewed (module doc) at ``budget`` (its ``width`` too) and ``seed``;
+    ``oracle`` / ``fair``: whether the true deal and the fair-play views were asked for.
+    :meth:`to_dict` is its JSON form (docs/review.md)."""
 
     variant: str
     budget: ReviewBudget
     seed: int
-    width: int
     oracle: bool
+    fair: bool
     players: tuple[str, ...] | None          # by table seat
     decisions: tuple[Decision, ...]
     seats: tuple[SeatSummary, ...]
@@ -236,7 +245,7 @@ class Review:
 
     def to_dict(self) -> dict[str, Any]:
         return {"variant": self.variant, "budget": self.budget.to_dict(), "seed": self.seed,
-                "width": self.width, "oracle": self.oracle,
+                "width": self.budget.width, "oracle": self.oracle,
                 "players": list(self.players) if self.players is not None else None,
                 "decisions": [d.to_dict() for d in self.decisions],
                 "seats": [s.to_dict() for s in self.seats],
@@ -249,11 +258,6 @@ class Review:
 def _evidence_dict(e: Evidence) -> dict[str, Any]:
     return {"kind": e.kind, "regret": e.regret, "decoy_regrets": list(e.decoy_regrets),
             "excess": e.excess, "disagree": e.disagree, "follows": e.follows}
-
-
-def _declare(reading: Any) -> dict[str, Any]:
-    return {"kind": reading.kind, "top": rank_name(reading.top),
-            "star": reading.star or None}
 
 
 def _decision(index: int, seat: int, taken_cards: tuple[int, ...], ev: Evaluation,
@@ -269,8 +273,7 @@ def _decision(index: int, seat: int, taken_cards: tuple[int, ...], ev: Evaluatio
         c = rows[k]
         cands.append(Candidate(
             "play" if c.cards else "pass", taken_cards if k == t else c.cards,
-            _declare(c.reading) if c.declared else None,
-            c.reading.describe() if c.reading is not None else None, c.points, c.first,
+            declaration_for(c.reading) if c.declared else None, c.reading, c.points, c.first,
             c.taken_se if k != t else 0.0, c.hint_rank, k == t, c.wide_points))
     taken = order.index(t)
     if ev.forced or not ev.deals:
@@ -327,7 +330,7 @@ def _summaries(decisions: Sequence[Decision],
 
 
 def review(replay: Replay | Mapping[str, Any] | str | bytes, *,
-           budget: ReviewBudget = DEFAULT_REVIEW, width: int = DEFAULT_WIDTH, seed: int = 0,
+           budget: ReviewBudget = DEFAULT_REVIEW, seed: int = 0,
            timeout: float | None = None, cancelled: Callable[[], bool] | None = None,
            oracle: bool = False, fair: bool = False, partial_deal: bool = False) -> Review:
     """Review every play and pass of ``replay`` (a replay document or a typed
@@ -340,10 +343,8 @@ def review(replay: Replay | Mapping[str, Any] | str | bytes, *,
     :raises DeadlineExceeded: ``timeout`` passed, or ``cancelled()`` was true, before the
         review finished.
     """
-    if not isinstance(budget, ReviewBudget):
+    if not isinstance(budget, ReviewBudget):    # its values: checked when it was made
         raise ShuangkouError("budget must be a ReviewBudget", "budget")
-    if type(width) is not int or not 1 <= width <= MAX_ALTERNATIVES:
-        raise ShuangkouError(f"width must be 1–{MAX_ALTERNATIVES}; got {width!r}", "width")
     if type(seed) is not int or not 0 <= seed < 2**64:
         raise ShuangkouError(f"seed must be an integer 0–2^64-1; got {seed!r}", "seed")
     t0 = time.monotonic()
@@ -373,8 +374,8 @@ def review(replay: Replay | Mapping[str, Any] | str | bytes, *,
         record = rnd.apply(action)
         ev = _search.evaluate(
             before, (action.cards, record.reading, action.declare is not None),
-            rollouts=budget.rollouts, ms=budget.ms, seed=seed, width=width, timeout=left,
-            cancelled=cancelled, model=budget.model, exact=budget.exact,
+            rollouts=budget.rollouts, ms=budget.ms, seed=seed, width=budget.width,
+            timeout=left, cancelled=cancelled, model=budget.model, exact=budget.exact,
             wide="all" if oracle else None, race=budget.race,
             decoys=budget.decoys if fair else 0, fair_deals=budget.fair_deals)
         if ev.cancelled:
@@ -384,6 +385,6 @@ def review(replay: Replay | Mapping[str, Any] | str | bytes, *,
         last_eval = d.eval_team0
         decisions.append(d)
     players = _players(typed.players, result.hand_at)
-    return Review(typed.variant.id, budget, seed, width, oracle, players, tuple(decisions),
+    return Review(typed.variant.id, budget, seed, oracle, fair, players, tuple(decisions),
                   _summaries(decisions, players), tuple(result.final), result.winning_team,
                   rollouts, time.monotonic() - t0)

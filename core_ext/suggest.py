@@ -66,7 +66,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from . import _rollout, _search, _suggest, styles
 from .cards import BJ, SJ, card_rank
@@ -75,12 +75,14 @@ from .errors import RuleViolation, ShuangkouError
 from .rollouts import ChoiceRule, Evaluated, Proposal, choose
 from .variants import Variant, get_variant
 
-__all__ = ["Budget", "DANGER", "MAX_ALTERNATIVES", "MAX_EXACT", "MAX_MARGIN", "MAX_ROLLOUTS",
-           "MODELS", "REASON_TABLE", "Ranked", "Reason", "SEARCH24", "SeatStyles", "Suggestion",
-           "TUOGUAN", "decide", "suggest", "suggestions"]
+__all__ = ["Budget", "DANGER", "DEFAULT_WIDTH", "MAX_ALTERNATIVES", "MAX_EXACT", "MAX_MARGIN",
+           "MAX_ROLLOUTS", "MODELS", "REASON_TABLE", "Ranked", "Reason", "RolloutBudget",
+           "SEARCH24", "SeatStyles", "Suggestion", "TUOGUAN", "declaration_for", "decide",
+           "suggest", "suggestions"]
 
 DANGER = _suggest.POLICY_CONSTANTS["DANGER"]   # an opponent this close to going out
-#: Candidates the search compares at most (the policy's action included).
+#: Candidates from the ranked 提示 list a decision compares by default (the policy's action
+#: included), in 托管's search and in the review (:class:`RolloutBudget` ``width``).
 DEFAULT_WIDTH = 6
 #: The most alternatives one call ranks; the largest rollout budget.
 MAX_ALTERNATIVES = _search.MAX_WIDTH
@@ -96,40 +98,65 @@ MAX_MARGIN = 10.0
 
 
 @dataclass(frozen=True, slots=True)
-class Budget:
-    """What a search may spend on one decision: ``rollouts`` (0: no count limit) and ``ms``
-    milliseconds (0: no time limit); both 0 is the rule policy alone. ``model``: how its
-    rollouts play the other seats (:data:`MODELS`); ``exact``: a rollout whose hands hold
-    this many cards or fewer together is finished by an exact search of its deal (0: never;
-    at most :data:`MAX_EXACT`); ``race``: a candidate clearly behind another stops being
-    rolled out, its rollouts going to the others, and the search ends once only the rule
-    policy's action is left (docs/decisions.md 72); ``margin``: the standard errors a
-    candidate's gain must exceed to overturn the rule policy's action (docs/decisions.md
-    73, 76); ``partner_bomb``: false leaves the smallest bomb out of the candidates when the
-    partner's play stands (docs/decisions.md 79)."""
+class RolloutBudget:
+    """What the rollout engine may spend on one decision, and how it plays: the fields 托管's
+    search (:class:`Budget`) and the review (``review.ReviewBudget``) share, checked here and
+    nowhere else (the drivers, core_ext/_search.pyx, and every front end rely on it:
+    ShuangkouError naming the field of a value out of its bounds).
+
+    ``rollouts`` (at least :attr:`MIN_ROLLOUTS`; 0: no count limit) and ``ms`` milliseconds
+    (0: no time limit); ``model``: how its rollouts play the other seats (:data:`MODELS`);
+    ``exact``: a rollout whose hands hold this many cards or fewer together is finished by
+    an exact search of its deal (0: never; at most :data:`MAX_EXACT`); ``race``: the deals
+    end early for a candidate clearly behind (each driver says how); ``width``: the
+    candidates from the ranked 提示 list the decision compares, the rule policy's action
+    first (1 to :data:`MAX_ALTERNATIVES`; :data:`DEFAULT_WIDTH`)."""
 
     rollouts: int = 0
     ms: float = 0.0
     model: str = "mix"
     exact: int = 0
     race: bool = True
+    width: int = DEFAULT_WIDTH
+
+    #: The fewest rollouts this budget may ask for.
+    MIN_ROLLOUTS: ClassVar[int] = 0
+
+    def __post_init__(self) -> None:
+        low = self.MIN_ROLLOUTS
+        if type(self.rollouts) is not int or not low <= self.rollouts <= MAX_ROLLOUTS:
+            raise ShuangkouError(f"rollouts must be an integer {low}–{MAX_ROLLOUTS:,}; "
+                                 f"got {self.rollouts!r}", "rollouts")
+        if not isinstance(self.ms, (int, float)) or not 0 <= self.ms <= 60_000:
+            raise ShuangkouError(f"ms must be 0–60,000 milliseconds; got {self.ms!r}", "ms")
+        if self.model not in MODELS:
+            raise ShuangkouError(f"model must be one of {', '.join(MODELS)}; got "
+                                 f"{self.model!r}", "model")
+        if type(self.exact) is not int or not 0 <= self.exact <= MAX_EXACT:
+            raise ShuangkouError(f"exact must be an integer 0–{MAX_EXACT}; got "
+                                 f"{self.exact!r}", "exact")
+        if type(self.race) is not bool:
+            raise ShuangkouError(f"race must be true or false; got {self.race!r}", "race")
+        if type(self.width) is not int or not 1 <= self.width <= MAX_ALTERNATIVES:
+            raise ShuangkouError(f"width must be an integer 1–{MAX_ALTERNATIVES}; got "
+                                 f"{self.width!r}", "width")
+
+
+@dataclass(frozen=True, slots=True)
+class Budget(RolloutBudget):
+    """What a search for 托管 or 提示 may spend on one decision (:class:`RolloutBudget`):
+    ``rollouts`` and ``ms`` both 0 is the rule policy alone. ``race``: a candidate clearly
+    behind another stops being rolled out, its rollouts going to the others, and the search
+    ends once only the rule policy's action is left (docs/decisions.md 72); ``margin``: the
+    standard errors a candidate's gain must exceed to overturn the rule policy's action
+    (docs/decisions.md 73, 76); ``partner_bomb``: false leaves the smallest bomb out of the
+    candidates when the partner's play stands (docs/decisions.md 79)."""
+
     margin: float = 3.0
     partner_bomb: bool = True
 
     def __post_init__(self) -> None:
-        if type(self.rollouts) is not int or not 0 <= self.rollouts <= MAX_ROLLOUTS:
-            raise ShuangkouError(f"rollouts must be an integer 0–{MAX_ROLLOUTS:,}; "
-                                 f"got {self.rollouts!r}", "rollouts")
-        if not isinstance(self.ms, (int, float)) or not 0 <= self.ms <= 60_000:
-            raise ShuangkouError(f"ms must be 0–60,000 milliseconds; got {self.ms!r}", "ms")
-        if type(self.exact) is not int or not 0 <= self.exact <= MAX_EXACT:
-            raise ShuangkouError(f"exact must be an integer 0–{MAX_EXACT}; got "
-                                 f"{self.exact!r}", "exact")
-        if self.model not in MODELS:
-            raise ShuangkouError(f"model must be one of {', '.join(MODELS)}; got "
-                                 f"{self.model!r}", "model")
-        if type(self.race) is not bool:
-            raise ShuangkouError(f"race must be true or false; got {self.race!r}", "race")
+        RolloutBudget.__post_init__(self)   # (a slotted dataclass: no zero-argument super)
         if type(self.partner_bomb) is not bool:
             raise ShuangkouError(f"partner_bomb must be true or false; got "
                                  f"{self.partner_bomb!r}", "partner_bomb")
@@ -308,6 +335,13 @@ def _cost_note(v: Variant, hand: Sequence[int], cards: Sequence[int], reading: A
     return verb + (f" ({', '.join(notes)})" if notes else "")
 
 
+def declaration_for(reading: Any) -> Declaration:
+    """The declaration a declared play of the engine's is made with (§7 rule 6), as 托管
+    states it and the review records it: the reading's kind, top and star (a star of 0 left
+    unnamed); which reading stands is the round's to say."""
+    return Declaration(reading.kind, reading.top, reading.star or None)
+
+
 def _suggestion(v: Variant, seat: int, hand: Sequence[int], following: bool,
                 act: Proposal | Evaluated, gain: float | None = None,
                 wins: float | None = None, deals: int = 0, searched: str = "") -> Suggestion:
@@ -321,8 +355,7 @@ def _suggestion(v: Variant, seat: int, hand: Sequence[int], following: bool,
         words = f"{searched}: {words}"
     if not cards:
         return Suggestion("pass", seat, reason=words, gain=gain, wins=wins, deals=deals)
-    declaration = (Declaration(reading.kind, reading.top, reading.star or None) if declared
-                   else None)
+    declaration = declaration_for(reading) if declared else None
     return Suggestion("play", seat, tuple(cards), declaration, reading,
                       f"{words}: {reading.describe()}", gain, wins, deals)
 
@@ -342,14 +375,14 @@ def decide(variant: str | Variant, seat: int, hand: Sequence[int],
 
 
 def suggestions(round: Any, count: int = 1, *, seed: int | None = None,
-                budget: Budget = Budget(), width: int = DEFAULT_WIDTH,
-                timeout: float | None = None,
+                budget: Budget = Budget(), timeout: float | None = None,
                 cancelled: Callable[[], bool] | None = None) -> Ranked:
     """Up to ``count`` actions for the seat to act in ``round`` (a
     :class:`shuangkou.core.Round`), the one to take first. Without a budget: the rule
-    policy's action, then the 提示 cycle; with one: the search's ranking of ``width``
-    candidates. ``timeout`` (seconds) bounds the whole call, as an RPC deadline does;
-    ``cancelled`` (asked between the search's deals) ends the search early when true.
+    policy's action, then the 提示 cycle; with one: the search's ranking of the budget's
+    ``width`` candidates (``count`` at least). ``timeout`` (seconds) bounds the whole
+    call, as an RPC deadline does; ``cancelled`` (asked between the search's deals) ends the
+    search early when true.
 
     :raises RuleViolation: the round is over (``ROUND_OVER``).
     :raises DeadlineExceeded: not even the rule policy's action fitted in ``timeout``.
@@ -366,7 +399,7 @@ def suggestions(round: Any, count: int = 1, *, seed: int | None = None,
         actions = [_suggestion(v, seat, hand, following, act) for act in proposed]
         return Ranked(_standing(round, actions))
     ev = _search.search(round, rollouts=budget.rollouts, ms=budget.ms, seed=seed,
-                        width=max(width, count) if count > 1 else width, timeout=timeout,
+                        width=max(budget.width, count), timeout=timeout,
                         cancelled=cancelled, model=budget.model, exact=budget.exact,
                         race=budget.race, partner_bomb=budget.partner_bomb)
     cands = ev.candidates

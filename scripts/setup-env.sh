@@ -179,7 +179,8 @@ built=(core_ext/*.so service/api/*.so)
 step "built: ${#built[@]} compiled modules"
 # The editable install's own modules compiled to bytecode, as pip does for what it installs:
 # where the environment forbids writing it at import (PYTHONDONTWRITEBYTECODE) every command
-# would otherwise compile each module it imports, on every start (docs/BENCHMARKS.md).
+# would otherwise compile each module it imports, on every start
+# (docs/history/benchmarks-notebook.md "Every input form").
 step "compiling the Python modules to bytecode"
 .venv/bin/python -m compileall -q core_ext service protos >/dev/null
 # A test install stays a test install when serving later asks only for the runtime.

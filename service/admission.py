@@ -51,9 +51,9 @@ __all__ = ["Admission", "CallPool", "RejectedMessage", "REJECT_REASONS", "Count"
 #: Why a request never reached (or a reply never left) the servicer, as counted in
 #: ``shuangkou_requests_rejected_total``. ``malformed``: a call the HTTP port refused for its
 #: form before any handler ran (a bad deadline header, an envelope that runs past the body,
-#: two messages on a one-request call ...: :mod:`shuangkou.service.web`). The last three are
-#: the lane's and the caps' on one call's cost (:data:`shuangkou.service.lane.REASONS`),
-#: given by its methods only.
+#: two messages on a one-request call ...: :mod:`shuangkou.service.http.refusals`). The last
+#: three are the lane's and the caps' on one call's cost
+#: (:data:`shuangkou.service.lane.REASONS`), given by its methods only.
 REJECT_REASONS = ("undecodable", "too_large", "reply_too_large", "stream_limit", "overloaded",
                   "expired", "malformed", "lane_full", "over_cap", "cap_reached")
 

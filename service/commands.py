@@ -306,7 +306,7 @@ def _width(text: str) -> int:
 def _read_text(path: str) -> str:
     """A replay or summary file (``-``: stdin), read as ``view`` and ``review`` read one:
     bytes that are not UTF-8 as U+FFFD, at most the maximum line size of an archive."""
-    from .batch.inputs import read_replay
+    from .inputs import read_replay
 
     try:
         return read_replay(path)

@@ -222,8 +222,8 @@ _HELP = {
     "search_max_seconds": "longest one SuggestAction search runs, whatever its deadline; a "
                           "longer search.max_ms is refused INVALID_ARGUMENT (reason over_cap)",
     "review_max_rollouts": "most rollouts one ReviewRound may ask for in all (rollouts x "
-                           "decisions, twice with oracle); more is refused INVALID_ARGUMENT "
-                           "(reason over_cap)",
+                           "decisions, twice with oracle, plus the fair-play views' with "
+                           "fair_play); more is refused INVALID_ARGUMENT (reason over_cap)",
     "review_max_seconds": "longest one ReviewRound runs, whatever its deadline; a review "
                           "still running then ends RESOURCE_EXHAUSTED (reason cap_reached)",
     "log_level": "DEBUG, INFO, WARNING, ERROR or CRITICAL",

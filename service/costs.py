@@ -12,9 +12,9 @@ around its rollouts (the candidates, the reply) is tens of microseconds: left ou
 
 A call's expected cost is its rollouts' — a search's budget of rollouts at the cards in
 play now; a review's rollouts per decision at each decision's cards in play, twice with
-``oracle`` — and never more than the time it may run (its budget's time, the server's cap,
-its deadline): its work runs on one thread, and a thread spends at most a CPU-second a
-second. It is an upper estimate: a search that races its candidates out stops early, a
+``oracle``, and with fair play its views' (:func:`fair_rollouts`) — and never more than the
+time it may run (its budget's time, the server's cap, its deadline): its work runs on one
+thread, and a thread spends at most a CPU-second a second. It is an upper estimate: a search that races its candidates out stops early, a
 review's forced decisions are not rolled out.
 """
 
@@ -31,8 +31,8 @@ from shuangkou.core.variants import BUILTIN, Variant
 
 from .errors import Refused
 
-__all__ = ["RATES", "REPLY_MARGIN", "TimeLimit", "cards_in_play", "review_cost",
-           "decisions", "rollout_seconds", "search_cost", "work_time"]
+__all__ = ["RATES", "REPLY_MARGIN", "TimeLimit", "cards_in_play", "decisions",
+           "fair_rollouts", "review_cost", "rollout_seconds", "search_cost", "work_time"]
 
 #: CPU-seconds of one rollout per card in play, by built-in variant: the larger of the
 #: evaluation's and the search's (``bench/bench_lane.py --parts rates`` prints both),
@@ -91,18 +91,29 @@ def decisions(replay: Replay) -> int:
     return sum(a.kind != "escape" for a in replay.actions)
 
 
-def review_cost(replay: Replay, rollouts: int, oracle: bool, width: int) -> float:
+def fair_rollouts(decoys: int, fair_deals: int, width: int) -> int:
+    """The rollouts the fair-play views add to each evaluated decision of a review of
+    ``width`` candidates (core_ext/_search.pyx ``evaluate``): two views (the partner's hand,
+    every hand), each on the true hands and ``decoys`` decoys, ``fair_deals`` deals each,
+    every candidate (the taken action's too) on each deal."""
+    return 2 * (decoys + 1) * fair_deals * (width + 1)
+
+
+def review_cost(replay: Replay, rollouts: int, oracle: bool, width: int,
+                fair: int = 0) -> float:
     """The expected CPU-seconds of a review of ``replay`` at ``rollouts`` per decision of
     ``width`` candidates, before any bound on its time: each decision's rollouts at the
-    cards then in play (at least two deals of every candidate, the taken action's too)."""
+    cards then in play (at least two deals of every candidate, the taken action's too;
+    twice with ``oracle``) and ``fair`` more for the fair-play views
+    (:func:`fair_rollouts`)."""
     left = sum(len(hand) for hand in replay.hands)
     in_play = 0
     for action in replay.actions:
         if action.kind != "escape":
             in_play += left
         left -= len(action.cards)
-    each = max(rollouts, 2 * (width + 1))
-    return each * (2 if oracle else 1) * in_play * rollout_seconds(replay.variant)
+    each = max(rollouts, 2 * (width + 1)) * (2 if oracle else 1) + fair
+    return each * in_play * rollout_seconds(replay.variant)
 
 
 @dataclass(frozen=True, slots=True)

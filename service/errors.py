@@ -30,14 +30,25 @@ What admission control refuses before a servicer runs (:mod:`shuangkou.service.a
 ends through :func:`refuse`: a plain status, ``INVALID_ARGUMENT`` for a request that does
 not decode and ``RESOURCE_EXHAUSTED`` for one, or a reply, over the size limit and for a
 stream over the cap.
+
+Over HTTP (:mod:`shuangkou.service.http`) a method's failure is the same ``grpc.Status``:
+the Connect seam hands it to connectrpc as it is, its code by :func:`connect_code`, its
+message and detail bytes unchanged. Every error the HTTP port answers itself, before or
+instead of a method — a path, HTTP method or content type it does not take, a body too
+large, a request it cannot parse or that arrives too slowly, a connection past the cap —
+is built by :func:`http_error` (Connect's JSON error, :func:`connect_error_json`, or a
+gRPC-Web trailers-only answer), or by :func:`raw_http_error` when it is written to a
+connection before any request is parsed; the port's modules only say why.
 """
 
 from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable
+import urllib.parse
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Any, Literal, NoReturn, Protocol, TypeVar, cast
 
 import grpc
@@ -64,7 +75,8 @@ __all__ = ["BadInput", "UnknownVariant", "StateMismatch", "RequestEnded", "OverC
            "failure_for", "status_proto", "wire_status", "item_status", "rpc", "refuse",
            "ended",
            "still_wanted", "status_code", "bounded", "status_for", "decode_status", "InBand",
-           "connect_error_json",
+           "connect_error_json", "connect_code", "grpc_code", "http_error", "raw_http_error",
+           "RETRY_AFTER",
            "DOMAIN", "MAX_MESSAGE_CHARS", "MAX_FIELD_CHARS", "COMPACT_MESSAGE_CHARS",
            "INTERNAL_MESSAGE"]
 
@@ -338,18 +350,6 @@ def refuse(context: grpc.ServicerContext, reason: str, detail: str) -> NoReturn:
                   else grpc.StatusCode.RESOURCE_EXHAUSTED, detail)
 
 
-def connect_error_json(code: str, message: str, *, end_of_stream: bool = False) -> bytes:
-    """The body of an error the HTTP port answers itself: Connect's JSON error
-    ``{"code", "message"}`` (``code`` its lower-case name), or a Connect stream's end message
-    ``{"error": {...}}``, written as connectrpc writes a method's (``json.dumps``, the text
-    as UTF-8), so that every error body of the port reads alike."""
-    import json
-
-    error = {"code": code, "message": message}
-    return json.dumps({"error": error} if end_of_stream else error,
-                      ensure_ascii=False).encode()
-
-
 def _join(where: str, inner: str | None) -> str:
     if not inner:
         return where
@@ -393,3 +393,77 @@ def status_for(exc: BaseException) -> grpc.Status | None:
     """The wire status of a known input error, or None for a server bug (which
     :func:`status_proto` turns into INTERNAL)."""
     return None if failure_for(exc) is None else wire_status(exc)
+
+
+# ----------------------------------------------------------------------------- over HTTP
+
+def connect_code(code: grpc.StatusCode) -> str:
+    """A gRPC status code's name in Connect (connectrpc.com/docs/protocol, "Error codes"):
+    the code in lower case, ``canceled`` spelt as Connect spells it (``unknown`` for OK,
+    which no error has)."""
+    return _CONNECT_NAMES.get(code, "unknown")
+
+
+def grpc_code(connect: str) -> grpc.StatusCode:
+    """The gRPC status code of a Connect code name (:func:`connect_code` read back)."""
+    return _GRPC_CODES.get(connect, grpc.StatusCode.UNKNOWN)
+
+
+_CONNECT_NAMES: dict[grpc.StatusCode, str] = {
+    c: c.name.lower().replace("cancelled", "canceled") for c in grpc.StatusCode
+    if c is not grpc.StatusCode.OK}
+_GRPC_CODES = {name: code for code, name in _CONNECT_NAMES.items()}
+#: The header of an answer refused because the server is overloaded: retry in a second.
+RETRY_AFTER = ("Retry-After", "1")
+#: Reason phrases outside http.HTTPStatus.
+_REASONS = {499: "Client Closed Request"}
+
+
+def connect_error_json(code: str, message: str, *, end_of_stream: bool = False) -> bytes:
+    """The body of an error the HTTP port answers itself: Connect's JSON error
+    ``{"code", "message"}`` (``code`` its lower-case name), or a Connect stream's end message
+    ``{"error": {...}}``, written as connectrpc writes a method's (``json.dumps``, the text
+    as UTF-8), so that every error body of the port reads alike."""
+    import json
+
+    error = {"code": code, "message": message}
+    return json.dumps({"error": error} if end_of_stream else error,
+                      ensure_ascii=False).encode()
+
+
+def http_error(content_type: str, status: int, code: grpc.StatusCode, message: str,
+               headers: Sequence[tuple[str, str]] = (), *, in_band: bool = False
+               ) -> tuple[str, list[tuple[str, str]], bytes]:
+    """An error the HTTP port answers itself (no handler ran), in the request's protocol
+    (docs/api.md "Over HTTP", the port's own errors): ``(status line, headers, body)``.
+
+    Connect (and anything else): the HTTP ``status`` and Connect's JSON error body
+    ``{"code", "message"}`` (connectrpc.com/docs/protocol, a unary error; written as a
+    method's are, :func:`connect_error_json`), so that no answer of this port is an empty
+    page. gRPC-Web: a trailers-only answer, HTTP 200 with ``grpc-status`` and
+    ``grpc-message`` (what its clients read). A Connect streaming request refused
+    ``in_band`` (its route was found: an envelope or body it cannot take) gets its
+    end-of-stream message, as the protocol ends a stream. Never cached: a 404 or 405 is
+    cacheable by default (RFC 9111 4.2.2), and each of these is about one request."""
+    common = [("Cache-Control", "no-store"), *headers]
+    if content_type.startswith("application/grpc-web"):
+        return "200 OK", [("Content-Type", content_type.split(";")[0]),
+                          ("Grpc-Status", str(code.value[0])),
+                          ("Grpc-Message", urllib.parse.quote(message, safe="")), *common], b""
+    if in_band and content_type.startswith("application/connect+"):
+        end = connect_error_json(connect_code(code), message, end_of_stream=True)
+        return "200 OK", [("Content-Type", content_type.split(";")[0]), *common], (
+            b"\x02" + len(end).to_bytes(4, "big") + end)
+    return (f"{status} {_REASONS.get(status) or HTTPStatus(status).phrase}",
+            [("Content-Type", "application/json"), *common],
+            connect_error_json(connect_code(code), message))
+
+
+def raw_http_error(status: int, code: grpc.StatusCode, message: str,
+                   headers: Sequence[tuple[str, str]] = ()) -> bytes:
+    """:func:`http_error` as the bytes of a whole HTTP/1.1 response that closes the
+    connection: for what the edge writes to a connection before any request is parsed."""
+    line, fields, body = http_error("", status, code, message, headers)
+    head = "".join(f"{k}: {v}\r\n" for k, v in [
+        *fields, ("Connection", "close"), ("Content-Length", str(len(body)))])
+    return f"HTTP/1.1 {line}\r\n{head}\r\n".encode("latin-1") + body

@@ -50,7 +50,7 @@ def multiprocess_registry(path: str) -> CollectorRegistry:
 
 class MetricsHTTPServer:
     """``/metrics`` (or ``/``) served by the HTTP edge's server (uvicorn, on a thread of its
-    own: :class:`shuangkou.service.web.EdgeServer`) with the same limits as the API's port:
+    own: :class:`shuangkou.service.http.edge.EdgeServer`) with the same limits as the API's port:
     idle connections cost a file descriptor, never a thread, until the header timeout (or
     the keep-alive timeout between scrapes); past ``max_connections`` a new connection
     closes the one waiting longest for a request, or is answered 503 and closed when none
@@ -60,7 +60,7 @@ class MetricsHTTPServer:
                  header_timeout: float = 5.0, body_timeout: float = 5.0,
                  keepalive_timeout: float = 30.0, max_connections: int = 256,
                  metrics: Metrics | None = None) -> None:
-        from .web import EdgeLimits, EdgeServer, listening_socket
+        from .http.edge import EdgeLimits, EdgeServer, listening_socket
 
         sock = listening_socket(host, port)
         limits = EdgeLimits(header_timeout, body_timeout, keepalive_timeout, max_connections,

@@ -5,7 +5,7 @@ By default glibc gives memory freed at the top of a heap back to the system at o
 process that frees and reallocates a megabyte again and again (a server's large replies, the
 batch scorer's blocks of input lines and records) has it faulted in afresh each time: 1.4 of
 the 3.2 ms of a half-invalid 8,192-play BatchClassify, and a tenth of the batch scorer's CPU
-(docs/BENCHMARKS.md). Keeping 4 MiB per arena was enough; the cost is at most that per arena
+(docs/history/benchmarks-notebook.md "HTTP beside gRPC"). Keeping 4 MiB per arena was enough; the cost is at most that per arena
 of RSS. An operator's ``MALLOC_TOP_PAD_`` stands instead (glibc reads it itself).
 
 Setting the pad also freezes glibc's mmap threshold at 128 KiB (glibc raises it by itself,

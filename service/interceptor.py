@@ -91,7 +91,7 @@ class MetricsInterceptor(grpc.ServerInterceptor):
 
     def wrap(self, full_method: str, handler: _RpcHandler) -> _RpcHandler:
         """``handler`` counted and admitted as the method ``/service/Method``: the HTTP
-        side's calls (:mod:`shuangkou.service.web`, with a handler that has no serializers
+        side's calls (:mod:`shuangkou.service.http.seam`, with a handler that has no serializers
         and a context of its own), as gRPC's are in :meth:`intercept_service`."""
         return self._wrap(full_method, handler, http=True)[0]
 
@@ -115,7 +115,7 @@ class MetricsInterceptor(grpc.ServerInterceptor):
                       reason: str, seconds: float = 0.0) -> None:
         """A call of ``full_method`` that the HTTP port refused before any handler ran (a
         body over the method's limit, framing its protocol does not allow, a bad deadline
-        header: :mod:`shuangkou.service.web`): counted as this interceptor counts the
+        header: :mod:`shuangkou.service.http.refusals`): counted as this interceptor counts the
         refusals of admission — started, handled with ``code``, its latency, and rejected
         for ``reason`` (one of :data:`~shuangkou.service.admission.REJECT_REASONS`)."""
         service, _, method = full_method.lstrip("/").rpartition("/")
@@ -158,7 +158,7 @@ class MetricsInterceptor(grpc.ServerInterceptor):
             handling.observe(seconds)
             trace = tracing.end_call(span, code, _CODES.get(code, 2)) if span is not None \
                 else ""
-            if http:        # the HTTP side's access line (service/web.py) names the code
+            if http:        # the HTTP side's access line (service/http/access.py) names the code
                 note = getattr(context, "ended_with", None)
                 if note is not None:
                     note(code, trace)

@@ -68,15 +68,26 @@ class Limits:
                           f"{self.search_max_seconds:g})", f"{field}.max_ms",
                           "search_max_seconds", self.search_max_seconds)
 
-    def check_review(self, rollouts: int, decisions: int, oracle: bool, field: str) -> None:
+    def check_review(self, rollouts: int, decisions: int, oracle: bool, field: str,
+                     fair: int = 0) -> None:
         """A review's rollouts in all — ``rollouts`` (the request's ``field``) for each of
-        ``decisions``, twice with ``oracle`` — within the cap."""
-        times = decisions * (2 if oracle else 1)
-        if rollouts * times > self.review_max_rollouts:
-            most = self.review_max_rollouts // times
-            raise OverCap(f"{field} {rollouts:,} for each of {decisions:,} decisions"
-                          f"{' (twice with oracle)' if oracle else ''} make "
-                          f"{rollouts * times:,} rollouts, over this server's cap of "
-                          f"{self.review_max_rollouts:,} (review_max_rollouts): this round "
-                          f"allows {field} {most:,} at most", field, "review_max_rollouts",
-                          self.review_max_rollouts)
+        ``decisions``, twice with ``oracle``, and ``fair`` more each for the fair-play views
+        (costs.fair_rollouts) — within the cap. Past it, the field to lower is named: the
+        fair-play budget's (``fair_deals``) when the rest fits alone."""
+        times = 2 if oracle else 1
+        total = decisions * (rollouts * times + fair)
+        if total <= self.review_max_rollouts:
+            return
+        views = f" and the fair-play views' {fair:,} each" if fair else ""
+        said = (f"{field} {rollouts:,} for each of {decisions:,} decisions"
+                f"{' (twice with oracle)' if oracle else ''}{views} make {total:,} rollouts, "
+                f"over this server's cap of {self.review_max_rollouts:,} "
+                "(review_max_rollouts): this round allows ")
+        room = self.review_max_rollouts // max(decisions, 1)
+        if fair and rollouts * times <= room:
+            raise OverCap(f"{said}the fair-play views {room - rollouts * times:,} rollouts a "
+                          "decision at most: lower fair_deals or decoys", "fair_deals",
+                          "review_max_rollouts", self.review_max_rollouts)
+        most = max(room - fair, 0) // times
+        raise OverCap(f"{said}{field} {most:,} at most", field, "review_max_rollouts",
+                      self.review_max_rollouts)

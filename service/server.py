@@ -4,7 +4,7 @@
   behind one metrics interceptor (the limits, the stream cap);
 * :func:`create_server` builds a gRPC server (those handlers, health, optional reflection,
   keepalive, TLS) bound to the configured address and returns ``(server, port)``; the HTTP
-  port (:mod:`shuangkou.service.web`) serves the same handlers;
+  port (:mod:`shuangkou.service.http`) serves the same handlers;
 * :func:`serve` runs one server process until SIGTERM/SIGINT, then shuts down gracefully:
   health NOT_SERVING, ``stop(grace)`` so in-flight RPCs finish, then returns 0 (the CLI exits
   at once even if a handler thread is still computing, so shutdown never outlasts grace);
@@ -40,7 +40,7 @@ from .config import Config, load_state_keys
 from .heap import keep_heap_pad
 from .lane import Lane
 from .limits import Limits
-from .startup import check_bindable, load_house_variants, stop_signals
+from .startup import check_bindable, load_house_variants, stop_signals, wait_for_stop
 from .version import version
 
 __all__ = ["create_server", "create_handlers", "Handlers", "serve", "SERVICE_NAME",
@@ -320,22 +320,23 @@ def serve(config: Config, *, multiprocess: bool = False,
     health_servicer = HealthServicer()
     handlers = create_handlers(config, metrics)
     server, port = create_server(config, health_servicer=health_servicer, handlers=handlers)
-    web = None
+    http_server = None
     if config.http:
-        from .web import create_http_server
-        web = create_http_server(config, handlers.servicers, handlers.interceptor, metrics,
-                                 health=functools.partial(health_statuses, health_servicer))
+        from .http.port import create_http_server
+        http_server = create_http_server(
+            config, handlers.servicers, handlers.interceptor, metrics,
+            health=functools.partial(health_statuses, health_servicer))
     # A --workers child also listens on a loopback port of its own, in plaintext, so that
     # the supervisor can health-check this process (the shared port reaches any worker).
     check_port = server.add_insecure_port("127.0.0.1:0") if report is not None else 0
     server.start()
-    if web is not None:
-        web.start()
+    if http_server is not None:
+        http_server.start()
     set_serving(health_servicer)
     http_ready = None
-    if web is not None:      # not ready while the HTTP server is broken (web.answers)
-        from .web import Readiness
-        http_ready = Readiness(web.answers,
+    if http_server is not None:      # not ready while the HTTP server is broken (.answers)
+        from .http.probes import Readiness
+        http_ready = Readiness(http_server.answers,
                                functools.partial(set_service_serving, health_servicer),
                                metrics).start()
     metrics.mark_up()
@@ -343,7 +344,8 @@ def serve(config: Config, *, multiprocess: bool = False,
              os.getpid(), version(), ", TLS" + (" with client certificates"
                                                 if config.tls_client_ca else "")
              if config.tls_cert else "",
-             f", HTTP (Connect, gRPC-Web) on {config.http_host}:{web.port}" if web else "",
+             f", HTTP (Connect, gRPC-Web) on {config.http_host}:{http_server.port}"
+             if http_server else "",
              f", metrics on {config.metrics_host}:{httpd.port}" if httpd else "",
              ", tracing (OTLP)" if traced else "",
              f", house variants {', '.join(house)}" if house else "")
@@ -355,8 +357,7 @@ def serve(config: Config, *, multiprocess: bool = False,
     if ready:
         ready(port)
     try:
-        while not stop.wait(0.5):
-            pass
+        wait_for_stop(stop, 0.5)
     finally:
         log.info("draining: NOT_SERVING, up to %gs for in-flight RPCs", config.grace)
         if http_ready is not None:
@@ -365,8 +366,8 @@ def serve(config: Config, *, multiprocess: bool = False,
         # After grace, stop() cancels what is left; a handler still computing is abandoned
         # (the CLI exits the process without waiting for it). Both ports drain at once.
         stopped = server.stop(config.grace)
-        if web is not None:
-            web.drain(config.grace)
+        if http_server is not None:
+            http_server.drain(config.grace)
         stopped.wait(config.grace + 5)
         handlers.lane.shutdown()
         if httpd is not None:

@@ -16,6 +16,7 @@ import signal
 import socket
 import tempfile
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
@@ -47,7 +48,11 @@ def load_house_variants(files: Sequence[str]) -> list[str]:
 
 
 def stop_signals() -> threading.Event:
-    """An event set by SIGTERM or SIGINT (main thread only)."""
+    """An event set by SIGTERM or SIGINT (main thread only). The main thread must wait for
+    it with :func:`wait_for_stop`, never ``stop.wait()``: the handler's ``set()`` runs on the
+    main thread and takes the event's lock, which ``wait()`` holds for a moment each time it
+    wakes — a signal at that moment deadlocked a worker (it logged the signal and never
+    drained)."""
     stop = threading.Event()
 
     def handler(signum: int, _frame: Any) -> None:
@@ -57,6 +62,14 @@ def stop_signals() -> threading.Event:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, handler)
     return stop
+
+
+def wait_for_stop(stop: threading.Event, interval: float) -> None:
+    """Wait on the main thread until ``stop`` is set, looking every ``interval`` seconds
+    without taking its lock (:func:`stop_signals`: a sleep a signal interrupts, then
+    ``is_set``, which reads a flag)."""
+    while not stop.is_set():
+        time.sleep(interval)
 
 
 @contextlib.contextmanager
@@ -76,7 +89,7 @@ def metrics_directory() -> Iterator[str]:
 
 def bind_error(address: str, exc: OSError, setting: str) -> OSError:
     """The one sentence of a port that cannot be bound, as the HTTP port says it
-    (:func:`shuangkou.service.web.create_http_server`): the address, the system's reason
+    (:func:`shuangkou.service.http.port.create_http_server`): the address, the system's reason
     ("Address already in use") and the setting that moves it."""
     return OSError(f"cannot listen on {address}: {exc.strerror or exc} ({setting})")
 

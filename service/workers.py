@@ -28,7 +28,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from .config import Config, load_state_keys
-from .startup import bind_error, load_house_variants, stop_signals
+from .startup import bind_error, load_house_variants, stop_signals, wait_for_stop
 from .version import version
 
 __all__ = ["serve_workers", "Supervisor", "SingleProcess", "worker_families", "MISSED_CHECKS",
@@ -280,7 +280,7 @@ def serve_workers(config: Config, worker_main: Callable[..., int],
         if ready:
             ready(port)
         try:
-            stop.wait()
+            wait_for_stop(stop, 0.1)
         finally:
             runner.join(5)
             status = supervisor.stop()

@@ -80,8 +80,8 @@ class Running:
 def running_server(*, http: bool = False, **settings: object) -> Iterator[Running]:
     """An in-process server on 127.0.0.1 (any free port) with its own metrics registry;
     ``http``: the HTTP port too (any free port), serving the same handlers."""
+    from shuangkou.service.http.port import create_http_server
     from shuangkou.service.server import create_handlers, health_statuses
-    from shuangkou.service.web import create_http_server
 
     config = Config(**{"host": "127.0.0.1", "port": 0, "metrics_port": 0, "threads": 4,
                        "http": http, "http_host": "127.0.0.1", "http_port": 0, **settings})

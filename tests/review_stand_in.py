@@ -17,6 +17,9 @@ from shuangkou.core.replay import score_replay
 @dataclass(frozen=True)
 class ReviewBudget:
     rollouts: int = 200
+    width: int = 6
+    decoys: int = 3
+    fair_deals: int = 12
 
 
 DEFAULT_REVIEW = ReviewBudget()
@@ -30,9 +33,20 @@ class Review:
         return self.d
 
 
-def review(replay: Any, *, budget: Any = DEFAULT_REVIEW, width: int = 6, seed: int = 0,
+def _evidence(rng: random.Random, kind: str, decoys: int) -> dict[str, Any]:
+    """A decision's evidence on one view, as the review's JSON form gives it: regrets that
+    are often all 0 (nothing carried) and otherwise a few points."""
+    regrets = [0.0 if rng.random() < 0.4 else round(rng.expovariate(0.4), 3)
+               for _ in range(decoys + 1)]
+    true, others = regrets[0], regrets[1:]
+    return {"kind": kind, "regret": true, "decoy_regrets": others,
+            "excess": sum(others) / len(others) - true, "disagree": rng.random() < 0.5,
+            "follows": true == 0.0}
+
+
+def review(replay: Any, *, budget: Any = DEFAULT_REVIEW, seed: int = 0,
            timeout: float | None = None, cancelled: Any = None, oracle: bool = False,
-           partial_deal: bool = False) -> Review:
+           fair: bool = False, partial_deal: bool = False) -> Review:
     result = score_replay(replay, partial_deal=partial_deal)
     doc = json.loads(replay) if isinstance(replay, str) else replay
     rng = random.Random(f"{seed}:{budget.rollouts}:{json.dumps(doc['actions'])}")
@@ -51,9 +65,12 @@ def review(replay: Any, *, budget: Any = DEFAULT_REVIEW, width: int = 6, seed: i
             "loss": loss, "loss_se": 0.1, "stake": 0.0 if forced else loss + 2.0,
             "verdict": verdict,
             "agrees_first": best_taken, "agrees_top3": best_taken or rng.random() < 0.6,
-            "oracle_gain": gain})
+            "oracle_gain": gain, "deals": 0 if forced else budget.rollouts,
+            "tuoguan": 0 if forced else rng.randrange(2),
+            "fair": [] if forced or not fair else [_evidence(rng, kind, budget.decoys)
+                                                   for kind in ("partner", "all")]})
     return Review({
-        "variant": result.variant, "seed": seed, "width": width,
+        "variant": result.variant, "seed": seed, "width": budget.width,
         "players": None if named is None else [named[d] for d in result.hand_at],
         "decisions": decisions, "seats": [], "result": {"final": list(result.final)},
         "rollouts": budget.rollouts, "seconds": rng.random()})

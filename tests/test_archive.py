@@ -23,7 +23,8 @@ import pytest
 from grpc_helpers import ROOT, free_port
 
 from shuangkou.core.generate import generate_replay
-from shuangkou.service.batch import archive, inputs, partitions
+from shuangkou.service import inputs
+from shuangkou.service.batch import archive, partitions
 from shuangkou.service.batch import command as batch
 from shuangkou.service.batch.records import score_line
 

@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 
 from shuangkou.core.generate import generate_replay
 from shuangkou.core.replay import score_replay
+from shuangkou.service import inputs
 from shuangkou.service.batch import command as batch
-from shuangkou.service.batch import inputs, progress
+from shuangkou.service.batch import progress
 from shuangkou.service.batch.records import score_line
 
 
@@ -296,7 +297,7 @@ def test_lines_over_the_limit_are_counted_not_held(parts: list[bytes], limit: in
 
 def test_every_reader_splits_lines_the_same_way(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    """One line splitter (service/batch/inputs.py) for the local pool's readers (byte
+    """One line splitter (service/inputs.py) for the local pool's readers (byte
     ranges, whole files, gzip, stdin) and the archive's partitions (plain and gzipped): a
     line ends at \\n, a CRLF ending's \\r is dropped (JSON whitespace), a lone \\r stays."""
     import gzip

@@ -153,7 +153,7 @@ def test_readiness_follows_the_http_server() -> None:
     NOT_SERVING asks the HTTP server through a loopback socket of its own, so a full
     connection cap (a flood) leaves it ready and a closed listener (a broken port) does
     not (tests/test_edge_bounds.py: a reconnect flood, a stuck event loop)."""
-    from shuangkou.service.web import Readiness
+    from shuangkou.service.http.probes import Readiness
 
     with running_server(http=True, http_max_connections=5, http_header_timeout=30) as srv:
         ready = Readiness(srv.web.answers, lambda ready: None)

@@ -161,7 +161,7 @@ def test_bodies_over_the_methods_limit_are_refused_before_they_are_read() -> Non
 
 
 def test_each_method_has_its_body_limit() -> None:
-    from shuangkou.service.web import BodyLimits
+    from shuangkou.service.http.refusals import BodyLimits
 
     limits = BodyLimits(4 * MiB, 64 * MiB)
     assert limits(f"/{SERVICE}/ClassifyPlay") == (8 * MiB, "twice max_message_bytes")
@@ -217,11 +217,11 @@ def test_readiness_tells_a_broken_server_from_a_full_one(
     ready, and a call is answered (the oldest idle connection made room for it). An event
     loop that does not answer within a second is broken: not ready, and ready again once it
     answers."""
-    from shuangkou.service import web
+    from shuangkou.service.http import probes
 
     changes: list[bool] = []
     with running_server(http=True, http_max_connections=5, http_header_timeout=30) as srv:
-        ready = web.Readiness(srv.web.answers, changes.append, interval=0.2).start()
+        ready = probes.Readiness(srv.web.answers, changes.append, interval=0.2).start()
         held = [socket.create_connection(("127.0.0.1", srv.http_port)) for _ in range(8)]
         try:
             time.sleep(0.3)
@@ -232,14 +232,14 @@ def test_readiness_tells_a_broken_server_from_a_full_one(
             conn.close()
             time.sleep(0.6)
             assert changes == []                 # still ready
-            probe = web.probe
+            probe = probes.probe
 
             def stuck(*args: object) -> object:  # a probe that blocks the event loop
                 time.sleep(1.5)
                 return probe(*args)              # type: ignore[arg-type]
-            monkeypatch.setattr(web, "probe", stuck)
+            monkeypatch.setattr(probes, "probe", stuck)
             time.sleep(1.2)
-            monkeypatch.setattr(web, "probe", probe)
+            monkeypatch.setattr(probes, "probe", probe)
             time.sleep(2.5)
         finally:
             ready.stop()
@@ -284,7 +284,7 @@ def test_the_lines_a_client_causes_are_bounded_and_counted(
     """300 requests the parser cannot read, then one more a second later: a line each at
     first, then at most 10 a second, and a summary of those left out a second after the
     first; every line left out counted. An h2c upgrade writes none."""
-    from shuangkou.service.web import CLIENT_LINES_PER_SECOND
+    from shuangkou.service.http.edge import CLIENT_LINES_PER_SECOND
 
     with running_server(http=True) as srv, caplog.at_level(logging.WARNING):
         t0 = time.monotonic()
@@ -297,11 +297,11 @@ def test_the_lines_a_client_causes_are_bounded_and_counted(
             _raw(srv.http_port, _post(f"/{SERVICE}/GetServerInfo", b"{}", "application/json",
                                       "Connection: Upgrade", "Upgrade: h2c"))
         text = srv.scrape()
-    lines = [r for r in caplog.records if r.name == "shuangkou.service.web"]
+    lines = [r for r in caplog.records if r.name == "shuangkou.service.http"]
     kept = [r for r in lines if "cannot read" in r.getMessage()]
     summaries = [r for r in lines if "dropped" in r.getMessage()]
     dropped = metric_value(text, "shuangkou_log_lines_dropped_total",
-                           logger="shuangkou.service.web")
+                           logger="shuangkou.service.http")
     assert len(kept) + dropped == 301 and dropped > 0
     assert len(kept) <= CLIENT_LINES_PER_SECOND * (1 + seconds) + 1
     assert 1 <= len(summaries) <= seconds + 1

@@ -104,6 +104,20 @@ def test_every_error_of_the_port_has_a_connect_body(
         assert "application/json" in answer_headers["accept-post"]
 
 
+def test_every_error_body_is_rendered_in_errors_py() -> None:
+    """One home for a failure's wire form (service/errors.py, ``http_error``): no other
+    module of the service writes a Connect error body, a stream's end message or a gRPC-Web
+    status of its own."""
+    from shuangkou import service
+
+    root = Path(service.__file__).parent
+    marks = ("connect_error_json(", '"Grpc-Status"', '"Grpc-Message"', 'b"\\x02"')
+    for path in sorted(root.rglob("*.py")):
+        if path != root / "errors.py":
+            text = path.read_text()
+            assert not [m for m in marks if m in text], path.relative_to(root)
+
+
 def test_a_connect_client_reads_the_bodies(srv: Running) -> None:
     """connectrpc's own client takes the code from the body, not from the HTTP status."""
     from connectrpc.errors import ConnectError
@@ -193,9 +207,10 @@ def test_an_application_failure_is_a_500_with_a_body(
     from prometheus_client import CollectorRegistry
 
     from shuangkou.service.config import Config
+    from shuangkou.service.http.bridge import Bridge
+    from shuangkou.service.http.refusals import BodyLimits
     from shuangkou.service.metrics import Metrics
     from shuangkou.service.server import create_handlers
-    from shuangkou.service.web import BodyLimits, _Bridge
 
     class Failing:
         def __call__(self, environ: Any, start_response: Any) -> Any:
@@ -222,13 +237,13 @@ def test_an_application_failure_is_a_500_with_a_body(
             sent.append(message)
 
         with ThreadPoolExecutor(1) as pool:
-            bridge = _Bridge(Failing(), pool, handlers.interceptor.admission,
-                             BodyLimits(1024, 1024), 0.0, metrics)
+            bridge = Bridge(Failing(), pool, handlers.interceptor.admission,
+                            BodyLimits(1024, 1024), 0.0, metrics)
             await bridge({"type": "http", "method": "POST",
                           "path": f"/{SHUANGKOU}/ClassifyPlay", "query_string": b"",
                           "headers": [(b"content-type", b"application/json")]}, receive, send)
 
-    with caplog.at_level("ERROR", logger="shuangkou.service.web"):
+    with caplog.at_level("ERROR", logger="shuangkou.service.http"):
         asyncio.run(run())
     assert sent[0]["status"] == 500
     assert json.loads(sent[1]["body"])["code"] == "internal"
@@ -238,18 +253,18 @@ def test_an_application_failure_is_a_500_with_a_body(
 def test_an_overloaded_refusal_says_when_to_retry() -> None:
     """A call refused because the server is overloaded (429) carries Retry-After; one
     refused for its size (429 too: RESOURCE_EXHAUSTED) does not — retrying it cannot help."""
-    from shuangkou.service import web
+    from shuangkou.service.http import conventions, seam
 
     class Call:
         overloaded = True
 
     try:
-        web._current.call = Call()
-        assert ("Retry-After", "1") in web._policy("POST", "/s/M", "429 Too Many Requests")
+        seam.current.call = Call()
+        assert ("Retry-After", "1") in conventions.policy("POST", "/s/M", "429 Too Many Requests")
         Call.overloaded = False
-        assert web._policy("POST", "/s/M", "429 Too Many Requests") == []
+        assert conventions.policy("POST", "/s/M", "429 Too Many Requests") == []
     finally:
-        web._current.call = None
+        seam.current.call = None
 
 
 # ----------------------------------------------------------------------------- Connect GET
@@ -401,7 +416,7 @@ def test_probes_answer_while_every_thread_is_busy() -> None:
 def test_the_readiness_self_probe_asks_healthz() -> None:
     """The loopback probe of issue 33 asks /healthz, never /readyz: /readyz answers from the
     state that probe sets, and a NOT_SERVING pod would never come back."""
-    from shuangkou.service.web import Readiness
+    from shuangkou.service.http.probes import Readiness
 
     with running_server(http=True) as srv:
         srv.health.enter_graceful_shutdown()

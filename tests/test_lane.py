@@ -46,6 +46,7 @@ from shuangkou.service.costs import (
     TimeLimit,
     cards_in_play,
     decisions,
+    fair_rollouts,
     review_cost,
     rollout_seconds,
     search_cost,
@@ -301,6 +302,29 @@ def test_a_review_over_its_rollouts_cap_is_refused_up_front(capped: Running) -> 
                         reason="over_cap") == before + 3
 
 
+def test_a_reviews_fair_play_views_count_toward_its_cap(capped: Running) -> None:
+    """REPLAY's 8 decisions at 24 rollouts make 192; the fair-play views add 2 × (1 + 1) ×
+    2 deals × 7 candidates = 56 a decision (640 in all: within 1,000), and with 4 deals 112
+    (1,088: over). Past the cap on their account, the field named is fair_deals; when the
+    rollouts alone pass it, rollouts, with the most the views leave them."""
+    srv = capped
+    fits = review_request(24, REPLAY, fair_play=True, decoys=1, fair_deals=2)
+    assert len(srv.stub.ReviewRound(fits, timeout=30).decisions) == 8
+    for request, field, says in (
+            (review_request(24, REPLAY, fair_play=True, decoys=1, fair_deals=4), "fair_deals",
+             "and the fair-play views' 112 each make 1,088 rollouts, over this server's cap "
+             "of 1,000 (review_max_rollouts): this round allows the fair-play views 101 "
+             "rollouts a decision at most: lower fair_deals or decoys"),
+            (review_request(200, REPLAY, fair_play=True, decoys=1, fair_deals=2), "rollouts",
+             "this round allows rollouts 69 at most")):
+        with pytest.raises(grpc.RpcError) as info:
+            srv.stub.ReviewRound(request, timeout=30)
+        err = rich_error(info.value)
+        assert (err.code, err.reason, err.fields) == (grpc.StatusCode.INVALID_ARGUMENT,
+                                                      "OVER_CAP", [field])
+        assert says in err.message, err.message
+
+
 def test_a_review_past_its_time_cap_is_cut() -> None:
     """A client's deadline of 300 s is not the review's: it ends at review_max_seconds
     (0.5 s), RESOURCE_EXHAUSTED naming the cap, counted."""
@@ -534,6 +558,10 @@ def test_the_cost_model() -> None:
     assert review_cost(one, 100, False, 6) == pytest.approx(100 * 108 * RATES["baibian"])
     # at least two deals of each candidate (6 and the taken action)
     assert review_cost(one, 1, False, 6) == pytest.approx(14 * 108 * RATES["baibian"])
+    # the fair-play views: two views, the true hands and each decoy, every candidate a deal
+    assert fair_rollouts(3, 12, 6) == 2 * 4 * 12 * 7 == 672
+    assert review_cost(one, 100, True, 6, fair_rollouts(3, 12, 6)) == pytest.approx(
+        (200 + 672) * 108 * RATES["baibian"])
 
 
 def test_a_time_limit() -> None:

@@ -1,14 +1,15 @@
 """The research tools (research/) run, import one way, and the deals they keep give the
 documented figures.
 
-* Every tool runs as docs/BENCHMARKS.md documents it (:data:`TOOLS`: each with the smallest
+* Every tool runs as docs/BENCHMARKS.md and its notebook (docs/history/) document it
+  (:data:`TOOLS`: each with the smallest
   arguments it accepts, as tests/test_bench.py runs the benchmarks): it must exit 0 and
   print its figures (the lines in ``expect``; the values are measurements, not checked).
 * research/ imports ``shuangkou`` and itself, never bench/; neither folder's modules import
   each other in a cycle, imports inside functions counted (tests/test_layers.py's reading of
   imports).
-* The deals kept in research/results/tuoguan-panel/ give every figure docs/BENCHMARKS.md and
-  docs/rounds.md state from them: the rounds are deterministic under a rollout budget, so a
+* The deals kept in research/results/tuoguan-panel/ give every figure docs/BENCHMARKS.md, its
+  notebook and docs/rounds.md state from them: the rounds are deterministic under a rollout budget, so a
   deal measured again on any machine is the same deal.
 """
 
@@ -161,7 +162,7 @@ def test_the_kept_deals_store_the_cpu_as_steps() -> None:
 
 
 def test_the_panel_report_pairs_two_searches(tmp_path: Path) -> None:
-    """tuoguan_panel's ``report --pair`` (how docs/BENCHMARKS.md compares two searches) on two
+    """tuoguan_panel's ``report --pair`` (how the benchmarks compare two searches) on two
     runs into one file: ``sound`` with racing beside ``mix`` without, on the same deal."""
     out = tmp_path / "panel.jsonl"
     common = ("--rollouts", "12", "--deals", "1", "--variants", "huopin", "--opponents",
@@ -218,8 +219,9 @@ def test_the_panel_keeps_its_deals_gzipped(tmp_path: Path) -> None:
     assert rounds(reused) == rounds(played)
 
 
-#: The deals behind docs/BENCHMARKS.md's issue-34 table of the 托管 default, as ``run`` wrote
-#: them, a gzip per opponent and variant: grown with the commands that section documents.
+#: The deals behind docs/BENCHMARKS.md's table of 托管's strength (and the notebook's tables of
+#: issue 34), as ``run`` wrote them, a gzip per opponent and variant: grown with the commands
+#: those sections document.
 KEPT = ROOT / "research" / "results" / "tuoguan-panel"
 _NUM = r"[+-]?[\d.]+"
 
@@ -246,9 +248,15 @@ _DOCUMENTED = re.compile(rf"^\| `(\w+)` \| (\w+) \| ([\d,]+) \| ({_NUM}%) \(({_N
                          rf"\| ({_NUM}%) \| ({_NUM}) \[({_NUM}), ({_NUM})\] \| ({_NUM}) \|", re.M)
 
 
-def _section(title: str) -> str:
-    """The text of docs/BENCHMARKS.md's section ``title`` (ASCII minus signs)."""
-    text = (ROOT / "docs" / "BENCHMARKS.md").read_text().replace("−", "-")
+#: the book of current figures, and its lab notebook of issue 34 stop by stop, moved whole out
+#: of the book (issue 59): each test reads the document whose section states its figure
+BOOK = ROOT / "docs" / "BENCHMARKS.md"
+NOTEBOOK = ROOT / "docs" / "history" / "benchmarks-notebook.md"
+
+
+def _section(title: str, doc: Path = NOTEBOOK) -> str:
+    """The text of ``doc``'s section ``title`` (ASCII minus signs)."""
+    text = doc.read_text().replace("−", "-")
     return text.split(title, 1)[1].split("\n##", 1)[0]
 
 
@@ -278,9 +286,12 @@ def test_the_rule_policys_rounds_of_a_kept_deal_are_the_same_whichever_search_wa
     assert shared > 5_000
 
 
-#: docs/BENCHMARKS.md's tables of the 托管 default over the kept deals: the section each
-#: opens, its number of lines, every one of which the folder reproduces, and the search
-#: (with its rollouts when not the default's 600).
+#: docs/BENCHMARKS.md's table of 托管's strength, and the notebook's tables of the 托管 default
+#: of each stop, over the kept deals: the section each opens, its number of lines, every one
+#: of which the folder reproduces, and the search (with its rollouts when not the default's
+#: 600).
+_BOOK_TABLES: dict[str, tuple[int, str] | tuple[int, str, int]] = {
+           "### 托管's strength": (49, *_DEFAULT)}
 _TABLES: dict[str, tuple[int, str] | tuple[int, str, int]] = {
            "### Every line grown": (49, _M2), "### A thousand deals per line": (9, _M2),
            "### Three more opponents at a thousand deals": (19, _M2),
@@ -296,17 +307,19 @@ _TABLES: dict[str, tuple[int, str] | tuple[int, str, int]] = {
            "### Random play at 1,200 rollouts with the filter": (7, *_DEFAULT)}
 
 
-@pytest.mark.parametrize("title", sorted(_TABLES))
-def test_the_documented_lines_are_what_the_kept_deals_give(title: str) -> None:
-    """A per-line table of the 托管 default in docs/BENCHMARKS.md is what ``report``
+@pytest.mark.parametrize(("doc", "title"), [*((BOOK, t) for t in sorted(_BOOK_TABLES)),
+                                            *((NOTEBOOK, t) for t in sorted(_TABLES))],
+                         ids=[*sorted(_BOOK_TABLES), *sorted(_TABLES)])
+def test_the_documented_lines_are_what_the_kept_deals_give(doc: Path, title: str) -> None:
+    """A per-line table of the 托管 default in docs/BENCHMARKS.md or its notebook is what ``report``
     prints for the deals kept in research/results, each line as it stood with the table's
     number of deals (``report --below N``: the folder grows after a table is written): the
     table's wins, the rule policy's wins, the points over it with their interval and the
     raw points (not the CPU: a measurement of the host). The rounds are deterministic under
     a rollout budget, so a deal measured again on any machine is the same deal."""
-    lines, model, *rollouts = _TABLES[title]
+    lines, model, *rollouts = {**_BOOK_TABLES, **_TABLES}[title]
     line_of = _reported(model, *rollouts)
-    section = _section(title)
+    section = _section(title, doc)
     documented = {(m[0], m[1]): (int(m[2].replace(",", "")), *m[3:]) for m in
                   (match.groups() for match in _DOCUMENTED.finditer(section))}
     assert len(documented) == lines, sorted(documented)
@@ -323,7 +336,7 @@ def test_the_documented_lines_are_what_the_kept_deals_give(title: str) -> None:
 
 
 def test_the_documented_rollout_pairing_is_what_the_kept_deals_give() -> None:
-    """docs/BENCHMARKS.md's 1,200 against 600 rollouts against `team` (the seventh stop) is
+    """The notebook's 1,200 against 600 rollouts against `team` (the seventh stop) is
     what ``report --pair`` prints for the kept deals of the two lines."""
     files = [str(KEPT / f"team-{vid}.jsonl.gz") for vid in ("bianfeng", "baibian")]
     got = _report("--pair", "mix+r+m2:1200", "mix+r+m2:600", *files)
@@ -334,7 +347,7 @@ def test_the_documented_rollout_pairing_is_what_the_kept_deals_give() -> None:
 
 
 def test_the_documented_margin_pairing_is_what_the_kept_deals_give() -> None:
-    """docs/BENCHMARKS.md's margin of three against two (the ninth stop: the 托管 default
+    """The notebook's margin of three against two (the ninth stop: the 托管 default
     became three) is what ``report --pair`` prints for the kept deals: the four panel lines
     and the head to head in five variants."""
     files = [str(KEPT / f"{o}-{vid}.jsonl.gz") for o in ("team", "bomber")
@@ -362,7 +375,7 @@ def test_the_documented_margin_pairing_is_what_the_kept_deals_give() -> None:
         assert line in got, got
 
 def test_the_documented_partner_bomb_pairings_are_what_the_kept_deals_give() -> None:
-    """docs/BENCHMARKS.md's head to head at 1,200 rollouts without the bomb over the
+    """The notebook's head to head at 1,200 rollouts without the bomb over the
     partner's standing play (the eighteenth stop), against the default on the same 1,000
     deals a variant and against 1,200 with that bomb on the 476 measured so: what
     ``report --pair`` prints for the kept deals."""
@@ -388,7 +401,7 @@ def _assert_reported_as_documented(points: str, got: str, section: str) -> None:
 
 def test_the_documented_panel_pairing_at_1200_with_the_filter_is_what_the_kept_deals_give(
         ) -> None:
-    """docs/BENCHMARKS.md's eleven panel lines measured at 1,200 rollouts with the filter
+    """The notebook's eleven panel lines measured at 1,200 rollouts with the filter
     (the nineteenth stop) against the default on the same deals: what ``report --pair``
     prints for the kept deals, pooled over the nine lines at 1,000 deals and for the lines
     the section names, the two stopped ones on the deals they had then."""
@@ -413,7 +426,7 @@ def test_the_documented_panel_pairing_at_1200_with_the_filter_is_what_the_kept_d
 
 def test_the_documented_pairing_of_twelve_lines_more_at_1200_is_what_the_kept_deals_give(
         ) -> None:
-    """docs/BENCHMARKS.md's twelve panel lines of the twentieth stop at 1,200 rollouts with
+    """The notebook's twelve panel lines of the twentieth stop at 1,200 rollouts with
     the filter: against the default on the same deals (pooled and the lines the section
     names), and the 25 lines measured that way, pooled, as ``report`` prints them."""
     section = _section("### Twelve lines more at 1,200 rollouts with the filter")
@@ -442,7 +455,7 @@ def test_the_documented_pairing_of_twelve_lines_more_at_1200_is_what_the_kept_de
 
 
 def test_the_documented_last_ten_lines_at_1200_are_what_the_kept_deals_give() -> None:
-    """docs/BENCHMARKS.md's last ten panel lines at 1,200 rollouts with the filter (the
+    """The notebook's last ten panel lines at 1,200 rollouts with the filter (the
     twenty-first stop): the whole panel measured that way, pooled, and against the default
     on the same deals (the ten lines pooled and the lines the section names, the whole
     panel pooled and per line), as ``report`` prints them."""
@@ -472,12 +485,14 @@ def test_the_documented_last_ten_lines_at_1200_are_what_the_kept_deals_give() ->
 
 def test_the_documented_random_play_at_1200_with_the_filter_is_what_the_kept_deals_give(
         ) -> None:
-    """docs/BENCHMARKS.md's twenty-second stop of issue 34, where 托管's default became
+    """The notebook's twenty-second stop of issue 34, where 托管's default became
     1,200 rollouts with the filter: random play pooled over the seven variants at 1,000
     deals, against the default before it on the same deals (pooled and per variant), and
-    the targets table's head to head and panel, as ``report`` prints them."""
+    the targets table's head to head and panel, as ``report`` prints them: the current
+    figures as the book states them (托管's strength), the pairings with the default before
+    as the notebook does."""
     section = _section("### Random play at 1,200 rollouts with the filter")
-    prose = " ".join(section.split())
+    prose = " ".join(_section("### 托管's strength", BOOK).split())
     files = sorted(map(str, KEPT.glob("random-*.jsonl.gz")))
     got = _report("--below", "1000", *files).split("{} {} r:".format(*_DEFAULT), 1)[1]
     assert got.startswith("\n  random: 99.8% of 14000 rounds [99.7%, 99.9%]"), got
@@ -485,7 +500,7 @@ def test_the_documented_random_play_at_1200_with_the_filter_is_what_the_kept_dea
     got = _report("--below", "1000", *_AGAINST_600, *files)
     _check_pairing_matrix(section, 1000, got, cells=7)
     _assert_reported_as_documented("pooled            7000 deals   -0.42 [-0.61, -0.23]", got,
-                                   prose)
+                                   " ".join(section.split()))
     assert "rounds won 99.8% against 99.7%: +0.1 pp [+0.0, +0.2]" in got, got
     got = _report("--below", "1000", *map(str, sorted(KEPT.glob("search24-*.jsonl.gz"))))
     assert ("search24: 55.6% of 14000 rounds [54.8%, 56.5%]; the search team's points per "
@@ -519,7 +534,7 @@ _PANEL_FILES = [str(path) for path in sorted(KEPT.glob("*.jsonl.gz"))
 
 
 def test_the_documented_margin_over_the_panel_is_what_the_kept_deals_give() -> None:
-    """docs/BENCHMARKS.md's three − two over the whole panel (the tenth stop), each line on
+    """The notebook's three − two over the whole panel (the tenth stop), each line on
     its first 200 deals and pooled, is what ``report --pair`` prints for the kept deals."""
     section = _section("### The panel at a margin of three")
     got = _report("--below", "200", "--pair", f"{_M3}:600", f"{_M2}:600", *_PANEL_FILES)
@@ -546,7 +561,7 @@ def test_the_documented_margin_over_the_panel_is_what_the_kept_deals_give() -> N
 
 
 def test_the_documented_1200_rollouts_are_what_the_kept_deals_give() -> None:
-    """docs/BENCHMARKS.md's 1,200 rollouts against 托管's 600 (the eleventh stop:
+    """The notebook's 1,200 rollouts against 托管's 600 (the eleventh stop:
     docs/decisions.md 78) is what ``report`` prints for the kept deals: the head to head in
     seven variants (points and the rounds won, paired), and the whole panel's first 40
     deals per line."""
@@ -606,7 +621,7 @@ def test_the_documented_1200_rollouts_are_what_the_kept_deals_give() -> None:
 
 
 def test_the_documented_reading_of_styles_is_what_the_kept_deals_give(tmp_path: Path) -> None:
-    """docs/BENCHMARKS.md's styles read from the round's actions against the 托管 default
+    """The notebook's styles read from the round's actions against the 托管 default
     (the tenth stop: docs/decisions.md 77) is what ``report --pair`` prints for the kept
     deals: four panel lines pooled, and the head to head in fengkuang_crazy. `blind` paired
     on the default's 200 deals of then (its line grew since): its first 200 stand in."""
@@ -657,7 +672,7 @@ def _check_knobs(section: str, rows: int) -> None:
 
 
 def test_the_documented_knobs_are_what_the_kept_deals_give() -> None:
-    """docs/BENCHMARKS.md's twelfth stop of issue 34 is what ``report --pair`` prints for the
+    """The notebook's twelfth stop of issue 34 is what ``report --pair`` prints for the
     kept deals: 1,200 rollouts against 600 on `team`'s bianfeng line, and each knob against
     托管's default on the same deals (its `team` line in bianfeng, its head to head pooled
     over the variants it was measured in: points, and the rounds won)."""
@@ -683,7 +698,7 @@ def test_the_documented_knobs_are_what_the_kept_deals_give() -> None:
 
 def test_the_documented_ideas_and_the_panel_at_a_thousand_are_what_the_kept_deals_give(
         ) -> None:
-    """docs/BENCHMARKS.md's thirteenth stop of issue 34 is what ``report`` prints for the
+    """The notebook's thirteenth stop of issue 34 is what ``report`` prints for the
     kept deals: each idea against 托管's default on the same deals, and the panel pooled at
     1,000 deals, over the eighteen lines grown and over all 35."""
     section = _section("### Three ideas more")
@@ -704,7 +719,7 @@ def test_the_documented_ideas_and_the_panel_at_a_thousand_are_what_the_kept_deal
 
 def test_the_documented_random_play_and_inference_at_1200_are_what_the_kept_deals_give(
         ) -> None:
-    """docs/BENCHMARKS.md's fourteenth stop of issue 34 is what ``report`` prints for the
+    """The notebook's fourteenth stop of issue 34 is what ``report`` prints for the
     kept deals: random play pooled over the seven variants at 1,000 deals, and inference
     from passes at 1,200 rollouts against 1,200 without it and against 托管's 600."""
     section = _section("### Random play at a thousand deals")
@@ -725,7 +740,7 @@ def test_the_documented_random_play_and_inference_at_1200_are_what_the_kept_deal
 
 
 def test_the_documented_head_to_head_at_a_thousand_is_what_the_kept_deals_give() -> None:
-    """docs/BENCHMARKS.md's fifteenth stop of issue 34 is what ``report`` prints for the
+    """The notebook's fifteenth stop of issue 34 is what ``report`` prints for the
     kept deals: the head to head against issue 24's search pooled over the seven variants
     at 1,000 deals each, and over their first 276 as the earlier stops had them."""
     section = " ".join(_section("### The head to head at a thousand deals").split())
@@ -811,7 +826,7 @@ def test_the_strength_table_in_rounds_is_what_the_kept_deals_give(tmp_path: Path
 
 
 def test_the_documented_eight_ideas_are_what_the_kept_deals_give() -> None:
-    """docs/BENCHMARKS.md's sixteenth stop of issue 34 is what ``report`` prints for the
+    """The notebook's sixteenth stop of issue 34 is what ``report`` prints for the
     kept deals: the three settings against 托管's default on the same deals (and the win
     bonus's `team` line in fengkuang_crazy), and 1,200 rollouts head to head pooled over
     the deals each variant holds now, against 600 on the same deals."""

@@ -199,7 +199,7 @@ def test_budgets_and_bounds() -> None:
             ReviewBudget(**bad)
     doc = played("huopin", 1, "rule")
     with pytest.raises(ShuangkouError, match="width"):
-        review(doc, width=0)
+        ReviewBudget(width=0)
     with pytest.raises(DeadlineExceeded):
         review(doc, budget=ReviewBudget(rollouts=100_000), timeout=0.05)
     calls = []
@@ -240,6 +240,42 @@ def test_the_review_command(tmp_path: Any, rule_round: dict[str, Any]) -> None:
     assert missing.returncode == 2 and "cannot read" in missing.stderr
     assert "\x1b" not in missing.stderr and "\u202e" not in missing.stderr    # shown()
     assert "\\x1b]0;owned" in missing.stderr
+
+
+def test_the_review_command_with_fair_play(tmp_path: Any, rule_round: dict[str, Any]) -> None:
+    """``review --fair-play``: under each decision the evidence of each view that carried
+    some and 托管's choice where it is not the best; after the seats, the round's fair-play
+    scores and their caveats; ``--json`` the core's review with fair play. The fair-play
+    budget without --fair-play, or out of its bounds, is bad usage."""
+    from shuangkou.service.review.fair import CAVEATS, engine_tells, evidence_of
+
+    src = tmp_path / "round.json"
+    src.write_text(json.dumps(rule_round))
+    run = [sys.executable, "-m", "shuangkou.service", "review", str(src), "--rollouts", "20",
+           "--seed", "4"]
+    fair = ["--fair-play", "--decoys", "2", "--fair-deals", "3"]
+    done = subprocess.run([*run, *fair], capture_output=True, text=True, timeout=120)
+    as_json = subprocess.run([*run, *fair, "--json"], capture_output=True, text=True,
+                             timeout=120)
+    assert done.returncode == 0 == as_json.returncode, done.stderr + as_json.stderr
+    want = review(rule_round, budget=ReviewBudget(rollouts=20, decoys=2, fair_deals=3), seed=4,
+                  fair=True).to_dict()
+    d = json.loads(as_json.stdout)
+    d.pop("seconds"), want.pop("seconds")
+    assert d == want
+    text = done.stdout
+    carried = sum(e.carries for x in want["decisions"] for e in evidence_of(x))
+    assert text.count("partner's hand: regret") + text.count("every hand: regret") == carried
+    told = [engine_tells(x) for x in want["decisions"]]
+    assert text.count("托管 would play") == sum(t is not None for t in told) > 0
+    assert "fair play in this round" in text and all(c in text for c in CAVEATS)
+    assert text.count("  hand sharing, ") == 2 and text.count("  full sight, ") == 4
+    plain = subprocess.run(run, capture_output=True, text=True, timeout=120)
+    assert "regret" not in plain.stdout and "fair play" not in plain.stdout
+    for argv, says in ((["--decoys", "2"], "go with --fair-play"),
+                       (["--fair-play", "--fair-deals", "1"], "fair_deals must be")):
+        usage = subprocess.run([*run, *argv], capture_output=True, text=True, timeout=120)
+        assert usage.returncode == 2 and says in usage.stderr, usage.stderr
 
 
 def test_players_are_reported_by_table_seat_from_a_document_or_a_record(

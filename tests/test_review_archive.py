@@ -155,6 +155,118 @@ def test_figures_are_cluster_ratios_and_merge_exactly() -> None:
     assert rb.wilson(5, 10) == pytest.approx([0.2366, 0.7634], abs=1e-4)
 
 
+# ----------------------------------------------------------------------------- fair play
+
+def _fair_decision(seat: int, taken: int, tuoguan: int, partner: tuple[float, ...],
+                   every: tuple[float, ...], loss: float, stake: float) -> dict[str, Any]:
+    """A fair-play decision as the review's JSON form gives it (the regrets: the true view's
+    first, then the decoys')."""
+    def view(kind: str, regrets: tuple[float, ...]) -> dict[str, Any]:
+        return {"kind": kind, "regret": regrets[0], "decoy_regrets": list(regrets[1:]),
+                "excess": sum(regrets[1:]) / (len(regrets) - 1) - regrets[0],
+                "disagree": True, "follows": regrets[0] == 0.0}
+    return {"seat": seat, "forced": False, "deals": 12, "loss": loss, "stake": stake,
+            "best": 0, "tuoguan": tuoguan, "oracle_gain": None, "verdict": "good",
+            "agrees_first": True, "agrees_top3": True,
+            "candidates": [{"taken": k == taken} for k in range(3)],
+            "fair": [view("partner", partner), view("all", every)]}
+
+
+def _fair_rounds(n: int) -> list[dict[str, Any]]:
+    """``n`` rounds of four named players (``p`` and ``r`` partners in every round), their
+    decisions' evidence drawn from a seeded generator: ``p`` follows the partner-informed
+    best more often than its decoys do, and ``q`` loses everything at stake in round 4."""
+    rng = random.Random(7)
+    rounds = []
+    for i in range(n):
+        decisions = []
+        for seat in (0, 1, 2, 3) * 4:
+            thrown = i == 3 and seat == 1
+            loss = round(4 + rng.expovariate(0.2) if thrown else rng.expovariate(0.5), 3)
+            decisions.append(_fair_decision(
+                seat, rng.randrange(3), rng.randrange(3),
+                tuple(0.0 if (seat == 0 and k == 0 and rng.random() < 0.7) else
+                      round(rng.expovariate(0.5), 3) for k in range(4)),
+                tuple(round(rng.expovariate(0.5), 3) for _ in range(4)), loss,
+                loss if thrown else round(loss + rng.expovariate(0.15), 3)))
+        decisions.append({**decisions[0], "forced": True, "deals": 0, "fair": []})
+        rounds.append({"ok": True, "players": ["p", "q", "r", "s"], "decisions": decisions,
+                       "result": {"final": [5, -30 + i, 25, i]}})
+    return rounds
+
+
+def test_fair_play_sums_are_the_cores_signals_and_merge_exactly() -> None:
+    """The hand-sharing, full-sight, thrown-round and engine figures are core_ext/fairplay.py's
+    signals of each partnership's and player's rounds; partitions merged (through the
+    .done file's JSON) give what one run gives."""
+    from shuangkou.core import fairplay
+    from shuangkou.service.review.fair import evidence_of
+
+    rounds = _fair_rounds(12)
+    one = rb.ReviewStats()
+    for k, r in enumerate(rounds):
+        one.add_record("f", k + 1, "", r)
+    thirds = [rb.ReviewStats() for _ in range(3)]
+    for k, r in enumerate(rounds):
+        thirds[k // 4].add_record("f", k + 1, "", r)
+    merged = rb.ReviewStats()
+    for part in thirds:
+        merged.merge(rb.ReviewStats.from_dict(json.loads(json.dumps(part.to_dict()))))
+    job = rb.ReviewJob(fair_play=True)
+    summary = job.summary(one)
+    assert summary == job.summary(merged)
+    fair = summary["fair_play"]
+    # hand sharing of p & r: seats 0 and 2 of every round
+    want = fairplay.information_signal("partner", [
+        [e for d in r["decisions"] if d["seat"] in (0, 2) for e in evidence_of(d)]
+        for r in rounds])
+    [pr] = [f for f in fair["partnerships"] if f["players"] == ["p", "r"]]
+    got = pr["hand_sharing"]
+    assert (got["evidence"], got["rounds"]) == (want.evidence, 12)
+    assert got["estimate"] == round(want.estimate, 4) and got["p"] == float(f"{want.p:.4g}")
+    assert got["low"] < got["estimate"] < got["high"]
+    assert got["p"] < 0.01 and got["flagged"] and not got["small_sample"]
+    # full sight of q: seat 1 of every round
+    want = fairplay.information_signal("all", [
+        [e for d in r["decisions"] if d["seat"] == 1 for e in evidence_of(d)] for r in rounds])
+    assert fair["players"]["q"]["full_sight"]["p"] == float(f"{want.p:.4g}")
+    # thrown rounds of q: its losses in round 4 (index 3) far beyond its others; r gained
+    thrown = fair["players"]["q"]["thrown_rounds"]
+    want = fairplay.thrown_signal(
+        [[(d["loss"], d["stake"]) for d in r["decisions"] if d["seat"] == 1] for r in rounds])
+    assert (thrown["evidence"], thrown["decisions"]) == (12, 48)
+    assert thrown["estimate"] == pytest.approx(want.estimate, abs=1e-3)
+    assert thrown["note"] == "round 3: r (f line 4) gained most" and thrown["flagged"]
+    # engine assistance of s: where 托管's choice (tuoguan) is not the best (0)
+    told = [(d["candidates"][d["tuoguan"]]["taken"], d["candidates"][0]["taken"])
+            for r in rounds for d in r["decisions"]
+            if d["seat"] == 3 and not d["forced"] and d["tuoguan"] != 0]
+    want = fairplay.engine_signal(sum(e for e, _ in told), sum(b for _, b in told))
+    engine = fair["players"]["s"]["engine"]
+    assert engine["decisions"] == want.evidence and engine["p"] == float(f"{want.p:.4g}")
+    # what chance alone flags among those tested
+    assert fair["flags"]["hand_sharing"] == {"tested": 2, "flagged": 1, "by_chance": 0.02}
+    assert fair["flags"]["thrown_rounds"]["tested"] == 4
+    # a run without fair play has none of it, and its .done files no fair sums
+    plain = rb.ReviewStats()
+    for k, r in enumerate(rounds):
+        plain.add_record("f", k + 1, "", {**r, "decisions": [
+            {**d, "fair": []} for d in r["decisions"]]})
+    assert "fair" not in plain.to_dict()["review"]
+    assert rb.ReviewJob().summary(plain)["fair_play"] is None
+
+
+def test_fair_play_small_samples_are_never_flagged() -> None:
+    rounds = _fair_rounds(rb.MIN_ROUNDS - 1)
+    stats = rb.ReviewStats()
+    for k, r in enumerate(rounds):
+        stats.add_record("f", k + 1, "", r)
+    fair = rb.ReviewJob(fair_play=True).summary(stats)["fair_play"]
+    [pr] = [f for f in fair["partnerships"] if f["players"] == ["p", "r"]]
+    assert pr["hand_sharing"]["small_sample"] and not pr["hand_sharing"]["flagged"]
+    assert all(f["tested"] == 0 == f["flagged"] for f in fair["flags"].values())
+
+
 # ----------------------------------------------------------------------------- archive runs
 
 @pytest.fixture(scope="module")
@@ -226,6 +338,56 @@ def test_review_shards_merge_equal_one_run(tmp_path: Path, named: list[str]) -> 
     assert _merged(sharded) == _merged(one) and len(_merged(one)) == len(lines)
     assert _comparable(json.loads((sharded / "summary.json").read_text())) == \
         _comparable(json.loads((one / "summary.json").read_text()))
+
+
+@pytest.mark.usefixtures("stand_in")
+def test_fair_play_shards_merge_equal_one_run(tmp_path: Path, named: list[str],
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """--fair-play over partitions, shards and --merge gives one run's summary; its settings
+    are the run's (a rerun without them is another run); the printed summary lists each
+    signal with what chance flags."""
+    counts = (17, 9)
+    make_archive(tmp_path / "in", named, counts)
+    one, sharded = tmp_path / "one", tmp_path / "sharded"
+    base = [str(tmp_path / "in"), "-j", "1", "--rollouts", "8", "--fair-play", "--decoys",
+            "2", "--fair-deals", "4"]
+    assert rb.main([*base, "--partition-lines", "26", "--output-dir", str(one)]) == 3
+    err = capsys.readouterr().err
+    for kind in ("hand sharing, by partnership", "full sight, by player",
+                 "thrown rounds, by player", "engine, by player"):
+        assert kind in err
+    assert "decoys 2, deals a view 4" in err and "What to do with a flag" in err
+    for i in (2, 0, 1):
+        rb.main([*base, "--partition-lines", "4", "--output-dir", str(sharded),
+                 "--shard", f"{i}/3"])
+    assert rb.main(["--merge", "--output-dir", str(sharded)]) == 3
+    got = json.loads((sharded / "summary.json").read_text())
+    want = json.loads((one / "summary.json").read_text())
+    assert got["fair_play"] == want["fair_play"] and got["players"] == want["players"]
+    assert set(want["fair_play"]["players"]) == set(NAMES)
+    assert want["review"]["settings"] == {"rollouts": 8, "width": 6, "seed": 0, "oracle": True,
+                                          "fair_play": True, "decoys": 2, "fair_deals": 4}
+    record = _merged(one)[0]
+    assert record["decisions"] and all(len(d["fair"]) == 2 for d in record["decisions"]
+                                       if not d["forced"])
+    capsys.readouterr()
+    without = [str(tmp_path / "in"), "-j", "1", "--rollouts", "8", "--partition-lines", "26"]
+    assert rb.main([*without, "--output-dir", str(one)]) == 2
+    assert "another run" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["--decoys", "2"], "--decoys and --fair-deals go with --fair-play"),
+    (["--fair-deals", "4"], "--decoys and --fair-deals go with --fair-play"),
+    (["--fair-play", "--decoys", "0"], "decoys must be an integer 1–"),
+    (["--fair-play", "--decoys", "99"], "decoys must be an integer 1–"),
+    (["--fair-play", "--fair-deals", "1"], "fair_deals must be an integer 2–10,000"),
+])
+def test_fair_play_options_out_of_bounds_are_bad_usage(
+        argv: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        rb.main(["x.jsonl", "--output-dir", "unused", *argv])
+    assert info.value.code == 2 and says in capsys.readouterr().err
 
 
 @pytest.fixture(scope="module")
@@ -311,3 +473,49 @@ def test_a_cheating_partnership_stands_out(tmp_path: Path) -> None:
     expected = review(first, budget=ReviewBudget(rollouts=16), oracle=True).to_dict()
     del expected["seconds"]
     assert _merged(out)[0] == {"file": str(archive), "line": 1, "ok": True, **expected}
+
+
+def test_fair_play_end_to_end_on_real_reviews(tmp_path: Path) -> None:
+    """The real review with fair play (a tiny budget) over rounds the rule policy played
+    (tests/review_rounds.py), four players in two fixed partnerships: every signal is
+    reported for each of them; the records are the review of each line in this process;
+    two partitions on two processes, and shards merged, give what one partition gives."""
+    from review_rounds import played
+
+    from shuangkou.core.review import ReviewBudget, review
+
+    players = ["ann", "bo", "cy", "di"]
+    lines = [json.dumps({**played("bianfeng", seed), "players": players})
+             for seed in range(4)]
+    archive = tmp_path / "rounds.jsonl"
+    archive.write_text("\n".join(lines) + "\n")
+    base = [str(archive), "--rollouts", "60", "--decoys", "2", "--fair-deals", "4",
+            "--fair-play", "--no-oracle", "--no-progress"]
+    assert rb.main([*base, "--output-dir", str(tmp_path / "one"), "-j", "1"]) == 0
+    assert rb.main([*base, "--output-dir", str(tmp_path / "two"), "-j", "2",
+                    "--partition-lines", "2"]) == 0
+    for i in (1, 0):
+        assert rb.main([*base, "--output-dir", str(tmp_path / "shards"), "-j", "1",
+                        "--partition-lines", "1", "--shard", f"{i}/2"]) == 0
+    assert rb.main(["--merge", "--output-dir", str(tmp_path / "shards")]) == 0
+    one = json.loads((tmp_path / "one" / "summary.json").read_text())
+    for other in ("two", "shards"):
+        summary = json.loads((tmp_path / other / "summary.json").read_text())
+        assert _comparable(summary) == _comparable(one) | {
+            k: summary[k] for k in ("partitions", "partition_lines")}
+    fair = one["fair_play"]
+    # the seats follow the revealed card, so who partners whom varies by round
+    assert fair["partnerships"] and set(fair["players"]) == set(players)
+    for f in fair["partnerships"]:
+        assert f["hand_sharing"]["decisions"] > 0 and 0 < f["hand_sharing"]["p"] <= 1
+    for f in fair["players"].values():
+        assert f["full_sight"]["rounds"] == 4 and f["full_sight"]["small_sample"]
+        assert f["thrown_rounds"]["rounds"] == 4 and "gained most" in f["thrown_rounds"]["note"]
+        assert f["engine"]["decisions"] >= 0
+        for signal in f.values():
+            assert signal["low"] <= signal["high"] and not signal["flagged"]
+    budget = ReviewBudget(rollouts=60, decoys=2, fair_deals=4)
+    expected = review(lines[0], budget=budget, fair=True).to_dict()
+    del expected["seconds"]
+    assert _merged(tmp_path / "one")[0] == {"file": str(archive), "line": 1, "ok": True,
+                                            **expected}

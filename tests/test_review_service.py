@@ -22,7 +22,7 @@ from test_http import grpc_status, grpc_web, post, status_of_json  # noqa: I001
 from test_service_api import structured
 
 from shuangkou import core
-from shuangkou.core.review import DEFAULT_REVIEW, VERDICTS, review
+from shuangkou.core.review import DEFAULT_REVIEW, VERDICTS, Review, review
 from shuangkou.core.suggest import MAX_ALTERNATIVES, MAX_ROLLOUTS
 from shuangkou.service.api.review import VERDICTS_ON_WIRE, review_to_proto
 from shuangkou.service.errors import decode_status
@@ -44,19 +44,20 @@ def generated(variant: str = "baibian", seed: int = 3) -> dict[str, Any]:
 
 
 def local(replay: dict[str, Any] | str, *, rollouts: int = ROLLOUTS, seed: int = 0,
-          width: int = 6, oracle: bool = False) -> dict[str, Any]:
-    """What the core's review gives."""
-    budget = replace(DEFAULT_REVIEW, rollouts=rollouts)
-    data: dict[str, Any] = review(replay, budget=budget, width=width, seed=seed,
-                                  oracle=oracle).to_dict()
-    return data
+          width: int = 6, oracle: bool = False, fair: bool = False, decoys: int = 0,
+          fair_deals: int = 0) -> Review:
+    """What the core's review gives (0: the default fair-play budget)."""
+    budget = replace(DEFAULT_REVIEW, rollouts=rollouts, width=width,
+                     decoys=decoys or DEFAULT_REVIEW.decoys,
+                     fair_deals=fair_deals or DEFAULT_REVIEW.fair_deals)
+    return review(replay, budget=budget, seed=seed, oracle=oracle, fair=fair)
 
 
-def same_review(got: service_pb2.ReviewRoundResponse, want: dict[str, Any]) -> None:
+def same_review(got: service_pb2.ReviewRoundResponse, want: Review) -> None:
     """The reply is the core's review on the wire (its timing aside)."""
     got = type(got).FromString(got.SerializeToString())
     got.seconds = 0.0
-    assert got == review_to_proto({**want, "seconds": 0.0})
+    assert got == review_to_proto(replace(want, seconds=0.0))
 
 
 def test_verdict_names_are_the_cores() -> None:
@@ -94,6 +95,67 @@ def test_oracle(srv: Running) -> None:
     assert rated and reply.oracle
     assert all(d.HasField("oracle_gain") for d in rated)
     assert all(c.HasField("true_points") for d in rated for c in d.candidates)
+
+
+def test_fair_play(srv: Running) -> None:
+    """fair_play: each evaluated decision's evidence on both views (the true view's regret,
+    the decoys', excess, disagree, follows) and 托管's choice, the core's review field for
+    field; without it none, and 托管's choice all the same."""
+    replay = generated("huopin", 4)
+    request = service_pb2.ReviewRoundRequest(replay_json=json.dumps(replay), rollouts=ROLLOUTS,
+                                             fair_play=True, decoys=2, fair_deals=4, seed=2)
+    reply = srv.stub.ReviewRound(request, timeout=TIMEOUT)
+    want = local(replay, fair=True, decoys=2, fair_deals=4, seed=2)
+    same_review(reply, want)
+    assert reply.fair_play and (reply.budget.decoys, reply.budget.fair_deals) == (2, 4)
+    rated = [d for d in reply.decisions if not d.forced and d.deals]
+    assert rated and all([e.view for e in d.fair] == [service_pb2.FAIR_VIEW_PARTNER,
+                                                      service_pb2.FAIR_VIEW_ALL]
+                         and all(len(e.decoy_regrets) == 2 for e in d.fair) for d in rated)
+    assert not any(d.fair for d in reply.decisions if d.forced)
+    for d, core_d in zip(reply.decisions, want.decisions, strict=True):
+        assert d.tuoguan == core_d.tuoguan < len(d.candidates)
+        for e, core_e in zip(d.fair, core_d.fair, strict=True):
+            assert e.excess == pytest.approx(core_e.excess)
+            assert e.excess == pytest.approx(sum(e.decoy_regrets) / 2 - e.regret)
+    # without the flag: no evidence, the default fair-play budget echoed
+    plain = srv.stub.ReviewRound(service_pb2.ReviewRoundRequest(
+        replay_json=json.dumps(replay), rollouts=ROLLOUTS, seed=2), timeout=TIMEOUT)
+    same_review(plain, local(replay, seed=2))
+    assert not plain.fair_play and not any(d.fair for d in plain.decisions)
+    assert [d.tuoguan for d in plain.decisions] == [d.tuoguan for d in reply.decisions]
+    # and over HTTP, Connect JSON
+    status, _, body = post(srv, "ShuangkouService/ReviewRound",
+                           json_format.MessageToJson(request).encode())
+    assert status == 200, body
+    by_json = json_format.ParseDict(json.loads(body), service_pb2.ReviewRoundResponse())
+    by_json.seconds = reply.seconds
+    assert by_json == reply
+
+
+@pytest.mark.parametrize(("options", "field", "says"), [
+    ({"decoys": 2}, "decoys", "decoys goes with fair_play"),
+    ({"fair_deals": 4}, "fair_deals", "fair_deals goes with fair_play"),
+    ({"decoys": 2, "fair_deals": 4}, "decoys", "decoys goes with fair_play"),
+    ({"fair_play": True, "decoys": 99}, "decoys", "decoys must be an integer 1–"),
+    ({"fair_play": True, "decoys": 2**32 - 1}, "decoys", "decoys must be an integer 1–"),
+    ({"fair_play": True, "fair_deals": 1}, "fair_deals", "fair_deals must be an integer 2–"),
+    ({"fair_play": True, "fair_deals": 10_001}, "fair_deals",
+     "fair_deals must be an integer 2–10,000"),
+])
+def test_fair_play_options_out_of_bounds(srv: Running, options: dict[str, Any], field: str,
+                                         says: str) -> None:
+    """The fair-play budget without fair_play, or beyond its bounds: INVALID_ARGUMENT naming
+    the field, over gRPC and HTTP, before any work."""
+    request = service_pb2.ReviewRoundRequest(replay_json=json.dumps(REPLAY), **options)
+    with pytest.raises(grpc.RpcError) as info:
+        srv.stub.ReviewRound(request, timeout=TIMEOUT)
+    err = rich_error(info.value)
+    assert err.code == grpc.StatusCode.INVALID_ARGUMENT and err.fields == [field]
+    assert says in err.message
+    status, _, body = post(srv, "ShuangkouService/ReviewRound",
+                           json_format.MessageToJson(request).encode())
+    assert status == 400 and decode_status(status_of_json(body)).field == field
 
 
 def test_counted_in_the_metrics(srv: Running) -> None:
@@ -174,7 +236,7 @@ def test_options_beyond_their_limits(srv: Running, options: dict[str, int], fiel
         srv.stub.ReviewRound(request, timeout=TIMEOUT)
     err = rich_error(info.value)
     assert err.code == grpc.StatusCode.INVALID_ARGUMENT and err.fields == [field]
-    assert f"{field} must be at most" in err.message
+    assert f"{field} must be an integer 1–" in err.message
     status, _, body = post(srv, "ShuangkouService/ReviewRound",
                            json_format.MessageToJson(request).encode())
     assert status == 400 and decode_status(status_of_json(body)).field == field
@@ -207,7 +269,7 @@ def test_a_burst_with_deadlines_reconciles_with_the_counters() -> None:
     from grpc_helpers import burst, reconciled
 
     n, doc = 60, json.dumps(generated())
-    decisions = len(local(doc, rollouts=50)["decisions"])
+    decisions = len(local(doc, rollouts=50).decisions)
     request = service_pb2.ReviewRoundRequest(replay_json=doc, rollouts=50)
     with running_server(threads=2, max_queued_calls=12) as srv:
         got = burst(srv.port, "/shuangkou.v1.ShuangkouService/ReviewRound", request, n,

@@ -178,7 +178,8 @@ def test_reflection_calls_are_traced(spans: InMemorySpanExporter) -> None:
 def test_nothing_of_opentelemetry_is_imported_while_tracing_is_off() -> None:
     probe = """
 import sys
-from shuangkou.service import cli, interceptor, server, tracing, web
+from shuangkou.service import cli, interceptor, server, tracing
+from shuangkou.service.http import port
 from shuangkou.service.api import rounds
 with tracing.traced("x"):
     pass

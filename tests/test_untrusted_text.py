@@ -180,3 +180,39 @@ def test_score_replays_prints_a_hostile_file_name_escaped(tmp_path: Path) -> Non
     missing = shuangkou("score-replays", "gone\x1b[2J.jsonl", "--no-progress", cwd=tmp_path)
     assert missing.returncode == 2 and "gone\\x1b[2J.jsonl" in missing.stderr
     _no_raw_controls(missing.stderr)
+
+
+#: Player ids may hold markup (core_ext/replay.py check_players refuses only controls).
+MARKUP_PLAYERS = ['<img src=x onerror="alert(1)">', "</td></table><script>x()</script>",
+                  "a&b", "d'quote\""]
+
+
+def test_fair_play_page_and_summary_escape_what_the_replays_and_files_hold(
+        tmp_path: Path) -> None:
+    """Fair play reaches the page (``view --review --fair-play``: names in the fair-play
+    section, isolated and escaped) and the terminal (``review-replays --fair-play``: a
+    thrown round is named by its file, here one with control sequences in its name)."""
+    replay = {**core.generate_replay("bianfeng", 2), "players": MARKUP_PLAYERS}
+    (tmp_path / "r.json").write_text(json.dumps(replay), encoding="utf-8")
+    done = shuangkou("view", "r.json", "--review", "--fair-play", "--rollouts", "12",
+                     "--decoys", "1", "--fair-deals", "2", "-o", "r.html", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    section = page[page.index('<section id="fair-play">'):]
+    section = section[:section.index("</section>")]
+    for name in MARKUP_PLAYERS:
+        assert f"<bdi>{html.escape(name)}</bdi>" in section
+        assert name not in page
+    name = "day\x1b]0;owned\x07\u202e.jsonl"
+    (tmp_path / name).write_text("\n".join(
+        json.dumps({**core.generate_replay("bianfeng", s), "players": ["a", "b", "c", "d"]})
+        for s in range(2)) + "\n")
+    done = shuangkou("review-replays", name, "--output-dir", "out", "--fair-play",
+                     "--rollouts", "12", "--decoys", "1", "--fair-deals", "2", "--no-oracle",
+                     "-j", "1", "--no-progress", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    _no_raw_controls(done.stdout + done.stderr)
+    assert f"({shown(name)} line " in done.stderr              # the thrown round's file
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
+    notes = [p["thrown_rounds"]["note"] for p in summary["fair_play"]["players"].values()]
+    assert all(f"({name} line " in n for n in notes)            # the data itself, intact

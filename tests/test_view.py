@@ -391,6 +391,70 @@ def test_review_options_and_a_rejected_replay(tmp_path: Path) -> None:
     assert 'id="review"' not in (tmp_path / "bad.html").read_text()
     usage = shuangkou("view", "bad.json", "--rollouts", "4", cwd=tmp_path)
     assert usage.returncode == 2 and "go with --review" in usage.stderr
+    for argv, says in ((["--fair-play"], "go with --review"),
+                       (["--review", "--decoys", "2"], "go with --fair-play"),
+                       (["--review", "--fair-play", "--decoys", "0"], "decoys must be")):
+        usage = shuangkou("view", "bad.json", *argv, cwd=tmp_path)
+        assert usage.returncode == 2 and says in usage.stderr, (argv, usage.stderr)
+
+
+FAIR = """els => els.map(e => ({index: +e.dataset.index,
+    views: [...e.querySelectorAll('.fair .ev')].map(v => ({view: v.dataset.view,
+        regret: +v.dataset.regret, excess: +v.dataset.excess, text: v.innerText})),
+    tuoguan: (e.querySelector('.fair .tg') || {dataset: {}}).dataset.taken || null}))"""
+FAIR_ROWS = """els => els.map(e => Object.fromEntries([['row', e.dataset.team ?? e.dataset.seat],
+    ...[...e.querySelectorAll('td[data-term]')].map(t => [t.dataset.term, t.innerText])]))"""
+
+
+def test_fair_play_on_the_reviewed_page(browser: Any, tmp_path: Path) -> None:
+    """``view --review --fair-play``: each action shows the evidence of each view that
+    carried some and 托管's choice where it is not the best, as the core's review (computed
+    apart) has them; the fair-play section the round's scores per partnership and seat and
+    the caveats; a phone needs no sideways scrolling. Without --fair-play, none of it."""
+    from dataclasses import replace
+
+    from shuangkou.core.review import DEFAULT_REVIEW, review
+    from shuangkou.service.review.fair import CAVEATS, engine_tells, evidence_of, round_fair
+
+    replay = {**core.generate_replay("huopin", 5), "players": ["ann", "bo", "cy", "di"]}
+    src = tmp_path / "fair.json"
+    src.write_text(json.dumps(replay), encoding="utf-8")
+    done = shuangkou("view", src.name, "-o", "fair.html", "--review", "--fair-play",
+                     "--rollouts", "24", "--decoys", "2", "--fair-deals", "3", "--seed", "4",
+                     cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    budget = replace(DEFAULT_REVIEW, rollouts=24, decoys=2, fair_deals=3)
+    want = review(src.read_text(), budget=budget, seed=4, fair=True).to_dict()
+    scores = round_fair(want["decisions"])
+    opened = Opened(browser, tmp_path / "fair.html", js=False, viewport=PHONE)
+    try:
+        shown = opened.all("li.step[data-kind]", FAIR)
+        for s, d in zip(shown, want["decisions"], strict=True):
+            carried = [e for e in evidence_of(d) if e.carries]
+            assert [v["view"] for v in s["views"]] == [e.kind for e in carried]
+            for v, e in zip(s["views"], carried, strict=True):
+                assert v["regret"] == pytest.approx(e.regret, abs=0.005)
+                assert v["excess"] == pytest.approx(e.excess, abs=0.005)
+            assert s["tuoguan"] == engine_tells(d)
+        assert any(s["views"] for s in shown) and any(s["tuoguan"] for s in shown)
+        rows = opened.all("#fair-play tr[data-team], #fair-play tr[data-seat]", FAIR_ROWS)
+        made = [*scores.hand_sharing, *scores.full_sight]
+        assert len(rows) == len(made) == 6
+        for row, r in zip(rows, made, strict=True):
+            assert int(row["decisions"]) == (r.decisions if r is not None else 0)
+        for row, (engine, best) in zip(rows[2:], scores.engine, strict=True):
+            assert (int(row["engine"]), int(row["best"])) == (engine, best)
+        text = opened.page.inner_text("#fair-play")
+        assert all(c.split(":")[0] in text for c in CAVEATS) and "ann" in text
+        width = opened.page.evaluate("document.documentElement.scrollWidth")
+        assert width <= PHONE["width"], opened.page.evaluate(WIDE, PHONE["width"])
+    finally:
+        opened.close()
+    plain = shuangkou("view", src.name, "-o", "plain.html", "--review", "--rollouts", "24",
+                      cwd=tmp_path)
+    assert plain.returncode == 0, plain.stderr
+    page = (tmp_path / "plain.html").read_text(encoding="utf-8")
+    assert 'id="fair-play"' not in page and 'class="fair"' not in page
 
 
 def test_the_page_names_every_verdict_of_the_review() -> None:
@@ -403,21 +467,18 @@ def test_the_page_names_every_verdict_of_the_review() -> None:
 
 def test_a_hostile_player_name_is_escaped_on_the_reviewed_page() -> None:
     """Player ids come from the replay: escaped and isolated like every other input text."""
+    from shuangkou.core.review import Review, ReviewBudget, SeatSummary
     from shuangkou.core.story import story_of
     from shuangkou.service.view.page import render
 
     replay = core.generate_replay("baibian", 1)
     story = story_of(json.dumps(replay))
     evil = "<script>alert(1)</script>\u202e"
-    review = {"variant": "baibian", "budget": {"rollouts": 1, "ms": 0, "model": "mix"},
-              "seed": 0, "width": 6, "players": [evil, "b", "c", "d"], "decisions": [],
-              "seats": [{"seat": s, "player": [evil, "b", "c", "d"][s], "decisions": 0,
-                         "forced": 0, "mean_loss": None, "loss_share": None,
-                         "inaccuracies": 0, "mistakes": 0,
-                         "blunders": 0, "agree_first": None, "agree_top3": None}
-                        for s in range(4)],
-              "result": {"final": [0, 0, 0, 0], "winning_team": 0}, "rollouts": 0,
-              "seconds": 0.0}
+    players = (evil, "b", "c", "d")
+    review = Review("baibian", ReviewBudget(rollouts=1), 0, False, False, players, (),
+                    tuple(SeatSummary(s, players[s], 0, 0, None, None, 0, 0, 0, None, None,
+                                      None) for s in range(4)),
+                    (0, 0, 0, 0), 0, 0, 0.0)
     html = render(story, review=review)
     assert "<script>alert" not in html
     assert "<bdi>&lt;script&gt;alert(1)&lt;/script&gt;\u202e</bdi>" in html

@@ -4,7 +4,7 @@ send — a rule set by id, the codes and the lengths, each field once — as tho
 (:func:`read_batch_request`); any other shape, and bytes that do not decode, are the
 generated class's. Why: the lengths are read straight into the ``array("i")`` the core takes,
 where the message's repeated field copied into a list and converted again by the core cost
-about a tenth of the call's server CPU per play (docs/BENCHMARKS.md, "one ClassifyPlay path").
+about a tenth of the call's server CPU per play (docs/BENCHMARKS.md, "The gRPC and HTTP service").
 gRPC decodes BatchClassify's requests with it (the ShuangkouService registration,
 service/api/shuangkou.py); the servicer's ``BatchClassify`` itself takes messages only.
 

@@ -8,7 +8,7 @@ The proto stays the one source: every field's key is read from the generated des
 when this module loads and checked to be what the writer encodes (service/api/_protobuf.pxd).
 tests/test_round_service.py checks that every reply of whole rounds equals the message built
 field by field. Why it exists: built with the generated classes, the reply cost 15–18 % more
-instructions per ApplyAction than this (docs/BENCHMARKS.md "ApplyAction: the reply writer").
+instructions per ApplyAction than this (docs/history/benchmarks-notebook.md "ApplyAction: the reply writer").
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
@@ -30,7 +30,7 @@ cdef struct Keys:
     int turn, hand_sizes, hands, standing, passes, finish_order, over, hand_at, actions, seed
     int round_id
     int cards                                       # Cards
-    int st_seat, st_cards, st_reading               # StandingPlay
+    int standing_seat, standing_cards, standing_reading               # StandingPlay
     int r_seat, r_type, r_cards, r_reading, r_trick, r_finished, r_wind, r_next, r_over
     int a_state, a_record                           # ApplyActionResponse
 
@@ -50,9 +50,9 @@ K.actions = field_key(_V, "actions_applied", "scalar")
 K.seed = field_key(_V, "seed_sha256", "message")
 K.round_id = field_key(_V, "round_id", "message")
 K.cards = field_key(cards_pb2.Cards, "cards", "packed")
-K.st_seat = field_key(rounds_pb2.StandingPlay, "seat", "scalar")
-K.st_cards = field_key(rounds_pb2.StandingPlay, "cards", "packed")
-K.st_reading = field_key(rounds_pb2.StandingPlay, "reading", "message")
+K.standing_seat = field_key(rounds_pb2.StandingPlay, "seat", "scalar")
+K.standing_cards = field_key(rounds_pb2.StandingPlay, "cards", "packed")
+K.standing_reading = field_key(rounds_pb2.StandingPlay, "reading", "message")
 _R = rounds_pb2.ActionRecord
 K.r_seat = field_key(_R, "seat", "scalar")
 K.r_type = field_key(_R, "type", "scalar")
@@ -123,13 +123,13 @@ cdef Py_ssize_t _view_into(RoundCore r, unsigned char* b, const unsigned char* r
         b[k] = K.standing
         k = varint(b, k + 1, inner)
         if p.st_seat:
-            k = scalar(b, k, K.st_seat, p.st_seat)
-        b[k] = K.st_cards
+            k = scalar(b, k, K.standing_seat, p.st_seat)
+        b[k] = K.standing_cards
         k = varint(b, k + 1, p.st_n)
         memcpy(b + k, r.standing_codes(), p.st_n)
         k += p.st_n
         if reading != NULL:
-            k = bytes_field(b, k, K.st_reading, reading, nread)
+            k = bytes_field(b, k, K.standing_reading, reading, nread)
     if p.npasses:
         k = scalar(b, k, K.passes, p.npasses)
     if p.nfin:

@@ -16,7 +16,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from shuangkou import core
-from shuangkou.core.cards import MAX_CODE, SEATS, is_card
+from shuangkou.core.cards import MAX_CODE, SEATS, is_card, rank_position
 from shuangkou.core.declaration import check_parts
 from shuangkou.core.errors import CardError
 from shuangkou.core.variants import BUILTIN, Variant, find_variant, variant_from_json
@@ -29,7 +29,7 @@ from . import DEFAULT_VARIANT
 if TYPE_CHECKING:
     from shuangkou.core._core import _KindName as KindName  # the core's play-type names (a Literal)
 
-__all__ = ["resolve_variant", "variant_by_id", "variant_label", "cards_of",
+__all__ = ["resolve_variant", "variant_by_id", "variant_label", "cards_of", "card_values",
            "seat_of", "reading_to_proto", "reading_bytes", "reading_message", "ENCODED_READINGS",
            "declaration", "declaration_to_proto", "variant_data", "variant_document",
            "variant_to_proto",
@@ -124,6 +124,11 @@ def cards_of(msg: cards_pb2.Cards, where: str, limits: Limits, *,
     return codes, field
 
 
+def card_values(codes: tuple[int, ...]) -> tuple[cards_pb2.Card, ...]:
+    """Core card codes as the Card enum (the enum's values are the codes)."""
+    return cast("tuple[cards_pb2.Card, ...]", codes)
+
+
 def seat_of(value: int, field: str, *, table: bool = False) -> int:
     """``value`` if it is a seat, else BadInput naming ``field`` (``table``: the round
     service's wording)."""
@@ -182,12 +187,29 @@ def _encoded(r: core.Reading) -> bytes:
     return reading_message(r).SerializeToString()
 
 
-def declaration_to_proto(r: core.Reading) -> readings_pb2.Declaration:
-    """The declaration that names exactly reading ``r`` (kind, top, star and wild placement)."""
-    d = r.declaration
-    return readings_pb2.Declaration(
-        kind=KIND_BY_NAME[r.kind], top=r.top, star=r.star,
-        wilds=readings_pb2.WildPlacement(ranks=[int(w) for w in d.wilds or ()]))
+def declaration_to_proto(d: core.Declaration) -> readings_pb2.Declaration:
+    """A core Declaration as a message, the parts it names and no other (the reverse of
+    :func:`declaration`): a reading's own ``Reading.declaration`` names it exactly (kind,
+    top, star and wild placement)."""
+    msg = readings_pb2.Declaration(kind=KIND_BY_NAME[cast("KindName", d.kind)])
+    if d.top is not None:
+        msg.top = _rank(d.top)
+    if d.star is not None:
+        msg.star = d.star
+    if d.wilds is not None:
+        msg.wilds.SetInParent()
+        msg.wilds.ranks[:] = [_rank(w) for w in d.wilds]
+    return msg
+
+
+def _rank(value: int | str) -> int:
+    """A rank position, from a position or a rank name (a Declaration holds either)."""
+    if isinstance(value, int):
+        return value
+    position = rank_position(value)
+    if position is None:
+        raise ValueError(f"{value!r} is not a rank")
+    return position
 
 
 def _flatten(values: Iterable[Any]) -> Iterable[int]:

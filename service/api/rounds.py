@@ -16,7 +16,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import grpc
 
@@ -27,7 +27,6 @@ from shuangkou.core.round import ROUND_ID_BYTES
 from shuangkou.core.shuffle import check_seed
 from shuangkou.core.suggest import (
     MAX_ALTERNATIVES,
-    MAX_ROLLOUTS,
     TUOGUAN,
     Budget,
     Ranked,
@@ -35,7 +34,7 @@ from shuangkou.core.suggest import (
     suggestions,
 )
 from shuangkou.core.variants import Variant
-from shuangkou.v1 import cards_pb2, readings_pb2, rounds_pb2, rounds_pb2_grpc
+from shuangkou.v1 import readings_pb2, rounds_pb2, rounds_pb2_grpc
 
 from ..costs import REPLY_MARGIN, search_cost, work_time
 from ..errors import BadInput, StateMismatch, field_scope, rpc, scoped
@@ -47,6 +46,7 @@ from .convert import (
     ACTION_NAMES,
     ACTION_TYPES,
     WIN_NAMES,
+    card_values,
     cards_of,
     declaration,
     declaration_to_proto,
@@ -110,11 +110,6 @@ def _check_precondition(request: Any, r: core.Round) -> None:
         raise StateMismatch(f"the state is after {r.actions_applied} actions, not after "
                             f"{want.actions_applied} as the precondition expects: not the "
                             "table's latest state", "STALE_STATE")
-
-
-def _codes(cards: tuple[int, ...]) -> tuple[cards_pb2.Card, ...]:
-    """Core card codes as the Card enum (the enum's values are the codes)."""
-    return cast("tuple[cards_pb2.Card, ...]", cards)
 
 
 # The Reading messages of the plays that stand are kept as bytes, once per distinct reading
@@ -328,26 +323,24 @@ def _budget(request: rounds_pb2.SuggestActionRequest, limits: Limits = _DEFAULT_
     if not request.HasField("search"):
         return Budget()
     b = request.search
-    if b.max_ms > MAX_SEARCH_MS:
+    if b.max_ms > MAX_SEARCH_MS:       # the service's bound on one call's search time
         raise BadInput(f"search.max_ms must be at most {MAX_SEARCH_MS:,}; got {b.max_ms:,}",
                        "search.max_ms")
-    if b.rollouts > MAX_ROLLOUTS:
-        raise BadInput(f"search.rollouts must be at most {MAX_ROLLOUTS:,}; got "
-                       f"{b.rollouts:,}", "search.rollouts")
-    limits.check_search(b.rollouts, b.max_ms, "search")
     longest = min(float(MAX_SEARCH_MS), limits.search_max_seconds * 1e3)
-    if not b.rollouts and not b.max_ms:
-        return replace(TUOGUAN, ms=min(TUOGUAN.ms, longest))
-    return replace(TUOGUAN, rollouts=b.rollouts, ms=float(b.max_ms or longest))
+    with field_scope("search", nested=True):     # the budget checks its values, once
+        asked = (replace(TUOGUAN, ms=min(TUOGUAN.ms, longest)) if not b.rollouts and not b.max_ms
+                 else replace(TUOGUAN, rollouts=b.rollouts, ms=float(b.max_ms or longest)))
+    limits.check_search(b.rollouts, b.max_ms, "search")
+    return asked
 
 
 def _fill_suggested(action: rounds_pb2.RoundAction, reading: readings_pb2.Reading,
                     s: Suggestion) -> None:
     action.seat, action.type = s.seat, ACTION_TYPES[s.kind]
     if s.kind == "play":
-        action.cards.cards[:] = _codes(s.cards)
+        action.cards.cards[:] = card_values(s.cards)
         if s.declaration is not None:   # named exactly: kind, top, star, wilds
-            action.declaration.CopyFrom(declaration_to_proto(s.reading))
+            action.declaration.CopyFrom(declaration_to_proto(s.reading.declaration))
         reading.CopyFrom(reading_to_proto(s.reading))
 
 

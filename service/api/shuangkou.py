@@ -22,7 +22,6 @@ from shuangkou.core.errors import CardError, DeadlineExceeded, ShuangkouError
 from shuangkou.core.records import BatchErrors
 from shuangkou.core.replay import Replay, parse_replay
 from shuangkou.core.review import Review, review
-from shuangkou.core.suggest import DEFAULT_WIDTH
 from shuangkou.core.variants import BUILTIN, Variant, house_variants, list_variants
 from shuangkou.v1 import readings_pb2, scoring_pb2, service_pb2, service_pb2_grpc
 
@@ -69,7 +68,8 @@ if TYPE_CHECKING:   # prometheus_client must not be imported before the CLI sets
     #: A plain BatchClassify request as read from its bytes: rule set id, codes, lengths.
     PlainBatch = tuple[str, memoryview, array[int]]
 
-__all__ = ["ShuangkouServicer", "register_shuangkou_service", "SERVICE_NAME", "BATCH_CHUNK"]
+__all__ = ["ShuangkouServicer", "register_shuangkou_service", "Collect", "SERVICE_NAME",
+           "BATCH_CHUNK"]
 
 log = logging.getLogger(__name__)
 SERVICE_NAME = service_pb2.DESCRIPTOR.services_by_name["ShuangkouService"].full_name
@@ -116,7 +116,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                      context: grpc.ServicerContext) -> bytes:
         """The reply's bytes (a ClassifyPlayResponse written from its readings' encoded
         bytes, each kept once per distinct reading): gRPC sends them as they are, the HTTP
-        side reads them into the message (:mod:`shuangkou.service.web`)."""
+        side reads them into the message (:mod:`shuangkou.service.http.seam`)."""
         variant = resolve_variant(request)
         codes, where = cards_of(request.play, "play", self.limits)
         declared = declaration(request, "declaration", "declaration")
@@ -167,7 +167,7 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
     def BatchClassify(self, request: service_pb2.BatchClassifyRequest,
                       context: grpc.ServicerContext) -> bytes:
         """The reply's bytes (a BatchClassifyResponse): gRPC sends them as they are, the
-        HTTP side reads them into the message (:mod:`shuangkou.service.web`)."""
+        HTTP side reads them into the message (:mod:`shuangkou.service.http.seam`)."""
         return self._batch(resolve_variant(request), request.codes, list(request.lengths),
                            request.plays_text, request.include_readings, context)
 
@@ -425,10 +425,11 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
                     return 0.0
                 rollouts = options.budget.rollouts
                 self.limits.check_review(rollouts, decisions(typed), options.oracle,
-                                         "rollouts")
+                                         "rollouts", options.fair_rollouts)
                 limit = TimeLimit.of(context.time_remaining(), cap, "review_max_seconds")
-                return min(review_cost(typed, rollouts, options.oracle, options.width
-                                       or DEFAULT_WIDTH), limit.seconds)
+                return min(review_cost(typed, rollouts, options.oracle, options.budget.width,
+                                       options.fair_rollouts),
+                           limit.seconds)
 
             def work() -> Review:
                 limit = TimeLimit.of(context.time_remaining(), cap, "review_max_seconds")
@@ -449,10 +450,9 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
         except ShuangkouError as exc:
             self._rejected(label, exc)
             raise
-        data = reviewed.to_dict()
-        for d in data["decisions"]:
-            self._reviewed(label, d["verdict"]).inc()
-        return review_to_proto(data)
+        for d in reviewed.decisions:
+            self._reviewed(label, d.verdict).inc()
+        return review_to_proto(reviewed)
 
     def _reviewed(self, label: str, verdict: str) -> Any:
         """The decisions-reviewed counter of one (variant label, verdict): looked up once."""
@@ -510,27 +510,37 @@ class ShuangkouServicer(service_pb2_grpc.ShuangkouServiceServicer):
             variant_ids=[v.id for v in (*list_variants(), *house_variants())])
 
 
+class Collect:
+    """Stands for a ``grpc.Server`` to a generated registration (``add_*Servicer_to_server``)
+    and keeps what it registers: the service's full name and its method handlers by method
+    name, for a server that adds them its own way — gRPC's, with BatchClassify's reader
+    (:func:`register_shuangkou_service`), and the HTTP port's, as Connect endpoints
+    (:func:`shuangkou.service.http.seam.endpoints`)."""
+
+    def __init__(self) -> None:
+        self.service = ""
+        self.handlers: dict[str, Any] = {}
+
+    def add_generic_rpc_handlers(self, generic: object) -> None:
+        pass
+
+    def add_registered_method_handlers(self, service: str, handlers: dict[str, Any]) -> None:
+        self.service, self.handlers = service, dict(handlers)
+
+
 def register_shuangkou_service(server: grpc.Server, servicer: ShuangkouServicer) -> str:
     """Add ``servicer`` to ``server``: the generated registration, except that gRPC decodes
     BatchClassify's requests with the compiled reader (service/api/_requests.pyx), which
     gives a plain request as its fields — answered by :meth:`ShuangkouServicer.batch_plain` —
     and any other as its message. Returns the service's full name."""
-    found: dict[str, Any] = {}
-
-    class Collect:      # takes the handlers the generated registration builds
-        def add_generic_rpc_handlers(self, generic: object) -> None:
-            pass
-
-        def add_registered_method_handlers(self, service: str, handlers: dict[str, Any]
-                                           ) -> None:
-            found.update(handlers)
-
     def batch(request: Any, context: grpc.ServicerContext) -> bytes:
         if type(request) is tuple:
             return servicer.batch_plain(request, context)
         return servicer.BatchClassify(request, context)
 
-    service_pb2_grpc.add_ShuangkouServiceServicer_to_server(servicer, Collect())
+    collected = Collect()
+    service_pb2_grpc.add_ShuangkouServiceServicer_to_server(servicer, collected)
+    found = collected.handlers
     found["BatchClassify"] = found["BatchClassify"]._replace(
         unary_unary=batch, request_deserializer=read_batch_request)
     server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(SERVICE_NAME, found),))

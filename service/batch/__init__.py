@@ -1,10 +1,10 @@
 """``shuangkou score-replays``, the batch scorer, and ``review-replays``: one module per job,
-one of each.
+one of each. What they read (files, globs, directories, gzip, stdin and THE line splitter)
+is :mod:`shuangkou.service.inputs`, shared with the commands of one round; the pages of
+rejected lines are ``shuangkou view``'s (the batch imports the view, never the reverse).
 
 * :mod:`~shuangkou.service.batch.command` the command line (arguments, a plain run, an
   archive run) and its exit statuses;
-* :mod:`~shuangkou.service.batch.inputs` files, globs, directories, gzip, stdin and THE line
-  splitter;
 * :mod:`~shuangkou.service.batch.records` one output record per input line;
 * :mod:`~shuangkou.service.batch.progress` THE progress bar;
 * :mod:`~shuangkou.service.batch.pool` THE local process pool;

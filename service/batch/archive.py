@@ -38,8 +38,8 @@ from typing import IO, Any
 
 import orjson
 
+from ..inputs import MANIFEST, PARTS, SUMMARY, InputFile, Line, LongLine, expand
 from . import pool
-from .inputs import MANIFEST, PARTS, SUMMARY, InputFile, Line, LongLine, expand
 from .partitions import Partition, plan, plan_digest, read_partition, read_sequential
 from .progress import Progress
 from .records import dumps, record_of
@@ -205,7 +205,7 @@ class Stats:
         variant = self.variants.setdefault(_variant_of(line, record), collections.Counter())
         if record["ok"]:
             self.ok += 1
-            self.add_ok(record)
+            self.add_ok(record, file, line_no)
             variant["scored"] += 1
             return
         variant["rejected"] += 1
@@ -216,8 +216,9 @@ class Stats:
         if entry[1] is None:
             entry[1] = {"file": file, "line": line_no, **error}
 
-    def add_ok(self, record: dict[str, Any]) -> None:
-        """Count what a job keeps of a line's record that did not fail."""
+    def add_ok(self, record: dict[str, Any], file: str, line: int) -> None:
+        """Count what a job keeps of a line's record that did not fail (``file`` and
+        ``line``: where it came from)."""
         self.kinds[record["kind"]] += 1
 
     def merge(self, other: Stats) -> None:

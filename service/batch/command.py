@@ -39,9 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..exits import Exit
 from ..heap import MMAP_CEILING, keep_heap_pad
-from ..shown import shown
-from . import pool
-from .inputs import (
+from ..inputs import (
     Line,
     byte_ranges,
     count_lines,
@@ -50,6 +48,8 @@ from .inputs import (
     one_document,
     read_range,
 )
+from ..shown import shown
+from . import pool
 from .pages import DEFAULT_LIMIT, Rejected, write_pages
 from .progress import Progress
 from .records import Block, RemoteFailure, score_lines

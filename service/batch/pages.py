@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .inputs import Line, LongLine, file_lines
+from ..inputs import Line, LongLine, file_lines
 
 __all__ = ["DEFAULT_LIMIT", "Rejected", "page_name", "write_pages"]
 

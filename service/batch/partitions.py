@@ -1,6 +1,6 @@
 """The plan of an archive run: every input file cut into partitions on line boundaries.
 
-:func:`plan` cuts every file (:func:`~shuangkou.service.batch.inputs.expand` gives them in a
+:func:`plan` cuts every file (:func:`~shuangkou.service.inputs.expand` gives them in a
 fixed order) into partitions of ``partition_lines`` lines (the last one of a file shorter).
 The plan is a pure function of the files' contents and ``partition_lines``, so every run,
 every shard and every retry cuts the same partitions: that is what makes a partition's
@@ -9,7 +9,7 @@ output name stable and the run resumable and exactly once.
 A plain file's partition is a byte range the worker seeks to; a gzipped file's is a line
 range; a gzip stream cannot be sought, so one task reads a gzipped file once and scores its
 partitions in turn (:func:`read_sequential`). Lines are split by
-:mod:`shuangkou.service.batch.inputs`, as everywhere in the batch scorer.
+:mod:`shuangkou.service.inputs`, as everywhere in the batch scorer.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 
-from .inputs import BLOCK, InputFile, Line, open_input, read_range, stream_lines
+from ..inputs import BLOCK, InputFile, Line, open_input, read_range, stream_lines
 
 __all__ = ["Partition", "plan", "read_partition", "read_sequential", "plan_digest"]
 

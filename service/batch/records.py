@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from .inputs import Line, LongLine
+from ..inputs import Line, LongLine
 
 try:  # orjson writes the same compact UTF-8 JSON about 5x faster than json.dumps
     import orjson

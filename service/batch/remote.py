@@ -41,7 +41,7 @@ from shuangkou.v1 import service_pb2, service_pb2_grpc
 
 from ..api.results import result_to_dict
 from ..client import check_target, server_failure
-from .inputs import Line
+from ..inputs import Line
 from .records import RemoteFailure, error_record, line_error, result_record
 
 __all__ = ["score_remote", "parse_targets", "build_request", "reply_record"]

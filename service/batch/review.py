@@ -17,6 +17,13 @@ and adds up, in every partition's counts and so in the summary:
   action differs from the fair best and beats it on the true deal (a seat that sees its
   partner's cards finds such actions; one that does not, only by luck) — beside the
   archive's rate over every partnership;
+* with ``--fair-play`` (the review's fair-play views, core_ext/fairplay.py; docs/review.md
+  "Fair play"), the signals that supersede the collusion signal above: per partnership
+  **hand sharing**, per player **full sight**, **thrown rounds** (the round whose losses
+  are furthest beyond the player's others, and the opponent who gained most in it) and
+  **engine assistance** (托管's choice taken where it is not the best) — each with its
+  95 % interval, one-sided p-value and the decisions and rounds that carried its evidence,
+  and how many flags chance alone would raise among those tested;
 * the same over every decision of the archive, and :data:`CAVEATS`, which a platform must
   read before it acts on any of it.
 
@@ -24,7 +31,10 @@ Means are ratio estimates over rounds: a round is one sample (its decisions shar
 are not independent), so an interval is the cluster-robust one, ``m ± 1.96·se`` with
 ``se² = R/(R−1)·Σ(x_r − m·n_r)² / (Σn_r)²`` over the R rounds (for the loss share, n_r is
 the round's stake); every sum it needs adds up
-exactly over partitions, so shards merged give what one run gives.
+exactly over partitions, so shards merged give what one run gives. The fair-play sums do
+too: the information signals' :class:`~shuangkou.core.fairplay.Sums`, the engine counts and,
+for the thrown-round test (a permutation test over a player's decisions), each player's
+rounds as short lists of (loss, stake) in archive order.
 """
 
 from __future__ import annotations
@@ -35,17 +45,33 @@ import os
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from shuangkou.core.errors import ShuangkouError
+from shuangkou.core.fairplay import Signal, Sums, engine_signal, thrown_signal
+from shuangkou.core.suggest import DEFAULT_WIDTH
+
+from ..inputs import Line
+from ..review.fair import NOT_PROOF, WHAT_TO_DO, evaluated, fair_played, gained_most, round_fair
+from ..review.options import budget_arguments, budget_of, fair_play_arguments, fair_play_given
+from ..shown import shown
 from .archive import Job, Stats
 from .command import archive_arguments, archive_main, check_archive_args
-from .inputs import Line
 from .records import failure_record, line_error
 
-__all__ = ["CAVEATS", "MIN_DECISIONS", "ReviewJob", "ReviewStats", "main", "wilson"]
+if TYPE_CHECKING:       # the review itself is imported where a line is reviewed
+    from shuangkou.core.review import ReviewBudget
+
+__all__ = ["ALPHA", "CAVEATS", "MIN_DECISIONS", "MIN_ROUNDS", "PlayerFair", "ReviewJob",
+           "ReviewStats", "main", "wilson"]
 
 #: Non-forced decisions below which a player's or a partnership's figures are marked small.
 MIN_DECISIONS = 200
+#: Rounds carrying evidence below which a fair-play signal is marked small and never
+#: flagged (docs/decisions.md 86).
+MIN_ROUNDS = 10
+#: The one-sided p-value below which a fair-play signal over enough rounds is flagged.
+ALPHA = 0.01
 #: 25 replays are a few minutes of review on one core at the default budget: a lost
 #: partition costs little, and a Dask task's overhead is nothing beside it.
 DEFAULT_PARTITION_LINES = 25
@@ -60,10 +86,16 @@ CAVEATS = (
     "The engine's own bias: losses, verdicts and agreement are measured against the search's "
     "model of the other seats at a finite rollout budget; a strong player of another style "
     "can look worse, and a bot that plays like the engine looks flawless.",
-    "A signal is not proof: a partnership whose choices beat the fair best on the true deal "
-    "more often than the archive's rate is a reason to look at its rounds, not evidence of "
-    "collusion by itself; among many partnerships some stand out by chance.",
-    f"Minimum sample: figures over fewer than {MIN_DECISIONS} non-forced decisions are marked "
+    NOT_PROOF + " Nor is a partnership whose choices beat the fair best on the true deal more "
+    "often than the archive's rate (the oracle's collusion signal, which the fair-play "
+    "signals supersede).",
+    WHAT_TO_DO,
+    f"False alarms among many: each fair-play p-value is calibrated for one partnership or "
+    f"player, so at p < {ALPHA} about one in {round(1 / ALPHA)} honest ones is flagged by "
+    "chance alone; the summary says how many were tested and how many flags chance makes "
+    "among them.",
+    f"Minimum sample: figures over fewer than {MIN_DECISIONS} non-forced decisions, and "
+    f"fair-play signals over fewer than {MIN_ROUNDS} rounds that carried evidence, are marked "
     "small; do not rank or flag anyone on them.",
 )
 
@@ -168,17 +200,56 @@ def pair_figures(t: dict[str, float]) -> dict[str, Any]:
 
 
 @dataclass
+class PlayerFair:
+    """One player's fair-play sums: ``full_sight`` (:class:`~shuangkou.core.fairplay.Sums`
+    of its rounds' full-sight scores), ``engine`` / ``best`` (decisions where 托管's choice
+    is not the best and it took 托管's / the best) over ``engine_rounds`` rounds, and
+    ``rounds``: per round in archive order, ``[label, [loss, stake, loss, stake, ...]]`` —
+    its evaluated decisions (points, to 3 decimals) and the opponent who gained most with the
+    round's source (what the thrown-round test names)."""
+
+    full_sight: Sums = field(default_factory=Sums)
+    engine: int = 0
+    best: int = 0
+    engine_rounds: int = 0
+    rounds: list[list[Any]] = field(default_factory=list)
+
+    def merge(self, other: PlayerFair) -> None:
+        self.full_sight.merge(other.full_sight)
+        self.engine += other.engine
+        self.best += other.best
+        self.engine_rounds += other.engine_rounds
+        self.rounds += other.rounds
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"full_sight": self.full_sight.to_dict(), "engine": self.engine,
+                "best": self.best, "engine_rounds": self.engine_rounds, "rounds": self.rounds}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> PlayerFair:
+        return cls(Sums.from_dict(d["full_sight"]), d["engine"], d["best"], d["engine_rounds"],
+                   d["rounds"])
+
+    def thrown(self) -> Signal:
+        rounds = [list(zip(r[1][::2], r[1][1::2], strict=True)) for r in self.rounds]
+        return thrown_signal(rounds, [r[0] for r in self.rounds])
+
+
+@dataclass
 class ReviewStats(Stats):
     """A partition's counts (:class:`~shuangkou.service.batch.archive.Stats`) and the review
-    sums: every decision, each named player and each partnership."""
+    sums: every decision, each named player and each partnership; with fair play, each
+    partnership's hand-sharing sums and each player's :class:`PlayerFair`."""
 
     overall: dict[str, float] = field(default_factory=_tally)
     pairs_all: dict[str, float] = field(default_factory=_tally)
     players: dict[str, dict[str, float]] = field(default_factory=dict)
     pairs: dict[str, dict[str, float]] = field(default_factory=dict)
     unnamed: int = 0                 # reviewed rounds that name no players
+    fair_pairs: dict[str, Sums] = field(default_factory=dict)
+    fair_players: dict[str, PlayerFair] = field(default_factory=dict)
 
-    def add_ok(self, record: dict[str, Any]) -> None:
+    def add_ok(self, record: dict[str, Any], file: str, line: int) -> None:
         by_seat: list[list[dict[str, Any]]] = [[], [], [], []]
         for d in record["decisions"]:
             by_seat[d["seat"]].append(d)
@@ -193,8 +264,28 @@ class ReviewStats(Stats):
             sums = _round_sums(by_seat[team] + by_seat[team + 2])
             _add(self.pairs_all, sums)
             if names is not None:
-                key = _PAIR.join(sorted((names[team], names[team + 2])))
-                _add(self.pairs.setdefault(key, _tally()), sums)
+                _add(self.pairs.setdefault(_pair(names, team), _tally()), sums)
+        if names is not None and fair_played(record["decisions"]):
+            self._add_fair(record, names, by_seat, f"{file} line {line}")
+
+    def _add_fair(self, record: dict[str, Any], names: list[str],
+                  by_seat: list[list[dict[str, Any]]], source: str) -> None:
+        """A fair-play round's sums: per partnership, per player."""
+        scores = round_fair(record["decisions"])
+        for team in (0, 1):
+            self.fair_pairs.setdefault(_pair(names, team), Sums()).add(scores.hand_sharing[team])
+        final = record["result"]["final"]
+        for seat, decisions in enumerate(by_seat):
+            mine = self.fair_players.setdefault(names[seat], PlayerFair())
+            mine.full_sight.add(scores.full_sight[seat])
+            engine, best = scores.engine[seat]
+            mine.engine += engine
+            mine.best += best
+            mine.engine_rounds += bool(engine + best)
+            values = [round(x, 3) for d in decisions if evaluated(d)
+                     for x in (d["loss"], d["stake"])]
+            if values:
+                mine.rounds.append([f"{names[gained_most(final, seat)]} ({source})", values])
 
     def merge_more(self, other: Stats) -> None:
         assert isinstance(other, ReviewStats)
@@ -204,27 +295,94 @@ class ReviewStats(Stats):
             for key, sums in theirs.items():
                 _add(mine.setdefault(key, _tally()), sums)
         self.unnamed += other.unnamed
+        for key, pair in other.fair_pairs.items():
+            self.fair_pairs.setdefault(key, Sums()).merge(pair)
+        for key, player in other.fair_players.items():
+            self.fair_players.setdefault(key, PlayerFair()).merge(player)
 
     def more_dict(self) -> dict[str, Any]:
-        return {"review": {"overall": self.overall, "pairs_all": self.pairs_all,
-                           "players": self.players, "pairs": self.pairs,
-                           "unnamed": self.unnamed}}
+        review: dict[str, Any] = {"overall": self.overall, "pairs_all": self.pairs_all,
+                                  "players": self.players, "pairs": self.pairs,
+                                  "unnamed": self.unnamed}
+        if self.fair_pairs or self.fair_players:
+            review["fair"] = {"pairs": {k: s.to_dict() for k, s in self.fair_pairs.items()},
+                              "players": {k: p.to_dict()
+                                          for k, p in self.fair_players.items()}}
+        return {"review": review}
 
     def load_more(self, d: dict[str, Any]) -> None:
         r = d["review"]
         self.overall, self.pairs_all = r["overall"], r["pairs_all"]
         self.players, self.pairs, self.unnamed = r["players"], r["pairs"], r["unnamed"]
+        fair = r.get("fair", {})
+        self.fair_pairs = {k: Sums.from_dict(s) for k, s in fair.get("pairs", {}).items()}
+        self.fair_players = {k: PlayerFair.from_dict(p)
+                             for k, p in fair.get("players", {}).items()}
+
+
+def _pair(names: list[str], team: int) -> str:
+    """A partnership's key: the two players of a team, sorted."""
+    return _PAIR.join(sorted((names[team], names[team + 2])))
+
+
+def _figure(signal: Signal, decisions: int, rounds: int) -> dict[str, Any]:
+    """A fair-play signal as the summary gives it: the signal's own fields (rounded), the
+    decisions and rounds that carried its evidence, whether its sample is small and whether
+    it is flagged (p < :data:`ALPHA` over enough rounds)."""
+    small = rounds < MIN_ROUNDS
+    return {**signal.to_dict(), "estimate": round(signal.estimate, 4),
+            "low": round(signal.low, 4), "high": round(signal.high, 4),
+            "z": round(signal.z, 4), "p": float(f"{signal.p:.4g}"), "decisions": decisions,
+            "rounds": rounds, "small_sample": small,
+            "flagged": not small and signal.flagged(ALPHA)}
+
+
+def fair_summary(stats: ReviewStats) -> dict[str, Any]:
+    """The summary's ``fair_play``: per partnership hand sharing, per player full sight,
+    thrown rounds and engine assistance, and how many flags chance makes among those
+    tested."""
+    pairs: list[dict[str, Any]] = []
+    for key, sums in sorted(stats.fair_pairs.items()):
+        pairs.append({"players": key.split(_PAIR),
+                      "hand_sharing": _figure(sums.signal("partner"), sums.decisions,
+                                              sums.rounds)})
+    players: dict[str, dict[str, dict[str, Any]]] = {}
+    for name, p in sorted(stats.fair_players.items()):
+        thrown = p.thrown()
+        players[name] = {
+            "full_sight": _figure(p.full_sight.signal("all"), p.full_sight.decisions,
+                                  p.full_sight.rounds),
+            "thrown_rounds": _figure(thrown, sum(len(r[1]) // 2 for r in p.rounds),
+                                     thrown.evidence),
+            "engine": _figure(engine_signal(p.engine, p.best), p.engine + p.best,
+                              p.engine_rounds)}
+    figures: dict[str, list[dict[str, Any]]] = {
+        "hand_sharing": [f["hand_sharing"] for f in pairs],
+        **{kind: [f[kind] for f in players.values()]
+           for kind in ("full_sight", "thrown_rounds", "engine")}}
+    chance = {}
+    for kind, found in figures.items():
+        tested = sum(not f["small_sample"] for f in found)
+        chance[kind] = {"tested": tested, "flagged": sum(f["flagged"] for f in found),
+                        "by_chance": round(tested * ALPHA, 2)}
+    return {"alpha": ALPHA, "min_rounds": MIN_ROUNDS, "partnerships": pairs,
+            "players": players, "flags": chance}
 
 
 @dataclass(frozen=True)
 class ReviewJob(Job):
     """Review every line (:func:`shuangkou.core.review.review`: ``rollouts`` per decision
-    over all its ``width`` candidates, ``seed``; the true-deal evaluation with ``oracle``)."""
+    over all its ``width`` candidates, ``seed``; the true-deal evaluation with ``oracle``;
+    the fair-play views with ``fair_play``, ``decoys`` decoys each on ``fair_deals``
+    deals)."""
 
     rollouts: int | None = None      # None: the review's default budget
-    width: int = 6
+    width: int = DEFAULT_WIDTH       # the review's default (ReviewBudget's)
     seed: int = 0
     oracle: bool = True
+    fair_play: bool = False
+    decoys: int | None = None        # None: the review's default budget
+    fair_deals: int | None = None
 
     name = "review-replays"
     done = "reviewed"
@@ -232,23 +390,34 @@ class ReviewJob(Job):
     stats_type = ReviewStats
 
     def settings(self) -> dict[str, Any]:
+        # without fair play, the settings (and so a run's fingerprint) are what they were
+        fair = ({"fair_play": True, "decoys": self.decoys, "fair_deals": self.fair_deals}
+                if self.fair_play else {})
         return {"rollouts": self.rollouts, "width": self.width, "seed": self.seed,
-                "oracle": self.oracle}
+                "oracle": self.oracle, **fair}
 
     def with_settings(self, settings: dict[str, Any]) -> ReviewJob:
-        return replace(self, **{k: settings[k] for k in self.settings()})
+        return replace(self, rollouts=settings["rollouts"], width=settings["width"],
+                       seed=settings["seed"], oracle=settings["oracle"],
+                       fair_play=settings.get("fair_play", False),
+                       decoys=settings.get("decoys"), fair_deals=settings.get("fair_deals"))
+
+    def budget(self) -> ReviewBudget:
+        """The review's budget (ShuangkouError naming the field of a value out of bounds)."""
+        from shuangkou.core.review import DEFAULT_REVIEW
+
+        return budget_of(DEFAULT_REVIEW, rollouts=self.rollouts, width=self.width,
+                         decoys=self.decoys, fair_deals=self.fair_deals)
 
     def record(self, line: Line, partial_deal: bool) -> dict[str, Any]:
         if (refused := line_error(line)) is not None:
             return refused
         assert isinstance(line, str)
-        from shuangkou.core.review import DEFAULT_REVIEW, review
+        from shuangkou.core.review import review
 
-        budget = DEFAULT_REVIEW if self.rollouts is None else \
-            replace(DEFAULT_REVIEW, rollouts=self.rollouts)
         try:
-            rv = review(line, budget=budget, width=self.width, seed=self.seed,
-                        oracle=self.oracle, partial_deal=partial_deal)
+            rv = review(line, budget=self.budget(), seed=self.seed, oracle=self.oracle,
+                        fair=self.fair_play, partial_deal=partial_deal)
         except Exception as exc:  # noqa: BLE001 - one bad line must not stop an archive
             return failure_record(exc)
         record = {"ok": True, **rv.to_dict()}
@@ -273,6 +442,7 @@ class ReviewJob(Job):
                 "rounds_without_players": stats.unnamed,
                 "players": {p: player_figures(t) for p, t in sorted(stats.players.items())},
                 "partnerships": pairs, "partnership_rate": baseline,
+                "fair_play": fair_summary(stats) if self.fair_play else None,
                 "caveats": list(CAVEATS)}
 
     def headline(self, summary: dict[str, Any]) -> str:
@@ -280,10 +450,11 @@ class ReviewJob(Job):
         return f" ({d['decisions']:,} decisions, {d['forced']:,} forced)"
 
     def details(self, summary: dict[str, Any]) -> list[str]:
-        s = self.settings()
+        s = summary["review"]["settings"]          # the run's (--merge: its manifest's)
         d = summary["decisions"]
         out = [f"  review: {'default' if s['rollouts'] is None else s['rollouts']} rollouts, "
-               f"width {s['width']}, seed {s['seed']}, oracle {'on' if s['oracle'] else 'off'}; "
+               f"width {s['width']}, seed {s['seed']}, oracle {'on' if s['oracle'] else 'off'}, "
+               f"fair play {'on' if s.get('fair_play') else 'off'}; "
                f"mean loss {_mean(d, 'mean_loss')} per decision, loss share "
                f"{_pct(d, 'loss_share')}, blunders "
                f"{_pct(d, 'blunder_rate')}, agree first {_pct(d, 'agree_first')}, top 3 "
@@ -308,6 +479,8 @@ class ReviewJob(Job):
                     f"{_mean(f, 'mean_oracle_gain')}/decision{_small(f)}"
                     + ("  ^ above the archive's rate" if f["above_archive_rate"] else "")
                     for f in pairs[:SHOWN]]
+        if summary["fair_play"] is not None:
+            out += _fair_lines(summary["fair_play"], s)
         if len(players) > SHOWN or len(summary["partnerships"]) > SHOWN:
             out.append("  (every player and partnership: summary.json)")
         if summary["rounds_without_players"]:
@@ -316,6 +489,48 @@ class ReviewJob(Job):
         out.append("  caveats:")
         out += [f"  * {c}" for c in CAVEATS]
         return out
+
+
+#: The fair-play signals as the printed summary lists them: (key, whose, what the
+#: estimate is, how it is printed).
+_FAIR_SHOWN = (
+    ("hand_sharing", "partnership", "excess regret per decision on the view with the "
+     "partner's hand, points", "+.2f"),
+    ("full_sight", "player", "excess regret per decision on the view of every hand, points",
+     "+.2f"),
+    ("thrown_rounds", "player", "the worst round's excess loss over the player's own loss "
+     "share, against its shuffles' 95 %", "+.2f"),
+    ("engine", "player", "托管's choice taken where it is not the best, as a share of those "
+     "and the best", ".1%"),
+)
+
+
+def _fair_lines(fair: dict[str, Any], settings: dict[str, Any]) -> list[str]:
+    """The printed summary's fair-play lines: each signal's most telling figures first."""
+    def budget(key: str) -> str:
+        value = settings.get(key)
+        return "default" if value is None else str(value)
+
+    out = [f"  fair play (decoys {budget('decoys')}, deals a view {budget('fair_deals')}; "
+           f"one-sided p, 95 % intervals; flagged: p < {fair['alpha']} over "
+           f"{fair['min_rounds']} rounds or more):"]
+    entries = {"hand_sharing": [(" & ".join(f["players"]), f["hand_sharing"])
+                                for f in fair["partnerships"]],
+               **{kind: [(p, f[kind]) for p, f in fair["players"].items()]
+                  for kind in ("full_sight", "thrown_rounds", "engine")}}
+    for kind, whose, what, form in _FAIR_SHOWN:
+        flags = fair["flags"][kind]
+        out.append(f"    {kind.replace('_', ' ')}, by {whose} ({what}): {flags['tested']:,} "
+                   f"tested, {flags['flagged']:,} flagged, {flags['by_chance']:g} by chance")
+        ranked = sorted(entries[kind], key=lambda e: (e[1]["small_sample"], e[1]["p"]))
+        for who, f in ranked[:SHOWN]:
+            note = f"  {shown(f['note'])}" if f["note"] else ""
+            mark = ("  << flagged" if f["flagged"] else "  (small sample)"
+                    if f["small_sample"] else "")
+            out.append(f"      {_name(shown(who)):<28} {f['rounds']:>5,} rounds "
+                       f"{f['decisions']:>6,} decisions  {f['estimate']:{form}} "
+                       f"[{f['low']:{form}}, {f['high']:{form}}]  p {f['p']:.3g}{note}{mark}")
+    return out
 
 
 def _name(text: str) -> str:
@@ -356,14 +571,12 @@ def _parser() -> argparse.ArgumentParser:
                    help="JSONL files (.gz too), globs or directories")
     p.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1,
                    help="worker processes (default: every core, %(default)s here)")
-    p.add_argument("--rollouts", type=int, metavar="N",
-                   help="rollouts per decision, over all its candidates (default: the "
-                        "review's default budget, docs/review.md)")
-    p.add_argument("--width", type=int, default=6, metavar="W",
-                   help="candidates per decision (default %(default)s)")
+    budget_arguments(p)
     p.add_argument("--seed", type=int, default=0, help="the review's seed (default 0)")
     p.add_argument("--no-oracle", action="store_true",
-                   help="skip the evaluation on the true deal (cheaper; no collusion signal)")
+                   help="skip the evaluation on the true deal (half the cost; no collusion "
+                        "signal, which --fair-play supersedes)")
+    fair_play_arguments(p)
     p.add_argument("--partial-deal", action="store_true",
                    help="accept hands that are only part of the deck (puzzles, tests)")
     p.add_argument("--no-progress", action="store_true",
@@ -381,11 +594,17 @@ def main(argv: list[str] | None = None) -> int:
     if not args.output_dir:
         parser.error("review-replays writes an archive: give --output-dir DIR (one replay: "
                      "shuangkou review)")
-    if min(args.jobs, args.width, 1 if args.partition_lines is None else args.partition_lines,
-           1 if args.rollouts is None else args.rollouts) < 1:
-        parser.error("--jobs, --partition-lines, --rollouts and --width must be at least 1")
+    if min(args.jobs, 1 if args.partition_lines is None else args.partition_lines) < 1:
+        parser.error("--jobs and --partition-lines must be at least 1")
     check_archive_args(parser, args)
-    job = ReviewJob(args.rollouts, args.width, args.seed, not args.no_oracle)
+    fair_play_given(parser, args)
+    width = DEFAULT_WIDTH if args.width is None else args.width
+    job = ReviewJob(args.rollouts, width, args.seed, not args.no_oracle,
+                    fair_play=args.fair_play, decoys=args.decoys, fair_deals=args.fair_deals)
+    try:
+        job.budget()
+    except ShuangkouError as exc:            # a budget out of its bounds: bad usage
+        parser.error(str(exc))
     return archive_main(args, not args.no_progress and sys.stderr.isatty(), job)
 
 

@@ -1,5 +1,6 @@
 """``shuangkou view REPLAY [-o FILE] [--line N] [--review [--rollouts N] [--seed S]
-[--width W]]``: the page of one replayed round, annotated with its review.
+[--width W] [--fair-play [--decoys K] [--fair-deals D]]]``: the page of one replayed round,
+annotated with its review.
 
 REPLAY is a replay file (docs/replays.md), ``-`` for stdin, or with ``--line N`` the N-th
 line (1-based) of a JSON-lines archive, plain or gzipped — the line a ``score-replays``
@@ -11,8 +12,9 @@ what was written and the verdict.
 
 ``--review`` reviews the round first (:func:`shuangkou.core.review.review`, the budget of
 ``shuangkou review``): each action then carries its verdict, its loss and the best
-alternative, and the page gains the evaluation graph and each seat's summary. A rejected
-replay is not reviewed.
+alternative, and the page gains the evaluation graph and each seat's summary; with
+``--fair-play``, each action the fair-play evidence it carried and the review section the
+round's fair-play scores and their caveats. A rejected replay is not reviewed.
 """
 
 from __future__ import annotations
@@ -20,16 +22,15 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
 from shuangkou.core.errors import ShuangkouError
-from shuangkou.core.review import DEFAULT_REVIEW, review
+from shuangkou.core.review import Review, review
 from shuangkou.core.story import RoundStory
 
-from ..batch.inputs import json_lines, read_replay
+from ..inputs import json_lines, read_replay
+from ..review.options import budget_arguments, budget_given, fair_play_arguments, fair_play_given
 from ..shown import shown
 from .page import KIND_TEXT, page_of
 
@@ -68,27 +69,19 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("--review", action="store_true",
                    help="annotate each action with its verdict and loss, the best "
                         "alternative beside it, an evaluation graph and each seat's summary")
-    r.add_argument("--rollouts", type=int, metavar="N",
-                   help=f"rollouts per decision, over its candidates (default "
-                        f"{DEFAULT_REVIEW.rollouts})")
+    budget_arguments(r)
     r.add_argument("--seed", type=int, default=0, help="seeds the sampled deals (default 0)")
-    r.add_argument("--width", type=int, metavar="W",
-                   help="candidates from the ranked hints per decision (default: the "
-                        "review's, 6)")
+    fair_play_arguments(r)
     return p
 
 
-def _reviewer(args: argparse.Namespace) -> Callable[[str], Mapping[str, Any]]:
+def _reviewer(args: argparse.Namespace) -> Callable[[str], Review]:
     """How ``--review`` reviews a replay's text."""
-    budget = (DEFAULT_REVIEW if args.rollouts is None
-              else replace(DEFAULT_REVIEW, rollouts=args.rollouts))
+    budget = budget_given(args)
 
-    width = {} if args.width is None else {"width": args.width}
-
-    def reviewed(text: str) -> Mapping[str, Any]:
-        data: Mapping[str, Any] = review(text, budget=budget, seed=args.seed,
-                                         partial_deal=args.partial_deal, **width).to_dict()
-        return data
+    def reviewed(text: str) -> Review:
+        return review(text, budget=budget, seed=args.seed, fair=args.fair_play,
+                      partial_deal=args.partial_deal)
     return reviewed
 
 
@@ -106,11 +99,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.line is not None and (args.line < 1 or args.replay == "-"):
         parser.error("--line takes a line number from 1, of a file (not stdin)")
     if not args.review and (args.rollouts is not None or args.seed or
-                            args.width is not None):
-        parser.error("--rollouts, --seed and --width go with --review")
+                            args.width is not None or args.fair_play):
+        parser.error("--rollouts, --seed, --width and --fair-play go with --review")
+    fair_play_given(parser, args)
     try:
         reviewer = _reviewer(args) if args.review else None
-    except ShuangkouError as exc:
+    except ShuangkouError as exc:    # a budget out of its bounds
         parser.error(str(exc))
     try:
         text = read_replay(args.replay, args.line)
@@ -125,7 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         story, page = page_of(text, "stdin" if args.replay == "-" else source,
                               args.partial_deal, reviewer)
-    except ShuangkouError as exc:    # a width or seed the review refuses
+    except ShuangkouError as exc:    # a seed the review refuses
         parser.error(str(exc))
     output = args.output or ("-" if args.replay == "-" else
                              _default_output(args.replay, args.line))

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import resources
 from typing import Any
 
-from shuangkou.core import format_cards, parse_cards
+from shuangkou.core import format_cards
 from shuangkou.core.cards import (
     RED_SUITS,
     SEATS,
@@ -35,8 +35,11 @@ from shuangkou.core.cards import (
     team,
 )
 from shuangkou.core.declaration import Declaration
+from shuangkou.core.review import Candidate, Decision, Review
 from shuangkou.core.round_ends import round_end
 from shuangkou.core.story import RoundStory, Step, Trick, story_of
+
+from ..review.fair import CAVEATS, engine_tells, evidence_text, fair_played, round_fair
 
 __all__ = ["page_of", "render", "render_index", "card", "KIND_TEXT"]
 
@@ -228,7 +231,7 @@ def _lead_text(story: RoundStory, trick: Trick) -> str:
     return "took the last trick and leads"
 
 
-def _step(story: RoundStory, step: Step, decision: Mapping[str, Any] | None = None) -> str:
+def _step(story: RoundStory, step: Step, decision: Decision | None = None) -> str:
     cls = ["step", step.kind]
     body = [f'<span class="n">#{step.index}</span>', _seat(step.seat)]
     reading = ""
@@ -255,10 +258,11 @@ def _step(story: RoundStory, step: Step, decision: Mapping[str, Any] | None = No
     cards_text = " ".join(format_cards(step.cards))
     reviewed = ""
     if decision is not None:
-        cls.append(f"v-{decision['verdict']}")
+        cls.append(f"v-{decision.verdict}")
         body.append(_annotation(decision))
-        reviewed = (f' data-verdict="{_e(decision["verdict"])}" data-loss="'
-                    f'{decision["loss"]:.2f}" data-best="{_e(_action_text(_best(decision)))}"')
+        best = decision.candidates[decision.best]
+        reviewed = (f' data-verdict="{_e(decision.verdict)}" data-loss="'
+                    f'{decision.loss:.2f}" data-best="{_e(_action_text(best))}"')
     return (f'<li class="{" ".join(cls)}" id="a{step.index}" data-index="{step.index}" '
             f'data-seat="{step.seat}" data-kind="{step.kind}" data-cards="{_e(cards_text)}" '
             f'data-reading="{_e(reading)}"{reviewed}>{"".join(body)}</li>')
@@ -280,7 +284,7 @@ def _rejected_step(story: RoundStory) -> str:
             f'data-reason="{_e(rej.reason)}">{"".join(body)}</li>')
 
 
-def _tricks(story: RoundStory, decisions: Mapping[int, Mapping[str, Any]]) -> str:
+def _tricks(story: RoundStory, decisions: Mapping[int, Decision]) -> str:
     items = []
     rej = story.rejection
     open_trick = bool(story.tricks) and story.tricks[-1].won_by is None
@@ -571,51 +575,67 @@ def _points(value: float) -> str:
     return "0.0" if text == "-0.0" else text.replace("-", "−")
 
 
-def _best(decision: Mapping[str, Any]) -> Mapping[str, Any]:
-    best: Mapping[str, Any] = decision["candidates"][decision["best"]]
-    return best
+def _action_text(c: Candidate) -> str:
+    return " ".join(format_cards(c.cards)) if c.kind == "play" else c.kind
 
 
-def _action_text(action: Mapping[str, Any]) -> str:
-    return " ".join(action.get("cards") or ()) if action["kind"] == "play" else action["kind"]
-
-
-def _action_html(action: Mapping[str, Any]) -> str:
+def _action_html(c: Candidate) -> str:
     """A candidate as the page shows it: its cards, or what it does (pass)."""
-    if action["kind"] != "play":
-        return f'<span class="what">{_e(action["kind"])}</span>'
-    return _cards(parse_cards(list(action["cards"])))
+    if c.kind != "play":
+        return f'<span class="what">{_e(c.kind)}</span>'
+    return _cards(c.cards)
 
 
-def _annotation(d: Mapping[str, Any]) -> str:
+def _annotation(d: Decision) -> str:
     """A decision's verdict and loss beside its action, and the best alternative when the
     action taken was not it."""
-    verdict = d["verdict"]
+    verdict = d.verdict
     parts = [f'<span class="tag rv {_e(verdict)}">{_e(_VERDICT_TEXT.get(verdict, verdict))}'
              "</span>"]
-    best = _best(d)
-    if verdict != "forced" and best["points"] is not None:   # evaluated (not out of deals)
+    best = d.candidates[d.best]
+    if verdict != "forced" and best.points is not None:   # evaluated (not out of deals)
         parts.append(f'<span class="loss" title="expected points lost against the best '
-                     f'candidate, ± its standard error">loss {_points(d["loss"])} ± '
-                     f'{abs(d["loss_se"]):.1f}</span>')
-        if not best["taken"]:
+                     f'candidate, ± its standard error">loss {_points(d.loss)} ± '
+                     f'{abs(d.loss_se):.1f}</span>')
+        taken = d.candidates[d.taken].points
+        if not best.taken and taken is not None:
             parts.append(f'<span class="alt">best {_action_html(best)} '
-                         f'<span class="muted">{_points(best["points"])} vs '
-                         f'{_points(_taken(d)["points"])}</span></span>')
+                         f'<span class="muted">{_points(best.points)} vs '
+                         f'{_points(taken)}</span></span>')
+    if d.fair:                           # reviewed with fair play (every evaluated decision)
+        parts.append(_fair_annotation(d))
     return f'<span class="review">{"".join(parts)}</span>'
 
 
-def _taken(d: Mapping[str, Any]) -> Mapping[str, Any]:
-    taken: Mapping[str, Any] = next(c for c in d["candidates"] if c["taken"])
-    return taken
+def _fair_annotation(d: Decision) -> str:
+    """A decision's fair-play evidence, each view that carried some (the taken action's
+    regret on the true hands and on the decoys), and 托管's choice where it is not the
+    best."""
+    parts = []
+    for e in d.fair:
+        if e.carries:
+            decoys = " ".join(f"{r:.2f}" for r in e.decoy_regrets)
+            parts.append(f'<span class="ev" data-view="{_e(e.kind)}" data-regret='
+                         f'"{e.regret:.2f}" data-decoys="{decoys}" data-excess='
+                         f'"{e.excess:.2f}" data-follows="{str(e.follows).lower()}">'
+                         f"{_e(evidence_text(e, minus='−'))}</span>")
+    if (told := engine_tells(d)) is not None:
+        whose = "托管's" if told == "engine" else "the best"
+        parts.append(f'<span class="tg" data-taken="{told}">托管 would play '
+                     f'{_action_html(d.candidates[d.tuoguan])}, not the best; the '
+                     f"action taken is {whose}</span>")
+    if not parts:
+        return ""
+    return ('<span class="fair" title="fair-play evidence (docs/review.md: Fair play)">'
+            f'{"".join(parts)}</span>')
 
 
-def _graph(decisions: Sequence[Mapping[str, Any]]) -> str:
+def _graph(decisions: Sequence[Decision]) -> str:
     """Team 0's expected points after each action, as an inline SVG polyline; the
     inaccuracies, mistakes and blunders marked and linked to their actions."""
     # a decision before the first evaluated one has no value yet: the line starts there
-    shown = [(i, float(d["eval_team0"])) for i, d in enumerate(decisions)
-             if d["eval_team0"] is not None]
+    shown = [(i, float(d.eval_team0)) for i, d in enumerate(decisions)
+             if d.eval_team0 is not None]
     if not shown:
         return ""
     width, height, pad = 640, 180, 14
@@ -635,12 +655,12 @@ def _graph(decisions: Sequence[Mapping[str, Any]]) -> str:
     marks = []
     for i, v in shown:
         d = decisions[i]
-        if d["verdict"] in _MARKED:
-            tip = (f"#{d['index']} seat {d['seat']}: {_VERDICT_TEXT[d['verdict']]}, loss "
-                   f"{_points(d['loss'])}")
-            marks.append(f'<a href="#a{d["index"]}"><circle class="{_e(d["verdict"])}" '
+        if d.verdict in _MARKED:
+            tip = (f"#{d.index} seat {d.seat}: {_VERDICT_TEXT[d.verdict]}, loss "
+                   f"{_points(d.loss)}")
+            marks.append(f'<a href="#a{d.index}"><circle class="{_e(d.verdict)}" '
                          f'cx="{x(i):.1f}" cy="{y(v):.1f}" r="4" data-index="'
-                         f'{d["index"]}"><title>{_e(tip)}</title></circle></a>')
+                         f'{d.index}"><title>{_e(tip)}</title></circle></a>')
     label = (f"team 0's expected points after each action, from {_points(values[0])} to "
              f"{_points(values[-1])}")
     return (f'<svg class="graph" id="eval-graph" viewBox="0 0 {width} {height}" role="img" '
@@ -655,37 +675,36 @@ def _share(value: float | None) -> str:
     return "–" if value is None else f"{value:.0%}"
 
 
-def _review_section(review: Mapping[str, Any]) -> str:
+def _review_section(review: Review) -> str:
     """The review: what it was given, the evaluation graph and each seat's summary."""
-    players = review.get("players")
+    players = review.players
     rows = []
-    for s in review["seats"]:
-        cells = {"decisions": f'{s["decisions"]:,}', "forced": f'{s["forced"]:,}',
-                 "mean_loss": "–" if s["mean_loss"] is None else f'{s["mean_loss"]:.2f}',
-                 "loss_share": _share(s["loss_share"]),
-                 "inaccuracies": str(s["inaccuracies"]), "mistakes": str(s["mistakes"]),
-                 "blunders": str(s["blunders"]), "agree_first": _share(s["agree_first"]),
-                 "agree_top3": _share(s["agree_top3"])}
-        who = f'<td class="l">{_i(s["player"])}</td>' if players else ""
-        rows.append(f'<tr data-seat="{s["seat"]}"><td>{_seat(s["seat"])}</td>{who}' + "".join(
+    for s in review.seats:
+        cells = {"decisions": f"{s.decisions:,}", "forced": f"{s.forced:,}",
+                 "mean_loss": "–" if s.mean_loss is None else f"{s.mean_loss:.2f}",
+                 "loss_share": _share(s.loss_share),
+                 "inaccuracies": str(s.inaccuracies), "mistakes": str(s.mistakes),
+                 "blunders": str(s.blunders), "agree_first": _share(s.agree_first),
+                 "agree_top3": _share(s.agree_top3)}
+        who = f'<td class="l">{_i(s.player)}</td>' if players else ""
+        rows.append(f'<tr data-seat="{s.seat}"><td>{_seat(s.seat)}</td>{who}' + "".join(
             f'<td data-term="{k}">{v}</td>' for k, v in cells.items()) + "</tr>")
     head = "".join(f"<th>{h}</th>" for h in (
         "seat", *(("player",) if players else ()), "decisions", "forced", "mean loss",
         "loss share", "inacc.", "mistakes", "blunders", "= 1st", "in top 3"))
-    budget = review["budget"]
-    spent = (f'{review["rollouts"]:,} rollouts in {review["seconds"]:.1f} s'
-             if review.get("rollouts") is not None else "")
+    budget = review.budget
+    spent = f"{review.rollouts:,} rollouts in {review.seconds:.1f} s"
     return (
-        f'<section id="review" data-rollouts="{budget["rollouts"]}" data-seed="'
-        f'{review["seed"]}" data-width="{review["width"]}"><h2>Review</h2>'
+        f'<section id="review" data-rollouts="{budget.rollouts}" data-seed="'
+        f'{review.seed}" data-width="{budget.width}"><h2>Review</h2>'
         f'<p>Each play and pass is weighed from what its seat could see then: the ranked '
-        f'提示 candidates (up to {review["width"]}) and the action taken, each played on to '
-        f"the end on the same sampled deals of the unseen cards ({budget['rollouts']:,} "
-        f"rollouts a decision, the other seats played by the {_e(budget['model'])} model; "
-        f"seed {review['seed']}). <em>loss</em> = the best candidate's expected points for "
+        f'提示 candidates (up to {budget.width}) and the action taken, each played on to '
+        f"the end on the same sampled deals of the unseen cards ({budget.rollouts:,} "
+        f"rollouts a decision, the other seats played by the {_e(budget.model)} model; "
+        f"seed {review.seed}). <em>loss</em> = the best candidate's expected points for "
         "the team minus the action's; a verdict counts a loss only beyond twice its "
         f"standard error (docs/review.md). {_e(spent)}</p>"
-        f"<h3>Team 0's expected points after each action</h3>{_graph(review['decisions'])}"
+        f"<h3>Team 0's expected points after each action</h3>{_graph(review.decisions)}"
         '<p class="muted">Above the line team 0 (seats 0 and 2) is expected to gain; a dot '
         "marks an inaccuracy, mistake or blunder (click it for the action).</p>"
         f'<h3>By seat</h3><div class="scroll"><table class="seats-review"><thead><tr>{head}'
@@ -698,14 +717,71 @@ def _review_section(review: Mapping[str, Any]) -> str:
         "its own bias.</p></section>")
 
 
+def _fair_section(review: Review) -> str:
+    """The round's fair-play scores (a review with fair play): hand sharing per
+    partnership, full sight and the decisions that tell for engine assistance per seat,
+    and the caveats a platform must read."""
+    players = review.players
+    scores = round_fair(review.decisions)
+
+    def who(seat: int) -> str:
+        return _seat(seat) + (f" {_i(players[seat])}" if players else "")
+
+    def cells(r: Any) -> str:
+        if r is None:
+            return '<td data-term="decisions">0</td><td>–</td><td>–</td><td>–</td>'
+        return (f'<td data-term="decisions">{r.decisions}</td>'
+                f'<td data-term="excess">{_signed_points(r.excess)}</td>'
+                f'<td data-term="per_decision">{_signed_points(r.excess / r.decisions, 2)}'
+                f'</td><td data-term="score">{_signed_points(r.score, 2)}</td>')
+
+    head = ("<th>decisions</th><th>excess</th><th>a decision</th><th>rank score</th>")
+    teams = "".join(f'<tr data-team="{t}"><td class="l">{who(t)} &amp; {who(t + 2)}</td>'
+                    f"{cells(scores.hand_sharing[t])}</tr>" for t in (0, 1))
+    seats = "".join(f'<tr data-seat="{s}"><td class="l">{who(s)}</td>'
+                    f"{cells(scores.full_sight[s])}"
+                    f'<td data-term="engine">{engine}</td><td data-term="best">{best}</td></tr>'
+                    for s, (engine, best) in enumerate(scores.engine))
+    caveats = "".join(f"<li>{_e(c)}</li>" for c in CAVEATS)
+    return (
+        '<section id="fair-play"><h2>Fair play</h2>'
+        "<p>Each evaluated decision was also rolled out on the view that adds the partner's "
+        "hand and on the view of every hand, each with the true hands and with decoys: hands "
+        "made up from what the seat could see. <em>regret</em> = the view's best "
+        "candidate's points minus the action's; <em>excess</em> = the decoys' mean regret "
+        "minus the true hands'. A seat that does not see the hands cannot tell the true "
+        "view from its decoys: its excess is 0 on average, whatever its strength; one that "
+        "sees them plays closer to the true view's best. Only decisions where the regrets "
+        "differ carry evidence; the rank score sums each one's rank of the true view among "
+        "its decoys less what chance gives (docs/review.md \"Fair play\").</p>"
+        '<h3>Hand sharing, by partnership</h3><div class="scroll"><table class="fair-teams">'
+        f'<thead><tr><th class="l">partnership</th>{head}</tr></thead><tbody>{teams}</tbody>'
+        "</table></div>"
+        '<h3>Full sight and engine assistance, by seat</h3><div class="scroll">'
+        f'<table class="fair-seats"><thead><tr><th class="l">seat</th>{head}'
+        "<th>托管's</th><th>the best</th></tr></thead><tbody>"
+        f"{seats}</tbody></table></div>"
+        '<p class="muted">托管\'s / the best: where 托管\'s choice was not the best candidate '
+        "in points, how often the action taken was 托管's and how often the best.</p>"
+        f'<ul class="plain caveats">{caveats}</ul></section>')
+
+
+def _signed_points(value: float, digits: int = 1) -> str:
+    """Points with their sign, a true minus sign."""
+    text = f"{value:.{digits}f}"
+    if float(text) == 0:
+        return f"{0:.{digits}f}"
+    return "+" + text if value > 0 else text.replace("-", "−")
+
+
 # ----------------------------------------------------------------------------- the page
 
 def render(story: RoundStory, *, source: str | None = None, text: str | None = None,
-           review: Mapping[str, Any] | None = None) -> str:
+           review: Review | None = None) -> str:
     """The page of a round's story; ``source`` names where the replay came from (a file,
     a file and line); ``text``: the replay as read, shown when it is no JSON object;
-    ``review``: the round's review (``Review.to_dict()``), which annotates each action and
-    adds the review section."""
+    ``review``: the round's review (the record), which annotates each action and
+    adds the review section (and, reviewed with fair play, the fair-play section)."""
     v = story.variant
     rej = story.rejection
     title = (f"{_plain_isolated(v.name)} ({_plain_isolated(v.id)})" if v is not None
@@ -715,6 +791,7 @@ def render(story: RoundStory, *, source: str | None = None, text: str | None = N
              else "rejected" if rej is not None
              else KIND_TEXT[story.result.kind] if story.result is not None else "")
     parts = [f"<h1>Round · {heading}</h1>"]
+    fair = review is not None and fair_played(review.decisions)
     if source:
         parts.append(f'<p class="src">replay: {_i(source)}</p>')
     parts.append(_verdict(story))
@@ -726,6 +803,7 @@ def render(story: RoundStory, *, source: str | None = None, text: str | None = N
         parts.append('<nav class="toc"><a href="#seating">seating</a><a href="#deal">hands'
                      '</a><a href="#tricks">tricks</a>'
                      + ('<a href="#review">review</a>' if review is not None else "")
+                     + ('<a href="#fair-play">fair play</a>' if fair else "")
                      + '<a href="#bombs">bombs</a>'
                      '<a href="#finish">finishing</a><a href="#settlement">settlement</a>'
                      f'<a href="#rules">rules</a><span class="muted">{_e(stake + fee)}'
@@ -734,10 +812,12 @@ def render(story: RoundStory, *, source: str | None = None, text: str | None = N
         assert story.seated is not None and story.hands is not None
         parts.append(_hands("Hands as dealt", "deal", story.seated,
                             '<p class="muted">By table seat, after the swap.</p>'))
-        decisions = {d["index"]: d for d in review["decisions"]} if review else {}
+        decisions = {d.index: d for d in review.decisions} if review is not None else {}
         parts.append(_tricks(story, decisions))
         if review is not None:
             parts.append(_review_section(review))
+        if review is not None and fair:
+            parts.append(_fair_section(review))
         end = ("Hands at the rejected action" if rej is not None and rej.action is not None
                else "Hands where the replay stops" if rej is not None
                else "Hands at the end")
@@ -759,7 +839,7 @@ def render(story: RoundStory, *, source: str | None = None, text: str | None = N
 
 
 def page_of(text: str, source: str, partial_deal: bool = False,
-            review: Callable[[str], Mapping[str, Any]] | None = None
+            review: Callable[[str], Review] | None = None
             ) -> tuple[RoundStory, str]:
     """The story of a replay's text and its page (``view`` and ``score-replays
     --view-rejected`` both draw pages with it); ``review``: how to review the replay's

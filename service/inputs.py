@@ -1,5 +1,8 @@
-"""What the batch scorer reads: input files (plain or gzipped, globs, directories, stdin) and
-THE line splitter every reader uses.
+"""What the commands read: input files (plain or gzipped, globs, directories, stdin), THE line
+splitter every reader uses, and one replay of a file or of an archive's line
+(:func:`read_replay`) — for the batch scorer (``score-replays``, ``review-replays``:
+service/batch/) and the commands of one round (``score``, ``review``, ``view``) alike, which
+is why it sits under neither (the batch imports the view's page, never the reverse).
 
 A line ends at ``\\n``. The ``\\r`` of a CRLF ending is dropped (JSON whitespace either way,
 so a replay reads the same with it or without it); a lone ``\\r`` stays inside its line;

@@ -1,0 +1,143 @@
+"""Fair play as the service reads it from a review — the record
+(:class:`~shuangkou.core.review.Review`'s decisions: ``shuangkou review``, the round page) or
+its JSON form (``Review.to_dict()``, the records of ``review-replays``): each decision's
+evidence (:mod:`shuangkou.core.fairplay`), what it tells of engine assistance, a round's
+scores per partnership and per seat, and the caveats every surface that shows them repeats
+(docs/review.md "Fair play").
+
+One home for what ``shuangkou review --fair-play``, the round page (service/view/page.py)
+and the archive's sums (service/batch/review.py) read of a decision, so that the three
+agree on which decisions carried evidence: each function takes a decision in either form.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+from shuangkou.core.cards import SEATS
+from shuangkou.core.fairplay import Evidence, RoundScore, round_score
+
+if TYPE_CHECKING:   # the record's type only: its JSON form is told apart as a Mapping
+    from shuangkou.core.review import Decision
+
+__all__ = ["CAVEATS", "NOT_PROOF", "ONE_ROUND", "VIEW_NAMES", "WHAT_TO_DO", "Reviewed",
+           "RoundFair", "engine_tells", "evaluated", "evidence_of", "evidence_text",
+           "fair_played", "gained_most", "round_fair", "score_text", "taken_index"]
+
+#: A reviewed decision: the record, or its JSON form.
+Reviewed: TypeAlias = "Decision | Mapping[str, Any]"
+
+#: The fair-play views as people read them (core_ext/fairplay.py KINDS).
+VIEW_NAMES = {"partner": "partner's hand", "all": "every hand"}
+
+NOT_PROOF = ("A signal is not proof: a fair-play flag (hand sharing, full sight, thrown "
+             "rounds, engine assistance) is a reason to look, never a finding of cheating by "
+             "itself: the evidence is what one engine makes of the decisions, at a finite "
+             "budget, and an honest player can be lucky, or play as the engine does.")
+WHAT_TO_DO = ("What to do with a flag: read the decisions that carried the evidence (shuangkou "
+              "review --fair-play and shuangkou view --review --fair-play of the flagged "
+              "rounds show where the choices followed a view the seat should not have had, "
+              "and which opponent gained) with a person who knows the game, and act only "
+              "with other facts (accounts, devices, networks, who moved coins to whom).")
+ONE_ROUND = ("One round says little: its decisions share one deal, and a calibrated signal "
+             "needs tens of rounds (review-replays --fair-play sums them per partnership and "
+             "player, with intervals and p-values).")
+#: What one round's fair play shows with it (``shuangkou review --fair-play``, the page).
+CAVEATS = (NOT_PROOF, WHAT_TO_DO, ONE_ROUND)
+
+
+def _field(decision: Reviewed, name: str) -> Any:
+    """A field of a decision that both forms name alike (``seat``, ``forced``, ``deals``,
+    ``best``, ``tuoguan``)."""
+    return decision[name] if isinstance(decision, Mapping) else getattr(decision, name)
+
+
+def taken_index(decision: Reviewed) -> int:
+    """The index among its candidates of the action taken."""
+    if not isinstance(decision, Mapping):
+        return decision.taken
+    return next(k for k, c in enumerate(decision["candidates"]) if c["taken"])
+
+
+def evaluated(decision: Reviewed) -> bool:
+    """Whether the review rolled the decision out (not forced, and given deals)."""
+    return not _field(decision, "forced") and _field(decision, "deals") > 0
+
+
+def evidence_of(decision: Reviewed) -> tuple[Evidence, ...]:
+    """A decision's fair-play evidence, one per view (none without fair play)."""
+    if not isinstance(decision, Mapping):
+        return decision.fair
+    return tuple(Evidence(e["kind"], e["regret"], tuple(e["decoy_regrets"]), e["disagree"],
+                          e["follows"]) for e in decision.get("fair") or ())
+
+
+def fair_played(decisions: Iterable[Reviewed]) -> bool:
+    """Whether a review was run with fair play: some decision carries its views (every
+    evaluated decision does then)."""
+    return any(d.get("fair") if isinstance(d, Mapping) else d.fair for d in decisions)
+
+
+def engine_tells(decision: Reviewed) -> str | None:
+    """What a decision tells of engine assistance (core_ext/fairplay.py): where 托管's
+    choice is not the candidate best in points, ``"engine"`` when the action taken was
+    托管's, ``"best"`` when it was the best; else None (it tells nothing)."""
+    tuoguan, best = _field(decision, "tuoguan"), _field(decision, "best")
+    if not evaluated(decision) or tuoguan == best:
+        return None
+    taken = taken_index(decision)
+    return "engine" if taken == tuoguan else "best" if taken == best else None
+
+
+def gained_most(final: Sequence[int], seat: int) -> int:
+    """The opponent of table ``seat`` whose final amount is the largest (the first by table
+    seat on a tie): who a thrown round fed."""
+    opponents = ((seat + 1) % SEATS, (seat + 3) % SEATS)
+    return max(opponents, key=lambda o: (final[o], -o))
+
+
+@dataclass(frozen=True, slots=True)
+class RoundFair:
+    """One round's fair-play figures: per team (table seats t and t + 2) the hand-sharing
+    score, per table seat the full-sight score (:class:`~shuangkou.core.fairplay.RoundScore`,
+    None when no decision carried evidence) and the (engine, best) counts of the decisions
+    that tell for engine assistance."""
+
+    hand_sharing: tuple[RoundScore | None, RoundScore | None]
+    full_sight: tuple[RoundScore | None, ...]
+    engine: tuple[tuple[int, int], ...]
+
+
+def round_fair(decisions: Iterable[Reviewed]) -> RoundFair:
+    """The :class:`RoundFair` of a review's decisions."""
+    by_seat: list[list[Evidence]] = [[] for _ in range(SEATS)]
+    tells: list[list[str]] = [[] for _ in range(SEATS)]
+    for d in decisions:
+        seat = _field(d, "seat")
+        by_seat[seat].extend(evidence_of(d))
+        if (told := engine_tells(d)) is not None:
+            tells[seat].append(told)
+    teams = (round_score("partner", by_seat[0] + by_seat[2]),
+             round_score("partner", by_seat[1] + by_seat[3]))
+    return RoundFair(teams, tuple(round_score("all", e) for e in by_seat),
+                     tuple((t.count("engine"), t.count("best")) for t in tells))
+
+
+def evidence_text(e: Evidence, minus: str = "-") -> str:
+    """One view's evidence for people: the taken action's regret on the true hands and on
+    each decoy (never negative), and the excess with its sign (``minus``: the page writes a
+    true minus sign)."""
+    decoys = ", ".join(f"{r:.1f}" for r in e.decoy_regrets)
+    excess = f"{e.excess:+.1f}".replace("-", minus)
+    return f"{VIEW_NAMES[e.kind]}: regret {e.regret:.1f}, decoys {decoys} (excess {excess})"
+
+
+def score_text(r: RoundScore | None) -> str:
+    """A round's score of a partnership or a seat for people."""
+    if r is None:
+        return "no decision carried evidence"
+    return (f"{r.decisions} decision{'s' if r.decisions != 1 else ''} carried evidence: excess "
+            f"{r.excess:+.1f} points ({r.excess / r.decisions:+.2f} a decision), rank score "
+            f"{r.score:+.2f}")
