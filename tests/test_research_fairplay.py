@@ -11,7 +11,8 @@
   the rounds it throws per round; an
   engine-assisted player at a share of one plays 托管's choice.
 * The archive is deterministic for a seed (and a resumed run writes what one run writes),
-  and the study runs end to end on a tiny archive.
+  and the study runs end to end on a tiny archive reviewed by ``shuangkou review-replays
+  --fair-play`` (at a tiny budget).
 """
 
 from __future__ import annotations
@@ -39,7 +40,6 @@ from research.panel import Player, rule_player  # noqa: E402
 from shuangkou.core import Round, get_variant  # noqa: E402
 from shuangkou.core.generate import deal  # noqa: E402
 from shuangkou.core.replay import score_replay  # noqa: E402
-from shuangkou.core.review import ReviewBudget  # noqa: E402
 from shuangkou.core.suggest import suggest  # noqa: E402
 
 #: a search cheap enough for a test (the panel's plays 600 rollouts)
@@ -267,8 +267,9 @@ def test_the_study_runs_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture
     folder = tmp_path / "archive"
     kinds_ = ["honest-team", "share-rule", "throw-rule"]
     archive.generate(folder, kinds_, matches=1, rounds=2, variants=["huopin"])
-    budget = ReviewBudget(rollouts=24, decoys=1, fair_deals=2)
-    assert review_archive(folder, kinds_, budget=budget, limit=2) == dict.fromkeys(kinds_, 2)
+    small = ["--rollouts", "24", "--decoys", "1", "--fair-deals", "2"]
+    assert review_archive(folder, kinds_, options=small, limit=2) == dict.fromkeys(kinds_, 2)
+    assert review_archive(folder, kinds_, options=small) == dict.fromkeys(kinds_, 2)  # done
     got = study(folder, sizes=[2], matches=20, thrown_matches=4, permutations=20)
     out = capsys.readouterr().out
     for signal in kinds.SIGNALS:
@@ -293,7 +294,7 @@ def test_the_commands_run(tmp_path: Path) -> None:
     assert "2 rounds of 1 kinds" in run("generate", str(folder), "--kinds", "honest-blind",
                                         "--matches", "1", "--rounds", "2", "--variants",
                                         "bianfeng")
-    assert "2 rounds reviewed" in run("review", str(folder), "--kinds", "honest-blind",
+    assert "2 rounds reviewed" in run("review", str(folder), "--kinds", "honest-blind", "--",
                                       "--rollouts", "12", "--decoys", "1", "--fair-deals", "2")
     run("keep", str(folder), "--into", str(kept))
     assert (kept / "honest-blind.jsonl.gz").exists()

@@ -3,36 +3,38 @@
     .venv/bin/python -m research.fairplay generate DIR [--kinds NAME ...] [--matches 8]
         [--rounds 50] [--variants ID ...] [--reference rule|search] [--seed 1]
     .venv/bin/python -m research.fairplay review DIR [--kinds NAME ...] [--limit N] [-j 1]
-        [--rollouts 2000] [--decoys 3] [--fair-deals 12] [--seed 0]
+        [-- REVIEW-REPLAYS OPTIONS ...]
     .venv/bin/python -m research.fairplay study DIR [--kinds NAME ...] [--sizes 10 20 50]
         [--matches 2000] [--thrown-matches 400] [--permutations 2000] [--seed 1]
         [--variants ID ...] [--signals NAME ...] [--json FILE]
     .venv/bin/python -m research.fairplay keep DIR --into research/results/fairplay
 
 ``generate`` writes the archive (research/fairplay/archive.py: replays, their notes,
-labels.json), every kind or those named; ``review`` reviews it as ``review-replays
---fair-play`` does (research/fairplay/reviewed.py), resumable, kinds interleaved; ``study``
+labels.json), every kind or those named; ``review`` reviews it with ``shuangkou review-replays
+--fair-play --no-oracle`` (research/fairplay/reviewed.py: slices of every kind in turn,
+resumable; options after ``--`` go to the command); ``study``
 prints per signal the power and the false-positive rates over resampled matches
-(research/fairplay/power.py); ``keep`` gzips the reviewed rounds and the labels into a
-folder (what research/results/fairplay holds), and ``study`` reads such a folder as well.
+(research/fairplay/power.py); ``keep`` writes the reviewed rounds (reduced), the labels
+and the review's CPU into a folder, a gzip per kind (what research/results/fairplay holds),
+and ``study`` reads such a folder as well.
 """
 
 from __future__ import annotations
 
 import argparse
 import gzip
+import json
 import shutil
 import sys
 import time
 from pathlib import Path
 
 from research.panel import VARIANTS
-from shuangkou.core.review import ReviewBudget
 
 from .archive import LABELS, generate
 from .kinds import KINDS, REFERENCES, SIGNALS
-from .power import DEFAULT_SIZES, study
-from .reviewed import FAIR_REVIEW, REVIEWED, review_archive
+from .power import CPU, DEFAULT_SIZES, study
+from .reviewed import REVIEWED, review_archive, review_cpu, reviewed_rounds
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -53,10 +55,6 @@ def main(argv: list[str] | None = None) -> None:
     r.add_argument("--kinds", nargs="*", default=list(KINDS), choices=list(KINDS))
     r.add_argument("--limit", type=int, help="review the first N rounds of each kind")
     r.add_argument("-j", "--jobs", type=int, default=1)
-    r.add_argument("--rollouts", type=int, default=FAIR_REVIEW.rollouts)
-    r.add_argument("--decoys", type=int, default=FAIR_REVIEW.decoys)
-    r.add_argument("--fair-deals", type=int, default=FAIR_REVIEW.fair_deals)
-    r.add_argument("--seed", type=int, default=0)
     r.add_argument("--progress", action="store_true")
     s = sub.add_parser("study", help="power and false positives over resampled matches")
     s.add_argument("dir", type=Path)
@@ -75,7 +73,14 @@ def main(argv: list[str] | None = None) -> None:
     k = sub.add_parser("keep", help="gzip the reviewed rounds and labels into a folder")
     k.add_argument("dir", type=Path)
     k.add_argument("--into", type=Path, required=True)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    extra: list[str] = []                   # after --: review-replays' own options
+    if "--" in argv:
+        at = argv.index("--")
+        argv, extra = argv[:at], argv[at + 1:]
     args = ap.parse_args(argv)
+    if extra and args.command != "review":
+        ap.error("options after -- go with review (to review-replays)")
     t = time.process_time()
     if args.command == "generate":
         done = generate(args.dir, args.kinds, matches=args.matches, rounds=args.rounds,
@@ -84,10 +89,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{sum(done.values())} rounds of {len(done)} kinds in {args.dir} "
               f"({time.process_time() - t:.1f} s of CPU)")
     elif args.command == "review":
-        budget = ReviewBudget(rollouts=args.rollouts, decoys=args.decoys,
-                              fair_deals=args.fair_deals)
-        have = review_archive(args.dir, args.kinds, budget=budget, seed=args.seed,
-                              jobs=args.jobs, limit=args.limit, progress=args.progress)
+        have = review_archive(args.dir, args.kinds, limit=args.limit, jobs=args.jobs,
+                              options=extra, progress=args.progress)
         print(f"{sum(have.values())} rounds reviewed of {len(have)} kinds in "
               f"{args.dir / REVIEWED}")
     elif args.command == "study":
@@ -100,14 +103,19 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def keep(folder: Path, into: Path) -> None:
-    """Gzip ``folder``'s reviewed rounds (and copy its labels) into ``into``."""
+    """Write ``folder``'s reviewed rounds into ``into``, a gzip per kind (each round as
+    :func:`~.reviewed.reduce` reads it, with its line and notes), with the labels and the
+    review's CPU."""
     into.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(folder / LABELS, into / LABELS)
-    for path in sorted((folder / REVIEWED).glob("*.jsonl")):
-        target = into / f"{path.name}.gz"
-        with path.open("rb") as src, gzip.GzipFile(target, "wb", mtime=0) as dst:
-            shutil.copyfileobj(src, dst)
-        print(f"{target}: {target.stat().st_size:,} bytes", file=sys.stdout)
+    cpu, rounds = review_cpu(folder)
+    (into / CPU).write_text(json.dumps({"cpu": cpu, "rounds": rounds}) + "\n")
+    for kind, rows in reviewed_rounds(folder).items():
+        target = into / f"{kind}.jsonl.gz"
+        with gzip.GzipFile(target, "wb", mtime=0) as out:
+            for row in rows:
+                out.write((json.dumps(row, separators=(",", ":")) + "\n").encode())
+        print(f"{target}: {len(rows)} rounds, {target.stat().st_size:,} bytes")
 
 
 if __name__ == "__main__":

@@ -42,11 +42,13 @@ from shuangkou.core.fairplay import RoundScore, Sums, engine_signal, thrown_sign
 
 from .archive import LABELS
 from .kinds import KINDS, SIGNALS
-from .reviewed import REVIEWED, reviewed_rows
+from .reviewed import REVIEWED, review_cpu, reviewed_rounds, reviewed_rows
 
 __all__ = ["ALPHAS", "DEFAULT_SIZES", "Pools", "load", "rates", "study"]
 
 ALPHAS = (0.05, 0.01)
+#: What a kept folder says of the review's cost (``keep``).
+CPU = "cpu.json"
 DEFAULT_SIZES = (10, 20, 50)
 _VIEW = {"hand_sharing": "partner", "full_sight": "all"}
 _TITLE = {"hand_sharing": "hand sharing, per partnership",
@@ -70,13 +72,16 @@ class Player:
 class Pools:
     """Every kind's reviewed rounds: ``pairs`` its partnership's hand-sharing scores,
     ``players`` its players' rounds, ``cheat`` the signal it cheats on (None: honest),
-    ``cpu`` the review's CPU per round (seconds)."""
+    ``points`` the tested team's points in each round, ``decisions`` the evaluated
+    decisions of each; ``cpu`` the review's CPU (seconds) over ``cpu_rounds`` rounds."""
 
     pairs: dict[str, list[RoundScore | None]] = field(default_factory=dict)
     players: dict[str, list[Player]] = field(default_factory=dict)
     cheat: dict[str, str | None] = field(default_factory=dict)
-    cpu: dict[str, list[float]] = field(default_factory=dict)
     points: dict[str, list[float]] = field(default_factory=dict)
+    decisions: dict[str, list[int]] = field(default_factory=dict)
+    cpu: float = 0.0
+    cpu_rounds: int = 0
 
 
 def _score(x: Sequence[float] | None) -> RoundScore | None:
@@ -85,18 +90,24 @@ def _score(x: Sequence[float] | None) -> RoundScore | None:
 
 def load(folder: Path, kinds: Sequence[str] | None = None,
          variants: Sequence[str] | None = None) -> Pools:
-    """The pools of an archive's reviewed rounds (``folder/reviewed/*.jsonl``) or of a kept
-    folder (``folder/*.jsonl.gz``), with ``folder/labels.json``; only the rounds of
-    ``variants`` when given."""
+    """The pools of an archive's reviewed rounds (``folder/reviewed``) or of a kept folder
+    (``folder/*.jsonl.gz``), with ``folder/labels.json``; only the rounds of ``variants``
+    when given."""
     labels = json.loads((folder / LABELS).read_text())["players"]
-    files = sorted((folder / REVIEWED).glob("*.jsonl")) if (folder / REVIEWED).is_dir() \
-        else sorted(folder.glob("*.jsonl.gz"))
     pools = Pools()
-    for path in files:
-        name = path.name.split(".")[0]
+    if (folder / REVIEWED).is_dir():
+        found = reviewed_rounds(folder, kinds)
+        pools.cpu, pools.cpu_rounds = review_cpu(folder)
+    else:
+        found = {path.name.split(".")[0]: reviewed_rows(path)
+                 for path in sorted(folder.glob("*.jsonl.gz"))}
+        if (folder / CPU).exists():
+            cost = json.loads((folder / CPU).read_text())
+            pools.cpu, pools.cpu_rounds = cost["cpu"], cost["rounds"]
+    for name, rows in sorted(found.items()):
         if name not in KINDS or (kinds and name not in kinds):
             continue
-        for row in reviewed_rows(path):
+        for row in rows:
             if variants and row["notes"]["variant"] not in variants:
                 continue
             ids = row["players"]
@@ -112,9 +123,8 @@ def load(folder: Path, kinds: Sequence[str] | None = None,
                 pools.players.setdefault(kind, []).append(Player(
                     _score(row["full_sight"][s]), (row["engine"][s][0], row["engine"][s][1]),
                     list(zip(values[::2], values[1::2], strict=True)), throws))
-            pools.cpu.setdefault(name, []).append(row["cpu"])
-            if "points" in row.get("notes", {}):
-                pools.points.setdefault(name, []).append(row["notes"]["points"])
+            pools.points.setdefault(name, []).append(row["notes"]["points"])
+            pools.decisions.setdefault(name, []).append(row["decisions"])
     return pools
 
 
@@ -242,20 +252,22 @@ def study(folder: Path, kinds: Sequence[str] | None = None, *,
 
 
 def _print_kinds(pools: Pools, order: Sequence[str]) -> None:
-    """The kinds: reviewed rounds, the tested team's points a round against the reference,
-    and the review's CPU a round."""
-    print(f"{'kind':17} {'cheats on':14} {'rounds':>6} {'points/round':>14} "
-          f"{'review CPU/round':>17}")
+    """The kinds: reviewed rounds, the tested team's points a round against the reference
+    (95 % interval), the evaluated decisions a round; then the review's CPU."""
+    print(f"{'kind':17} {'cheats on':14} {'rounds':>6} {'points/round':>15} "
+          f"{'decisions/round':>16}")
     for kind in order:
-        if kind not in pools.cpu:
+        if kind not in pools.points:
             continue
-        pts, cpu = pools.points.get(kind, []), pools.cpu[kind]
+        pts, n = pools.points[kind], pools.decisions[kind]
+        points = "-"
         if len(pts) > 1:
             mean = sum(pts) / len(pts)
             half = 1.96 * math.sqrt(sum((x - mean) ** 2 for x in pts) / (len(pts) - 1)
                                     / len(pts))
             points = f"{mean:+6.2f} ±{half:5.2f}"
-        else:
-            points = "-"
-        print(f"{kind:17} {str(pools.cheat[kind]):14} {len(cpu):6d} {points:>14} "
-              f"{sum(cpu) / len(cpu):15.2f} s")
+        print(f"{kind:17} {str(pools.cheat[kind]):14} {len(pts):6d} {points:>15} "
+              f"{sum(n) / len(n):16.1f}")
+    if pools.cpu_rounds:
+        print(f"review: {pools.cpu:.0f} s of CPU for {pools.cpu_rounds} rounds "
+              f"({pools.cpu / pools.cpu_rounds:.2f} s a round; review-replays and its workers)")
