@@ -184,11 +184,12 @@ def test_a_thrower_passes_whenever_it_may_and_draws_its_rounds() -> None:
             continue
         following = r.standing is not None
         seat = r.turn
-        held = r.hand(seat)                                                 # type: ignore[arg-type]
+        assert seat is not None
+        held = r.hand(seat)
         blocks = r.standing is not None and r.standing.seat == (seat + 2) % 4 and any(
             not p.reading.is_bomb for p in r.legal_plays())
         sighted.throwing(r, random.Random(0))
-        assert (r.hand(seat) == held) == (following and not blocks)         # type: ignore[arg-type]
+        assert (r.hand(seat) == held) == (following and not blocks)
     draw = players.thrower(rule_player, sighted.throwing)
     drawn = [draw(random.Random(i)) for i in range(400)]
     assert all((p is sighted.throwing) == d["throws"] for p, d in drawn)
