@@ -1,0 +1,304 @@
+"""The fair-play panel (research/fairplay) does what it says, on a couple of rounds each.
+
+* Every player plays legal rounds to their end, written as replays that validate with the
+  ``players`` review-replays groups by.
+* The cheats cheat as stated, and the honest players do not: at positions where only the
+  hands a seat cannot see are dealt again (the public table and its own hand the same), an
+  honest player's choice never changes; a hand-sharing player's never changes when only
+  the opponents' hands are dealt again, and changes somewhere when its partner's hand is;
+  a full-sight player's changes somewhere when the opponents' hands are. A throwing seat
+  passes on every opponent's play and beats its partner's when it can, and a thrower draws
+  the rounds it throws per round; an
+  engine-assisted player at a share of one plays 托管's choice.
+* The archive is deterministic for a seed (and a resumed run writes what one run writes),
+  and the study runs end to end on a tiny archive reviewed by ``shuangkou review-replays
+  --fair-play`` (at a tiny budget).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+import subprocess
+import sys
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from research.fairplay import archive, kinds, players, sighted  # noqa: E402
+from research.fairplay.power import study  # noqa: E402
+from research.fairplay.reviewed import review_archive  # noqa: E402
+from research.panel import Player, rule_player  # noqa: E402
+from shuangkou.core import Round, get_variant  # noqa: E402
+from shuangkou.core.generate import deal  # noqa: E402
+from shuangkou.core.replay import score_replay  # noqa: E402
+from shuangkou.core.suggest import suggest  # noqa: E402
+
+#: a search cheap enough for a test (the panel's plays 600 rollouts)
+FEW = 40
+LOAD = 2.5      # a run beside a second suite gets this many times as long (tests/test_bench.py)
+
+
+# ----------------------------------------------------------------------------- positions
+
+def _position(variant: str, seed: int, moves: int) -> tuple[Round, list[list[int]], list[Any]]:
+    """A round ``moves`` actions in (the rule policy playing them), its dealt hands and the
+    actions taken, the leader's partner opposite."""
+    v = get_variant(variant)
+    rng = random.Random(f"position/{variant}/{seed}")
+    hands = deal(v, rng)
+    leader = rng.randrange(4)
+    r = archive.Recorded.deal(v, hands, leader, partner=(leader + 2) % 4)
+    assert isinstance(r, archive.Recorded)
+    r.log = []
+    for _ in range(moves):
+        if r.is_over:
+            break
+        rule_player(r, rng)
+    return r, hands, list(r.log)
+
+
+def _redealt(r: Round, hands: list[list[int]], log: list[Any], seats: tuple[int, ...],
+             rng: random.Random) -> Round:
+    """The same position with the cards still held by ``seats`` dealt among them again
+    (each keeps its count and what it played); the others' hands unchanged."""
+    from shuangkou.core import parse_cards
+
+    played: dict[int, Counter[int]] = {s: Counter() for s in range(4)}
+    for a in log:
+        if "play" in a:
+            played[a["seat"]].update(parse_cards(a["play"]))
+    pool = [c for s in seats for c in r.hand(s)]
+    rng.shuffle(pool)
+    new = [list(h) for h in hands]
+    at = 0
+    for s in seats:
+        n = len(r.hand(s))
+        new[s] = sorted(list(played[s].elements()) + pool[at:at + n])
+        at += n
+    again = Round.deal(r.variant, new, r.leader, partner=(r.leader + 2) % 4)
+    for a in log:
+        if "play" in a:
+            again.play(a["seat"], parse_cards(a["play"]), _declare(a))
+        else:
+            again.pass_turn(a["seat"])
+    assert again.turn == r.turn and again.hand(r.turn) == r.hand(r.turn)   # type: ignore[arg-type]
+    return again
+
+
+def _declare(action: dict[str, Any]) -> Any:
+    from shuangkou.core.declaration import declaration_of
+
+    return declaration_of(action)
+
+
+def _choice(player: Player, r: Round, seed: int) -> tuple[Any, ...]:
+    """What ``player`` does at ``r`` (a copy), its random stream seeded by ``seed``."""
+    mine = r.copy()
+    before = mine.hand(mine.turn)                                           # type: ignore[arg-type]
+    seat = mine.turn
+    player(mine, random.Random(seed))
+    after = mine.hand(seat)                                                 # type: ignore[arg-type]
+    gone = Counter(before) - Counter(after)
+    standing = mine.standing
+    return (tuple(sorted(gone.elements())),
+            standing.reading.kind if standing is not None and gone else None)
+
+
+#: positions: (variant, seed, moves in)
+POSITIONS = [(v, s, m) for v in ("baibian", "huopin", "qianbian") for s in (1, 2)
+             for m in (0, 5, 13, 22, 31)]
+
+
+def _varies(player: Player, seats_of: Callable[[int], tuple[int, ...]],
+            redeals: int = 3) -> tuple[int, int]:
+    """Over :data:`POSITIONS`: how many positions the player's choice changed at when the
+    hands of ``seats_of(seat to act)`` were dealt again, of how many tried."""
+    changed = tried = 0
+    for variant, seed, moves in POSITIONS:
+        r, hands, log = _position(variant, seed, moves)
+        if r.is_over:
+            continue
+        seats = seats_of(r.turn)                                            # type: ignore[arg-type]
+        if not any(r.cards_left[s] for s in seats):
+            continue
+        tried += 1
+        first = _choice(player, r, seed)
+        rng = random.Random(f"redeal/{variant}/{seed}/{moves}")
+        if any(_choice(player, _redealt(r, hands, log, seats, rng), seed) != first
+               for _ in range(redeals)):
+            changed += 1
+    return changed, tried
+
+
+def _hidden(seat: int) -> tuple[int, ...]:
+    return tuple(s for s in range(4) if s != seat)
+
+
+def _opponents(seat: int) -> tuple[int, ...]:
+    return ((seat + 1) % 4, (seat + 3) % 4)
+
+
+def _partner_and_one(seat: int) -> tuple[int, ...]:
+    """The partner's hand dealt again with one opponent's (the other's kept)."""
+    return ((seat + 2) % 4, (seat + 1) % 4)
+
+
+HONEST = {**{name: p for name, p in players.HONEST.items() if name != "search"},
+          "search": players.searcher("own", FEW)}
+
+
+@pytest.mark.parametrize("name", list(HONEST))
+def test_an_honest_player_never_reads_the_hidden_hands(name: str) -> None:
+    changed, tried = _varies(HONEST[name], _hidden)
+    assert tried >= 20 and changed == 0, (name, changed, tried)
+
+
+@pytest.mark.parametrize("player", [sighted.sharer, players.searcher("partner", FEW)],
+                         ids=["sharer", "search"])
+def test_a_hand_sharer_reads_its_partners_hand_only(player: Player) -> None:
+    assert _varies(player, _opponents)[0] == 0
+    changed, tried = _varies(player, _partner_and_one)
+    assert changed >= 2, (changed, tried)
+
+
+@pytest.mark.parametrize("player", [sighted.seer, players.searcher("all", FEW)],
+                         ids=["seer", "search"])
+def test_a_full_sight_client_reads_the_opponents_hands(player: Player) -> None:
+    changed, tried = _varies(player, _opponents)
+    assert changed >= 2, (changed, tried)
+
+
+def test_a_thrower_passes_whenever_it_may_and_draws_its_rounds() -> None:
+    for variant, seed, moves in POSITIONS:
+        r, _, _ = _position(variant, seed, moves)
+        if r.is_over:
+            continue
+        following = r.standing is not None
+        seat = r.turn
+        assert seat is not None
+        held = r.hand(seat)
+        blocks = r.standing is not None and r.standing.seat == (seat + 2) % 4 and any(
+            not p.reading.is_bomb for p in r.legal_plays())
+        sighted.throwing(r, random.Random(0))
+        assert (r.hand(seat) == held) == (following and not blocks)
+    draw = players.thrower(rule_player, sighted.throwing)
+    drawn = [draw(random.Random(i)) for i in range(400)]
+    assert all((p is sighted.throwing) == d["throws"] for p, d in drawn)
+    assert 60 <= sum(d["throws"] for _, d in drawn) <= 140      # a quarter of 400
+
+
+def test_an_assisted_player_plays_tuoguans_choice_at_its_share() -> None:
+    r, _, _ = _position("huopin", 1, 13)
+    engine = players.assisted(rule_player, share=1.0)
+    again = random.Random(5)
+    again.random()
+    s = suggest(r, budget=players.ASSIST, seed=again.getrandbits(63))
+    assert _choice(engine, r, 5)[0] == tuple(sorted(s.cards))
+    assert _choice(players.assisted(sighted.sharer, share=0.0), r, 5) == \
+        _choice(sighted.sharer, r, 5)
+
+
+def test_the_players_are_written_apart_from_the_detector() -> None:
+    """No module that plays or writes the rounds imports the detector (core_ext/fairplay.py)
+    or the review: only the study's reading of the reviewed rounds does, to aggregate them
+    as review-replays does."""
+    from test_layers import _imported
+
+    folder = ROOT / "research" / "fairplay"
+    for name in ("players", "sighted", "kinds", "archive"):
+        imported = _imported(f"research.fairplay.{name}", folder / f"{name}.py")
+        assert not {m for m in imported if m.startswith(("shuangkou.core.fairplay",
+                                                          "shuangkou.core.review"))}, name
+        assert not {m for m in imported if m.startswith(("research.fairplay.reviewed",
+                                                          "research.fairplay.power"))}, name
+
+
+# ----------------------------------------------------------------------------- archive
+
+CHEAP = ["honest-cautious", "share-rule", "throw-rule", "sight-rule"]
+
+
+def _files(folder: Path) -> dict[str, str]:
+    out = {}
+    for p in sorted(folder.glob("*.json*")):
+        text = p.read_text()
+        if p.name.endswith(".rounds.jsonl"):                 # the CPU a round took varies
+            text = re.sub(r'"cpu":[\d.e-]+', '"cpu":0', text)
+        out[p.name] = text
+    return out
+
+
+def test_the_archive_is_deterministic_and_its_replays_valid(tmp_path: Path) -> None:
+    """Two runs give the same files; a run resumed after one round gives them too; every
+    line is a valid replay naming its four players as labels.json describes them."""
+    one, two = tmp_path / "one", tmp_path / "two"
+    variants = ["baibian", "fengkuang_crazy"]
+    archive.generate(one, [*CHEAP, "share-search"], matches=1, rounds=2, variants=variants)
+    archive.generate(two, CHEAP, matches=1, rounds=1, variants=variants)
+    (two / "share-rule.jsonl").write_text((two / "share-rule.jsonl").read_text() + '{"cut')
+    archive.generate(two, [*CHEAP, "share-search"], matches=1, rounds=2, variants=variants)
+    assert _files(one) == _files(two)
+    labels = json.loads((one / archive.LABELS).read_text())
+    for kind in CHEAP:
+        lines = (one / f"{kind}.jsonl").read_text().splitlines()
+        assert len(lines) == 2
+        for i, line in enumerate(lines):
+            doc = json.loads(line)
+            score_replay(doc)
+            tested = [p for p in doc["players"] if labels["players"][p]["role"] == "tested"]
+            assert [doc["players"].index(p) % 2 for p in tested] == [i % 2] * 2
+            assert all(labels["players"][p]["kind"] == kind for p in tested)
+    assert labels["pairs"]["share-rule-00-a + share-rule-00-b"]["cheat"] == "hand_sharing"
+    assert labels["players"]["throw-rule-00-a"]["cheat"] == "thrown_rounds"
+    assert "thrown_rounds" in labels["players"]["throw-rule-00-a"]
+
+
+def test_the_study_runs_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A tiny archive generated, reviewed with fair play (a small budget) and studied: a
+    table per signal, a row per kind, every rate a share."""
+    folder = tmp_path / "archive"
+    kinds_ = ["honest-team", "share-rule", "throw-rule"]
+    archive.generate(folder, kinds_, matches=1, rounds=2, variants=["huopin"])
+    small = ["--rollouts", "24", "--decoys", "1", "--fair-deals", "2"]
+    assert review_archive(folder, kinds_, options=small, limit=2) == dict.fromkeys(kinds_, 2)
+    assert review_archive(folder, kinds_, options=small) == dict.fromkeys(kinds_, 2)  # done
+    got = study(folder, sizes=[2], matches=20, thrown_matches=4, permutations=20)
+    out = capsys.readouterr().out
+    for signal in kinds.SIGNALS:
+        assert {row["kind"] for row in got["signals"][signal]} == {*kinds_, "ref-rule"}
+        for row in got["signals"][signal]:
+            assert all(0 <= x <= 1 for x in row["by_size"][0]["rates"])
+    assert re.search(r"^share-rule\s+cheat\s+2\s", out, re.M), out
+    assert re.search(r"^throw-rule\s+cheat\s+4\s", out, re.M), out
+
+
+def test_the_commands_run(tmp_path: Path) -> None:
+    """``python -m research.fairplay`` generates, reviews, keeps and studies (the kept
+    folder read as the archive is)."""
+    folder, kept = tmp_path / "a", tmp_path / "kept"
+
+    def run(*args: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "research.fairplay", *args], cwd=ROOT,
+                              capture_output=True, text=True, timeout=120 * LOAD)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    assert "2 rounds of 1 kinds" in run("generate", str(folder), "--kinds", "honest-blind",
+                                        "--matches", "1", "--rounds", "2", "--variants",
+                                        "bianfeng")
+    assert "2 rounds reviewed" in run("review", str(folder), "--kinds", "honest-blind", "--",
+                                      "--rollouts", "12", "--decoys", "1", "--fair-deals", "2")
+    run("keep", str(folder), "--into", str(kept))
+    assert (kept / "honest-blind.jsonl.gz").exists()
+    out = run("study", str(kept), "--sizes", "2", "--matches", "10", "--thrown-matches", "2",
+              "--permutations", "10")
+    assert re.search(r"^honest-blind\s+honest\s+4\s", out, re.M), out
