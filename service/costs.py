@@ -36,15 +36,16 @@ __all__ = ["RATES", "REPLY_MARGIN", "TimeLimit", "cards_in_play", "decisions",
 
 #: CPU-seconds of one rollout per card in play, by built-in variant: the larger of the
 #: evaluation's and the search's (``bench/bench_lane.py --parts rates`` prints both),
-#: rounded up.
+#: rounded up; measured on issue 61's rollout engine, 2026-12-06 (docs/BENCHMARKS.md "The
+#: lane").
 RATES: dict[str, float] = {
-    "baibian": 0.53e-6,
-    "fengkuang": 0.55e-6,
-    "fengkuang_crazy": 0.45e-6,
-    "bianfeng": 0.54e-6,
-    "bianfeng_lishui": 0.54e-6,
-    "qianbian": 0.57e-6,
-    "huopin": 0.54e-6,
+    "baibian": 0.54e-6,
+    "fengkuang": 0.51e-6,
+    "fengkuang_crazy": 0.46e-6,
+    "bianfeng": 0.52e-6,
+    "bianfeng_lishui": 0.73e-6,
+    "qianbian": 0.61e-6,
+    "huopin": 0.61e-6,
 }
 #: A house or custom variant's rate: the dearest built-in's.
 DEAREST = max(RATES.values())

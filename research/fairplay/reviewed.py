@@ -51,7 +51,7 @@ def reduce(record: Mapping[str, Any]) -> dict[str, Any]:
     """A reviewed round (``Review.to_dict()``) as the fair-play sums take it (module doc):
     ``hand_sharing`` per team (table seats t and t + 2) and ``full_sight`` per table seat,
     each [score, excess, decisions] or None (no decision carried evidence); ``engine`` per
-    seat [托管's taken, the best taken]; ``thrown`` per seat [loss, stake, loss, stake, …];
+    seat [托管's taken, the rule policy's taken]; ``thrown`` per seat [loss, stake, loss, stake, …];
     ``evidence`` per seat [[view, regret, decoy regrets…, disagree, follows], …]."""
     decisions = record["decisions"]
     fair = round_fair(decisions)
