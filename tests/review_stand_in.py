@@ -61,7 +61,8 @@ def review(replay: Any, *, budget: Any = DEFAULT_REVIEW, seed: int = 0,
                                            else "inaccuracy" if loss > 1 else "good")
         decisions.append({
             "index": i, "seat": a["seat"], "forced": forced,
-            "candidates": [{"taken": best_taken}, {"taken": not best_taken}], "best": 0,
+            "candidates": [{"taken": best_taken, "hint_rank": 0},
+                           {"taken": not best_taken, "hint_rank": 1}], "best": 0,
             "loss": loss, "loss_se": 0.1, "stake": 0.0 if forced else loss + 2.0,
             "verdict": verdict,
             "agrees_first": best_taken, "agrees_top3": best_taken or rng.random() < 0.6,

@@ -251,14 +251,14 @@ def test_the_review_command_with_fair_play(tmp_path: Any, rule_round: dict[str, 
 
     src = tmp_path / "round.json"
     src.write_text(json.dumps(rule_round))
-    run = [sys.executable, "-m", "shuangkou.service", "review", str(src), "--rollouts", "20",
+    run = [sys.executable, "-m", "shuangkou.service", "review", str(src), "--rollouts", "120",
            "--seed", "4"]
     fair = ["--fair-play", "--decoys", "2", "--fair-deals", "3"]
     done = subprocess.run([*run, *fair], capture_output=True, text=True, timeout=120)
     as_json = subprocess.run([*run, *fair, "--json"], capture_output=True, text=True,
                              timeout=120)
     assert done.returncode == 0 == as_json.returncode, done.stderr + as_json.stderr
-    want = review(rule_round, budget=ReviewBudget(rollouts=20, decoys=2, fair_deals=3), seed=4,
+    want = review(rule_round, budget=ReviewBudget(rollouts=120, decoys=2, fair_deals=3), seed=4,
                   fair=True).to_dict()
     d = json.loads(as_json.stdout)
     d.pop("seconds"), want.pop("seconds")

@@ -420,10 +420,10 @@ def test_fair_play_on_the_reviewed_page(browser: Any, tmp_path: Path) -> None:
     src = tmp_path / "fair.json"
     src.write_text(json.dumps(replay), encoding="utf-8")
     done = shuangkou("view", src.name, "-o", "fair.html", "--review", "--fair-play",
-                     "--rollouts", "24", "--decoys", "2", "--fair-deals", "3", "--seed", "4",
+                     "--rollouts", "60", "--decoys", "2", "--fair-deals", "3", "--seed", "4",
                      cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    budget = replace(DEFAULT_REVIEW, rollouts=24, decoys=2, fair_deals=3)
+    budget = replace(DEFAULT_REVIEW, rollouts=60, decoys=2, fair_deals=3)
     want = review(src.read_text(), budget=budget, seed=4, fair=True).to_dict()
     scores = round_fair(want["decisions"])
     opened = Opened(browser, tmp_path / "fair.html", js=False, viewport=PHONE)
