@@ -24,9 +24,11 @@ nothing.
 to move points to an opponent. A seat's losses (docs/review.md) in one round far beyond what
 its other rounds predict are that signal: per round, the excess loss over the player's own
 loss share of the round's stakes, per decision; its largest round against the same statistic
-over the player's decisions shuffled among its rounds (a permutation test: exact whatever the
-player's strength or the shape of its losses), with the opponent who gained most in that round
-named.
+over the player's decisions shuffled among its rounds (a permutation test), with the opponent
+who gained most in that round named. The shuffles would be exact were a player's decisions
+exchangeable among its rounds; honest play's are not (a round's decisions share its deal, and
+its losses cluster), so the p-value is too small for every style measured (docs/BENCHMARKS.md
+"Fair play"): the round it names is a place to look, not a flag.
 
 **Engine assistance.** A player who plays the engine's choices takes them where the engine
 departs from plain play: among the decisions where 托管's choice (rollouts.py

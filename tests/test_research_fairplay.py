@@ -302,3 +302,32 @@ def test_the_commands_run(tmp_path: Path) -> None:
     out = run("study", str(kept), "--sizes", "2", "--matches", "10", "--thrown-matches", "2",
               "--permutations", "10")
     assert re.search(r"^honest-blind\s+honest\s+4\s", out, re.M), out
+
+
+#: The reviewed rounds behind docs/BENCHMARKS.md "Fair play" (``research.fairplay keep``).
+KEPT = ROOT / "research" / "results" / "fairplay"
+_ROW = re.compile(r"^\| `([\w-]+)` \| (honest|cheat|other) \| (\d+) \|(.*)\|$", re.M)
+_D = re.compile(r"([+-]\d\.\d{3}) ± (\d\.\d{3})")
+
+
+def test_the_documented_fair_play_figures_are_what_the_kept_rounds_give(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/BENCHMARKS.md "Fair play": each table's kinds, roles and pooled rounds, and the
+    information signals' ``d`` with its interval, are what ``study`` makes of the rounds kept
+    in research/results/fairplay (the rates are resampled: the command in the section
+    prints them again)."""
+    section = (ROOT / "docs" / "BENCHMARKS.md").read_text().split("\n## Fair play\n", 1)[1]
+    tables = [t for t in section.split("\n\n") if _ROW.search(t)]
+    got = study(KEPT, sizes=[10], matches=1, signals=["hand_sharing", "full_sight", "engine"])
+    capsys.readouterr()
+    for signal, table in zip(["hand_sharing", "full_sight", "engine"], tables, strict=False):
+        documented = {m[0]: m[1:] for m in _ROW.findall(table)}
+        rows = got["signals"][signal]
+        assert set(documented) == {r["kind"] for r in rows}, signal
+        for r in rows:
+            role, n, cells = documented[r["kind"]]
+            assert (role, int(n)) == (r["role"], r["rounds"]), (signal, r["kind"])
+            if "d" in r:
+                d = _D.search(cells)
+                assert d is not None and (d[1], d[2]) == (f"{r['d']:+.3f}",
+                                                          f"{r['d_half']:.3f}"), r["kind"]

@@ -90,10 +90,14 @@ CAVEATS = (
     "often than the archive's rate (the oracle's collusion signal, which the fair-play "
     "signals supersede).",
     WHAT_TO_DO,
-    f"False alarms among many: each fair-play p-value is calibrated for one partnership or "
-    f"player, so at p < {ALPHA} about one in {round(1 / ALPHA)} honest ones is flagged by "
-    "chance alone; the summary says how many were tested and how many flags chance makes "
-    "among them.",
+    f"False alarms among many: the hand-sharing, full-sight and engine p-values hold for one "
+    f"honest partnership or player of ordinary play, so at p < {ALPHA} about one in "
+    f"{round(1 / ALPHA)} is flagged by chance alone; the summary says how many were tested "
+    "and how many flags chance makes among them. Very weak or erratic play (random moves, "
+    "bombs thrown away) looks sighted more often than that, and the thrown-round p-value is "
+    "not calibrated (honest rule-like players reach p < 0.05 in a third to a half of "
+    "10-round matches): read its round as a place to look, never as a flag "
+    "(docs/BENCHMARKS.md \"Fair play\").",
     f"Minimum sample: figures over fewer than {MIN_DECISIONS} non-forced decisions, and "
     f"fair-play signals over fewer than {MIN_ROUNDS} rounds that carried evidence, are marked "
     "small; do not rank or flag anyone on them.",
