@@ -39,6 +39,7 @@ from statistics import NormalDist
 from typing import Any
 
 from shuangkou.core.fairplay import RoundScore, Sums, engine_signal, thrown_signal
+from shuangkou.service.review.fair import Tells
 
 from .archive import LABELS
 from .kinds import KINDS, SIGNALS
@@ -63,7 +64,7 @@ class Player:
     of its evaluated decisions, and whether it threw the round (None: not a thrower)."""
 
     full_sight: RoundScore | None
-    engine: tuple[int, int]
+    engine: Tells
     thrown: list[tuple[float, float]]
     throws: bool | None
 
@@ -121,7 +122,7 @@ def load(folder: Path, kinds: Sequence[str] | None = None,
                 throws = drawn.get(pid, {}).get("throws")
                 values = row["thrown"][s]
                 pools.players.setdefault(kind, []).append(Player(
-                    _score(row["full_sight"][s]), (row["engine"][s][0], row["engine"][s][1]),
+                    _score(row["full_sight"][s]), Tells(*row["engine"][s]),
                     list(zip(values[::2], values[1::2], strict=True)), throws))
             pools.points.setdefault(name, []).append(row["notes"]["points"])
             pools.decisions.setdefault(name, []).append(row["decisions"])
@@ -136,8 +137,8 @@ def _p(signal: str, units: Sequence[Any], permutations: int, seed: int) -> tuple
             sums.add(u if signal == "hand_sharing" else u.full_sight)
         return sums.signal(_VIEW[signal]).p, ""
     if signal == "engine":
-        return engine_signal(sum(u.engine[0] for u in units),
-                             sum(u.engine[1] for u in units)).p, ""
+        return engine_signal(sum(u.engine.engine for u in units),
+                             sum(u.engine.rule for u in units)).p, ""
     rounds = [u.thrown for u in units if u.thrown]
     s = thrown_signal(rounds, permutations=permutations, seed=seed)
     return s.p, s.note

@@ -283,10 +283,10 @@ class ReviewStats(Stats):
         for seat, decisions in enumerate(by_seat):
             mine = self.fair_players.setdefault(names[seat], PlayerFair())
             mine.full_sight.add(scores.full_sight[seat])
-            engine, rule = scores.engine[seat]
-            mine.engine += engine
-            mine.rule += rule
-            mine.engine_rounds += bool(engine + rule)
+            tells = scores.engine[seat]
+            mine.engine += tells.engine
+            mine.rule += tells.rule
+            mine.engine_rounds += bool(tells.engine + tells.rule)
             values = [round(x, 3) for d in decisions if evaluated(d)
                      for x in (d["loss"], d["stake"])]
             if values:

@@ -102,8 +102,8 @@ def _fair_text(rv: Review, who: list[str]) -> list[str]:
             for t in (0, 1)]
     out += [f"  full sight, {who[s]}: {score_text(scores.full_sight[s])}" for s in range(4)]
     out += [f"  engine, {who[s]}: where 托管's choice is not the rule policy's, it took "
-            f"托管's {engine} times, the rule policy's {rule}"
-            for s, (engine, rule) in enumerate(scores.engine)]
+            f"托管's {t.engine} times, the rule policy's {t.rule}"
+            for s, t in enumerate(scores.engine)]
     return out + [f"* {c}" for c in CAVEATS]
 
 

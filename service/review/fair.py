@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 from shuangkou.core.cards import SEATS
 from shuangkou.core.fairplay import Evidence, RoundScore, round_score
@@ -24,8 +24,8 @@ if TYPE_CHECKING:   # the record's type only: its JSON form is told apart as a M
 
 __all__ = ["CAVEATS", "NOT_PROOF", "ONE_ROUND", "VIEW_NAMES", "WHAT_TO_DO", "Reviewed",
            "RoundFair", "engine_tells", "evaluated", "evidence_of", "evidence_text",
-           "fair_played", "gained_most", "round_fair", "rule_index", "score_text",
-           "taken_index"]
+           "Tells", "fair_played", "gained_most", "round_fair", "rule_index",
+           "score_text", "taken_index"]
 
 #: A reviewed decision: the record, or its JSON form.
 Reviewed: TypeAlias = "Decision | Mapping[str, Any]"
@@ -108,16 +108,24 @@ def gained_most(final: Sequence[int], seat: int) -> int:
     return max(opponents, key=lambda o: (final[o], -o))
 
 
+class Tells(NamedTuple):
+    """A seat's decisions that tell for engine assistance (:func:`engine_tells`): ``engine``
+    where the action taken was 托管's, ``rule`` where it was the rule policy's."""
+
+    engine: int
+    rule: int
+
+
 @dataclass(frozen=True, slots=True)
 class RoundFair:
     """One round's fair-play figures: per team (table seats t and t + 2) the hand-sharing
     score, per table seat the full-sight score (:class:`~shuangkou.core.fairplay.RoundScore`,
-    None when no decision carried evidence) and the (engine, rule) counts of the decisions
-    that tell for engine assistance."""
+    None when no decision carried evidence) and per table seat the decisions that tell for
+    engine assistance (:class:`Tells`)."""
 
     hand_sharing: tuple[RoundScore | None, RoundScore | None]
     full_sight: tuple[RoundScore | None, ...]
-    engine: tuple[tuple[int, int], ...]
+    engine: tuple[Tells, ...]
 
 
 def round_fair(decisions: Iterable[Reviewed]) -> RoundFair:
@@ -132,7 +140,7 @@ def round_fair(decisions: Iterable[Reviewed]) -> RoundFair:
     teams = (round_score("partner", by_seat[0] + by_seat[2]),
              round_score("partner", by_seat[1] + by_seat[3]))
     return RoundFair(teams, tuple(round_score("all", e) for e in by_seat),
-                     tuple((t.count("engine"), t.count("rule")) for t in tells))
+                     tuple(Tells(t.count("engine"), t.count("rule")) for t in tells))
 
 
 def evidence_text(e: Evidence, minus: str = "-") -> str:

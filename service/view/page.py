@@ -740,8 +740,9 @@ def _fair_section(review: Review) -> str:
                     f"{cells(scores.hand_sharing[t])}</tr>" for t in (0, 1))
     seats = "".join(f'<tr data-seat="{s}"><td class="l">{who(s)}</td>'
                     f"{cells(scores.full_sight[s])}"
-                    f'<td data-term="engine">{engine}</td><td data-term="rule">{rule}</td></tr>'
-                    for s, (engine, rule) in enumerate(scores.engine))
+                    f'<td data-term="engine">{t.engine}</td>'
+                    f'<td data-term="rule">{t.rule}</td></tr>'
+                    for s, t in enumerate(scores.engine))
     caveats = "".join(f"<li>{_e(c)}</li>" for c in CAVEATS)
     return (
         '<section id="fair-play"><h2>Fair play</h2>'
