@@ -12,13 +12,24 @@ view (the view's best candidate's points minus the taken action's) is, for an ho
 one more draw from the distribution its regrets on the decoys come from: its expected
 excess, the decoys' mean regret minus the true one, is zero, whatever the seat's strength.
 A seat that sees the hands plays closer to the true view's best: its excess is positive.
-Summed over a partnership's (or a player's) decisions, the excess divided by its standard
-error (from the spread of each decision's regrets across its views) is a z-score: the
-p-value is one-sided, and it is calibrated by construction — the control is inside the
-player, as bridge's recorded-board cases compared a pair on the decisions where illegal
-information helps with those where it cannot. Only decisions where the views disagree (the
-true view's best is not the seat's own best, or a decoy's) carry evidence; the others add
-nothing.
+Each decision's rank of the true view among its decoys, less what chance gives, is its
+score; a round's scores sum to the partnership's (or the player's) round score. Only
+decisions whose regrets differ across the views carry evidence; the others add nothing.
+
+**The table is the control.** The decoys agree with what the seat sees, not with what the
+other seats' play says of their hands (who passed on what, what each kept), and the true
+hands do: how far the two part depends on how the table played — measured, a rule-policy
+seat's round scores are positive at a table of random or bomb-happy players and negative
+at one with a full-sight client (docs/BENCHMARKS.md "Fair play"). Every seat at the table
+shares that, on the same deal and the same evaluator, and an honest seat has no more of it
+than its opponents. So a round counts for a partnership by its score beyond the other
+partnership's, and for a player by its score beyond its two opponents' mean
+(:func:`beyond_table`): the rounds' scores beyond their tables, tested against 0, as bridge's
+recorded-board cases compared a pair on the decisions where illegal information helps with
+those where it cannot. A cheat's opponents score below 0 (a seat that plays as if it saw
+the hands makes its opponents' choices look worse on the true hands): the control costs no
+power there. Two cheating partnerships at one table would cancel: a platform that fears that
+reads the raw scores too.
 
 **Thrown rounds.** In a coin room (the seeds' 游戏币 rooms) a seat can lose a round on purpose
 to move points to an opponent. A seat's losses (docs/review.md) in one round far beyond what
@@ -53,8 +64,9 @@ from dataclasses import dataclass
 
 from .rollouts import Evaluation
 
-__all__ = ["Evidence", "KINDS", "RoundScore", "Signal", "Sums", "engine_signal", "evidence",
-           "information_signal", "round_score", "t_upper", "thrown_signal"]
+__all__ = ["Evidence", "KINDS", "RoundScore", "Signal", "Sums", "beyond_table",
+           "engine_signal", "evidence", "information_signal", "round_score", "t_upper",
+           "thrown_signal"]
 
 #: The fair-play views a decision is evaluated on: the partner's hand seen too (hand
 #: sharing), every hand seen (full sight).
@@ -148,7 +160,8 @@ class Signal:
     """A fair-play signal over many decisions (or rounds): ``kind`` (``hand_sharing``,
     ``full_sight``, ``thrown_rounds``, ``engine``), the ``evidence`` count that carried it
     (decisions; rounds for thrown rounds), ``estimate`` with its 95 % interval
-    (``low``–``high``: points per decision for hand sharing and full sight, excess loss of
+    (``low``–``high``: points per decision beyond the table's for hand sharing and full
+    sight, excess loss of
     the worst round for thrown rounds, the engine's share among the decisions that tell for
     engine assistance), ``z`` and the one-sided ``p``-value; ``note`` says more (the round
     and the opponent who gained, for thrown rounds)."""
@@ -259,6 +272,19 @@ def round_score(kind: str, items: Sequence[Evidence]) -> RoundScore | None:
     return RoundScore(sum(u - m for u, m, _ in ranks), sum(e.excess for e in used), len(used))
 
 
+def beyond_table(own: RoundScore | None,
+                 table: Sequence[RoundScore | None]) -> RoundScore | None:
+    """``own`` (a partnership's or a player's round score) beyond its table's (module doc):
+    ``table`` the other partnership's score, or the player's two opponents' (None: no
+    decision carried evidence, 0). Its rank score less their mean; its excess less their
+    mean excess per decision times its own decisions. None when ``own`` is."""
+    if own is None:
+        return None
+    score = sum(t.score for t in table if t is not None) / len(table)
+    rate = sum(t.excess / t.decisions for t in table if t is not None) / len(table)
+    return RoundScore(own.score - score, own.excess - rate * own.decisions, own.decisions)
+
+
 @dataclass(slots=True)
 class Sums:
     """What a hand-sharing or full-sight signal needs of many rounds, as sums that add up
@@ -297,10 +323,12 @@ class Sums:
         return cls(**{name: data.get(name, 0) for name in cls.__slots__})  # type: ignore[arg-type]
 
     def signal(self, kind: str) -> Signal:
-        """The signal (module doc): the rounds' rank scores tested against 0 with Student's
-        t, one-sided — the round is the sample, since the true hands are the same through a
+        """The signal (module doc) of rounds added beyond their tables
+        (:func:`beyond_table`): their rank scores tested against 0 with Student's t,
+        one-sided — the round is the sample, since the true hands are the same through a
         round and its decisions are not independent; the estimate is the mean excess regret
-        per decision (points) with its rounds-as-samples 95 % interval."""
+        per decision beyond the table's (points) with its rounds-as-samples 95 %
+        interval."""
         name, r, n = SIGNALS[kind], self.rounds, self.decisions
         if r < 2 or n == 0:
             return Signal(name, n, self.excess / n if n else 0.0, 0.0, 0.0, 0.0, 1.0)
@@ -313,15 +341,18 @@ class Sums:
         return Signal(name, n, m, m - half, m + half, t, t_upper(t, r - 1))
 
 
-def information_signal(kind: str, rounds: Sequence[Sequence[Evidence]]) -> Signal:
+def information_signal(kind: str, rounds: Sequence[Sequence[Evidence]],
+                       tables: Sequence[Sequence[Sequence[Evidence]]]) -> Signal:
     """Hand sharing (``kind`` "partner") or full sight ("all") over a partnership's or a
-    player's rounds (``rounds[r]``: the evidence of its decisions in round r): each
-    decision's rank of the true view among its decoys is scored against its own
-    randomisation null (exact whatever the regrets' spread), a round's scores are summed,
-    and the rounds are tested (:meth:`Sums.signal`)."""
+    player's rounds (``rounds[r]``: the evidence of its decisions in round r; ``tables[r]``:
+    that of the other partnership's, or of each of its two opponents'): each decision's rank
+    of the true view among its decoys is scored against its own randomisation null, a
+    round's scores are summed and taken beyond its table's (:func:`beyond_table`), and the
+    rounds are tested (:meth:`Sums.signal`)."""
     sums = Sums()
-    for items in rounds:
-        sums.add(round_score(kind, items))
+    for items, table in zip(rounds, tables, strict=True):
+        sums.add(beyond_table(round_score(kind, items),
+                              [round_score(kind, other) for other in table]))
     return sums.signal(kind)
 
 

@@ -217,9 +217,12 @@ def test_fair_play_sums_are_the_cores_signals_and_merge_exactly() -> None:
     assert summary == job.summary(merged)
     fair = summary["fair_play"]
     # hand sharing of p & r: seats 0 and 2 of every round
-    want = fairplay.information_signal("partner", [
-        [e for d in r["decisions"] if d["seat"] in (0, 2) for e in evidence_of(d)]
-        for r in rounds])
+    def of(r: dict[str, Any], seats: tuple[int, ...]) -> list[fairplay.Evidence]:
+        return [e for d in r["decisions"] if d["seat"] in seats for e in evidence_of(d)]
+
+    # each round beyond its table: the other partnership, the seat's two opponents
+    want = fairplay.information_signal("partner", [of(r, (0, 2)) for r in rounds],
+                                       [[of(r, (1, 3))] for r in rounds])
     [pr] = [f for f in fair["partnerships"] if f["players"] == ["p", "r"]]
     got = pr["hand_sharing"]
     assert (got["evidence"], got["rounds"]) == (want.evidence, 12)
@@ -227,8 +230,8 @@ def test_fair_play_sums_are_the_cores_signals_and_merge_exactly() -> None:
     assert got["low"] < got["estimate"] < got["high"]
     assert got["p"] < 0.01 and got["flagged"] and not got["small_sample"]
     # full sight of q: seat 1 of every round
-    want = fairplay.information_signal("all", [
-        [e for d in r["decisions"] if d["seat"] == 1 for e in evidence_of(d)] for r in rounds])
+    want = fairplay.information_signal("all", [of(r, (1,)) for r in rounds],
+                                       [[of(r, (0,)), of(r, (2,))] for r in rounds])
     assert fair["players"]["q"]["full_sight"]["p"] == float(f"{want.p:.4g}")
     # thrown rounds of q: its losses in round 4 (index 3) far beyond its others; r gained
     thrown = fair["players"]["q"]["thrown_rounds"]
@@ -255,6 +258,32 @@ def test_fair_play_sums_are_the_cores_signals_and_merge_exactly() -> None:
             {**d, "fair": []} for d in r["decisions"]]})
     assert "fair" not in plain.to_dict()["review"]
     assert rb.ReviewJob().summary(plain)["fair_play"] is None
+
+
+def test_a_round_counts_beyond_its_table() -> None:
+    """core_ext/fairplay.py ``beyond_table`` (docs/decisions/engineering.md E85): what moves
+    every seat of a table alike moves no seat's signal; a seat is tested on its score less
+    its table's mean, a missing score counting 0, and its excess less the table's per
+    decision times its own decisions."""
+    from shuangkou.core.fairplay import RoundScore, Sums, beyond_table
+    from shuangkou.service.review.fair import RoundFair, Tells
+
+    own, left, right = RoundScore(1.5, 6.0, 4), RoundScore(0.5, 2.0, 2), None
+    assert beyond_table(own, (left, right)) == RoundScore(1.5 - 0.25, 6.0 - 0.5 * 4, 4)
+    assert beyond_table(None, (left,)) is None
+    rng = random.Random(3)
+    plain, shifted = Sums(), Sums()
+    for _ in range(30):
+        scores = [RoundScore(rng.gauss(0, 1), rng.gauss(0, 3), rng.randint(1, 9))
+                  for _ in range(4)]
+        moved = [RoundScore(r.score + 0.7, r.excess + 0.4 * r.decisions, r.decisions)
+                 for r in scores]
+        for into, these in ((plain, scores), (shifted, moved)):
+            fair = RoundFair((these[0], these[1]), tuple(these), (Tells(0, 0),) * 4)
+            into.add(fair.seat_beyond(0))
+            assert fair.team_beyond(1) == beyond_table(these[1], (these[0],))
+    a, b = plain.signal("all"), shifted.signal("all")
+    assert (a.z, a.estimate) == pytest.approx((b.z, b.estimate))
 
 
 def test_fair_play_small_samples_are_never_flagged() -> None:

@@ -11,9 +11,11 @@ the kind has fewer than R), each with its tested seat
 command's over them (``shuangkou.core.fairplay``, used here only as the command uses it, to
 aggregate the per-round figures :mod:`.reviewed` keeps):
 
-* **hand sharing**, per partnership: ``Sums`` of the rounds' partnership scores,
+* **hand sharing**, per partnership: ``Sums`` of the rounds' partnership scores beyond the
+  other partnership's (``RoundFair.team_beyond``),
   ``Sums.signal("partner")`` (Student's t over the rounds);
-* **full sight**, per player: the same of its seat's scores, ``signal("all")``;
+* **full sight**, per player: the same of its seat's scores beyond its opponents'
+  (``RoundFair.seat_beyond``), ``signal("all")``;
 * **thrown rounds**, per player: ``thrown_signal`` over its rounds' (loss, stake) lists
   (a permutation test: ``permutations`` shuffles, seeded per match);
 * **engine assistance**, per player: ``engine_signal`` of its summed counts (a sign test).
@@ -39,7 +41,7 @@ from statistics import NormalDist
 from typing import Any
 
 from shuangkou.core.fairplay import RoundScore, Sums, engine_signal, thrown_signal
-from shuangkou.service.review.fair import Tells
+from shuangkou.service.review.fair import RoundFair, Tells
 
 from .archive import LABELS
 from .kinds import KINDS, SIGNALS
@@ -113,16 +115,19 @@ def load(folder: Path, kinds: Sequence[str] | None = None,
                 continue
             ids = row["players"]
             drawn = row.get("notes", {}).get("drawn", {})
+            fair = RoundFair((_score(row["hand_sharing"][0]), _score(row["hand_sharing"][1])),
+                             tuple(_score(x) for x in row["full_sight"]),
+                             tuple(Tells(*x) for x in row["engine"]))
             for t in (0, 1):
                 kind = labels[ids[t]]["kind"]
-                pools.pairs.setdefault(kind, []).append(_score(row["hand_sharing"][t]))
+                pools.pairs.setdefault(kind, []).append(fair.team_beyond(t))
                 pools.cheat[kind] = labels[ids[t]]["cheat"]
             for s, pid in enumerate(ids):
                 kind = labels[pid]["kind"]
                 throws = drawn.get(pid, {}).get("throws")
                 values = row["thrown"][s]
                 pools.players.setdefault(kind, []).append(Player(
-                    _score(row["full_sight"][s]), Tells(*row["engine"][s]),
+                    fair.seat_beyond(s), fair.engine[s],
                     list(zip(values[::2], values[1::2], strict=True)), throws))
             pools.points.setdefault(name, []).append(row["notes"]["points"])
             pools.decisions.setdefault(name, []).append(row["decisions"])

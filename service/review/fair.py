@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 from shuangkou.core.cards import SEATS
-from shuangkou.core.fairplay import Evidence, RoundScore, round_score
+from shuangkou.core.fairplay import Evidence, RoundScore, beyond_table, round_score
 
 if TYPE_CHECKING:   # the record's type only: its JSON form is told apart as a Mapping
     from shuangkou.core.review import Decision
@@ -127,6 +127,16 @@ class RoundFair:
     full_sight: tuple[RoundScore | None, ...]
     engine: tuple[Tells, ...]
 
+    def team_beyond(self, team: int) -> RoundScore | None:
+        """Team ``team``'s hand-sharing score beyond the other partnership's: what the
+        signal over rounds sums (core_ext/fairplay.py ``beyond_table``)."""
+        return beyond_table(self.hand_sharing[team], (self.hand_sharing[1 - team],))
+
+    def seat_beyond(self, seat: int) -> RoundScore | None:
+        """Table seat ``seat``'s full-sight score beyond its two opponents' mean."""
+        return beyond_table(self.full_sight[seat], (self.full_sight[(seat + 1) % SEATS],
+                                                    self.full_sight[(seat + 3) % SEATS]))
+
 
 def round_fair(decisions: Iterable[Reviewed]) -> RoundFair:
     """The :class:`RoundFair` of a review's decisions."""
@@ -152,10 +162,12 @@ def evidence_text(e: Evidence, minus: str = "-") -> str:
     return f"{VIEW_NAMES[e.kind]}: regret {e.regret:.1f}, decoys {decoys} (excess {excess})"
 
 
-def score_text(r: RoundScore | None) -> str:
-    """A round's score of a partnership or a seat for people."""
-    if r is None:
+def score_text(r: RoundScore | None, beyond: RoundScore | None) -> str:
+    """A round's score of a partnership or a seat for people, and the same ``beyond`` its
+    table's (:meth:`RoundFair.team_beyond`, :meth:`RoundFair.seat_beyond`)."""
+    if r is None or beyond is None:
         return "no decision carried evidence"
     return (f"{r.decisions} decision{'s' if r.decisions != 1 else ''} carried evidence: excess "
             f"{r.excess:+.1f} points ({r.excess / r.decisions:+.2f} a decision), rank score "
-            f"{r.score:+.2f}")
+            f"{r.score:+.2f}; beyond the table's: excess {beyond.excess:+.1f}, rank score "
+            f"{beyond.score:+.2f}")

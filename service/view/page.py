@@ -727,19 +727,22 @@ def _fair_section(review: Review) -> str:
     def who(seat: int) -> str:
         return _seat(seat) + (f" {_i(players[seat])}" if players else "")
 
-    def cells(r: Any) -> str:
+    def cells(r: Any, beyond: Any) -> str:
         if r is None:
-            return '<td data-term="decisions">0</td><td>–</td><td>–</td><td>–</td>'
+            return '<td data-term="decisions">0</td>' + "<td>–</td>" * 4
         return (f'<td data-term="decisions">{r.decisions}</td>'
                 f'<td data-term="excess">{_signed_points(r.excess)}</td>'
                 f'<td data-term="per_decision">{_signed_points(r.excess / r.decisions, 2)}'
-                f'</td><td data-term="score">{_signed_points(r.score, 2)}</td>')
+                f'</td><td data-term="score">{_signed_points(r.score, 2)}</td>'
+                f'<td data-term="beyond">{_signed_points(beyond.score, 2)}</td>')
 
-    head = ("<th>decisions</th><th>excess</th><th>a decision</th><th>rank score</th>")
+    head = ("<th>decisions</th><th>excess</th><th>a decision</th><th>rank score</th>"
+            "<th>beyond the table</th>")
     teams = "".join(f'<tr data-team="{t}"><td class="l">{who(t)} &amp; {who(t + 2)}</td>'
-                    f"{cells(scores.hand_sharing[t])}</tr>" for t in (0, 1))
+                    f"{cells(scores.hand_sharing[t], scores.team_beyond(t))}</tr>"
+                    for t in (0, 1))
     seats = "".join(f'<tr data-seat="{s}"><td class="l">{who(s)}</td>'
-                    f"{cells(scores.full_sight[s])}"
+                    f"{cells(scores.full_sight[s], scores.seat_beyond(s))}"
                     f'<td data-term="engine">{t.engine}</td>'
                     f'<td data-term="rule">{t.rule}</td></tr>'
                     for s, t in enumerate(scores.engine))
@@ -754,7 +757,10 @@ def _fair_section(review: Review) -> str:
         "view from its decoys: its excess is 0 on average, whatever its strength; one that "
         "sees them plays closer to the true view's best. Only decisions where the regrets "
         "differ carry evidence; the rank score sums each one's rank of the true view among "
-        "its decoys less what chance gives (docs/review.md \"Fair play\").</p>"
+        "its decoys less what chance gives. What the decoys miss of the other seats' play "
+        "moves every seat's score at a table alike: a round counts by its rank score "
+        "<em>beyond the table</em>'s (the other partnership's; a seat's two opponents') "
+        "(docs/review.md \"Fair play\").</p>"
         '<h3>Hand sharing, by partnership</h3><div class="scroll"><table class="fair-teams">'
         f'<thead><tr><th class="l">partnership</th>{head}</tr></thead><tbody>{teams}</tbody>'
         "</table></div>"
