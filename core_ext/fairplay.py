@@ -31,6 +31,11 @@ the hands makes its opponents' choices look worse on the true hands): the contro
 power there. Two cheating partnerships at one table would cancel: a platform that fears that
 reads the raw scores too.
 
+Hand sharing has a second test, the **tells** (core_ext/tells.py: what the choices
+themselves say of the partner's hand, for a pair that reads it by rules rather than toward
+what rollouts prefer), whose round scores are summed and tested alike; the hand-sharing
+signal is the stronger of the two with its p-value doubled (:func:`either`).
+
 **Thrown rounds.** In a coin room (the seeds' 游戏币 rooms) a seat can lose a round on purpose
 to move points to an opponent. A seat's losses (docs/review.md) in one round far beyond what
 its other rounds predict are that signal: per round, the excess loss over the player's own
@@ -59,20 +64,21 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from .rollouts import Evaluation
 
-__all__ = ["Evidence", "KINDS", "RoundScore", "Signal", "Sums", "beyond_table",
+__all__ = ["Evidence", "KINDS", "RoundScore", "Signal", "Sums", "beyond_table", "either",
            "engine_signal", "evidence", "information_signal", "round_score", "t_upper",
            "thrown_signal"]
 
 #: The fair-play views a decision is evaluated on: the partner's hand seen too (hand
 #: sharing), every hand seen (full sight).
 KINDS = ("partner", "all")
-#: The signals a review reports, by what they are about.
-SIGNALS = {"partner": "hand_sharing", "all": "full_sight"}
+#: The signals a review reports, by what they are about (``tells``: core_ext/tells.py, the
+#: hand-sharing evidence of the choices themselves).
+SIGNALS = {"partner": "hand_sharing", "all": "full_sight", "tells": "tells"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -339,6 +345,19 @@ class Sums:
         spread = max(self.excess2 - 2 * m * self.excess_n + m * m * self.n2, 0.0)
         half = _t_quantile(r - 1) * math.sqrt(r / (r - 1) * spread) / n
         return Signal(name, n, m, m - half, m + half, t, t_upper(t, r - 1))
+
+
+def either(kind: str, parts: Mapping[str, Signal]) -> Signal:
+    """One signal of ``kind`` from several tests of the same cheat, by name (hand sharing:
+    the views' and the tells'): the part with the smallest p-value, its p multiplied by the
+    number of parts that carried evidence (Bonferroni: an honest player is flagged at most
+    at the nominal rate, whichever part would flag it), and ``note`` the part's name."""
+    tested = {name: s for name, s in parts.items() if s.evidence > 0}
+    if not tested:
+        return Signal(kind, 0, 0.0, 0.0, 0.0, 0.0, 1.0)
+    name = min(tested, key=lambda n: tested[n].p)
+    return replace(tested[name], kind=kind, p=min(1.0, tested[name].p * len(tested)),
+                   note=name)
 
 
 def information_signal(kind: str, rounds: Sequence[Sequence[Evidence]],

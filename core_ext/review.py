@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from . import _search
@@ -53,6 +53,7 @@ from .fairplay import Evidence, evidence
 from .replay import Replay, _load, parse_replay, score_replay
 from .rollouts import REVIEW_CHOICE, TUOGUAN_CHOICE, Evaluation, choose
 from .suggest import RolloutBudget, declaration_for
+from .tells import Tell, tell
 
 __all__ = ["DEFAULT_REVIEW", "NOISE", "THRESHOLDS", "VERDICTS", "Candidate", "Decision",
            "Review", "ReviewBudget", "SeatSummary", "review", "verdict"]
@@ -184,6 +185,7 @@ class Decision:
     deals: int
     fair: tuple[Evidence, ...] = ()
     tuoguan: int = 0                     # 托管's choice (rollouts.TUOGUAN_CHOICE) on these deals
+    tell: Tell | None = None             # with fair play: what it tells of the partner's hand
 
     def to_dict(self) -> dict[str, Any]:
         return {"index": self.index, "seat": self.seat, "forced": self.forced,
@@ -193,7 +195,8 @@ class Decision:
                 "stake": self.stake, "verdict": self.verdict, "agrees_first": self.agrees_first,
                 "agrees_top3": self.agrees_top3, "eval_team0": self.eval_team0,
                 "oracle_gain": self.oracle_gain, "deals": self.deals,
-                "fair": [_evidence_dict(e) for e in self.fair], "tuoguan": self.tuoguan}
+                "fair": [_evidence_dict(e) for e in self.fair], "tuoguan": self.tuoguan,
+                "tell": _tell_dict(self.tell)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,6 +262,13 @@ class Review:
 def _evidence_dict(e: Evidence) -> dict[str, Any]:
     return {"kind": e.kind, "regret": e.regret, "decoy_regrets": list(e.decoy_regrets),
             "excess": e.excess, "disagree": e.disagree, "follows": e.follows}
+
+
+def _tell_dict(t: Tell | None) -> dict[str, Any] | None:
+    if t is None:
+        return None
+    return {"kind": t.kind, "passed": t.passed, "value": t.value,
+            "decoy_values": list(t.decoy_values), "excess": t.excess}
 
 
 def _decision(index: int, seat: int, taken_cards: tuple[int, ...], ev: Evaluation,
@@ -383,6 +393,8 @@ def review(replay: Replay | Mapping[str, Any] | str | bytes, *,
             raise DeadlineExceeded("the review was cancelled before it finished")
         rollouts += ev.rollouts
         d = _decision(i, action.seat, action.cards, ev, last_eval)
+        if fair:
+            d = replace(d, tell=tell(before, action.cards, record.reading, seed=seed, index=i))
         last_eval = d.eval_team0
         decisions.append(d)
     players = _players(typed.players, result.hand_at)

@@ -299,9 +299,13 @@ def test_the_commands_run(tmp_path: Path) -> None:
                                       "--rollouts", "12", "--decoys", "1", "--fair-deals", "2")
     run("keep", str(folder), "--into", str(kept))
     assert (kept / "honest-blind.jsonl.gz").exists()
+    assert "2 rounds of 1 kinds" in run("tells", str(folder), "--into", str(kept), "--kinds",
+                                        "honest-blind")
     out = run("study", str(kept), "--sizes", "2", "--matches", "10", "--thrown-matches", "2",
               "--permutations", "10")
     assert re.search(r"^honest-blind\s+honest\s+4\s", out, re.M), out
+    tells = out.split("hand sharing's tells alone", 1)[1]
+    assert re.search(r"^honest-blind\s+honest\s+2\s", tells, re.M), out
 
 
 #: The reviewed rounds behind docs/BENCHMARKS.md "Fair play" (``research.fairplay keep``).
@@ -318,9 +322,10 @@ def test_the_documented_fair_play_figures_are_what_the_kept_rounds_give(
     prints them again)."""
     section = (ROOT / "docs" / "BENCHMARKS.md").read_text().split("\n## Fair play\n", 1)[1]
     tables = [t for t in section.split("\n\n") if _ROW.search(t)]
-    got = study(KEPT, sizes=[10], matches=1, signals=["hand_sharing", "full_sight", "engine"])
+    signals = ["hand_sharing", "tells", "full_sight", "engine"]
+    got = study(KEPT, sizes=[10], matches=1, signals=signals)
     capsys.readouterr()
-    for signal, table in zip(["hand_sharing", "full_sight", "engine"], tables, strict=False):
+    for signal, table in zip(signals, tables, strict=False):
         documented = {m[0]: m[1:] for m in _ROW.findall(table)}
         rows = got["signals"][signal]
         assert set(documented) == {r["kind"] for r in rows}, signal

@@ -286,6 +286,36 @@ def test_a_round_counts_beyond_its_table() -> None:
     assert (a.z, a.estimate) == pytest.approx((b.z, b.estimate))
 
 
+def test_hand_sharing_is_the_stronger_of_the_views_and_the_tells() -> None:
+    """A partnership's hand sharing (core_ext/fairplay.py ``either``): the views' and the
+    tells' tests in ``parts``, the signal the one with the smaller p, that p doubled."""
+    from shuangkou.core import fairplay
+
+    rounds = _fair_rounds(12)
+    rng = random.Random(5)
+    for r in rounds:      # seat 2 (r, p's partner) passes where the partner can beat
+        for d in r["decisions"]:
+            if not d["forced"]:
+                beat = rng.random() < 0.5
+                passed = beat if d["seat"] == 2 else rng.random() < 0.5
+                d["tell"] = {"kind": "follow", "passed": passed, "value": float(beat),
+                             "decoy_values": [float(rng.random() < 0.5) for _ in range(4)]}
+    stats = rb.ReviewStats()
+    for k, r in enumerate(rounds):
+        stats.add_record("f", k + 1, "", r)
+    [pr] = [f for f in rb.ReviewJob(fair_play=True).summary(stats)["fair_play"]["partnerships"]
+            if f["players"] == ["p", "r"]]
+    got, parts = pr["hand_sharing"], pr["hand_sharing"]["parts"]
+    assert set(parts) == {"views", "tells"} and parts["tells"]["rounds"] == 12
+    stronger = min(parts, key=lambda name: parts[name]["p"])
+    assert got["note"] == stronger
+    assert got["p"] == pytest.approx(min(1.0, 2 * parts[stronger]["p"]), rel=1e-3)
+    assert got["estimate"] == parts[stronger]["estimate"]
+    signal = fairplay.either("x", {"a": fairplay.Signal("a", 3, 0, 0, 0, 2.0, 0.02),
+                                   "b": fairplay.Signal("b", 0, 0, 0, 0, 0.0, 1.0)})
+    assert (signal.p, signal.note) == (0.02, "a")     # a part without evidence counts not
+
+
 def test_fair_play_small_samples_are_never_flagged() -> None:
     rounds = _fair_rounds(rb.MIN_ROUNDS - 1)
     stats = rb.ReviewStats()

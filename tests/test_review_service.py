@@ -118,11 +118,21 @@ def test_fair_play(srv: Running) -> None:
         for e, core_e in zip(d.fair, core_d.fair, strict=True):
             assert e.excess == pytest.approx(core_e.excess)
             assert e.excess == pytest.approx(sum(e.decoy_regrets) / 2 - e.regret)
+        # the tell: set exactly where the core's decision has one
+        assert d.HasField("tell") == (core_d.tell is not None)
+        if core_d.tell is not None:
+            t = core_d.tell
+            assert (service_pb2.FairTell.Kind.Name(d.tell.kind), d.tell.passed,
+                    d.tell.value, list(d.tell.decoy_values)) == (
+                f"KIND_{t.kind.upper()}", t.passed, t.value, list(t.decoy_values))
+    assert {d.tell.kind for d in reply.decisions if d.HasField("tell")} == {
+        service_pb2.FairTell.KIND_LEAD, service_pb2.FairTell.KIND_FOLLOW}
     # without the flag: no evidence, the default fair-play budget echoed
     plain = srv.stub.ReviewRound(service_pb2.ReviewRoundRequest(
         replay_json=json.dumps(replay), rollouts=ROLLOUTS, seed=2), timeout=TIMEOUT)
     same_review(plain, local(replay, seed=2))
     assert not plain.fair_play and not any(d.fair for d in plain.decisions)
+    assert not any(d.HasField("tell") for d in plain.decisions)
     assert [d.tuoguan for d in plain.decisions] == [d.tuoguan for d in reply.decisions]
     # and over HTTP, Connect JSON
     assert _by_connect_json(srv, request, reply) == reply

@@ -8,6 +8,8 @@
         [--matches 2000] [--thrown-matches 400] [--permutations 2000] [--seed 1]
         [--variants ID ...] [--signals NAME ...] [--json FILE]
     .venv/bin/python -m research.fairplay keep DIR --into research/results/fairplay
+    .venv/bin/python -m research.fairplay tells DIR --into research/results/fairplay
+        [--kinds NAME ...]
 
 ``generate`` writes the archive (research/fairplay/archive.py: replays, their notes,
 labels.json), every kind or those named; ``review`` reviews it with ``shuangkou review-replays
@@ -16,7 +18,8 @@ resumable; options after ``--`` go to the command); ``study``
 prints per signal the power and the false-positive rates over resampled matches
 (research/fairplay/power.py); ``keep`` writes the reviewed rounds (reduced), the labels
 and the review's CPU into a folder, a gzip per kind (what research/results/fairplay holds),
-and ``study`` reads such a folder as well.
+and ``study`` reads such a folder as well; ``tells`` writes the tells of every round of the
+archive into such a folder (research/fairplay/told.py: they need no review).
 """
 
 from __future__ import annotations
@@ -32,9 +35,10 @@ from pathlib import Path
 from research.panel import VARIANTS
 
 from .archive import LABELS, generate
-from .kinds import KINDS, REFERENCES, SIGNALS
-from .power import CPU, DEFAULT_SIZES, study
+from .kinds import KINDS, REFERENCES
+from .power import CPU, DEFAULT_SIZES, TABLES, study
 from .reviewed import REVIEWED, review_archive, review_cpu, reviewed_rounds
+from .told import tell_archive
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -68,11 +72,15 @@ def main(argv: list[str] | None = None) -> None:
     s.add_argument("--seed", type=int, default=1)
     s.add_argument("--variants", nargs="*", choices=VARIANTS,
                    help="only the rounds of these variants (default: all)")
-    s.add_argument("--signals", nargs="*", default=list(SIGNALS), choices=SIGNALS)
+    s.add_argument("--signals", nargs="*", default=list(TABLES), choices=TABLES)
     s.add_argument("--json", type=Path, help="also write the figures as JSON")
     k = sub.add_parser("keep", help="gzip the reviewed rounds and labels into a folder")
     k.add_argument("dir", type=Path)
     k.add_argument("--into", type=Path, required=True)
+    t = sub.add_parser("tells", help="the tells of every round of the archive, into a folder")
+    t.add_argument("dir", type=Path)
+    t.add_argument("--into", type=Path, required=True)
+    t.add_argument("--kinds", nargs="*", default=list(KINDS), choices=list(KINDS))
     argv = list(sys.argv[1:] if argv is None else argv)
     extra: list[str] = []                   # after --: review-replays' own options
     if "--" in argv:
@@ -98,6 +106,10 @@ def main(argv: list[str] | None = None) -> None:
               thrown_matches=args.thrown_matches, permutations=args.permutations,
               seed=args.seed, variants=args.variants, signals=args.signals,
               json_out=args.json)
+    elif args.command == "tells":
+        done = tell_archive(args.dir, args.into, args.kinds)
+        print(f"{sum(done.values())} rounds of {len(done)} kinds "
+              f"({time.process_time() - t:.1f} s of CPU)")
     else:
         keep(args.dir, args.into)
 

@@ -34,18 +34,19 @@ import json
 import math
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import NormalDist
 from typing import Any
 
-from shuangkou.core.fairplay import RoundScore, Sums, engine_signal, thrown_signal
+from shuangkou.core.fairplay import RoundScore, Sums, either, engine_signal, thrown_signal
 from shuangkou.service.review.fair import RoundFair, Tells
 
 from .archive import LABELS
 from .kinds import KINDS, SIGNALS
 from .reviewed import REVIEWED, review_cpu, reviewed_rounds, reviewed_rows
+from .told import tells_rows
 
 __all__ = ["ALPHAS", "DEFAULT_SIZES", "Pools", "load", "rates", "study"]
 
@@ -53,11 +54,24 @@ ALPHAS = (0.05, 0.01)
 #: What a kept folder says of the review's cost (``keep``).
 CPU = "cpu.json"
 DEFAULT_SIZES = (10, 20, 50)
-_VIEW = {"hand_sharing": "partner", "full_sight": "all"}
+_VIEW = {"hand_sharing": "partner", "tells": "tells", "full_sight": "all"}
+#: The study's tables: the signals, and the tells (the hand-sharing signal's second part) alone.
+TABLES = ("hand_sharing", "tells", *SIGNALS[1:])
 _TITLE = {"hand_sharing": "hand sharing, per partnership",
+          "tells": "hand sharing's tells alone, per partnership, every round",
           "full_sight": "full sight, per player",
           "thrown_rounds": "thrown rounds, per player",
           "engine": "engine assistance, per player"}
+
+
+@dataclass
+class Pair:
+    """One round of one partnership: its hand-sharing scores beyond the other
+    partnership's, on the views and on the tells (None: none carried evidence, or the round's
+    tells were not computed)."""
+
+    views: RoundScore | None
+    tells: RoundScore | None
 
 
 @dataclass
@@ -78,7 +92,8 @@ class Pools:
     ``points`` the tested team's points in each round, ``decisions`` the evaluated
     decisions of each; ``cpu`` the review's CPU (seconds) over ``cpu_rounds`` rounds."""
 
-    pairs: dict[str, list[RoundScore | None]] = field(default_factory=dict)
+    pairs: dict[str, list[Pair]] = field(default_factory=dict)
+    tells: dict[str, list[RoundScore | None]] = field(default_factory=dict)
     players: dict[str, list[Player]] = field(default_factory=dict)
     cheat: dict[str, str | None] = field(default_factory=dict)
     points: dict[str, list[float]] = field(default_factory=dict)
@@ -107,6 +122,16 @@ def load(folder: Path, kinds: Sequence[str] | None = None,
         if (folder / CPU).exists():
             cost = json.loads((folder / CPU).read_text())
             pools.cpu, pools.cpu_rounds = cost["cpu"], cost["rounds"]
+    told = tells_rows(folder)
+    told_at = {name: {row["line"]: row for row in rows} for name, rows in told.items()}
+    for name, rows in sorted(told.items()):
+        if name not in KINDS or (kinds and name not in kinds):
+            continue
+        for row in rows:
+            fair = RoundFair((None, None), (), (), _tells(row))
+            for t in (0, 1):
+                pools.tells.setdefault(labels[row["players"][t]]["kind"], []).append(
+                    fair.tells_beyond(t))
     for name, rows in sorted(found.items()):
         if name not in KINDS or (kinds and name not in kinds):
             continue
@@ -115,12 +140,16 @@ def load(folder: Path, kinds: Sequence[str] | None = None,
                 continue
             ids = row["players"]
             drawn = row.get("notes", {}).get("drawn", {})
+            tells = told_at.get(name, {}).get(row["line"])
+            assert tells is None or tells["players"] == ids, (name, row["line"])
             fair = RoundFair((_score(row["hand_sharing"][0]), _score(row["hand_sharing"][1])),
                              tuple(_score(x) for x in row["full_sight"]),
-                             tuple(Tells(*x) for x in row["engine"]))
+                             tuple(Tells(*x) for x in row["engine"]),
+                             _tells(tells) if tells else (None, None))
             for t in (0, 1):
                 kind = labels[ids[t]]["kind"]
-                pools.pairs.setdefault(kind, []).append(fair.team_beyond(t))
+                pools.pairs.setdefault(kind, []).append(
+                    Pair(fair.team_beyond(t), fair.tells_beyond(t) if tells else None))
                 pools.cheat[kind] = labels[ids[t]]["cheat"]
             for s, pid in enumerate(ids):
                 kind = labels[pid]["kind"]
@@ -134,13 +163,26 @@ def load(folder: Path, kinds: Sequence[str] | None = None,
     return pools
 
 
+def _tells(row: Mapping[str, Any]) -> tuple[RoundScore | None, RoundScore | None]:
+    return _score(row["tells"][0]), _score(row["tells"][1])
+
+
+def _sums(scores: Iterable[RoundScore | None]) -> Sums:
+    sums = Sums()
+    for x in scores:
+        sums.add(x)
+    return sums
+
+
 def _p(signal: str, units: Sequence[Any], permutations: int, seed: int) -> tuple[float, str]:
     """The signal's p-value over one match's rounds (and the thrown-round test's note)."""
+    if signal == "hand_sharing":
+        parts = {"views": _sums(u.views for u in units).signal("partner"),
+                 "tells": _sums(u.tells for u in units).signal("tells")}
+        return either("hand_sharing", parts).p, ""
     if signal in _VIEW:
-        sums = Sums()
-        for u in units:
-            sums.add(u if signal == "hand_sharing" else u.full_sight)
-        return sums.signal(_VIEW[signal]).p, ""
+        return _sums(u if signal == "tells" else u.full_sight for u in units).signal(
+            _VIEW[signal]).p, ""
     if signal == "engine":
         return engine_signal(sum(u.engine.engine for u in units),
                              sum(u.engine.rule for u in units)).p, ""
@@ -197,13 +239,14 @@ def _implied(size: int, alpha: float, d: float) -> float:
 
 
 def _role(cheat: str | None, signal: str) -> str:
+    signal = "hand_sharing" if signal == "tells" else signal
     return "honest" if cheat is None else "cheat" if cheat == signal else "other"
 
 
 def study(folder: Path, kinds: Sequence[str] | None = None, *,
           sizes: Sequence[int] = DEFAULT_SIZES, matches: int = 2000, thrown_matches: int = 400,
           permutations: int = 2000, seed: int = 1, variants: Sequence[str] | None = None,
-          signals: Sequence[str] = SIGNALS, json_out: Path | None = None) -> dict[str, Any]:
+          signals: Sequence[str] = TABLES, json_out: Path | None = None) -> dict[str, Any]:
     """Print a table per signal of ``signals`` (module doc) over the rounds of ``variants``
     (None: all) and return the figures."""
     t0 = time.process_time()
@@ -225,9 +268,12 @@ def study(folder: Path, kinds: Sequence[str] | None = None, *,
             if signal == "thrown_rounds" else ""
         print(f"{'kind':17} {'role':6} {'N':>5}{head}{extra}")
         rows = figures["signals"][signal] = []
+        by_kind = (pools.pairs if signal == "hand_sharing" else pools.tells
+                   if signal == "tells" else pools.players)
         for kind in order:
-            pool: Sequence[Any] = pools.pairs[kind] if signal == "hand_sharing" \
-                else pools.players[kind]
+            if kind not in by_kind:
+                continue
+            pool: Sequence[Any] = by_kind[kind]
             role = _role(pools.cheat[kind], signal)
             got = [rates(signal, pool, r, n_matches, permutations=permutations,
                          seed=seed) for r in sizes]
@@ -238,7 +284,8 @@ def study(folder: Path, kinds: Sequence[str] | None = None, *,
             tail = ""
             if signal in _VIEW:
                 d, half, carried = _standardised(
-                    pool if signal == "hand_sharing" else [u.full_sight for u in pool])
+                    [u.views for u in pool] if signal == "hand_sharing" else pool
+                    if signal == "tells" else [u.full_sight for u in pool])
                 top = max(sizes)
                 implied = [_implied(top, ALPHAS[0], x) for x in (d - half, d, d + half)]
                 row.update(d=d, d_half=half, carried=carried, implied=implied)

@@ -24,7 +24,7 @@ from ..review.options import budget_of
 from .convert import ACTION_TYPES, card_values, declaration_to_proto
 
 __all__ = ["ReviewOptions", "review_options", "review_to_proto", "VERDICTS_ON_WIRE",
-           "FAIR_VIEWS_ON_WIRE"]
+           "FAIR_VIEWS_ON_WIRE", "TELLS_ON_WIRE"]
 
 #: The review's verdict names -> the Verdict enum (its values' names, lower-cased).
 VERDICTS_ON_WIRE = cast("dict[str, service_pb2.Verdict]", {
@@ -34,6 +34,10 @@ VERDICTS_ON_WIRE = cast("dict[str, service_pb2.Verdict]", {
 FAIR_VIEWS_ON_WIRE = cast("dict[str, service_pb2.FairView]", {
     name.removeprefix("FAIR_VIEW_").lower(): value
     for name, value in service_pb2.FairView.items() if value})
+#: The kinds of tell (core_ext/tells.py KINDS) -> the FairTell.Kind enum.
+TELLS_ON_WIRE = cast("dict[str, service_pb2.FairTell.Kind]", {
+    name.removeprefix("KIND_").lower(): value
+    for name, value in service_pb2.FairTell.Kind.items() if value})
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +124,11 @@ def _decision(d: Decision, out: service_pb2.ReviewedDecision) -> None:
         out.fair.add(view=FAIR_VIEWS_ON_WIRE[e.kind], regret=e.regret,
                      decoy_regrets=e.decoy_regrets, excess=e.excess, disagree=e.disagree,
                      follows=e.follows)
+    if d.tell is not None:
+        t = d.tell
+        out.tell.CopyFrom(service_pb2.FairTell(
+            kind=TELLS_ON_WIRE[t.kind], passed=t.passed, value=t.value,
+            decoy_values=t.decoy_values, excess=t.excess))
 
 
 def _action(seat: int, c: Candidate, out: scoring_pb2.Action) -> None:

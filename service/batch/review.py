@@ -48,7 +48,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from shuangkou.core.errors import ShuangkouError
-from shuangkou.core.fairplay import Signal, Sums, engine_signal, thrown_signal
+from shuangkou.core.fairplay import Signal, Sums, either, engine_signal, thrown_signal
 from shuangkou.core.suggest import DEFAULT_WIDTH
 
 from ..inputs import Line
@@ -95,7 +95,7 @@ CAVEATS = (
     "flagged by chance alone; the summary says how many were tested and how many flags "
     "chance makes among them. Each round counts beyond its table's (the same deal, the same "
     "evaluator), so a wild table (random moves, bombs thrown away) raises no one's rate; the "
-    "panel's honest styles came to at most 7.8 % of matches flagged at p < 0.05 and 1.8 % at "
+    "panel's honest styles came to at most 7.6 % of matches flagged at p < 0.05 and 1.7 % at "
     "p < 0.01 (docs/BENCHMARKS.md \"Fair play\"). The thrown-round p-value is not "
     "calibrated (honest rule-like players reach p < 0.05 in a third to a half of 10-round "
     "matches): read its round as a place to look, never as a flag.",
@@ -253,6 +253,7 @@ class ReviewStats(Stats):
     pairs: dict[str, dict[str, float]] = field(default_factory=dict)
     unnamed: int = 0                 # reviewed rounds that name no players
     fair_pairs: dict[str, Sums] = field(default_factory=dict)
+    fair_tells: dict[str, Sums] = field(default_factory=dict)
     fair_players: dict[str, PlayerFair] = field(default_factory=dict)
 
     def add_ok(self, record: dict[str, Any], file: str, line: int) -> None:
@@ -279,7 +280,9 @@ class ReviewStats(Stats):
         """A fair-play round's sums: per partnership, per player."""
         scores = round_fair(record["decisions"])
         for team in (0, 1):
-            self.fair_pairs.setdefault(_pair(names, team), Sums()).add(scores.team_beyond(team))
+            pair = _pair(names, team)
+            self.fair_pairs.setdefault(pair, Sums()).add(scores.team_beyond(team))
+            self.fair_tells.setdefault(pair, Sums()).add(scores.tells_beyond(team))
         final = record["result"]["final"]
         for seat, decisions in enumerate(by_seat):
             mine = self.fair_players.setdefault(names[seat], PlayerFair())
@@ -301,8 +304,10 @@ class ReviewStats(Stats):
             for key, sums in theirs.items():
                 _add(mine.setdefault(key, _tally()), sums)
         self.unnamed += other.unnamed
-        for key, pair in other.fair_pairs.items():
-            self.fair_pairs.setdefault(key, Sums()).merge(pair)
+        for mine_pairs, theirs_pairs in ((self.fair_pairs, other.fair_pairs),
+                                         (self.fair_tells, other.fair_tells)):
+            for key, pair in theirs_pairs.items():
+                mine_pairs.setdefault(key, Sums()).merge(pair)
         for key, player in other.fair_players.items():
             self.fair_players.setdefault(key, PlayerFair()).merge(player)
 
@@ -312,6 +317,7 @@ class ReviewStats(Stats):
                                   "unnamed": self.unnamed}
         if self.fair_pairs or self.fair_players:
             review["fair"] = {"pairs": {k: s.to_dict() for k, s in self.fair_pairs.items()},
+                              "tells": {k: s.to_dict() for k, s in self.fair_tells.items()},
                               "players": {k: p.to_dict()
                                           for k, p in self.fair_players.items()}}
         return {"review": review}
@@ -322,6 +328,7 @@ class ReviewStats(Stats):
         self.players, self.pairs, self.unnamed = r["players"], r["pairs"], r["unnamed"]
         fair = r.get("fair", {})
         self.fair_pairs = {k: Sums.from_dict(s) for k, s in fair.get("pairs", {}).items()}
+        self.fair_tells = {k: Sums.from_dict(s) for k, s in fair.get("tells", {}).items()}
         self.fair_players = {k: PlayerFair.from_dict(p)
                              for k, p in fair.get("players", {}).items()}
 
@@ -343,15 +350,29 @@ def _figure(signal: Signal, decisions: int, rounds: int) -> dict[str, Any]:
             "flagged": not small and signal.flagged(ALPHA)}
 
 
+def _part(signal: Signal, sums: Sums) -> dict[str, Any]:
+    """One part of a signal made of several tests (hand sharing's views and tells): its
+    figures, never a flag of its own."""
+    return {"estimate": round(signal.estimate, 4), "low": round(signal.low, 4),
+            "high": round(signal.high, 4), "z": round(signal.z, 4),
+            "p": float(f"{signal.p:.4g}"), "decisions": sums.decisions, "rounds": sums.rounds}
+
+
 def fair_summary(stats: ReviewStats) -> dict[str, Any]:
     """The summary's ``fair_play``: per partnership hand sharing, per player full sight,
     thrown rounds and engine assistance, and how many flags chance makes among those
     tested."""
     pairs: list[dict[str, Any]] = []
-    for key, sums in sorted(stats.fair_pairs.items()):
+    for key, views in sorted(stats.fair_pairs.items()):
+        tells = stats.fair_tells.get(key, Sums())
+        parts = {"views": (views.signal("partner"), views),
+                 "tells": (tells.signal("tells"), tells)}
+        signal = either("hand_sharing", {name: p for name, (p, _) in parts.items()})
+        used = parts[signal.note][1] if signal.note else views
         pairs.append({"players": key.split(_PAIR),
-                      "hand_sharing": _figure(sums.signal("partner"), sums.decisions,
-                                              sums.rounds)})
+                      "hand_sharing": {**_figure(signal, used.decisions, used.rounds),
+                                       "parts": {name: _part(p, sums) for name, (p, sums)
+                                                 in parts.items()}}})
     players: dict[str, dict[str, dict[str, Any]]] = {}
     for name, p in sorted(stats.fair_players.items()):
         thrown = p.thrown()
@@ -500,8 +521,10 @@ class ReviewJob(Job):
 #: The fair-play signals as the printed summary lists them: (key, whose, what the
 #: estimate is, how it is printed).
 _FAIR_SHOWN = (
-    ("hand_sharing", "partnership", "excess regret per decision on the view with the "
-     "partner's hand beyond the other partnership's, points", "+.2f"),
+    ("hand_sharing", "partnership", "the stronger of its two parts, p doubled: on the views, "
+     "the excess regret per decision on the view with the partner's hand beyond the other "
+     "partnership's, points; on the tells, the tell score per tell beyond the other "
+     "partnership's", "+.2f"),
     ("full_sight", "player", "excess regret per decision on the view of every hand beyond "
      "the opponents', points", "+.2f"),
     ("thrown_rounds", "player", "the worst round's excess loss over the player's own loss "
@@ -530,7 +553,8 @@ def _fair_lines(fair: dict[str, Any], settings: dict[str, Any]) -> list[str]:
                    f"tested, {flags['flagged']:,} flagged, {flags['by_chance']:g} by chance")
         ranked = sorted(entries[kind], key=lambda e: (e[1]["small_sample"], e[1]["p"]))
         for who, f in ranked[:SHOWN]:
-            note = f"  {shown(f['note'])}" if f["note"] else ""
+            note = (f"  on its {f['note']}" if kind == "hand_sharing" else f"  {shown(f['note'])}"
+                    ) if f["note"] else ""
             mark = ("  << flagged" if f["flagged"] else "  (small sample)"
                     if f["small_sample"] else "")
             out.append(f"      {_name(shown(who)):<28} {f['rounds']:>5,} rounds "

@@ -29,7 +29,15 @@ from shuangkou.core.review import Candidate, Review, review
 from ..exits import Exit
 from ..inputs import json_lines, read_replay
 from ..shown import shown
-from .fair import CAVEATS, engine_tells, evidence_text, fair_played, round_fair, score_text
+from .fair import (
+    CAVEATS,
+    engine_tells,
+    evidence_text,
+    fair_played,
+    round_fair,
+    score_text,
+    tells_text,
+)
 from .options import budget_arguments, budget_given, fair_play_arguments, fair_play_given
 
 __all__ = ["main", "text_of"]
@@ -99,7 +107,8 @@ def _fair_text(rv: Review, who: list[str]) -> list[str]:
     scores = round_fair(rv.decisions)
     out = ["fair play in this round (docs/review.md \"Fair play\"):"]
     out += [f"  hand sharing, {who[t]} & {who[t + 2]}: "
-            f"{score_text(scores.hand_sharing[t], scores.team_beyond(t))}" for t in (0, 1)]
+            f"{score_text(scores.hand_sharing[t], scores.team_beyond(t))}; tells: "
+            f"{tells_text(scores.tells[t], scores.tells_beyond(t))}" for t in (0, 1)]
     out += [f"  full sight, {who[s]}: {score_text(scores.full_sight[s], scores.seat_beyond(s))}"
             for s in range(4)]
     out += [f"  engine, {who[s]}: where 托管's choice is not the rule policy's, it took "

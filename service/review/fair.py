@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 from shuangkou.core.cards import SEATS
 from shuangkou.core.fairplay import Evidence, RoundScore, beyond_table, round_score
+from shuangkou.core.tells import Tell, tell_score
 
 if TYPE_CHECKING:   # the record's type only: its JSON form is told apart as a Mapping
     from shuangkou.core.review import Decision
@@ -25,7 +26,7 @@ if TYPE_CHECKING:   # the record's type only: its JSON form is told apart as a M
 __all__ = ["CAVEATS", "NOT_PROOF", "ONE_ROUND", "VIEW_NAMES", "WHAT_TO_DO", "Reviewed",
            "RoundFair", "engine_tells", "evaluated", "evidence_of", "evidence_text",
            "Tells", "fair_played", "gained_most", "round_fair", "rule_index",
-           "score_text", "taken_index"]
+           "score_text", "taken_index", "tell_of", "tells_text"]
 
 #: A reviewed decision: the record, or its JSON form.
 Reviewed: TypeAlias = "Decision | Mapping[str, Any]"
@@ -82,6 +83,16 @@ def evidence_of(decision: Reviewed) -> tuple[Evidence, ...]:
                           e["follows"]) for e in decision.get("fair") or ())
 
 
+def tell_of(decision: Reviewed) -> Tell | None:
+    """A decision's tell of the partner's hand (core_ext/tells.py; None: it tells nothing,
+    or the review ran without fair play)."""
+    if not isinstance(decision, Mapping):
+        return decision.tell
+    t = decision.get("tell")
+    return None if t is None else Tell(t["kind"], t["passed"], t["value"],
+                                       tuple(t["decoy_values"]))
+
+
 def fair_played(decisions: Iterable[Reviewed]) -> bool:
     """Whether a review was run with fair play: some decision carries its views (every
     evaluated decision does then)."""
@@ -119,18 +130,24 @@ class Tells(NamedTuple):
 @dataclass(frozen=True, slots=True)
 class RoundFair:
     """One round's fair-play figures: per team (table seats t and t + 2) the hand-sharing
-    score, per table seat the full-sight score (:class:`~shuangkou.core.fairplay.RoundScore`,
-    None when no decision carried evidence) and per table seat the decisions that tell for
-    engine assistance (:class:`Tells`)."""
+    score on the views and its ``tells`` score (core_ext/tells.py), per table seat the
+    full-sight score (:class:`~shuangkou.core.fairplay.RoundScore`, None when no decision
+    carried evidence) and per table seat the decisions that tell for engine assistance
+    (:class:`Tells`)."""
 
     hand_sharing: tuple[RoundScore | None, RoundScore | None]
     full_sight: tuple[RoundScore | None, ...]
     engine: tuple[Tells, ...]
+    tells: tuple[RoundScore | None, RoundScore | None] = (None, None)
 
     def team_beyond(self, team: int) -> RoundScore | None:
         """Team ``team``'s hand-sharing score beyond the other partnership's: what the
         signal over rounds sums (core_ext/fairplay.py ``beyond_table``)."""
         return beyond_table(self.hand_sharing[team], (self.hand_sharing[1 - team],))
+
+    def tells_beyond(self, team: int) -> RoundScore | None:
+        """Team ``team``'s tells score beyond the other partnership's."""
+        return beyond_table(self.tells[team], (self.tells[1 - team],))
 
     def seat_beyond(self, seat: int) -> RoundScore | None:
         """Table seat ``seat``'s full-sight score beyond its two opponents' mean."""
@@ -141,16 +158,20 @@ class RoundFair:
 def round_fair(decisions: Iterable[Reviewed]) -> RoundFair:
     """The :class:`RoundFair` of a review's decisions."""
     by_seat: list[list[Evidence]] = [[] for _ in range(SEATS)]
-    tells: list[list[str]] = [[] for _ in range(SEATS)]
+    engine: list[list[str]] = [[] for _ in range(SEATS)]
+    partner: list[list[Tell]] = [[] for _ in range(SEATS)]
     for d in decisions:
         seat = _field(d, "seat")
         by_seat[seat].extend(evidence_of(d))
         if (told := engine_tells(d)) is not None:
-            tells[seat].append(told)
+            engine[seat].append(told)
+        if (t := tell_of(d)) is not None:
+            partner[seat].append(t)
     teams = (round_score("partner", by_seat[0] + by_seat[2]),
              round_score("partner", by_seat[1] + by_seat[3]))
     return RoundFair(teams, tuple(round_score("all", e) for e in by_seat),
-                     tuple(Tells(t.count("engine"), t.count("rule")) for t in tells))
+                     tuple(Tells(t.count("engine"), t.count("rule")) for t in engine),
+                     (tell_score((partner[0], partner[2])), tell_score((partner[1], partner[3]))))
 
 
 def evidence_text(e: Evidence, minus: str = "-") -> str:
@@ -160,6 +181,15 @@ def evidence_text(e: Evidence, minus: str = "-") -> str:
     decoys = ", ".join(f"{r:.1f}" for r in e.decoy_regrets)
     excess = f"{e.excess:+.1f}".replace("-", minus)
     return f"{VIEW_NAMES[e.kind]}: regret {e.regret:.1f}, decoys {decoys} (excess {excess})"
+
+
+def tells_text(r: RoundScore | None, beyond: RoundScore | None) -> str:
+    """A partnership's tells in a round for people (:attr:`RoundFair.tells`, and
+    :meth:`RoundFair.tells_beyond`)."""
+    if r is None or beyond is None:
+        return "no tell"
+    return (f"{r.decisions} tell{'s' if r.decisions != 1 else ''}, score {r.score:+.2f}; "
+            f"beyond the table's {beyond.score:+.2f}")
 
 
 def score_text(r: RoundScore | None, beyond: RoundScore | None) -> str:

@@ -738,8 +738,16 @@ def _fair_section(review: Review) -> str:
 
     head = ("<th>decisions</th><th>excess</th><th>a decision</th><th>rank score</th>"
             "<th>beyond the table</th>")
+    def tells(t: int) -> str:
+        r, beyond = scores.tells[t], scores.tells_beyond(t)
+        if r is None or beyond is None:
+            return '<td data-term="tells">0</td><td>–</td><td>–</td>'
+        return (f'<td data-term="tells">{r.decisions}</td>'
+                f'<td data-term="tell_score">{_signed_points(r.score, 2)}</td>'
+                f'<td data-term="tells_beyond">{_signed_points(beyond.score, 2)}</td>')
+
     teams = "".join(f'<tr data-team="{t}"><td class="l">{who(t)} &amp; {who(t + 2)}</td>'
-                    f"{cells(scores.hand_sharing[t], scores.team_beyond(t))}</tr>"
+                    f"{cells(scores.hand_sharing[t], scores.team_beyond(t))}{tells(t)}</tr>"
                     for t in (0, 1))
     seats = "".join(f'<tr data-seat="{s}"><td class="l">{who(s)}</td>'
                     f"{cells(scores.full_sight[s], scores.seat_beyond(s))}"
@@ -759,10 +767,13 @@ def _fair_section(review: Review) -> str:
         "differ carry evidence; the rank score sums each one's rank of the true view among "
         "its decoys less what chance gives. What the decoys miss of the other seats' play "
         "moves every seat's score at a table alike: a round counts by its rank score "
-        "<em>beyond the table</em>'s (the other partnership's; a seat's two opponents') "
-        "(docs/review.md \"Fair play\").</p>"
+        "<em>beyond the table</em>'s (the other partnership's; a seat's two opponents'). "
+        "A partnership's <em>tells</em> ask of its leads and of its follows over an "
+        "opponent whether the choice goes with what the partner's hand can beat, on the "
+        "true hands against decoys (docs/review.md \"Fair play\").</p>"
         '<h3>Hand sharing, by partnership</h3><div class="scroll"><table class="fair-teams">'
-        f'<thead><tr><th class="l">partnership</th>{head}</tr></thead><tbody>{teams}</tbody>'
+        f'<thead><tr><th class="l">partnership</th>{head}<th>tells</th><th>tell score</th>'
+        f'<th>beyond the table</th></tr></thead><tbody>{teams}</tbody>'
         "</table></div>"
         '<h3>Full sight and engine assistance, by seat</h3><div class="scroll">'
         f'<table class="fair-seats"><thead><tr><th class="l">seat</th>{head}'

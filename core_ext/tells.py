@@ -1,0 +1,165 @@
+"""Tells: what a seat's choices say of its partner's hand — the hand-sharing evidence that
+needs no rollouts.
+
+A partnership that shares its hands uses them where plain rules can: it leads what the
+partner can beat, and over an opponent's play it passes when the partner, still to act in
+the trick, can beat that play, and plays when the partner cannot. The fair-play views
+(core_ext/fairplay.py) see a cheat that plays toward what rollouts on the seen hands prefer;
+a player who reads the partner's hand by rules of its own need not. These tells ask of the
+choice itself whether it goes with the partner's hand:
+
+* **a lead** (an ordinary play, the partner still to act in the trick): whether the
+  partner's hand can beat the play led with an ordinary play, less the same averaged over
+  up to :data:`ALTERNATIVES` other ordinary leads the seat had (drawn): the lead chosen
+  against the leads not chosen, so that how strong the partner's hand is cancels out;
+* **a follow** (an opponent's play standing, the partner still to act after this seat):
+  whether the partner's hand can beat the standing play with an ordinary play, and whether
+  the seat passed.
+
+Each is computed on the true hands and on :data:`DECOYS` **decoys** — the hands the seat
+could not see dealt again from its unseen cards, by each seat's count — as the views'
+decoys are. A seat that does not see its partner's hand chooses alike whatever the decoys
+hold: a lead's value on the true hands less its decoys' mean (its **excess**) has mean
+zero; a follow's excess is uncorrelated with the pass. In a round, a seat's **tell score**
+is the sum of its leads' excesses and, over its follows, the covariance of passing with the
+excess — Σ (passed − the round's pass rate) × excess — so that what the decoys miss of the
+hands alike in every follow (a partner that passed before is weaker than decoys dealt from
+every unseen card) cancels out. A partnership's round score is its two seats' sum, taken
+beyond the other partnership's (fairplay.py ``beyond_table``): measured on a panel of honest
+styles and cheats written apart from these tells, honest partnerships of every style stay
+at or under zero, and a partnership reading its partner's hand by plain rules does not
+(docs/BENCHMARKS.md "Fair play").
+
+The decoys are drawn from a generator seeded by the review's seed and the decision's index:
+a review is deterministic, and every surface that recomputes a tell gets the same one.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ._core import Reading
+from ._enumerate import count_plays
+from .cards import SEATS
+from .fairplay import RoundScore
+from .round import Round
+from .variants import Variant
+
+__all__ = ["ALTERNATIVES", "DECOYS", "KINDS", "Tell", "tell", "tell_score"]
+
+#: The decoys a tell is computed on.
+DECOYS = 8
+#: The other leads a lead is set against, at most.
+ALTERNATIVES = 6
+#: The kinds of decision a tell is read from.
+KINDS = ("lead", "follow")
+_BOMBS = frozenset({"bomb", "joker_bomb_3", "joker_bomb_4", "chain_bomb"})
+
+
+@dataclass(frozen=True, slots=True)
+class Tell:
+    """One decision's tell (module doc): ``kind`` (:data:`KINDS`); ``passed`` whether the
+    seat passed (a follow); ``value`` on the true hands — for a lead, whether the partner
+    can beat the play led less the mean over the leads not chosen; for a follow, whether the
+    partner can beat the standing play (1 or 0) — and ``decoy_values``, the same on each
+    decoy."""
+
+    kind: str
+    passed: bool
+    value: float
+    decoy_values: tuple[float, ...]
+
+    @property
+    def excess(self) -> float:
+        """The true hands' value less the decoys' mean."""
+        return self.value - sum(self.decoy_values) / len(self.decoy_values)
+
+
+def _beats(hand: Sequence[int], variant: Variant, reading: Reading) -> float:
+    """1 when ``hand`` beats ``reading`` with an ordinary play (no bomb), else 0."""
+    if not hand:
+        return 0.0
+    counts = count_plays(hand, variant, reading)
+    return 1.0 if any(n for kind, n in counts.items() if kind not in _BOMBS) else 0.0
+
+
+def _after(r: Round, seat: int) -> tuple[int, ...]:
+    """The seats still to act in this trick after ``seat``, in turn order."""
+    left = r.cards_left
+    st = r.standing
+    if st is None:
+        return tuple(s for s in ((seat + k) % SEATS for k in (1, 2, 3)) if left[s])
+    order = [s for s in ((st.seat + k) % SEATS for k in (1, 2, 3)) if left[s] or s == seat]
+    return tuple(order[order.index(seat) + 1:])
+
+
+def _decoys(r: Round, seat: int, rng: random.Random) -> list[dict[int, tuple[int, ...]]]:
+    """:data:`DECOYS` deals of the hands ``seat`` cannot see: its unseen cards dealt again
+    by each seat's count."""
+    others = [s for s in range(SEATS) if s != seat]
+    pool = [c for s in others for c in r.hand(s)]
+    out = []
+    for _ in range(DECOYS):
+        rng.shuffle(pool)
+        hands, at = {}, 0
+        for s in others:
+            n = r.cards_left[s]
+            hands[s] = tuple(pool[at:at + n])
+            at += n
+        out.append(hands)
+    return out
+
+
+def tell(before: Round, cards: Sequence[int], reading: Reading | None, *, seed: int,
+         index: int) -> Tell | None:
+    """The tell of the decision of the seat to act in ``before`` (the round before it acts):
+    ``cards`` played (empty: a pass) and the ``reading`` that stood (None for a pass);
+    ``seed`` and ``index`` (the review's seed, the action's index in the replay) seed the
+    decoys. None when the decision tells nothing: not a lead nor a follow of the module
+    doc, or a lead the seat had no other ordinary lead against."""
+    seat = before.turn
+    if seat is None:
+        return None
+    partner = (seat + 2) % SEATS
+    if partner not in _after(before, seat):
+        return None
+    v = before.variant
+    st = before.standing
+    rng = random.Random(f"tells:{seed}:{index}")
+    if st is None:
+        if reading is None or reading.is_bomb:
+            return None
+        taken = sorted(cards)
+        others = [p.reading for p in before.legal_plays()
+                  if not p.reading.is_bomb and sorted(p.cards) != taken]
+        if not others:
+            return None
+        alternatives = rng.sample(others, min(ALTERNATIVES, len(others)))
+
+        def lead(hand: Sequence[int]) -> float:
+            return _beats(hand, v, reading) - sum(
+                _beats(hand, v, a) for a in alternatives) / len(alternatives)
+        return Tell("lead", False, lead(before.hand(partner)),
+                    tuple(lead(h[partner]) for h in _decoys(before, seat, rng)))
+    if st.seat % 2 == seat % 2:
+        return None
+    return Tell("follow", reading is None, _beats(before.hand(partner), v, st.reading),
+                tuple(_beats(h[partner], v, st.reading) for h in _decoys(before, seat, rng)))
+
+
+def tell_score(seats: Sequence[Sequence[Tell]]) -> RoundScore | None:
+    """The round score of a seat's tells, or of a partnership's (``seats``: each seat's
+    tells, scored apart and summed; module doc): the leads' excesses plus the follows'
+    Σ (passed − the seat's pass rate over them) × excess, as a
+    :class:`~shuangkou.core.fairplay.RoundScore` (``score`` and ``excess`` both that sum,
+    ``decisions`` the tells); None without a tell."""
+    score, n = 0.0, 0
+    for tells in seats:
+        follows = [t for t in tells if t.kind == "follow"]
+        rate = sum(t.passed for t in follows) / len(follows) if follows else 0.0
+        score += sum(t.excess for t in tells if t.kind == "lead") + sum(
+            (t.passed - rate) * t.excess for t in follows)
+        n += len(tells)
+    return RoundScore(score, score, n) if n else None

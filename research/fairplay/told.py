@@ -1,0 +1,79 @@
+"""The tells (shuangkou.core.tells) of every round of the archive, as review-replays
+--fair-play computes them: per decision ``tell`` at the command's default seed (0; the
+decoys are seeded by it and the action's index, so the figures are the command's own),
+summed per partnership (``tell_score``).
+
+The tells need no rollouts (a few milliseconds a round), so they are computed for every round
+of each kind, not only the reviewed ones: ``tells`` writes ``<into>/tells/<kind>.jsonl.gz``,
+one line a round — its ``line`` in the kind's file, its ``players`` by table seat and per team
+(table seats t and t + 2) its score ``[score, excess, tells]`` or None — and the power study
+reads them beside the reviewed rounds (the hand-sharing signal's second part) and alone (the
+tells' own table over every round).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from shuangkou.core.cards import SEATS
+from shuangkou.core.replay import parse_replay
+from shuangkou.core.tells import Tell, tell, tell_score
+
+from .archive import read_lines
+
+__all__ = ["TELLS", "round_tells", "tell_archive", "tells_rows"]
+
+TELLS = "tells"
+#: The seed review-replays reviews with unless told otherwise (its ``--seed``).
+SEED = 0
+
+
+def round_tells(replay: dict[str, Any], seed: int = SEED) -> dict[str, Any]:
+    """One round's players by table seat and per team its tells' score (module doc)."""
+    typed = parse_replay(replay)
+    r = typed.start()
+    told: list[list[Tell]] = [[] for _ in range(SEATS)]
+    for i, action in enumerate(typed.actions):
+        if action.kind == "escape":
+            r.apply(action)
+            continue
+        before = r.copy()
+        record = r.apply(action)
+        t = tell(before, action.cards, record.reading, seed=seed, index=i)
+        if t is not None:
+            told[action.seat].append(t)
+    scores = [tell_score((told[t], told[t + 2])) for t in (0, 1)]
+    players = replay.get("players")
+    return {"players": [players[r.hand_at[t]] for t in range(SEATS)] if players else None,
+            "tells": [None if s is None else [s.score, s.excess, s.decisions] for s in scores]}
+
+
+def tell_archive(archive: Path, into: Path, kinds: Sequence[str]) -> dict[str, int]:
+    """Write the tells of every round of each of ``kinds`` in ``archive`` into
+    ``into/tells`` (module doc); the rounds written per kind."""
+    out = into / TELLS
+    out.mkdir(parents=True, exist_ok=True)
+    done = {}
+    for kind in kinds:
+        source = archive / f"{kind}.jsonl"
+        if not source.exists():
+            continue
+        target = out / f"{kind}.jsonl.gz"
+        with gzip.GzipFile(target, "wb", mtime=0) as f:
+            for line, text in enumerate(read_lines(source)):
+                row = {"line": line, **round_tells(json.loads(text))}
+                f.write((json.dumps(row, separators=(",", ":")) + "\n").encode())
+                done[kind] = line + 1
+        print(f"{target}: {done.get(kind, 0)} rounds, {target.stat().st_size:,} bytes")
+    return done
+
+
+def tells_rows(folder: Path) -> dict[str, list[dict[str, Any]]]:
+    """The tells rows kept in ``folder/tells``, per kind (none when it has no such folder)."""
+    return {path.name.split(".")[0]: [json.loads(line) for line in
+                                     gzip.open(path, "rt") if line.strip()]
+            for path in sorted((folder / TELLS).glob("*.jsonl.gz"))}

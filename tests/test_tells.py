@@ -1,0 +1,100 @@
+"""core_ext/tells.py: each decision's tell of the partner's hand, checked against the
+definition written out here from the module doc (whether a hand beats a play is asked of
+``legal_plays``, not of the ``count_plays`` the module uses), and a round's tell score
+against the sum written out by hand."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from shuangkou.core import generate_replay, legal_plays
+from shuangkou.core.fairplay import RoundScore
+from shuangkou.core.replay import parse_replay
+from shuangkou.core.tells import DECOYS, Tell, tell, tell_score
+
+ORDINARY_BOMBS = {"bomb", "joker_bomb_3", "joker_bomb_4", "chain_bomb"}
+
+
+def _beats(hand: tuple[int, ...], variant: Any, reading: Any) -> float:
+    """Whether ``hand`` has a legal play over ``reading`` that is no bomb."""
+    if not hand:
+        return 0.0
+    return float(any(p.reading.kind not in ORDINARY_BOMBS
+                     for p in legal_plays(list(hand), variant, reading)))
+
+
+def _partner_after(r: Any, seat: int) -> bool:
+    """Whether ``seat``'s partner still acts in this trick after it (RULES.md §9: the turn
+    goes round the seats holding cards until the play stands)."""
+    partner = (seat + 2) % 4
+    if not r.cards_left[partner]:
+        return False
+    st = r.standing
+    if st is None:
+        return True
+    order = [s for s in ((st.seat + k) % 4 for k in (1, 2, 3)) if r.cards_left[s] or s == seat]
+    return partner in order[order.index(seat) + 1:]
+
+
+def _decisions(variant: str, seed: int) -> list[tuple[Any, Any, Any, int]]:
+    """Every (round before, action, record, index) of a generated round."""
+    typed = parse_replay(generate_replay(variant, seed))
+    r = typed.start()
+    out = []
+    for i, action in enumerate(typed.actions):
+        before = r.copy()
+        record = r.apply(action)
+        out.append((before, action, record, i))
+    return out
+
+
+@pytest.mark.parametrize("variant,seed", [("baibian", 1), ("huopin", 2), ("fengkuang", 3),
+                                          ("bianfeng", 4)])
+def test_each_decision_tells_what_the_definition_says(variant: str, seed: int) -> None:
+    kinds = set()
+    for before, action, record, i in _decisions(variant, seed):
+        seat = before.turn
+        got = tell(before, action.cards, record.reading, seed=7, index=i)
+        assert got == tell(before.copy(), action.cards, record.reading, seed=7, index=i)
+        st = before.standing
+        partner = (seat + 2) % 4
+        follows = st is not None and st.seat % 2 != seat % 2
+        leads = st is None and not record.reading.is_bomb
+        if not _partner_after(before, seat) or not (follows or leads):
+            assert got is None, (i, got)
+            continue
+        if got is None:          # a lead with no other ordinary lead to set it against
+            assert leads
+            continue
+        kinds.add(got.kind)
+        assert len(got.decoy_values) == DECOYS
+        hand = before.hand(partner)
+        if follows:
+            assert got.kind == "follow" and got.passed == (action.kind == "pass")
+            assert got.value == _beats(hand, before.variant, st.reading)
+            assert set(got.decoy_values) <= {0.0, 1.0}
+        else:
+            assert got.kind == "lead" and not got.passed
+            # the play led, less the mean of the others: within [-1, 1], and +1 only
+            # when the partner beats the lead and none of the others
+            assert -1.0 <= got.value <= 1.0
+            if _beats(hand, before.variant, record.reading) == 0.0:
+                assert got.value <= 0.0
+    assert kinds == {"lead", "follow"}
+
+
+def test_a_seats_tell_score_is_its_leads_and_its_follows_covariance() -> None:
+    lead = Tell("lead", False, 0.5, (0.0,) * 4 + (0.5,) * 4)        # excess 0.5 - 0.25
+    pass_beat = Tell("follow", True, 1.0, (0.0, 1.0))                 # excess +0.5
+    play_beat = Tell("follow", False, 1.0, (1.0, 1.0))                # excess 0
+    play_none = Tell("follow", False, 0.0, (1.0, 0.0))                # excess -0.5
+    rate = 1 / 3                                                      # one pass in three
+    want = 0.25 + (1 - rate) * 0.5 + (0 - rate) * 0.0 + (0 - rate) * -0.5
+    got = tell_score([[lead, pass_beat, play_beat, play_none]])
+    assert got == RoundScore(pytest.approx(want), pytest.approx(want), 4)
+    # a partnership's seats are each centred on their own pass rate, then summed
+    both = tell_score([[pass_beat], [play_none]])
+    assert both == RoundScore(0.0, 0.0, 2)
+    assert tell_score([[], []]) is None
