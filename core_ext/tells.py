@@ -26,9 +26,10 @@ excess — Σ (passed − the round's pass rate) × excess — so that what the 
 hands alike in every follow (a partner that passed before is weaker than decoys dealt from
 every unseen card) cancels out. A partnership's round score is its two seats' sum, taken
 beyond the other partnership's (fairplay.py ``beyond_table``): measured on a panel of honest
-styles and cheats written apart from these tells, honest partnerships of every style stay
-at or under zero, and a partnership reading its partner's hand by plain rules does not
-(docs/BENCHMARKS.md "Fair play").
+styles and cheats written apart from these tells, honest partnerships of every style score
+zero or below within the measurement's precision, and a partnership reading its partner's
+hand by plain rules scores half a standard deviation a round above (docs/BENCHMARKS.md
+"Fair play").
 
 The decoys are drawn from a generator seeded by the review's seed and the decision's index:
 a review is deterministic, and every surface that recomputes a tell gets the same one.
