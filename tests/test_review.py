@@ -244,7 +244,8 @@ def test_the_review_command(tmp_path: Any, rule_round: dict[str, Any]) -> None:
 
 def test_the_review_command_with_fair_play(tmp_path: Any, rule_round: dict[str, Any]) -> None:
     """``review --fair-play``: under each decision the evidence of each view that carried
-    some and 托管's choice where it is not the rule policy's; after the seats, the round's
+    some, its tell of the partner's hand and 托管's choice where it is not the rule
+    policy's; after the seats, the round's
     fair-play scores and their caveats; ``--json`` the core's review with fair play. The fair-play
     budget without --fair-play, or out of its bounds, is bad usage."""
     from shuangkou.service.review.fair import CAVEATS, engine_tells, evidence_of
@@ -268,6 +269,10 @@ def test_the_review_command_with_fair_play(tmp_path: Any, rule_round: dict[str, 
     assert text.count("partner's hand: regret") + text.count("every hand: regret") == carried
     told = [engine_tells(x) for x in want["decisions"]]
     assert text.count("托管 would play") == sum(t is not None for t in told) > 0
+    tells = [x["tell"] for x in want["decisions"] if x["tell"] is not None]
+    assert text.count("tell, follow: ") == sum(t["kind"] == "follow" for t in tells) > 0
+    assert text.count("tell, lead: ") == sum(t["kind"] == "lead" for t in tells) > 0
+    assert text.count("; tells: ") == 2
     assert "fair play in this round" in text and all(c in text for c in CAVEATS)
     assert text.count("  hand sharing, ") == 2 and text.count("  full sight, ") == 4
     plain = subprocess.run(run, capture_output=True, text=True, timeout=120)

@@ -401,14 +401,16 @@ def test_review_options_and_a_rejected_replay(tmp_path: Path) -> None:
 FAIR = """els => els.map(e => ({index: +e.dataset.index,
     views: [...e.querySelectorAll('.fair .ev')].map(v => ({view: v.dataset.view,
         regret: +v.dataset.regret, excess: +v.dataset.excess, text: v.innerText})),
-    tuoguan: (e.querySelector('.fair .tg') || {dataset: {}}).dataset.taken || null}))"""
+    tuoguan: (e.querySelector('.fair .tg') || {dataset: {}}).dataset.taken || null,
+    tell: (e.querySelector('.fair .tl') || {dataset: {}}).dataset.tell || null}))"""
 FAIR_ROWS = """els => els.map(e => Object.fromEntries([['row', e.dataset.team ?? e.dataset.seat],
     ...[...e.querySelectorAll('td[data-term]')].map(t => [t.dataset.term, t.innerText])]))"""
 
 
 def test_fair_play_on_the_reviewed_page(browser: Any, tmp_path: Path) -> None:
     """``view --review --fair-play``: each action shows the evidence of each view that
-    carried some and 托管's choice where it is not the rule policy's, as the core's review
+    carried some, its tell and 托管's choice where it is not the rule policy's, as the core's
+    review
     (computed apart) has them; the fair-play section the round's scores per partnership and seat and
     the caveats; a phone needs no sideways scrolling. Without --fair-play, none of it."""
     from dataclasses import replace
@@ -436,12 +438,16 @@ def test_fair_play_on_the_reviewed_page(browser: Any, tmp_path: Path) -> None:
                 assert v["regret"] == pytest.approx(e.regret, abs=0.005)
                 assert v["excess"] == pytest.approx(e.excess, abs=0.005)
             assert s["tuoguan"] == engine_tells(d)
+            assert s["tell"] == (d["tell"]["kind"] if d["tell"] is not None else None)
         assert any(s["views"] for s in shown) and any(s["tuoguan"] for s in shown)
+        assert {s["tell"] for s in shown} == {"lead", "follow", None}
         rows = opened.all("#fair-play tr[data-team], #fair-play tr[data-seat]", FAIR_ROWS)
         made = [*scores.hand_sharing, *scores.full_sight]
         assert len(rows) == len(made) == 6
         for row, r in zip(rows, made, strict=True):
             assert int(row["decisions"]) == (r.decisions if r is not None else 0)
+        for row, t in zip(rows, scores.tells, strict=False):     # the partnerships' rows
+            assert int(row["tells"]) == (t.decisions if t is not None else 0)
         for row, (engine, rule) in zip(rows[2:], scores.engine, strict=True):
             assert (int(row["engine"]), int(row["rule"])) == (engine, rule)
         text = opened.page.inner_text("#fair-play")

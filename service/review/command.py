@@ -36,6 +36,7 @@ from .fair import (
     fair_played,
     round_fair,
     score_text,
+    tell_text,
     tells_text,
 )
 from .options import budget_arguments, budget_given, fair_play_arguments, fair_play_given
@@ -70,6 +71,8 @@ def text_of(rv: Review) -> str:
         line = f"{x.index:4d}  {who[x.seat]:<10}  {shown(_action(taken)):<34}"
         if x.forced:
             out.append(f"{line}  forced")
+            if x.tell is not None:            # a forced pass tells as much as a chosen one
+                out.append(f"{'':18}{tell_text(x.tell)}")
             continue
         line += f"  {x.verdict:<10}  loss {x.loss:4.1f} ± {x.loss_se:3.1f}"
         if x.taken != x.best:
@@ -79,6 +82,8 @@ def text_of(rv: Review) -> str:
             line += f"  oracle {x.oracle_gain:+.1f}"
         out.append(line)
         out += [f"{'':18}{evidence_text(e)}" for e in x.fair if e.carries]
+        if x.tell is not None:
+            out.append(f"{'':18}{tell_text(x.tell)}")
         if fair and (told := engine_tells(x)) is not None:
             tuoguan = x.candidates[x.tuoguan]
             whose = "托管's" if told == "engine" else "the rule policy's"

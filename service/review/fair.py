@@ -26,7 +26,7 @@ if TYPE_CHECKING:   # the record's type only: its JSON form is told apart as a M
 __all__ = ["CAVEATS", "NOT_PROOF", "ONE_ROUND", "VIEW_NAMES", "WHAT_TO_DO", "Reviewed",
            "RoundFair", "engine_tells", "evaluated", "evidence_of", "evidence_text",
            "Tells", "fair_played", "gained_most", "round_fair", "rule_index",
-           "score_text", "taken_index", "tell_of", "tells_text"]
+           "score_text", "taken_index", "tell_of", "tell_text", "tells_text"]
 
 #: A reviewed decision: the record, or its JSON form.
 Reviewed: TypeAlias = "Decision | Mapping[str, Any]"
@@ -181,6 +181,20 @@ def evidence_text(e: Evidence, minus: str = "-") -> str:
     decoys = ", ".join(f"{r:.1f}" for r in e.decoy_regrets)
     excess = f"{e.excess:+.1f}".replace("-", minus)
     return f"{VIEW_NAMES[e.kind]}: regret {e.regret:.1f}, decoys {decoys} (excess {excess})"
+
+
+def tell_text(t: Tell, minus: str = "-") -> str:
+    """One decision's tell for people (core_ext/tells.py; ``minus``: the page writes a true
+    minus sign)."""
+    if t.kind == "follow":
+        seen = sum(1 for v in t.decoy_values if v)
+        return (f"tell, follow: the partner's hand {'beats' if t.value else 'does not beat'} "
+                f"the standing play, as {seen} of {len(t.decoy_values)} decoys do; the seat "
+                f"{'passed' if t.passed else 'played'}")
+    mean = sum(t.decoy_values) / len(t.decoy_values)
+    return (f"tell, lead: the partner beats the play led {t.value:+.2f} more often than the "
+            f"other leads, {mean:+.2f} on the decoys (excess {t.excess:+.2f})"
+            ).replace("-", minus)
 
 
 def tells_text(r: RoundScore | None, beyond: RoundScore | None) -> str:

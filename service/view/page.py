@@ -39,7 +39,7 @@ from shuangkou.core.review import Candidate, Decision, Review
 from shuangkou.core.round_ends import round_end
 from shuangkou.core.story import RoundStory, Step, Trick, story_of
 
-from ..review.fair import CAVEATS, engine_tells, evidence_text, fair_played, round_fair
+from ..review.fair import CAVEATS, engine_tells, evidence_text, fair_played, round_fair, tell_text
 
 __all__ = ["page_of", "render", "render_index", "card", "KIND_TEXT"]
 
@@ -602,15 +602,15 @@ def _annotation(d: Decision) -> str:
             parts.append(f'<span class="alt">best {_action_html(best)} '
                          f'<span class="muted">{_points(best.points)} vs '
                          f'{_points(taken)}</span></span>')
-    if d.fair:                           # reviewed with fair play (every evaluated decision)
+    if d.fair or d.tell is not None:     # reviewed with fair play
         parts.append(_fair_annotation(d))
     return f'<span class="review">{"".join(parts)}</span>'
 
 
 def _fair_annotation(d: Decision) -> str:
     """A decision's fair-play evidence, each view that carried some (the taken action's
-    regret on the true hands and on the decoys), and 托管's choice where it is not the
-    rule policy's."""
+    regret on the true hands and on the decoys), its tell of the partner's hand, and 托管's
+    choice where it is not the rule policy's."""
     parts = []
     for e in d.fair:
         if e.carries:
@@ -619,6 +619,11 @@ def _fair_annotation(d: Decision) -> str:
                          f'"{e.regret:.2f}" data-decoys="{decoys}" data-excess='
                          f'"{e.excess:.2f}" data-follows="{str(e.follows).lower()}">'
                          f"{_e(evidence_text(e, minus='−'))}</span>")
+    if (t := d.tell) is not None:
+        decoys = " ".join(f"{v:.2f}" for v in t.decoy_values)
+        parts.append(f'<span class="tl" data-tell="{_e(t.kind)}" data-value="{t.value:.2f}" '
+                     f'data-decoys="{decoys}" data-passed="{str(t.passed).lower()}">'
+                     f"{_e(tell_text(t, minus='−'))}</span>")
     if (told := engine_tells(d)) is not None:
         whose = "托管's" if told == "engine" else "the rule policy's"
         parts.append(f'<span class="tg" data-taken="{told}">托管 would play '
