@@ -266,7 +266,7 @@ def test_a_round_counts_beyond_its_table() -> None:
     its table's mean, a missing score counting 0, and its excess less the table's per
     decision times its own decisions."""
     from shuangkou.core.fairplay import RoundScore, Sums, beyond_table
-    from shuangkou.service.review.fair import RoundFair, Tells
+    from shuangkou.service.review.fair import EngineTells, RoundFair
 
     own, left, right = RoundScore(1.5, 6.0, 4), RoundScore(0.5, 2.0, 2), None
     assert beyond_table(own, (left, right)) == RoundScore(1.5 - 0.25, 6.0 - 0.5 * 4, 4)
@@ -279,7 +279,7 @@ def test_a_round_counts_beyond_its_table() -> None:
         moved = [RoundScore(r.score + 0.7, r.excess + 0.4 * r.decisions, r.decisions)
                  for r in scores]
         for into, these in ((plain, scores), (shifted, moved)):
-            fair = RoundFair((these[0], these[1]), tuple(these), (Tells(0, 0),) * 4)
+            fair = RoundFair((these[0], these[1]), tuple(these), (EngineTells(0, 0),) * 4)
             into.add(fair.seat_beyond(0))
             assert fair.team_beyond(1) == beyond_table(these[1], (these[0],))
     a, b = plain.signal("all"), shifted.signal("all")

@@ -41,7 +41,7 @@ from statistics import NormalDist
 from typing import Any
 
 from shuangkou.core.fairplay import RoundScore, Sums, either, engine_signal, thrown_signal
-from shuangkou.service.review.fair import RoundFair, Tells
+from shuangkou.service.review.fair import EngineTells, RoundFair
 
 from .archive import LABELS
 from .kinds import KINDS, SIGNALS
@@ -80,7 +80,7 @@ class Player:
     of its evaluated decisions, and whether it threw the round (None: not a thrower)."""
 
     full_sight: RoundScore | None
-    engine: Tells
+    engine: EngineTells
     thrown: list[tuple[float, float]]
     throws: bool | None
 
@@ -144,7 +144,7 @@ def load(folder: Path, kinds: Sequence[str] | None = None,
             assert tells is None or tells["players"] == ids, (name, row["line"])
             fair = RoundFair((_score(row["hand_sharing"][0]), _score(row["hand_sharing"][1])),
                              tuple(_score(x) for x in row["full_sight"]),
-                             tuple(Tells(*x) for x in row["engine"]),
+                             tuple(EngineTells(*x) for x in row["engine"]),
                              _tells(tells) if tells else (None, None))
             for t in (0, 1):
                 kind = labels[ids[t]]["kind"]

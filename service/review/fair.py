@@ -25,7 +25,7 @@ if TYPE_CHECKING:   # the record's type only: its JSON form is told apart as a M
 
 __all__ = ["CAVEATS", "NOT_PROOF", "ONE_ROUND", "VIEW_NAMES", "WHAT_TO_DO", "Reviewed",
            "RoundFair", "engine_tells", "evaluated", "evidence_of", "evidence_text",
-           "Tells", "fair_played", "gained_most", "round_fair", "rule_index",
+           "EngineTells", "fair_played", "gained_most", "round_fair", "rule_index",
            "score_text", "taken_index", "tell_of", "tell_text", "tells_text"]
 
 #: A reviewed decision: the record, or its JSON form.
@@ -119,7 +119,7 @@ def gained_most(final: Sequence[int], seat: int) -> int:
     return max(opponents, key=lambda o: (final[o], -o))
 
 
-class Tells(NamedTuple):
+class EngineTells(NamedTuple):
     """A seat's decisions that tell for engine assistance (:func:`engine_tells`): ``engine``
     where the action taken was 托管's, ``rule`` where it was the rule policy's."""
 
@@ -133,11 +133,11 @@ class RoundFair:
     score on the views and its ``tells`` score (core_ext/tells.py), per table seat the
     full-sight score (:class:`~shuangkou.core.fairplay.RoundScore`, None when no decision
     carried evidence) and per table seat the decisions that tell for engine assistance
-    (:class:`Tells`)."""
+    (:class:`EngineTells`)."""
 
     hand_sharing: tuple[RoundScore | None, RoundScore | None]
     full_sight: tuple[RoundScore | None, ...]
-    engine: tuple[Tells, ...]
+    engine: tuple[EngineTells, ...]
     tells: tuple[RoundScore | None, RoundScore | None] = (None, None)
 
     def team_beyond(self, team: int) -> RoundScore | None:
@@ -170,7 +170,7 @@ def round_fair(decisions: Iterable[Reviewed]) -> RoundFair:
     teams = (round_score("partner", by_seat[0] + by_seat[2]),
              round_score("partner", by_seat[1] + by_seat[3]))
     return RoundFair(teams, tuple(round_score("all", e) for e in by_seat),
-                     tuple(Tells(t.count("engine"), t.count("rule")) for t in engine),
+                     tuple(EngineTells(t.count("engine"), t.count("rule")) for t in engine),
                      (tell_score((partner[0], partner[2])), tell_score((partner[1], partner[3]))))
 
 
