@@ -41,9 +41,9 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ._core import Reading
+from ._core import BOMB_KINDS, Reading
 from ._enumerate import count_plays
-from .cards import SEATS
+from .cards import SEATS, partner, seats_after, team
 from .fairplay import RoundScore
 from .round import Round
 from .variants import Variant
@@ -56,7 +56,6 @@ DECOYS = 8
 ALTERNATIVES = 6
 #: The kinds of decision a tell is read from.
 KINDS = ("lead", "follow")
-_BOMBS = frozenset({"bomb", "joker_bomb_3", "joker_bomb_4", "chain_bomb"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +82,7 @@ def _beats(hand: Sequence[int], variant: Variant, reading: Reading) -> float:
     if not hand:
         return 0.0
     counts = count_plays(hand, variant, reading)
-    return 1.0 if any(n for kind, n in counts.items() if kind not in _BOMBS) else 0.0
+    return 1.0 if any(n for kind, n in counts.items() if kind not in BOMB_KINDS) else 0.0
 
 
 def _after(r: Round, seat: int) -> tuple[int, ...]:
@@ -91,8 +90,8 @@ def _after(r: Round, seat: int) -> tuple[int, ...]:
     left = r.cards_left
     st = r.standing
     if st is None:
-        return tuple(s for s in ((seat + k) % SEATS for k in (1, 2, 3)) if left[s])
-    order = [s for s in ((st.seat + k) % SEATS for k in (1, 2, 3)) if left[s] or s == seat]
+        return tuple(s for s in seats_after(seat) if left[s])
+    order = [s for s in seats_after(st.seat) if left[s] or s == seat]
     return tuple(order[order.index(seat) + 1:])
 
 
@@ -123,8 +122,8 @@ def tell(before: Round, cards: Sequence[int], reading: Reading | None, *, seed: 
     seat = before.turn
     if seat is None:
         return None
-    partner = (seat + 2) % SEATS
-    if partner not in _after(before, seat):
+    mate = partner(seat)
+    if mate not in _after(before, seat):
         return None
     v = before.variant
     st = before.standing
@@ -142,12 +141,12 @@ def tell(before: Round, cards: Sequence[int], reading: Reading | None, *, seed: 
         def lead(hand: Sequence[int]) -> float:
             return _beats(hand, v, reading) - sum(
                 _beats(hand, v, a) for a in alternatives) / len(alternatives)
-        return Tell("lead", False, lead(before.hand(partner)),
-                    tuple(lead(h[partner]) for h in _decoys(before, seat, rng)))
-    if st.seat % 2 == seat % 2:
+        return Tell("lead", False, lead(before.hand(mate)),
+                    tuple(lead(h[mate]) for h in _decoys(before, seat, rng)))
+    if team(st.seat) == team(seat):
         return None
-    return Tell("follow", reading is None, _beats(before.hand(partner), v, st.reading),
-                tuple(_beats(h[partner], v, st.reading) for h in _decoys(before, seat, rng)))
+    return Tell("follow", reading is None, _beats(before.hand(mate), v, st.reading),
+                tuple(_beats(h[mate], v, st.reading) for h in _decoys(before, seat, rng)))
 
 
 def tell_score(seats: Sequence[Sequence[Tell]]) -> RoundScore | None:

@@ -336,3 +336,23 @@ def test_the_documented_fair_play_figures_are_what_the_kept_rounds_give(
                 d = _D.search(cells)
                 assert d is not None and (d[1], d[2]) == (f"{r['d']:+.3f}",
                                                           f"{r['d_half']:.3f}"), r["kind"]
+
+
+def test_the_kept_tells_are_what_review_replays_computes() -> None:
+    """research/fairplay/told.py replays a round to compute its tells without reviewing it:
+    per partnership the score the review's own decisions give (review-replays' seed, 0), so
+    the kept tells are the command's."""
+    from research.fairplay.told import round_tells
+    from shuangkou.core import generate_replay
+    from shuangkou.core.review import ReviewBudget, review
+    from shuangkou.service.review.fair import round_fair
+
+    for variant, seed in (("baibian", 11), ("huopin", 12)):
+        replay = {**generate_replay(variant, seed), "players": ["a", "b", "c", "d"]}
+        rv = review(replay, budget=ReviewBudget(rollouts=4, decoys=1, fair_deals=2),
+                    fair=True)
+        made = round_fair(rv.decisions).tells
+        got = round_tells(replay)
+        assert got["players"] == list(rv.players)
+        assert got["tells"] == [None if s is None else [s.score, s.excess, s.decisions]
+                                for s in made]
