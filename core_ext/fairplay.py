@@ -37,14 +37,22 @@ what rollouts prefer), whose round scores are summed and tested alike; the hand-
 signal is the stronger of the two with its p-value doubled (:func:`either`).
 
 **Thrown rounds.** In a coin room (the seeds' 游戏币 rooms) a seat can lose a round on purpose
-to move points to an opponent. A seat's losses (docs/review.md) in one round far beyond what
-its other rounds predict are that signal: per round, the excess loss over the player's own
-loss share of the round's stakes, per decision; its largest round against the same statistic
-over the player's decisions shuffled among its rounds (a permutation test), with the opponent
-who gained most in that round named. The shuffles would be exact were a player's decisions
-exchangeable among its rounds; honest play's are not (a round's decisions share its deal, and
-its losses cluster), so the p-value is too small for every style measured (docs/BENCHMARKS.md
-"Fair play"): the round it names is a place to look, not a flag.
+to move points to an opponent. The review's losses do not show it: measured on a panel
+thrower (docs/BENCHMARKS.md "Fair play"), a thrown round's loss share stands about one
+standard deviation of an honest round above the table's, so no test on losses flags a seat
+that throws a round in four, and tests that shuffle its decisions among its rounds flag
+honest players as often (a round's losses share its deal). What a thrown round shows is
+where it goes against its own side: it **plays over its partner's standing play**. Such a
+play is a seat's **chance** whenever its partner's play stands and it has a play of its own
+(:func:`over_partner`); a play over it that does not go out is a **block**. Honest players
+block at a steady rate of their own — rule-like ones almost never, random play about once a
+round — so a player's blocks, given how many it made, fall on its chances alike in every
+round; a thrower's crowd into the rounds it throws. The test is exact for that: the
+statistic is the blocks' concentration (Σ over rounds of blocks² / blocks: how many blocks
+the round of a block holds), its p-value the share of its blocks dealt again among its
+chances at random (rounds' chances kept) that concentrate as much, with the round of most
+blocks and the opponent who gained most in it named. It catches a seat that throws by
+blocking its partner, the classic sign; one that throws by passing alone it does not.
 
 **Engine assistance.** A player who plays the engine's choices takes them where the engine
 departs from plain play: among the decisions where 托管's choice (rollouts.py
@@ -67,11 +75,14 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from ._enumerate import count_plays
+from .cards import partner
 from .rollouts import Evaluation
+from .round import Round
 
-__all__ = ["Evidence", "KINDS", "RoundScore", "Signal", "Sums", "beyond_table", "either",
-           "engine_signal", "evidence", "information_signal", "round_score", "t_upper",
-           "thrown_signal"]
+__all__ = ["Evidence", "KINDS", "RoundBlocks", "RoundScore", "Signal", "Sums", "beyond_table",
+           "either", "engine_signal", "evidence", "information_signal", "over_partner",
+           "round_score", "t_upper", "thrown_signal"]
 
 #: The fair-play views a decision is evaluated on: the partner's hand seen too (hand
 #: sharing), every hand seen (full sight).
@@ -165,12 +176,11 @@ def evidence(ev: Evaluation) -> tuple[Evidence, ...]:
 class Signal:
     """A fair-play signal over many decisions (or rounds): ``kind`` (``hand_sharing``,
     ``full_sight``, ``thrown_rounds``, ``engine``), the ``evidence`` count that carried it
-    (decisions; rounds for thrown rounds), ``estimate`` with its 95 % interval
+    (decisions; rounds with a chance for thrown rounds), ``estimate`` with its 95 % interval
     (``low``–``high``: points per decision beyond the table's for hand sharing and full
-    sight, excess loss of
-    the worst round for thrown rounds, the engine's share among the decisions that tell for
-    engine assistance), ``z`` and the one-sided ``p``-value; ``note`` says more (the round
-    and the opponent who gained, for thrown rounds)."""
+    sight, the blocks' concentration for thrown rounds, the engine's share among the
+    decisions that tell for engine assistance), ``z`` and the one-sided ``p``-value;
+    ``note`` says more (the round and the opponent who gained, for thrown rounds)."""
 
     kind: str
     evidence: int
@@ -375,62 +385,82 @@ def information_signal(kind: str, rounds: Sequence[Sequence[Evidence]],
     return sums.signal(kind)
 
 
-def thrown_signal(rounds: Sequence[Sequence[tuple[float, float]]],
-                  gainers: Sequence[str] = (), *, permutations: int = 2000,
-                  enough: int = 20, seed: int = 0) -> Signal:
-    """Thrown rounds (module doc) over one player's rounds: ``rounds[r]`` the (loss, stake)
-    of each of its evaluated decisions in round r, ``gainers[r]`` (if given) who gained most
-    in round r among its opponents. The statistic is the largest round's excess loss over
-    the player's own loss share of its stakes, per square root of its decisions; its
-    p-value the share of shuffles of the decisions among the rounds (sizes kept) whose
-    largest is at least as large — sequential (Besag and Clifford, 1991): the shuffles stop
-    once ``enough`` have reached it (a player far from a flag costs a few dozen, not
-    ``permutations``), p = ``enough`` / shuffles made; else after ``permutations``,
-    p = (those that reached it + 1) / (``permutations`` + 1). Deterministic for ``seed``."""
-    sizes = [len(r) for r in rounds]
-    flat = [d for r in rounds for d in r]
-    if len([n for n in sizes if n]) < 2:
-        return Signal("thrown_rounds", 0, 0.0, 0.0, 0.0, 0.0, 1.0)
-    loss = sum(d[0] for d in flat)
-    stake = sum(d[1] for d in flat)
-    share = loss / stake if stake > 0 else 0.0
-    excess = [d[0] - share * d[1] for d in flat]
+def over_partner(before: Round, cards: Sequence[int]) -> bool | None:
+    """What the decision of the seat to act in ``before`` (the round before it acts) says of
+    a thrown round (module doc), ``cards`` its play (empty: a pass): None when it is no
+    chance — its partner's play does not stand, or the seat has no play over it; True when
+    the seat plays over it without going out (a block); else False."""
+    seat = before.turn
+    st = before.standing
+    if seat is None or st is None or st.seat != partner(seat):
+        return None
+    if cards:
+        return len(cards) < before.cards_left[seat]
+    if not any(count_plays(before.hand(seat), before.variant, st.reading).values()):
+        return None
+    return False
 
-    def largest(values: Sequence[float]) -> tuple[float, int]:
-        top, where, at = -math.inf, -1, 0
-        for r, n in enumerate(sizes):
-            if n:
-                x = sum(values[at:at + n]) / math.sqrt(n)
-                if x > top:
-                    top, where = x, r
-            at += n
-        return top, where
 
-    observed, worst = largest(excess)
+@dataclass(frozen=True, slots=True)
+class RoundBlocks:
+    """One player's round for the thrown-round test (module doc): its ``chances`` and the
+    ``blocks`` among them."""
+
+    blocks: int
+    chances: int
+
+
+def _concentration(counts: Sequence[int], blocks: int) -> float:
+    return sum(k * k for k in counts) / blocks
+
+
+def thrown_signal(rounds: Sequence[RoundBlocks], gainers: Sequence[str] = (), *,
+                  permutations: int = 2000, enough: int = 20, seed: int = 0) -> Signal:
+    """Thrown rounds (module doc) over one player's rounds, ``gainers[r]`` (if given) who
+    gained most in round r among its opponents. The estimate is the blocks' concentration
+    (Σ blocks² / blocks), its interval the 95 % range of the same with the blocks dealt
+    again at random among the chances; the p-value the share of such deals that concentrate
+    as much — sequential (Besag and Clifford, 1991): the deals stop once ``enough`` have
+    reached it (a player far from a flag costs a few dozen, not ``permutations``),
+    p = ``enough`` / deals made; else after ``permutations``, p = (those that reached it +
+    1) / (``permutations`` + 1). ``evidence`` counts the rounds with a chance. Deterministic
+    for ``seed``."""
+    for r in rounds:
+        if not 0 <= r.blocks <= r.chances:
+            raise ValueError(f"a round's blocks must be 0 to its chances; got {r}")
+    evidence = sum(1 for r in rounds if r.chances)
+    total = sum(r.blocks for r in rounds)
+    if total == 0:
+        return Signal("thrown_rounds", evidence, 0.0, 0.0, 0.0, 0.0, 1.0)
+    at = max(range(len(rounds)), key=lambda k: (rounds[k].blocks, -k))
+    note = (f"round {at}: {rounds[at].blocks} of {rounds[at].chances} chances blocked"
+            + (f"; {gainers[at]} gained most" if at < len(gainers) and gainers[at] else ""))
+    observed = _concentration([r.blocks for r in rounds], total)
+    if total == 1:
+        return Signal("thrown_rounds", evidence, 1.0, 1.0, 1.0, 0.0, 1.0, note)
+    slots = [k for k, r in enumerate(rounds) for _ in range(r.chances)]
     rng = random.Random(seed)
-    shuffled = list(excess)
     beyond = 0
     null = []
     p = 0.0
-    for k in range(1, permutations + 1):
-        rng.shuffle(shuffled)
-        x, _ = largest(shuffled)
+    for n in range(1, permutations + 1):
+        counts = [0] * len(rounds)
+        for k in rng.sample(slots, total):
+            counts[k] += 1
+        x = _concentration(counts, total)
         null.append(x)
-        beyond += x >= observed
+        beyond += x >= observed - 1e-9
         if beyond >= enough:
-            p = beyond / k
+            p = beyond / n
             break
     else:
         p = (beyond + 1) / (permutations + 1)
     null.sort()
     mean = sum(null) / len(null)
-    sd = math.sqrt(sum((x - mean) ** 2 for x in null) / (len(null) - 1)) or 1.0
-    at = worst
-    note = f"round {at}" + (f": {gainers[at]} gained most" if at < len(gainers) and
-                            gainers[at] else "")
-    return Signal("thrown_rounds", sum(1 for n in sizes if n), observed,
-                  null[int(0.025 * (len(null) - 1))], null[int(0.975 * (len(null) - 1))],
-                  (observed - mean) / sd, p, note)
+    sd = math.sqrt(sum((x - mean) ** 2 for x in null) / max(len(null) - 1, 1))
+    return Signal("thrown_rounds", evidence, observed, null[int(0.025 * (len(null) - 1))],
+                  null[int(0.975 * (len(null) - 1))], (observed - mean) / sd if sd else 0.0,
+                  p, note)
 
 
 def engine_signal(engine: int, rule: int) -> Signal:

@@ -49,7 +49,7 @@ from ._rollout import MAX_DECOYS
 from .cards import SEATS, rank_name, team
 from .declaration import Declaration
 from .errors import DeadlineExceeded, ShuangkouError
-from .fairplay import Evidence, evidence
+from .fairplay import Evidence, evidence, over_partner
 from .replay import Replay, _load, parse_replay, score_replay
 from .rollouts import REVIEW_CHOICE, TUOGUAN_CHOICE, Evaluation, choose
 from .suggest import RolloutBudget, declaration_for
@@ -186,6 +186,7 @@ class Decision:
     fair: tuple[Evidence, ...] = ()
     tuoguan: int = 0                     # 托管's choice (rollouts.TUOGUAN_CHOICE) on these deals
     tell: Tell | None = None             # with fair play: what it tells of the partner's hand
+    over_partner: bool | None = None     # with fair play: a chance to block (fairplay.over_partner)
 
     def to_dict(self) -> dict[str, Any]:
         return {"index": self.index, "seat": self.seat, "forced": self.forced,
@@ -196,7 +197,7 @@ class Decision:
                 "agrees_top3": self.agrees_top3, "eval_team0": self.eval_team0,
                 "oracle_gain": self.oracle_gain, "deals": self.deals,
                 "fair": [_evidence_dict(e) for e in self.fair], "tuoguan": self.tuoguan,
-                "tell": _tell_dict(self.tell)}
+                "tell": _tell_dict(self.tell), "over_partner": self.over_partner}
 
 
 @dataclass(frozen=True, slots=True)
@@ -394,7 +395,8 @@ def review(replay: Replay | Mapping[str, Any] | str | bytes, *,
         rollouts += ev.rollouts
         d = _decision(i, action.seat, action.cards, ev, last_eval)
         if fair:
-            d = replace(d, tell=tell(before, action.cards, record.reading, seed=seed, index=i))
+            d = replace(d, tell=tell(before, action.cards, record.reading, seed=seed, index=i),
+                        over_partner=over_partner(before, action.cards))
         last_eval = d.eval_team0
         decisions.append(d)
     players = _players(typed.players, result.hand_at)

@@ -36,6 +36,7 @@ if str(ROOT) not in sys.path:
 from research.fairplay import archive, kinds, players, sighted  # noqa: E402
 from research.fairplay.power import study  # noqa: E402
 from research.fairplay.reviewed import review_archive  # noqa: E402
+from research.fairplay.told import tell_archive  # noqa: E402
 from research.panel import Player, rule_player  # noqa: E402
 from shuangkou.core import Round, get_variant  # noqa: E402
 from shuangkou.core.generate import deal  # noqa: E402
@@ -263,15 +264,16 @@ def test_the_archive_is_deterministic_and_its_replays_valid(tmp_path: Path) -> N
 
 
 def test_the_study_runs_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """A tiny archive generated, reviewed with fair play (a small budget) and studied: a
-    table per signal, a row per kind, every rate a share."""
+    """A tiny archive generated, reviewed with fair play (a small budget), its tells and
+    blocks computed and studied: a table per signal, a row per kind, every rate a share."""
     folder = tmp_path / "archive"
     kinds_ = ["honest-team", "share-rule", "throw-rule"]
     archive.generate(folder, kinds_, matches=1, rounds=2, variants=["huopin"])
     small = ["--rollouts", "24", "--decoys", "1", "--fair-deals", "2"]
     assert review_archive(folder, kinds_, options=small, limit=2) == dict.fromkeys(kinds_, 2)
     assert review_archive(folder, kinds_, options=small) == dict.fromkeys(kinds_, 2)  # done
-    got = study(folder, sizes=[2], matches=20, thrown_matches=4, permutations=20)
+    tell_archive(folder, folder, kinds_)          # the tells and blocks: every round's
+    got = study(folder, sizes=[2], matches=20, permutations=20)
     out = capsys.readouterr().out
     for signal in kinds.SIGNALS:
         assert {row["kind"] for row in got["signals"][signal]} == {*kinds_, "ref-rule"}
@@ -301,8 +303,7 @@ def test_the_commands_run(tmp_path: Path) -> None:
     assert (kept / "honest-blind.jsonl.gz").exists()
     assert "2 rounds of 1 kinds" in run("tells", str(folder), "--into", str(kept), "--kinds",
                                         "honest-blind")
-    out = run("study", str(kept), "--sizes", "2", "--matches", "10", "--thrown-matches", "2",
-              "--permutations", "10")
+    out = run("study", str(kept), "--sizes", "2", "--matches", "10", "--permutations", "10")
     assert re.search(r"^honest-blind\s+honest\s+4\s", out, re.M), out
     tells = out.split("hand sharing's tells alone", 1)[1]
     assert re.search(r"^honest-blind\s+honest\s+2\s", tells, re.M), out
@@ -322,7 +323,7 @@ def test_the_documented_fair_play_figures_are_what_the_kept_rounds_give(
     prints them again)."""
     section = (ROOT / "docs" / "BENCHMARKS.md").read_text().split("\n## Fair play\n", 1)[1]
     tables = [t for t in section.split("\n\n") if _ROW.search(t)]
-    signals = ["hand_sharing", "tells", "full_sight", "engine"]
+    signals = ["hand_sharing", "tells", "full_sight", "engine", "thrown_rounds"]
     got = study(KEPT, sizes=[10], matches=1, signals=signals)
     capsys.readouterr()
     for signal, table in zip(signals, tables, strict=False):
@@ -339,9 +340,10 @@ def test_the_documented_fair_play_figures_are_what_the_kept_rounds_give(
 
 
 def test_the_kept_tells_are_what_review_replays_computes() -> None:
-    """research/fairplay/told.py replays a round to compute its tells without reviewing it:
-    per partnership the score the review's own decisions give (review-replays' seed, 0), so
-    the kept tells are the command's."""
+    """research/fairplay/told.py replays a round to compute its tells and blocks without
+    reviewing it: per partnership the tells' score and per seat the blocks and chances the
+    review's own decisions give (review-replays' seed, 0), so the kept figures are the
+    command's."""
     from research.fairplay.told import round_tells
     from shuangkou.core import generate_replay
     from shuangkou.core.review import ReviewBudget, review
@@ -351,8 +353,9 @@ def test_the_kept_tells_are_what_review_replays_computes() -> None:
         replay = {**generate_replay(variant, seed), "players": ["a", "b", "c", "d"]}
         rv = review(replay, budget=ReviewBudget(rollouts=4, decoys=1, fair_deals=2),
                     fair=True)
-        made = round_fair(rv.decisions).tells
+        made = round_fair(rv.decisions)
         got = round_tells(replay)
         assert got["players"] == list(rv.players)
         assert got["tells"] == [None if s is None else [s.score, s.excess, s.decisions]
-                                for s in made]
+                                for s in made.tells]
+        assert got["blocks"] == [[b.blocks, b.chances] for b in made.blocks]

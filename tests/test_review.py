@@ -244,8 +244,8 @@ def test_the_review_command(tmp_path: Any, rule_round: dict[str, Any]) -> None:
 
 def test_the_review_command_with_fair_play(tmp_path: Any, rule_round: dict[str, Any]) -> None:
     """``review --fair-play``: under each decision the evidence of each view that carried
-    some, its tell of the partner's hand and 托管's choice where it is not the rule
-    policy's; after the seats, the round's
+    some, its tell of the partner's hand, its chance to block and 托管's choice where it is
+    not the rule policy's; after the seats, the round's
     fair-play scores and their caveats; ``--json`` the core's review with fair play. The fair-play
     budget without --fair-play, or out of its bounds, is bad usage."""
     from shuangkou.service.review.fair import CAVEATS, engine_tells, evidence_of
@@ -273,6 +273,10 @@ def test_the_review_command_with_fair_play(tmp_path: Any, rule_round: dict[str, 
     assert text.count("tell, follow: ") == sum(t["kind"] == "follow" for t in tells) > 0
     assert text.count("tell, lead: ") == sum(t["kind"] == "lead" for t in tells) > 0
     assert text.count("; tells: ") == 2
+    over = [x["over_partner"] for x in want["decisions"] if x["over_partner"] is not None]
+    assert text.count("blocked: played over the partner's") == sum(over)
+    assert text.count("could have played over the partner's") == len(over) - sum(over) > 0
+    assert text.count("  thrown rounds, ") == 4
     assert "fair play in this round" in text and all(c in text for c in CAVEATS)
     assert text.count("  hand sharing, ") == 2 and text.count("  full sight, ") == 4
     plain = subprocess.run(run, capture_output=True, text=True, timeout=120)

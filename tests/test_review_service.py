@@ -125,6 +125,11 @@ def test_fair_play(srv: Running) -> None:
             assert (service_pb2.FairTell.Kind.Name(d.tell.kind), d.tell.passed,
                     d.tell.value, list(d.tell.decoy_values)) == (
                 f"KIND_{t.kind.upper()}", t.passed, t.value, list(t.decoy_values))
+        # a chance to block: set exactly where the core's decision has one
+        assert d.HasField("over_partner") == (core_d.over_partner is not None)
+        assert d.over_partner == bool(core_d.over_partner)
+    assert {d.over_partner for d in reply.decisions if d.HasField("over_partner")} == {
+        True, False}
     assert {d.tell.kind for d in reply.decisions if d.HasField("tell")} == {
         service_pb2.FairTell.KIND_LEAD, service_pb2.FairTell.KIND_FOLLOW}
     # without the flag: no evidence, the default fair-play budget echoed
@@ -132,7 +137,7 @@ def test_fair_play(srv: Running) -> None:
         replay_json=json.dumps(replay), rollouts=ROLLOUTS, seed=2), timeout=TIMEOUT)
     same_review(plain, local(replay, seed=2))
     assert not plain.fair_play and not any(d.fair for d in plain.decisions)
-    assert not any(d.HasField("tell") for d in plain.decisions)
+    assert not any(d.HasField("tell") or d.HasField("over_partner") for d in plain.decisions)
     assert [d.tuoguan for d in plain.decisions] == [d.tuoguan for d in reply.decisions]
     # and over HTTP, Connect JSON
     assert _by_connect_json(srv, request, reply) == reply

@@ -402,14 +402,16 @@ FAIR = """els => els.map(e => ({index: +e.dataset.index,
     views: [...e.querySelectorAll('.fair .ev')].map(v => ({view: v.dataset.view,
         regret: +v.dataset.regret, excess: +v.dataset.excess, text: v.innerText})),
     tuoguan: (e.querySelector('.fair .tg') || {dataset: {}}).dataset.taken || null,
-    tell: (e.querySelector('.fair .tl') || {dataset: {}}).dataset.tell || null}))"""
+    tell: (e.querySelector('.fair .tl') || {dataset: {}}).dataset.tell || null,
+    blocked: (e.querySelector('.fair .bk') || {dataset: {}}).dataset.blocked || null}))"""
 FAIR_ROWS = """els => els.map(e => Object.fromEntries([['row', e.dataset.team ?? e.dataset.seat],
     ...[...e.querySelectorAll('td[data-term]')].map(t => [t.dataset.term, t.innerText])]))"""
 
 
 def test_fair_play_on_the_reviewed_page(browser: Any, tmp_path: Path) -> None:
     """``view --review --fair-play``: each action shows the evidence of each view that
-    carried some, its tell and 托管's choice where it is not the rule policy's, as the core's
+    carried some, its tell, its chance to block and 托管's choice where it is not the rule
+    policy's, as the core's
     review
     (computed apart) has them; the fair-play section the round's scores per partnership and seat and
     the caveats; a phone needs no sideways scrolling. Without --fair-play, none of it."""
@@ -439,6 +441,9 @@ def test_fair_play_on_the_reviewed_page(browser: Any, tmp_path: Path) -> None:
                 assert v["excess"] == pytest.approx(e.excess, abs=0.005)
             assert s["tuoguan"] == engine_tells(d)
             assert s["tell"] == (d["tell"]["kind"] if d["tell"] is not None else None)
+            over = d["over_partner"]
+            assert s["blocked"] == (None if over is None else str(over).lower())
+        assert "false" in {s["blocked"] for s in shown}
         assert any(s["views"] for s in shown) and any(s["tuoguan"] for s in shown)
         assert {s["tell"] for s in shown} == {"lead", "follow", None}
         rows = opened.all("#fair-play tr[data-team], #fair-play tr[data-seat]", FAIR_ROWS)
@@ -450,6 +455,8 @@ def test_fair_play_on_the_reviewed_page(browser: Any, tmp_path: Path) -> None:
             assert int(row["tells"]) == (t.decisions if t is not None else 0)
         for row, (engine, rule) in zip(rows[2:], scores.engine, strict=True):
             assert (int(row["engine"]), int(row["rule"])) == (engine, rule)
+        for row, b in zip(rows[2:], scores.blocks, strict=True):
+            assert (int(row["blocks"]), int(row["chances"])) == (b.blocks, b.chances)
         text = opened.page.inner_text("#fair-play")
         assert all(c.split(":")[0] in text for c in CAVEATS) and "ann" in text
         width = opened.page.evaluate("document.documentElement.scrollWidth")

@@ -5,7 +5,7 @@
     .venv/bin/python -m research.fairplay review DIR [--kinds NAME ...] [--limit N] [-j 1]
         [-- REVIEW-REPLAYS OPTIONS ...]
     .venv/bin/python -m research.fairplay study DIR [--kinds NAME ...] [--sizes 10 20 50]
-        [--matches 2000] [--thrown-matches 400] [--permutations 2000] [--seed 1]
+        [--matches 2000] [--permutations 2000] [--seed 1]
         [--variants ID ...] [--signals NAME ...] [--json FILE]
     .venv/bin/python -m research.fairplay keep DIR --into research/results/fairplay
     .venv/bin/python -m research.fairplay tells DIR --into research/results/fairplay
@@ -66,9 +66,8 @@ def main(argv: list[str] | None = None) -> None:
     s.add_argument("--sizes", nargs="*", type=int, default=list(DEFAULT_SIZES))
     s.add_argument("--matches", type=int, default=2000,
                    help="resampled matches per kind, signal and size")
-    s.add_argument("--thrown-matches", type=int, default=400,
-                   help="resampled matches for thrown rounds (a permutation test each)")
-    s.add_argument("--permutations", type=int, default=2000)
+    s.add_argument("--permutations", type=int, default=2000,
+                   help="the thrown-round test's deals of the blocks, at most, per match")
     s.add_argument("--seed", type=int, default=1)
     s.add_argument("--variants", nargs="*", choices=VARIANTS,
                    help="only the rounds of these variants (default: all)")
@@ -77,7 +76,7 @@ def main(argv: list[str] | None = None) -> None:
     k = sub.add_parser("keep", help="gzip the reviewed rounds and labels into a folder")
     k.add_argument("dir", type=Path)
     k.add_argument("--into", type=Path, required=True)
-    t = sub.add_parser("tells", help="the tells of every round of the archive, into a folder")
+    t = sub.add_parser("tells", help="the tells and blocks of every round of the archive, into a folder")
     t.add_argument("dir", type=Path)
     t.add_argument("--into", type=Path, required=True)
     t.add_argument("--kinds", nargs="*", default=list(KINDS), choices=list(KINDS))
@@ -103,7 +102,7 @@ def main(argv: list[str] | None = None) -> None:
               f"{args.dir / REVIEWED}")
     elif args.command == "study":
         study(args.dir, args.kinds, sizes=args.sizes, matches=args.matches,
-              thrown_matches=args.thrown_matches, permutations=args.permutations,
+              permutations=args.permutations,
               seed=args.seed, variants=args.variants, signals=args.signals,
               json_out=args.json)
     elif args.command == "tells":

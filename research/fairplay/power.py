@@ -16,8 +16,9 @@ aggregate the per-round figures :mod:`.reviewed` keeps):
   ``Sums.signal("partner")`` (Student's t over the rounds);
 * **full sight**, per player: the same of its seat's scores beyond its opponents'
   (``RoundFair.seat_beyond``), ``signal("all")``;
-* **thrown rounds**, per player: ``thrown_signal`` over its rounds' (loss, stake) lists
-  (a permutation test: ``permutations`` shuffles, seeded per match);
+* **thrown rounds**, per player: ``thrown_signal`` over its rounds' blocks and chances
+  (kept by :mod:`.told` for every round; a permutation test: up to ``permutations`` deals
+  of the blocks, seeded per match);
 * **engine assistance**, per player: ``engine_signal`` of its summed counts (a sign test).
 
 The reference team's seats (the rule policy, against every kind) are an honest kind of
@@ -40,7 +41,14 @@ from pathlib import Path
 from statistics import NormalDist
 from typing import Any
 
-from shuangkou.core.fairplay import RoundScore, Sums, either, engine_signal, thrown_signal
+from shuangkou.core.fairplay import (
+    RoundBlocks,
+    RoundScore,
+    Sums,
+    either,
+    engine_signal,
+    thrown_signal,
+)
 from shuangkou.service.review.fair import EngineTells, RoundFair
 
 from .archive import LABELS
@@ -76,12 +84,18 @@ class Pair:
 
 @dataclass
 class Player:
-    """One reviewed round of one player: its full-sight score, engine counts, (loss, stake)
-    of its evaluated decisions, and whether it threw the round (None: not a thrower)."""
+    """One reviewed round of one player: its full-sight score and engine counts."""
 
     full_sight: RoundScore | None
     engine: EngineTells
-    thrown: list[tuple[float, float]]
+
+
+@dataclass
+class Thrown:
+    """One round of one player for the thrown-round test: its blocks and chances, and
+    whether it threw the round (None: not a thrower)."""
+
+    blocks: RoundBlocks
     throws: bool | None
 
 
@@ -95,6 +109,7 @@ class Pools:
     pairs: dict[str, list[Pair]] = field(default_factory=dict)
     tells: dict[str, list[RoundScore | None]] = field(default_factory=dict)
     players: dict[str, list[Player]] = field(default_factory=dict)
+    thrown: dict[str, list[Thrown]] = field(default_factory=dict)
     cheat: dict[str, str | None] = field(default_factory=dict)
     points: dict[str, list[float]] = field(default_factory=dict)
     decisions: dict[str, list[int]] = field(default_factory=dict)
@@ -132,6 +147,9 @@ def load(folder: Path, kinds: Sequence[str] | None = None,
             for t in (0, 1):
                 pools.tells.setdefault(labels[row["players"][t]]["kind"], []).append(
                     fair.tells_beyond(t))
+            for s, pid in enumerate(row["players"]):
+                pools.thrown.setdefault(labels[pid]["kind"], []).append(
+                    Thrown(RoundBlocks(*row["blocks"][s]), row["throws"][s]))
     for name, rows in sorted(found.items()):
         if name not in KINDS or (kinds and name not in kinds):
             continue
@@ -139,7 +157,6 @@ def load(folder: Path, kinds: Sequence[str] | None = None,
             if variants and row["notes"]["variant"] not in variants:
                 continue
             ids = row["players"]
-            drawn = row.get("notes", {}).get("drawn", {})
             tells = told_at.get(name, {}).get(row["line"])
             assert tells is None or tells["players"] == ids, (name, row["line"])
             fair = RoundFair((_score(row["hand_sharing"][0]), _score(row["hand_sharing"][1])),
@@ -152,12 +169,8 @@ def load(folder: Path, kinds: Sequence[str] | None = None,
                     Pair(fair.team_beyond(t), fair.tells_beyond(t) if tells else None))
                 pools.cheat[kind] = labels[ids[t]]["cheat"]
             for s, pid in enumerate(ids):
-                kind = labels[pid]["kind"]
-                throws = drawn.get(pid, {}).get("throws")
-                values = row["thrown"][s]
-                pools.players.setdefault(kind, []).append(Player(
-                    fair.seat_beyond(s), fair.engine[s],
-                    list(zip(values[::2], values[1::2], strict=True)), throws))
+                pools.players.setdefault(labels[pid]["kind"], []).append(Player(
+                    fair.seat_beyond(s), fair.engine[s]))
             pools.points.setdefault(name, []).append(row["notes"]["points"])
             pools.decisions.setdefault(name, []).append(row["decisions"])
     return pools
@@ -186,8 +199,7 @@ def _p(signal: str, units: Sequence[Any], permutations: int, seed: int) -> tuple
     if signal == "engine":
         return engine_signal(sum(u.engine.engine for u in units),
                              sum(u.engine.rule for u in units)).p, ""
-    rounds = [u.thrown for u in units if u.thrown]
-    s = thrown_signal(rounds, permutations=permutations, seed=seed)
+    s = thrown_signal([u.blocks for u in units], permutations=permutations, seed=seed)
     return s.p, s.note
 
 
@@ -208,10 +220,9 @@ def rates(signal: str, pool: Sequence[Any], size: int, matches: int, *, permutat
             flagged[j] += p < alpha
         if signal == "thrown_rounds" and p < ALPHAS[0] and note.startswith("round "):
             at = int(note.split()[1].rstrip(":"))
-            kept = [u for u in units if u.thrown]
-            if kept[at].throws is not None:
+            if units[at].throws is not None:
                 named += 1
-                thrown_named += bool(kept[at].throws)
+                thrown_named += bool(units[at].throws)
     out: dict[str, Any] = {"size": size, "matches": matches,
                            "rates": [k / matches for k in flagged]}
     if named:
@@ -244,8 +255,7 @@ def _role(cheat: str | None, signal: str) -> str:
 
 
 def study(folder: Path, kinds: Sequence[str] | None = None, *,
-          sizes: Sequence[int] = DEFAULT_SIZES, matches: int = 2000, thrown_matches: int = 400,
-          permutations: int = 2000, seed: int = 1, variants: Sequence[str] | None = None,
+          sizes: Sequence[int] = DEFAULT_SIZES, matches: int = 2000, permutations: int = 2000, seed: int = 1, variants: Sequence[str] | None = None,
           signals: Sequence[str] = TABLES, json_out: Path | None = None) -> dict[str, Any]:
     """Print a table per signal of ``signals`` (module doc) over the rounds of ``variants``
     (None: all) and return the figures."""
@@ -258,7 +268,7 @@ def study(folder: Path, kinds: Sequence[str] | None = None, *,
     figures: dict[str, Any] = {"sizes": list(sizes), "alphas": list(ALPHAS),
                                "variants": list(variants or ()), "signals": {}}
     for signal in signals:
-        n_matches = thrown_matches if signal == "thrown_rounds" else matches
+        n_matches = matches
         print(f"\n{_TITLE[signal]}: share of matches flagged at p < 5 % / 1 % "
               f"({n_matches} matches of R rounds resampled from N reviewed rounds"
               + (f"; {permutations} permutations each" if signal == "thrown_rounds" else "")
@@ -269,7 +279,8 @@ def study(folder: Path, kinds: Sequence[str] | None = None, *,
         print(f"{'kind':17} {'role':6} {'N':>5}{head}{extra}")
         rows = figures["signals"][signal] = []
         by_kind = (pools.pairs if signal == "hand_sharing" else pools.tells
-                   if signal == "tells" else pools.players)
+                   if signal == "tells" else pools.thrown if signal == "thrown_rounds"
+                   else pools.players)
         for kind in order:
             if kind not in by_kind:
                 continue

@@ -14,7 +14,8 @@ slice's output (``cpu.json``).
 command's own reading (``shuangkou.service.review.fair``: ``round_fair`` — per partnership
 the round's hand-sharing score and per table seat its full-sight score, from
 ``shuangkou.core.fairplay.round_score``, and the engine-assistance counts — and the
-(loss, stake) of each evaluated decision to three decimals, the thrown-round test's input),
+(loss, stake) of each evaluated decision to three decimals, under ``thrown``: the losses
+docs/decisions/engineering.md E87 weighs thrown rounds on)
 and keeps each decision's raw evidence (three decimals) so that another aggregation can be
 studied without reviewing again.
 """

@@ -1,14 +1,17 @@
-"""The tells (shuangkou.core.tells) of every round of the archive, as review-replays
---fair-play computes them: per decision ``tell`` at the command's default seed (0; the
-decoys are seeded by it and the action's index, so the figures are the command's own),
-summed per partnership (``tell_score``).
+"""The tells (shuangkou.core.tells) and the blocks (shuangkou.core.fairplay
+``over_partner``) of every round of the archive, as review-replays --fair-play computes
+them: per decision ``tell`` at the command's default seed (0; the decoys are seeded by it
+and the action's index, so the figures are the command's own), summed per partnership
+(``tell_score``), and per seat its chances to block and its blocks.
 
-The tells need no rollouts (a few milliseconds a round), so they are computed for every round
+Neither needs rollouts (a few milliseconds a round), so they are computed for every round
 of each kind, not only the reviewed ones: ``tells`` writes ``<into>/tells/<kind>.jsonl.gz``,
-one line a round — its ``line`` in the kind's file, its ``players`` by table seat and per team
-(table seats t and t + 2) its score ``[score, excess, tells]`` or None — and the power study
-reads them beside the reviewed rounds (the hand-sharing signal's second part) and alone (the
-tells' own table over every round).
+one line a round — its ``line`` in the kind's file, its ``players`` by table seat, per team
+(table seats t and t + 2) its tells' score ``[score, excess, tells]`` or None, per table seat
+``blocks`` ``[blocks, chances]`` and ``throws`` (whether the seat threw the round, from the
+archive's notes; None: not a thrower) — and the power study reads them beside the reviewed
+rounds (the hand-sharing signal's second part) and alone (the tells' own table over every
+round, and the thrown-round test's).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from shuangkou.core.cards import SEATS
+from shuangkou.core.fairplay import over_partner
 from shuangkou.core.replay import parse_replay
 from shuangkou.core.tells import Tell, tell, tell_score
 
@@ -33,10 +37,12 @@ SEED = 0
 
 
 def round_tells(replay: dict[str, Any], seed: int = SEED) -> dict[str, Any]:
-    """One round's players by table seat and per team its tells' score (module doc)."""
+    """One round's players by table seat, per team its tells' score and per table seat its
+    blocks and chances (module doc)."""
     typed = parse_replay(replay)
     r = typed.start()
     told: list[list[Tell]] = [[] for _ in range(SEATS)]
+    blocks = [[0, 0] for _ in range(SEATS)]
     for i, action in enumerate(typed.actions):
         if action.kind == "escape":
             r.apply(action)
@@ -46,10 +52,14 @@ def round_tells(replay: dict[str, Any], seed: int = SEED) -> dict[str, Any]:
         t = tell(before, action.cards, record.reading, seed=seed, index=i)
         if t is not None:
             told[action.seat].append(t)
+        if (over := over_partner(before, action.cards)) is not None:
+            blocks[action.seat][0] += over
+            blocks[action.seat][1] += 1
     scores = [tell_score((told[t], told[t + 2])) for t in (0, 1)]
     players = replay.get("players")
     return {"players": [players[r.hand_at[t]] for t in range(SEATS)] if players else None,
-            "tells": [None if s is None else [s.score, s.excess, s.decisions] for s in scores]}
+            "tells": [None if s is None else [s.score, s.excess, s.decisions] for s in scores],
+            "blocks": blocks}
 
 
 def tell_archive(archive: Path, into: Path, kinds: Sequence[str]) -> dict[str, int]:
@@ -63,9 +73,14 @@ def tell_archive(archive: Path, into: Path, kinds: Sequence[str]) -> dict[str, i
         if not source.exists():
             continue
         target = out / f"{kind}.jsonl.gz"
+        notes = archive / f"{kind}.rounds.jsonl"
+        drawn = [json.loads(n).get("drawn", {}) for n in read_lines(notes)] if notes.exists() \
+            else []
         with gzip.GzipFile(target, "wb", mtime=0) as f:
             for line, text in enumerate(read_lines(source)):
                 row = {"line": line, **round_tells(json.loads(text))}
+                what = drawn[line] if line < len(drawn) else {}
+                row["throws"] = [what.get(p, {}).get("throws") for p in row["players"] or ()]
                 f.write((json.dumps(row, separators=(",", ":")) + "\n").encode())
                 done[kind] = line + 1
         print(f"{target}: {done.get(kind, 0)} rounds, {target.stat().st_size:,} bytes")

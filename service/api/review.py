@@ -129,6 +129,8 @@ def _decision(d: Decision, out: service_pb2.ReviewedDecision) -> None:
         out.tell.CopyFrom(service_pb2.FairTell(
             kind=TELLS_ON_WIRE[t.kind], passed=t.passed, value=t.value,
             decoy_values=t.decoy_values, excess=t.excess))
+    if d.over_partner is not None:
+        out.over_partner = d.over_partner
 
 
 def _action(seat: int, c: Candidate, out: scoring_pb2.Action) -> None:

@@ -48,11 +48,11 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from shuangkou.core.errors import ShuangkouError
-from shuangkou.core.fairplay import Signal, Sums, either, engine_signal, thrown_signal
+from shuangkou.core.fairplay import RoundBlocks, Signal, Sums, either, engine_signal, thrown_signal
 from shuangkou.core.suggest import DEFAULT_WIDTH
 
 from ..inputs import Line
-from ..review.fair import NOT_PROOF, WHAT_TO_DO, evaluated, fair_played, gained_most, round_fair
+from ..review.fair import NOT_PROOF, WHAT_TO_DO, fair_played, gained_most, round_fair
 from ..review.options import budget_arguments, budget_of, fair_play_arguments, fair_play_given
 from ..shown import shown
 from .archive import Job, Stats
@@ -90,15 +90,14 @@ CAVEATS = (
     "often than the archive's rate (the oracle's collusion signal, which the fair-play "
     "signals supersede).",
     WHAT_TO_DO,
-    f"False alarms among many: the hand-sharing, full-sight and engine p-values hold for one "
+    f"False alarms among many: each signal's p-value holds for one "
     f"honest partnership or player, so at p < {ALPHA} about one in {round(1 / ALPHA)} is "
     "flagged by chance alone; the summary says how many were tested and how many flags "
     "chance makes among them. Each round counts beyond its table's (the same deal, the same "
     "evaluator), so a wild table (random moves, bombs thrown away) raises no one's rate; the "
     "panel's honest styles came to at most 7.6 % of matches flagged at p < 0.05 and 1.7 % at "
-    "p < 0.01 (docs/BENCHMARKS.md \"Fair play\"). The thrown-round p-value is not "
-    "calibrated (honest rule-like players reach p < 0.05 in a third to a half of 10-round "
-    "matches): read its round as a place to look, never as a flag.",
+    "p < 0.01 (docs/BENCHMARKS.md \"Fair play\"); on thrown rounds, at most 1.2 % at "
+    "p < 0.05 over 10 and 20 rounds but 托管's search, 3.1 % over 20 and 6.2 % over 50.",
     f"Minimum sample: figures over fewer than {MIN_DECISIONS} non-forced decisions, and "
     f"fair-play signals over fewer than {MIN_ROUNDS} rounds that carried evidence, are marked "
     "small; do not rank or flag anyone on them.",
@@ -210,9 +209,9 @@ class PlayerFair:
     of its rounds' full-sight scores), ``engine`` / ``rule`` (decisions where 托管's choice
     is not the rule policy's and it took 托管's / the rule policy's) over ``engine_rounds``
     rounds, and
-    ``rounds``: per round in archive order, ``[label, [loss, stake, loss, stake, ...]]`` —
-    its evaluated decisions (points, to 3 decimals) and the opponent who gained most with the
-    round's source (what the thrown-round test names)."""
+    ``rounds``: per round with a chance to block in archive order, ``[label, blocks,
+    chances]`` (the thrown-round test's, core_ext/fairplay.py), the label the opponent who
+    gained most with the round's source (what the test names)."""
 
     full_sight: Sums = field(default_factory=Sums)
     engine: int = 0
@@ -237,8 +236,8 @@ class PlayerFair:
                    d["rounds"])
 
     def thrown(self) -> Signal:
-        rounds = [list(zip(r[1][::2], r[1][1::2], strict=True)) for r in self.rounds]
-        return thrown_signal(rounds, [r[0] for r in self.rounds])
+        return thrown_signal([RoundBlocks(r[1], r[2]) for r in self.rounds],
+                             [r[0] for r in self.rounds])
 
 
 @dataclass
@@ -273,10 +272,9 @@ class ReviewStats(Stats):
             if names is not None:
                 _add(self.pairs.setdefault(_pair(names, team), _tally()), sums)
         if names is not None and fair_played(record["decisions"]):
-            self._add_fair(record, names, by_seat, f"{file} line {line}")
+            self._add_fair(record, names, f"{file} line {line}")
 
-    def _add_fair(self, record: dict[str, Any], names: list[str],
-                  by_seat: list[list[dict[str, Any]]], source: str) -> None:
+    def _add_fair(self, record: dict[str, Any], names: list[str], source: str) -> None:
         """A fair-play round's sums: per partnership, per player."""
         scores = round_fair(record["decisions"])
         for team in (0, 1):
@@ -284,17 +282,17 @@ class ReviewStats(Stats):
             self.fair_pairs.setdefault(pair, Sums()).add(scores.team_beyond(team))
             self.fair_tells.setdefault(pair, Sums()).add(scores.tells_beyond(team))
         final = record["result"]["final"]
-        for seat, decisions in enumerate(by_seat):
-            mine = self.fair_players.setdefault(names[seat], PlayerFair())
+        for seat, name in enumerate(names):
+            mine = self.fair_players.setdefault(name, PlayerFair())
             mine.full_sight.add(scores.seat_beyond(seat))
             tells = scores.engine[seat]
             mine.engine += tells.engine
             mine.rule += tells.rule
             mine.engine_rounds += bool(tells.engine + tells.rule)
-            values = [round(x, 3) for d in decisions if evaluated(d)
-                     for x in (d["loss"], d["stake"])]
-            if values:
-                mine.rounds.append([f"{names[gained_most(final, seat)]} ({source})", values])
+            blocks = scores.blocks[seat]
+            if blocks.chances:
+                mine.rounds.append([f"{names[gained_most(final, seat)]} ({source})",
+                                    blocks.blocks, blocks.chances])
 
     def merge_more(self, other: Stats) -> None:
         assert isinstance(other, ReviewStats)
@@ -379,8 +377,7 @@ def fair_summary(stats: ReviewStats) -> dict[str, Any]:
         players[name] = {
             "full_sight": _figure(p.full_sight.signal("all"), p.full_sight.decisions,
                                   p.full_sight.rounds),
-            "thrown_rounds": _figure(thrown, sum(len(r[1]) // 2 for r in p.rounds),
-                                     thrown.evidence),
+            "thrown_rounds": _figure(thrown, sum(r[2] for r in p.rounds), thrown.evidence),
             "engine": _figure(engine_signal(p.engine, p.rule), p.engine + p.rule,
                               p.engine_rounds)}
     figures: dict[str, list[dict[str, Any]]] = {
@@ -527,8 +524,9 @@ _FAIR_SHOWN = (
      "partnership's", "+.2f"),
     ("full_sight", "player", "excess regret per decision on the view of every hand beyond "
      "the opponents', points", "+.2f"),
-    ("thrown_rounds", "player", "the worst round's excess loss over the player's own loss "
-     "share, against its shuffles' 95 %", "+.2f"),
+    ("thrown_rounds", "player", "how many of its plays over the partner's standing play the "
+     "round of one holds, against the same dealt at random among its chances, 95 %",
+     ".2f"),
     ("engine", "player", "托管's choice taken where it is not the rule policy's, as a share "
      "of those and the rule policy's", ".1%"),
 )

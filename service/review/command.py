@@ -31,6 +31,7 @@ from ..inputs import json_lines, read_replay
 from ..shown import shown
 from .fair import (
     CAVEATS,
+    block_text,
     engine_tells,
     evidence_text,
     fair_played,
@@ -84,6 +85,8 @@ def text_of(rv: Review) -> str:
         out += [f"{'':18}{evidence_text(e)}" for e in x.fair if e.carries]
         if x.tell is not None:
             out.append(f"{'':18}{tell_text(x.tell)}")
+        if x.over_partner is not None:
+            out.append(f"{'':18}{block_text(x.over_partner)}")
         if fair and (told := engine_tells(x)) is not None:
             tuoguan = x.candidates[x.tuoguan]
             whose = "托管's" if told == "engine" else "the rule policy's"
@@ -119,6 +122,8 @@ def _fair_text(rv: Review, who: list[str]) -> list[str]:
     out += [f"  engine, {who[s]}: where 托管's choice is not the rule policy's, it took "
             f"托管's {t.engine} times, the rule policy's {t.rule}"
             for s, t in enumerate(scores.engine)]
+    out += [f"  thrown rounds, {who[s]}: {b.blocks} of {b.chances} chances to play over the "
+            f"partner's standing play blocked" for s, b in enumerate(scores.blocks)]
     return out + [f"* {c}" for c in CAVEATS]
 
 

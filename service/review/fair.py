@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 from shuangkou.core.cards import SEATS
-from shuangkou.core.fairplay import Evidence, RoundScore, beyond_table, round_score
+from shuangkou.core.fairplay import Evidence, RoundBlocks, RoundScore, beyond_table, round_score
 from shuangkou.core.tells import Tell, tell_score
 
 if TYPE_CHECKING:   # the record's type only: its JSON form is told apart as a Mapping
@@ -25,8 +25,9 @@ if TYPE_CHECKING:   # the record's type only: its JSON form is told apart as a M
 
 __all__ = ["CAVEATS", "NOT_PROOF", "ONE_ROUND", "VIEW_NAMES", "WHAT_TO_DO", "Reviewed",
            "RoundFair", "engine_tells", "evaluated", "evidence_of", "evidence_text",
-           "EngineTells", "fair_played", "gained_most", "round_fair", "rule_index",
-           "score_text", "taken_index", "tell_of", "tell_text", "tells_text"]
+           "EngineTells", "block_text", "fair_played", "gained_most", "over_partner_of",
+           "round_fair", "rule_index", "score_text", "taken_index", "tell_of", "tell_text",
+           "tells_text"]
 
 #: A reviewed decision: the record, or its JSON form.
 Reviewed: TypeAlias = "Decision | Mapping[str, Any]"
@@ -93,6 +94,15 @@ def tell_of(decision: Reviewed) -> Tell | None:
                                        tuple(t["decoy_values"]))
 
 
+def over_partner_of(decision: Reviewed) -> bool | None:
+    """A decision's chance to block (core_ext/fairplay.py ``over_partner``: True, a block;
+    False, a chance not taken; None: no chance, or the review ran without fair play)."""
+    if not isinstance(decision, Mapping):
+        return decision.over_partner
+    over = decision.get("over_partner")
+    return None if over is None else bool(over)
+
+
 def fair_played(decisions: Iterable[Reviewed]) -> bool:
     """Whether a review was run with fair play: some decision carries its views (every
     evaluated decision does then)."""
@@ -133,12 +143,14 @@ class RoundFair:
     score on the views and its ``tells`` score (core_ext/tells.py), per table seat the
     full-sight score (:class:`~shuangkou.core.fairplay.RoundScore`, None when no decision
     carried evidence) and per table seat the decisions that tell for engine assistance
-    (:class:`EngineTells`)."""
+    (:class:`EngineTells`) and its chances to block and blocks (the thrown-round test's,
+    :class:`~shuangkou.core.fairplay.RoundBlocks`)."""
 
     hand_sharing: tuple[RoundScore | None, RoundScore | None]
     full_sight: tuple[RoundScore | None, ...]
     engine: tuple[EngineTells, ...]
     tells: tuple[RoundScore | None, RoundScore | None] = (None, None)
+    blocks: tuple[RoundBlocks, ...] = ()
 
     def team_beyond(self, team: int) -> RoundScore | None:
         """Team ``team``'s hand-sharing score beyond the other partnership's: what the
@@ -160,9 +172,12 @@ def round_fair(decisions: Iterable[Reviewed]) -> RoundFair:
     by_seat: list[list[Evidence]] = [[] for _ in range(SEATS)]
     engine: list[list[str]] = [[] for _ in range(SEATS)]
     partner: list[list[Tell]] = [[] for _ in range(SEATS)]
+    over: list[list[bool]] = [[] for _ in range(SEATS)]
     for d in decisions:
         seat = _field(d, "seat")
         by_seat[seat].extend(evidence_of(d))
+        if (o := over_partner_of(d)) is not None:
+            over[seat].append(o)
         if (told := engine_tells(d)) is not None:
             engine[seat].append(told)
         if (t := tell_of(d)) is not None:
@@ -171,7 +186,8 @@ def round_fair(decisions: Iterable[Reviewed]) -> RoundFair:
              round_score("partner", by_seat[1] + by_seat[3]))
     return RoundFair(teams, tuple(round_score("all", e) for e in by_seat),
                      tuple(EngineTells(t.count("engine"), t.count("rule")) for t in engine),
-                     (tell_score((partner[0], partner[2])), tell_score((partner[1], partner[3]))))
+                     (tell_score((partner[0], partner[2])), tell_score((partner[1], partner[3]))),
+                     tuple(RoundBlocks(sum(o), len(o)) for o in over))
 
 
 def evidence_text(e: Evidence, minus: str = "-") -> str:
@@ -195,6 +211,12 @@ def tell_text(t: Tell, minus: str = "-") -> str:
     return (f"tell, lead: the partner beats the play led {t.value:+.2f} more often than the "
             f"other leads, {mean:+.2f} on the decoys (excess {t.excess:+.2f})"
             ).replace("-", minus)
+
+
+def block_text(over: bool) -> str:
+    """A decision's chance to block for people (:func:`over_partner_of`)."""
+    return ("blocked: played over the partner's standing play" if over else
+            "could have played over the partner's standing play, and did not")
 
 
 def tells_text(r: RoundScore | None, beyond: RoundScore | None) -> str:

@@ -39,7 +39,15 @@ from shuangkou.core.review import Candidate, Decision, Review
 from shuangkou.core.round_ends import round_end
 from shuangkou.core.story import RoundStory, Step, Trick, story_of
 
-from ..review.fair import CAVEATS, engine_tells, evidence_text, fair_played, round_fair, tell_text
+from ..review.fair import (
+    CAVEATS,
+    block_text,
+    engine_tells,
+    evidence_text,
+    fair_played,
+    round_fair,
+    tell_text,
+)
 
 __all__ = ["page_of", "render", "render_index", "card", "KIND_TEXT"]
 
@@ -602,7 +610,7 @@ def _annotation(d: Decision) -> str:
             parts.append(f'<span class="alt">best {_action_html(best)} '
                          f'<span class="muted">{_points(best.points)} vs '
                          f'{_points(taken)}</span></span>')
-    if d.fair or d.tell is not None:     # reviewed with fair play
+    if d.fair or d.tell is not None or d.over_partner is not None:    # reviewed with fair play
         parts.append(_fair_annotation(d))
     return f'<span class="review">{"".join(parts)}</span>'
 
@@ -624,6 +632,9 @@ def _fair_annotation(d: Decision) -> str:
         parts.append(f'<span class="tl" data-tell="{_e(t.kind)}" data-value="{t.value:.2f}" '
                      f'data-decoys="{decoys}" data-passed="{str(t.passed).lower()}">'
                      f"{_e(tell_text(t, minus='−'))}</span>")
+    if d.over_partner is not None:
+        parts.append(f'<span class="bk" data-blocked="{str(d.over_partner).lower()}">'
+                     f"{_e(block_text(d.over_partner))}</span>")
     if (told := engine_tells(d)) is not None:
         whose = "托管's" if told == "engine" else "the rule policy's"
         parts.append(f'<span class="tg" data-taken="{told}">托管 would play '
@@ -757,8 +768,10 @@ def _fair_section(review: Review) -> str:
     seats = "".join(f'<tr data-seat="{s}"><td class="l">{who(s)}</td>'
                     f"{cells(scores.full_sight[s], scores.seat_beyond(s))}"
                     f'<td data-term="engine">{t.engine}</td>'
-                    f'<td data-term="rule">{t.rule}</td></tr>'
-                    for s, t in enumerate(scores.engine))
+                    f'<td data-term="rule">{t.rule}</td>'
+                    f'<td data-term="blocks">{b.blocks}</td>'
+                    f'<td data-term="chances">{b.chances}</td></tr>'
+                    for s, (t, b) in enumerate(zip(scores.engine, scores.blocks, strict=True)))
     caveats = "".join(f"<li>{_e(c)}</li>" for c in CAVEATS)
     return (
         '<section id="fair-play"><h2>Fair play</h2>'
@@ -775,14 +788,19 @@ def _fair_section(review: Review) -> str:
         "<em>beyond the table</em>'s (the other partnership's; a seat's two opponents'). "
         "A partnership's <em>tells</em> ask of its leads and of its follows over an "
         "opponent whether the choice goes with what the partner's hand can beat, on the "
-        "true hands against decoys (docs/review.md \"Fair play\").</p>"
+        "true hands against decoys. A seat's <em>blocks</em> are its plays over its "
+        "partner's standing play that do not go out, of its <em>chances</em> (the "
+        "partner's play standing, a play of its own to make): rounds it throws crowd them "
+        "(docs/review.md \"Fair play\").</p>"
         '<h3>Hand sharing, by partnership</h3><div class="scroll"><table class="fair-teams">'
         f'<thead><tr><th class="l">partnership</th>{head}<th>tells</th><th>tell score</th>'
         f'<th>beyond the table</th></tr></thead><tbody>{teams}</tbody>'
         "</table></div>"
-        '<h3>Full sight and engine assistance, by seat</h3><div class="scroll">'
+        '<h3>Full sight, engine assistance and thrown rounds, by seat</h3>'
+        '<div class="scroll">'
         f'<table class="fair-seats"><thead><tr><th class="l">seat</th>{head}'
-        "<th>托管's</th><th>the rule's</th></tr></thead><tbody>"
+        "<th>托管's</th><th>the rule's</th><th>blocks</th><th>chances</th></tr></thead>"
+        "<tbody>"
         f"{seats}</tbody></table></div>"
         '<p class="muted">托管\'s / the rule\'s: where 托管\'s choice was not the rule '
         "policy's action (the first hint), how often the action taken was 托管's and how "
