@@ -436,7 +436,8 @@ def test_fair_play_shards_merge_equal_one_run(tmp_path: Path, named: list[str],
     assert got["fair_play"] == want["fair_play"] and got["players"] == want["players"]
     assert set(want["fair_play"]["players"]) == set(NAMES)
     assert want["review"]["settings"] == {"rollouts": 8, "width": 6, "seed": 0, "oracle": True,
-                                          "fair_play": True, "decoys": 2, "fair_deals": 4}
+                                          "fair_play": True, "decoys": 2, "fair_deals": 4,
+                                          "fair_sums": rb.FAIR_SUMS}
     record = _merged(one)[0]
     assert record["decisions"] and all(len(d["fair"]) == 2 for d in record["decisions"]
                                        if not d["forced"])
@@ -444,6 +445,14 @@ def test_fair_play_shards_merge_equal_one_run(tmp_path: Path, named: list[str],
     without = [str(tmp_path / "in"), "-j", "1", "--rollouts", "8", "--partition-lines", "26"]
     assert rb.main([*without, "--output-dir", str(one)]) == 2
     assert "another run" in capsys.readouterr().err
+    # a run whose partitions keep the fair-play sums as another build did (its settings
+    # without fair_sums): merged, it is refused, not misread (resumed, the fingerprint of
+    # its settings makes it another run)
+    manifest = json.loads((sharded / "manifest.json").read_text())
+    del manifest["job"]["fair_sums"]
+    (sharded / "manifest.json").write_text(json.dumps(manifest))
+    assert rb.main(["--merge", "--output-dir", str(sharded)]) == 2
+    assert "format 1, this build's 2" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("argv", "says"), [

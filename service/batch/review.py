@@ -55,14 +55,14 @@ from ..inputs import Line
 from ..review.fair import NOT_PROOF, WHAT_TO_DO, fair_played, gained_most, round_fair
 from ..review.options import budget_arguments, budget_of, fair_play_arguments, fair_play_given
 from ..shown import shown
-from .archive import Job, Stats
+from .archive import ArchiveError, Job, Stats
 from .command import archive_arguments, archive_main, check_archive_args
 from .records import failure_record, line_error
 
 if TYPE_CHECKING:       # the review itself is imported where a line is reviewed
     from shuangkou.core.review import ReviewBudget
 
-__all__ = ["ALPHA", "CAVEATS", "MIN_DECISIONS", "MIN_ROUNDS", "PlayerFair", "ReviewJob",
+__all__ = ["ALPHA", "CAVEATS", "FAIR_SUMS", "MIN_DECISIONS", "MIN_ROUNDS", "PlayerFair", "ReviewJob",
            "ReviewStats", "main", "wilson"]
 
 #: Non-forced decisions below which a player's or a partnership's figures are marked small.
@@ -70,6 +70,9 @@ MIN_DECISIONS = 200
 #: Rounds carrying evidence below which a fair-play signal is marked small and never
 #: flagged (docs/decisions/engineering.md E78).
 MIN_ROUNDS = 10
+#: The format of the fair-play sums a partition keeps (2: a player's rounds as blocks and
+#: chances, the thrown-round test's; 1 had their losses).
+FAIR_SUMS = 2
 #: The one-sided p-value below which a fair-play signal over enough rounds is flagged.
 ALPHA = 0.01
 #: 25 replays are a few minutes of review on one core at the default budget: a lost
@@ -414,13 +417,20 @@ class ReviewJob(Job):
     stats_type = ReviewStats
 
     def settings(self) -> dict[str, Any]:
-        # without fair play, the settings (and so a run's fingerprint) are what they were
-        fair = ({"fair_play": True, "decoys": self.decoys, "fair_deals": self.fair_deals}
-                if self.fair_play else {})
+        # without fair play, the settings (and so a run's fingerprint) are what they were;
+        # with it, the format of the sums its partitions keep is one too, so that a build
+        # that sums otherwise takes a run begun by another for another run
+        fair = ({"fair_play": True, "decoys": self.decoys, "fair_deals": self.fair_deals,
+                 "fair_sums": FAIR_SUMS} if self.fair_play else {})
         return {"rollouts": self.rollouts, "width": self.width, "seed": self.seed,
                 "oracle": self.oracle, **fair}
 
     def with_settings(self, settings: dict[str, Any]) -> ReviewJob:
+        if settings.get("fair_play") and settings.get("fair_sums", 1) != FAIR_SUMS:
+            raise ArchiveError("this run's partitions keep their fair-play sums as another "
+                               f"build did (format {settings.get('fair_sums', 1)}, this "
+                               f"build's {FAIR_SUMS}): review the archive again into a new "
+                               "--output-dir")
         return replace(self, rollouts=settings["rollouts"], width=settings["width"],
                        seed=settings["seed"], oracle=settings["oracle"],
                        fair_play=settings.get("fair_play", False),
