@@ -33,8 +33,10 @@ reads the raw scores too.
 
 Hand sharing has a second test, the **tells** (core_ext/tells.py: what the choices
 themselves say of the partner's hand, for a pair that reads it by rules rather than toward
-what rollouts prefer), whose round scores are summed and tested alike; the hand-sharing
-signal is the stronger of the two with its p-value doubled (:func:`either`).
+what rollouts prefer), whose round scores are summed and tested alike; full sight too, the
+seat's **sight score** (its own tells, and its beats: whether no opponent after it can top
+the play it beat with). Each signal is the stronger of its two tests with its p-value
+doubled (:func:`either`).
 
 **Thrown rounds.** In a coin room (the seeds' 游戏币 rooms) a seat can lose a round on purpose
 to move points to an opponent. The review's losses do not show it: measured on a panel

@@ -53,7 +53,7 @@ from .fairplay import Evidence, evidence, over_partner
 from .replay import Replay, _load, parse_replay, score_replay
 from .rollouts import REVIEW_CHOICE, TUOGUAN_CHOICE, Evaluation, choose
 from .suggest import RolloutBudget, declaration_for
-from .tells import Tell, tell
+from .tells import Tell, opponents_tell, tell
 
 __all__ = ["DEFAULT_REVIEW", "NOISE", "THRESHOLDS", "VERDICTS", "Candidate", "Decision",
            "Review", "ReviewBudget", "SeatSummary", "review", "verdict"]
@@ -186,6 +186,7 @@ class Decision:
     fair: tuple[Evidence, ...] = ()
     tuoguan: int = 0                     # 托管's choice (rollouts.TUOGUAN_CHOICE) on these deals
     tell: Tell | None = None             # with fair play: what it tells of the partner's hand
+    opponents_tell: Tell | None = None   # with fair play: what it tells of the opponents' hands
     over_partner: bool | None = None     # with fair play: a chance to block (fairplay.over_partner)
 
     def to_dict(self) -> dict[str, Any]:
@@ -197,7 +198,8 @@ class Decision:
                 "agrees_top3": self.agrees_top3, "eval_team0": self.eval_team0,
                 "oracle_gain": self.oracle_gain, "deals": self.deals,
                 "fair": [_evidence_dict(e) for e in self.fair], "tuoguan": self.tuoguan,
-                "tell": _tell_dict(self.tell), "over_partner": self.over_partner}
+                "tell": _tell_dict(self.tell), "opponents_tell": _tell_dict(self.opponents_tell),
+                "over_partner": self.over_partner}
 
 
 @dataclass(frozen=True, slots=True)
@@ -396,6 +398,8 @@ def review(replay: Replay | Mapping[str, Any] | str | bytes, *,
         d = _decision(i, action.seat, action.cards, ev, last_eval)
         if fair:
             d = replace(d, tell=tell(before, action.cards, record.reading, seed=seed, index=i),
+                        opponents_tell=opponents_tell(before, action.cards, record.reading,
+                                                      seed=seed, index=i),
                         over_partner=over_partner(before, action.cards))
         last_eval = d.eval_team0
         decisions.append(d)

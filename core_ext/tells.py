@@ -1,5 +1,5 @@
-"""Tells: what a seat's choices say of its partner's hand — the hand-sharing evidence that
-needs no rollouts.
+"""Tells: what a seat's choices say of the hands it should not see — its partner's (hand
+sharing), the opponents' (full sight) — the evidence that needs no rollouts.
 
 A partnership that shares its hands uses them where plain rules can: it leads what the
 partner can beat, and over an opponent's play it passes when the partner, still to act in
@@ -31,14 +31,25 @@ zero or below within the measurement's precision, and a partnership reading its 
 hand by plain rules scores half a standard deviation a round above (docs/BENCHMARKS.md
 "Fair play").
 
-The decoys are drawn from a generator seeded by the review's seed and the decision's index:
-a review is deterministic, and every surface that recomputes a tell gets the same one.
+**A beat** tells of the opponents' hands, what a client that sees every hand uses and a
+partnership that shares its own does not: over an opponent's play, the seat played an
+ordinary beat with an opponent still to act after it in the trick — whether no such
+opponent can beat the play chosen with an ordinary play, less the same averaged over up to
+:data:`ALTERNATIVES` other ordinary beats the seat had (:func:`opponents_tell`), on the true
+hands and on decoys alike. A seat's **sight score** in a round (:func:`sight_score`) is its
+tell score with its beats' excesses added: the full-sight signal's second part, taken
+beyond its two opponents' (fairplay.py ``beyond_table``), since a client that sees every
+hand sees its partner's too.
+
+The decoys are drawn from a generator seeded by the review's seed and the decision's index
+(the beat's from one of its own): a review is deterministic, and every surface that
+recomputes a tell gets the same one.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ._core import BOMB_KINDS, Reading
@@ -48,14 +59,16 @@ from .fairplay import RoundScore
 from .round import Round
 from .variants import Variant
 
-__all__ = ["ALTERNATIVES", "DECOYS", "KINDS", "Tell", "tell", "tell_score"]
+__all__ = ["ALTERNATIVES", "DECOYS", "KINDS", "Tell", "opponents_tell", "sight_score", "tell",
+           "tell_score"]
 
 #: The decoys a tell is computed on.
 DECOYS = 8
 #: The other leads a lead is set against, at most.
 ALTERNATIVES = 6
-#: The kinds of decision a tell is read from.
-KINDS = ("lead", "follow")
+#: The kinds of decision a tell is read from: of the partner's hand (lead, follow), of the
+#: opponents' (beat).
+KINDS = ("lead", "follow", "beat")
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,8 +76,9 @@ class Tell:
     """One decision's tell (module doc): ``kind`` (:data:`KINDS`); ``passed`` whether the
     seat passed (a follow); ``value`` on the true hands — for a lead, whether the partner
     can beat the play led less the mean over the leads not chosen; for a follow, whether the
-    partner can beat the standing play (1 or 0) — and ``decoy_values``, the same on each
-    decoy."""
+    partner can beat the standing play (1 or 0); for a beat, whether no opponent after the
+    seat can beat the play chosen less the mean over the beats not chosen — and
+    ``decoy_values``, the same on each decoy."""
 
     kind: str
     passed: bool
@@ -112,6 +126,14 @@ def _decoys(r: Round, seat: int, rng: random.Random) -> list[dict[int, tuple[int
     return out
 
 
+def _ordinary_others(before: Round, cards: Sequence[int]) -> list[Reading]:
+    """The readings of the seat's ordinary plays (no bomb) in ``before`` other than
+    ``cards``: what a choice is set against."""
+    taken = sorted(cards)
+    return [p.reading for p in before.legal_plays()
+            if not p.reading.is_bomb and sorted(p.cards) != taken]
+
+
 def tell(before: Round, cards: Sequence[int], reading: Reading | None, *, seed: int,
          index: int) -> Tell | None:
     """The tell of the decision of the seat to act in ``before`` (the round before it acts):
@@ -131,9 +153,7 @@ def tell(before: Round, cards: Sequence[int], reading: Reading | None, *, seed: 
     if st is None:
         if reading is None or reading.is_bomb:
             return None
-        taken = sorted(cards)
-        others = [p.reading for p in before.legal_plays()
-                  if not p.reading.is_bomb and sorted(p.cards) != taken]
+        others = _ordinary_others(before, cards)
         if not others:
             return None
         alternatives = rng.sample(others, min(ALTERNATIVES, len(others)))
@@ -149,17 +169,53 @@ def tell(before: Round, cards: Sequence[int], reading: Reading | None, *, seed: 
                 tuple(_beats(h[mate], v, st.reading) for h in _decoys(before, seat, rng)))
 
 
+def opponents_tell(before: Round, cards: Sequence[int], reading: Reading | None, *,
+                   seed: int, index: int) -> Tell | None:
+    """The beat tell (module doc) of the decision of the seat to act in ``before``:
+    ``cards`` played and their ``reading`` (None: a pass); ``seed`` and ``index`` seed the
+    alternatives and the decoys. None when it is no beat of the module doc: a pass, a bomb,
+    a lead, a play over the partner's, no opponent after the seat in the trick, or no other
+    ordinary beat."""
+    seat = before.turn
+    st = before.standing
+    if seat is None or st is None or reading is None or reading.is_bomb or \
+            team(st.seat) == team(seat):
+        return None
+    opponents = [s for s in _after(before, seat) if team(s) != team(seat)]
+    if not opponents:
+        return None
+    others = _ordinary_others(before, cards)
+    if not others:
+        return None
+    v = before.variant
+    rng = random.Random(f"beat:{seed}:{index}")
+    alternatives = rng.sample(others, min(ALTERNATIVES, len(others)))
+
+    def beat(hands: Mapping[int, Sequence[int]]) -> float:
+        def safe(r: Reading) -> float:
+            return 0.0 if any(_beats(hands[s], v, r) for s in opponents) else 1.0
+        return safe(reading) - sum(safe(a) for a in alternatives) / len(alternatives)
+    return Tell("beat", False, beat({s: before.hand(s) for s in opponents}),
+                tuple(beat(h) for h in _decoys(before, seat, rng)))
+
+
 def tell_score(seats: Sequence[Sequence[Tell]]) -> RoundScore | None:
     """The round score of a seat's tells, or of a partnership's (``seats``: each seat's
-    tells, scored apart and summed; module doc): the leads' excesses plus the follows'
-    Σ (passed − the seat's pass rate over them) × excess, as a
+    tells, scored apart and summed; module doc): the leads' and beats' excesses plus the
+    follows' Σ (passed − the seat's pass rate over them) × excess, as a
     :class:`~shuangkou.core.fairplay.RoundScore` (``score`` and ``excess`` both that sum,
     ``decisions`` the tells); None without a tell."""
     score, n = 0.0, 0
     for tells in seats:
         follows = [t for t in tells if t.kind == "follow"]
         rate = sum(t.passed for t in follows) / len(follows) if follows else 0.0
-        score += sum(t.excess for t in tells if t.kind == "lead") + sum(
+        score += sum(t.excess for t in tells if t.kind != "follow") + sum(
             (t.passed - rate) * t.excess for t in follows)
         n += len(tells)
     return RoundScore(score, score, n) if n else None
+
+
+def sight_score(tells: Sequence[Tell]) -> RoundScore | None:
+    """A seat's sight score in a round (module doc): the tell score of all its tells, of the
+    partner's hand and of the opponents'."""
+    return tell_score((tells,))

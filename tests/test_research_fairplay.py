@@ -323,7 +323,7 @@ def test_the_documented_fair_play_figures_are_what_the_kept_rounds_give(
     prints them again)."""
     section = (ROOT / "docs" / "BENCHMARKS.md").read_text().split("\n## Fair play\n", 1)[1]
     tables = [t for t in section.split("\n\n") if _ROW.search(t)]
-    signals = ["hand_sharing", "tells", "full_sight", "engine", "thrown_rounds"]
+    signals = ["hand_sharing", "tells", "full_sight", "sight", "engine", "thrown_rounds"]
     got = study(KEPT, sizes=[10], matches=1, signals=signals)
     capsys.readouterr()
     for signal, table in zip(signals, tables, strict=False):
@@ -359,3 +359,5 @@ def test_the_kept_tells_are_what_review_replays_computes() -> None:
         assert got["tells"] == [None if s is None else [s.score, s.excess, s.decisions]
                                 for s in made.tells]
         assert got["blocks"] == [[b.blocks, b.chances] for b in made.blocks]
+        assert got["sight"] == [None if s is None else [s.score, s.excess, s.decisions]
+                                for s in made.sight]

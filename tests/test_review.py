@@ -272,13 +272,15 @@ def test_the_review_command_with_fair_play(tmp_path: Any, rule_round: dict[str, 
     tells = [x["tell"] for x in want["decisions"] if x["tell"] is not None]
     assert text.count("tell, follow: ") == sum(t["kind"] == "follow" for t in tells) > 0
     assert text.count("tell, lead: ") == sum(t["kind"] == "lead" for t in tells) > 0
-    assert text.count("; tells: ") == 2
+    beats = [x["opponents_tell"] for x in want["decisions"] if x["opponents_tell"] is not None]
+    assert text.count("tell, beat: ") == len(beats) > 0
     over = [x["over_partner"] for x in want["decisions"] if x["over_partner"] is not None]
     assert text.count("blocked: played over the partner's") == sum(over)
     assert text.count("could have played over the partner's") == len(over) - sum(over) > 0
     assert text.count("  thrown rounds, ") == 4
     assert "fair play in this round" in text and all(c in text for c in CAVEATS)
     assert text.count("  hand sharing, ") == 2 and text.count("  full sight, ") == 4
+    assert text.count("; tells: ") == 6          # the partnerships' and the seats' sight
     plain = subprocess.run(run, capture_output=True, text=True, timeout=120)
     assert "regret" not in plain.stdout and "fair play" not in plain.stdout
     for argv, says in ((["--decoys", "2"], "go with --fair-play"),

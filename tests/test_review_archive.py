@@ -237,6 +237,9 @@ def test_fair_play_sums_are_the_cores_signals_and_merge_exactly() -> None:
     want = fairplay.information_signal("all", [of(r, (1,)) for r in rounds],
                                        [[of(r, (0,)), of(r, (2,))] for r in rounds])
     assert fair["players"]["q"]["full_sight"]["p"] == float(f"{want.p:.4g}")
+    # its second part, the sight tells, has nothing here: the views decide, p as it is
+    parts = fair["players"]["q"]["full_sight"]["parts"]
+    assert parts["tells"]["rounds"] == 0 and parts["views"]["rounds"] == 12
     # thrown rounds of q: its blocks crowd into round 4 (index 3); r gained most there. s
     # blocks as often in every round: not flagged
     thrown = fair["players"]["q"]["thrown_rounds"]
@@ -589,6 +592,7 @@ def test_fair_play_end_to_end_on_real_reviews(tmp_path: Path) -> None:
         assert f["hand_sharing"]["decisions"] > 0 and 0 < f["hand_sharing"]["p"] <= 1
     for f in fair["players"].values():
         assert f["full_sight"]["rounds"] == 4 and f["full_sight"]["small_sample"]
+        assert f["full_sight"]["parts"]["tells"]["rounds"] == 4
         thrown = f["thrown_rounds"]      # the rounds with a chance to block; the round of most
         assert thrown["rounds"] <= 4 and (not thrown["note"] or "gained most" in thrown["note"])
         assert f["engine"]["decisions"] >= 0

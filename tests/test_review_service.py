@@ -125,6 +125,10 @@ def test_fair_play(srv: Running) -> None:
             assert (service_pb2.FairTell.Kind.Name(d.tell.kind), d.tell.passed,
                     d.tell.value, list(d.tell.decoy_values)) == (
                 f"KIND_{t.kind.upper()}", t.passed, t.value, list(t.decoy_values))
+        assert d.HasField("opponents_tell") == (core_d.opponents_tell is not None)
+        if core_d.opponents_tell is not None:
+            assert (d.opponents_tell.kind, d.opponents_tell.value) == (
+                service_pb2.FairTell.KIND_BEAT, core_d.opponents_tell.value)
         # a chance to block: set exactly where the core's decision has one
         assert d.HasField("over_partner") == (core_d.over_partner is not None)
         assert d.over_partner == bool(core_d.over_partner)
@@ -137,7 +141,9 @@ def test_fair_play(srv: Running) -> None:
         replay_json=json.dumps(replay), rollouts=ROLLOUTS, seed=2), timeout=TIMEOUT)
     same_review(plain, local(replay, seed=2))
     assert not plain.fair_play and not any(d.fair for d in plain.decisions)
-    assert not any(d.HasField("tell") or d.HasField("over_partner") for d in plain.decisions)
+    assert not any(d.HasField("tell") or d.HasField("opponents_tell") or
+                   d.HasField("over_partner") for d in plain.decisions)
+    assert any(d.HasField("opponents_tell") for d in reply.decisions)
     assert [d.tuoguan for d in plain.decisions] == [d.tuoguan for d in reply.decisions]
     # and over HTTP, Connect JSON
     assert _by_connect_json(srv, request, reply) == reply

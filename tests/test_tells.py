@@ -1,7 +1,7 @@
-"""core_ext/tells.py: each decision's tell of the partner's hand, checked against the
-definition written out here from the module doc (whether a hand beats a play is asked of
-``legal_plays``, not of the ``count_plays`` the module uses), and a round's tell score
-against the sum written out by hand."""
+"""core_ext/tells.py: each decision's tell of the partner's hand and of the opponents',
+checked against the definition written out here from the module doc (whether a hand beats
+a play is asked of ``legal_plays``, not of the ``count_plays`` the module uses), and a
+round's tell score against the sum written out by hand."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from shuangkou.core import generate_replay, legal_plays
 from shuangkou.core.fairplay import RoundScore
 from shuangkou.core.replay import parse_replay
-from shuangkou.core.tells import DECOYS, Tell, tell, tell_score
+from shuangkou.core.tells import DECOYS, Tell, opponents_tell, sight_score, tell, tell_score
 
 ORDINARY_BOMBS = {"bomb", "joker_bomb_3", "joker_bomb_4", "chain_bomb"}
 
@@ -36,6 +36,13 @@ def _partner_after(r: Any, seat: int) -> bool:
         return True
     order = [s for s in ((st.seat + k) % 4 for k in (1, 2, 3)) if r.cards_left[s] or s == seat]
     return partner in order[order.index(seat) + 1:]
+
+
+def _after(r: Any, seat: int) -> list[int]:
+    """The seats still to act in this trick after ``seat`` when a play stands (RULES.md §9)."""
+    st = r.standing
+    order = [s for s in ((st.seat + k) % 4 for k in (1, 2, 3)) if r.cards_left[s] or s == seat]
+    return order[order.index(seat) + 1:]
 
 
 def _decisions(variant: str, seed: int) -> list[tuple[Any, Any, Any, int]]:
@@ -83,6 +90,52 @@ def test_each_decision_tells_what_the_definition_says(variant: str, seed: int) -
             if _beats(hand, before.variant, record.reading) == 0.0:
                 assert got.value <= 0.0
     assert kinds == {"lead", "follow"}
+
+
+@pytest.mark.parametrize("variant,seed", [("baibian", 1), ("huopin", 2), ("qianbian", 3),
+                                          ("bianfeng", 4)])
+def test_each_beat_tells_what_the_definition_says(variant: str, seed: int) -> None:
+    """A beat: an ordinary play over an opponent's, an opponent still to act after the seat
+    and another ordinary beat in its hand; its value is whether no opponent after can beat
+    the play chosen (ordinarily) less the mean over the others drawn, so within [-1, 1], and
+    above 0 only when none can beat it."""
+    seen = 0
+    for before, action, record, i in _decisions(variant, seed):
+        seat = before.turn
+        got = opponents_tell(before, action.cards, record.reading, seed=7, index=i)
+        assert got == opponents_tell(before.copy(), action.cards, record.reading, seed=7,
+                                     index=i)
+        st = before.standing
+        if st is None or action.kind == "pass" or record.reading.is_bomb or \
+                st.seat % 2 == seat % 2:
+            assert got is None, (i, got)
+            continue
+        opponents = [s for s in _after(before, seat) if s % 2 != seat % 2]
+        others = [p for p in legal_plays(list(before.hand(seat)), before.variant, st.reading)
+                  if p.reading.kind not in ORDINARY_BOMBS
+                  and sorted(p.cards) != sorted(action.cards)]
+        if not opponents or not others:
+            assert got is None, (i, got)
+            continue
+        seen += 1
+        assert got is not None and got.kind == "beat" and not got.passed
+        assert len(got.decoy_values) == DECOYS and -1.0 <= got.value <= 1.0
+        safe = not any(_beats(before.hand(s), before.variant, record.reading)
+                       for s in opponents)
+        if not safe:
+            assert got.value <= 0.0
+        if len(others) == 1:       # the one other beat: the value is a difference of two
+            other = not any(_beats(before.hand(s), before.variant, others[0].reading)
+                            for s in opponents)
+            assert got.value == float(safe) - float(other)
+    assert seen > 0
+
+
+def test_a_seats_sight_score_adds_its_beats_to_its_tells() -> None:
+    beat = Tell("beat", False, 1.0, (0.0,) * 8)                         # excess +1
+    follow = Tell("follow", True, 1.0, (0.0, 1.0))                     # excess +0.5
+    assert sight_score([beat, follow]) == RoundScore(1.0, 1.0, 2)     # the pass rate is 1
+    assert sight_score([]) is None
 
 
 def test_a_seats_tell_score_is_its_leads_and_its_follows_covariance() -> None:

@@ -402,7 +402,7 @@ FAIR = """els => els.map(e => ({index: +e.dataset.index,
     views: [...e.querySelectorAll('.fair .ev')].map(v => ({view: v.dataset.view,
         regret: +v.dataset.regret, excess: +v.dataset.excess, text: v.innerText})),
     tuoguan: (e.querySelector('.fair .tg') || {dataset: {}}).dataset.taken || null,
-    tell: (e.querySelector('.fair .tl') || {dataset: {}}).dataset.tell || null,
+    tells: [...e.querySelectorAll('.fair .tl')].map(t => t.dataset.tell),
     blocked: (e.querySelector('.fair .bk') || {dataset: {}}).dataset.blocked || null}))"""
 FAIR_ROWS = """els => els.map(e => Object.fromEntries([['row', e.dataset.team ?? e.dataset.seat],
     ...[...e.querySelectorAll('td[data-term]')].map(t => [t.dataset.term, t.innerText])]))"""
@@ -440,18 +440,20 @@ def test_fair_play_on_the_reviewed_page(browser: Any, tmp_path: Path) -> None:
                 assert v["regret"] == pytest.approx(e.regret, abs=0.005)
                 assert v["excess"] == pytest.approx(e.excess, abs=0.005)
             assert s["tuoguan"] == engine_tells(d)
-            assert s["tell"] == (d["tell"]["kind"] if d["tell"] is not None else None)
+            assert s["tells"] == [t["kind"] for t in (d["tell"], d["opponents_tell"])
+                                  if t is not None]
             over = d["over_partner"]
             assert s["blocked"] == (None if over is None else str(over).lower())
         assert "false" in {s["blocked"] for s in shown}
         assert any(s["views"] for s in shown) and any(s["tuoguan"] for s in shown)
-        assert {s["tell"] for s in shown} == {"lead", "follow", None}
+        assert {k for s in shown for k in s["tells"]} == {"lead", "follow", "beat"}
         rows = opened.all("#fair-play tr[data-team], #fair-play tr[data-seat]", FAIR_ROWS)
         made = [*scores.hand_sharing, *scores.full_sight]
         assert len(rows) == len(made) == 6
         for row, r in zip(rows, made, strict=True):
             assert int(row["decisions"]) == (r.decisions if r is not None else 0)
-        for row, t in zip(rows, scores.tells, strict=False):     # the partnerships' rows
+        # the partnerships' tells, then the seats' sight scores
+        for row, t in zip(rows, [*scores.tells, *scores.sight], strict=True):
             assert int(row["tells"]) == (t.decisions if t is not None else 0)
         for row, (engine, rule) in zip(rows[2:], scores.engine, strict=True):
             assert (int(row["engine"]), int(row["rule"])) == (engine, rule)

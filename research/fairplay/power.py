@@ -12,10 +12,12 @@ command's over them (``shuangkou.core.fairplay``, used here only as the command 
 aggregate the per-round figures :mod:`.reviewed` keeps):
 
 * **hand sharing**, per partnership: ``Sums`` of the rounds' partnership scores beyond the
-  other partnership's (``RoundFair.team_beyond``),
-  ``Sums.signal("partner")`` (Student's t over the rounds);
+  other partnership's (``RoundFair.team_beyond``), ``Sums.signal("partner")`` (Student's t
+  over the rounds), and of its tells (``RoundFair.tells_beyond``), the stronger of the two
+  (``either``);
 * **full sight**, per player: the same of its seat's scores beyond its opponents'
-  (``RoundFair.seat_beyond``), ``signal("all")``;
+  (``RoundFair.seat_beyond``), ``signal("all")``, and of its sight scores
+  (``RoundFair.sight_beyond``), the stronger of the two (``either``);
 * **thrown rounds**, per player: ``thrown_signal`` over its rounds' blocks and chances
   (kept by :mod:`.told` for every round; a permutation test: up to ``permutations`` deals
   of the blocks, seeded per match);
@@ -62,12 +64,14 @@ ALPHAS = (0.05, 0.01)
 #: What a kept folder says of the review's cost (``keep``).
 CPU = "cpu.json"
 DEFAULT_SIZES = (10, 20, 50)
-_VIEW = {"hand_sharing": "partner", "tells": "tells", "full_sight": "all"}
-#: The study's tables: the signals, and the tells (the hand-sharing signal's second part) alone.
-TABLES = ("hand_sharing", "tells", *SIGNALS[1:])
+_VIEW = {"hand_sharing": "partner", "tells": "tells", "full_sight": "all", "sight": "tells"}
+#: The study's tables: the signals, and the tells (the hand-sharing and full-sight signals'
+#: second parts) alone.
+TABLES = ("hand_sharing", "tells", "full_sight", "sight", *SIGNALS[2:])
 _TITLE = {"hand_sharing": "hand sharing, per partnership",
           "tells": "hand sharing's tells alone, per partnership, every round",
           "full_sight": "full sight, per player",
+          "sight": "full sight's tells alone, per player, every round",
           "thrown_rounds": "thrown rounds, per player",
           "engine": "engine assistance, per player"}
 
@@ -84,10 +88,13 @@ class Pair:
 
 @dataclass
 class Player:
-    """One reviewed round of one player: its full-sight score and engine counts."""
+    """One reviewed round of one player: its full-sight scores beyond its opponents', on the
+    views and on the tells (its sight score; None: none carried evidence, or the round's
+    tells were not computed), and its engine counts."""
 
     full_sight: RoundScore | None
     engine: EngineTells
+    sight: RoundScore | None = None
 
 
 @dataclass
@@ -108,6 +115,7 @@ class Pools:
 
     pairs: dict[str, list[Pair]] = field(default_factory=dict)
     tells: dict[str, list[RoundScore | None]] = field(default_factory=dict)
+    sight: dict[str, list[RoundScore | None]] = field(default_factory=dict)
     players: dict[str, list[Player]] = field(default_factory=dict)
     thrown: dict[str, list[Thrown]] = field(default_factory=dict)
     cheat: dict[str, str | None] = field(default_factory=dict)
@@ -143,11 +151,12 @@ def load(folder: Path, kinds: Sequence[str] | None = None,
         if name not in KINDS or (kinds and name not in kinds):
             continue
         for row in rows:
-            fair = RoundFair((None, None), (), (), _tells(row))
+            fair = _told(row)
             for t in (0, 1):
                 pools.tells.setdefault(labels[row["players"][t]]["kind"], []).append(
                     fair.tells_beyond(t))
             for s, pid in enumerate(row["players"]):
+                pools.sight.setdefault(labels[pid]["kind"], []).append(fair.sight_beyond(s))
                 pools.thrown.setdefault(labels[pid]["kind"], []).append(
                     Thrown(RoundBlocks(*row["blocks"][s]), row["throws"][s]))
     for name, rows in sorted(found.items()):
@@ -162,7 +171,8 @@ def load(folder: Path, kinds: Sequence[str] | None = None,
             fair = RoundFair((_score(row["hand_sharing"][0]), _score(row["hand_sharing"][1])),
                              tuple(_score(x) for x in row["full_sight"]),
                              tuple(EngineTells(*x) for x in row["engine"]),
-                             _tells(tells) if tells else (None, None))
+                             _told(tells).tells if tells else (None, None),
+                             sight=_told(tells).sight if tells else ())
             for t in (0, 1):
                 kind = labels[ids[t]]["kind"]
                 pools.pairs.setdefault(kind, []).append(
@@ -170,14 +180,18 @@ def load(folder: Path, kinds: Sequence[str] | None = None,
                 pools.cheat[kind] = labels[ids[t]]["cheat"]
             for s, pid in enumerate(ids):
                 pools.players.setdefault(labels[pid]["kind"], []).append(Player(
-                    fair.seat_beyond(s), fair.engine[s]))
+                    fair.seat_beyond(s), fair.engine[s],
+                    fair.sight_beyond(s) if tells else None))
             pools.points.setdefault(name, []).append(row["notes"]["points"])
             pools.decisions.setdefault(name, []).append(row["decisions"])
     return pools
 
 
-def _tells(row: Mapping[str, Any]) -> tuple[RoundScore | None, RoundScore | None]:
-    return _score(row["tells"][0]), _score(row["tells"][1])
+def _told(row: Mapping[str, Any]) -> RoundFair:
+    """A kept tells row (:mod:`.told`) as the round's figures it holds: the partnerships'
+    tells and the seats' sight scores."""
+    return RoundFair((None, None), (), (), (_score(row["tells"][0]), _score(row["tells"][1])),
+                     sight=tuple(_score(x) for x in row["sight"]))
 
 
 def _sums(scores: Iterable[RoundScore | None]) -> Sums:
@@ -193,9 +207,12 @@ def _p(signal: str, units: Sequence[Any], permutations: int, seed: int) -> tuple
         parts = {"views": _sums(u.views for u in units).signal("partner"),
                  "tells": _sums(u.tells for u in units).signal("tells")}
         return either("hand_sharing", parts).p, ""
+    if signal == "full_sight":
+        parts = {"views": _sums(u.full_sight for u in units).signal("all"),
+                 "tells": _sums(u.sight for u in units).signal("tells")}
+        return either("full_sight", parts).p, ""
     if signal in _VIEW:
-        return _sums(u if signal == "tells" else u.full_sight for u in units).signal(
-            _VIEW[signal]).p, ""
+        return _sums(units).signal(_VIEW[signal]).p, ""
     if signal == "engine":
         return engine_signal(sum(u.engine.engine for u in units),
                              sum(u.engine.rule for u in units)).p, ""
@@ -250,7 +267,7 @@ def _implied(size: int, alpha: float, d: float) -> float:
 
 
 def _role(cheat: str | None, signal: str) -> str:
-    signal = "hand_sharing" if signal == "tells" else signal
+    signal = {"tells": "hand_sharing", "sight": "full_sight"}.get(signal, signal)
     return "honest" if cheat is None else "cheat" if cheat == signal else "other"
 
 
@@ -278,9 +295,8 @@ def study(folder: Path, kinds: Sequence[str] | None = None, *,
             if signal == "thrown_rounds" else ""
         print(f"{'kind':17} {'role':6} {'N':>5}{head}{extra}")
         rows = figures["signals"][signal] = []
-        by_kind = (pools.pairs if signal == "hand_sharing" else pools.tells
-                   if signal == "tells" else pools.thrown if signal == "thrown_rounds"
-                   else pools.players)
+        by_kind = {"hand_sharing": pools.pairs, "tells": pools.tells, "sight": pools.sight,
+                   "thrown_rounds": pools.thrown}.get(signal, pools.players)
         for kind in order:
             if kind not in by_kind:
                 continue
@@ -296,7 +312,7 @@ def study(folder: Path, kinds: Sequence[str] | None = None, *,
             if signal in _VIEW:
                 d, half, carried = _standardised(
                     [u.views for u in pool] if signal == "hand_sharing" else pool
-                    if signal == "tells" else [u.full_sight for u in pool])
+                    if signal in ("tells", "sight") else [u.full_sight for u in pool])
                 top = max(sizes)
                 implied = [_implied(top, ALPHAS[0], x) for x in (d - half, d, d + half)]
                 row.update(d=d, d_half=half, carried=carried, implied=implied)

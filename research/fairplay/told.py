@@ -1,17 +1,19 @@
 """The tells (shuangkou.core.tells) and the blocks (shuangkou.core.fairplay
 ``over_partner``) of every round of the archive, as review-replays --fair-play computes
-them: per decision ``tell`` at the command's default seed (0; the decoys are seeded by it
-and the action's index, so the figures are the command's own), summed per partnership
-(``tell_score``), and per seat its chances to block and its blocks.
+them: per decision ``tell`` and ``opponents_tell`` at the command's default seed (0; the
+decoys are seeded by it and the action's index, so the figures are the command's own),
+the tells of the partner's hand summed per partnership (``tell_score``), both per seat
+(``sight_score``), and per seat its chances to block and its blocks.
 
 Neither needs rollouts (a few milliseconds a round), so they are computed for every round
 of each kind, not only the reviewed ones: ``tells`` writes ``<into>/tells/<kind>.jsonl.gz``,
 one line a round — its ``line`` in the kind's file, its ``players`` by table seat, per team
 (table seats t and t + 2) its tells' score ``[score, excess, tells]`` or None, per table seat
+its ``sight`` score alike (its tells of the partner's hand and of the opponents'),
 ``blocks`` ``[blocks, chances]`` and ``throws`` (whether the seat threw the round, from the
 archive's notes; None: not a thrower) — and the power study reads them beside the reviewed
-rounds (the hand-sharing signal's second part) and alone (the tells' own table over every
-round, and the thrown-round test's).
+rounds (the hand-sharing and full-sight signals' second parts) and alone (the tells' own
+tables over every round, and the thrown-round test's).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from typing import Any
 from shuangkou.core.cards import SEATS
 from shuangkou.core.fairplay import over_partner
 from shuangkou.core.replay import parse_replay
-from shuangkou.core.tells import Tell, tell, tell_score
+from shuangkou.core.tells import Tell, opponents_tell, sight_score, tell, tell_score
 
 from .archive import read_lines
 
@@ -42,6 +44,7 @@ def round_tells(replay: dict[str, Any], seed: int = SEED) -> dict[str, Any]:
     typed = parse_replay(replay)
     r = typed.start()
     told: list[list[Tell]] = [[] for _ in range(SEATS)]
+    beats: list[list[Tell]] = [[] for _ in range(SEATS)]
     blocks = [[0, 0] for _ in range(SEATS)]
     for i, action in enumerate(typed.actions):
         if action.kind == "escape":
@@ -52,13 +55,18 @@ def round_tells(replay: dict[str, Any], seed: int = SEED) -> dict[str, Any]:
         t = tell(before, action.cards, record.reading, seed=seed, index=i)
         if t is not None:
             told[action.seat].append(t)
+        b = opponents_tell(before, action.cards, record.reading, seed=seed, index=i)
+        if b is not None:
+            beats[action.seat].append(b)
         if (over := over_partner(before, action.cards)) is not None:
             blocks[action.seat][0] += over
             blocks[action.seat][1] += 1
     scores = [tell_score((told[t], told[t + 2])) for t in (0, 1)]
+    sight = [sight_score(told[s] + beats[s]) for s in range(SEATS)]
     players = replay.get("players")
     return {"players": [players[r.hand_at[t]] for t in range(SEATS)] if players else None,
             "tells": [None if s is None else [s.score, s.excess, s.decisions] for s in scores],
+            "sight": [None if s is None else [s.score, s.excess, s.decisions] for s in sight],
             "blocks": blocks}
 
 

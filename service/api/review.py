@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from shuangkou.core.review import DEFAULT_REVIEW, Candidate, Decision, Review, ReviewBudget
+from shuangkou.core.tells import Tell
 from shuangkou.v1 import scoring_pb2, service_pb2
 
 from ..costs import fair_rollouts
@@ -125,12 +126,16 @@ def _decision(d: Decision, out: service_pb2.ReviewedDecision) -> None:
                      decoy_regrets=e.decoy_regrets, excess=e.excess, disagree=e.disagree,
                      follows=e.follows)
     if d.tell is not None:
-        t = d.tell
-        out.tell.CopyFrom(service_pb2.FairTell(
-            kind=TELLS_ON_WIRE[t.kind], passed=t.passed, value=t.value,
-            decoy_values=t.decoy_values, excess=t.excess))
+        out.tell.CopyFrom(_tell(d.tell))
+    if d.opponents_tell is not None:
+        out.opponents_tell.CopyFrom(_tell(d.opponents_tell))
     if d.over_partner is not None:
         out.over_partner = d.over_partner
+
+
+def _tell(t: Tell) -> service_pb2.FairTell:
+    return service_pb2.FairTell(kind=TELLS_ON_WIRE[t.kind], passed=t.passed, value=t.value,
+                                decoy_values=t.decoy_values, excess=t.excess)
 
 
 def _action(seat: int, c: Candidate, out: scoring_pb2.Action) -> None:

@@ -71,7 +71,7 @@ MIN_DECISIONS = 200
 #: flagged (docs/decisions/engineering.md E78).
 MIN_ROUNDS = 10
 #: The format of the fair-play sums a partition keeps (2: a player's rounds as blocks and
-#: chances, the thrown-round test's; 1 had their losses).
+#: chances, the thrown-round test's, and its sight scores; 1 had their losses).
 FAIR_SUMS = 2
 #: The one-sided p-value below which a fair-play signal over enough rounds is flagged.
 ALPHA = 0.01
@@ -98,9 +98,10 @@ CAVEATS = (
     "flagged by chance alone; the summary says how many were tested and how many flags "
     "chance makes among them. Each round counts beyond its table's (the same deal, the same "
     "evaluator), so a wild table (random moves, bombs thrown away) raises no one's rate; the "
-    "panel's honest styles came to at most 7.6 % of matches flagged at p < 0.05 and 1.7 % at "
-    "p < 0.01 (docs/BENCHMARKS.md \"Fair play\"); on thrown rounds, at most 1.2 % at "
-    "p < 0.05 over 10 and 20 rounds but 托管's search, 3.1 % over 20 and 6.2 % over 50.",
+    "panel's honest styles came to at most 6.9 % of matches flagged at p < 0.05 and 1.6 % at "
+    "p < 0.01 on hand sharing and full sight (docs/BENCHMARKS.md \"Fair play\"); on thrown "
+    "rounds, at most 1.2 % at p < 0.05 over 10 and 20 rounds but 托管's search, 3.1 % over "
+    "20 and 6.2 % over 50.",
     f"Minimum sample: figures over fewer than {MIN_DECISIONS} non-forced decisions, and "
     f"fair-play signals over fewer than {MIN_ROUNDS} rounds that carried evidence, are marked "
     "small; do not rank or flag anyone on them.",
@@ -208,8 +209,9 @@ def pair_figures(t: dict[str, float]) -> dict[str, Any]:
 
 @dataclass
 class PlayerFair:
-    """One player's fair-play sums: ``full_sight`` (:class:`~shuangkou.core.fairplay.Sums`
-    of its rounds' full-sight scores), ``engine`` / ``rule`` (decisions where 托管's choice
+    """One player's fair-play sums: ``full_sight`` and ``sight``
+    (:class:`~shuangkou.core.fairplay.Sums` of its rounds' full-sight scores on the views and
+    of its sight scores, core_ext/tells.py, each beyond its opponents'), ``engine`` / ``rule`` (decisions where 托管's choice
     is not the rule policy's and it took 托管's / the rule policy's) over ``engine_rounds``
     rounds, and
     ``rounds``: per round with a chance to block in archive order, ``[label, blocks,
@@ -221,9 +223,11 @@ class PlayerFair:
     rule: int = 0
     engine_rounds: int = 0
     rounds: list[list[Any]] = field(default_factory=list)
+    sight: Sums = field(default_factory=Sums)
 
     def merge(self, other: PlayerFair) -> None:
         self.full_sight.merge(other.full_sight)
+        self.sight.merge(other.sight)
         self.engine += other.engine
         self.rule += other.rule
         self.engine_rounds += other.engine_rounds
@@ -231,12 +235,13 @@ class PlayerFair:
 
     def to_dict(self) -> dict[str, Any]:
         return {"full_sight": self.full_sight.to_dict(), "engine": self.engine,
-                "rule": self.rule, "engine_rounds": self.engine_rounds, "rounds": self.rounds}
+                "rule": self.rule, "engine_rounds": self.engine_rounds, "rounds": self.rounds,
+                "sight": self.sight.to_dict()}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> PlayerFair:
         return cls(Sums.from_dict(d["full_sight"]), d["engine"], d["rule"], d["engine_rounds"],
-                   d["rounds"])
+                   d["rounds"], Sums.from_dict(d["sight"]))
 
     def thrown(self) -> Signal:
         return thrown_signal([RoundBlocks(r[1], r[2]) for r in self.rounds],
@@ -288,6 +293,7 @@ class ReviewStats(Stats):
         for seat, name in enumerate(names):
             mine = self.fair_players.setdefault(name, PlayerFair())
             mine.full_sight.add(scores.seat_beyond(seat))
+            mine.sight.add(scores.sight_beyond(seat))
             tells = scores.engine[seat]
             mine.engine += tells.engine
             mine.rule += tells.rule
@@ -359,27 +365,29 @@ def _part(signal: Signal, sums: Sums) -> dict[str, Any]:
             "p": float(f"{signal.p:.4g}"), "decisions": sums.decisions, "rounds": sums.rounds}
 
 
+def _either(kind: str, views: Sums, view: str, tells: Sums) -> dict[str, Any]:
+    """A signal of two tests of one cheat, the views (of ``view``) and the tells
+    (core_ext/fairplay.py ``either``): the stronger's figures, p doubled, and each part's."""
+    parts = {"views": (views.signal(view), views), "tells": (tells.signal("tells"), tells)}
+    signal = either(kind, {name: p for name, (p, _) in parts.items()})
+    used = parts[signal.note][1] if signal.note else views
+    return {**_figure(signal, used.decisions, used.rounds),
+            "parts": {name: _part(p, sums) for name, (p, sums) in parts.items()}}
+
+
 def fair_summary(stats: ReviewStats) -> dict[str, Any]:
     """The summary's ``fair_play``: per partnership hand sharing, per player full sight,
     thrown rounds and engine assistance, and how many flags chance makes among those
     tested."""
     pairs: list[dict[str, Any]] = []
     for key, views in sorted(stats.fair_pairs.items()):
-        tells = stats.fair_tells.get(key, Sums())
-        parts = {"views": (views.signal("partner"), views),
-                 "tells": (tells.signal("tells"), tells)}
-        signal = either("hand_sharing", {name: p for name, (p, _) in parts.items()})
-        used = parts[signal.note][1] if signal.note else views
-        pairs.append({"players": key.split(_PAIR),
-                      "hand_sharing": {**_figure(signal, used.decisions, used.rounds),
-                                       "parts": {name: _part(p, sums) for name, (p, sums)
-                                                 in parts.items()}}})
+        pairs.append({"players": key.split(_PAIR), "hand_sharing": _either(
+            "hand_sharing", views, "partner", stats.fair_tells.get(key, Sums()))})
     players: dict[str, dict[str, dict[str, Any]]] = {}
     for name, p in sorted(stats.fair_players.items()):
         thrown = p.thrown()
         players[name] = {
-            "full_sight": _figure(p.full_sight.signal("all"), p.full_sight.decisions,
-                                  p.full_sight.rounds),
+            "full_sight": _either("full_sight", p.full_sight, "all", p.sight),
             "thrown_rounds": _figure(thrown, sum(r[2] for r in p.rounds), thrown.evidence),
             "engine": _figure(engine_signal(p.engine, p.rule), p.engine + p.rule,
                               p.engine_rounds)}
@@ -527,13 +535,16 @@ class ReviewJob(Job):
 
 #: The fair-play signals as the printed summary lists them: (key, whose, what the
 #: estimate is, how it is printed).
+#: The signals made of two tests, whose note names the part that decided.
+_TWO_PARTS = ("hand_sharing", "full_sight")
 _FAIR_SHOWN = (
     ("hand_sharing", "partnership", "the stronger of its two parts, p doubled: on the views, "
      "the excess regret per decision on the view with the partner's hand beyond the other "
      "partnership's, points; on the tells, the tell score per tell beyond the other "
      "partnership's", "+.2f"),
-    ("full_sight", "player", "excess regret per decision on the view of every hand beyond "
-     "the opponents', points", "+.2f"),
+    ("full_sight", "player", "the stronger of its two parts, p doubled: on the views, the "
+     "excess regret per decision on the view of every hand beyond the opponents', points; "
+     "on the tells, the sight score per tell beyond the opponents'", "+.2f"),
     ("thrown_rounds", "player", "how many of its plays over the partner's standing play the "
      "round of one holds, against the same dealt at random among its chances, 95 %",
      ".2f"),
@@ -561,7 +572,7 @@ def _fair_lines(fair: dict[str, Any], settings: dict[str, Any]) -> list[str]:
                    f"tested, {flags['flagged']:,} flagged, {flags['by_chance']:g} by chance")
         ranked = sorted(entries[kind], key=lambda e: (e[1]["small_sample"], e[1]["p"]))
         for who, f in ranked[:SHOWN]:
-            note = (f"  on its {f['note']}" if kind == "hand_sharing" else f"  {shown(f['note'])}"
+            note = (f"  on its {f['note']}" if kind in _TWO_PARTS else f"  {shown(f['note'])}"
                     ) if f["note"] else ""
             mark = ("  << flagged" if f["flagged"] else "  (small sample)"
                     if f["small_sample"] else "")

@@ -74,6 +74,8 @@ def text_of(rv: Review) -> str:
             out.append(f"{line}  forced")
             if x.tell is not None:            # a forced pass tells as much as a chosen one
                 out.append(f"{'':18}{tell_text(x.tell)}")
+            if x.opponents_tell is not None:
+                out.append(f"{'':18}{tell_text(x.opponents_tell)}")
             continue
         line += f"  {x.verdict:<10}  loss {x.loss:4.1f} ± {x.loss_se:3.1f}"
         if x.taken != x.best:
@@ -85,6 +87,8 @@ def text_of(rv: Review) -> str:
         out += [f"{'':18}{evidence_text(e)}" for e in x.fair if e.carries]
         if x.tell is not None:
             out.append(f"{'':18}{tell_text(x.tell)}")
+        if x.opponents_tell is not None:
+            out.append(f"{'':18}{tell_text(x.opponents_tell)}")
         if x.over_partner is not None:
             out.append(f"{'':18}{block_text(x.over_partner)}")
         if fair and (told := engine_tells(x)) is not None:
@@ -118,7 +122,7 @@ def _fair_text(rv: Review, who: list[str]) -> list[str]:
             f"{score_text(scores.hand_sharing[t], scores.team_beyond(t))}; tells: "
             f"{tells_text(scores.tells[t], scores.tells_beyond(t))}" for t in (0, 1)]
     out += [f"  full sight, {who[s]}: {score_text(scores.full_sight[s], scores.seat_beyond(s))}"
-            for s in range(4)]
+            f"; tells: {tells_text(scores.sight[s], scores.sight_beyond(s))}" for s in range(4)]
     out += [f"  engine, {who[s]}: where 托管's choice is not the rule policy's, it took "
             f"托管's {t.engine} times, the rule policy's {t.rule}"
             for s, t in enumerate(scores.engine)]

@@ -18,16 +18,16 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 from shuangkou.core.cards import SEATS
 from shuangkou.core.fairplay import Evidence, RoundBlocks, RoundScore, beyond_table, round_score
-from shuangkou.core.tells import Tell, tell_score
+from shuangkou.core.tells import Tell, sight_score, tell_score
 
 if TYPE_CHECKING:   # the record's type only: its JSON form is told apart as a Mapping
     from shuangkou.core.review import Decision
 
 __all__ = ["CAVEATS", "NOT_PROOF", "ONE_ROUND", "VIEW_NAMES", "WHAT_TO_DO", "Reviewed",
            "RoundFair", "engine_tells", "evaluated", "evidence_of", "evidence_text",
-           "EngineTells", "block_text", "fair_played", "gained_most", "over_partner_of",
-           "round_fair", "rule_index", "score_text", "taken_index", "tell_of", "tell_text",
-           "tells_text"]
+           "EngineTells", "block_text", "fair_played", "gained_most", "opponents_tell_of",
+           "over_partner_of", "round_fair", "rule_index", "score_text", "taken_index",
+           "tell_of", "tell_text", "tells_text"]
 
 #: A reviewed decision: the record, or its JSON form.
 Reviewed: TypeAlias = "Decision | Mapping[str, Any]"
@@ -84,14 +84,25 @@ def evidence_of(decision: Reviewed) -> tuple[Evidence, ...]:
                           e["follows"]) for e in decision.get("fair") or ())
 
 
+def _tell(t: Mapping[str, Any] | None) -> Tell | None:
+    return None if t is None else Tell(t["kind"], t["passed"], t["value"],
+                                       tuple(t["decoy_values"]))
+
+
 def tell_of(decision: Reviewed) -> Tell | None:
     """A decision's tell of the partner's hand (core_ext/tells.py; None: it tells nothing,
     or the review ran without fair play)."""
     if not isinstance(decision, Mapping):
         return decision.tell
-    t = decision.get("tell")
-    return None if t is None else Tell(t["kind"], t["passed"], t["value"],
-                                       tuple(t["decoy_values"]))
+    return _tell(decision.get("tell"))
+
+
+def opponents_tell_of(decision: Reviewed) -> Tell | None:
+    """A decision's tell of the opponents' hands (core_ext/tells.py ``opponents_tell``;
+    None: it tells nothing, or the review ran without fair play)."""
+    if not isinstance(decision, Mapping):
+        return decision.opponents_tell
+    return _tell(decision.get("opponents_tell"))
 
 
 def over_partner_of(decision: Reviewed) -> bool | None:
@@ -142,15 +153,17 @@ class RoundFair:
     """One round's fair-play figures: per team (table seats t and t + 2) the hand-sharing
     score on the views and its ``tells`` score (core_ext/tells.py), per table seat the
     full-sight score (:class:`~shuangkou.core.fairplay.RoundScore`, None when no decision
-    carried evidence) and per table seat the decisions that tell for engine assistance
-    (:class:`EngineTells`) and its chances to block and blocks (the thrown-round test's,
-    :class:`~shuangkou.core.fairplay.RoundBlocks`)."""
+    carried evidence), its ``sight`` score (its tells of the partner's hand and of the
+    opponents', core_ext/tells.py ``sight_score``), the decisions that tell for engine
+    assistance (:class:`EngineTells`) and its chances to block and blocks (the thrown-round
+    test's, :class:`~shuangkou.core.fairplay.RoundBlocks`)."""
 
     hand_sharing: tuple[RoundScore | None, RoundScore | None]
     full_sight: tuple[RoundScore | None, ...]
     engine: tuple[EngineTells, ...]
     tells: tuple[RoundScore | None, RoundScore | None] = (None, None)
     blocks: tuple[RoundBlocks, ...] = ()
+    sight: tuple[RoundScore | None, ...] = ()
 
     def team_beyond(self, team: int) -> RoundScore | None:
         """Team ``team``'s hand-sharing score beyond the other partnership's: what the
@@ -166,12 +179,18 @@ class RoundFair:
         return beyond_table(self.full_sight[seat], (self.full_sight[(seat + 1) % SEATS],
                                                     self.full_sight[(seat + 3) % SEATS]))
 
+    def sight_beyond(self, seat: int) -> RoundScore | None:
+        """Table seat ``seat``'s sight score beyond its two opponents' mean."""
+        return beyond_table(self.sight[seat], (self.sight[(seat + 1) % SEATS],
+                                               self.sight[(seat + 3) % SEATS]))
+
 
 def round_fair(decisions: Iterable[Reviewed]) -> RoundFair:
     """The :class:`RoundFair` of a review's decisions."""
     by_seat: list[list[Evidence]] = [[] for _ in range(SEATS)]
     engine: list[list[str]] = [[] for _ in range(SEATS)]
     partner: list[list[Tell]] = [[] for _ in range(SEATS)]
+    beats: list[list[Tell]] = [[] for _ in range(SEATS)]
     over: list[list[bool]] = [[] for _ in range(SEATS)]
     for d in decisions:
         seat = _field(d, "seat")
@@ -182,12 +201,15 @@ def round_fair(decisions: Iterable[Reviewed]) -> RoundFair:
             engine[seat].append(told)
         if (t := tell_of(d)) is not None:
             partner[seat].append(t)
+        if (t := opponents_tell_of(d)) is not None:
+            beats[seat].append(t)
     teams = (round_score("partner", by_seat[0] + by_seat[2]),
              round_score("partner", by_seat[1] + by_seat[3]))
     return RoundFair(teams, tuple(round_score("all", e) for e in by_seat),
                      tuple(EngineTells(t.count("engine"), t.count("rule")) for t in engine),
                      (tell_score((partner[0], partner[2])), tell_score((partner[1], partner[3]))),
-                     tuple(RoundBlocks(sum(o), len(o)) for o in over))
+                     tuple(RoundBlocks(sum(o), len(o)) for o in over),
+                     tuple(sight_score(partner[s] + beats[s]) for s in range(SEATS)))
 
 
 def evidence_text(e: Evidence, minus: str = "-") -> str:
@@ -208,6 +230,10 @@ def tell_text(t: Tell, minus: str = "-") -> str:
                 f"the standing play, as {seen} of {len(t.decoy_values)} decoys do; the seat "
                 f"{'passed' if t.passed else 'played'}")
     mean = sum(t.decoy_values) / len(t.decoy_values)
+    if t.kind == "beat":
+        return (f"tell, beat: no opponent after the seat can beat the play chosen "
+                f"{t.value:+.2f} more often than the other beats, {mean:+.2f} on the decoys "
+                f"(excess {t.excess:+.2f})").replace("-", minus)
     return (f"tell, lead: the partner beats the play led {t.value:+.2f} more often than the "
             f"other leads, {mean:+.2f} on the decoys (excess {t.excess:+.2f})"
             ).replace("-", minus)
@@ -220,8 +246,9 @@ def block_text(over: bool) -> str:
 
 
 def tells_text(r: RoundScore | None, beyond: RoundScore | None) -> str:
-    """A partnership's tells in a round for people (:attr:`RoundFair.tells`, and
-    :meth:`RoundFair.tells_beyond`)."""
+    """A partnership's tells or a seat's sight score in a round for people
+    (:attr:`RoundFair.tells` and :meth:`RoundFair.tells_beyond`, :attr:`RoundFair.sight`
+    and :meth:`RoundFair.sight_beyond`)."""
     if r is None or beyond is None:
         return "no tell"
     return (f"{r.decisions} tell{'s' if r.decisions != 1 else ''}, score {r.score:+.2f}; "

@@ -610,7 +610,8 @@ def _annotation(d: Decision) -> str:
             parts.append(f'<span class="alt">best {_action_html(best)} '
                          f'<span class="muted">{_points(best.points)} vs '
                          f'{_points(taken)}</span></span>')
-    if d.fair or d.tell is not None or d.over_partner is not None:    # reviewed with fair play
+    if d.fair or d.tell is not None or d.opponents_tell is not None or \
+            d.over_partner is not None:     # reviewed with fair play
         parts.append(_fair_annotation(d))
     return f'<span class="review">{"".join(parts)}</span>'
 
@@ -627,11 +628,12 @@ def _fair_annotation(d: Decision) -> str:
                          f'"{e.regret:.2f}" data-decoys="{decoys}" data-excess='
                          f'"{e.excess:.2f}" data-follows="{str(e.follows).lower()}">'
                          f"{_e(evidence_text(e, minus='−'))}</span>")
-    if (t := d.tell) is not None:
-        decoys = " ".join(f"{v:.2f}" for v in t.decoy_values)
-        parts.append(f'<span class="tl" data-tell="{_e(t.kind)}" data-value="{t.value:.2f}" '
-                     f'data-decoys="{decoys}" data-passed="{str(t.passed).lower()}">'
-                     f"{_e(tell_text(t, minus='−'))}</span>")
+    for t in (d.tell, d.opponents_tell):
+        if t is not None:
+            decoys = " ".join(f"{v:.2f}" for v in t.decoy_values)
+            parts.append(f'<span class="tl" data-tell="{_e(t.kind)}" data-value='
+                         f'"{t.value:.2f}" data-decoys="{decoys}" data-passed='
+                         f'"{str(t.passed).lower()}">{_e(tell_text(t, minus="−"))}</span>')
     if d.over_partner is not None:
         parts.append(f'<span class="bk" data-blocked="{str(d.over_partner).lower()}">'
                      f"{_e(block_text(d.over_partner))}</span>")
@@ -754,8 +756,7 @@ def _fair_section(review: Review) -> str:
 
     head = ("<th>decisions</th><th>excess</th><th>a decision</th><th>rank score</th>"
             "<th>beyond the table</th>")
-    def tells(t: int) -> str:
-        r, beyond = scores.tells[t], scores.tells_beyond(t)
+    def tells(r: Any, beyond: Any) -> str:
         if r is None or beyond is None:
             return '<td data-term="tells">0</td><td>–</td><td>–</td>'
         return (f'<td data-term="tells">{r.decisions}</td>'
@@ -763,10 +764,12 @@ def _fair_section(review: Review) -> str:
                 f'<td data-term="tells_beyond">{_signed_points(beyond.score, 2)}</td>')
 
     teams = "".join(f'<tr data-team="{t}"><td class="l">{who(t)} &amp; {who(t + 2)}</td>'
-                    f"{cells(scores.hand_sharing[t], scores.team_beyond(t))}{tells(t)}</tr>"
+                    f"{cells(scores.hand_sharing[t], scores.team_beyond(t))}"
+                    f"{tells(scores.tells[t], scores.tells_beyond(t))}</tr>"
                     for t in (0, 1))
     seats = "".join(f'<tr data-seat="{s}"><td class="l">{who(s)}</td>'
                     f"{cells(scores.full_sight[s], scores.seat_beyond(s))}"
+                    f"{tells(scores.sight[s], scores.sight_beyond(s))}"
                     f'<td data-term="engine">{t.engine}</td>'
                     f'<td data-term="rule">{t.rule}</td>'
                     f'<td data-term="blocks">{b.blocks}</td>'
@@ -788,7 +791,9 @@ def _fair_section(review: Review) -> str:
         "<em>beyond the table</em>'s (the other partnership's; a seat's two opponents'). "
         "A partnership's <em>tells</em> ask of its leads and of its follows over an "
         "opponent whether the choice goes with what the partner's hand can beat, on the "
-        "true hands against decoys. A seat's <em>blocks</em> are its plays over its "
+        "true hands against decoys; a seat's own, with its beats of an opponent's play "
+        "asked whether no opponent after it can beat the play chosen, are full sight's. "
+        "A seat's <em>blocks</em> are its plays over its "
         "partner's standing play that do not go out, of its <em>chances</em> (the "
         "partner's play standing, a play of its own to make): rounds it throws crowd them "
         "(docs/review.md \"Fair play\").</p>"
@@ -799,6 +804,7 @@ def _fair_section(review: Review) -> str:
         '<h3>Full sight, engine assistance and thrown rounds, by seat</h3>'
         '<div class="scroll">'
         f'<table class="fair-seats"><thead><tr><th class="l">seat</th>{head}'
+        "<th>tells</th><th>tell score</th><th>beyond the table</th>"
         "<th>托管's</th><th>the rule's</th><th>blocks</th><th>chances</th></tr></thead>"
         "<tbody>"
         f"{seats}</tbody></table></div>"
