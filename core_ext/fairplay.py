@@ -412,10 +412,6 @@ class RoundBlocks:
     chances: int
 
 
-def _concentration(counts: Sequence[int], blocks: int) -> float:
-    return sum(k * k for k in counts) / blocks
-
-
 def thrown_signal(rounds: Sequence[RoundBlocks], gainers: Sequence[str] = (), *,
                   permutations: int = 2000, enough: int = 20, seed: int = 0) -> Signal:
     """Thrown rounds (module doc) over one player's rounds, ``gainers[r]`` (if given) who
@@ -437,7 +433,10 @@ def thrown_signal(rounds: Sequence[RoundBlocks], gainers: Sequence[str] = (), *,
     at = max(range(len(rounds)), key=lambda k: (rounds[k].blocks, -k))
     note = (f"round {at}: {rounds[at].blocks} of {rounds[at].chances} chances blocked"
             + (f"; {gainers[at]} gained most" if at < len(gainers) and gainers[at] else ""))
-    observed = _concentration([r.blocks for r in rounds], total)
+    # the concentration is Σ blocks² / blocks, and blocks is the same in every deal: the
+    # deals are compared on Σ blocks², in integers
+    squares = sum(r.blocks * r.blocks for r in rounds)
+    observed = squares / total
     if total == 1:
         return Signal("thrown_rounds", evidence, 1.0, 1.0, 1.0, 0.0, 1.0, note)
     slots = [k for k, r in enumerate(rounds) for _ in range(r.chances)]
@@ -449,9 +448,9 @@ def thrown_signal(rounds: Sequence[RoundBlocks], gainers: Sequence[str] = (), *,
         counts = [0] * len(rounds)
         for k in rng.sample(slots, total):
             counts[k] += 1
-        x = _concentration(counts, total)
-        null.append(x)
-        beyond += x >= observed - 1e-9
+        dealt = sum(c * c for c in counts)
+        null.append(dealt / total)
+        beyond += dealt >= squares
         if beyond >= enough:
             p = beyond / n
             break

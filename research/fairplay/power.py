@@ -168,11 +168,11 @@ def load(folder: Path, kinds: Sequence[str] | None = None,
             ids = row["players"]
             tells = told_at.get(name, {}).get(row["line"])
             assert tells is None or tells["players"] == ids, (name, row["line"])
+            told_round = _told(tells) if tells else RoundFair((None, None), (), ())
             fair = RoundFair((_score(row["hand_sharing"][0]), _score(row["hand_sharing"][1])),
                              tuple(_score(x) for x in row["full_sight"]),
                              tuple(EngineTells(*x) for x in row["engine"]),
-                             _told(tells).tells if tells else (None, None),
-                             sight=_told(tells).sight if tells else ())
+                             told_round.tells, sight=told_round.sight)
             for t in (0, 1):
                 kind = labels[ids[t]]["kind"]
                 pools.pairs.setdefault(kind, []).append(
