@@ -31,6 +31,15 @@ the hands makes its opponents' choices look worse on the true hands): the contro
 power there. Two cheating partnerships at one table would cancel: a platform that fears that
 reads the raw scores too.
 
+**And its own scores.** The control lends a seat its opponents' shortfall: styles whose own
+scores run below zero (random, blind or bomb-happy play — what their choices follow is not
+what the decoys miss of the hands) lift the honest seats facing them, measured to flags in
+most 50-round matches. So a signal needs both: the rounds' scores beyond their tables, and
+their own scores, each above 0 at the level — an intersection-union test (Berger, 1982),
+whose p-value is the larger of the two and which is exact at the level without a
+correction. A table's shared effects cannot raise a flag (the control), and opponents who
+score below zero cannot lend one (the own scores).
+
 Hand sharing has a second test, the **tells** (core_ext/tells.py: what the choices
 themselves say of the partner's hand, for a pair that reads it by rules rather than toward
 what rollouts prefer), whose round scores are summed and tested alike; full sight too, the
@@ -82,8 +91,8 @@ from .cards import partner
 from .rollouts import Evaluation
 from .round import Round
 
-__all__ = ["Evidence", "KINDS", "RoundBlocks", "RoundScore", "Signal", "Sums", "beyond_table",
-           "either", "engine_signal", "evidence", "information_signal", "over_partner",
+__all__ = ["Evidence", "KINDS", "RoundBlocks", "RoundScore", "Signal", "Sums", "TableScore",
+           "beyond_table", "either", "engine_signal", "evidence", "information_signal", "over_partner",
            "round_score", "t_upper", "thrown_signal"]
 
 #: The fair-play views a decision is evaluated on: the partner's hand seen too (hand
@@ -291,22 +300,34 @@ def round_score(kind: str, items: Sequence[Evidence]) -> RoundScore | None:
 
 
 def beyond_table(own: RoundScore | None,
-                 table: Sequence[RoundScore | None]) -> RoundScore | None:
-    """``own`` (a partnership's or a player's round score) beyond its table's (module doc):
-    ``table`` the other partnership's score, or the player's two opponents' (None: no
-    decision carried evidence, 0). Its rank score less their mean; its excess less their
-    mean excess per decision times its own decisions. None when ``own`` is."""
+                 table: Sequence[RoundScore | None]) -> TableScore | None:
+    """``own`` (a partnership's or a player's round score) and the same beyond its table's
+    (module doc): ``table`` the other partnership's score, or the player's two opponents'
+    (None: no decision carried evidence, 0). Beyond, its rank score less their mean and its
+    excess less their mean excess per decision times its own decisions. None when ``own``
+    is."""
     if own is None:
         return None
     score = sum(t.score for t in table if t is not None) / len(table)
     rate = sum(t.excess / t.decisions for t in table if t is not None) / len(table)
-    return RoundScore(own.score - score, own.excess - rate * own.decisions, own.decisions)
+    return TableScore(own, RoundScore(own.score - score, own.excess - rate * own.decisions,
+                                      own.decisions))
+
+
+@dataclass(frozen=True, slots=True)
+class TableScore:
+    """A round's score of a partnership or a player, ``own``, and the same ``beyond`` its
+    table's (:func:`beyond_table`): the two a signal over rounds tests (module doc)."""
+
+    own: RoundScore
+    beyond: RoundScore
 
 
 @dataclass(slots=True)
 class Sums:
     """What a hand-sharing or full-sight signal needs of many rounds, as sums that add up
-    over partitions (an archive's shards merge to what one run gives)."""
+    over partitions (an archive's shards merge to what one run gives): of the rounds'
+    scores beyond their tables, and (``own``, ``own2``) of their own rank scores."""
 
     rounds: int = 0
     decisions: int = 0
@@ -316,10 +337,15 @@ class Sums:
     excess2: float = 0.0
     excess_n: float = 0.0
     n2: float = 0.0
+    own: float = 0.0
+    own2: float = 0.0
 
-    def add(self, r: RoundScore | None) -> None:
-        if r is None:
+    def add(self, t: TableScore | None) -> None:
+        if t is None:
             return
+        r = t.beyond
+        self.own += t.own.score
+        self.own2 += t.own.score ** 2
         self.rounds += 1
         self.decisions += r.decisions
         self.score += r.score
@@ -341,18 +367,21 @@ class Sums:
         return cls(**{name: data.get(name, 0) for name in cls.__slots__})  # type: ignore[arg-type]
 
     def signal(self, kind: str) -> Signal:
-        """The signal (module doc) of rounds added beyond their tables
-        (:func:`beyond_table`): their rank scores tested against 0 with Student's t,
-        one-sided — the round is the sample, since the true hands are the same through a
-        round and its decisions are not independent; the estimate is the mean excess regret
-        per decision beyond the table's (points) with its rounds-as-samples 95 %
-        interval."""
+        """The signal (module doc) of the rounds added: their rank scores beyond their
+        tables and their own, each tested against 0 with Student's t, one-sided — the round
+        is the sample, since the true hands are the same through a round and its decisions
+        are not independent — ``z`` the smaller t and the p-value its (the larger of the
+        two: both must stand above 0); the estimate is the mean excess regret per decision
+        beyond the table's (points) with its rounds-as-samples 95 % interval."""
         name, r, n = SIGNALS[kind], self.rounds, self.decisions
         if r < 2 or n == 0:
             return Signal(name, n, self.excess / n if n else 0.0, 0.0, 0.0, 0.0, 1.0)
-        mean = self.score / r
-        var = max(self.score2 - r * mean * mean, 0.0) / (r - 1)
-        t = mean / math.sqrt(var / r) if var > 0 else 0.0
+
+        def student(total: float, squares: float) -> float:
+            mean = total / r
+            var = max(squares - r * mean * mean, 0.0) / (r - 1)
+            return mean / math.sqrt(var / r) if var > 0 else 0.0
+        t = min(student(self.score, self.score2), student(self.own, self.own2))
         m = self.excess / n
         spread = max(self.excess2 - 2 * m * self.excess_n + m * m * self.n2, 0.0)
         half = _t_quantile(r - 1) * math.sqrt(r / (r - 1) * spread) / n
@@ -378,8 +407,8 @@ def information_signal(kind: str, rounds: Sequence[Sequence[Evidence]],
     player's rounds (``rounds[r]``: the evidence of its decisions in round r; ``tables[r]``:
     that of the other partnership's, or of each of its two opponents'): each decision's rank
     of the true view among its decoys is scored against its own randomisation null, a
-    round's scores are summed and taken beyond its table's (:func:`beyond_table`), and the
-    rounds are tested (:meth:`Sums.signal`)."""
+    round's scores are summed, with the same beyond its table's (:func:`beyond_table`), and
+    the rounds are tested (:meth:`Sums.signal`)."""
     sums = Sums()
     for items, table in zip(rounds, tables, strict=True):
         sums.add(beyond_table(round_score(kind, items),

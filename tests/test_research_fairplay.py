@@ -265,7 +265,8 @@ def test_the_archive_is_deterministic_and_its_replays_valid(tmp_path: Path) -> N
 
 def test_the_study_runs_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A tiny archive generated, reviewed with fair play (a small budget), its tells and
-    blocks computed and studied: a table per signal, a row per kind, every rate a share."""
+    blocks computed and studied: a table per signal, a row per kind (the reference seats' per
+    kind they face), every rate a share."""
     folder = tmp_path / "archive"
     kinds_ = ["honest-team", "share-rule", "throw-rule"]
     archive.generate(folder, kinds_, matches=1, rounds=2, variants=["huopin"])
@@ -276,7 +277,9 @@ def test_the_study_runs_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture
     got = study(folder, sizes=[2], matches=20, permutations=20)
     out = capsys.readouterr().out
     for signal in kinds.SIGNALS:
-        assert {row["kind"] for row in got["signals"][signal]} == {*kinds_, "ref-rule"}
+        # the reference seats are a kind of their own for each kind they face
+        assert {row["kind"] for row in got["signals"][signal]} == {
+            *kinds_, *(f"ref-rule vs {k}" for k in kinds_)}
         for row in got["signals"][signal]:
             assert all(0 <= x <= 1 for x in row["by_size"][0]["rates"])
     assert re.search(r"^share-rule\s+cheat\s+2\s", out, re.M), out
@@ -311,16 +314,16 @@ def test_the_commands_run(tmp_path: Path) -> None:
 
 #: The reviewed rounds behind docs/BENCHMARKS.md "Fair play" (``research.fairplay keep``).
 KEPT = ROOT / "research" / "results" / "fairplay"
-_ROW = re.compile(r"^\| `([\w-]+)` \| (honest|cheat|other) \| (\d+) \|(.*)\|$", re.M)
+_ROW = re.compile(r"^\| `([\w -]+)` \| (honest|cheat|other) \| (\d+) \|(.*)\|$", re.M)
 _D = re.compile(r"([+-]\d\.\d{3}) ± (\d\.\d{3})")
 
 
 def test_the_documented_fair_play_figures_are_what_the_kept_rounds_give(
         capsys: pytest.CaptureFixture[str]) -> None:
     """docs/BENCHMARKS.md "Fair play": each table's kinds, roles and pooled rounds, and the
-    information signals' ``d`` with its interval, are what ``study`` makes of the rounds kept
-    in research/results/fairplay (the rates are resampled: the command in the section
-    prints them again)."""
+    information signals' ``d`` with its interval and their own scores' ``d``, are what
+    ``study`` makes of the rounds kept in research/results/fairplay (the rates are
+    resampled: the command in the section prints them again)."""
     section = (ROOT / "docs" / "BENCHMARKS.md").read_text().split("\n## Fair play\n", 1)[1]
     tables = [t for t in section.split("\n\n") if _ROW.search(t)]
     signals = ["hand_sharing", "tells", "full_sight", "sight", "engine", "thrown_rounds"]
@@ -337,6 +340,7 @@ def test_the_documented_fair_play_figures_are_what_the_kept_rounds_give(
                 d = _D.search(cells)
                 assert d is not None and (d[1], d[2]) == (f"{r['d']:+.3f}",
                                                           f"{r['d_half']:.3f}"), r["kind"]
+                assert cells.rstrip().endswith(f"| {r['d_own']:+.3f}"), r["kind"]
 
 
 def test_the_kept_tells_are_what_review_replays_computes() -> None:

@@ -273,19 +273,21 @@ def test_fair_play_sums_are_the_cores_signals_and_merge_exactly() -> None:
     assert rb.ReviewJob().summary(plain)["fair_play"] is None
 
 
-def test_a_round_counts_beyond_its_table() -> None:
-    """core_ext/fairplay.py ``beyond_table`` (docs/decisions/engineering.md E85): what moves
-    every seat of a table alike moves no seat's signal; a seat is tested on its score less
-    its table's mean, a missing score counting 0, and its excess less the table's per
-    decision times its own decisions."""
-    from shuangkou.core.fairplay import RoundScore, Sums, beyond_table
+def test_a_round_counts_beyond_its_table_and_on_its_own() -> None:
+    """core_ext/fairplay.py ``beyond_table`` and ``Sums.signal`` (docs/decisions/
+    engineering.md E85, E89): a seat is tested on its score less its table's mean (a missing
+    score counting 0; its excess less the table's per decision times its own decisions) and
+    on its own score, and flagged only when both stand above 0 — what moves every seat of a
+    table alike cannot raise a flag, and opponents who score below zero cannot lend one."""
+    from shuangkou.core.fairplay import RoundScore, Sums, TableScore, beyond_table
     from shuangkou.service.review.fair import EngineTells, RoundFair
 
     own, left, right = RoundScore(1.5, 6.0, 4), RoundScore(0.5, 2.0, 2), None
-    assert beyond_table(own, (left, right)) == RoundScore(1.5 - 0.25, 6.0 - 0.5 * 4, 4)
+    assert beyond_table(own, (left, right)) == TableScore(
+        own, RoundScore(1.5 - 0.25, 6.0 - 0.5 * 4, 4))
     assert beyond_table(None, (left,)) is None
     rng = random.Random(3)
-    plain, shifted = Sums(), Sums()
+    plain, shifted, table_alone = Sums(), Sums(), Sums()
     for _ in range(30):
         scores = [RoundScore(rng.gauss(0, 1), rng.gauss(0, 3), rng.randint(1, 9))
                   for _ in range(4)]
@@ -295,8 +297,24 @@ def test_a_round_counts_beyond_its_table() -> None:
             fair = RoundFair((these[0], these[1]), tuple(these), (EngineTells(0, 0),) * 4)
             into.add(fair.seat_beyond(0))
             assert fair.team_beyond(1) == beyond_table(these[1], (these[0],))
-    a, b = plain.signal("all"), shifted.signal("all")
-    assert (a.z, a.estimate) == pytest.approx((b.z, b.estimate))
+        beyond = fair.seat_beyond(0)
+        assert beyond is not None
+        table_alone.add(TableScore(beyond.beyond, beyond.beyond))
+    a, b, c = plain.signal("all"), shifted.signal("all"), table_alone.signal("all")
+    assert a.estimate == pytest.approx(b.estimate) == pytest.approx(c.estimate)
+    assert b.z <= c.z + 1e-9 and b.p >= c.p - 1e-12
+    # an honest seat (scores about 0) whose opponents score 2 below zero every round: beyond
+    # them it stands far above 0, on its own it does not, and it is not flagged
+    lent = Sums()
+    for _ in range(50):
+        mine = RoundScore(rng.gauss(0, 1), 0.0, 5)
+        lent.add(beyond_table(mine, (RoundScore(rng.gauss(-2, 1), 0.0, 5),) * 2))
+    alone = Sums()
+    alone.score, alone.score2, alone.rounds, alone.decisions = (
+        lent.score, lent.score2, lent.rounds, lent.decisions)
+    alone.own, alone.own2 = lent.score, lent.score2
+    assert alone.signal("all").p < 1e-6
+    assert lent.signal("all").p > 0.05
 
 
 def test_hand_sharing_is_the_stronger_of_the_views_and_the_tells() -> None:
@@ -455,7 +473,7 @@ def test_fair_play_shards_merge_equal_one_run(tmp_path: Path, named: list[str],
     del manifest["job"]["fair_sums"]
     (sharded / "manifest.json").write_text(json.dumps(manifest))
     assert rb.main(["--merge", "--output-dir", str(sharded)]) == 2
-    assert "format 1, this build's 2" in capsys.readouterr().err
+    assert f"format 1, this build's {rb.FAIR_SUMS}" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("argv", "says"), [

@@ -11,9 +11,10 @@ the kind has fewer than R), each with its tested seat
 command's over them (``shuangkou.core.fairplay``, used here only as the command uses it, to
 aggregate the per-round figures :mod:`.reviewed` keeps):
 
-* **hand sharing**, per partnership: ``Sums`` of the rounds' partnership scores beyond the
-  other partnership's (``RoundFair.team_beyond``), ``Sums.signal("partner")`` (Student's t
-  over the rounds), and of its tells (``RoundFair.tells_beyond``), the stronger of the two
+* **hand sharing**, per partnership: ``Sums`` of the rounds' partnership scores, their own
+  and beyond the other partnership's (``RoundFair.team_beyond``), ``Sums.signal("partner")``
+  (Student's t over the rounds, on both), and of its tells (``RoundFair.tells_beyond``), the
+  stronger of the two
   (``either``);
 * **full sight**, per player: the same of its seat's scores beyond its opponents'
   (``RoundFair.seat_beyond``), ``signal("all")``, and of its sight scores
@@ -23,11 +24,14 @@ aggregate the per-round figures :mod:`.reviewed` keeps):
   of the blocks, seeded per match);
 * **engine assistance**, per player: ``engine_signal`` of its summed counts (a sign test).
 
-The reference team's seats (the rule policy, against every kind) are an honest kind of
-their own, ``ref-rule``. Beside the resampled rates, for the information signals: ``d``, the
-pool's mean round score over its standard deviation, with its 95 % interval — what an
-honest player's false-positive rate over R rounds rests on (about 1 − Φ(z_α − √R·d)), and
-what a pool of N rounds can tell of it; for thrown rounds, how often a flagged thrower's
+The reference team's seats (the rule policy) are an honest kind of their own for each kind
+they face, ``ref-rule vs <kind>``: a match is played against one partnership, and what the
+opponents play moves an honest seat's figures (core_ext/fairplay.py, "The table is the
+control"). Beside the resampled rates, for the information signals: ``d``, the
+pool's mean round score beyond its tables over its standard deviation, with its 95 %
+interval, and the same of its own scores — what an honest player's false-positive rate over
+R rounds rests on (about 1 − Φ(z_α − √R·d) for the smaller of the two, both tests having
+to flag), and what a pool of N rounds can tell of it; for thrown rounds, how often a flagged thrower's
 named round was one it threw.
 """
 
@@ -47,6 +51,7 @@ from shuangkou.core.fairplay import (
     RoundBlocks,
     RoundScore,
     Sums,
+    TableScore,
     either,
     engine_signal,
     thrown_signal,
@@ -82,8 +87,8 @@ class Pair:
     partnership's, on the views and on the tells (None: none carried evidence, or the round's
     tells were not computed)."""
 
-    views: RoundScore | None
-    tells: RoundScore | None
+    views: TableScore | None
+    tells: TableScore | None
 
 
 @dataclass
@@ -92,9 +97,9 @@ class Player:
     views and on the tells (its sight score; None: none carried evidence, or the round's
     tells were not computed), and its engine counts."""
 
-    full_sight: RoundScore | None
+    full_sight: TableScore | None
     engine: EngineTells
-    sight: RoundScore | None = None
+    sight: TableScore | None = None
 
 
 @dataclass
@@ -114,8 +119,8 @@ class Pools:
     decisions of each; ``cpu`` the review's CPU (seconds) over ``cpu_rounds`` rounds."""
 
     pairs: dict[str, list[Pair]] = field(default_factory=dict)
-    tells: dict[str, list[RoundScore | None]] = field(default_factory=dict)
-    sight: dict[str, list[RoundScore | None]] = field(default_factory=dict)
+    tells: dict[str, list[TableScore | None]] = field(default_factory=dict)
+    sight: dict[str, list[TableScore | None]] = field(default_factory=dict)
     players: dict[str, list[Player]] = field(default_factory=dict)
     thrown: dict[str, list[Thrown]] = field(default_factory=dict)
     cheat: dict[str, str | None] = field(default_factory=dict)
@@ -145,6 +150,11 @@ def load(folder: Path, kinds: Sequence[str] | None = None,
         if (folder / CPU).exists():
             cost = json.loads((folder / CPU).read_text())
             pools.cpu, pools.cpu_rounds = cost["cpu"], cost["rounds"]
+    def kind_of(pid: str, table: str) -> str:
+        # a reference seat is a kind of its own for each kind it faces (module doc)
+        kind: str = labels[pid]["kind"]
+        return f"{kind} vs {table}" if kind.startswith("ref-") else kind
+
     told = tells_rows(folder)
     told_at = {name: {row["line"]: row for row in rows} for name, rows in told.items()}
     for name, rows in sorted(told.items()):
@@ -153,11 +163,11 @@ def load(folder: Path, kinds: Sequence[str] | None = None,
         for row in rows:
             fair = _told(row)
             for t in (0, 1):
-                pools.tells.setdefault(labels[row["players"][t]]["kind"], []).append(
+                pools.tells.setdefault(kind_of(row["players"][t], name), []).append(
                     fair.tells_beyond(t))
             for s, pid in enumerate(row["players"]):
-                pools.sight.setdefault(labels[pid]["kind"], []).append(fair.sight_beyond(s))
-                pools.thrown.setdefault(labels[pid]["kind"], []).append(
+                pools.sight.setdefault(kind_of(pid, name), []).append(fair.sight_beyond(s))
+                pools.thrown.setdefault(kind_of(pid, name), []).append(
                     Thrown(RoundBlocks(*row["blocks"][s]), row["throws"][s]))
     for name, rows in sorted(found.items()):
         if name not in KINDS or (kinds and name not in kinds):
@@ -174,12 +184,12 @@ def load(folder: Path, kinds: Sequence[str] | None = None,
                              tuple(EngineTells(*x) for x in row["engine"]),
                              told_round.tells, sight=told_round.sight)
             for t in (0, 1):
-                kind = labels[ids[t]]["kind"]
+                kind = kind_of(ids[t], name)
                 pools.pairs.setdefault(kind, []).append(
                     Pair(fair.team_beyond(t), fair.tells_beyond(t) if tells else None))
                 pools.cheat[kind] = labels[ids[t]]["cheat"]
             for s, pid in enumerate(ids):
-                pools.players.setdefault(labels[pid]["kind"], []).append(Player(
+                pools.players.setdefault(kind_of(pid, name), []).append(Player(
                     fair.seat_beyond(s), fair.engine[s],
                     fair.sight_beyond(s) if tells else None))
             pools.points.setdefault(name, []).append(row["notes"]["points"])
@@ -247,10 +257,12 @@ def rates(signal: str, pool: Sequence[Any], size: int, matches: int, *, permutat
     return out
 
 
-def _standardised(scores: Sequence[RoundScore | None]) -> tuple[float, float, int]:
-    """The pool's mean round score over its standard deviation, the half-width of its 95 %
-    interval, and the rounds that carried evidence."""
-    xs = [s.score for s in scores if s is not None]
+def _standardised(scores: Sequence[TableScore | None],
+                  own: bool = False) -> tuple[float, float, int]:
+    """The pool's mean round score (beyond its tables; ``own``: its own) over its standard
+    deviation, the half-width of its 95 % interval, and the rounds that carried
+    evidence."""
+    xs = [(s.own if own else s.beyond).score for s in scores if s is not None]
     n = len(xs)
     if n < 2:
         return 0.0, math.inf, n
@@ -291,9 +303,9 @@ def study(folder: Path, kinds: Sequence[str] | None = None, *,
               + (f"; {permutations} permutations each" if signal == "thrown_rounds" else "")
               + ")")
         head = "".join(f"   R={r:<3}  5 %    1 %" for r in sizes)
-        extra = (f"   d ±95 %        implied at R={max(sizes)}, 5 %") if signal in _VIEW else "   named thrown" \
-            if signal == "thrown_rounds" else ""
-        print(f"{'kind':17} {'role':6} {'N':>5}{head}{extra}")
+        extra = (f"   d ±95 %        own     implied at R={max(sizes)}, 5 %") \
+            if signal in _VIEW else "   named thrown" if signal == "thrown_rounds" else ""
+        print(f"{'kind':31} {'role':6} {'N':>5}{head}{extra}")
         rows = figures["signals"][signal] = []
         by_kind = {"hand_sharing": pools.pairs, "tells": pools.tells, "sight": pools.sight,
                    "thrown_rounds": pools.thrown}.get(signal, pools.players)
@@ -310,19 +322,22 @@ def study(folder: Path, kinds: Sequence[str] | None = None, *,
                                    "by_size": got}
             tail = ""
             if signal in _VIEW:
-                d, half, carried = _standardised(
-                    [u.views for u in pool] if signal == "hand_sharing" else pool
-                    if signal in ("tells", "sight") else [u.full_sight for u in pool])
+                scores = ([u.views for u in pool] if signal == "hand_sharing" else pool
+                          if signal in ("tells", "sight") else [u.full_sight for u in pool])
+                d, half, carried = _standardised(scores)
+                own = _standardised(scores, own=True)[0]
                 top = max(sizes)
-                implied = [_implied(top, ALPHAS[0], x) for x in (d - half, d, d + half)]
-                row.update(d=d, d_half=half, carried=carried, implied=implied)
-                tail = (f"   {d:+.3f} ±{half:.3f}  {implied[1]:.3f} "
+                # both tests must flag (core_ext/fairplay.py Sums.signal): the smaller rate
+                implied = [min(_implied(top, ALPHAS[0], d + x), _implied(top, ALPHAS[0], own + x))
+                           for x in (-half, 0.0, half)]
+                row.update(d=d, d_half=half, d_own=own, carried=carried, implied=implied)
+                tail = (f"   {d:+.3f} ±{half:.3f}  {own:+.3f}  {implied[1]:.3f} "
                         f"[{implied[0]:.3f}, {implied[2]:.3f}]")
             elif signal == "thrown_rounds":
                 named = [g.get("named_thrown") for g in got]
                 if any(x is not None for x in named):
                     tail = "   " + " ".join("-" if x is None else f"{x:.2f}" for x in named)
-            print(f"{kind:17} {role:6} {len(pool):5d}{cells}{tail}", flush=True)
+            print(f"{kind:31} {role:6} {len(pool):5d}{cells}{tail}", flush=True)
             rows.append(row)
     figures["cpu_study"] = time.process_time() - t0
     print(f"\nstudy: {figures['cpu_study']:.0f} s of CPU")

@@ -70,9 +70,10 @@ MIN_DECISIONS = 200
 #: Rounds carrying evidence below which a fair-play signal is marked small and never
 #: flagged (docs/decisions/engineering.md E78).
 MIN_ROUNDS = 10
-#: The format of the fair-play sums a partition keeps (2: a player's rounds as blocks and
-#: chances, the thrown-round test's, and its sight scores; 1 had their losses).
-FAIR_SUMS = 2
+#: The format of the fair-play sums a partition keeps (3: the information signals' sums hold
+#: the rounds' own scores beside those beyond their tables; 2 had the latter alone, 1 a
+#: player's rounds as losses rather than blocks and chances).
+FAIR_SUMS = 3
 #: The one-sided p-value below which a fair-play signal over enough rounds is flagged.
 ALPHA = 0.01
 #: 25 replays are a few minutes of review on one core at the default budget: a lost
@@ -96,12 +97,14 @@ CAVEATS = (
     f"False alarms among many: each signal's p-value holds for one "
     f"honest partnership or player, so at p < {ALPHA} about one in {round(1 / ALPHA)} is "
     "flagged by chance alone; the summary says how many were tested and how many flags "
-    "chance makes among them. Each round counts beyond its table's (the same deal, the same "
-    "evaluator), so a wild table (random moves, bombs thrown away) raises no one's rate; the "
-    "panel's honest styles came to at most 6.9 % of matches flagged at p < 0.05 and 1.6 % at "
-    "p < 0.01 on hand sharing and full sight (docs/BENCHMARKS.md \"Fair play\"); on thrown "
-    "rounds, at most 1.2 % at p < 0.05 over 10 and 20 rounds but 托管's search, 3.1 % over "
-    "20 and 6.2 % over 50.",
+    "chance makes among them. Each round counts on its own and beyond its table's (the same "
+    "deal, the same evaluator), both to flag; the panel's honest styles came to at most 2.6 % "
+    "of matches flagged at p < 0.05 and 0.4 % at p < 0.01 on hand sharing and full sight, but "
+    "the rule policy facing blind, bomb-happy or random play was flagged in up to 22 % (hand "
+    "sharing) and 31 % (full sight) of 50-round matches at p < 0.05 (docs/BENCHMARKS.md "
+    "\"Fair play\"): read a flag against the opponents' play. On thrown rounds, at most "
+    "1.2 % at p < 0.05 over 10 and 20 rounds but 托管's search, 3.1 % over 20 and 6.2 % "
+    "over 50.",
     f"Minimum sample: figures over fewer than {MIN_DECISIONS} non-forced decisions, and "
     f"fair-play signals over fewer than {MIN_ROUNDS} rounds that carried evidence, are marked "
     "small; do not rank or flag anyone on them.",

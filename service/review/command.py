@@ -119,10 +119,10 @@ def _fair_text(rv: Review, who: list[str]) -> list[str]:
     scores = round_fair(rv.decisions)
     out = ["fair play in this round (docs/review.md \"Fair play\"):"]
     out += [f"  hand sharing, {who[t]} & {who[t + 2]}: "
-            f"{score_text(scores.hand_sharing[t], scores.team_beyond(t))}; tells: "
-            f"{tells_text(scores.tells[t], scores.tells_beyond(t))}" for t in (0, 1)]
-    out += [f"  full sight, {who[s]}: {score_text(scores.full_sight[s], scores.seat_beyond(s))}"
-            f"; tells: {tells_text(scores.sight[s], scores.sight_beyond(s))}" for s in range(4)]
+            f"{score_text(scores.team_beyond(t))}; tells: "
+            f"{tells_text(scores.tells_beyond(t))}" for t in (0, 1)]
+    out += [f"  full sight, {who[s]}: {score_text(scores.seat_beyond(s))}"
+            f"; tells: {tells_text(scores.sight_beyond(s))}" for s in range(4)]
     out += [f"  engine, {who[s]}: where 托管's choice is not the rule policy's, it took "
             f"托管's {t.engine} times, the rule policy's {t.rule}"
             for s, t in enumerate(scores.engine)]

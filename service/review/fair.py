@@ -17,7 +17,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 from shuangkou.core.cards import SEATS
-from shuangkou.core.fairplay import Evidence, RoundBlocks, RoundScore, beyond_table, round_score
+from shuangkou.core.fairplay import (
+    Evidence,
+    RoundBlocks,
+    RoundScore,
+    TableScore,
+    beyond_table,
+    round_score,
+)
 from shuangkou.core.tells import Tell, sight_score, tell_score
 
 if TYPE_CHECKING:   # the record's type only: its JSON form is told apart as a Mapping
@@ -165,21 +172,21 @@ class RoundFair:
     blocks: tuple[RoundBlocks, ...] = ()
     sight: tuple[RoundScore | None, ...] = ()
 
-    def team_beyond(self, team: int) -> RoundScore | None:
+    def team_beyond(self, team: int) -> TableScore | None:
         """Team ``team``'s hand-sharing score beyond the other partnership's: what the
         signal over rounds sums (core_ext/fairplay.py ``beyond_table``)."""
         return beyond_table(self.hand_sharing[team], (self.hand_sharing[1 - team],))
 
-    def tells_beyond(self, team: int) -> RoundScore | None:
+    def tells_beyond(self, team: int) -> TableScore | None:
         """Team ``team``'s tells score beyond the other partnership's."""
         return beyond_table(self.tells[team], (self.tells[1 - team],))
 
-    def seat_beyond(self, seat: int) -> RoundScore | None:
+    def seat_beyond(self, seat: int) -> TableScore | None:
         """Table seat ``seat``'s full-sight score beyond its two opponents' mean."""
         return beyond_table(self.full_sight[seat], (self.full_sight[(seat + 1) % SEATS],
                                                     self.full_sight[(seat + 3) % SEATS]))
 
-    def sight_beyond(self, seat: int) -> RoundScore | None:
+    def sight_beyond(self, seat: int) -> TableScore | None:
         """Table seat ``seat``'s sight score beyond its two opponents' mean."""
         return beyond_table(self.sight[seat], (self.sight[(seat + 1) % SEATS],
                                                self.sight[(seat + 3) % SEATS]))
@@ -245,21 +252,22 @@ def block_text(over: bool) -> str:
             "could have played over the partner's standing play, and did not")
 
 
-def tells_text(r: RoundScore | None, beyond: RoundScore | None) -> str:
-    """A partnership's tells or a seat's sight score in a round for people
-    (:attr:`RoundFair.tells` and :meth:`RoundFair.tells_beyond`, :attr:`RoundFair.sight`
-    and :meth:`RoundFair.sight_beyond`)."""
-    if r is None or beyond is None:
+def tells_text(t: TableScore | None) -> str:
+    """A partnership's tells or a seat's sight score in a round, and the same beyond its
+    table's, for people (:meth:`RoundFair.tells_beyond`, :meth:`RoundFair.sight_beyond`)."""
+    if t is None:
         return "no tell"
+    r = t.own
     return (f"{r.decisions} tell{'s' if r.decisions != 1 else ''}, score {r.score:+.2f}; "
-            f"beyond the table's {beyond.score:+.2f}")
+            f"beyond the table's {t.beyond.score:+.2f}")
 
 
-def score_text(r: RoundScore | None, beyond: RoundScore | None) -> str:
-    """A round's score of a partnership or a seat for people, and the same ``beyond`` its
-    table's (:meth:`RoundFair.team_beyond`, :meth:`RoundFair.seat_beyond`)."""
-    if r is None or beyond is None:
+def score_text(t: TableScore | None) -> str:
+    """A round's score of a partnership or a seat, and the same beyond its table's, for
+    people (:meth:`RoundFair.team_beyond`, :meth:`RoundFair.seat_beyond`)."""
+    if t is None:
         return "no decision carried evidence"
+    r, beyond = t.own, t.beyond
     return (f"{r.decisions} decision{'s' if r.decisions != 1 else ''} carried evidence: excess "
             f"{r.excess:+.1f} points ({r.excess / r.decisions:+.2f} a decision), rank score "
             f"{r.score:+.2f}; beyond the table's: excess {beyond.excess:+.1f}, rank score "

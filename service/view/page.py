@@ -35,6 +35,7 @@ from shuangkou.core.cards import (
     team,
 )
 from shuangkou.core.declaration import Declaration
+from shuangkou.core.fairplay import TableScore
 from shuangkou.core.review import Candidate, Decision, Review
 from shuangkou.core.round_ends import round_end
 from shuangkou.core.story import RoundStory, Step, Trick, story_of
@@ -745,9 +746,10 @@ def _fair_section(review: Review) -> str:
     def who(seat: int) -> str:
         return _seat(seat) + (f" {_i(players[seat])}" if players else "")
 
-    def cells(r: Any, beyond: Any) -> str:
-        if r is None:
+    def cells(t: TableScore | None) -> str:
+        if t is None:
             return '<td data-term="decisions">0</td>' + "<td>–</td>" * 4
+        r, beyond = t.own, t.beyond
         return (f'<td data-term="decisions">{r.decisions}</td>'
                 f'<td data-term="excess">{_signed_points(r.excess)}</td>'
                 f'<td data-term="per_decision">{_signed_points(r.excess / r.decisions, 2)}'
@@ -756,20 +758,21 @@ def _fair_section(review: Review) -> str:
 
     head = ("<th>decisions</th><th>excess</th><th>a decision</th><th>rank score</th>"
             "<th>beyond the table</th>")
-    def tells(r: Any, beyond: Any) -> str:
-        if r is None or beyond is None:
+    def tells(t: TableScore | None) -> str:
+        if t is None:
             return '<td data-term="tells">0</td><td>–</td><td>–</td>'
+        r, beyond = t.own, t.beyond
         return (f'<td data-term="tells">{r.decisions}</td>'
                 f'<td data-term="tell_score">{_signed_points(r.score, 2)}</td>'
                 f'<td data-term="tells_beyond">{_signed_points(beyond.score, 2)}</td>')
 
     teams = "".join(f'<tr data-team="{t}"><td class="l">{who(t)} &amp; {who(t + 2)}</td>'
-                    f"{cells(scores.hand_sharing[t], scores.team_beyond(t))}"
-                    f"{tells(scores.tells[t], scores.tells_beyond(t))}</tr>"
+                    f"{cells(scores.team_beyond(t))}"
+                    f"{tells(scores.tells_beyond(t))}</tr>"
                     for t in (0, 1))
     seats = "".join(f'<tr data-seat="{s}"><td class="l">{who(s)}</td>'
-                    f"{cells(scores.full_sight[s], scores.seat_beyond(s))}"
-                    f"{tells(scores.sight[s], scores.sight_beyond(s))}"
+                    f"{cells(scores.seat_beyond(s))}"
+                    f"{tells(scores.sight_beyond(s))}"
                     f'<td data-term="engine">{t.engine}</td>'
                     f'<td data-term="rule">{t.rule}</td>'
                     f'<td data-term="blocks">{b.blocks}</td>'
