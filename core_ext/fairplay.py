@@ -53,17 +53,26 @@ thrower (docs/BENCHMARKS.md "Fair play"), a thrown round's loss share stands abo
 standard deviation of an honest round above the table's, so no test on losses flags a seat
 that throws a round in four, and tests that shuffle its decisions among its rounds flag
 honest players as often (a round's losses share its deal). What a thrown round shows is
-where it goes against its own side: it **plays over its partner's standing play**. Such a
-play is a seat's **chance** whenever its partner's play stands and it has a play of its own
-(:func:`over_partner`); a play over it that does not go out is a **block**. Honest players
-block at a steady rate of their own — rule-like ones almost never, random play about once a
-round — so a player's blocks, given how many it made, fall on its chances alike in every
-round; a thrower's crowd into the rounds it throws. The test is exact for that: the
-statistic is the blocks' concentration (Σ over rounds of blocks² / blocks: how many blocks
-the round of a block holds), its p-value the share of its blocks dealt again among its
-chances at random (rounds' chances kept) that concentrate as much, with the round of most
-blocks and the opponent who gained most in it named. It catches a seat that throws by
-blocking its partner, the classic sign; one that throws by passing alone it does not.
+where the seat **gives up** against its own side, in either of two ways:
+
+* it **plays over its partner's standing play**. Such a play is a seat's chance whenever its
+  partner's play stands and it has a play of its own (:func:`over_partner`); a play over it
+  that does not go out is a **block**;
+* it **concedes a trick it could take for nothing**: an opponent's ordinary play stands, no
+  partner is still to act after the seat in the trick (a pass hands the trick over), and
+  the seat holds a **free beat** — an ordinary play of the same kind that spends no wild
+  joker and breaks no four of a kind (:func:`concedes`); passing then is a
+  **concession**.
+
+Honest players give up at a steady rate of their own — rule-like ones never (neither a block
+nor a concession in the panel's 11,200 reference rounds), random play about once a round
+each — so a player's give-ups, given how many it made of each kind, fall on its chances
+alike in every round; a thrower's crowd into the rounds it throws. The test is exact for
+that: the statistic is the give-ups' concentration (Σ over rounds of give-ups² / give-ups:
+how many give-ups the round of a give-up holds), its p-value the share of deals of the same
+blocks among the player's chances to block and the same concessions among its chances to
+concede, at random (rounds' chances kept), that concentrate as much, with the round of most
+give-ups and the opponent who gained most in it named.
 
 **Engine assistance.** A player who plays the engine's choices takes them where the engine
 departs from plain play: among the decisions where 托管's choice (rollouts.py
@@ -86,14 +95,15 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from ._enumerate import count_plays
-from .cards import partner
+from ._enumerate import count_plays, legal_plays
+from .cards import JOKER_NAMES, SJ, card_rank, partner, seats_after
 from .rollouts import Evaluation
 from .round import Round
 
-__all__ = ["Evidence", "KINDS", "RoundBlocks", "RoundScore", "Signal", "Sums", "TableScore",
-           "beyond_table", "either", "engine_signal", "evidence", "information_signal", "over_partner",
-           "round_score", "t_upper", "thrown_signal"]
+__all__ = ["Evidence", "GiveUps", "KINDS", "RoundScore", "Signal", "Sums", "TableScore",
+           "beyond_table", "concedes", "either", "engine_signal", "evidence",
+           "information_signal", "over_partner", "round_score", "still_to_act", "t_upper",
+           "thrown_signal"]
 
 #: The fair-play views a decision is evaluated on: the partner's hand seen too (hand
 #: sharing), every hand seen (full sight).
@@ -432,51 +442,98 @@ def over_partner(before: Round, cards: Sequence[int]) -> bool | None:
     return False
 
 
+def still_to_act(r: Round, seat: int) -> tuple[int, ...]:
+    """The seats still to act in the trick after ``seat``, in turn order (a seat out of cards
+    no longer acts; every seat after ``seat`` when no play stands)."""
+    left = r.cards_left
+    st = r.standing
+    if st is None:
+        return tuple(s for s in seats_after(seat) if left[s])
+    order = [s for s in seats_after(st.seat) if left[s] or s == seat]
+    return tuple(order[order.index(seat) + 1:])
+
+
+def concedes(before: Round, cards: Sequence[int]) -> bool | None:
+    """What the decision of the seat to act in ``before`` says of a thrown round as a
+    concession (module doc), ``cards`` its play (empty: a pass): None when it is no chance —
+    no opponent's ordinary play stands, a partner is still to act after the seat in the
+    trick, or the seat holds no free beat; True when it passed (a concession); else
+    False."""
+    seat = before.turn
+    st = before.standing
+    if seat is None or st is None or st.seat % 2 == seat % 2 or st.reading.is_bomb or \
+            partner(seat) in still_to_act(before, seat):
+        return None
+    hand = before.hand(seat)
+    held = [0] * (SJ + len(JOKER_NAMES))
+    for c in hand:
+        held[card_rank(c)] += 1
+    wild = {SJ + JOKER_NAMES.index(w) for w in before.variant.wild_jokers}
+
+    def free(play: Sequence[int]) -> bool:
+        return all(card_rank(c) not in wild and held[card_rank(c)] < 4 for c in play)
+    if not any(p.reading.kind == st.reading.kind and not p.reading.is_bomb and free(p.cards)
+               for p in legal_plays(hand, before.variant, st.reading)):
+        return None
+    return not cards
+
+
 @dataclass(frozen=True, slots=True)
-class RoundBlocks:
-    """One player's round for the thrown-round test (module doc): its ``chances`` and the
-    ``blocks`` among them."""
+class GiveUps:
+    """One player's round for the thrown-round test (module doc): its ``chances`` to block
+    and the ``blocks`` among them, its chances to concede (``to_concede``) and the
+    ``concessions`` among them."""
 
     blocks: int
     chances: int
+    concessions: int = 0
+    to_concede: int = 0
 
 
-def thrown_signal(rounds: Sequence[RoundBlocks], gainers: Sequence[str] = (), *,
+def thrown_signal(rounds: Sequence[GiveUps], gainers: Sequence[str] = (), *,
                   permutations: int = 2000, enough: int = 20, seed: int = 0) -> Signal:
     """Thrown rounds (module doc) over one player's rounds, ``gainers[r]`` (if given) who
-    gained most in round r among its opponents. The estimate is the blocks' concentration
-    (Σ blocks² / blocks), its interval the 95 % range of the same with the blocks dealt
-    again at random among the chances; the p-value the share of such deals that concentrate
-    as much — sequential (Besag and Clifford, 1991): the deals stop once ``enough`` have
-    reached it (a player far from a flag costs a few dozen, not ``permutations``),
-    p = ``enough`` / deals made; else after ``permutations``, p = (those that reached it +
-    1) / (``permutations`` + 1). ``evidence`` counts the rounds with a chance. Deterministic
-    for ``seed``."""
+    gained most in round r among its opponents. The estimate is the give-ups' concentration
+    (Σ give-ups² / give-ups), its interval the 95 % range of the same with the blocks and
+    the concessions dealt again at random among their chances; the p-value the share of such
+    deals that concentrate as much — sequential (Besag and Clifford, 1991): the deals stop
+    once ``enough`` have reached it (a player far from a flag costs a few dozen, not
+    ``permutations``), p = ``enough`` / deals made; else after ``permutations``, p = (those
+    that reached it + 1) / (``permutations`` + 1). ``evidence`` counts the rounds with a
+    chance. Deterministic for ``seed``."""
     for r in rounds:
-        if not 0 <= r.blocks <= r.chances:
-            raise ValueError(f"a round's blocks must be 0 to its chances; got {r}")
-    evidence = sum(1 for r in rounds if r.chances)
-    total = sum(r.blocks for r in rounds)
+        if not (0 <= r.blocks <= r.chances and 0 <= r.concessions <= r.to_concede):
+            raise ValueError("a round's blocks must be 0 to its chances, and its concessions "
+                             f"0 to its chances to concede; got {r}")
+    evidence = sum(1 for r in rounds if r.chances or r.to_concede)
+    given = [r.blocks + r.concessions for r in rounds]
+    total = sum(given)
     if total == 0:
         return Signal("thrown_rounds", evidence, 0.0, 0.0, 0.0, 0.0, 1.0)
-    at = max(range(len(rounds)), key=lambda k: (rounds[k].blocks, -k))
-    note = (f"round {at}: {rounds[at].blocks} of {rounds[at].chances} chances blocked"
+    at = max(range(len(rounds)), key=lambda k: (given[k], -k))
+    r = rounds[at]
+    note = (f"round {at}: {r.blocks} of {r.chances} chances blocked, {r.concessions} of "
+            f"{r.to_concede} conceded"
             + (f"; {gainers[at]} gained most" if at < len(gainers) and gainers[at] else ""))
-    # the concentration is Σ blocks² / blocks, and blocks is the same in every deal: the
-    # deals are compared on Σ blocks², in integers
-    squares = sum(r.blocks * r.blocks for r in rounds)
+    # the concentration is Σ give-ups² / give-ups, and give-ups is the same in every deal:
+    # the deals are compared on Σ give-ups², in integers
+    squares = sum(g * g for g in given)
     observed = squares / total
     if total == 1:
         return Signal("thrown_rounds", evidence, 1.0, 1.0, 1.0, 0.0, 1.0, note)
-    slots = [k for k, r in enumerate(rounds) for _ in range(r.chances)]
+    strata = [([k for k, x in enumerate(rounds) for _ in range(x.chances)],
+               sum(x.blocks for x in rounds)),
+              ([k for k, x in enumerate(rounds) for _ in range(x.to_concede)],
+               sum(x.concessions for x in rounds))]
     rng = random.Random(seed)
     beyond = 0
     null = []
     p = 0.0
     for n in range(1, permutations + 1):
         counts = [0] * len(rounds)
-        for k in rng.sample(slots, total):
-            counts[k] += 1
+        for slots, k in strata:
+            for i in rng.sample(slots, k):
+                counts[i] += 1
         dealt = sum(c * c for c in counts)
         null.append(dealt / total)
         beyond += dealt >= squares

@@ -49,7 +49,7 @@ from ._rollout import MAX_DECOYS
 from .cards import SEATS, rank_name, team
 from .declaration import Declaration
 from .errors import DeadlineExceeded, ShuangkouError
-from .fairplay import Evidence, evidence, over_partner
+from .fairplay import Evidence, concedes, evidence, over_partner
 from .replay import Replay, _load, parse_replay, score_replay
 from .rollouts import REVIEW_CHOICE, TUOGUAN_CHOICE, Evaluation, choose
 from .suggest import RolloutBudget, declaration_for
@@ -188,6 +188,7 @@ class Decision:
     tell: Tell | None = None             # with fair play: what it tells of the partner's hand
     opponents_tell: Tell | None = None   # with fair play: what it tells of the opponents' hands
     over_partner: bool | None = None     # with fair play: a chance to block (fairplay.over_partner)
+    concedes: bool | None = None         # with fair play: a chance to concede (fairplay.concedes)
 
     def to_dict(self) -> dict[str, Any]:
         return {"index": self.index, "seat": self.seat, "forced": self.forced,
@@ -199,7 +200,7 @@ class Decision:
                 "oracle_gain": self.oracle_gain, "deals": self.deals,
                 "fair": [_evidence_dict(e) for e in self.fair], "tuoguan": self.tuoguan,
                 "tell": _tell_dict(self.tell), "opponents_tell": _tell_dict(self.opponents_tell),
-                "over_partner": self.over_partner}
+                "over_partner": self.over_partner, "concedes": self.concedes}
 
 
 @dataclass(frozen=True, slots=True)
@@ -400,7 +401,8 @@ def review(replay: Replay | Mapping[str, Any] | str | bytes, *,
             d = replace(d, tell=tell(before, action.cards, record.reading, seed=seed, index=i),
                         opponents_tell=opponents_tell(before, action.cards, record.reading,
                                                       seed=seed, index=i),
-                        over_partner=over_partner(before, action.cards))
+                        over_partner=over_partner(before, action.cards),
+                        concedes=concedes(before, action.cards))
         last_eval = d.eval_team0
         decisions.append(d)
     players = _players(typed.players, result.hand_at)

@@ -54,8 +54,8 @@ from dataclasses import dataclass
 
 from ._core import BOMB_KINDS, Reading
 from ._enumerate import count_plays
-from .cards import SEATS, partner, seats_after, team
-from .fairplay import RoundScore
+from .cards import SEATS, partner, team
+from .fairplay import RoundScore, still_to_act
 from .round import Round
 from .variants import Variant
 
@@ -99,16 +99,6 @@ def _beats(hand: Sequence[int], variant: Variant, reading: Reading) -> float:
     return 1.0 if any(n for kind, n in counts.items() if kind not in BOMB_KINDS) else 0.0
 
 
-def _after(r: Round, seat: int) -> tuple[int, ...]:
-    """The seats still to act in this trick after ``seat``, in turn order."""
-    left = r.cards_left
-    st = r.standing
-    if st is None:
-        return tuple(s for s in seats_after(seat) if left[s])
-    order = [s for s in seats_after(st.seat) if left[s] or s == seat]
-    return tuple(order[order.index(seat) + 1:])
-
-
 def _decoys(r: Round, seat: int, rng: random.Random) -> list[dict[int, tuple[int, ...]]]:
     """:data:`DECOYS` deals of the hands ``seat`` cannot see: its unseen cards dealt again
     by each seat's count."""
@@ -145,7 +135,7 @@ def tell(before: Round, cards: Sequence[int], reading: Reading | None, *, seed: 
     if seat is None:
         return None
     mate = partner(seat)
-    if mate not in _after(before, seat):
+    if mate not in still_to_act(before, seat):
         return None
     v = before.variant
     st = before.standing
@@ -181,7 +171,7 @@ def opponents_tell(before: Round, cards: Sequence[int], reading: Reading | None,
     if seat is None or st is None or reading is None or reading.is_bomb or \
             team(st.seat) == team(seat):
         return None
-    opponents = [s for s in _after(before, seat) if team(s) != team(seat)]
+    opponents = [s for s in still_to_act(before, seat) if team(s) != team(seat)]
     if not opponents:
         return None
     others = _ordinary_others(before, cards)

@@ -344,8 +344,8 @@ def test_the_documented_fair_play_figures_are_what_the_kept_rounds_give(
 
 
 def test_the_kept_tells_are_what_review_replays_computes() -> None:
-    """research/fairplay/told.py replays a round to compute its tells and blocks without
-    reviewing it: per partnership the tells' score and per seat the blocks and chances the
+    """research/fairplay/told.py replays a round to compute its tells and give-ups without
+    reviewing it: per partnership the tells' score and per seat the give-ups and chances the
     review's own decisions give (review-replays' seed, 0), so the kept figures are the
     command's."""
     from research.fairplay.told import round_tells
@@ -362,6 +362,7 @@ def test_the_kept_tells_are_what_review_replays_computes() -> None:
         assert got["players"] == list(rv.players)
         assert got["tells"] == [None if s is None else [s.score, s.excess, s.decisions]
                                 for s in made.tells]
-        assert got["blocks"] == [[b.blocks, b.chances] for b in made.blocks]
+        assert got["blocks"] == [[g.blocks, g.chances, g.concessions, g.to_concede]
+                                 for g in made.give_ups]
         assert got["sight"] == [None if s is None else [s.score, s.excess, s.decisions]
                                 for s in made.sight]

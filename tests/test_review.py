@@ -277,6 +277,9 @@ def test_the_review_command_with_fair_play(tmp_path: Any, rule_round: dict[str, 
     over = [x["over_partner"] for x in want["decisions"] if x["over_partner"] is not None]
     assert text.count("blocked: played over the partner's") == sum(over)
     assert text.count("could have played over the partner's") == len(over) - sum(over) > 0
+    given = [x["concedes"] for x in want["decisions"] if x["concedes"] is not None]
+    assert text.count("conceded: passed over the opponents' play") == sum(given)
+    assert text.count("could have conceded") == len(given) - sum(given) > 0
     assert text.count("  thrown rounds, ") == 4
     assert "fair play in this round" in text and all(c in text for c in CAVEATS)
     assert text.count("  hand sharing, ") == 2 and text.count("  full sight, ") == 4

@@ -132,6 +132,9 @@ def test_fair_play(srv: Running) -> None:
         # a chance to block: set exactly where the core's decision has one
         assert d.HasField("over_partner") == (core_d.over_partner is not None)
         assert d.over_partner == bool(core_d.over_partner)
+        # a chance to concede: likewise
+        assert d.HasField("concedes") == (core_d.concedes is not None)
+        assert d.concedes == bool(core_d.concedes)
     assert {d.over_partner for d in reply.decisions if d.HasField("over_partner")} == {
         True, False}
     assert {d.tell.kind for d in reply.decisions if d.HasField("tell")} == {
@@ -142,7 +145,8 @@ def test_fair_play(srv: Running) -> None:
     same_review(plain, local(replay, seed=2))
     assert not plain.fair_play and not any(d.fair for d in plain.decisions)
     assert not any(d.HasField("tell") or d.HasField("opponents_tell") or
-                   d.HasField("over_partner") for d in plain.decisions)
+                   d.HasField("over_partner") or d.HasField("concedes")
+                   for d in plain.decisions)
     assert any(d.HasField("opponents_tell") for d in reply.decisions)
     assert [d.tuoguan for d in plain.decisions] == [d.tuoguan for d in reply.decisions]
     # and over HTTP, Connect JSON

@@ -1,8 +1,9 @@
-"""The thrown-round test (core_ext/fairplay.py): each decision's chance to block checked
-against the definition written out here from the module doc (whether the seat has a play
-over its partner's is asked of ``legal_plays``, not of the ``count_plays`` the module uses),
-and the test's p-value against the exact one, counted over every way of dealing the blocks
-among the chances, and its false alarms on players who block at a steady rate."""
+"""The thrown-round test (core_ext/fairplay.py): each decision's chance to block and chance
+to concede checked against the definitions written out here from the module doc (whether the
+seat has a play over its partner's is asked of ``legal_plays``, not of the ``count_plays``
+the module uses; who is still to act, from the turn order alone), the test's p-value against
+the exact one, counted over every way of dealing the blocks and the concessions among their
+chances, and its false alarms on players who give up at a steady rate."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 
 from shuangkou.core import generate_replay, legal_plays
-from shuangkou.core.fairplay import RoundBlocks, over_partner, thrown_signal
+from shuangkou.core.fairplay import GiveUps, concedes, over_partner, thrown_signal
 from shuangkou.core.replay import parse_replay
 
 
@@ -31,10 +32,33 @@ def _chance(before: Any, cards: tuple[int, ...]) -> bool | None:
     return len(before.hand(seat)) > len(cards)
 
 
+def _to_concede(before: Any, cards: tuple[int, ...]) -> bool | None:
+    """An opponent's play stands and is no bomb; the partner does not act again before the
+    trick comes back to the standing seat (it sits right after the seat only when the
+    standing seat is right before it, and has cards); a play of the standing kind in the
+    seat's hand uses no wild joker (card codes 66–70 are the small joker, 71–75 the big) and
+    no rank the hand holds four of; a concession passes."""
+    seat = before.turn
+    st = before.standing
+    if seat is None or st is None or (st.seat - seat) % 2 == 0 or st.reading.is_bomb:
+        return None
+    mate = (seat + 2) % 4
+    if st.seat == (seat + 3) % 4 and before.cards_left[mate] > 0:
+        return None
+    hand = list(before.hand(seat))
+    ranks = [(c - 1) // 5 for c in hand]
+    wild = {13 if w == "SJ" else 14 for w in before.variant.wild_jokers}
+    free = [p for p in legal_plays(hand, before.variant, st.reading)
+            if p.reading.kind == st.reading.kind and not p.reading.is_bomb
+            and all((c - 1) // 5 not in wild and ranks.count((c - 1) // 5) < 4
+                    for c in p.cards)]
+    return (not cards) if free else None
+
+
 @pytest.mark.parametrize("variant,seed", [("baibian", 11), ("huopin", 12), ("fengkuang", 13),
                                           ("bianfeng", 14), ("qianbian", 15)])
-def test_each_decisions_chance_to_block_is_the_definitions(variant: str, seed: int) -> None:
-    seen = set()
+def test_each_decisions_chances_are_the_definitions(variant: str, seed: int) -> None:
+    seen, conceded = set(), set()
     typed = parse_replay(generate_replay(variant, seed))
     r = typed.start()
     for action in typed.actions:
@@ -45,62 +69,78 @@ def test_each_decisions_chance_to_block_is_the_definitions(variant: str, seed: i
         got = over_partner(before, action.cards)
         assert got == _chance(before, action.cards), (variant, seed, action)
         seen.add(got)
+        given = concedes(before, action.cards)
+        assert given == _to_concede(before, action.cards), (variant, seed, action)
+        conceded.add(given)
     assert seen == {None, False, True}
+    assert {None, False} <= conceded
 
 
-def _exact(rounds: list[RoundBlocks]) -> float:
-    """The share of all ways of dealing the blocks among the chances whose Σ blocks² is at
-    least the observed."""
-    slots = [k for k, r in enumerate(rounds) for _ in range(r.chances)]
-    total = sum(r.blocks for r in rounds)
-    observed = sum(r.blocks ** 2 for r in rounds)
-    ways = hits = 0
-    for chosen in itertools.combinations(range(len(slots)), total):
-        counts = [0] * len(rounds)
-        for i in chosen:
-            counts[slots[i]] += 1
-        ways += 1
-        hits += sum(c * c for c in counts) >= observed
-    return hits / ways
+def _exact(rounds: list[GiveUps]) -> float:
+    """The share of all ways of dealing the blocks among the chances to block and the
+    concessions among the chances to concede whose Σ give-ups² is at least the observed."""
+    def ways(chances: list[int], given: int) -> list[list[int]]:
+        slots = [k for k, n in enumerate(chances) for _ in range(n)]
+        out = []
+        for chosen in itertools.combinations(range(len(slots)), given):
+            counts = [0] * len(rounds)
+            for i in chosen:
+                counts[slots[i]] += 1
+            out.append(counts)
+        return out
+    blocks = ways([r.chances for r in rounds], sum(r.blocks for r in rounds))
+    conceded = ways([r.to_concede for r in rounds], sum(r.concessions for r in rounds))
+    observed = sum((r.blocks + r.concessions) ** 2 for r in rounds)
+    hits = sum(sum((a + b) ** 2 for a, b in zip(x, y, strict=True)) >= observed
+               for x in blocks for y in conceded)
+    return hits / (len(blocks) * len(conceded))
 
 
-@pytest.mark.parametrize("blocks,chances", [((3, 0, 0, 0), (3, 2, 4, 3)),
-                                            ((2, 1, 0, 1), (3, 2, 4, 3)),
-                                            ((1, 1, 1, 1), (2, 2, 2, 2)),
-                                            ((4, 1, 0), (5, 3, 4))])
-def test_the_p_value_is_the_exact_one(blocks: tuple[int, ...],
-                                      chances: tuple[int, ...]) -> None:
-    rounds = [RoundBlocks(b, c) for b, c in zip(blocks, chances, strict=True)]
+@pytest.mark.parametrize("rounds", [
+    [GiveUps(3, 3), GiveUps(0, 2), GiveUps(0, 4), GiveUps(0, 3)],
+    [GiveUps(2, 3), GiveUps(1, 2), GiveUps(0, 4), GiveUps(1, 3)],
+    [GiveUps(1, 2), GiveUps(1, 2), GiveUps(1, 2), GiveUps(1, 2)],
+    [GiveUps(4, 5), GiveUps(1, 3), GiveUps(0, 4)],
+    [GiveUps(1, 2, 3, 3), GiveUps(0, 1, 0, 2), GiveUps(0, 2, 0, 3), GiveUps(0, 0, 1, 2)],
+    [GiveUps(0, 0, 2, 2), GiveUps(0, 0, 0, 3), GiveUps(0, 0, 1, 3)]])
+def test_the_p_value_is_the_exact_one(rounds: list[GiveUps]) -> None:
     got = thrown_signal(rounds, permutations=20000, enough=10**6, seed=3)
     assert got.p == pytest.approx(_exact(rounds), abs=0.012)
-    assert got.estimate == sum(b * b for b in blocks) / sum(blocks)
+    given = [r.blocks + r.concessions for r in rounds]
+    assert got.estimate == sum(g * g for g in given) / sum(given)
     assert got.low <= got.high
     assert got == thrown_signal(rounds, permutations=20000, enough=10**6, seed=3)
 
 
-def test_steady_blocking_is_flagged_at_most_at_the_nominal_rate() -> None:
-    """Players who block each chance at a rate of their own (from never to most of the
-    time), over 10 to 50 rounds of 1 to 6 chances: at p < 0.05 a share at most 5 %, beyond
-    the sampling error of 400 players; a player whose blocks crowd into two rounds is."""
+def test_steady_giving_up_is_flagged_at_most_at_the_nominal_rate() -> None:
+    """Players who block and concede each chance at rates of their own (from never to most
+    of the time), over 10 to 50 rounds of 0 to 6 chances of each: at p < 0.05 a share at
+    most 5 %, beyond the sampling error of 400 players; a player whose give-ups crowd into
+    two rounds is flagged, and the note names the round of most."""
     rng = random.Random(5)
     flagged = 0
     players = 400
     for _ in range(players):
-        rate = rng.choice((0.02, 0.1, 0.3, 0.6))
+        block, concede = rng.choice((0.0, 0.02, 0.1, 0.3, 0.6)), rng.choice((0.0, 0.1, 0.4))
         rounds = []
         for _ in range(rng.choice((10, 20, 50))):
-            n = rng.randint(1, 6)
-            rounds.append(RoundBlocks(sum(rng.random() < rate for _ in range(n)), n))
+            n, m = rng.randint(1, 6), rng.randint(0, 6)
+            rounds.append(GiveUps(sum(rng.random() < block for _ in range(n)), n,
+                                  sum(rng.random() < concede for _ in range(m)), m))
         flagged += thrown_signal(rounds, seed=rng.randrange(10**6)).p < 0.05
     assert flagged / players <= 0.05 + 2 * (0.05 * 0.95 / players) ** 0.5
-    crowded = [RoundBlocks(0, 3)] * 8 + [RoundBlocks(3, 4), RoundBlocks(2, 3)]
-    assert thrown_signal(crowded, ["x"] * 10).note == "round 8: 3 of 4 chances blocked; x gained most"
+    crowded = [GiveUps(0, 3, 0, 2)] * 8 + [GiveUps(1, 4, 3, 3), GiveUps(2, 3, 0, 1)]
+    assert thrown_signal(crowded, ["x"] * 10).note == \
+        "round 8: 1 of 4 chances blocked, 3 of 3 conceded; x gained most"
     assert thrown_signal(crowded).p < 0.01
 
 
-def test_no_block_names_no_round_and_bad_counts_are_refused() -> None:
-    assert thrown_signal([RoundBlocks(0, 3)] * 12).p == 1.0
-    assert thrown_signal([RoundBlocks(0, 3)] * 12).note == ""
-    assert thrown_signal([RoundBlocks(1, 3)] + [RoundBlocks(0, 3)] * 11).p == 1.0
+def test_no_give_up_names_no_round_and_bad_counts_are_refused() -> None:
+    assert thrown_signal([GiveUps(0, 3, 0, 2)] * 12).p == 1.0
+    assert thrown_signal([GiveUps(0, 3)] * 12).note == ""
+    assert thrown_signal([GiveUps(1, 3)] + [GiveUps(0, 3)] * 11).p == 1.0
+    assert thrown_signal([GiveUps(0, 0, 0, 2)] * 3).evidence == 3
     with pytest.raises(ValueError, match="blocks must be 0 to its chances"):
-        thrown_signal([RoundBlocks(4, 3)])
+        thrown_signal([GiveUps(4, 3)])
+    with pytest.raises(ValueError, match="concessions 0 to its chances to concede"):
+        thrown_signal([GiveUps(0, 3, 2, 1)])

@@ -403,7 +403,8 @@ FAIR = """els => els.map(e => ({index: +e.dataset.index,
         regret: +v.dataset.regret, excess: +v.dataset.excess, text: v.innerText})),
     tuoguan: (e.querySelector('.fair .tg') || {dataset: {}}).dataset.taken || null,
     tells: [...e.querySelectorAll('.fair .tl')].map(t => t.dataset.tell),
-    blocked: (e.querySelector('.fair .bk') || {dataset: {}}).dataset.blocked || null}))"""
+    blocked: (e.querySelector('.fair .bk') || {dataset: {}}).dataset.blocked || null,
+    conceded: (e.querySelector('.fair .cd') || {dataset: {}}).dataset.conceded || null}))"""
 FAIR_ROWS = """els => els.map(e => Object.fromEntries([['row', e.dataset.team ?? e.dataset.seat],
     ...[...e.querySelectorAll('td[data-term]')].map(t => [t.dataset.term, t.innerText])]))"""
 
@@ -444,6 +445,8 @@ def test_fair_play_on_the_reviewed_page(browser: Any, tmp_path: Path) -> None:
                                   if t is not None]
             over = d["over_partner"]
             assert s["blocked"] == (None if over is None else str(over).lower())
+            given = d["concedes"]
+            assert s["conceded"] == (None if given is None else str(given).lower())
         assert "false" in {s["blocked"] for s in shown}
         assert any(s["views"] for s in shown) and any(s["tuoguan"] for s in shown)
         assert {k for s in shown for k in s["tells"]} == {"lead", "follow", "beat"}
@@ -457,8 +460,10 @@ def test_fair_play_on_the_reviewed_page(browser: Any, tmp_path: Path) -> None:
             assert int(row["tells"]) == (t.decisions if t is not None else 0)
         for row, (engine, rule) in zip(rows[2:], scores.engine, strict=True):
             assert (int(row["engine"]), int(row["rule"])) == (engine, rule)
-        for row, b in zip(rows[2:], scores.blocks, strict=True):
-            assert (int(row["blocks"]), int(row["chances"])) == (b.blocks, b.chances)
+        for row, b in zip(rows[2:], scores.give_ups, strict=True):
+            assert (int(row["blocks"]), int(row["chances"]), int(row["concessions"]),
+                    int(row["to_concede"])) == (b.blocks, b.chances, b.concessions,
+                                                b.to_concede)
         text = opened.page.inner_text("#fair-play")
         assert all(c.split(":")[0] in text for c in CAVEATS) and "ann" in text
         width = opened.page.evaluate("document.documentElement.scrollWidth")

@@ -76,7 +76,7 @@ def main(argv: list[str] | None = None) -> None:
     k = sub.add_parser("keep", help="gzip the reviewed rounds and labels into a folder")
     k.add_argument("dir", type=Path)
     k.add_argument("--into", type=Path, required=True)
-    t = sub.add_parser("tells", help="the tells and blocks of every round of the archive, into a folder")
+    t = sub.add_parser("tells", help="the tells and give-ups of every round of the archive, into a folder")
     t.add_argument("dir", type=Path)
     t.add_argument("--into", type=Path, required=True)
     t.add_argument("--kinds", nargs="*", default=list(KINDS), choices=list(KINDS))

@@ -19,9 +19,9 @@ aggregate the per-round figures :mod:`.reviewed` keeps):
 * **full sight**, per player: the same of its seat's scores beyond its opponents'
   (``RoundFair.seat_beyond``), ``signal("all")``, and of its sight scores
   (``RoundFair.sight_beyond``), the stronger of the two (``either``);
-* **thrown rounds**, per player: ``thrown_signal`` over its rounds' blocks and chances
+* **thrown rounds**, per player: ``thrown_signal`` over its rounds' give-ups and chances
   (kept by :mod:`.told` for every round; a permutation test: up to ``permutations`` deals
-  of the blocks, seeded per match);
+  of the give-ups, seeded per match);
 * **engine assistance**, per player: ``engine_signal`` of its summed counts (a sign test).
 
 The reference team's seats (the rule policy) are an honest kind of their own for each kind
@@ -48,7 +48,7 @@ from statistics import NormalDist
 from typing import Any
 
 from shuangkou.core.fairplay import (
-    RoundBlocks,
+    GiveUps,
     RoundScore,
     Sums,
     TableScore,
@@ -104,10 +104,10 @@ class Player:
 
 @dataclass
 class Thrown:
-    """One round of one player for the thrown-round test: its blocks and chances, and
+    """One round of one player for the thrown-round test: its give-ups and chances, and
     whether it threw the round (None: not a thrower)."""
 
-    blocks: RoundBlocks
+    give_ups: GiveUps
     throws: bool | None
 
 
@@ -168,7 +168,7 @@ def load(folder: Path, kinds: Sequence[str] | None = None,
             for s, pid in enumerate(row["players"]):
                 pools.sight.setdefault(kind_of(pid, name), []).append(fair.sight_beyond(s))
                 pools.thrown.setdefault(kind_of(pid, name), []).append(
-                    Thrown(RoundBlocks(*row["blocks"][s]), row["throws"][s]))
+                    Thrown(GiveUps(*row["blocks"][s]), row["throws"][s]))
     for name, rows in sorted(found.items()):
         if name not in KINDS or (kinds and name not in kinds):
             continue
@@ -226,7 +226,7 @@ def _p(signal: str, units: Sequence[Any], permutations: int, seed: int) -> tuple
     if signal == "engine":
         return engine_signal(sum(u.engine.engine for u in units),
                              sum(u.engine.rule for u in units)).p, ""
-    s = thrown_signal([u.blocks for u in units], permutations=permutations, seed=seed)
+    s = thrown_signal([u.give_ups for u in units], permutations=permutations, seed=seed)
     return s.p, s.note
 
 

@@ -1,16 +1,16 @@
-"""The tells (shuangkou.core.tells) and the blocks (shuangkou.core.fairplay
-``over_partner``) of every round of the archive, as review-replays --fair-play computes
-them: per decision ``tell`` and ``opponents_tell`` at the command's default seed (0; the
+"""The tells (shuangkou.core.tells) and the give-ups (shuangkou.core.fairplay
+``over_partner``, ``concedes``) of every round of the archive, as review-replays
+--fair-play computes them: per decision ``tell`` and ``opponents_tell`` at the command's default seed (0; the
 decoys are seeded by it and the action's index, so the figures are the command's own),
 the tells of the partner's hand summed per partnership (``tell_score``), both per seat
-(``sight_score``), and per seat its chances to block and its blocks.
+(``sight_score``), and per seat its blocks and concessions with their chances.
 
 Neither needs rollouts (a few milliseconds a round), so they are computed for every round
 of each kind, not only the reviewed ones: ``tells`` writes ``<into>/tells/<kind>.jsonl.gz``,
 one line a round — its ``line`` in the kind's file, its ``players`` by table seat, per team
 (table seats t and t + 2) its tells' score ``[score, excess, tells]`` or None, per table seat
 its ``sight`` score alike (its tells of the partner's hand and of the opponents'),
-``blocks`` ``[blocks, chances]`` and ``throws`` (whether the seat threw the round, from the
+``blocks`` ``[blocks, chances, concessions, chances to concede]`` and ``throws`` (whether the seat threw the round, from the
 archive's notes; None: not a thrower) — and the power study reads them beside the reviewed
 rounds (the hand-sharing and full-sight signals' second parts) and alone (the tells' own
 tables over every round, and the thrown-round test's).
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from shuangkou.core.cards import SEATS
-from shuangkou.core.fairplay import over_partner
+from shuangkou.core.fairplay import concedes, over_partner
 from shuangkou.core.replay import parse_replay
 from shuangkou.core.tells import Tell, opponents_tell, sight_score, tell, tell_score
 
@@ -40,12 +40,12 @@ SEED = 0
 
 def round_tells(replay: dict[str, Any], seed: int = SEED) -> dict[str, Any]:
     """One round's players by table seat, per team its tells' score and per table seat its
-    blocks and chances (module doc)."""
+    give-ups and their chances (module doc)."""
     typed = parse_replay(replay)
     r = typed.start()
     told: list[list[Tell]] = [[] for _ in range(SEATS)]
     beats: list[list[Tell]] = [[] for _ in range(SEATS)]
-    blocks = [[0, 0] for _ in range(SEATS)]
+    blocks = [[0, 0, 0, 0] for _ in range(SEATS)]
     for i, action in enumerate(typed.actions):
         if action.kind == "escape":
             r.apply(action)
@@ -61,6 +61,9 @@ def round_tells(replay: dict[str, Any], seed: int = SEED) -> dict[str, Any]:
         if (over := over_partner(before, action.cards)) is not None:
             blocks[action.seat][0] += over
             blocks[action.seat][1] += 1
+        if (given := concedes(before, action.cards)) is not None:
+            blocks[action.seat][2] += given
+            blocks[action.seat][3] += 1
     scores = [tell_score((told[t], told[t + 2])) for t in (0, 1)]
     sight = [sight_score(told[s] + beats[s]) for s in range(SEATS)]
     players = replay.get("players")

@@ -131,6 +131,8 @@ def _decision(d: Decision, out: service_pb2.ReviewedDecision) -> None:
         out.opponents_tell.CopyFrom(_tell(d.opponents_tell))
     if d.over_partner is not None:
         out.over_partner = d.over_partner
+    if d.concedes is not None:
+        out.concedes = d.concedes
 
 
 def _tell(t: Tell) -> service_pb2.FairTell:

@@ -33,8 +33,8 @@ are not independent), so an interval is the cluster-robust one, ``m ± 1.96·se`
 the round's stake); every sum it needs adds up
 exactly over partitions, so shards merged give what one run gives. The fair-play sums do
 too: the information signals' :class:`~shuangkou.core.fairplay.Sums`, the engine counts and,
-for the thrown-round test (a permutation test over a player's decisions), each player's
-rounds as short lists of (loss, stake) in archive order.
+for the thrown-round test (a permutation test over a player's give-ups), each player's
+rounds as short lists of its give-ups and their chances in archive order.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from shuangkou.core.errors import ShuangkouError
-from shuangkou.core.fairplay import RoundBlocks, Signal, Sums, either, engine_signal, thrown_signal
+from shuangkou.core.fairplay import GiveUps, Signal, Sums, either, engine_signal, thrown_signal
 from shuangkou.core.suggest import DEFAULT_WIDTH
 
 from ..inputs import Line
@@ -70,10 +70,10 @@ MIN_DECISIONS = 200
 #: Rounds carrying evidence below which a fair-play signal is marked small and never
 #: flagged (docs/decisions/engineering.md E78).
 MIN_ROUNDS = 10
-#: The format of the fair-play sums a partition keeps (3: the information signals' sums hold
-#: the rounds' own scores beside those beyond their tables; 2 had the latter alone, 1 a
-#: player's rounds as losses rather than blocks and chances).
-FAIR_SUMS = 3
+#: The format of the fair-play sums a partition keeps (4: a player's rounds hold its
+#: concessions beside its blocks; 3 its blocks alone; 2 the information signals' sums
+#: without the rounds' own scores; 1 a player's rounds as losses).
+FAIR_SUMS = 4
 #: The one-sided p-value below which a fair-play signal over enough rounds is flagged.
 ALPHA = 0.01
 #: 25 replays are a few minutes of review on one core at the default budget: a lost
@@ -103,8 +103,8 @@ CAVEATS = (
     "the rule policy facing blind, bomb-happy or random play was flagged in up to 22 % (hand "
     "sharing) and 31 % (full sight) of 50-round matches at p < 0.05 (docs/BENCHMARKS.md "
     "\"Fair play\"): read a flag against the opponents' play. On thrown rounds, at most "
-    "1.2 % at p < 0.05 over 10 and 20 rounds but 托管's search, 3.1 % over 20 and 6.2 % "
-    "over 50.",
+    "4.5 % at p < 0.05 and 1.5 % at p < 0.01 over 10, 20 and 50 rounds but 托管's search "
+    "over 50 (7.3 %, 1.3 %).",
     f"Minimum sample: figures over fewer than {MIN_DECISIONS} non-forced decisions, and "
     f"fair-play signals over fewer than {MIN_ROUNDS} rounds that carried evidence, are marked "
     "small; do not rank or flag anyone on them.",
@@ -217,9 +217,10 @@ class PlayerFair:
     of its sight scores, core_ext/tells.py, each beyond its opponents'), ``engine`` / ``rule`` (decisions where 托管's choice
     is not the rule policy's and it took 托管's / the rule policy's) over ``engine_rounds``
     rounds, and
-    ``rounds``: per round with a chance to block in archive order, ``[label, blocks,
-    chances]`` (the thrown-round test's, core_ext/fairplay.py), the label the opponent who
-    gained most with the round's source (what the test names)."""
+    ``rounds``: per round with a chance to block or to concede, in archive order, ``[label,
+    blocks, chances, concessions, chances to concede]`` (the thrown-round test's,
+    core_ext/fairplay.py ``GiveUps``), the label the opponent who gained most with the
+    round's source (what the test names)."""
 
     full_sight: Sums = field(default_factory=Sums)
     engine: int = 0
@@ -247,7 +248,7 @@ class PlayerFair:
                    d["rounds"], Sums.from_dict(d["sight"]))
 
     def thrown(self) -> Signal:
-        return thrown_signal([RoundBlocks(r[1], r[2]) for r in self.rounds],
+        return thrown_signal([GiveUps(*r[1:]) for r in self.rounds],
                              [r[0] for r in self.rounds])
 
 
@@ -301,10 +302,10 @@ class ReviewStats(Stats):
             mine.engine += tells.engine
             mine.rule += tells.rule
             mine.engine_rounds += bool(tells.engine + tells.rule)
-            blocks = scores.blocks[seat]
-            if blocks.chances:
+            g = scores.give_ups[seat]
+            if g.chances or g.to_concede:
                 mine.rounds.append([f"{names[gained_most(final, seat)]} ({source})",
-                                    blocks.blocks, blocks.chances])
+                                    g.blocks, g.chances, g.concessions, g.to_concede])
 
     def merge_more(self, other: Stats) -> None:
         assert isinstance(other, ReviewStats)
@@ -391,7 +392,8 @@ def fair_summary(stats: ReviewStats) -> dict[str, Any]:
         thrown = p.thrown()
         players[name] = {
             "full_sight": _either("full_sight", p.full_sight, "all", p.sight),
-            "thrown_rounds": _figure(thrown, sum(r[2] for r in p.rounds), thrown.evidence),
+            "thrown_rounds": _figure(thrown, sum(r[2] + r[4] for r in p.rounds),
+                                     thrown.evidence),
             "engine": _figure(engine_signal(p.engine, p.rule), p.engine + p.rule,
                               p.engine_rounds)}
     figures: dict[str, list[dict[str, Any]]] = {

@@ -32,6 +32,7 @@ from ..shown import shown
 from .fair import (
     CAVEATS,
     block_text,
+    concede_text,
     engine_tells,
     evidence_text,
     fair_played,
@@ -91,6 +92,8 @@ def text_of(rv: Review) -> str:
             out.append(f"{'':18}{tell_text(x.opponents_tell)}")
         if x.over_partner is not None:
             out.append(f"{'':18}{block_text(x.over_partner)}")
+        if x.concedes is not None:
+            out.append(f"{'':18}{concede_text(x.concedes)}")
         if fair and (told := engine_tells(x)) is not None:
             tuoguan = x.candidates[x.tuoguan]
             whose = "托管's" if told == "engine" else "the rule policy's"
@@ -126,8 +129,9 @@ def _fair_text(rv: Review, who: list[str]) -> list[str]:
     out += [f"  engine, {who[s]}: where 托管's choice is not the rule policy's, it took "
             f"托管's {t.engine} times, the rule policy's {t.rule}"
             for s, t in enumerate(scores.engine)]
-    out += [f"  thrown rounds, {who[s]}: {b.blocks} of {b.chances} chances to play over the "
-            f"partner's standing play blocked" for s, b in enumerate(scores.blocks)]
+    out += [f"  thrown rounds, {who[s]}: {g.blocks} of {g.chances} chances to play over the "
+            f"partner's standing play blocked, {g.concessions} of {g.to_concede} chances to "
+            "concede a trick conceded" for s, g in enumerate(scores.give_ups)]
     return out + [f"* {c}" for c in CAVEATS]
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 from shuangkou.core.cards import SEATS
 from shuangkou.core.fairplay import (
     Evidence,
-    RoundBlocks,
+    GiveUps,
     RoundScore,
     TableScore,
     beyond_table,
@@ -33,7 +33,7 @@ if TYPE_CHECKING:   # the record's type only: its JSON form is told apart as a M
 __all__ = ["CAVEATS", "NOT_PROOF", "ONE_ROUND", "VIEW_NAMES", "WHAT_TO_DO", "Reviewed",
            "RoundFair", "engine_tells", "evaluated", "evidence_of", "evidence_text",
            "EngineTells", "block_text", "fair_played", "gained_most", "opponents_tell_of",
-           "over_partner_of", "round_fair", "rule_index", "score_text", "taken_index",
+           "over_partner_of", "concedes_of", "concede_text", "round_fair", "rule_index", "score_text", "taken_index",
            "tell_of", "tell_text", "tells_text"]
 
 #: A reviewed decision: the record, or its JSON form.
@@ -121,6 +121,16 @@ def over_partner_of(decision: Reviewed) -> bool | None:
     return None if over is None else bool(over)
 
 
+def concedes_of(decision: Reviewed) -> bool | None:
+    """A decision's chance to concede (core_ext/fairplay.py ``concedes``: True, a
+    concession; False, a chance not taken; None: no chance, or the review ran without fair
+    play or before it was counted)."""
+    if not isinstance(decision, Mapping):
+        return decision.concedes
+    given = decision.get("concedes")
+    return None if given is None else bool(given)
+
+
 def fair_played(decisions: Iterable[Reviewed]) -> bool:
     """Whether a review was run with fair play: some decision carries its views (every
     evaluated decision does then)."""
@@ -162,14 +172,14 @@ class RoundFair:
     full-sight score (:class:`~shuangkou.core.fairplay.RoundScore`, None when no decision
     carried evidence), its ``sight`` score (its tells of the partner's hand and of the
     opponents', core_ext/tells.py ``sight_score``), the decisions that tell for engine
-    assistance (:class:`EngineTells`) and its chances to block and blocks (the thrown-round
-    test's, :class:`~shuangkou.core.fairplay.RoundBlocks`)."""
+    assistance (:class:`EngineTells`) and its give-ups with their chances (the thrown-round
+    test's, :class:`~shuangkou.core.fairplay.GiveUps`)."""
 
     hand_sharing: tuple[RoundScore | None, RoundScore | None]
     full_sight: tuple[RoundScore | None, ...]
     engine: tuple[EngineTells, ...]
     tells: tuple[RoundScore | None, RoundScore | None] = (None, None)
-    blocks: tuple[RoundBlocks, ...] = ()
+    give_ups: tuple[GiveUps, ...] = ()
     sight: tuple[RoundScore | None, ...] = ()
 
     def team_beyond(self, team: int) -> TableScore | None:
@@ -199,11 +209,14 @@ def round_fair(decisions: Iterable[Reviewed]) -> RoundFair:
     partner: list[list[Tell]] = [[] for _ in range(SEATS)]
     beats: list[list[Tell]] = [[] for _ in range(SEATS)]
     over: list[list[bool]] = [[] for _ in range(SEATS)]
+    conceded: list[list[bool]] = [[] for _ in range(SEATS)]
     for d in decisions:
         seat = _field(d, "seat")
         by_seat[seat].extend(evidence_of(d))
         if (o := over_partner_of(d)) is not None:
             over[seat].append(o)
+        if (c := concedes_of(d)) is not None:
+            conceded[seat].append(c)
         if (told := engine_tells(d)) is not None:
             engine[seat].append(told)
         if (t := tell_of(d)) is not None:
@@ -215,7 +228,8 @@ def round_fair(decisions: Iterable[Reviewed]) -> RoundFair:
     return RoundFair(teams, tuple(round_score("all", e) for e in by_seat),
                      tuple(EngineTells(t.count("engine"), t.count("rule")) for t in engine),
                      (tell_score((partner[0], partner[2])), tell_score((partner[1], partner[3]))),
-                     tuple(RoundBlocks(sum(o), len(o)) for o in over),
+                     tuple(GiveUps(sum(o), len(o), sum(c), len(c))
+                           for o, c in zip(over, conceded, strict=True)),
                      tuple(sight_score(partner[s] + beats[s]) for s in range(SEATS)))
 
 
@@ -250,6 +264,14 @@ def block_text(over: bool) -> str:
     """A decision's chance to block for people (:func:`over_partner_of`)."""
     return ("blocked: played over the partner's standing play" if over else
             "could have played over the partner's standing play, and did not")
+
+
+def concede_text(conceded: bool) -> str:
+    """A decision's chance to concede for people (:func:`concedes_of`)."""
+    return ("conceded: passed over the opponents' play, holding a free beat and no partner "
+            "to act after" if conceded else
+            "could have conceded (a free beat over the opponents' play, no partner to act "
+            "after), and played")
 
 
 def tells_text(t: TableScore | None) -> str:

@@ -43,6 +43,7 @@ from shuangkou.core.story import RoundStory, Step, Trick, story_of
 from ..review.fair import (
     CAVEATS,
     block_text,
+    concede_text,
     engine_tells,
     evidence_text,
     fair_played,
@@ -612,7 +613,7 @@ def _annotation(d: Decision) -> str:
                          f'<span class="muted">{_points(best.points)} vs '
                          f'{_points(taken)}</span></span>')
     if d.fair or d.tell is not None or d.opponents_tell is not None or \
-            d.over_partner is not None:     # reviewed with fair play
+            d.over_partner is not None or d.concedes is not None:   # reviewed with fair play
         parts.append(_fair_annotation(d))
     return f'<span class="review">{"".join(parts)}</span>'
 
@@ -638,6 +639,9 @@ def _fair_annotation(d: Decision) -> str:
     if d.over_partner is not None:
         parts.append(f'<span class="bk" data-blocked="{str(d.over_partner).lower()}">'
                      f"{_e(block_text(d.over_partner))}</span>")
+    if d.concedes is not None:
+        parts.append(f'<span class="cd" data-conceded="{str(d.concedes).lower()}">'
+                     f"{_e(concede_text(d.concedes))}</span>")
     if (told := engine_tells(d)) is not None:
         whose = "托管's" if told == "engine" else "the rule policy's"
         parts.append(f'<span class="tg" data-taken="{told}">托管 would play '
@@ -776,8 +780,10 @@ def _fair_section(review: Review) -> str:
                     f'<td data-term="engine">{t.engine}</td>'
                     f'<td data-term="rule">{t.rule}</td>'
                     f'<td data-term="blocks">{b.blocks}</td>'
-                    f'<td data-term="chances">{b.chances}</td></tr>'
-                    for s, (t, b) in enumerate(zip(scores.engine, scores.blocks, strict=True)))
+                    f'<td data-term="chances">{b.chances}</td>'
+                    f'<td data-term="concessions">{b.concessions}</td>'
+                    f'<td data-term="to_concede">{b.to_concede}</td></tr>'
+                    for s, (t, b) in enumerate(zip(scores.engine, scores.give_ups, strict=True)))
     caveats = "".join(f"<li>{_e(c)}</li>" for c in CAVEATS)
     return (
         '<section id="fair-play"><h2>Fair play</h2>'
@@ -798,7 +804,10 @@ def _fair_section(review: Review) -> str:
         "asked whether no opponent after it can beat the play chosen, are full sight's. "
         "A seat's <em>blocks</em> are its plays over its "
         "partner's standing play that do not go out, of its <em>chances</em> (the "
-        "partner's play standing, a play of its own to make): rounds it throws crowd them "
+        "partner's play standing, a play of its own to make); its <em>concessions</em> "
+        "its passes over an opponent's ordinary play holding a free beat (one that spends "
+        "no wild joker and breaks no four of a kind) with no partner to act after it, of "
+        "its chances to concede: rounds it throws crowd both "
         "(docs/review.md \"Fair play\").</p>"
         '<h3>Hand sharing, by partnership</h3><div class="scroll"><table class="fair-teams">'
         f'<thead><tr><th class="l">partnership</th>{head}<th>tells</th><th>tell score</th>'
@@ -808,7 +817,8 @@ def _fair_section(review: Review) -> str:
         '<div class="scroll">'
         f'<table class="fair-seats"><thead><tr><th class="l">seat</th>{head}'
         "<th>tells</th><th>tell score</th><th>beyond the table</th>"
-        "<th>托管's</th><th>the rule's</th><th>blocks</th><th>chances</th></tr></thead>"
+        "<th>托管's</th><th>the rule's</th><th>blocks</th><th>chances</th>"
+        "<th>concessions</th><th>chances to concede</th></tr></thead>"
         "<tbody>"
         f"{seats}</tbody></table></div>"
         '<p class="muted">托管\'s / the rule\'s: where 托管\'s choice was not the rule '
