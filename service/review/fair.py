@@ -32,9 +32,9 @@ if TYPE_CHECKING:   # the record's type only: its JSON form is told apart as a M
 
 __all__ = ["CAVEATS", "NOT_PROOF", "ONE_ROUND", "VIEW_NAMES", "WHAT_TO_DO", "Reviewed",
            "RoundFair", "engine_tells", "evaluated", "evidence_of", "evidence_text",
-           "EngineTells", "block_text", "fair_played", "gained_most", "opponents_tell_of",
-           "over_partner_of", "concedes_of", "concede_text", "round_fair", "rule_index", "score_text", "taken_index",
-           "tell_of", "tell_text", "tells_text"]
+           "EngineTells", "block_text", "concede_text", "concedes_of", "fair_played",
+           "gained_most", "opponents_tell_of", "over_partner_of", "round_fair", "rule_index",
+           "score_text", "taken_index", "tell_of", "tell_text", "tells_text"]
 
 #: A reviewed decision: the record, or its JSON form.
 Reviewed: TypeAlias = "Decision | Mapping[str, Any]"
