@@ -243,6 +243,17 @@ def test_undecodable_json_is_invalid_argument_and_counted(srv: Running, body: by
                         grpc_method="ClassifyPlay", reason="undecodable") == before + 1
 
 
+@pytest.mark.parametrize("top", ["-1", "4294967296", "1e300"])
+def test_a_number_out_of_its_fields_range_names_the_field(srv: Running, top: str) -> None:
+    body = b'{"play": {"cardsText": "33"}, "declaration": {"top": %s}}' % top.encode()
+    status, _, reply = post(srv, "ShuangkouService/ClassifyPlay", body)
+    error = json.loads(reply)
+    assert status == 400 and error["code"] == "invalid_argument", reply
+    assert "out of range for uint32 for field shuangkou.v1.Declaration.top" in \
+        error["message"], error["message"]
+    assert len(error["message"]) < 400
+
+
 FIRST_USE = """
 import threading, time
 import protobuf._descriptors as descriptors

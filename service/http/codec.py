@@ -136,6 +136,14 @@ def _why(exc: Exception, data: bytes | bytearray) -> str:
         bytes(data).decode()
     except UnicodeDecodeError as bad:
         return f"not UTF-8 (byte {bad.start:,}: 0x{data[bad.start]:02x})"
+    if isinstance(exc, OverflowError):
+        # the native runtime says "value V out of range for uint32 for field F": V can be
+        # hundreds of digits (1e300), F is what the client needs
+        text = str(exc).replace("\n", " ")
+        value, found, rest = text.removeprefix("value ").partition(" out of range")
+        if text.startswith("value ") and found:
+            text = f"value {bounded(value, 24)} out of range{rest}"
+        return bounded(text, 200)
     if isinstance(exc, (ValueError, TypeError)):
         return bounded(str(exc).replace("\n", " "), 200)
     return type(exc).__name__
