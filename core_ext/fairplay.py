@@ -92,11 +92,12 @@ from __future__ import annotations
 
 import math
 import random
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from ._enumerate import count_plays, legal_plays
-from .cards import JOKER_NAMES, SJ, card_rank, partner, seats_after
+from .cards import CODE_RANKS, JOKER_CODES, partner, same_team, seats_after
 from .rollouts import Evaluation
 from .round import Round
 
@@ -461,17 +462,15 @@ def concedes(before: Round, cards: Sequence[int]) -> bool | None:
     False."""
     seat = before.turn
     st = before.standing
-    if seat is None or st is None or st.seat % 2 == seat % 2 or st.reading.is_bomb or \
+    if seat is None or st is None or same_team(st.seat, seat) or st.reading.is_bomb or \
             partner(seat) in still_to_act(before, seat):
         return None
     hand = before.hand(seat)
-    held = [0] * (SJ + len(JOKER_NAMES))
-    for c in hand:
-        held[card_rank(c)] += 1
-    wild = {SJ + JOKER_NAMES.index(w) for w in before.variant.wild_jokers}
+    held = Counter(CODE_RANKS[c] for c in hand)
+    wild = {CODE_RANKS[JOKER_CODES[w]] for w in before.variant.wild_jokers}
 
     def free(play: Sequence[int]) -> bool:
-        return all(card_rank(c) not in wild and held[card_rank(c)] < 4 for c in play)
+        return all(CODE_RANKS[c] not in wild and held[CODE_RANKS[c]] < 4 for c in play)
     if not any(p.reading.kind == st.reading.kind and not p.reading.is_bomb and free(p.cards)
                for p in legal_plays(hand, before.variant, st.reading)):
         return None

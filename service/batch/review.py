@@ -538,10 +538,10 @@ class ReviewJob(Job):
         return out
 
 
-#: The fair-play signals as the printed summary lists them: (key, whose, what the
-#: estimate is, how it is printed).
 #: The signals made of two tests, whose note names the part that decided.
 _TWO_PARTS = ("hand_sharing", "full_sight")
+#: The fair-play signals as the printed summary lists them: (key, whose, what the
+#: estimate is, how it is printed).
 _FAIR_SHOWN = (
     ("hand_sharing", "partnership", "the stronger of its two parts, p doubled: on the views, "
      "the excess regret per decision on the view with the partner's hand beyond the other "
@@ -550,8 +550,9 @@ _FAIR_SHOWN = (
     ("full_sight", "player", "the stronger of its two parts, p doubled: on the views, the "
      "excess regret per decision on the view of every hand beyond the opponents', points; "
      "on the tells, the sight score per tell beyond the opponents'", "+.2f"),
-    ("thrown_rounds", "player", "how many of its plays over the partner's standing play the "
-     "round of one holds, against the same dealt at random among its chances, 95 %",
+    ("thrown_rounds", "player", "how many of its give-ups (blocks of the partner, conceded "
+     "tricks) the round of one holds, against the same dealt at random among their chances, "
+     "95 %",
      ".2f"),
     ("engine", "player", "托管's choice taken where it is not the rule policy's, as a share "
      "of those and the rule policy's", ".1%"),

@@ -112,23 +112,23 @@ def opponents_tell_of(decision: Reviewed) -> Tell | None:
     return _tell(decision.get("opponents_tell"))
 
 
+def _chance(decision: Reviewed, name: str) -> bool | None:
+    """A decision's chance of the thrown-round test named ``name``, in either form."""
+    given = decision.get(name) if isinstance(decision, Mapping) else getattr(decision, name)
+    return None if given is None else bool(given)
+
+
 def over_partner_of(decision: Reviewed) -> bool | None:
     """A decision's chance to block (core_ext/fairplay.py ``over_partner``: True, a block;
     False, a chance not taken; None: no chance, or the review ran without fair play)."""
-    if not isinstance(decision, Mapping):
-        return decision.over_partner
-    over = decision.get("over_partner")
-    return None if over is None else bool(over)
+    return _chance(decision, "over_partner")
 
 
 def concedes_of(decision: Reviewed) -> bool | None:
     """A decision's chance to concede (core_ext/fairplay.py ``concedes``: True, a
     concession; False, a chance not taken; None: no chance, or the review ran without fair
     play or before it was counted)."""
-    if not isinstance(decision, Mapping):
-        return decision.concedes
-    given = decision.get("concedes")
-    return None if given is None else bool(given)
+    return _chance(decision, "concedes")
 
 
 def fair_played(decisions: Iterable[Reviewed]) -> bool:
