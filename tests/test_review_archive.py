@@ -246,13 +246,13 @@ def test_fair_play_sums_are_the_cores_signals_and_merge_exactly() -> None:
     want = fairplay.thrown_signal([fairplay.GiveUps(3 if k == 3 else 0, 4)
                                    for k in range(12)])
     assert (thrown["evidence"], thrown["decisions"]) == (12, 48)
-    assert thrown["estimate"] == pytest.approx(want.estimate, abs=1e-3) == 3.0
+    assert thrown["estimate"] == pytest.approx(want.estimate, abs=1e-3) == 1.0
     assert thrown["p"] == float(f"{want.p:.4g}") < 0.01
     assert thrown["note"] == \
         "round 3: 3 of 4 chances blocked, 0 of 0 conceded; r (f line 4) gained most"
     assert thrown["flagged"]
     steady = fair["players"]["s"]["thrown_rounds"]
-    assert steady["estimate"] == 1.0 and steady["p"] == 1.0 and not steady["flagged"]
+    assert steady["estimate"] == 0.0 and steady["p"] == 1.0 and not steady["flagged"]
     # engine assistance of s: where 托管's choice (tuoguan) is not the rule policy's (the
     # first hint, candidate 0 here)
     told = [(d["candidates"][d["tuoguan"]]["taken"], d["candidates"][0]["taken"])

@@ -8,6 +8,7 @@ chances, and its false alarms on players who give up at a steady rate."""
 from __future__ import annotations
 
 import itertools
+import math
 import random
 from typing import Any
 
@@ -78,7 +79,8 @@ def test_each_decisions_chances_are_the_definitions(variant: str, seed: int) -> 
 
 def _exact(rounds: list[GiveUps]) -> float:
     """The share of all ways of dealing the blocks among the chances to block and the
-    concessions among the chances to concede whose Σ give-ups² is at least the observed."""
+    concessions among the chances to concede whose triples of give-ups in one round
+    (Σ C(give-ups, 3)) are at least the observed."""
     def ways(chances: list[int], given: int) -> list[list[int]]:
         slots = [k for k, n in enumerate(chances) for _ in range(n)]
         out = []
@@ -90,8 +92,8 @@ def _exact(rounds: list[GiveUps]) -> float:
         return out
     blocks = ways([r.chances for r in rounds], sum(r.blocks for r in rounds))
     conceded = ways([r.to_concede for r in rounds], sum(r.concessions for r in rounds))
-    observed = sum((r.blocks + r.concessions) ** 2 for r in rounds)
-    hits = sum(sum((a + b) ** 2 for a, b in zip(x, y, strict=True)) >= observed
+    observed = sum(math.comb(r.blocks + r.concessions, 3) for r in rounds)
+    hits = sum(sum(math.comb(a + b, 3) for a, b in zip(x, y, strict=True)) >= observed
                for x in blocks for y in conceded)
     return hits / (len(blocks) * len(conceded))
 
@@ -107,7 +109,7 @@ def test_the_p_value_is_the_exact_one(rounds: list[GiveUps]) -> None:
     got = thrown_signal(rounds, permutations=20000, enough=10**6, seed=3)
     assert got.p == pytest.approx(_exact(rounds), abs=0.012)
     given = [r.blocks + r.concessions for r in rounds]
-    assert got.estimate == sum(g * g for g in given) / sum(given)
+    assert got.estimate == 3 * sum(math.comb(g, 3) for g in given) / sum(given)
     assert got.low <= got.high
     assert got == thrown_signal(rounds, permutations=20000, enough=10**6, seed=3)
 
@@ -139,6 +141,11 @@ def test_no_give_up_names_no_round_and_bad_counts_are_refused() -> None:
     assert thrown_signal([GiveUps(0, 3, 0, 2)] * 12).p == 1.0
     assert thrown_signal([GiveUps(0, 3)] * 12).note == ""
     assert thrown_signal([GiveUps(1, 3)] + [GiveUps(0, 3)] * 11).p == 1.0
+    # two give-ups in one round are a moment's, not a thrown round's (E91): no round holds
+    # three, no deal crowds less
+    twice = thrown_signal([GiveUps(2, 3), GiveUps(0, 3, 1, 1)] + [GiveUps(0, 3)] * 10)
+    assert (twice.estimate, twice.p) == (0.0, 1.0)
+    assert twice.note == "round 0: 2 of 3 chances blocked, 0 of 0 conceded"
     assert thrown_signal([GiveUps(0, 0, 0, 2)] * 3).evidence == 3
     with pytest.raises(ValueError, match="blocks must be 0 to its chances"):
         thrown_signal([GiveUps(4, 3)])

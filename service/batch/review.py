@@ -102,9 +102,9 @@ CAVEATS = (
     "of matches flagged at p < 0.05 and 0.4 % at p < 0.01 on hand sharing and full sight, but "
     "the rule policy facing blind, bomb-happy or random play was flagged in up to 22 % (hand "
     "sharing) and 31 % (full sight) of 50-round matches at p < 0.05 (docs/BENCHMARKS.md "
-    "\"Fair play\"): read a flag against the opponents' play. On thrown rounds, at most "
-    "4.5 % at p < 0.05 and 1.5 % at p < 0.01 over 10, 20 and 50 rounds but 托管's search "
-    "over 50 (7.3 %, 1.3 %).",
+    "\"Fair play\"): read a flag against the opponents' play. On thrown rounds, every "
+    "honest style at most 5.4 % at p < 0.05 and 1.4 % at p < 0.01 over 10, 20 and 50 "
+    "rounds.",
     f"Minimum sample: figures over fewer than {MIN_DECISIONS} non-forced decisions, and "
     f"fair-play signals over fewer than {MIN_ROUNDS} rounds that carried evidence, are marked "
     "small; do not rank or flag anyone on them.",
@@ -550,10 +550,9 @@ _FAIR_SHOWN = (
     ("full_sight", "player", "the stronger of its two parts, p doubled: on the views, the "
      "excess regret per decision on the view of every hand beyond the opponents', points; "
      "on the tells, the sight score per tell beyond the opponents'", "+.2f"),
-    ("thrown_rounds", "player", "how many of its give-ups (blocks of the partner, conceded "
-     "tricks) the round of one holds, against the same dealt at random among their chances, "
-     "95 %",
-     ".2f"),
+    ("thrown_rounds", "player", "its give-ups' crowding (blocks of the partner, conceded "
+     "tricks): for one, the pairs of others in its round, against the same dealt at random "
+     "among their chances, 95 %", ".2f"),
     ("engine", "player", "托管's choice taken where it is not the rule policy's, as a share "
      "of those and the rule policy's", ".1%"),
 )
