@@ -19,8 +19,9 @@ and adds up, in every partition's counts and so in the summary:
   archive's rate over every partnership;
 * with ``--fair-play`` (the review's fair-play views, core_ext/fairplay.py; docs/review.md
   "Fair play"), the signals that supersede the collusion signal above: per partnership
-  **hand sharing**, per player **full sight**, **thrown rounds** (the round whose losses
-  are furthest beyond the player's others, and the opponent who gained most in it) and
+  **hand sharing**, per player **full sight**, **thrown rounds** (the player's give-ups —
+  blocks of its partner, tricks conceded — crowded into some rounds, three or more to a
+  round; the round of most named, and the opponent who gained most in it) and
   **engine assistance** (托管's choice taken where it is not the rule policy's) — each with its
   95 % interval, one-sided p-value and the decisions and rounds that carried its evidence,
   and how many flags chance alone would raise among those tested;
