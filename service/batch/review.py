@@ -248,9 +248,12 @@ class PlayerFair:
         return cls(Sums.from_dict(d["full_sight"]), d["engine"], d["rule"], d["engine_rounds"],
                    d["rounds"], Sums.from_dict(d["sight"]))
 
+    def give_ups(self) -> list[GiveUps]:
+        """Its kept rounds (``rounds``) as the thrown-round test's records."""
+        return [GiveUps(*r[1:]) for r in self.rounds]
+
     def thrown(self) -> Signal:
-        return thrown_signal([GiveUps(*r[1:]) for r in self.rounds],
-                             [r[0] for r in self.rounds])
+        return thrown_signal(self.give_ups(), [r[0] for r in self.rounds])
 
 
 @dataclass
@@ -393,8 +396,8 @@ def fair_summary(stats: ReviewStats) -> dict[str, Any]:
         thrown = p.thrown()
         players[name] = {
             "full_sight": _either("full_sight", p.full_sight, "all", p.sight),
-            "thrown_rounds": _figure(thrown, sum(r[2] + r[4] for r in p.rounds),
-                                     thrown.evidence),
+            "thrown_rounds": _figure(thrown, sum(g.chances + g.to_concede
+                                                 for g in p.give_ups()), thrown.evidence),
             "engine": _figure(engine_signal(p.engine, p.rule), p.engine + p.rule,
                               p.engine_rounds)}
     figures: dict[str, list[dict[str, Any]]] = {
