@@ -8,37 +8,41 @@ partner's hand, and on the view of every hand (core_ext/_search.pyx ``evaluate``
 ``decoys``): once with the true hands, and again with a few **decoys** — those hands made up
 from what the seat itself sees, as its own view's deals are. A seat that does not see the
 hands cannot tell the true view from its decoys, so the taken action's **regret** on the true
-view (the view's best candidate's points minus the taken action's) is, for an honest seat,
-one more draw from the distribution its regrets on the decoys come from: its expected
-excess, the decoys' mean regret minus the true one, is zero, whatever the seat's strength.
-A seat that sees the hands plays closer to the true view's best: its excess is positive.
-Each decision's rank of the true view among its decoys, less what chance gives, is its
-score; a round's scores sum to the partnership's (or the player's) round score. Only
-decisions whose regrets differ across the views carry evidence; the others add nothing.
+view is, for an honest seat, one more draw from the distribution its regrets on the decoys
+come from: its expected excess, the decoys' mean regret minus the true one, is zero,
+whatever the seat's strength. A seat that sees the hands plays closer to the true view's
+best: its excess is positive. Each decision's rank of the true view among its decoys, less
+what chance gives, is its score; a round's scores sum to the partnership's (or the
+player's) round score. Only decisions whose regrets differ across the views carry
+evidence; the others add nothing.
 
-**The table is the control.** The decoys agree with what the seat sees, not with what the
-other seats' play says of their hands (who passed on what, what each kept), and the true
-hands do: how far the two part depends on how the table played — measured, a rule-policy
-seat's round scores are positive at a table of random or bomb-happy players and negative
-at one with a full-sight client (docs/BENCHMARKS.md "Fair play"). Every seat at the table
-shares that, on the same deal and the same evaluator, and an honest seat has no more of it
-than its opponents. So a round counts for a partnership by its score beyond the other
-partnership's, and for a player by its score beyond its two opponents' mean
-(:func:`beyond_table`): the rounds' scores beyond their tables, tested against 0, as bridge's
-recorded-board cases compared a pair on the decisions where illegal information helps with
-those where it cannot. A cheat's opponents score below 0 (a seat that plays as if it saw
-the hands makes its opponents' choices look worse on the true hands): the control costs no
-power there. Two cheating partnerships at one table would cancel: a platform that fears that
-reads the raw scores too.
+**The reference action is the control inside each decision.** The regret is taken against
+the rule policy's action (candidate 0, the 提示 button's first hint), not against the view's
+best: the rule policy's points less the taken action's. A seat that plays the reference
+carries no evidence, and one that departs from it is scored on where its departures lead —
+toward the true view's best, or no nearer it than on the decoys. What every rule-like
+choice shares with the true hands (they carry what the table's play put in them, and the
+decoys are not conditioned on that play) cancels out of the difference
+(docs/decisions/engineering.md E92).
 
-**And its own scores.** The control lends a seat its opponents' shortfall: styles whose own
-scores run below zero (random, blind or bomb-happy play — what their choices follow is not
-what the decoys miss of the hands) lift the honest seats facing them, measured to flags in
-most 50-round matches. So a signal needs both: the rounds' scores beyond their tables, and
-their own scores, each above 0 at the level — an intersection-union test (Berger, 1982),
-whose p-value is the larger of the two and which is exact at the level without a
-correction. A table's shared effects cannot raise a flag (the control), and opponents who
-score below zero cannot lend one (the own scores).
+**The table is the second control.** What the reference leaves — a departure of another
+style that fits what the other seats' play says of their hands (who passed on what, what
+each kept), as the true hands hold it and the decoys do not — depends on how the table
+played, and every seat at the table shares it, on the same deal and the same evaluator: an
+honest seat has no more of it than its opponents. So a round counts for a partnership by its
+score beyond the other partnership's, and for a player by its score beyond its two
+opponents' mean (:func:`beyond_table`): the rounds' scores beyond their tables, tested
+against 0, as bridge's recorded-board cases compared a pair on the decisions where illegal
+information helps with those where it cannot. Opponents who play the reference score 0, and
+the control changes nothing. Two cheating partnerships at one table would cancel: a platform
+that fears that reads the raw scores too.
+
+**And its own scores.** The control would lend a seat its opponents' shortfall: opponents
+whose own scores run below zero (random play's, on the tells) would lift the honest seats facing them (E89). So a signal needs both: the rounds'
+scores beyond their tables, and their own scores, each above 0 at the level — an
+intersection-union test (Berger, 1982), whose p-value is the larger of the two and which is
+exact at the level without a correction. A table's shared effects cannot raise a flag (the
+control), and opponents who score below zero cannot lend one (the own scores).
 
 Hand sharing has a second test, the **tells** (core_ext/tells.py: what the choices
 themselves say of the partner's hand, for a pair that reads it by rules rather than toward
@@ -104,11 +108,12 @@ from ._enumerate import count_plays, legal_plays
 from .cards import CODE_RANKS, JOKER_CODES, partner, same_team, seats_after
 from .rollouts import Evaluation
 from .round import Round
+from .suggest import Suggestion, suggest
 
 __all__ = ["Evidence", "GiveUps", "KINDS", "RoundScore", "Signal", "Sums", "TableScore",
            "beyond_table", "concedes", "either", "engine_signal", "evidence",
-           "information_signal", "over_partner", "round_score", "still_to_act", "t_upper",
-           "thrown_signal"]
+           "information_signal", "over_partner", "reference", "round_score", "still_to_act",
+           "t_upper", "thrown_signal"]
 
 #: The fair-play views a decision is evaluated on: the partner's hand seen too (hand
 #: sharing), every hand seen (full sight).
@@ -121,8 +126,8 @@ SIGNALS = {"partner": "hand_sharing", "all": "full_sight", "tells": "tells"}
 @dataclass(frozen=True, slots=True)
 class Evidence:
     """One decision's evidence on one view (``kind``, :data:`KINDS`): the taken action's
-    ``regret`` (points: the view's best candidate's minus the taken action's) on the true
-    hands, and on each decoy (``decoy_regrets``); ``disagree``: the true view's best is not
+    ``regret`` against the reference (points: the rule policy's action's minus the taken
+    action's) on the true hands, and on each decoy (``decoy_regrets``); ``disagree``: the true view's best is not
     the seat's own best; ``follows``: the taken action is the true view's best."""
 
     kind: str
@@ -171,9 +176,18 @@ class Evidence:
         return each[0], mean, var
 
 
+def reference(before: Round) -> Suggestion:
+    """The reference action of the seat to act in ``before``: the rule policy's, unseeded
+    (the 提示 button's first hint; an evaluation's candidate 0) — what the views' regrets
+    and the tells (core_ext/tells.py) are taken against (module doc)."""
+    return suggest(before)
+
+
 def _regret(points: Sequence[float], taken: int) -> float:
-    best = max(p for p in points if not math.isnan(p))
-    return best - points[taken]
+    """The taken action's points short of the reference action's (candidate 0, the rule
+    policy's) on one view: 0 wherever the seat plays the reference, negative where its
+    departure does better there (module doc)."""
+    return points[0] - points[taken]
 
 
 def evidence(ev: Evaluation) -> tuple[Evidence, ...]:

@@ -242,7 +242,35 @@ def test_the_review_command(tmp_path: Any, rule_round: dict[str, Any]) -> None:
     assert "\\x1b]0;owned" in missing.stderr
 
 
-def test_the_review_command_with_fair_play(tmp_path: Any, rule_round: dict[str, Any]) -> None:
+def test_fair_play_regrets_are_against_the_reference(rule_round: dict[str, Any]) -> None:
+    """A view's regret is the rule policy's action's points (candidate 0, the first hint)
+    minus the taken action's, on the true hands and on each decoy: recomputed here from the
+    evaluation's views. A round played by the rule policy carries no evidence at all; a
+    random one does, where its choices depart from the reference."""
+    from shuangkou.core.fairplay import evidence
+    from shuangkou.service.review.fair import evidence_of
+
+    budget = ReviewBudget(rollouts=120, decoys=2, fair_deals=3)
+    ruled = review(rule_round, budget=budget, seed=4, fair=True).to_dict()
+    rated = [x for x in ruled["decisions"] if x["fair"]]
+    assert rated and not any(e.carries for x in rated for e in evidence_of(x))
+    typed = core.parse_replay(played("baibian", 3, "random"))
+    rnd = typed.start()
+    checked = 0
+    for action in typed.actions[:40]:
+        before = rnd.copy()
+        record = rnd.apply(action)
+        ev = evaluate(before, (action.cards, record.reading, action.declare is not None),
+                      rollouts=60, seed=1, decoys=2, fair_deals=3)
+        for e in evidence(ev):
+            views = sorted((v for v in ev.views if v.kind == e.kind), key=lambda v: v.decoy)
+            got = [v.points[0] - v.points[ev.taken] for v in views]
+            assert [e.regret, *e.decoy_regrets] == pytest.approx(got)
+            checked += e.carries
+    assert checked > 0
+
+
+def test_the_review_command_with_fair_play(tmp_path: Any) -> None:
     """``review --fair-play``: under each decision the evidence of each view that carried
     some, its tell of the partner's hand, its chance to block and 托管's choice where it is
     not the rule policy's; after the seats, the round's
@@ -251,7 +279,8 @@ def test_the_review_command_with_fair_play(tmp_path: Any, rule_round: dict[str, 
     from shuangkou.service.review.fair import CAVEATS, engine_tells, evidence_of
 
     src = tmp_path / "round.json"
-    src.write_text(json.dumps(rule_round))
+    wild = played("baibian", 3, "random")        # departures from the reference: evidence
+    src.write_text(json.dumps(wild))
     run = [sys.executable, "-m", "shuangkou.service", "review", str(src), "--rollouts", "120",
            "--seed", "4"]
     fair = ["--fair-play", "--decoys", "2", "--fair-deals", "3"]
@@ -259,14 +288,14 @@ def test_the_review_command_with_fair_play(tmp_path: Any, rule_round: dict[str, 
     as_json = subprocess.run([*run, *fair, "--json"], capture_output=True, text=True,
                              timeout=120)
     assert done.returncode == 0 == as_json.returncode, done.stderr + as_json.stderr
-    want = review(rule_round, budget=ReviewBudget(rollouts=120, decoys=2, fair_deals=3), seed=4,
+    want = review(wild, budget=ReviewBudget(rollouts=120, decoys=2, fair_deals=3), seed=4,
                   fair=True).to_dict()
     d = json.loads(as_json.stdout)
     d.pop("seconds"), want.pop("seconds")
     assert d == want
     text = done.stdout
     carried = sum(e.carries for x in want["decisions"] for e in evidence_of(x))
-    assert text.count("partner's hand: regret") + text.count("every hand: regret") == carried
+    assert text.count("partner's hand: regret") + text.count("every hand: regret") == carried > 0
     told = [engine_tells(x) for x in want["decisions"]]
     assert text.count("托管 would play") == sum(t is not None for t in told) > 0
     tells = [x["tell"] for x in want["decisions"] if x["tell"] is not None]

@@ -577,8 +577,9 @@ def test_a_cheating_partnership_stands_out(tmp_path: Path) -> None:
 
 
 def test_fair_play_end_to_end_on_real_reviews(tmp_path: Path) -> None:
-    """The real review with fair play (a tiny budget) over rounds the rule policy played
-    (tests/review_rounds.py), four players in two fixed partnerships: every signal is
+    """The real review with fair play (a tiny budget) over rounds random play made
+    (tests/review_rounds.py: the rule policy's would carry no evidence, every choice the
+    reference), four players in two fixed partnerships: every signal is
     reported for each of them; the records are the review of each line in this process;
     two partitions on two processes, and shards merged, give what one partition gives."""
     from review_rounds import played
@@ -586,7 +587,7 @@ def test_fair_play_end_to_end_on_real_reviews(tmp_path: Path) -> None:
     from shuangkou.core.review import ReviewBudget, review
 
     players = ["ann", "bo", "cy", "di"]
-    lines = [json.dumps({**played("bianfeng", seed), "players": players})
+    lines = [json.dumps({**played("bianfeng", seed, "random"), "players": players})
              for seed in range(4)]
     archive = tmp_path / "rounds.jsonl"
     archive.write_text("\n".join(lines) + "\n")

@@ -1,7 +1,8 @@
 """core_ext/tells.py: each decision's tell of the partner's hand and of the opponents',
 checked against the definition written out here from the module doc (whether a hand beats
-a play is asked of ``legal_plays``, not of the ``count_plays`` the module uses), and a
-round's tell score against the sum written out by hand."""
+a play is asked of ``legal_plays``, not of the ``count_plays`` the module uses; the
+reference is the 提示 button's first hint, ``suggest``), and a round's tell score against
+the sum written out by hand."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from shuangkou.core import generate_replay, legal_plays
 from shuangkou.core.fairplay import RoundScore
 from shuangkou.core.replay import parse_replay
+from shuangkou.core.suggest import suggest
 from shuangkou.core.tells import DECOYS, Tell, opponents_tell, sight_score, tell, tell_score
 
 ORDINARY_BOMBS = {"bomb", "joker_bomb_3", "joker_bomb_4", "chain_bomb"}
@@ -57,48 +59,54 @@ def _decisions(variant: str, seed: int) -> list[tuple[Any, Any, Any, int]]:
     return out
 
 
+def _ordinary(reading: Any) -> bool:
+    return reading is not None and reading.kind not in ORDINARY_BOMBS
+
+
 @pytest.mark.parametrize("variant,seed", [("baibian", 1), ("huopin", 2), ("fengkuang", 3),
                                           ("bianfeng", 4)])
 def test_each_decision_tells_what_the_definition_says(variant: str, seed: int) -> None:
+    """A lead other than the reference's (both ordinary), the partner still to act: whether
+    the partner beats the play led less whether it beats the reference's. A follow over an
+    opponent's play, the partner still to act after the seat, passing where the reference
+    plays or playing where it passes: whether the partner beats the standing play. Nothing
+    else tells, and a seat that plays the reference never does."""
     kinds = set()
     for before, action, record, i in _decisions(variant, seed):
         seat = before.turn
         got = tell(before, action.cards, record.reading, seed=7, index=i)
         assert got == tell(before.copy(), action.cards, record.reading, seed=7, index=i)
+        ref = suggest(before)
         st = before.standing
-        partner = (seat + 2) % 4
-        follows = st is not None and st.seat % 2 != seat % 2
-        leads = st is None and not record.reading.is_bomb
+        hand = before.hand((seat + 2) % 4)
+        passed = action.kind == "pass"
+        follows = st is not None and st.seat % 2 != seat % 2 and passed != (ref.kind == "pass")
+        leads = st is None and _ordinary(record.reading) and _ordinary(ref.reading) and \
+            sorted(ref.cards) != sorted(action.cards)
         if not _partner_after(before, seat) or not (follows or leads):
             assert got is None, (i, got)
             continue
-        if got is None:          # a lead with no other ordinary lead to set it against
-            assert leads
-            continue
+        assert got is not None
         kinds.add(got.kind)
         assert len(got.decoy_values) == DECOYS
-        hand = before.hand(partner)
         if follows:
-            assert got.kind == "follow" and got.passed == (action.kind == "pass")
+            assert got.kind == "follow" and got.passed == passed
             assert got.value == _beats(hand, before.variant, st.reading)
             assert set(got.decoy_values) <= {0.0, 1.0}
+            assert got.score == (got.excess if passed else -got.excess)
         else:
-            assert got.kind == "lead" and not got.passed
-            # the play led, less the mean of the others: within [-1, 1], and +1 only
-            # when the partner beats the lead and none of the others
-            assert -1.0 <= got.value <= 1.0
-            if _beats(hand, before.variant, record.reading) == 0.0:
-                assert got.value <= 0.0
+            assert got.kind == "lead" and not got.passed and got.score == got.excess
+            assert got.value == _beats(hand, before.variant, record.reading) - _beats(
+                hand, before.variant, ref.reading)
     assert kinds == {"lead", "follow"}
 
 
 @pytest.mark.parametrize("variant,seed", [("baibian", 1), ("huopin", 2), ("qianbian", 3),
                                           ("bianfeng", 4)])
 def test_each_beat_tells_what_the_definition_says(variant: str, seed: int) -> None:
-    """A beat: an ordinary play over an opponent's, an opponent still to act after the seat
-    and another ordinary beat in its hand; its value is whether no opponent after can beat
-    the play chosen (ordinarily) less the mean over the others drawn, so within [-1, 1], and
-    above 0 only when none can beat it."""
+    """A beat: an ordinary play over an opponent's, an opponent still to act after the seat,
+    and the reference another ordinary beat; its value is whether no opponent after can
+    beat the play chosen (ordinarily) less the same of the reference's."""
     seen = 0
     for before, action, record, i in _decisions(variant, seed):
         seat = before.turn
@@ -106,48 +114,39 @@ def test_each_beat_tells_what_the_definition_says(variant: str, seed: int) -> No
         assert got == opponents_tell(before.copy(), action.cards, record.reading, seed=7,
                                      index=i)
         st = before.standing
-        if st is None or action.kind == "pass" or record.reading.is_bomb or \
-                st.seat % 2 == seat % 2:
-            assert got is None, (i, got)
-            continue
-        opponents = [s for s in _after(before, seat) if s % 2 != seat % 2]
-        others = [p for p in legal_plays(list(before.hand(seat)), before.variant, st.reading)
-                  if p.reading.kind not in ORDINARY_BOMBS
-                  and sorted(p.cards) != sorted(action.cards)]
-        if not opponents or not others:
+        ref = suggest(before)
+        opponents = [] if st is None else [s for s in _after(before, seat) if s % 2 != seat % 2]
+        if st is None or st.seat % 2 == seat % 2 or not opponents or \
+                not _ordinary(record.reading) or not _ordinary(ref.reading) or \
+                sorted(ref.cards) == sorted(action.cards):
             assert got is None, (i, got)
             continue
         seen += 1
         assert got is not None and got.kind == "beat" and not got.passed
-        assert len(got.decoy_values) == DECOYS and -1.0 <= got.value <= 1.0
-        safe = not any(_beats(before.hand(s), before.variant, record.reading)
-                       for s in opponents)
-        if not safe:
-            assert got.value <= 0.0
-        if len(others) == 1:       # the one other beat: the value is a difference of two
-            other = not any(_beats(before.hand(s), before.variant, others[0].reading)
-                            for s in opponents)
-            assert got.value == float(safe) - float(other)
+        assert len(got.decoy_values) == DECOYS and got.score == got.excess
+
+        def safe(reading: Any, r: Any = before, after: list[int] = opponents) -> float:
+            return float(not any(_beats(r.hand(s), r.variant, reading) for s in after))
+        assert got.value == safe(record.reading) - safe(ref.reading)
     assert seen > 0
 
 
 def test_a_seats_sight_score_adds_its_beats_to_its_tells() -> None:
     beat = Tell("beat", False, 1.0, (0.0,) * 8)                         # excess +1
     follow = Tell("follow", True, 1.0, (0.0, 1.0))                     # excess +0.5
-    assert sight_score([beat, follow]) == RoundScore(1.0, 1.0, 2)     # the pass rate is 1
+    assert sight_score([beat, follow]) == RoundScore(1.5, 1.5, 2)
     assert sight_score([]) is None
 
 
-def test_a_seats_tell_score_is_its_leads_and_its_follows_covariance() -> None:
+def test_a_seats_tell_score_sums_its_tells_a_follow_signed_by_its_departure() -> None:
     lead = Tell("lead", False, 0.5, (0.0,) * 4 + (0.5,) * 4)        # excess 0.5 - 0.25
-    pass_beat = Tell("follow", True, 1.0, (0.0, 1.0))                 # excess +0.5
-    play_beat = Tell("follow", False, 1.0, (1.0, 1.0))                # excess 0
-    play_none = Tell("follow", False, 0.0, (1.0, 0.0))                # excess -0.5
-    rate = 1 / 3                                                      # one pass in three
-    want = 0.25 + (1 - rate) * 0.5 + (0 - rate) * 0.0 + (0 - rate) * -0.5
+    pass_beat = Tell("follow", True, 1.0, (0.0, 1.0))                 # passed: +0.5
+    play_beat = Tell("follow", False, 1.0, (1.0, 1.0))                # played: -0
+    play_none = Tell("follow", False, 0.0, (1.0, 0.0))                # played: -(-0.5)
+    want = 0.25 + 0.5 - 0.0 + 0.5
     got = tell_score([[lead, pass_beat, play_beat, play_none]])
     assert got == RoundScore(pytest.approx(want), pytest.approx(want), 4)
-    # a partnership's seats are each centred on their own pass rate, then summed
+    # a partnership's seats are summed
     both = tell_score([[pass_beat], [play_none]])
-    assert both == RoundScore(0.0, 0.0, 2)
+    assert both == RoundScore(1.0, 1.0, 2)
     assert tell_score([[], []]) is None

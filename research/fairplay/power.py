@@ -330,9 +330,12 @@ def study(folder: Path, kinds: Sequence[str] | None = None, *,
                 # both tests must flag (core_ext/fairplay.py Sums.signal): the smaller rate
                 implied = [min(_implied(top, ALPHAS[0], d + x), _implied(top, ALPHAS[0], own + x))
                            for x in (-half, 0.0, half)]
-                row.update(d=d, d_half=half, d_own=own, carried=carried, implied=implied)
-                tail = (f"   {d:+.3f} ±{half:.3f}  {own:+.3f}  {implied[1]:.3f} "
-                        f"[{implied[0]:.3f}, {implied[2]:.3f}]")
+                row.update(carried=carried)
+                tail = "   no round carried evidence"    # a seat that plays the reference
+                if carried >= 2:
+                    row.update(d=d, d_half=half, d_own=own, implied=implied)
+                    tail = (f"   {d:+.3f} ±{half:.3f}  {own:+.3f}  {implied[1]:.3f} "
+                            f"[{implied[0]:.3f}, {implied[2]:.3f}]")
             elif signal == "thrown_rounds":
                 named = [g.get("named_thrown") for g in got]
                 if any(x is not None for x in named):

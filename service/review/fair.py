@@ -234,12 +234,13 @@ def round_fair(decisions: Iterable[Reviewed]) -> RoundFair:
 
 
 def evidence_text(e: Evidence, minus: str = "-") -> str:
-    """One view's evidence for people: the taken action's regret on the true hands and on
-    each decoy (never negative), and the excess with its sign (``minus``: the page writes a
-    true minus sign)."""
-    decoys = ", ".join(f"{r:.1f}" for r in e.decoy_regrets)
+    """One view's evidence for people: the taken action's regret against the reference on
+    the true hands and on each decoy, and the excess with its sign (``minus``: the page
+    writes a true minus sign)."""
+    decoys = ", ".join(f"{r:.1f}".replace("-", minus) for r in e.decoy_regrets)
     excess = f"{e.excess:+.1f}".replace("-", minus)
-    return f"{VIEW_NAMES[e.kind]}: regret {e.regret:.1f}, decoys {decoys} (excess {excess})"
+    regret = f"{e.regret:.1f}".replace("-", minus)
+    return f"{VIEW_NAMES[e.kind]}: regret {regret}, decoys {decoys} (excess {excess})"
 
 
 def tell_text(t: Tell, minus: str = "-") -> str:
@@ -249,14 +250,14 @@ def tell_text(t: Tell, minus: str = "-") -> str:
         seen = sum(1 for v in t.decoy_values if v)
         return (f"tell, follow: the partner's hand {'beats' if t.value else 'does not beat'} "
                 f"the standing play, as {seen} of {len(t.decoy_values)} decoys do; the seat "
-                f"{'passed' if t.passed else 'played'}")
+                f"{'passed where the first hint plays' if t.passed else 'played where the first hint passes'}")
     mean = sum(t.decoy_values) / len(t.decoy_values)
     if t.kind == "beat":
         return (f"tell, beat: no opponent after the seat can beat the play chosen "
-                f"{t.value:+.2f} more often than the other beats, {mean:+.2f} on the decoys "
+                f"{t.value:+.2f} more often than the first hint's, {mean:+.2f} on the decoys "
                 f"(excess {t.excess:+.2f})").replace("-", minus)
     return (f"tell, lead: the partner beats the play led {t.value:+.2f} more often than the "
-            f"other leads, {mean:+.2f} on the decoys (excess {t.excess:+.2f})"
+            f"first hint's, {mean:+.2f} on the decoys (excess {t.excess:+.2f})"
             ).replace("-", minus)
 
 
