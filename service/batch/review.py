@@ -71,10 +71,12 @@ MIN_DECISIONS = 200
 #: Rounds carrying evidence below which a fair-play signal is marked small and never
 #: flagged (docs/decisions/engineering.md E78).
 MIN_ROUNDS = 10
-#: The format of the fair-play sums a partition keeps (4: a player's rounds hold its
-#: concessions beside its blocks; 3 its blocks alone; 2 the information signals' sums
-#: without the rounds' own scores; 1 a player's rounds as losses).
-FAIR_SUMS = 4
+#: The format of the fair-play sums a partition keeps (5: the views' regrets and the tells
+#: read against the reference action, E92; 4: against the view's best, the leads not chosen
+#: and the pass rate, a player's rounds holding its concessions beside its blocks; 3 its
+#: blocks alone; 2 the information signals' sums without the rounds' own scores; 1 a
+#: player's rounds as losses).
+FAIR_SUMS = 5
 #: The one-sided p-value below which a fair-play signal over enough rounds is flagged.
 ALPHA = 0.01
 #: 25 replays are a few minutes of review on one core at the default budget: a lost
@@ -99,13 +101,12 @@ CAVEATS = (
     f"honest partnership or player, so at p < {ALPHA} about one in {round(1 / ALPHA)} is "
     "flagged by chance alone; the summary says how many were tested and how many flags "
     "chance makes among them. Each round counts on its own and beyond its table's (the same "
-    "deal, the same evaluator), both to flag; the panel's honest styles came to at most 2.6 % "
-    "of matches flagged at p < 0.05 and 0.4 % at p < 0.01 on hand sharing and full sight, but "
-    "the rule policy facing blind, bomb-happy or random play was flagged in up to 22 % (hand "
-    "sharing) and 31 % (full sight) of 50-round matches at p < 0.05 (docs/BENCHMARKS.md "
-    "\"Fair play\"): read a flag against the opponents' play. On thrown rounds, every "
-    "honest style at most 5.4 % at p < 0.05 and 1.4 % at p < 0.01 over 10, 20 and 50 "
-    "rounds.",
+    "deal, the same evaluator), both to flag; facing the rule policy, the panel's honest "
+    "styles came to at most 4.8 % of matches flagged at p < 0.05 and 0.8 % at p < 0.01 on "
+    "hand sharing, 5.1 % and 1.0 % on full sight, over 10, 20 and 50 rounds "
+    "(docs/BENCHMARKS.md \"Fair play\"); tables where neither partnership plays the "
+    "reference were not measured. On thrown rounds, every honest style at most 5.4 % at "
+    "p < 0.05 and 1.4 % at p < 0.01.",
     f"Minimum sample: figures over fewer than {MIN_DECISIONS} non-forced decisions, and "
     f"fair-play signals over fewer than {MIN_ROUNDS} rounds that carried evidence, are marked "
     "small; do not rank or flag anyone on them.",
