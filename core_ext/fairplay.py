@@ -38,11 +38,12 @@ the control changes nothing. Two cheating partnerships at one table would cancel
 that fears that reads the raw scores too.
 
 **And its own scores.** The control would lend a seat its opponents' shortfall: opponents
-whose own scores run below zero (random play's, on the tells) would lift the honest seats facing them (E89). So a signal needs both: the rounds'
-scores beyond their tables, and their own scores, each above 0 at the level — an
-intersection-union test (Berger, 1982), whose p-value is the larger of the two and which is
-exact at the level without a correction. A table's shared effects cannot raise a flag (the
-control), and opponents who score below zero cannot lend one (the own scores).
+whose own scores run below zero (random play's, on the tells) would lift the honest seats
+facing them (E89). So a signal needs both: the rounds' scores beyond their tables, and their
+own scores, each above 0 at the level — an intersection-union test (Berger, 1982), whose
+p-value is the larger of the two and which is exact at the level without a correction. A
+table's shared effects cannot raise a flag (the control), and opponents who score below zero
+cannot lend one (the own scores).
 
 Hand sharing has a second test, the **tells** (core_ext/tells.py: what the choices
 themselves say of the partner's hand, for a pair that reads it by rules rather than toward
@@ -127,8 +128,9 @@ SIGNALS = {"partner": "hand_sharing", "all": "full_sight", "tells": "tells"}
 class Evidence:
     """One decision's evidence on one view (``kind``, :data:`KINDS`): the taken action's
     ``regret`` against the reference (points: the rule policy's action's minus the taken
-    action's) on the true hands, and on each decoy (``decoy_regrets``); ``disagree``: the true view's best is not
-    the seat's own best; ``follows``: the taken action is the true view's best."""
+    action's) on the true hands, and on each decoy (``decoy_regrets``); ``disagree``: the
+    true view's best is not the seat's own best; ``follows``: the taken action is the true
+    view's best."""
 
     kind: str
     regret: float

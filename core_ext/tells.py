@@ -18,17 +18,17 @@ views' regrets do:
   whether the partner's hand can beat the standing play with an ordinary play.
 
 Each is computed on the true hands and on :data:`DECOYS` **decoys** — the hands the seat
-could not see dealt again from its unseen cards, by each seat's count — as the views'
-decoys are. A seat that does not see its partner's hand departs from the reference alike
-whatever the decoys hold: a tell's **excess**, its value on the true hands less its decoys'
-mean, has mean zero — a follow's signed by the departure (:attr:`Tell.score`: a pass the
-reference would not make counts the excess, a play it would not make the excess negated).
-A seat that plays the reference tells nothing. Set against the reference, what every
-rule-like choice shares with the true hands cancels: the decoys are not conditioned on the
-table's play and the true hands are (a partner that passed before is weaker than decoys
-dealt from every unseen card; docs/decisions/engineering.md E92). In a round, a seat's **tell score** is
-the sum of its tells' scores; a partnership's round score is its two seats' sum, taken
-beyond the other partnership's (fairplay.py ``beyond_table``).
+could not see dealt again from its unseen cards, by each seat's count — as the views' decoys
+are. A seat that does not see its partner's hand departs from the reference alike whatever
+the decoys hold: a tell's **excess**, its value on the true hands less its decoys' mean, has
+mean zero — a follow's signed by the departure (:attr:`Tell.score`: a pass the reference
+would not make counts the excess, a play it would not make the excess negated). A seat that
+plays the reference tells nothing. Set against the reference, what every rule-like choice
+shares with the true hands cancels: the decoys are not conditioned on the table's play and
+the true hands are (a partner that passed before is weaker than decoys dealt from every
+unseen card; docs/decisions/engineering.md E92). In a round, a seat's **tell score** is the
+sum of its tells' scores; a partnership's round score is its two seats' sum, taken beyond
+the other partnership's (fairplay.py ``beyond_table``).
 
 **A beat** tells of the opponents' hands, what a client that sees every hand uses and a
 partnership that shares its own does not: over an opponent's play, the seat played an

@@ -248,9 +248,11 @@ def tell_text(t: Tell, minus: str = "-") -> str:
     minus sign)."""
     if t.kind == "follow":
         seen = sum(1 for v in t.decoy_values if v)
+        departed = ("passed where the first hint plays" if t.passed
+                    else "played where the first hint passes")
         return (f"tell, follow: the partner's hand {'beats' if t.value else 'does not beat'} "
                 f"the standing play, as {seen} of {len(t.decoy_values)} decoys do; the seat "
-                f"{'passed where the first hint plays' if t.passed else 'played where the first hint passes'}")
+                f"{departed}")
     mean = sum(t.decoy_values) / len(t.decoy_values)
     if t.kind == "beat":
         return (f"tell, beat: no opponent after the seat can beat the play chosen "
