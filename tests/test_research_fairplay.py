@@ -312,24 +312,32 @@ def test_the_commands_run(tmp_path: Path) -> None:
     assert re.search(r"^honest-blind\s+honest\s+2\s", tells, re.M), out
 
 
-#: The reviewed rounds behind docs/BENCHMARKS.md "Fair play" (``research.fairplay keep``).
+#: The reviewed rounds behind docs/BENCHMARKS.md "Fair play" (``research.fairplay keep``):
+#: the panel against the rule policy, and a part of it against 托管's search.
 KEPT = ROOT / "research" / "results" / "fairplay"
+KEPT_SEARCH = ROOT / "research" / "results" / "fairplay-search"
 _ROW = re.compile(r"^\| `([\w -]+)` \| (honest|cheat|other) \| (\d+) \|(.*)\|$", re.M)
 _D = re.compile(r"([+-]\d\.\d{3}) ± (\d\.\d{3})")
 
 
+@pytest.mark.parametrize("folder,first,signals", [
+    (KEPT, 0, ["hand_sharing", "tells", "full_sight", "sight", "engine", "thrown_rounds"]),
+    (KEPT_SEARCH, 6, ["hand_sharing", "full_sight"]),
+], ids=["rule", "search"])
 def test_the_documented_fair_play_figures_are_what_the_kept_rounds_give(
+        folder: Path, first: int, signals: list[str],
         capsys: pytest.CaptureFixture[str]) -> None:
     """docs/BENCHMARKS.md "Fair play": each table's kinds, roles and pooled rounds, and the
     information signals' ``d`` with its interval and their own scores' ``d``, are what
-    ``study`` makes of the rounds kept in research/results/fairplay (the rates are
-    resampled: the command in the section prints them again)."""
+    ``study`` makes of the rounds kept in research/results/fairplay (the first six tables)
+    and research/results/fairplay-search (the two after them; the rates are resampled: the
+    commands in the section print them again)."""
     section = (ROOT / "docs" / "BENCHMARKS.md").read_text().split("\n## Fair play\n", 1)[1]
+    section = section.split("\n## ", 1)[0]
     tables = [t for t in section.split("\n\n") if _ROW.search(t)]
-    signals = ["hand_sharing", "tells", "full_sight", "sight", "engine", "thrown_rounds"]
-    got = study(KEPT, sizes=[10], matches=1, signals=signals)
+    got = study(folder, sizes=[10], matches=1, signals=signals)
     capsys.readouterr()
-    for signal, table in zip(signals, tables, strict=False):
+    for signal, table in zip(signals, tables[first:first + len(signals)], strict=True):
         documented = {m[0]: m[1:] for m in _ROW.findall(table)}
         rows = got["signals"][signal]
         assert set(documented) == {r["kind"] for r in rows}, signal

@@ -104,9 +104,10 @@ CAVEATS = (
     "deal, the same evaluator), both to flag; facing the rule policy, the panel's honest "
     "styles came to at most 4.8 % of matches flagged at p < 0.05 and 0.8 % at p < 0.01 on "
     "hand sharing, 5.1 % and 1.0 % on full sight, over 10, 20 and 50 rounds "
-    "(docs/BENCHMARKS.md \"Fair play\"); tables where neither partnership plays the "
-    "reference were not measured. On thrown rounds, every honest style at most 5.4 % at "
-    "p < 0.05 and 1.4 % at p < 0.01.",
+    "(docs/BENCHMARKS.md \"Fair play\"); facing 托管's search, the hoarder and bomber "
+    "styles were flagged on full sight in up to 29 % and 14 % of 50-round matches at "
+    "p < 0.05: read a full-sight flag against the opponents' strength. On thrown rounds, "
+    "every honest style at most 5.4 % at p < 0.05 and 1.4 % at p < 0.01.",
     f"Minimum sample: figures over fewer than {MIN_DECISIONS} non-forced decisions, and "
     f"fair-play signals over fewer than {MIN_ROUNDS} rounds that carried evidence, are marked "
     "small; do not rank or flag anyone on them.",
