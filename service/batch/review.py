@@ -107,7 +107,10 @@ CAVEATS = (
     "(docs/BENCHMARKS.md \"Fair play\"); facing 托管's search, the hoarder and bomber "
     "styles were flagged on full sight in up to 29 % and 14 % of 50-round matches at "
     "p < 0.05: read a full-sight flag against the opponents' strength. On thrown rounds, "
-    "every honest style at most 5.4 % at p < 0.05 and 1.4 % at p < 0.01.",
+    "every honest style facing the rule policy at most 5.4 % at p < 0.05 and 1.4 % at "
+    "p < 0.01; facing weaker styles, 托管's search was flagged in up to 68 % of 50-round "
+    "matches (it lets runs of tricks go in rounds its side wins): read a thrown-rounds flag "
+    "with the round it names, and a round the player's side won is no thrown round.",
     f"Minimum sample: figures over fewer than {MIN_DECISIONS} non-forced decisions, and "
     f"fair-play signals over fewer than {MIN_ROUNDS} rounds that carried evidence, are marked "
     "small; do not rank or flag anyone on them.",
