@@ -226,7 +226,8 @@ class PlayerFair:
     ``rounds``: per round with a chance to block or to concede, in archive order, ``[label,
     blocks, chances, concessions, chances to concede]`` (the thrown-round test's,
     core_ext/fairplay.py ``GiveUps``), the label the opponent who gained most with the
-    round's source (what the test names)."""
+    round's source and the player's side's final amount there (what the test names: a round
+    the player's side won fed no opponent)."""
 
     full_sight: Sums = field(default_factory=Sums)
     engine: int = 0
@@ -313,7 +314,8 @@ class ReviewStats(Stats):
             mine.engine_rounds += bool(tells.engine + tells.rule)
             g = scores.give_ups[seat]
             if g.chances or g.to_concede:
-                mine.rounds.append([f"{names[gained_most(final, seat)]} ({source})",
+                mine.rounds.append([f"{names[gained_most(final, seat)]} ({source}; the "
+                                    f"player's side {final[seat]:+d})",
                                     g.blocks, g.chances, g.concessions, g.to_concede])
 
     def merge_more(self, other: Stats) -> None:
