@@ -241,7 +241,7 @@ def test_fair_play_sums_are_the_cores_signals_and_merge_exactly() -> None:
     parts = fair["players"]["q"]["full_sight"]["parts"]
     assert parts["tells"]["rounds"] == 0 and parts["views"]["rounds"] == 12
     # thrown rounds of q: its blocks crowd into round 4 (index 3); r gained most there, and
-    # q's side (table seat 1) ended it on -27. s blocks as often in every round: not flagged
+    # q (table seat 1) ended it on -27. s blocks as often in every round: not flagged
     thrown = fair["players"]["q"]["thrown_rounds"]
     want = fairplay.thrown_signal([fairplay.GiveUps(3 if k == 3 else 0, 4)
                                    for k in range(12)])
@@ -249,7 +249,7 @@ def test_fair_play_sums_are_the_cores_signals_and_merge_exactly() -> None:
     assert thrown["estimate"] == pytest.approx(want.estimate, abs=1e-3) == 1.0
     assert thrown["p"] == float(f"{want.p:.4g}") < 0.01
     assert thrown["note"] == \
-        "round 3: 3 of 4 chances blocked, 0 of 0 conceded; r (f line 4; the player's side " \
+        "round 3: 3 of 4 chances blocked, 0 of 0 conceded; r (f line 4; the player's final " \
         "-27) gained most"
     assert thrown["flagged"]
     steady = fair["players"]["s"]["thrown_rounds"]

@@ -109,8 +109,9 @@ CAVEATS = (
     "p < 0.05: read a full-sight flag against the opponents' strength. On thrown rounds, "
     "every honest style facing the rule policy at most 5.4 % at p < 0.05 and 1.4 % at "
     "p < 0.01; facing weaker styles, 托管's search was flagged in up to 68 % of 50-round "
-    "matches (it lets runs of tricks go in rounds its side wins): read a thrown-rounds flag "
-    "with the round it names, and a round the player's side won is no thrown round.",
+    "matches (it lets runs of tricks go in rounds it ends ahead in): read a thrown-rounds "
+    "flag with the round it names, and a round the player ended ahead in is no thrown "
+    "round.",
     f"Minimum sample: figures over fewer than {MIN_DECISIONS} non-forced decisions, and "
     f"fair-play signals over fewer than {MIN_ROUNDS} rounds that carried evidence, are marked "
     "small; do not rank or flag anyone on them.",
@@ -226,8 +227,8 @@ class PlayerFair:
     ``rounds``: per round with a chance to block or to concede, in archive order, ``[label,
     blocks, chances, concessions, chances to concede]`` (the thrown-round test's,
     core_ext/fairplay.py ``GiveUps``), the label the opponent who gained most with the
-    round's source and the player's side's final amount there (what the test names: a round
-    the player's side won fed no opponent)."""
+    round's source and the player's own final amount there (what the test names: a round the
+    player ended ahead in is no thrown round)."""
 
     full_sight: Sums = field(default_factory=Sums)
     engine: int = 0
@@ -315,7 +316,7 @@ class ReviewStats(Stats):
             g = scores.give_ups[seat]
             if g.chances or g.to_concede:
                 mine.rounds.append([f"{names[gained_most(final, seat)]} ({source}; the "
-                                    f"player's side {final[seat]:+d})",
+                                    f"player's final {final[seat]:+d})",
                                     g.blocks, g.chances, g.concessions, g.to_concede])
 
     def merge_more(self, other: Stats) -> None:
