@@ -263,6 +263,27 @@ def test_the_archive_is_deterministic_and_its_replays_valid(tmp_path: Path) -> N
     assert "thrown_rounds" in labels["players"]["throw-rule-00-a"]
 
 
+def test_an_archive_against_the_search_seats_the_search_as_the_reference(
+        tmp_path: Path) -> None:
+    """``generate --reference search`` (docs/BENCHMARKS.md "Against 托管's search"): the
+    reference partnership is 托管's search, named and labelled so, and the deals are the ones
+    against the rule policy: a round is dealt from the seed, the match and the round alone,
+    so an archive's kinds can be generated apart and put together."""
+    rule, search = tmp_path / "rule", tmp_path / "search"
+    archive.generate(rule, ["honest-blind"], matches=1, rounds=1, variants=["bianfeng"])
+    archive.generate(search, ["honest-blind"], matches=1, rounds=1, variants=["bianfeng"],
+                     reference="search")
+    labels = json.loads((search / archive.LABELS).read_text())
+    assert labels["reference"] == "search"
+    [doc] = [json.loads(x) for x in (search / "honest-blind.jsonl").read_text().splitlines()]
+    score_replay(doc)
+    refs = [p for p in doc["players"] if labels["players"][p]["role"] == "reference"]
+    assert refs == ["ref-search-honest-blind-00-a", "ref-search-honest-blind-00-b"]
+    assert all(labels["players"][p]["kind"] == "ref-search" for p in refs)
+    [other] = [json.loads(x) for x in (rule / "honest-blind.jsonl").read_text().splitlines()]
+    assert doc["hands"] == other["hands"] and doc["players"] != other["players"]
+
+
 def test_the_study_runs_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A tiny archive generated, reviewed with fair play (a small budget), its tells and
     blocks computed and studied: a table per signal, a row per kind (the reference seats' per
