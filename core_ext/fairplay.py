@@ -82,11 +82,10 @@ come singly or in twos where a moment calls for them (托管's search, more ofte
 cards left), and on pairs (Σ give-ups²) that flagged the search in 7.3 % of 50-round
 matches at 5 %; a thrown round holds them by the handful (the thrower's: 6.4 a round, three
 or more in 87 %), which triples count as well (E91). What the test does not hold to is a
-strong player facing weaker ones: 托管's search, waiting with a free beat while an opponent
-runs off singles, its partner out or about to go out, crowds its concessions into rounds it
-ends ahead in, and is flagged far above the nominal rate (docs/BENCHMARKS.md "Against 托管's
-search"). A round the player ended ahead in is no thrown round: a flag is read with the
-round it names.
+strong player facing weaker ones: 托管's search, letting tricks go while it holds a free
+beat, crowds its concessions into rounds it ends ahead in, and is flagged far above the
+nominal rate (docs/BENCHMARKS.md "Against 托管's search"). A round the player ended ahead
+in is no thrown round: a flag is read with the round it names.
 
 **Engine assistance.** A player who plays the engine's choices takes them where the engine
 departs from plain play: among the decisions where 托管's choice (rollouts.py

@@ -341,13 +341,14 @@ _ROW = re.compile(r"^\| `([\w -]+)` \| (honest|cheat|other) \| (\d+) \|(.*)\|$",
 _D = re.compile(r"([+-]\d\.\d{3}) ± (\d\.\d{3})")
 
 
-@pytest.mark.parametrize("folder,first,signals", [
-    (KEPT, 0, ["hand_sharing", "tells", "full_sight", "sight", "engine", "thrown_rounds"]),
-    (KEPT_SEARCH, 6, ["hand_sharing", "tells", "full_sight", "sight", "engine", "thrown_rounds"]),
-], ids=["rule", "search"])
+#: The section's tables for each kept folder, in order.
+TABLES = ["hand_sharing", "tells", "full_sight", "sight", "engine", "thrown_rounds"]
+
+
+@pytest.mark.parametrize("folder,first", [(KEPT, 0), (KEPT_SEARCH, len(TABLES))],
+                         ids=["rule", "search"])
 def test_the_documented_fair_play_figures_are_what_the_kept_rounds_give(
-        folder: Path, first: int, signals: list[str],
-        capsys: pytest.CaptureFixture[str]) -> None:
+        folder: Path, first: int, capsys: pytest.CaptureFixture[str]) -> None:
     """docs/BENCHMARKS.md "Fair play": each table's kinds, roles and pooled rounds, and the
     information signals' ``d`` with its interval and their own scores' ``d``, are what
     ``study`` makes of the rounds kept in research/results/fairplay (the first six tables)
@@ -356,9 +357,9 @@ def test_the_documented_fair_play_figures_are_what_the_kept_rounds_give(
     section = (ROOT / "docs" / "BENCHMARKS.md").read_text().split("\n## Fair play\n", 1)[1]
     section = section.split("\n## ", 1)[0]
     tables = [t for t in section.split("\n\n") if _ROW.search(t)]
-    got = study(folder, sizes=[10], matches=1, signals=signals)
+    got = study(folder, sizes=[10], matches=1, signals=TABLES)
     capsys.readouterr()
-    for signal, table in zip(signals, tables[first:first + len(signals)], strict=True):
+    for signal, table in zip(TABLES, tables[first:first + len(TABLES)], strict=True):
         documented = {m[0]: m[1:] for m in _ROW.findall(table)}
         rows = got["signals"][signal]
         assert set(documented) == {r["kind"] for r in rows}, signal
@@ -370,6 +371,25 @@ def test_the_documented_fair_play_figures_are_what_the_kept_rounds_give(
                 assert d is not None and (d[1], d[2]) == (f"{r['d']:+.3f}",
                                                           f"{r['d_half']:.3f}"), r["kind"]
                 assert cells.rstrip().endswith(f"| {r['d_own']:+.3f}"), r["kind"]
+
+
+def test_the_searchs_crowded_give_ups_fall_in_rounds_it_ends_ahead_in() -> None:
+    """docs/BENCHMARKS.md "Against 托管's search", thrown rounds: facing the panel, the
+    search's own seats' rounds of three or more give-ups (blocks and concessions) are rounds
+    it ended ahead in, 26 of 29, mostly concessions (90 of their 116 give-ups) — one of them
+    seven concessions, ending +22."""
+    from research.fairplay.reviewed import reviewed_rows
+    from research.fairplay.told import tells_rows
+
+    crowded = []
+    for kind, rows in tells_rows(KEPT_SEARCH).items():
+        final = {r["line"]: r["final"] for r in reviewed_rows(KEPT_SEARCH / f"{kind}.jsonl.gz")}
+        crowded += [(b[0], b[2], final[r["line"]][s]) for r in rows
+                    for s, b in enumerate(r["blocks"])
+                    if r["players"][s].startswith("ref-") and b[0] + b[2] >= 3]
+    assert (sum(f > 0 for *_, f in crowded), len(crowded)) == (26, 29)
+    assert (sum(c for _, c, _ in crowded), sum(b + c for b, c, _ in crowded)) == (90, 116)
+    assert (0, 7, 22) in crowded
 
 
 def test_the_kept_tells_are_what_review_replays_computes() -> None:
