@@ -69,23 +69,25 @@ where the seat **gives up** against its own side, in either of two ways:
   joker and breaks no four of a kind (:func:`concedes`); passing then is a
   **concession**.
 
-Honest players give up at a steady rate of their own — rule-like ones never (neither a block
-nor a concession in the panel's 11,200 reference rounds), random play about once a round
-each — so a player's give-ups, given how many it made of each kind, fall on its chances
-alike in every round; a thrower's crowd into the rounds it throws. The test is exact for
-that: the statistic is the give-ups' **crowding**, the triples of give-ups that fall in one
-round (Σ over rounds of C(give-ups, 3)), its p-value the share of deals of the same blocks
-among the player's chances to block and the same concessions among its chances to concede,
-at random (rounds' chances kept), that crowd as much, with the round of most give-ups and
-the opponent who gained most in it named. Triples, not pairs: an honest player's give-ups
-come singly or in twos where a moment calls for them (托管's search, more often with few
-cards left), and on pairs (Σ give-ups²) that flagged the search in 7.3 % of 50-round
-matches at 5 %; a thrown round holds them by the handful (the thrower's: 6.4 a round, three
-or more in 87 %), which triples count as well (E91). What the test does not hold to is a
-strong player facing weaker ones: 托管's search, letting tricks go while it holds a free
-beat, crowds its concessions into rounds it ends ahead in, and is flagged far above the
-nominal rate (docs/BENCHMARKS.md "Against 托管's search"). A round the player ended ahead
-in is no thrown round: a flag is read with the round it names.
+Only the rounds the player **lost** count (its final amount below 0, :attr:`GiveUps.lost`):
+a round it did not lose moved none of its points to the opponents, whatever it gave up
+there. Honest players give up at a steady rate of their own — rule-like ones never (neither
+a block nor a concession in the panel's 11,200 reference rounds), random play about once a
+round each — so among the rounds a player lost, its give-ups, given how many it made of each
+kind, fall on its chances alike in every round; a thrower's crowd into the rounds it throws.
+The test is exact for that: the statistic is the give-ups' **crowding**, the triples of
+give-ups that fall in one lost round (Σ over those rounds of C(give-ups, 3)), its p-value
+the share of deals of the same blocks among the player's chances to block and the same
+concessions among its chances to concede in those rounds, at random (rounds' chances kept),
+that crowd as much, with the lost round of most give-ups and the opponent who gained most
+in it named. Triples, not pairs: an honest player's give-ups come singly or in twos where a
+moment calls for them (托管's search, more often with few cards left), and on pairs
+(Σ give-ups²) that flagged the search in 7.3 % of 50-round matches at 5 %; a thrown round
+holds them by the handful (the thrower's: 6.4 a round, three or more in 87 %), which
+triples count as well (E91). Lost rounds, not every round: a strong player facing weaker
+ones gives up where its side is ahead — 托管's search lets tricks go while it holds a free
+beat, in rounds it ends ahead in — and over every round its give-ups crowd as a thrower's
+do (E93).
 
 **Engine assistance.** A player who plays the engine's choices takes them where the engine
 departs from plain play: among the decisions where 托管's choice (rollouts.py
@@ -505,36 +507,47 @@ def concedes(before: Round, cards: Sequence[int]) -> bool | None:
 class GiveUps:
     """One player's round for the thrown-round test (module doc): its ``chances`` to block
     and the ``blocks`` among them, its chances to concede (``to_concede``) and the
-    ``concessions`` among them."""
+    ``concessions`` among them, and its ``final`` amount in the round (the test counts the
+    rounds it lost, :attr:`lost`)."""
 
     blocks: int
     chances: int
-    concessions: int = 0
-    to_concede: int = 0
+    concessions: int
+    to_concede: int
+    final: int
+
+    @property
+    def lost(self) -> bool:
+        """Whether the player ended the round below 0: only such a round moved its points to
+        the opponents, and only such rounds count (module doc)."""
+        return self.final < 0
 
 
 def thrown_signal(rounds: Sequence[GiveUps], gainers: Sequence[str] = (), *,
                   permutations: int = 2000, enough: int = 20, seed: int = 0) -> Signal:
     """Thrown rounds (module doc) over one player's rounds, ``gainers[r]`` (if given) who
-    gained most in round r among its opponents. The estimate is the give-ups' crowding per
-    give-up (3 Σ C(give-ups, 3) / give-ups: for a give-up, the pairs of other give-ups in its
-    round, on average; 0 unless some round holds three), its interval the 95 % range of the
-    same with the blocks and the concessions dealt again at random among their chances; the
-    p-value the share of such deals that crowd as much — sequential (Besag and Clifford,
-    1991): the deals stop once ``enough`` have reached it (a player far from a flag costs a
-    few dozen, not ``permutations``), p = ``enough`` / deals made; else after
-    ``permutations``, p = (those that reached it + 1) / (``permutations`` + 1). ``evidence``
-    counts the rounds with a chance. Deterministic for ``seed``."""
+    gained most in round r among its opponents. Only the rounds the player lost count
+    (:attr:`GiveUps.lost`). The estimate is their give-ups' crowding per give-up
+    (3 Σ C(give-ups, 3) / give-ups: for a give-up, the pairs of other give-ups in its round,
+    on average; 0 unless some lost round holds three), its interval the 95 % range of the
+    same with the blocks and the concessions dealt again at random among their chances in
+    those rounds; the p-value the share of such deals that crowd as much — sequential
+    (Besag and Clifford, 1991): the deals stop once ``enough`` have reached it (a player far
+    from a flag costs a few dozen, not ``permutations``), p = ``enough`` / deals made; else
+    after ``permutations``, p = (those that reached it + 1) / (``permutations`` + 1).
+    ``evidence`` counts the lost rounds with a chance; the note names the lost round of most
+    give-ups, by its index in ``rounds``. Deterministic for ``seed``."""
     for r in rounds:
         if not (0 <= r.blocks <= r.chances and 0 <= r.concessions <= r.to_concede):
             raise ValueError("a round's blocks must be 0 to its chances, and its concessions "
                              f"0 to its chances to concede; got {r}")
-    evidence = sum(1 for r in rounds if r.chances or r.to_concede)
-    given = [r.blocks + r.concessions for r in rounds]
+    lost = [k for k, r in enumerate(rounds) if r.lost]
+    evidence = sum(1 for k in lost if rounds[k].chances or rounds[k].to_concede)
+    given = [rounds[k].blocks + rounds[k].concessions for k in lost]
     total = sum(given)
     if total == 0:
         return Signal("thrown_rounds", evidence, 0.0, 0.0, 0.0, 0.0, 1.0)
-    at = max(range(len(rounds)), key=lambda k: (given[k], -k))
+    at = lost[max(range(len(lost)), key=lambda i: (given[i], -i))]
     r = rounds[at]
     note = (f"round {at}: {r.blocks} of {r.chances} chances blocked, {r.concessions} of "
             f"{r.to_concede} conceded"
@@ -543,16 +556,17 @@ def thrown_signal(rounds: Sequence[GiveUps], gainers: Sequence[str] = (), *,
     # deals are compared on 6 Σ C(g, 3) = Σ g(g − 1)(g − 2), in integers (no deal comes below
     # 0: p = 1 when no round holds three, after ``enough`` deals)
     triples = sum(g * (g - 1) * (g - 2) for g in given)
-    strata = [([k for k, x in enumerate(rounds) for _ in range(x.chances)],
-               sum(x.blocks for x in rounds)),
-              ([k for k, x in enumerate(rounds) for _ in range(x.to_concede)],
-               sum(x.concessions for x in rounds))]
+    mine = [rounds[k] for k in lost]
+    strata = [([i for i, x in enumerate(mine) for _ in range(x.chances)],
+               sum(x.blocks for x in mine)),
+              ([i for i, x in enumerate(mine) for _ in range(x.to_concede)],
+               sum(x.concessions for x in mine))]
     rng = random.Random(seed)
     beyond = 0
     null = []
     p = 0.0
     for n in range(1, permutations + 1):
-        counts = [0] * len(rounds)
+        counts = [0] * len(mine)
         for slots, k in strata:
             for i in rng.sample(slots, k):
                 counts[i] += 1

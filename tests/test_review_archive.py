@@ -178,7 +178,7 @@ def _fair_rounds(n: int) -> list[dict[str, Any]]:
     decisions' evidence drawn from a seeded generator: ``p`` follows the partner-informed
     best more often than its decoys do; ``q`` has a chance to play over its partner at each
     decision and blocks it at three of four in round 4 only, ``s`` blocks at one in every
-    round."""
+    round; both lose every round."""
     rng = random.Random(7)
     rounds = []
     for i in range(n):
@@ -195,7 +195,7 @@ def _fair_rounds(n: int) -> list[dict[str, Any]]:
                 loss if thrown else round(loss + rng.expovariate(0.15), 3), over))
         decisions.append({**decisions[0], "forced": True, "deals": 0, "fair": []})
         rounds.append({"ok": True, "players": ["p", "q", "r", "s"], "decisions": decisions,
-                       "result": {"final": [5, -30 + i, 25, i]}})
+                       "result": {"final": [5, -30 + i, 25, -1 - i]}})
     return rounds
 
 
@@ -243,7 +243,7 @@ def test_fair_play_sums_are_the_cores_signals_and_merge_exactly() -> None:
     # thrown rounds of q: its blocks crowd into round 4 (index 3); r gained most there, and
     # q (table seat 1) ended it on -27. s blocks as often in every round: not flagged
     thrown = fair["players"]["q"]["thrown_rounds"]
-    want = fairplay.thrown_signal([fairplay.GiveUps(3 if k == 3 else 0, 4)
+    want = fairplay.thrown_signal([fairplay.GiveUps(3 if k == 3 else 0, 4, 0, 0, k - 30)
                                    for k in range(12)])
     assert (thrown["evidence"], thrown["decisions"]) == (12, 48)
     assert thrown["estimate"] == pytest.approx(want.estimate, abs=1e-3) == 1.0

@@ -3,13 +3,15 @@ to concede checked against the definitions written out here from the module doc 
 seat has a play over its partner's is asked of ``legal_plays``, not of the ``count_plays``
 the module uses; who is still to act, from the turn order alone), the test's p-value against
 the exact one, counted over every way of dealing the blocks and the concessions among their
-chances, and its false alarms on players who give up at a steady rate."""
+chances in the rounds the player lost, its false alarms on players who give up at a steady
+rate, and rounds the player won left out."""
 
 from __future__ import annotations
 
 import itertools
 import math
 import random
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -77,10 +79,21 @@ def test_each_decisions_chances_are_the_definitions(variant: str, seed: int) -> 
     assert {None, False} <= conceded
 
 
-def _exact(rounds: list[GiveUps]) -> float:
+def lost(blocks: int, chances: int, concessions: int = 0, to_concede: int = 0) -> GiveUps:
+    """A round the player lost (its final below 0), the rounds the test counts."""
+    return GiveUps(blocks, chances, concessions, to_concede, -4)
+
+
+def won(blocks: int, chances: int, concessions: int = 0, to_concede: int = 0) -> GiveUps:
+    """A round the player did not lose (here it ended ahead)."""
+    return GiveUps(blocks, chances, concessions, to_concede, 4)
+
+
+def _exact(given: list[GiveUps]) -> float:
     """The share of all ways of dealing the blocks among the chances to block and the
-    concessions among the chances to concede whose triples of give-ups in one round
-    (Σ C(give-ups, 3)) are at least the observed."""
+    concessions among the chances to concede, in the rounds the player lost (final below 0),
+    whose triples of give-ups in one round (Σ C(give-ups, 3)) are at least the observed."""
+    rounds = [r for r in given if r.final < 0]
     def ways(chances: list[int], given: int) -> list[list[int]]:
         slots = [k for k, n in enumerate(chances) for _ in range(n)]
         out = []
@@ -99,16 +112,17 @@ def _exact(rounds: list[GiveUps]) -> float:
 
 
 @pytest.mark.parametrize("rounds", [
-    [GiveUps(3, 3), GiveUps(0, 2), GiveUps(0, 4), GiveUps(0, 3)],
-    [GiveUps(2, 3), GiveUps(1, 2), GiveUps(0, 4), GiveUps(1, 3)],
-    [GiveUps(1, 2), GiveUps(1, 2), GiveUps(1, 2), GiveUps(1, 2)],
-    [GiveUps(4, 5), GiveUps(1, 3), GiveUps(0, 4)],
-    [GiveUps(1, 2, 3, 3), GiveUps(0, 1, 0, 2), GiveUps(0, 2, 0, 3), GiveUps(0, 0, 1, 2)],
-    [GiveUps(0, 0, 2, 2), GiveUps(0, 0, 0, 3), GiveUps(0, 0, 1, 3)]])
+    [lost(3, 3), lost(0, 2), lost(0, 4), lost(0, 3)],
+    [lost(2, 3), lost(1, 2), lost(0, 4), lost(1, 3)],
+    [lost(1, 2), lost(1, 2), lost(1, 2), lost(1, 2)],
+    [lost(4, 5), lost(1, 3), lost(0, 4)],
+    [lost(1, 2, 3, 3), lost(0, 1, 0, 2), lost(0, 2, 0, 3), lost(0, 0, 1, 2)],
+    [lost(0, 0, 2, 2), lost(0, 0, 0, 3), lost(0, 0, 1, 3)],
+    [lost(3, 3), won(0, 6, 0, 6), lost(0, 2), won(5, 5), lost(1, 4), GiveUps(2, 2, 1, 1, 0)]])
 def test_the_p_value_is_the_exact_one(rounds: list[GiveUps]) -> None:
     got = thrown_signal(rounds, permutations=20000, enough=10**6, seed=3)
     assert got.p == pytest.approx(_exact(rounds), abs=0.012)
-    given = [r.blocks + r.concessions for r in rounds]
+    given = [r.blocks + r.concessions for r in rounds if r.final < 0]
     assert got.estimate == 3 * sum(math.comb(g, 3) for g in given) / sum(given)
     assert got.low <= got.high
     assert got == thrown_signal(rounds, permutations=20000, enough=10**6, seed=3)
@@ -116,9 +130,9 @@ def test_the_p_value_is_the_exact_one(rounds: list[GiveUps]) -> None:
 
 def test_steady_giving_up_is_flagged_at_most_at_the_nominal_rate() -> None:
     """Players who block and concede each chance at rates of their own (from never to most
-    of the time), over 10 to 50 rounds of 0 to 6 chances of each: at p < 0.05 a share at
-    most 5 %, beyond the sampling error of 400 players; a player whose give-ups crowd into
-    two rounds is flagged, and the note names the round of most."""
+    of the time), over 10 to 50 rounds of 0 to 6 chances of each, lost or not: at p < 0.05
+    a share at most 5 %, beyond the sampling error of 400 players; a player whose give-ups
+    crowd into two rounds it lost is flagged, and the note names the round of most."""
     rng = random.Random(5)
     flagged = 0
     players = 400
@@ -128,26 +142,44 @@ def test_steady_giving_up_is_flagged_at_most_at_the_nominal_rate() -> None:
         for _ in range(rng.choice((10, 20, 50))):
             n, m = rng.randint(1, 6), rng.randint(0, 6)
             rounds.append(GiveUps(sum(rng.random() < block for _ in range(n)), n,
-                                  sum(rng.random() < concede for _ in range(m)), m))
+                                  sum(rng.random() < concede for _ in range(m)), m,
+                                  rng.choice((-8, 0, 8))))
         flagged += thrown_signal(rounds, seed=rng.randrange(10**6)).p < 0.05
     assert flagged / players <= 0.05 + 2 * (0.05 * 0.95 / players) ** 0.5
-    crowded = [GiveUps(0, 3, 0, 2)] * 8 + [GiveUps(1, 4, 3, 3), GiveUps(2, 3, 0, 1)]
+    crowded = [lost(0, 3, 0, 2)] * 8 + [lost(1, 4, 3, 3), lost(2, 3, 0, 1)]
     assert thrown_signal(crowded, ["x"] * 10).note == \
         "round 8: 1 of 4 chances blocked, 3 of 3 conceded; x gained most"
     assert thrown_signal(crowded).p < 0.01
 
 
 def test_no_give_up_names_no_round_and_bad_counts_are_refused() -> None:
-    assert thrown_signal([GiveUps(0, 3, 0, 2)] * 12).p == 1.0
-    assert thrown_signal([GiveUps(0, 3)] * 12).note == ""
-    assert thrown_signal([GiveUps(1, 3)] + [GiveUps(0, 3)] * 11).p == 1.0
+    assert thrown_signal([lost(0, 3, 0, 2)] * 12).p == 1.0
+    assert thrown_signal([lost(0, 3)] * 12).note == ""
+    assert thrown_signal([lost(1, 3)] + [lost(0, 3)] * 11).p == 1.0
     # two give-ups in one round are a moment's, not a thrown round's (E91): no round holds
     # three, no deal crowds less
-    twice = thrown_signal([GiveUps(2, 3), GiveUps(0, 3, 1, 1)] + [GiveUps(0, 3)] * 10)
+    twice = thrown_signal([lost(2, 3), lost(0, 3, 1, 1)] + [lost(0, 3)] * 10)
     assert (twice.estimate, twice.p) == (0.0, 1.0)
     assert twice.note == "round 0: 2 of 3 chances blocked, 0 of 0 conceded"
-    assert thrown_signal([GiveUps(0, 0, 0, 2)] * 3).evidence == 3
+    assert thrown_signal([lost(0, 0, 0, 2)] * 3).evidence == 3
     with pytest.raises(ValueError, match="blocks must be 0 to its chances"):
-        thrown_signal([GiveUps(4, 3)])
+        thrown_signal([lost(4, 3)])
     with pytest.raises(ValueError, match="concessions 0 to its chances to concede"):
-        thrown_signal([GiveUps(0, 3, 2, 1)])
+        thrown_signal([lost(0, 3, 2, 1)])
+
+
+def test_only_the_rounds_the_player_lost_count() -> None:
+    """A round the player did not lose moved none of its points to the opponents: give-ups
+    crowded into rounds it won or ended level (a strong player letting tricks go while its
+    side is ahead) are not flagged, the same crowded into rounds it lost are, and the note
+    names the lost round of most give-ups, whatever a won round holds."""
+    ahead = [won(2, 3, 4, 4), GiveUps(0, 2, 5, 6, 0), won(1, 2, 3, 3)] + \
+        [lost(0, 3, 0, 2)] * 9 + [won(0, 3, 0, 2)] * 8
+    flat = thrown_signal(ahead, ["x"] * len(ahead))
+    assert (flat.p, flat.estimate, flat.evidence, flat.note) == (1.0, 0.0, 9, "")
+    behind = [replace(r, final=-abs(r.final) or -1) for r in ahead]
+    assert thrown_signal(behind).p < 0.01
+    mixed = [won(6, 6, 6, 6)] + [lost(0, 3, 0, 2)] * 9 + [lost(1, 4, 3, 3), lost(2, 3, 0, 1)]
+    got = thrown_signal(mixed, [f"o{k}" for k in range(len(mixed))])
+    assert got.note == "round 10: 1 of 4 chances blocked, 3 of 3 conceded; o10 gained most"
+    assert got.evidence == 11

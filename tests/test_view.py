@@ -430,7 +430,7 @@ def test_fair_play_on_the_reviewed_page(browser: Any, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     budget = replace(DEFAULT_REVIEW, rollouts=60, decoys=2, fair_deals=3)
     want = review(src.read_text(), budget=budget, seed=4, fair=True).to_dict()
-    scores = round_fair(want["decisions"])
+    scores = round_fair(want["decisions"], want["result"]["final"])
     opened = Opened(browser, tmp_path / "fair.html", js=False, viewport=PHONE)
     try:
         shown = opened.all("li.step[data-kind]", FAIR)

@@ -19,7 +19,8 @@ aggregate the per-round figures :mod:`.reviewed` keeps):
 * **full sight**, per player: the same of its seat's scores beyond its opponents'
   (``RoundFair.seat_beyond``), ``signal("all")``, and of its sight scores
   (``RoundFair.sight_beyond``), the stronger of the two (``either``);
-* **thrown rounds**, per player: ``thrown_signal`` over its rounds' give-ups and chances
+* **thrown rounds**, per player: ``thrown_signal`` over its rounds' give-ups, chances and
+  final amounts
   (kept by :mod:`.told` for every round; a permutation test: up to ``permutations`` deals
   of the give-ups, seeded per match);
 * **engine assistance**, per player: ``engine_signal`` of its summed counts (a sign test).
@@ -168,7 +169,7 @@ def load(folder: Path, kinds: Sequence[str] | None = None,
             for s, pid in enumerate(row["players"]):
                 pools.sight.setdefault(kind_of(pid, name), []).append(fair.sight_beyond(s))
                 pools.thrown.setdefault(kind_of(pid, name), []).append(
-                    Thrown(GiveUps(*row["blocks"][s]), row["throws"][s]))
+                    Thrown(GiveUps(*row["blocks"][s], row["final"][s]), row["throws"][s]))
     for name, rows in sorted(found.items()):
         if name not in KINDS or (kinds and name not in kinds):
             continue

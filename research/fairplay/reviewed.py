@@ -55,7 +55,7 @@ def reduce(record: Mapping[str, Any]) -> dict[str, Any]:
     seat [托管's taken, the rule policy's taken]; ``thrown`` per seat [loss, stake, loss, stake, …];
     ``evidence`` per seat [[view, regret, decoy regrets…, disagree, follows], …]."""
     decisions = record["decisions"]
-    fair = round_fair(decisions)
+    fair = round_fair(decisions, record["result"]["final"])
     thrown: list[list[float]] = [[] for _ in range(4)]
     raw: list[list[list[Any]]] = [[] for _ in range(4)]
     for d in decisions:

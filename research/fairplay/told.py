@@ -10,8 +10,9 @@ of each kind, not only the reviewed ones: ``tells`` writes ``<into>/tells/<kind>
 one line a round — its ``line`` in the kind's file, its ``players`` by table seat, per team
 (table seats t and t + 2) its tells' score ``[score, excess, tells]`` or None, per table seat
 its ``sight`` score alike (its tells of the partner's hand and of the opponents'),
-``blocks`` ``[blocks, chances, concessions, chances to concede]`` and ``throws`` (whether the seat threw the round, from the
-archive's notes; None: not a thrower) — and the power study reads them beside the reviewed
+``blocks`` ``[blocks, chances, concessions, chances to concede]``, its ``final`` amount in
+the round (the thrown-round test counts the rounds a player lost) and ``throws`` (whether
+the seat threw the round, from the archive's notes; None: not a thrower) — and the power study reads them beside the reviewed
 rounds (the hand-sharing and full-sight signals' second parts) and alone (the tells' own
 tables over every round, and the thrown-round test's).
 """
@@ -40,7 +41,7 @@ SEED = 0
 
 def round_tells(replay: dict[str, Any], seed: int = SEED) -> dict[str, Any]:
     """One round's players by table seat, per team its tells' score and per table seat its
-    give-ups and their chances (module doc)."""
+    give-ups, their chances and its final amount (module doc)."""
     typed = parse_replay(replay)
     r = typed.start()
     told: list[list[Tell]] = [[] for _ in range(SEATS)]
@@ -70,7 +71,7 @@ def round_tells(replay: dict[str, Any], seed: int = SEED) -> dict[str, Any]:
     return {"players": [players[r.hand_at[t]] for t in range(SEATS)] if players else None,
             "tells": [None if s is None else [s.score, s.excess, s.decisions] for s in scores],
             "sight": [None if s is None else [s.score, s.excess, s.decisions] for s in sight],
-            "blocks": blocks}
+            "blocks": blocks, "final": list(r.result().final)}
 
 
 def tell_archive(archive: Path, into: Path, kinds: Sequence[str]) -> dict[str, int]:

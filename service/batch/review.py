@@ -20,8 +20,8 @@ and adds up, in every partition's counts and so in the summary:
 * with ``--fair-play`` (the review's fair-play views, core_ext/fairplay.py; docs/review.md
   "Fair play"), the signals that supersede the collusion signal above: per partnership
   **hand sharing**, per player **full sight**, **thrown rounds** (the player's give-ups —
-  blocks of its partner, tricks conceded — crowded into some rounds, three or more to a
-  round; the round of most named, and the opponent who gained most in it) and
+  blocks of its partner, tricks conceded — crowded into some of the rounds it lost, three or
+  more to a round; the round of most named, and the opponent who gained most in it) and
   **engine assistance** (托管's choice taken where it is not the rule policy's) — each with its
   95 % interval, one-sided p-value and the decisions and rounds that carried its evidence,
   and how many flags chance alone would raise among those tested;
@@ -35,7 +35,8 @@ the round's stake); every sum it needs adds up
 exactly over partitions, so shards merged give what one run gives. The fair-play sums do
 too: the information signals' :class:`~shuangkou.core.fairplay.Sums`, the engine counts and,
 for the thrown-round test (a permutation test over a player's give-ups), each player's
-rounds as short lists of its give-ups and their chances in archive order.
+rounds as short lists of its give-ups, their chances and its final amount in archive
+order.
 """
 
 from __future__ import annotations
@@ -71,12 +72,13 @@ MIN_DECISIONS = 200
 #: Rounds carrying evidence below which a fair-play signal is marked small and never
 #: flagged (docs/decisions/engineering.md E78).
 MIN_ROUNDS = 10
-#: The format of the fair-play sums a partition keeps (5: the views' regrets and the tells
-#: read against the reference action, E92; 4: against the view's best, the leads not chosen
-#: and the pass rate, a player's rounds holding its concessions beside its blocks; 3 its
-#: blocks alone; 2 the information signals' sums without the rounds' own scores; 1 a
-#: player's rounds as losses).
-FAIR_SUMS = 5
+#: The format of the fair-play sums a partition keeps (6: a player's rounds hold its final
+#: amount, the thrown-round test counting the rounds it lost, E93; 5: the views' regrets and
+#: the tells read against the reference action, E92; 4: against the view's best, the leads
+#: not chosen and the pass rate, a player's rounds holding its concessions beside its
+#: blocks; 3 its blocks alone; 2 the information signals' sums without the rounds' own
+#: scores; 1 a player's rounds as losses).
+FAIR_SUMS = 6
 #: The one-sided p-value below which a fair-play signal over enough rounds is flagged.
 ALPHA = 0.01
 #: 25 replays are a few minutes of review on one core at the default budget: a lost
@@ -107,11 +109,11 @@ CAVEATS = (
     "(docs/BENCHMARKS.md \"Fair play\"); facing 托管's search, the hoarder and bomber "
     "styles were flagged on full sight in up to 29 % and 14 % of 50-round matches at "
     "p < 0.05: read a full-sight flag against the opponents' strength. On thrown rounds, "
-    "every honest style facing the rule policy at most 5.4 % at p < 0.05 and 1.4 % at "
-    "p < 0.01; facing weaker styles, 托管's search was flagged in up to 68 % of 50-round "
-    "matches (it lets runs of tricks go in rounds it ends ahead in): read a thrown-rounds "
-    "flag with the round it names, and a round the player ended ahead in is no thrown "
-    "round.",
+    "which count only the rounds a player lost, every honest style facing the rule policy "
+    "at most 5.1 % at p < 0.05 and 1.2 % at p < 0.01, and facing 托管's search at most "
+    "5.2 % and 0.1 %, but the search facing itself 16 % and 2.4 % of 50-round matches: a "
+    "strong player now and then gives up three times in a round it loses. Read a "
+    "thrown-rounds flag with the round it names.",
     f"Minimum sample: figures over fewer than {MIN_DECISIONS} non-forced decisions, and "
     f"fair-play signals over fewer than {MIN_ROUNDS} rounds that carried evidence, are marked "
     "small; do not rank or flag anyone on them.",
@@ -225,10 +227,10 @@ class PlayerFair:
     is not the rule policy's and it took 托管's / the rule policy's) over ``engine_rounds``
     rounds, and
     ``rounds``: per round with a chance to block or to concede, in archive order, ``[label,
-    blocks, chances, concessions, chances to concede]`` (the thrown-round test's,
-    core_ext/fairplay.py ``GiveUps``), the label the opponent who gained most with the
-    round's source and the player's own final amount there (what the test names: a round the
-    player ended ahead in is no thrown round)."""
+    blocks, chances, concessions, chances to concede, final]`` (the thrown-round test's,
+    core_ext/fairplay.py ``GiveUps``: it counts the rounds the player lost), the label the
+    opponent who gained most with the round's source and the player's own final amount
+    there."""
 
     full_sight: Sums = field(default_factory=Sums)
     engine: int = 0
@@ -299,12 +301,12 @@ class ReviewStats(Stats):
 
     def _add_fair(self, record: dict[str, Any], names: list[str], source: str) -> None:
         """A fair-play round's sums: per partnership, per player."""
-        scores = round_fair(record["decisions"])
+        final = record["result"]["final"]
+        scores = round_fair(record["decisions"], final)
         for team in (0, 1):
             pair = _pair(names, team)
             self.fair_pairs.setdefault(pair, Sums()).add(scores.team_beyond(team))
             self.fair_tells.setdefault(pair, Sums()).add(scores.tells_beyond(team))
-        final = record["result"]["final"]
         for seat, name in enumerate(names):
             mine = self.fair_players.setdefault(name, PlayerFair())
             mine.full_sight.add(scores.seat_beyond(seat))
@@ -317,7 +319,7 @@ class ReviewStats(Stats):
             if g.chances or g.to_concede:
                 mine.rounds.append([f"{names[gained_most(final, seat)]} ({source}; the "
                                     f"player's final {final[seat]:+d})",
-                                    g.blocks, g.chances, g.concessions, g.to_concede])
+                                    g.blocks, g.chances, g.concessions, g.to_concede, g.final])
 
     def merge_more(self, other: Stats) -> None:
         assert isinstance(other, ReviewStats)
@@ -405,7 +407,8 @@ def fair_summary(stats: ReviewStats) -> dict[str, Any]:
         players[name] = {
             "full_sight": _either("full_sight", p.full_sight, "all", p.sight),
             "thrown_rounds": _figure(thrown, sum(g.chances + g.to_concede
-                                                 for g in p.give_ups()), thrown.evidence),
+                                                 for g in p.give_ups() if g.lost),
+                                     thrown.evidence),
             "engine": _figure(engine_signal(p.engine, p.rule), p.engine + p.rule,
                               p.engine_rounds)}
     figures: dict[str, list[dict[str, Any]]] = {
@@ -562,9 +565,9 @@ _FAIR_SHOWN = (
     ("full_sight", "player", "the stronger of its two parts, p doubled: on the views, the "
      "excess regret per decision on the view of every hand beyond the opponents', points; "
      "on the tells, the sight score per tell beyond the opponents'", "+.2f"),
-    ("thrown_rounds", "player", "its give-ups' crowding (blocks of the partner, conceded "
-     "tricks): for one, the pairs of others in its round, against the same dealt at random "
-     "among their chances, 95 %", ".2f"),
+    ("thrown_rounds", "player", "its give-ups' crowding in the rounds it lost (blocks of the "
+     "partner, conceded tricks): for one, the pairs of others in its round, against the same "
+     "dealt at random among their chances in those rounds, 95 %", ".2f"),
     ("engine", "player", "托管's choice taken where it is not the rule policy's, as a share "
      "of those and the rule policy's", ".1%"),
 )

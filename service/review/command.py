@@ -119,7 +119,7 @@ def text_of(rv: Review) -> str:
 def _fair_text(rv: Review, who: list[str]) -> list[str]:
     """The round's fair-play scores: per partnership hand sharing, per seat full sight and
     the decisions that tell for engine assistance; the caveats."""
-    scores = round_fair(rv.decisions)
+    scores = round_fair(rv.decisions, rv.final)
     out = ["fair play in this round (docs/review.md \"Fair play\"):"]
     out += [f"  hand sharing, {who[t]} & {who[t + 2]}: "
             f"{score_text(scores.team_beyond(t))}; tells: "

@@ -202,8 +202,9 @@ class RoundFair:
                                                self.sight[(seat + 3) % SEATS]))
 
 
-def round_fair(decisions: Iterable[Reviewed]) -> RoundFair:
-    """The :class:`RoundFair` of a review's decisions."""
+def round_fair(decisions: Iterable[Reviewed], final: Sequence[int]) -> RoundFair:
+    """The :class:`RoundFair` of a review's decisions, ``final`` the round's final amounts by
+    table seat (the thrown-round test counts the rounds a player lost)."""
     by_seat: list[list[Evidence]] = [[] for _ in range(SEATS)]
     engine: list[list[str]] = [[] for _ in range(SEATS)]
     partner: list[list[Tell]] = [[] for _ in range(SEATS)]
@@ -228,8 +229,8 @@ def round_fair(decisions: Iterable[Reviewed]) -> RoundFair:
     return RoundFair(teams, tuple(round_score("all", e) for e in by_seat),
                      tuple(EngineTells(t.count("engine"), t.count("rule")) for t in engine),
                      (tell_score((partner[0], partner[2])), tell_score((partner[1], partner[3]))),
-                     tuple(GiveUps(sum(o), len(o), sum(c), len(c))
-                           for o, c in zip(over, conceded, strict=True)),
+                     tuple(GiveUps(sum(o), len(o), sum(c), len(c), amount)
+                           for o, c, amount in zip(over, conceded, final, strict=True)),
                      tuple(sight_score(partner[s] + beats[s]) for s in range(SEATS)))
 
 

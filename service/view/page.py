@@ -745,7 +745,7 @@ def _fair_section(review: Review) -> str:
     partnership, full sight and the decisions that tell for engine assistance per seat,
     and the caveats a platform must read."""
     players = review.players
-    scores = round_fair(review.decisions)
+    scores = round_fair(review.decisions, review.final)
 
     def who(seat: int) -> str:
         return _seat(seat) + (f" {_i(players[seat])}" if players else "")
@@ -808,8 +808,8 @@ def _fair_section(review: Review) -> str:
         "partner's play standing, a play of its own to make); its <em>concessions</em> "
         "its passes over an opponent's ordinary play holding a free beat (one that spends "
         "no wild joker and breaks no four of a kind) with no partner to act after it, of "
-        "its chances to concede: rounds it throws crowd both "
-        "(docs/review.md \"Fair play\").</p>"
+        "its chances to concede: rounds it throws crowd both, and the test over rounds "
+        "counts the rounds a player lost (docs/review.md \"Fair play\").</p>"
         '<h3>Hand sharing, by partnership</h3><div class="scroll"><table class="fair-teams">'
         f'<thead><tr><th class="l">partnership</th>{head}<th>tells</th><th>tell score</th>'
         f'<th>beyond the table</th></tr></thead><tbody>{teams}</tbody>'
