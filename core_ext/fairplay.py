@@ -535,14 +535,15 @@ def thrown_signal(rounds: Sequence[GiveUps], gainers: Sequence[str] = (), *,
     (Besag and Clifford, 1991): the deals stop once ``enough`` have reached it (a player far
     from a flag costs a few dozen, not ``permutations``), p = ``enough`` / deals made; else
     after ``permutations``, p = (those that reached it + 1) / (``permutations`` + 1).
-    ``evidence`` counts the lost rounds with a chance; the note names the lost round of most
-    give-ups, by its index in ``rounds``. Deterministic for ``seed``."""
+    ``evidence`` counts the rounds with a chance, lost or not (the rounds the test looked
+    at: the minimum sample a flag needs is counted in them, E93); the note names the lost
+    round of most give-ups, by its index in ``rounds``. Deterministic for ``seed``."""
     for r in rounds:
         if not (0 <= r.blocks <= r.chances and 0 <= r.concessions <= r.to_concede):
             raise ValueError("a round's blocks must be 0 to its chances, and its concessions "
                              f"0 to its chances to concede; got {r}")
+    evidence = sum(1 for r in rounds if r.chances or r.to_concede)
     lost = [k for k, r in enumerate(rounds) if r.lost]
-    evidence = sum(1 for k in lost if rounds[k].chances or rounds[k].to_concede)
     given = [rounds[k].blocks + rounds[k].concessions for k in lost]
     total = sum(given)
     if total == 0:

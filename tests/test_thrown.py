@@ -176,10 +176,11 @@ def test_only_the_rounds_the_player_lost_count() -> None:
     ahead = [won(2, 3, 4, 4), GiveUps(0, 2, 5, 6, 0), won(1, 2, 3, 3)] + \
         [lost(0, 3, 0, 2)] * 9 + [won(0, 3, 0, 2)] * 8
     flat = thrown_signal(ahead, ["x"] * len(ahead))
-    assert (flat.p, flat.estimate, flat.evidence, flat.note) == (1.0, 0.0, 9, "")
+    # the rounds it won were looked at: they count toward the minimum sample (E93)
+    assert (flat.p, flat.estimate, flat.evidence, flat.note) == (1.0, 0.0, 20, "")
     behind = [replace(r, final=-abs(r.final) or -1) for r in ahead]
     assert thrown_signal(behind).p < 0.01
     mixed = [won(6, 6, 6, 6)] + [lost(0, 3, 0, 2)] * 9 + [lost(1, 4, 3, 3), lost(2, 3, 0, 1)]
     got = thrown_signal(mixed, [f"o{k}" for k in range(len(mixed))])
     assert got.note == "round 10: 1 of 4 chances blocked, 3 of 3 conceded; o10 gained most"
-    assert got.evidence == 11
+    assert got.evidence == 12

@@ -407,8 +407,7 @@ def fair_summary(stats: ReviewStats) -> dict[str, Any]:
         players[name] = {
             "full_sight": _either("full_sight", p.full_sight, "all", p.sight),
             "thrown_rounds": _figure(thrown, sum(g.chances + g.to_concede
-                                                 for g in p.give_ups() if g.lost),
-                                     thrown.evidence),
+                                                 for g in p.give_ups()), thrown.evidence),
             "engine": _figure(engine_signal(p.engine, p.rule), p.engine + p.rule,
                               p.engine_rounds)}
     figures: dict[str, list[dict[str, Any]]] = {
