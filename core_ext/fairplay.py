@@ -94,8 +94,10 @@ departs from plain play: among the decisions where 托管's choice (rollouts.py
 ``TUOGUAN_CHOICE``) is not the rule policy's action (the 提示 button's first hint, what the
 engine plays without rollouts), how often the player took 托管's rather than the rule
 policy's. Where the two differ, 托管's choice is one only rollouts find; an honest player
-takes it no more often than the plain one, one the engine plays for takes it. A sign test
-gives the p-value. The control is plain play, not the best in points: against the best, a
+takes it no more often than the plain one. A sign test gives the p-value. It has no power
+on the panel: 托管 on deals of its own settles close candidates otherwise than the review's,
+so even the search at 托管's settings takes 托管's choice only about half the time
+(docs/BENCHMARKS.md "Fair play"). The control is plain play, not the best in points: against the best, a
 player who plays the first hint agrees with 托管 by construction (托管 keeps that hint unless
 its rollouts overturn it), and every rule-like honest style was flagged.
 

@@ -446,3 +446,25 @@ def test_the_thrown_rounds_the_test_counts_are_the_rounds_lost() -> None:
            for s, b in enumerate(r["blocks"]) if not r["players"][s].startswith("ref-")]
     lost = [g for g, f in own if f < 0]
     assert (len(lost), sum(g >= 3 for g in lost)) == (75, 2)
+
+
+def test_the_engine_choices_taken_are_the_documented_shares() -> None:
+    """docs/BENCHMARKS.md "Fair play", engine assistance: where 托管's choice is not the
+    rule policy's action, the search at 托管's settings takes 托管's 104 of 231 times facing
+    the rule policy and 133 of 266 facing its own kind, the engine-assisted team style 93 of
+    281, the rule policy never."""
+    import gzip
+    import json
+
+    def taken(folder: Path, kind: str) -> tuple[int, int]:
+        with gzip.open(folder / f"{kind}.jsonl.gz", "rt") as f:
+            rows = [json.loads(line) for line in f if line.strip()]
+        counts = [row["engine"][s] for row in rows for s, p in enumerate(row["players"])
+                  if p.startswith(kind)]
+        engine = sum(c[0] for c in counts)
+        return engine, engine + sum(c[1] for c in counts)
+
+    assert taken(KEPT, "honest-search") == (104, 231)
+    assert taken(KEPT_SEARCH, "honest-search") == (133, 266)
+    assert taken(KEPT, "engine-team") == (93, 281)
+    assert taken(KEPT, "honest-rule")[0] == 0
