@@ -97,9 +97,10 @@ policy's. Where the two differ, 托管's choice is one only rollouts find; an ho
 takes it no more often than the plain one. A sign test gives the p-value. It has no power
 on the panel: 托管 on deals of its own settles close candidates otherwise than the review's,
 so even the search at 托管's settings takes 托管's choice only about half the time
-(docs/BENCHMARKS.md "Fair play"). The control is plain play, not the best in points: against the best, a
-player who plays the first hint agrees with 托管 by construction (托管 keeps that hint unless
-its rollouts overturn it), and every rule-like honest style was flagged.
+(docs/BENCHMARKS.md "Fair play"). The control is plain play, not the best in points:
+against the best, a player who plays the first hint agrees with 托管 by construction (托管
+keeps that hint unless its rollouts overturn it), and every rule-like honest style was
+flagged.
 
 Every signal is a reason to look, never proof (docs/review.md "Fair play"): a platform reads
 the decisions that carried the evidence, and acts on a flag only with other facts.
@@ -546,7 +547,8 @@ def thrown_signal(rounds: Sequence[GiveUps], gainers: Sequence[str] = (), *,
                              f"0 to its chances to concede; got {r}")
     evidence = sum(1 for r in rounds if r.chances or r.to_concede)
     lost = [k for k, r in enumerate(rounds) if r.lost]
-    given = [rounds[k].blocks + rounds[k].concessions for k in lost]
+    mine = [rounds[k] for k in lost]
+    given = [r.blocks + r.concessions for r in mine]
     total = sum(given)
     if total == 0:
         return Signal("thrown_rounds", evidence, 0.0, 0.0, 0.0, 0.0, 1.0)
@@ -557,9 +559,8 @@ def thrown_signal(rounds: Sequence[GiveUps], gainers: Sequence[str] = (), *,
             + (f"; {gainers[at]} gained most" if at < len(gainers) and gainers[at] else ""))
     # the estimate is 3 Σ C(g, 3) / give-ups, and give-ups is the same in every deal: the
     # deals are compared on 6 Σ C(g, 3) = Σ g(g − 1)(g − 2), in integers (no deal comes below
-    # 0: p = 1 when no round holds three, after ``enough`` deals)
+    # 0: p = 1 when no lost round holds three, after ``enough`` deals)
     triples = sum(g * (g - 1) * (g - 2) for g in given)
-    mine = [rounds[k] for k in lost]
     strata = [([i for i, x in enumerate(mine) for _ in range(x.chances)],
                sum(x.blocks for x in mine)),
               ([i for i, x in enumerate(mine) for _ in range(x.to_concede)],

@@ -453,14 +453,11 @@ def test_the_engine_choices_taken_are_the_documented_shares() -> None:
     rule policy's action, the search at 托管's settings takes 托管's 104 of 231 times facing
     the rule policy and 133 of 266 facing its own kind, the engine-assisted team style 93 of
     281, the rule policy never."""
-    import gzip
-    import json
+    from research.fairplay.reviewed import reviewed_rows
 
     def taken(folder: Path, kind: str) -> tuple[int, int]:
-        with gzip.open(folder / f"{kind}.jsonl.gz", "rt") as f:
-            rows = [json.loads(line) for line in f if line.strip()]
-        counts = [row["engine"][s] for row in rows for s, p in enumerate(row["players"])
-                  if p.startswith(kind)]
+        counts = [row["engine"][s] for row in reviewed_rows(folder / f"{kind}.jsonl.gz")
+                  for s, p in enumerate(row["players"]) if p.startswith(kind)]
         engine = sum(c[0] for c in counts)
         return engine, engine + sum(c[1] for c in counts)
 

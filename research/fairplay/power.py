@@ -20,9 +20,8 @@ aggregate the per-round figures :mod:`.reviewed` keeps):
   (``RoundFair.seat_beyond``), ``signal("all")``, and of its sight scores
   (``RoundFair.sight_beyond``), the stronger of the two (``either``);
 * **thrown rounds**, per player: ``thrown_signal`` over its rounds' give-ups, chances and
-  final amounts
-  (kept by :mod:`.told` for every round; a permutation test: up to ``permutations`` deals
-  of the give-ups, seeded per match);
+  final amounts (kept by :mod:`.told` for every round; a permutation test: up to
+  ``permutations`` deals of the give-ups, seeded per match);
 * **engine assistance**, per player: ``engine_signal`` of its summed counts (a sign test).
 
 The reference team's seats (the rule policy) are an honest kind of their own for each kind

@@ -12,9 +12,10 @@ one line a round — its ``line`` in the kind's file, its ``players`` by table s
 its ``sight`` score alike (its tells of the partner's hand and of the opponents'),
 ``blocks`` ``[blocks, chances, concessions, chances to concede]``, its ``final`` amount in
 the round (the thrown-round test counts the rounds a player lost) and ``throws`` (whether
-the seat threw the round, from the archive's notes; None: not a thrower) — and the power study reads them beside the reviewed
-rounds (the hand-sharing and full-sight signals' second parts) and alone (the tells' own
-tables over every round, and the thrown-round test's).
+the seat threw the round, from the archive's notes; None: not a thrower) — and the power
+study reads them beside the reviewed rounds (the hand-sharing and full-sight signals'
+second parts) and alone (the tells' own tables over every round, and the thrown-round
+test's).
 """
 
 from __future__ import annotations
