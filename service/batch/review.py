@@ -106,14 +106,15 @@ CAVEATS = (
     "deal, the same evaluator), both to flag; facing the rule policy, the panel's honest "
     "styles came to at most 4.8 % of matches flagged at p < 0.05 and 0.8 % at p < 0.01 on "
     "hand sharing, 5.1 % and 1.0 % on full sight, over 10, 20 and 50 rounds "
-    "(docs/BENCHMARKS.md \"Fair play\"); facing 托管's search, the hoarder and bomber "
-    "styles were flagged on full sight in up to 29 % and 14 % of 50-round matches at "
-    "p < 0.05: read a full-sight flag against the opponents' strength. On thrown rounds, "
-    "which count only the rounds a player lost, every honest style facing the rule policy "
-    "at most 5.1 % at p < 0.05 and 1.2 % at p < 0.01, and facing 托管's search at most "
-    "5.2 % and 0.1 %, but the search facing itself 16 % and 2.4 % of 50-round matches: a "
-    "strong player now and then gives up three times in a round it loses. Read a "
-    "thrown-rounds flag with the round it names.",
+    "(docs/BENCHMARKS.md \"Fair play\"); facing 托管's search, the bomber style was "
+    "flagged in up to 22 % of 50-round matches at p < 0.05 on hand sharing and on full "
+    "sight, and the hoarder style in up to 18 % on full sight: read a flag against the "
+    "opponents' strength. On thrown rounds, which count only the rounds a player lost, "
+    "every honest style facing the rule policy at most 5.1 % at p < 0.05 and 1.2 % at "
+    "p < 0.01, and facing 托管's search at most 1.7 % and 0.2 %, but the search's own "
+    "seats in up to 15 % and 11 % of 50-round matches: a strong player now and then gives "
+    "up three times or more in a round it loses. Read a thrown-rounds flag with the round "
+    "it names.",
     f"Minimum sample: figures over fewer than {MIN_DECISIONS} non-forced decisions, and "
     f"fair-play signals over fewer than {MIN_ROUNDS} rounds that carried evidence, are marked "
     "small; do not rank or flag anyone on them.",
