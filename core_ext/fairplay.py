@@ -66,24 +66,29 @@ where the seat **gives up** against its own side, in either of two ways:
 * it **concedes a trick it could take for nothing**: an opponent's ordinary play stands, no
   partner is still to act after the seat in the trick (a pass hands the trick over), and
   the seat holds a **free beat** — an ordinary play of the same kind that spends no wild
-  joker and breaks no four of a kind (:func:`concedes`); passing then is a
-  **concession**.
+  joker and splits no set: of each rank it plays, every card the seat holds (beating a
+  single with one of a pair costs the pair, and a bomb is a bomb kept) (:func:`concedes`);
+  passing then is a **concession**.
 
 Only the rounds the player **lost** count (its final amount below 0, :attr:`GiveUps.lost`):
 a round it did not lose moved none of its points to the opponents, whatever it gave up
 there. Honest players give up at a steady rate of their own — rule-like ones never (neither
 a block nor a concession in the panel's 11,200 reference rounds), random play about once a
 round each — so among the rounds a player lost, its give-ups, given how many it made of each
-kind, fall on its chances alike in every round; a thrower's crowd into the rounds it throws.
-The test is exact for that: the statistic is the give-ups' **crowding**, the triples of
-give-ups that fall in one lost round (Σ over those rounds of C(give-ups, 3)), its p-value
-the share of deals of the same blocks among the player's chances to block and the same
-concessions among its chances to concede in those rounds, at random (rounds' chances kept),
-that crowd as much, with the lost round of most give-ups and the opponent who gained most
-in it named. Triples, not pairs: an honest player's give-ups come singly or in twos where a
-moment calls for them (托管's search, more often with few cards left), and on pairs
-(Σ give-ups²) that flagged the search in 7.3 % of 50-round matches at 5 %; a thrown round
-holds them by the handful (the thrower's: 6.4 a round, three or more in 87 %), which
+kind at each **moment**, fall on its chances of that moment alike in every round; a
+thrower's crowd into the rounds it throws. The moments are two: the seat's **endgame** (its
+last :data:`LATE` cards) and before it. A strong player's give-ups are tactics of its
+endgame (托管's search lets an opponent's leads go while it keeps its last cards together),
+and a round that lingers there holds several; a thrower gives up from the deal on. The test
+is exact for that: the statistic is the give-ups' **crowding**, the triples of give-ups
+that fall in one lost round (Σ over those rounds of C(give-ups, 3)), its p-value the share
+of deals of the same blocks among the player's chances to block and the same concessions
+among its chances to concede in those rounds, each moment apart, at random (rounds' chances
+kept), that crowd as much, with the lost round of most give-ups and the opponent who gained
+most in it named (E94). Triples, not pairs: an honest player's give-ups come singly or in
+twos where a moment calls for them (托管's search, more often with few cards left), and on
+pairs (Σ give-ups²) that flagged the search in 7.3 % of 50-round matches at 5 %; a thrown
+round holds them by the handful (the thrower's: 5.4 a round, three or more in 83 %), which
 triples count as well (E91). Lost rounds, not every round: a strong player facing weaker
 ones gives up where its side is ahead — 托管's search lets tricks go while it holds a free
 beat, in rounds it ends ahead in — and over every round its give-ups crowd as a thrower's
@@ -120,8 +125,8 @@ from .rollouts import Evaluation
 from .round import Round
 from .suggest import Suggestion, suggest
 
-__all__ = ["Evidence", "GiveUps", "KINDS", "RoundScore", "Signal", "Sums", "TableScore",
-           "beyond_table", "concedes", "either", "engine_signal", "evidence",
+__all__ = ["Evidence", "GiveUps", "KINDS", "LATE", "RoundScore", "Signal", "Sums", "TableScore",
+           "beyond_table", "concedes", "either", "endgame", "engine_signal", "evidence",
            "information_signal", "over_partner", "reference", "round_score", "still_to_act",
            "t_upper", "thrown_signal"]
 
@@ -499,25 +504,48 @@ def concedes(before: Round, cards: Sequence[int]) -> bool | None:
     wild = {CODE_RANKS[JOKER_CODES[w]] for w in before.variant.wild_jokers}
 
     def free(play: Sequence[int]) -> bool:
-        return all(CODE_RANKS[c] not in wild and held[CODE_RANKS[c]] < 4 for c in play)
+        # every copy of each rank it spends: beating a single with one of a pair costs the
+        # pair, and a seat that keeps it gives up nothing (E94)
+        used = Counter(CODE_RANKS[c] for c in play)
+        return all(rank not in wild and n == held[rank] for rank, n in used.items())
     if not any(p.reading.kind == st.reading.kind and not p.reading.is_bomb and free(p.cards)
                for p in legal_plays(hand, before.variant, st.reading)):
         return None
     return not cards
 
 
+#: A seat with this many cards or fewer is in its **endgame**: the thrown-round test deals the
+#: give-ups made there among the chances there, apart from the others (module doc).
+LATE = 5
+
+
+def endgame(cards_left: int) -> bool:
+    """Whether a seat with ``cards_left`` cards is in its endgame (:data:`LATE`)."""
+    return cards_left <= LATE
+
+
 @dataclass(frozen=True, slots=True)
 class GiveUps:
     """One player's round for the thrown-round test (module doc): its ``chances`` to block
     and the ``blocks`` among them, its chances to concede (``to_concede``) and the
-    ``concessions`` among them, and its ``final`` amount in the round (the test counts the
-    rounds it lost, :attr:`lost`)."""
+    ``concessions`` among them, its ``final`` amount in the round (the test counts the
+    rounds it lost, :attr:`lost`), and ``late``: the same four counts of its endgame's
+    decisions (:data:`LATE`), a part of the others."""
 
     blocks: int
     chances: int
     concessions: int
     to_concede: int
     final: int
+    late: tuple[int, int, int, int] = (0, 0, 0, 0)
+
+    def strata(self) -> tuple[tuple[int, int], ...]:
+        """The give-ups and their chances the test deals apart (module doc): (blocks,
+        chances) before the endgame and in it, then (concessions, chances to concede)
+        alike."""
+        b, c, k, t = self.late
+        return ((self.blocks - b, self.chances - c), (b, c),
+                (self.concessions - k, self.to_concede - t), (k, t))
 
     @property
     def lost(self) -> bool:
@@ -534,17 +562,18 @@ def thrown_signal(rounds: Sequence[GiveUps], gainers: Sequence[str] = (), *,
     (3 Σ C(give-ups, 3) / give-ups: for a give-up, the pairs of other give-ups in its round,
     on average; 0 unless some lost round holds three), its interval the 95 % range of the
     same with the blocks and the concessions dealt again at random among their chances in
-    those rounds; the p-value the share of such deals that crowd as much — sequential
-    (Besag and Clifford, 1991): the deals stop once ``enough`` have reached it (a player far
+    those rounds, each moment apart (:meth:`GiveUps.strata`); the p-value the share of such
+    deals that crowd as much — sequential (Besag and Clifford, 1991): the deals stop once ``enough`` have reached it (a player far
     from a flag costs a few dozen, not ``permutations``), p = ``enough`` / deals made; else
     after ``permutations``, p = (those that reached it + 1) / (``permutations`` + 1).
     ``evidence`` counts the rounds with a chance, lost or not (the rounds the test looked
     at: the minimum sample a flag needs is counted in them, E93); the note names the lost
     round of most give-ups, by its index in ``rounds``. Deterministic for ``seed``."""
     for r in rounds:
-        if not (0 <= r.blocks <= r.chances and 0 <= r.concessions <= r.to_concede):
+        if not all(0 <= given <= chances for given, chances in r.strata()):
             raise ValueError("a round's blocks must be 0 to its chances, and its concessions "
-                             f"0 to its chances to concede; got {r}")
+                             "0 to its chances to concede, before its endgame and in it; got "
+                             f"{r}")
     evidence = sum(1 for r in rounds if r.chances or r.to_concede)
     lost = [k for k, r in enumerate(rounds) if r.lost]
     mine = [rounds[k] for k in lost]
@@ -561,10 +590,9 @@ def thrown_signal(rounds: Sequence[GiveUps], gainers: Sequence[str] = (), *,
     # deals are compared on 6 Σ C(g, 3) = Σ g(g − 1)(g − 2), in integers (no deal comes below
     # 0: p = 1 when no lost round holds three, after ``enough`` deals)
     triples = sum(g * (g - 1) * (g - 2) for g in given)
-    strata = [([i for i, x in enumerate(mine) for _ in range(x.chances)],
-               sum(x.blocks for x in mine)),
-              ([i for i, x in enumerate(mine) for _ in range(x.to_concede)],
-               sum(x.concessions for x in mine))]
+    parts = [x.strata() for x in mine]
+    strata = [([i for i, x in enumerate(parts) for _ in range(x[k][1])],
+               sum(x[k][0] for x in parts)) for k in range(len(parts[0]))]
     rng = random.Random(seed)
     beyond = 0
     null = []

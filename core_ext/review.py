@@ -189,6 +189,7 @@ class Decision:
     opponents_tell: Tell | None = None   # with fair play: what it tells of the opponents' hands
     over_partner: bool | None = None     # with fair play: a chance to block (fairplay.over_partner)
     concedes: bool | None = None         # with fair play: a chance to concede (fairplay.concedes)
+    cards_left: int = 0                  # the seat's cards before it acted (fairplay.LATE)
 
     def to_dict(self) -> dict[str, Any]:
         return {"index": self.index, "seat": self.seat, "forced": self.forced,
@@ -200,7 +201,8 @@ class Decision:
                 "oracle_gain": self.oracle_gain, "deals": self.deals,
                 "fair": [_evidence_dict(e) for e in self.fair], "tuoguan": self.tuoguan,
                 "tell": _tell_dict(self.tell), "opponents_tell": _tell_dict(self.opponents_tell),
-                "over_partner": self.over_partner, "concedes": self.concedes}
+                "over_partner": self.over_partner, "concedes": self.concedes,
+                "cards_left": self.cards_left}
 
 
 @dataclass(frozen=True, slots=True)
@@ -396,7 +398,8 @@ def review(replay: Replay | Mapping[str, Any] | str | bytes, *,
         if ev.cancelled:
             raise DeadlineExceeded("the review was cancelled before it finished")
         rollouts += ev.rollouts
-        d = _decision(i, action.seat, action.cards, ev, last_eval)
+        d = replace(_decision(i, action.seat, action.cards, ev, last_eval),
+                    cards_left=before.cards_left[action.seat])
         if fair:
             d = replace(d, tell=tell(before, action.cards, record.reading, seed=seed, index=i),
                         opponents_tell=opponents_tell(before, action.cards, record.reading,

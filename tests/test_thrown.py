@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from shuangkou.core import generate_replay, legal_plays
+from shuangkou.core import Round, generate_replay, legal_plays
 from shuangkou.core.fairplay import GiveUps, concedes, over_partner, thrown_signal
 from shuangkou.core.replay import parse_replay
 
@@ -39,8 +39,8 @@ def _to_concede(before: Any, cards: tuple[int, ...]) -> bool | None:
     """An opponent's play stands and is no bomb; the partner does not act again before the
     trick comes back to the standing seat (it sits right after the seat only when the
     standing seat is right before it, and has cards); a play of the standing kind in the
-    seat's hand uses no wild joker (card codes 66–70 are the small joker, 71–75 the big) and
-    no rank the hand holds four of; a concession passes."""
+    seat's hand uses no wild joker (card codes 66–70 are the small joker, 71–75 the big) and,
+    of each rank it uses, as many cards as the hand holds; a concession passes."""
     seat = before.turn
     st = before.standing
     if seat is None or st is None or (st.seat - seat) % 2 == 0 or st.reading.is_bomb:
@@ -53,8 +53,9 @@ def _to_concede(before: Any, cards: tuple[int, ...]) -> bool | None:
     wild = {13 if w == "SJ" else 14 for w in before.variant.wild_jokers}
     free = [p for p in legal_plays(hand, before.variant, st.reading)
             if p.reading.kind == st.reading.kind and not p.reading.is_bomb
-            and all((c - 1) // 5 not in wild and ranks.count((c - 1) // 5) < 4
-                    for c in p.cards)]
+            and all((c - 1) // 5 not in wild
+                    and [(d - 1) // 5 for d in p.cards].count((c - 1) // 5)
+                    == ranks.count((c - 1) // 5) for c in p.cards)]
     return (not cards) if free else None
 
 
@@ -92,7 +93,8 @@ def won(blocks: int, chances: int, concessions: int = 0, to_concede: int = 0) ->
 def _exact(given: list[GiveUps]) -> float:
     """The share of all ways of dealing the blocks among the chances to block and the
     concessions among the chances to concede, in the rounds the player lost (final below 0),
-    whose triples of give-ups in one round (Σ C(give-ups, 3)) are at least the observed."""
+    those of the endgame (``late``) among its chances and the others among theirs, whose
+    triples of give-ups in one round (Σ C(give-ups, 3)) are at least the observed."""
     rounds = [r for r in given if r.final < 0]
     def ways(chances: list[int], given: int) -> list[list[int]]:
         slots = [k for k, n in enumerate(chances) for _ in range(n)]
@@ -103,12 +105,18 @@ def _exact(given: list[GiveUps]) -> float:
                 counts[slots[i]] += 1
             out.append(counts)
         return out
-    blocks = ways([r.chances for r in rounds], sum(r.blocks for r in rounds))
-    conceded = ways([r.to_concede for r in rounds], sum(r.concessions for r in rounds))
+    early = [(r.blocks - r.late[0], r.chances - r.late[1], r.concessions - r.late[2],
+              r.to_concede - r.late[3]) for r in rounds]
+    deals = [ways([x[1] for x in part], sum(x[0] for x in part))
+             for part in (early, [r.late for r in rounds])] + \
+            [ways([x[3] for x in part], sum(x[2] for x in part))
+             for part in (early, [r.late for r in rounds])]
     observed = sum(math.comb(r.blocks + r.concessions, 3) for r in rounds)
-    hits = sum(sum(math.comb(a + b, 3) for a, b in zip(x, y, strict=True)) >= observed
-               for x in blocks for y in conceded)
-    return hits / (len(blocks) * len(conceded))
+    hits = total = 0
+    for parts in itertools.product(*deals):
+        total += 1
+        hits += sum(math.comb(sum(n), 3) for n in zip(*parts, strict=True)) >= observed
+    return hits / total
 
 
 @pytest.mark.parametrize("rounds", [
@@ -118,7 +126,11 @@ def _exact(given: list[GiveUps]) -> float:
     [lost(4, 5), lost(1, 3), lost(0, 4)],
     [lost(1, 2, 3, 3), lost(0, 1, 0, 2), lost(0, 2, 0, 3), lost(0, 0, 1, 2)],
     [lost(0, 0, 2, 2), lost(0, 0, 0, 3), lost(0, 0, 1, 3)],
-    [lost(3, 3), won(0, 6, 0, 6), lost(0, 2), won(5, 5), lost(1, 4), GiveUps(2, 2, 1, 1, 0)]])
+    [lost(3, 3), won(0, 6, 0, 6), lost(0, 2), won(5, 5), lost(1, 4), GiveUps(2, 2, 1, 1, 0)],
+    # the endgame's give-ups dealt among its chances, the others among theirs
+    [replace(lost(3, 4, 2, 3), late=(3, 3, 0, 0)), replace(lost(0, 3, 0, 2), late=(0, 1, 0, 1)),
+     lost(0, 3, 0, 1), replace(lost(1, 3, 1, 2), late=(0, 0, 1, 1))],
+    [replace(lost(0, 0, 3, 3), late=(0, 0, 3, 3)), lost(0, 0, 1, 4), lost(0, 0, 0, 3)]])
 def test_the_p_value_is_the_exact_one(rounds: list[GiveUps]) -> None:
     got = thrown_signal(rounds, permutations=20000, enough=10**6, seed=3)
     assert got.p == pytest.approx(_exact(rounds), abs=0.012)
@@ -166,6 +178,23 @@ def test_no_give_up_names_no_round_and_bad_counts_are_refused() -> None:
         thrown_signal([lost(4, 3)])
     with pytest.raises(ValueError, match="concessions 0 to its chances to concede"):
         thrown_signal([lost(0, 3, 2, 1)])
+    with pytest.raises(ValueError, match="before its endgame and in it"):
+        thrown_signal([replace(lost(1, 3), late=(0, 4, 0, 0))])
+    with pytest.raises(ValueError, match="before its endgame and in it"):
+        thrown_signal([replace(lost(1, 3), late=(2, 2, 0, 0))] + [lost(0, 2)])
+
+
+def test_an_endgame_s_give_ups_are_dealt_among_its_chances() -> None:
+    """Give-ups crowded into one round's endgame, where the player's other endgame chances
+    are few, are what its endgame's chances make likely: not flagged; the same give-ups
+    before the endgame, among many chances there, are (E94)."""
+    crowded = [lost(0, 2, 4, 5)] + [lost(0, 3, 0, 6)] * 11
+    late = [replace(crowded[0], late=(0, 0, 4, 5))] + \
+        [replace(r, late=(0, 0, 0, k < 2)) for k, r in enumerate(crowded[1:])]
+    assert thrown_signal(crowded).p < 0.01
+    # all four among the endgame's 7 chances fall in its round 0 in 5 of 35 deals
+    assert thrown_signal(late, permutations=20000, enough=10**6).p == pytest.approx(5 / 35,
+                                                                                    abs=0.01)
 
 
 def test_only_the_rounds_the_player_lost_count() -> None:
@@ -184,3 +213,21 @@ def test_only_the_rounds_the_player_lost_count() -> None:
     got = thrown_signal(mixed, [f"o{k}" for k in range(len(mixed))])
     assert got.note == "round 10: 1 of 4 chances blocked, 3 of 3 conceded; o10 gained most"
     assert got.evidence == 12
+
+
+@pytest.mark.parametrize("hand,chance", [
+    ("9H 9D 4C", False),        # its only beats split its pair of nines
+    ("9H 9D 9C 9S 4C", False),  # or its four nines, a bomb
+    ("9H 8D 4C", True),         # a lone nine beats for nothing
+    ("9H TD TC 4C", True),      # the nine does; the tens would split their pair
+])
+def test_a_free_beat_splits_no_set(hand: str, chance: bool) -> None:
+    """A concession hands over a trick the seat could take for nothing: beating a single
+    with one of a pair costs the pair, so a seat holding only such beats has no chance to
+    concede (E94); with a free beat, passing concedes and playing does not."""
+    r = Round.deal("baibian", ["5S 3S", "3H 3C", "3D 4D", hand], 0, partial_deal=True)
+    r.play(0, "5S")
+    r.pass_turn(1)
+    r.pass_turn(2)
+    assert concedes(r.copy(), ()) is (True if chance else None)
+    assert concedes(r.copy(), (r.hand(3)[0],)) is (False if chance else None)

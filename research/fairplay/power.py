@@ -168,7 +168,8 @@ def load(folder: Path, kinds: Sequence[str] | None = None,
             for s, pid in enumerate(row["players"]):
                 pools.sight.setdefault(kind_of(pid, name), []).append(fair.sight_beyond(s))
                 pools.thrown.setdefault(kind_of(pid, name), []).append(
-                    Thrown(GiveUps(*row["blocks"][s], row["final"][s]), row["throws"][s]))
+                    Thrown(GiveUps(*row["blocks"][s], row["final"][s], tuple(row["late"][s])),
+                           row["throws"][s]))
     for name, rows in sorted(found.items()):
         if name not in KINDS or (kinds and name not in kinds):
             continue

@@ -10,7 +10,8 @@ of each kind, not only the reviewed ones: ``tells`` writes ``<into>/tells/<kind>
 one line a round — its ``line`` in the kind's file, its ``players`` by table seat, per team
 (table seats t and t + 2) its tells' score ``[score, excess, tells]`` or None, per table seat
 its ``sight`` score alike (its tells of the partner's hand and of the opponents'),
-``blocks`` ``[blocks, chances, concessions, chances to concede]``, its ``final`` amount in
+``blocks`` ``[blocks, chances, concessions, chances to concede]`` and ``late`` the same of
+its endgame (core_ext/fairplay.py ``LATE``), its ``final`` amount in
 the round (the thrown-round test counts the rounds a player lost) and ``throws`` (whether
 the seat threw the round, from the archive's notes; None: not a thrower) — and the power
 study reads them beside the reviewed rounds (the hand-sharing and full-sight signals'
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from shuangkou.core.cards import SEATS
-from shuangkou.core.fairplay import concedes, over_partner
+from shuangkou.core.fairplay import concedes, endgame, over_partner
 from shuangkou.core.replay import parse_replay
 from shuangkou.core.tells import Tell, opponents_tell, sight_score, tell, tell_score
 
@@ -48,6 +49,7 @@ def round_tells(replay: dict[str, Any], seed: int = SEED) -> dict[str, Any]:
     told: list[list[Tell]] = [[] for _ in range(SEATS)]
     beats: list[list[Tell]] = [[] for _ in range(SEATS)]
     blocks = [[0, 0, 0, 0] for _ in range(SEATS)]
+    late = [[0, 0, 0, 0] for _ in range(SEATS)]
     for i, action in enumerate(typed.actions):
         if action.kind == "escape":
             r.apply(action)
@@ -60,19 +62,23 @@ def round_tells(replay: dict[str, Any], seed: int = SEED) -> dict[str, Any]:
         b = opponents_tell(before, action.cards, record.reading, seed=seed, index=i)
         if b is not None:
             beats[action.seat].append(b)
-        if (over := over_partner(before, action.cards)) is not None:
-            blocks[action.seat][0] += over
-            blocks[action.seat][1] += 1
-        if (given := concedes(before, action.cards)) is not None:
-            blocks[action.seat][2] += given
-            blocks[action.seat][3] += 1
+        over = over_partner(before, action.cards)
+        given = concedes(before, action.cards)
+        for into in ((blocks[action.seat], late[action.seat])
+                     if endgame(before.cards_left[action.seat]) else (blocks[action.seat],)):
+            if over is not None:
+                into[0] += over
+                into[1] += 1
+            if given is not None:
+                into[2] += given
+                into[3] += 1
     scores = [tell_score((told[t], told[t + 2])) for t in (0, 1)]
     sight = [sight_score(told[s] + beats[s]) for s in range(SEATS)]
     players = replay.get("players")
     return {"players": [players[r.hand_at[t]] for t in range(SEATS)] if players else None,
             "tells": [None if s is None else [s.score, s.excess, s.decisions] for s in scores],
             "sight": [None if s is None else [s.score, s.excess, s.decisions] for s in sight],
-            "blocks": blocks, "final": list(r.result().final)}
+            "blocks": blocks, "late": late, "final": list(r.result().final)}
 
 
 def tell_archive(archive: Path, into: Path, kinds: Sequence[str]) -> dict[str, int]:

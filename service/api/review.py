@@ -133,6 +133,7 @@ def _decision(d: Decision, out: service_pb2.ReviewedDecision) -> None:
         out.over_partner = d.over_partner
     if d.concedes is not None:
         out.concedes = d.concedes
+    out.cards_left = d.cards_left
 
 
 def _tell(t: Tell) -> service_pb2.FairTell:

@@ -72,13 +72,14 @@ MIN_DECISIONS = 200
 #: Rounds carrying evidence below which a fair-play signal is marked small and never
 #: flagged (docs/decisions/engineering.md E78).
 MIN_ROUNDS = 10
-#: The format of the fair-play sums a partition keeps (6: a player's rounds hold its final
+#: The format of the fair-play sums a partition keeps (7: a player's rounds hold the counts
+#: of its endgame apart, and a free beat splits no set, E94; 6: a player's rounds hold its final
 #: amount, the thrown-round test counting the rounds it lost, E93; 5: the views' regrets and
 #: the tells read against the reference action, E92; 4: against the view's best, the leads
 #: not chosen and the pass rate, a player's rounds holding its concessions beside its
 #: blocks; 3 its blocks alone; 2 the information signals' sums without the rounds' own
 #: scores; 1 a player's rounds as losses).
-FAIR_SUMS = 6
+FAIR_SUMS = 7
 #: The one-sided p-value below which a fair-play signal over enough rounds is flagged.
 ALPHA = 0.01
 #: 25 replays are a few minutes of review on one core at the default budget: a lost
@@ -110,11 +111,11 @@ CAVEATS = (
     "flagged in up to 22 % of 50-round matches at p < 0.05 on hand sharing and on full "
     "sight, and the hoarder style in up to 18 % on full sight: read a flag against the "
     "opponents' strength. On thrown rounds, which count only the rounds a player lost, "
-    "every honest style facing the rule policy at most 5.1 % at p < 0.05 and 1.2 % at "
-    "p < 0.01, and facing 托管's search at most 1.7 % and 0.2 %, but the search's own "
-    "seats in up to 15 % and 11 % of 50-round matches: a strong player now and then gives "
-    "up three times or more in a round it loses. Read a thrown-rounds flag with the round "
-    "it names.",
+    "every honest style facing the rule policy at most 3.9 % at p < 0.05 and 0.5 % at "
+    "p < 0.01, and facing 托管's search at most 2.4 % and 0.1 %, but the search facing its "
+    "own kind in up to 7.7 % and 1.1 % of 50-round matches: a strong player now and then "
+    "gives up three times or more in a round it loses. Read a thrown-rounds flag with the "
+    "round it names.",
     f"Minimum sample: figures over fewer than {MIN_DECISIONS} non-forced decisions, and "
     f"fair-play signals over fewer than {MIN_ROUNDS} rounds that carried evidence, are marked "
     "small; do not rank or flag anyone on them.",
@@ -228,8 +229,9 @@ class PlayerFair:
     is not the rule policy's and it took 托管's / the rule policy's) over ``engine_rounds``
     rounds, and
     ``rounds``: per round with a chance to block or to concede, in archive order, ``[label,
-    blocks, chances, concessions, chances to concede, final]`` (the thrown-round test's,
-    core_ext/fairplay.py ``GiveUps``: it counts the rounds the player lost), the label the
+    blocks, chances, concessions, chances to concede, final, late]`` (the thrown-round test's,
+    core_ext/fairplay.py ``GiveUps``: it counts the rounds the player lost; ``late`` the
+    four counts of its endgame), the label the
     opponent who gained most with the round's source and the player's own final amount
     there."""
 
@@ -260,7 +262,8 @@ class PlayerFair:
 
     def give_ups(self) -> list[GiveUps]:
         """Its kept rounds (``rounds``) as the thrown-round test's records."""
-        return [GiveUps(*r[1:]) for r in self.rounds]
+        return [GiveUps(blocks, chances, concessions, to_concede, final, tuple(late))
+                for _, blocks, chances, concessions, to_concede, final, late in self.rounds]
 
     def thrown(self) -> Signal:
         return thrown_signal(self.give_ups(), [r[0] for r in self.rounds])
@@ -320,7 +323,8 @@ class ReviewStats(Stats):
             if g.chances or g.to_concede:
                 mine.rounds.append([f"{names[gained_most(final, seat)]} ({source}; the "
                                     f"player's final {final[seat]:+d})",
-                                    g.blocks, g.chances, g.concessions, g.to_concede, g.final])
+                                    g.blocks, g.chances, g.concessions, g.to_concede, g.final,
+                                    list(g.late)])
 
     def merge_more(self, other: Stats) -> None:
         assert isinstance(other, ReviewStats)

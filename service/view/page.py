@@ -807,7 +807,8 @@ def _fair_section(review: Review) -> str:
         "partner's standing play that do not go out, of its <em>chances</em> (the "
         "partner's play standing, a play of its own to make); its <em>concessions</em> "
         "its passes over an opponent's ordinary play holding a free beat (one that spends "
-        "no wild joker and breaks no four of a kind) with no partner to act after it, of "
+        "no wild joker and splits no set: of each rank it plays, every card held) with no "
+        "partner to act after it, of "
         "its chances to concede: rounds it throws crowd both, and the test over rounds "
         "counts the rounds a player lost (docs/review.md \"Fair play\").</p>"
         '<h3>Hand sharing, by partnership</h3><div class="scroll"><table class="fair-teams">'
