@@ -307,6 +307,29 @@ def test_the_study_runs_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture
     assert re.search(r"^throw-rule\s+cheat\s+4\s", out, re.M), out
 
 
+def test_a_later_review_over_other_kinds_or_more_rounds_reviews_only_the_rest(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run over fewer kinds and more rounds, then one over every kind, review only the
+    rounds not yet reviewed, each run's slice in an output directory of its own (the
+    command refuses to resume a run over other inputs): every round once, in order."""
+    from research.fairplay import reviewed
+
+    monkeypatch.setattr(reviewed, "SLICE", 2)
+    folder = tmp_path / "archive"
+    both = ["honest-blind", "honest-random"]
+    archive.generate(folder, both, matches=1, rounds=3, variants=["bianfeng"])
+    small = ["--rollouts", "12", "--decoys", "1", "--fair-deals", "2"]
+    assert review_archive(folder, both, options=small, limit=2) == dict.fromkeys(both, 2)
+    assert review_archive(folder, both[:1], options=small) == {"honest-blind": 3}
+    assert review_archive(folder, both, options=small) == dict.fromkeys(both, 3)
+    assert len(list((folder / "reviewed").iterdir())) == 3     # s00, s01 twice
+    rows = reviewed.reviewed_rounds(folder)
+    assert {kind: [r["line"] for r in found] for kind, found in rows.items()} == \
+        dict.fromkeys(both, [0, 1, 2])
+    assert review_archive(folder, both, options=small) == dict.fromkeys(both, 3)  # done
+    assert len(list((folder / "reviewed").iterdir())) == 3
+
+
 def test_the_commands_run(tmp_path: Path) -> None:
     """``python -m research.fairplay`` generates, reviews, keeps and studies (the kept
     folder read as the archive is)."""
@@ -452,9 +475,9 @@ def test_the_thrown_rounds_the_test_counts_are_the_rounds_lost() -> None:
 
 def test_the_engine_choices_taken_are_the_documented_shares() -> None:
     """docs/BENCHMARKS.md "Fair play", engine assistance: where 托管's choice is not the
-    rule policy's action, the search at 托管's settings takes 托管's 104 of 231 times facing
+    rule policy's action, the search at 托管's settings takes 托管's 163 of 399 times facing
     the rule policy and 271 of 515 facing its own kind, the engine-assisted team style 93 of
-    281, the rule policy never."""
+    281, random play 59 of 109, the rule policy never."""
     from research.fairplay.reviewed import reviewed_rows
 
     def taken(folder: Path, kind: str) -> tuple[int, int]:
@@ -463,7 +486,8 @@ def test_the_engine_choices_taken_are_the_documented_shares() -> None:
         engine = sum(c[0] for c in counts)
         return engine, engine + sum(c[1] for c in counts)
 
-    assert taken(KEPT, "honest-search") == (104, 231)
+    assert taken(KEPT, "honest-search") == (163, 399)
+    assert taken(KEPT, "honest-random") == (59, 109)
     assert taken(KEPT_SEARCH, "honest-search") == (271, 515)
     assert taken(KEPT, "engine-team") == (93, 281)
     assert taken(KEPT, "honest-rule")[0] == 0

@@ -4,11 +4,12 @@ reviewed round reduced to what the command's fair-play sums take of it (:func:`r
 
 ``review`` cuts each kind's rounds into slices of :data:`SLICE` (``<archive>/slices/sNN/
 <kind>.jsonl``: lines s·SLICE … of every kind) and runs the command on one slice after
-another (``<archive>/reviewed/sNN``: the command's output directory, its records in
-``parts/``), so that a run stopped early leaves every kind about as far, and a run resumes
-as the command does (its complete partitions are kept). The CPU the command took (its
-process and its workers, from the operating system's accounting) is written beside each
-slice's output (``cpu.json``).
+another, over the slice's files with a round not yet reviewed (``<archive>/reviewed/
+sNN-<hash of their kinds>``: the command's output directory, its records in ``parts/``), so
+that a run stopped early leaves every kind about as far, a run resumes as the command does
+(its complete partitions are kept), and a later run over other kinds or more rounds reviews
+only the rest. The CPU the command took (its process and its workers, from the operating
+system's accounting) is written beside each run's output (``cpu.json``).
 
 :func:`reduce` reads one record (``Review.to_dict()``, as the command writes it) with the
 command's own reading (``shuangkou.service.review.fair``: ``round_fair`` — per partnership
@@ -23,6 +24,7 @@ studied without reviewing again.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import resource
 import subprocess
@@ -99,6 +101,23 @@ def _records(out: Path) -> int:
     return sum(len(read_lines(p)) for p in out.glob("parts/*.jsonl"))
 
 
+def _pending(archive: Path, folder: Path, kinds: Sequence[str]) -> tuple[Path, list[str]]:
+    """The files of ``kinds`` in the slice ``folder`` with a round not yet reviewed in any
+    of the slice's output directories, and the directory their run writes to: one per set of
+    files (``<slice>-<kinds>``), so a run resumes its own and a later run over other kinds or
+    more rounds adds one beside it (the command refuses to resume a run over other
+    inputs)."""
+    done = {(record["file"], record["line"])
+            for part in (archive / REVIEWED).glob(f"{folder.name}*/parts/*.jsonl")
+            for record in map(json.loads, read_lines(part))}
+    inputs = [str(folder / f"{kind}.jsonl") for kind in kinds
+              if (folder / f"{kind}.jsonl").exists()]
+    todo = [path for path in inputs
+            if any((path, k + 1) not in done for k in range(len(read_lines(Path(path)))))]
+    names = "+".join(sorted(Path(path).stem for path in todo)).encode()
+    return archive / REVIEWED / f"{folder.name}-{hashlib.sha256(names).hexdigest()[:8]}", todo
+
+
 def review_archive(archive: Path, kinds: Sequence[str], *, limit: int | None = None,
                    jobs: int = 1, options: Sequence[str] = (),
                    progress: bool = False) -> dict[str, int]:
@@ -107,11 +126,9 @@ def review_archive(archive: Path, kinds: Sequence[str], *, limit: int | None = N
     budget); the rounds reviewed per kind."""
     command = [str(Path(sys.executable).parent / "shuangkou"), "review-replays"]
     for folder in _cut(archive, kinds, limit):
-        inputs = [str(folder / f"{kind}.jsonl") for kind in kinds
-                  if (folder / f"{kind}.jsonl").exists()]
+        out, inputs = _pending(archive, folder, kinds)
         if not inputs:
             continue
-        out = archive / REVIEWED / folder.name
         before, had = _children_cpu(), _records(out)
         subprocess.run([*command, *inputs, "--output-dir", str(out), "--fair-play",
                         "--no-oracle", "-j", str(jobs), "--no-progress", *options],
@@ -133,14 +150,17 @@ def reviewed_rounds(archive: Path, kinds: Sequence[str] | None = None
     archive's ``<kind>.rounds.jsonl``)."""
     rows: dict[str, list[dict[str, Any]]] = {}
     notes: dict[str, list[str]] = {}
+    seen: set[tuple[str, int]] = set()
     for part in sorted((archive / REVIEWED).glob("s*/parts/*.jsonl")):
         for text in read_lines(part):
             record = json.loads(text)
             source = Path(record["file"])
             kind = source.stem
-            if (kinds and kind not in kinds) or not record.get("ok"):
-                continue
             line = int(source.parent.name[1:]) * SLICE + record["line"] - 1
+            # a round reviewed twice (a run stopped, then one over other kinds): the first
+            if (kinds and kind not in kinds) or not record.get("ok") or (kind, line) in seen:
+                continue
+            seen.add((kind, line))
             if kind not in notes:
                 notes[kind] = read_lines(archive / f"{kind}.rounds.jsonl")
             row = {"line": line, "notes": json.loads(notes[kind][line]), **reduce(record)}
