@@ -108,6 +108,13 @@ def test_fair_play(srv: Running) -> None:
     want = local(replay, fair=True, decoys=2, fair_deals=4, seed=2)
     same_review(reply, want)
     assert reply.fair_play and (reply.budget.decoys, reply.budget.fair_deals) == (2, 4)
+    # each decision's cards left: the seat's before it acted, replayed here
+    typed = core.replay.parse_replay(replay)
+    r, left = typed.start(), {}
+    for i, action in enumerate(typed.actions):
+        left[i] = r.cards_left[action.seat]
+        r.apply(action)
+    assert [d.cards_left for d in reply.decisions] == [left[d.index] for d in reply.decisions]
     rated = [d for d in reply.decisions if not d.forced and d.deals]
     assert rated and all([e.view for e in d.fair] == [service_pb2.FAIR_VIEW_PARTNER,
                                                       service_pb2.FAIR_VIEW_ALL]
@@ -135,6 +142,8 @@ def test_fair_play(srv: Running) -> None:
         # a chance to concede: likewise
         assert d.HasField("concedes") == (core_d.concedes is not None)
         assert d.concedes == bool(core_d.concedes)
+        # the seat's cards before it acted: the thrown-round test's moment (E94)
+        assert d.cards_left == core_d.cards_left > 0
     assert {d.over_partner for d in reply.decisions if d.HasField("over_partner")} == {
         True, False}
     assert {d.tell.kind for d in reply.decisions if d.HasField("tell")} == {
