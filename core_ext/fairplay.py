@@ -539,6 +539,18 @@ class GiveUps:
     final: int
     late: tuple[int, int, int, int] = (0, 0, 0, 0)
 
+    @classmethod
+    def of(cls, blocks: Sequence[tuple[bool, int]], concessions: Sequence[tuple[bool, int]],
+           final: int) -> GiveUps:
+        """A seat's round from its chances to block and to concede, each (taken, the seat's
+        cards left then: :func:`over_partner`'s and :func:`concedes`' answers with the
+        moment they were asked at), and its final amount."""
+        def count(chances: Sequence[tuple[bool, int]], late: bool) -> tuple[int, int]:
+            mine = [taken for taken, left in chances if endgame(left) or not late]
+            return sum(mine), len(mine)
+        return cls(*count(blocks, False), *count(concessions, False), final,
+                   (*count(blocks, True), *count(concessions, True)))
+
     def strata(self) -> tuple[tuple[int, int], ...]:
         """The give-ups and their chances the test deals apart (module doc): (blocks,
         chances) before the endgame and in it, then (concessions, chances to concede)
@@ -563,8 +575,9 @@ def thrown_signal(rounds: Sequence[GiveUps], gainers: Sequence[str] = (), *,
     on average; 0 unless some lost round holds three), its interval the 95 % range of the
     same with the blocks and the concessions dealt again at random among their chances in
     those rounds, each moment apart (:meth:`GiveUps.strata`); the p-value the share of such
-    deals that crowd as much — sequential (Besag and Clifford, 1991): the deals stop once ``enough`` have reached it (a player far
-    from a flag costs a few dozen, not ``permutations``), p = ``enough`` / deals made; else
+    deals that crowd as much — sequential (Besag and Clifford, 1991): the deals stop once
+    ``enough`` have reached it (a player far from a flag costs a few dozen, not
+    ``permutations``), p = ``enough`` / deals made; else
     after ``permutations``, p = (those that reached it + 1) / (``permutations`` + 1).
     ``evidence`` counts the rounds with a chance, lost or not (the rounds the test looked
     at: the minimum sample a flag needs is counted in them, E93); the note names the lost

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from shuangkou.core.cards import SEATS
-from shuangkou.core.fairplay import concedes, endgame, over_partner
+from shuangkou.core.fairplay import GiveUps, concedes, over_partner
 from shuangkou.core.replay import parse_replay
 from shuangkou.core.tells import Tell, opponents_tell, sight_score, tell, tell_score
 
@@ -48,8 +48,9 @@ def round_tells(replay: dict[str, Any], seed: int = SEED) -> dict[str, Any]:
     r = typed.start()
     told: list[list[Tell]] = [[] for _ in range(SEATS)]
     beats: list[list[Tell]] = [[] for _ in range(SEATS)]
-    blocks = [[0, 0, 0, 0] for _ in range(SEATS)]
-    late = [[0, 0, 0, 0] for _ in range(SEATS)]
+    # per seat, its chances to block and to concede: (taken, its cards left then)
+    over: list[list[tuple[bool, int]]] = [[] for _ in range(SEATS)]
+    conceded: list[list[tuple[bool, int]]] = [[] for _ in range(SEATS)]
     for i, action in enumerate(typed.actions):
         if action.kind == "escape":
             r.apply(action)
@@ -62,23 +63,21 @@ def round_tells(replay: dict[str, Any], seed: int = SEED) -> dict[str, Any]:
         b = opponents_tell(before, action.cards, record.reading, seed=seed, index=i)
         if b is not None:
             beats[action.seat].append(b)
-        over = over_partner(before, action.cards)
-        given = concedes(before, action.cards)
-        for into in ((blocks[action.seat], late[action.seat])
-                     if endgame(before.cards_left[action.seat]) else (blocks[action.seat],)):
-            if over is not None:
-                into[0] += over
-                into[1] += 1
-            if given is not None:
-                into[2] += given
-                into[3] += 1
+        left = before.cards_left[action.seat]
+        if (o := over_partner(before, action.cards)) is not None:
+            over[action.seat].append((o, left))
+        if (c := concedes(before, action.cards)) is not None:
+            conceded[action.seat].append((c, left))
+    final = list(r.result().final)
+    give_ups = [GiveUps.of(over[s], conceded[s], final[s]) for s in range(SEATS)]
     scores = [tell_score((told[t], told[t + 2])) for t in (0, 1)]
     sight = [sight_score(told[s] + beats[s]) for s in range(SEATS)]
     players = replay.get("players")
     return {"players": [players[r.hand_at[t]] for t in range(SEATS)] if players else None,
             "tells": [None if s is None else [s.score, s.excess, s.decisions] for s in scores],
             "sight": [None if s is None else [s.score, s.excess, s.decisions] for s in sight],
-            "blocks": blocks, "late": late, "final": list(r.result().final)}
+            "blocks": [[g.blocks, g.chances, g.concessions, g.to_concede] for g in give_ups],
+            "late": [list(g.late) for g in give_ups], "final": final}
 
 
 def tell_archive(archive: Path, into: Path, kinds: Sequence[str]) -> dict[str, int]:

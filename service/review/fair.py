@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 from shuangkou.core.cards import SEATS
 from shuangkou.core.fairplay import (
+    LATE,
     Evidence,
     GiveUps,
     RoundScore,
     TableScore,
     beyond_table,
-    endgame,
     round_score,
 )
 from shuangkou.core.tells import Tell, sight_score, tell_score
@@ -210,19 +210,18 @@ def round_fair(decisions: Iterable[Reviewed], final: Sequence[int]) -> RoundFair
     engine: list[list[str]] = [[] for _ in range(SEATS)]
     partner: list[list[Tell]] = [[] for _ in range(SEATS)]
     beats: list[list[Tell]] = [[] for _ in range(SEATS)]
-    # per seat, its chances to block and to concede: (taken, in its endgame)
-    over: list[list[tuple[bool, bool]]] = [[] for _ in range(SEATS)]
-    conceded: list[list[tuple[bool, bool]]] = [[] for _ in range(SEATS)]
+    # per seat, its chances to block and to concede: (taken, its cards left then)
+    over: list[list[tuple[bool, int]]] = [[] for _ in range(SEATS)]
+    conceded: list[list[tuple[bool, int]]] = [[] for _ in range(SEATS)]
     for d in decisions:
         seat = _field(d, "seat")
         by_seat[seat].extend(evidence_of(d))
         # a record kept by a build before E94 has no cards left: all of it before the endgame
-        late = (d.get("cards_left") is not None and endgame(d["cards_left"])
-                if isinstance(d, Mapping) else endgame(d.cards_left))
+        left = d.get("cards_left", LATE + 1) if isinstance(d, Mapping) else d.cards_left
         if (o := over_partner_of(d)) is not None:
-            over[seat].append((o, late))
+            over[seat].append((o, left))
         if (c := concedes_of(d)) is not None:
-            conceded[seat].append((c, late))
+            conceded[seat].append((c, left))
         if (told := engine_tells(d)) is not None:
             engine[seat].append(told)
         if (t := tell_of(d)) is not None:
@@ -234,20 +233,9 @@ def round_fair(decisions: Iterable[Reviewed], final: Sequence[int]) -> RoundFair
     return RoundFair(teams, tuple(round_score("all", e) for e in by_seat),
                      tuple(EngineTells(t.count("engine"), t.count("rule")) for t in engine),
                      (tell_score((partner[0], partner[2])), tell_score((partner[1], partner[3]))),
-                     tuple(_give_ups(o, c, amount)
+                     tuple(GiveUps.of(o, c, amount)
                            for o, c, amount in zip(over, conceded, final, strict=True)),
                      tuple(sight_score(partner[s] + beats[s]) for s in range(SEATS)))
-
-
-def _give_ups(over: Sequence[tuple[bool, bool]], conceded: Sequence[tuple[bool, bool]],
-              final: int) -> GiveUps:
-    """A seat's :class:`GiveUps` of its chances to block and to concede, each (taken, in its
-    endgame), and its final amount."""
-    def count(chances: Sequence[tuple[bool, bool]], late: bool) -> tuple[int, int]:
-        mine = [taken for taken, at in chances if at or not late]
-        return sum(mine), len(mine)
-    return GiveUps(*count(over, False), *count(conceded, False), final,
-                   (*count(over, True), *count(conceded, True)))
 
 
 def evidence_text(e: Evidence, minus: str = "-") -> str:
