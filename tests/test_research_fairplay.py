@@ -399,8 +399,8 @@ def test_the_documented_fair_play_figures_are_what_the_kept_rounds_give(
 def test_the_searchs_crowded_give_ups_fall_in_rounds_it_ends_ahead_in() -> None:
     """docs/BENCHMARKS.md "Against 托管's search", thrown rounds: facing the panel, the
     search's own seats' rounds of three or more give-ups (blocks and concessions) are rounds
-    it ended ahead in, 30 of 35, many of them concessions (87 of their 135 give-ups) — one of
-    them six concessions, ending +22."""
+    it ended ahead in, 33 of 39, many of them concessions (97 of their 150 give-ups) — two of
+    them eight concessions, ending +2 and +14."""
     from research.fairplay.reviewed import reviewed_rows
     from research.fairplay.told import tells_rows
 
@@ -411,9 +411,10 @@ def test_the_searchs_crowded_give_ups_fall_in_rounds_it_ends_ahead_in() -> None:
         crowded += [(b[0], b[2], r["final"][s]) for r in rows
                     for s, b in enumerate(r["blocks"])
                     if r["players"][s].startswith("ref-") and b[0] + b[2] >= 3]
-    assert (sum(f > 0 for *_, f in crowded), len(crowded)) == (30, 35)
-    assert (sum(c for _, c, _ in crowded), sum(b + c for b, c, _ in crowded)) == (87, 135)
-    assert (0, 6, 22) in crowded
+    assert (sum(f > 0 for *_, f in crowded), len(crowded)) == (33, 39)
+    assert (sum(c for _, c, _ in crowded), sum(b + c for b, c, _ in crowded)) == (97, 150)
+    assert max(c for _, c, _ in crowded) == 8
+    assert {(0, 8, 2), (1, 8, 14)} <= set(crowded)
 
 
 def test_the_kept_tells_are_what_review_replays_computes() -> None:
@@ -448,7 +449,7 @@ def test_the_thrown_rounds_the_test_counts_are_the_rounds_lost() -> None:
     170 of its 197 thrown rounds (138 of them with three give-ups or more), so a 10-round
     match holds none of those in 9.0 % (none with three in 14.9 %); facing the search it
     lost 78 of its 81 (58 with three or more); the search facing itself gave up three times
-    or more in 1 of the 147 rounds it lost (E94)."""
+    or more in 3 of the 232 rounds it lost (E94)."""
     import math
 
     from research.fairplay.told import tells_rows
@@ -470,14 +471,14 @@ def test_the_thrown_rounds_the_test_counts_are_the_rounds_lost() -> None:
     own = [(b[0] + b[2], r["final"][s]) for r in tells_rows(KEPT_SEARCH)["honest-search"]
            for s, b in enumerate(r["blocks"]) if not r["players"][s].startswith("ref-")]
     lost = [g for g, f in own if f < 0]
-    assert (len(lost), sum(g >= 3 for g in lost)) == (147, 1)
+    assert (len(lost), sum(g >= 3 for g in lost)) == (232, 3)
 
 
 def test_the_engine_choices_taken_are_the_documented_shares() -> None:
     """docs/BENCHMARKS.md "Fair play", engine assistance: where 托管's choice is not the
     rule policy's action, the search at 托管's settings takes 托管's 263 of 616 times facing
-    the rule policy and 271 of 515 facing its own kind, the engine-assisted team style 157 of
-    463, random play 84 of 162, the rule policy never."""
+    the rule policy and 453 of 871 facing its own kind, the engine-assisted team style 265 of
+    769, random play 84 of 162, the rule policy never."""
     from research.fairplay.reviewed import reviewed_rows
 
     def taken(folder: Path, kind: str) -> tuple[int, int]:
@@ -488,6 +489,6 @@ def test_the_engine_choices_taken_are_the_documented_shares() -> None:
 
     assert taken(KEPT, "honest-search") == (263, 616)
     assert taken(KEPT, "honest-random") == (84, 162)
-    assert taken(KEPT_SEARCH, "honest-search") == (271, 515)
-    assert taken(KEPT, "engine-team") == (157, 463)
+    assert taken(KEPT_SEARCH, "honest-search") == (453, 871)
+    assert taken(KEPT, "engine-team") == (265, 769)
     assert taken(KEPT, "honest-rule")[0] == 0
