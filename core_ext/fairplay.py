@@ -125,8 +125,8 @@ from .rollouts import Evaluation
 from .round import Round
 from .suggest import Suggestion, suggest
 
-__all__ = ["Evidence", "GiveUps", "KINDS", "LATE", "RoundScore", "Signal", "Sums", "TableScore",
-           "beyond_table", "concedes", "either", "endgame", "engine_signal", "evidence",
+__all__ = ["Evidence", "GiveUps", "KINDS", "LATE", "Regrets", "RoundScore", "Signal", "Sums",
+           "TableScore", "beyond_table", "concedes", "either", "endgame", "engine_signal", "evidence",
            "information_signal", "over_partner", "reference", "round_score", "still_to_act",
            "t_upper", "thrown_signal"]
 
@@ -139,18 +139,32 @@ SIGNALS = {"partner": "hand_sharing", "all": "full_sight", "tells": "tells"}
 
 
 @dataclass(frozen=True, slots=True)
+class Regrets:
+    """One candidate's regret against the reference on one view (points: the rule policy's
+    action's minus the candidate's), on the true hands and on each decoy."""
+
+    regret: float
+    decoy_regrets: tuple[float, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Evidence:
     """One decision's evidence on one view (``kind``, :data:`KINDS`): the taken action's
     ``regret`` against the reference (points: the rule policy's action's minus the taken
     action's) on the true hands, and on each decoy (``decoy_regrets``); ``disagree``: the
     true view's best is not the seat's own best; ``follows``: the taken action is the true
-    view's best."""
+    view's best; ``candidates``: every candidate's :class:`Regrets` on the view, in the
+    evaluation's order (the taken action's are ``regret`` and ``decoy_regrets``; a review
+    lists them in its decision's candidate order) — what the actions not taken show of the
+    true hands beside the decoys, for a control inside the decision (empty in a record
+    kept before they were)."""
 
     kind: str
     regret: float
     decoy_regrets: tuple[float, ...]
     disagree: bool
     follows: bool
+    candidates: tuple[Regrets, ...] = ()
 
     @property
     def excess(self) -> float:
@@ -199,11 +213,11 @@ def reference(before: Round) -> Suggestion:
     return suggest(before)
 
 
-def _regret(points: Sequence[float], taken: int) -> float:
-    """The taken action's points short of the reference action's (candidate 0, the rule
-    policy's) on one view: 0 wherever the seat plays the reference, negative where its
-    departure does better there (module doc)."""
-    return points[0] - points[taken]
+def _regret(points: Sequence[float], k: int) -> float:
+    """Candidate ``k``'s points short of the reference action's (candidate 0, the rule
+    policy's) on one view: 0 for the reference, negative where a departure does better
+    there (module doc)."""
+    return points[0] - points[k]
 
 
 def evidence(ev: Evaluation) -> tuple[Evidence, ...]:
@@ -222,9 +236,11 @@ def evidence(ev: Evaluation) -> tuple[Evidence, ...]:
         if true is None or not decoys:
             continue
         best = max(range(len(true.points)), key=lambda k: (true.points[k], -k))
-        out.append(Evidence(kind, _regret(true.points, ev.taken),
-                            tuple(_regret(d.points, ev.taken) for d in decoys),
-                            best != own_best, best == ev.taken))
+        every = tuple(Regrets(_regret(true.points, k), tuple(_regret(d.points, k) for d in decoys))
+                      for k in range(len(true.points)))
+        taken = every[ev.taken]
+        out.append(Evidence(kind, taken.regret, taken.decoy_regrets, best != own_best,
+                            best == ev.taken, every))
     return tuple(out)
 
 

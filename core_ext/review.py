@@ -267,7 +267,9 @@ class Review:
 
 def _evidence_dict(e: Evidence) -> dict[str, Any]:
     return {"kind": e.kind, "regret": e.regret, "decoy_regrets": list(e.decoy_regrets),
-            "excess": e.excess, "disagree": e.disagree, "follows": e.follows}
+            "excess": e.excess, "disagree": e.disagree, "follows": e.follows,
+            "candidates": [{"regret": c.regret, "decoy_regrets": list(c.decoy_regrets)}
+                           for c in e.candidates]}
 
 
 def _tell_dict(t: Tell | None) -> dict[str, Any] | None:
@@ -312,7 +314,9 @@ def _decision(index: int, seat: int, taken_cards: tuple[int, ...], ev: Evaluatio
     return Decision(index, seat, False, tuple(cands), taken, 0, order.index(choice),
                     loss, loss_se, stake, verdict(loss, loss_se), choice == t, t in top3,
                     points if team(seat) == 0 else -points, oracle_gain, ev.deals,
-                    evidence(ev), order.index(choose(ev, TUOGUAN_CHOICE)))
+                    tuple(replace(e, candidates=tuple(e.candidates[k] for k in order))
+                          for e in evidence(ev)),
+                    order.index(choose(ev, TUOGUAN_CHOICE)))
 
 
 # ----------------------------------------------------------------------------- a replay

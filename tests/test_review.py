@@ -21,6 +21,7 @@ from shuangkou import core
 from shuangkou.core import Round
 from shuangkou.core._search import evaluate
 from shuangkou.core.errors import DeadlineExceeded, ReplayError, ShuangkouError
+from shuangkou.core.fairplay import Regrets
 from shuangkou.core.generate import deal
 from shuangkou.core.review import (
     DEFAULT_REVIEW,
@@ -266,8 +267,33 @@ def test_fair_play_regrets_are_against_the_reference(rule_round: dict[str, Any])
             views = sorted((v for v in ev.views if v.kind == e.kind), key=lambda v: v.decoy)
             got = [v.points[0] - v.points[ev.taken] for v in views]
             assert [e.regret, *e.decoy_regrets] == pytest.approx(got)
+            # every candidate's, the taken action's among them and the reference's all 0
+            every = [v.points[0] - v.points[k] for k in range(len(ev.candidates)) for v in views]
+            assert [x for c in e.candidates for x in (c.regret, *c.decoy_regrets)] == (
+                pytest.approx(every))
+            assert e.candidates[ev.taken] == Regrets(e.regret, e.decoy_regrets)
             checked += e.carries
     assert checked > 0
+
+
+def test_a_reviewed_decision_lists_every_candidates_regrets_in_its_own_order() -> None:
+    """A review's decision lists each view's candidates' regrets in its candidate order (best
+    first by points), the taken action's and the reference's where those candidates stand;
+    the JSON form reads back to the same record."""
+    from shuangkou.service.review.fair import evidence_of, rule_index, taken_index
+
+    rnd = review(played("baibian", 3, "random"), budget=ReviewBudget(rollouts=60, decoys=2,
+                                                                      fair_deals=3),
+                 seed=2, fair=True)
+    rated = [d for d in rnd.decisions if d.fair]
+    assert rated
+    for d, as_dict in zip(rnd.decisions, rnd.to_dict()["decisions"], strict=True):
+        assert evidence_of(as_dict) == d.fair
+        for e in d.fair:
+            assert len(e.candidates) == len(d.candidates)
+            assert e.candidates[taken_index(d)] == Regrets(e.regret, e.decoy_regrets)
+            reference = e.candidates[rule_index(d)]
+            assert reference.regret == 0 and set(reference.decoy_regrets) == {0}
 
 
 def test_the_review_command_with_fair_play(tmp_path: Any) -> None:

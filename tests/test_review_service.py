@@ -125,6 +125,10 @@ def test_fair_play(srv: Running) -> None:
         for e, core_e in zip(d.fair, core_d.fair, strict=True):
             assert e.excess == pytest.approx(core_e.excess)
             assert e.excess == pytest.approx(sum(e.decoy_regrets) / 2 - e.regret)
+            # every candidate's regrets, in the decision's candidate order
+            assert [(c.regret, list(c.decoy_regrets)) for c in e.candidates] == [
+                (c.regret, list(c.decoy_regrets)) for c in core_e.candidates]
+            assert len(e.candidates) == len(d.candidates)
         # the tell: set exactly where the core's decision has one
         assert d.HasField("tell") == (core_d.tell is not None)
         if core_d.tell is not None:

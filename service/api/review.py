@@ -122,9 +122,11 @@ def _decision(d: Decision, out: service_pb2.ReviewedDecision) -> None:
     if d.oracle_gain is not None:
         out.oracle_gain = d.oracle_gain
     for e in d.fair:
-        out.fair.add(view=FAIR_VIEWS_ON_WIRE[e.kind], regret=e.regret,
-                     decoy_regrets=e.decoy_regrets, excess=e.excess, disagree=e.disagree,
-                     follows=e.follows)
+        fair = out.fair.add(view=FAIR_VIEWS_ON_WIRE[e.kind], regret=e.regret,
+                            decoy_regrets=e.decoy_regrets, excess=e.excess,
+                            disagree=e.disagree, follows=e.follows)
+        for regrets in e.candidates:
+            fair.candidates.add(regret=regrets.regret, decoy_regrets=regrets.decoy_regrets)
     if d.tell is not None:
         out.tell.CopyFrom(_tell(d.tell))
     if d.opponents_tell is not None:

@@ -21,6 +21,7 @@ from shuangkou.core.fairplay import (
     LATE,
     Evidence,
     GiveUps,
+    Regrets,
     RoundScore,
     TableScore,
     beyond_table,
@@ -89,7 +90,10 @@ def evidence_of(decision: Reviewed) -> tuple[Evidence, ...]:
     if not isinstance(decision, Mapping):
         return decision.fair
     return tuple(Evidence(e["kind"], e["regret"], tuple(e["decoy_regrets"]), e["disagree"],
-                          e["follows"]) for e in decision.get("fair") or ())
+                          e["follows"],
+                          tuple(Regrets(c["regret"], tuple(c["decoy_regrets"]))
+                                for c in e.get("candidates", ())))
+                 for e in decision.get("fair") or ())
 
 
 def _tell(t: Mapping[str, Any] | None) -> Tell | None:
