@@ -83,7 +83,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -205,7 +205,7 @@ def run(args: argparse.Namespace) -> None:
                     if (d + 1) % 10 == 0:
                         print(f"{opponent} {vid}: {d + 1} deals "
                               f"({time.perf_counter() - t0:.0f} s)", flush=True)
-    report([out])
+    report(read_deals(Path(out)))
 
 
 def parts(args: argparse.Namespace) -> None:
@@ -502,13 +502,26 @@ def _spec(text: str) -> tuple[str, tuple[int, float]]:
             f"{text!r}: a search is MODEL:ROLLOUTS[:MS], e.g. mix+r+m2:600") from None
 
 
-def report(files: list[Path], pair: list[tuple[str, tuple[int, float]]] | None = None,
+def cpu_figures(cpu: list[float]) -> tuple[float, float]:
+    """The median and 99th percentile of searched decisions' CPU, ``cpu`` sorted (0 when
+    there is none): one sort of millions of values, not one per figure."""
+    if not cpu:
+        return 0.0, 0.0
+    half = len(cpu) // 2
+    median = cpu[half] if len(cpu) % 2 else (cpu[half - 1] + cpu[half]) / 2
+    return median, cpu[int(0.99 * len(cpu))]
+
+
+def report(deals: Iterable[dict[str, Any]],
+           pair: list[tuple[str, tuple[int, float]]] | None = None,
            below: int | None = None) -> None:
+    """The table of every line in ``deals`` (as :func:`read_deals` gives them; a later deal
+    of a line replaces an earlier one of its number), issue 34's targets, and each search
+    paired with its baseline or with ``pair``'s other search, on the same deals."""
     groups: dict[tuple[Any, ...], dict[int, dict[str, Any]]] = {}
-    for path in files:
-        for row in read_deals(Path(path)):
-            if below is None or row["deal"] < below:
-                groups.setdefault(deal_key(row)[:5], {})[row["deal"]] = row
+    for row in deals:
+        if below is None or row["deal"] < below:
+            groups.setdefault(deal_key(row)[:5], {})[row["deal"]] = row
 
     def order(key: tuple[Any, ...]) -> tuple[Any, ...]:
         model, rollouts, ms, opponent, vid = key
@@ -527,13 +540,12 @@ def report(files: list[Path], pair: list[tuple[str, tuple[int, float]]] | None =
         base = sum(x["base_won"] for x in rounds) / len(rounds)
         mean, half = interval([gain(row) for row in rows])
         raw = statistics.fmean(x["points"] for x in rounds)
-        cpu = [t for x in rounds for t in x["cpu_ms"]]
+        median, p99 = cpu_figures(sorted(t for x in rounds for t in x["cpu_ms"]))
         budget = budget_label(rollouts, ms)
         print(f"{model:7} {budget:>12} {opponent:9} {vid:16} {len(rounds):6d} "
               f"{wins / len(rounds):6.1%} {lo:6.1%}-{hi:6.1%} {base:8.1%} {mean:+20.2f} "
               f"{mean - half:+7.2f}..{mean + half:+6.2f} {raw:+9.2f} "
-              f"{statistics.median(cpu) if cpu else 0:10.1f} "
-              f"{sorted(cpu)[int(0.99 * len(cpu))] if cpu else 0:6.1f}")
+              f"{median:10.1f} {p99:6.1f}")
     targets(groups)
     if pair:
         (a_model, a_budget), (b_model, b_budget) = pair
@@ -633,12 +645,13 @@ def targets(groups: dict[tuple[Any, ...], dict[int, dict[str, Any]]]) -> None:
                      for t in x["cpu_ms"])
         if cpu:
             over = f", past {ms:g} ms: {sum(t > ms for t in cpu)}" if ms else ""
+            median, p99 = cpu_figures(cpu)
             print(f"  CPU per searched decision: {len(cpu)} decisions, median "
-                  f"{statistics.median(cpu):.1f} ms, p99 {cpu[int(0.99 * len(cpu))]:.1f} ms, "
-                  f"max {cpu[-1]:.1f} ms{over}")
+                  f"{median:.1f} ms, p99 {p99:.1f} ms, max {cpu[-1]:.1f} ms{over}")
 
 
-def main() -> None:
+def parser() -> argparse.ArgumentParser:
+    """The command line: ``run``, ``parts``, ``departures``, ``keep`` and ``report``."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     # run and parts play the same deals with the same search: one set of arguments
@@ -699,7 +712,11 @@ def main() -> None:
     rp.add_argument("--below", type=int, metavar="N",
                     help="only the deals numbered below N: a line as it stood when it held "
                     "its first N deals (a table measured then, in a folder grown since)")
-    args = ap.parse_args()
+    return ap
+
+
+def main() -> None:
+    args = parser().parse_args()
     if args.cmd == "run":
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         run(args)
@@ -710,7 +727,8 @@ def main() -> None:
     elif args.cmd == "keep":
         keep(args.files, args.into)
     else:
-        report(args.files, args.pair, args.below)
+        report((row for path in args.files for row in read_deals(path)), args.pair,
+               args.below)
 
 
 if __name__ == "__main__":
