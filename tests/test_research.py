@@ -278,7 +278,7 @@ def _deals(path: Path) -> tuple[dict[str, Any], ...]:
 
 @pytest.fixture(autouse=True, scope="module")
 def _forget_the_deals() -> Iterator[None]:
-    """The deals read (some hundreds of MB as Python objects) are let go with the module."""
+    """The deals read (about 700 MB as Python objects) are let go with the module."""
     yield
     _report.cache_clear()
     _deals.cache_clear()
@@ -287,8 +287,9 @@ def _forget_the_deals() -> Iterator[None]:
 @functools.cache
 def _report(*args: str) -> str:
     """What ``tuoguan_panel.py report`` prints for these arguments: run in this process, on
-    deals read once for all the tables (``report`` reads 16 MB of gzip in 15 s a call; the
-    command line itself runs in test_the_panel_report_pairs_two_searches)."""
+    deals read once for all the tables (reading the 16 MB of gzip takes 10 s of CPU, and
+    the tables ask ``report`` dozens of times; the command line itself runs in
+    test_the_panel_report_pairs_two_searches)."""
     runner = _runner()
     parsed = runner.parser().parse_args(["report", *args])
     out = io.StringIO()
