@@ -127,8 +127,8 @@ from .suggest import Suggestion, suggest
 
 __all__ = ["Evidence", "GiveUps", "KINDS", "LATE", "Regrets", "RoundScore", "Signal", "Sums",
            "TableScore", "beyond_table", "concedes", "either", "endgame", "engine_signal",
-           "evidence", "information_signal", "over_partner", "reference", "round_score", "still_to_act",
-           "t_upper", "thrown_signal"]
+           "evidence", "information_signal", "over_partner", "reference", "round_score",
+           "still_to_act", "t_upper", "thrown_signal"]
 
 #: The fair-play views a decision is evaluated on: the partner's hand seen too (hand
 #: sharing), every hand seen (full sight).
