@@ -73,7 +73,7 @@ where the seat **gives up** against its own side, in either of two ways:
 Only the rounds the player **lost** count (its final amount below 0, :attr:`GiveUps.lost`):
 a round it did not lose moved none of its points to the opponents, whatever it gave up
 there. Honest players give up at a steady rate of their own — rule-like ones never (neither
-a block nor a concession in the panel's 11,200 reference rounds), random play about once a
+a block nor a concession in the panel's 12,800 reference rounds), random play about once a
 round each — so among the rounds a player lost, its give-ups, given how many it made of each
 kind at each **moment**, fall on its chances of that moment alike in every round; a
 thrower's crowd into the rounds it throws. The moments are two: the seat's **endgame** (its

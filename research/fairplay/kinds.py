@@ -36,8 +36,11 @@ class Kind:
     what: str
 
 
-_SEARCH = (f"托管's search at {players.SEARCH_ROLLOUTS} rollouts (suggest.TUOGUAN's settings, no time "
-           "cap)")
+def _search(rollouts: int) -> str:
+    return f"托管's search at {rollouts} rollouts (suggest.TUOGUAN's settings, no time cap)"
+
+
+_SEARCH = _search(players.SEARCH_ROLLOUTS)
 
 KINDS: dict[str, Kind] = {k.name: k for k in [
     *(Kind(f"honest-{name}", honest_seat(HONEST[name]), None,
@@ -45,6 +48,8 @@ KINDS: dict[str, Kind] = {k.name: k for k in [
     Kind("honest-rule", honest_seat(HONEST["rule"]), None, "the rule policy (托管 without a budget)"),
     Kind("honest-random", honest_seat(HONEST["random"]), None, "uniformly random legal play"),
     Kind("honest-search", honest_seat(HONEST["search"]), None, _SEARCH),
+    *(Kind(f"honest-search-{rollouts}", honest_seat(searcher("own", rollouts)), None,
+           _search(rollouts)) for rollouts in players.WEAKER),
     Kind("share-search", honest_seat(searcher("partner")), "hand_sharing",
          _SEARCH + ", told the partner's hand (a hand-sharing pair)"),
     Kind("share-rule", honest_seat(sharer), "hand_sharing",
