@@ -449,7 +449,9 @@ def test_the_thrown_rounds_the_test_counts_are_the_rounds_lost() -> None:
     170 of its 197 thrown rounds (138 of them with three give-ups or more), so a 10-round
     match holds none of those in 9.0 % (none with three in 14.9 %); facing the search it
     lost 78 of its 81 (58 with three or more); the search facing itself gave up three times
-    or more in 3 of the 232 rounds it lost (E94)."""
+    or more in 3 of the 232 rounds it lost (E94), its seats facing the search at 200
+    rollouts in 1 of their 187: a play over its partner and four concessions of five
+    chances, two in its endgame, lost by 10."""
     import math
 
     from research.fairplay.told import tells_rows
@@ -472,6 +474,12 @@ def test_the_thrown_rounds_the_test_counts_are_the_rounds_lost() -> None:
            for s, b in enumerate(r["blocks"]) if not r["players"][s].startswith("ref-")]
     lost = [g for g, f in own if f < 0]
     assert (len(lost), sum(g >= 3 for g in lost)) == (232, 3)
+    facing = [(b, r["late"][s], r["final"][s])
+              for r in tells_rows(KEPT_SEARCH)["honest-search-200"]
+              for s, b in enumerate(r["blocks"])
+              if r["players"][s].startswith("ref-") and r["final"][s] < 0]
+    assert len(facing) == 187
+    assert [x for x in facing if x[0][0] + x[0][2] >= 3] == [([1, 6, 4, 5], [0, 1, 2, 3], -10)]
 
 
 def test_the_engine_choices_taken_are_the_documented_shares() -> None:

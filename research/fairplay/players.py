@@ -34,9 +34,8 @@ __all__ = ["ASSIST", "ASSIST_SHARE", "HONEST", "SEARCH_ROLLOUTS", "SIGHTS", "THR
 
 #: The rollouts of the panel's search (托管 spends 1,200, capped at 100 ms).
 SEARCH_ROLLOUTS = 600
-#: The rollouts of the panel's weaker searches, honest players of other strengths: they leave
-#: the rule policy's action less often than the search does (3, 16 and 32 times in the same
-#: 221 decisions of rule-policy rounds at 50, 200 and 600 rollouts).
+#: The rollouts of the panel's weaker searches: honest players between the rule policy and
+#: the search in strength (docs/BENCHMARKS.md "Fair play").
 WEAKER = (50, 200)
 #: 托管's budget as the engine-assisted player asks it: without the time cap (a seed then
 #: fixes its choice).
