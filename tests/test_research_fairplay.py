@@ -456,30 +456,36 @@ def test_the_thrown_rounds_the_test_counts_are_the_rounds_lost() -> None:
 
     from research.fairplay.told import tells_rows
 
-    def thrown(folder: Path) -> tuple[int, list[tuple[int, int]]]:
-        rows = tells_rows(folder)["throw-rule"]
+    def thrown(rows: list[dict[str, Any]]) -> tuple[int, list[tuple[int, int]]]:
         seats = sum(t is not None for r in rows for t in r["throws"])
         return seats, [(b[0] + b[2], r["final"][s]) for r in rows
                        for s, b in enumerate(r["blocks"]) if r["throws"][s]]
 
-    seats, rounds = thrown(KEPT)
-    lost = [g for g, f in rounds if f < 0]
-    assert (seats, len(rounds), len(lost), sum(g >= 3 for g in lost)) == (800, 197, 170, 138)
+    def lost(rows: list[dict[str, Any]], reference: bool) -> list[tuple[Any, Any, int]]:
+        """The (blocks, endgame's blocks, final) of the tested or the reference seats'
+        rounds lost."""
+        return [(b, r["late"][s], r["final"][s]) for r in rows
+                for s, b in enumerate(r["blocks"])
+                if r["players"][s].startswith("ref-") == reference and r["final"][s] < 0]
+
+    def crowded(rounds: list[tuple[Any, Any, int]]) -> list[tuple[Any, Any, int]]:
+        return [x for x in rounds if x[0][0] + x[0][2] >= 3]
+
+    seats, rounds = thrown(tells_rows(KEPT)["throw-rule"])
+    lost_thrown = [g for g, f in rounds if f < 0]
+    assert (seats, len(rounds), len(lost_thrown), sum(g >= 3 for g in lost_thrown)) == (
+        800, 197, 170, 138)
     assert round(math.comb(seats - 170, 10) / math.comb(seats, 10), 3) == 0.090
     assert round(math.comb(seats - 138, 10) / math.comb(seats, 10), 3) == 0.149
-    seats, rounds = thrown(KEPT_SEARCH)
+    search = tells_rows(KEPT_SEARCH)
+    seats, rounds = thrown(search["throw-rule"])
     assert (seats, len(rounds), sum(f < 0 for _, f in rounds)) == (300, 81, 78)
     assert sum(g >= 3 for g, f in rounds if f < 0) == 58
-    own = [(b[0] + b[2], r["final"][s]) for r in tells_rows(KEPT_SEARCH)["honest-search"]
-           for s, b in enumerate(r["blocks"]) if not r["players"][s].startswith("ref-")]
-    lost = [g for g, f in own if f < 0]
-    assert (len(lost), sum(g >= 3 for g in lost)) == (232, 3)
-    facing = [(b, r["late"][s], r["final"][s])
-              for r in tells_rows(KEPT_SEARCH)["honest-search-200"]
-              for s, b in enumerate(r["blocks"])
-              if r["players"][s].startswith("ref-") and r["final"][s] < 0]
+    own = lost(search["honest-search"], reference=False)
+    assert (len(own), len(crowded(own))) == (232, 3)
+    facing = lost(search["honest-search-200"], reference=True)
     assert len(facing) == 187
-    assert [x for x in facing if x[0][0] + x[0][2] >= 3] == [([1, 6, 4, 5], [0, 1, 2, 3], -10)]
+    assert crowded(facing) == [([1, 6, 4, 5], [0, 1, 2, 3], -10)]
 
 
 def test_the_engine_choices_taken_are_the_documented_shares() -> None:
