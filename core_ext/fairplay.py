@@ -125,8 +125,9 @@ from .rollouts import Evaluation
 from .round import Round
 from .suggest import Suggestion, suggest
 
-__all__ = ["Evidence", "GiveUps", "KINDS", "LATE", "Regrets", "RoundScore", "Signal", "Sums",
-           "TableScore", "beyond_table", "concedes", "either", "endgame", "engine_signal",
+__all__ = ["Agreement", "Evidence", "GiveUps", "KINDS", "LATE", "Regrets", "RoundScore",
+           "Signal", "Sums", "TableScore", "beyond_table", "concedes", "either", "endgame",
+           "engine_signal",
            "evidence", "information_signal", "over_partner", "reference", "round_score",
            "still_to_act", "t_upper", "thrown_signal"]
 
@@ -646,6 +647,81 @@ def thrown_signal(rounds: Sequence[GiveUps], gainers: Sequence[str] = (), *,
     return Signal("thrown_rounds", evidence, observed, null[int(0.025 * (len(null) - 1))],
                   null[int(0.975 * (len(null) - 1))], (observed - mean) / sd if sd else 0.0,
                   p, note)
+
+
+@dataclass(slots=True)
+class Agreement:
+    """A player's engine counts over its rounds, as sums that add up over partitions like
+    :class:`Sums`: the rounds, the decisions where 托管's choice is not the rule policy's
+    action (``departs``) and those where it took 托管's (``engine``) or the rule policy's
+    (``rule``), the rounds with one of those two (``told``: what the sign test counts), the
+    points it lost and had at stake over
+    its other evaluated decisions (``loss``, ``stake``: its skill where agreement cannot
+    tell), and the second moments of the per-round counts (``engine2``, ``departs2``,
+    ``cross``) for the agreement's standard error over rounds."""
+
+    rounds: int = 0
+    told: int = 0
+    engine: int = 0
+    rule: int = 0
+    departs: int = 0
+    loss: float = 0.0
+    stake: float = 0.0
+    engine2: float = 0.0
+    departs2: float = 0.0
+    cross: float = 0.0
+
+    def add(self, engine: int, rule: int, departs: int, loss: float, stake: float) -> None:
+        """One round of the player's (a round without a departure adds to its skill)."""
+        self.rounds += 1
+        self.told += engine + rule > 0
+        self.engine += engine
+        self.rule += rule
+        self.departs += departs
+        self.loss += loss
+        self.stake += stake
+        self.engine2 += engine * engine
+        self.departs2 += departs * departs
+        self.cross += engine * departs
+
+    def merge(self, other: Agreement) -> None:
+        for name in self.__slots__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def to_dict(self) -> dict[str, float]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, float]) -> Agreement:
+        return cls(**{name: data.get(name, 0) for name in cls.__slots__})  # type: ignore[arg-type]
+
+    @property
+    def agreement(self) -> float:
+        """托管's choice taken, as a share of the decisions where it is not the rule
+        policy's action."""
+        return self.engine / self.departs if self.departs else 0.0
+
+    @property
+    def elsewhere(self) -> float:
+        """The loss share over its other evaluated decisions: its skill where agreement
+        cannot tell."""
+        return self.loss / self.stake if self.stake else 0.0
+
+    @property
+    def se(self) -> float:
+        """The agreement's standard error: a ratio over rounds (the rounds, not the
+        decisions, are the sample: a round's decisions share a deal and a table), and never
+        below the binomial's (a few rounds must not look more certain than their
+        decisions)."""
+        n, a = self.rounds, self.agreement
+        if not self.departs:
+            return 0.0
+        # a share of 0 or 1 is counted as if half a decision had gone the other way
+        binomial = math.sqrt(max(a * (1 - a), 0.25 / self.departs) / self.departs)
+        if n < 2:
+            return binomial
+        spread = max(self.engine2 - 2 * a * self.cross + a * a * self.departs2, 0.0)
+        return max(math.sqrt(n / (n - 1) * spread) / self.departs, binomial)
 
 
 def engine_signal(engine: int, rule: int) -> Signal:

@@ -255,13 +255,30 @@ def test_fair_play_sums_are_the_cores_signals_and_merge_exactly() -> None:
     steady = fair["players"]["s"]["thrown_rounds"]
     assert steady["estimate"] == 0.0 and steady["p"] == 1.0 and not steady["flagged"]
     # engine assistance of s: where 托管's choice (tuoguan) is not the rule policy's (the
-    # first hint, candidate 0 here)
-    told = [(d["candidates"][d["tuoguan"]]["taken"], d["candidates"][0]["taken"])
-            for r in rounds for d in r["decisions"]
+    # first hint, candidate 0 here), which it took; and its loss share on its other decisions
+    told = [d for r in rounds for d in r["decisions"]
             if d["seat"] == 3 and not d["forced"] and d["tuoguan"] != 0]
-    want = fairplay.engine_signal(sum(e for e, _ in told), sum(b for _, b in told))
+    other = [d for r in rounds for d in r["decisions"]
+             if d["seat"] == 3 and not d["forced"] and d["tuoguan"] == 0]
+    took = sum(d["candidates"][d["tuoguan"]]["taken"] for d in told)
+    want = fairplay.engine_signal(took, sum(d["candidates"][0]["taken"] for d in told))
     engine = fair["players"]["s"]["engine"]
     assert engine["decisions"] == want.evidence and engine["p"] == float(f"{want.p:.4g}")
+    agreement = engine["agreement"]
+    assert agreement["departs"] == len(told) > 0
+    assert agreement["share"] == round(took / len(told), 4)
+    # its interval: the share as a ratio over rounds (cluster-robust), never narrower than
+    # the binomial's
+    per = [(sum(d["candidates"][d["tuoguan"]]["taken"] for d in mine), len(mine))
+           for r in rounds
+           for mine in [[d for d in told if any(d is x for x in r["decisions"])]]]
+    share, n = took / len(told), len(per)
+    se = max(math.sqrt(n / (n - 1) * sum((e - share * m) ** 2 for e, m in per)) / len(told),
+             math.sqrt(max(share * (1 - share), 0.25 / len(told)) / len(told)))
+    assert (agreement["low"], agreement["high"]) == (round(max(0, share - 1.96 * se), 4),
+                                                     round(min(1, share + 1.96 * se), 4))
+    assert agreement["elsewhere"] == round(sum(d["loss"] for d in other)
+                                           / sum(d["stake"] for d in other), 4)
     # what chance alone flags among those tested
     assert fair["flags"]["hand_sharing"] == {"tested": 2, "flagged": 1, "by_chance": 0.02}
     # (p and r never had a chance to block: nothing to test)

@@ -458,8 +458,10 @@ def test_fair_play_on_the_reviewed_page(browser: Any, tmp_path: Path) -> None:
         # the partnerships' tells, then the seats' sight scores
         for row, t in zip(rows, [*scores.tells, *scores.sight], strict=True):
             assert int(row["tells"]) == (t.decisions if t is not None else 0)
-        for row, (engine, rule) in zip(rows[2:], scores.engine, strict=True):
-            assert (int(row["engine"]), int(row["rule"])) == (engine, rule)
+        for row, t in zip(rows[2:], scores.engine, strict=True):
+            assert (int(row["departs"]), int(row["engine"]), int(row["rule"])) == \
+                (t.departs, t.engine, t.rule)
+            assert t.engine + t.rule <= t.departs
         for row, b in zip(rows[2:], scores.give_ups, strict=True):
             assert (int(row["blocks"]), int(row["chances"]), int(row["concessions"]),
                     int(row["to_concede"])) == (b.blocks, b.chances, b.concessions,

@@ -10,6 +10,7 @@
     .venv/bin/python -m research.fairplay keep DIR --into research/results/fairplay
     .venv/bin/python -m research.fairplay tells DIR --into research/results/fairplay
         [--kinds NAME ...]
+    .venv/bin/python -m research.fairplay agreement research/results/fairplay
 
 ``generate`` writes the archive (research/fairplay/archive.py: replays, their notes,
 labels.json), every kind or those named; ``review`` reviews it with ``shuangkou review-replays
@@ -19,7 +20,9 @@ prints per signal the power and the false-positive rates over resampled matches
 (research/fairplay/power.py); ``keep`` writes the reviewed rounds (reduced), the labels
 and the review's CPU into a folder, a gzip per kind (what research/results/fairplay holds),
 and ``study`` reads such a folder as well; ``tells`` writes the tells of every round of the
-archive into such a folder (research/fairplay/told.py: they need no review).
+archive into such a folder (research/fairplay/told.py: they need no review);
+``agreement`` prints each kind's agreement with 托管 and its skill elsewhere from such a
+folder (research/fairplay/agreement.py).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from pathlib import Path
 
 from research.panel import VARIANTS
 
+from .agreement import table
 from .archive import LABELS, generate
 from .kinds import KINDS, REFERENCES
 from .power import CPU, DEFAULT_SIZES, TABLES, study
@@ -80,6 +84,8 @@ def main(argv: list[str] | None = None) -> None:
     t.add_argument("dir", type=Path)
     t.add_argument("--into", type=Path, required=True)
     t.add_argument("--kinds", nargs="*", default=list(KINDS), choices=list(KINDS))
+    a = sub.add_parser("agreement", help="each kind's agreement with 托管 and skill elsewhere")
+    a.add_argument("dir", type=Path)
     argv = list(sys.argv[1:] if argv is None else argv)
     extra: list[str] = []                   # after --: review-replays' own options
     if "--" in argv:
@@ -105,6 +111,13 @@ def main(argv: list[str] | None = None) -> None:
               permutations=args.permutations,
               seed=args.seed, variants=args.variants, signals=args.signals,
               json_out=args.json)
+    elif args.command == "agreement":
+        print("| kind | seat-rounds | departures | agreement, 95 % | loss share elsewhere |")
+        print("|---|---|---|---|---|")
+        for row in table(args.dir):
+            print(f"| `{row['kind']}` | {row['rounds']} | {row['departs']:,} | "
+                  f"{row['agreement']:.3f} [{row['low']:.3f}, {row['high']:.3f}] | "
+                  f"{row['elsewhere']:.3f} |")
     elif args.command == "tells":
         done = tell_archive(args.dir, args.into, args.kinds)
         print(f"{sum(done.values())} rounds of {len(done)} kinds "

@@ -54,7 +54,9 @@ def reduce(record: Mapping[str, Any]) -> dict[str, Any]:
     """A reviewed round (``Review.to_dict()``) as the fair-play sums take it (module doc):
     ``hand_sharing`` per team (table seats t and t + 2) and ``full_sight`` per table seat,
     each [score, excess, decisions] or None (no decision carried evidence); ``engine`` per
-    seat [托管's taken, the rule policy's taken]; ``thrown`` per seat [loss, stake, loss, stake, …];
+    seat [托管's taken, the rule policy's taken, departures, loss and stake elsewhere]
+    (``EngineTells``; a row kept before departures were counted has the first two);
+    ``thrown`` per seat [loss, stake, loss, stake, …];
     ``evidence`` per seat [[view, regret, decoy regrets…, disagree, follows], …]."""
     decisions = record["decisions"]
     fair = round_fair(decisions, record["result"]["final"])
@@ -70,7 +72,8 @@ def reduce(record: Mapping[str, Any]) -> dict[str, Any]:
     return {"players": record["players"], "final": record["result"]["final"],
             "hand_sharing": [_score(s) for s in fair.hand_sharing],
             "full_sight": [_score(s) for s in fair.full_sight],
-            "engine": [list(e) for e in fair.engine], "thrown": thrown, "evidence": raw,
+            "engine": [[e.engine, e.rule, e.departs, round(e.loss, 3), round(e.stake, 3)]
+                       for e in fair.engine], "thrown": thrown, "evidence": raw,
             "decisions": sum(evaluated(d) for d in decisions)}
 
 

@@ -203,7 +203,7 @@ def archive_arguments(p: argparse.ArgumentParser, verb: str, partition_lines: in
                          help=f"lines per partition (default {partition_lines})")
     archive.add_argument("--merge", action="store_true",
                          help="after sharded runs: check every partition of --output-dir "
-                              f"and write its summary (no {verb[:-1]}ing)")
+                              "and write its summary (reading the partitions only)")
 
 
 def check_archive_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

@@ -50,7 +50,15 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from shuangkou.core.errors import ShuangkouError
-from shuangkou.core.fairplay import GiveUps, Signal, Sums, either, engine_signal, thrown_signal
+from shuangkou.core.fairplay import (
+    Agreement,
+    GiveUps,
+    Signal,
+    Sums,
+    either,
+    engine_signal,
+    thrown_signal,
+)
 from shuangkou.core.suggest import DEFAULT_WIDTH
 
 from ..inputs import Line
@@ -72,14 +80,16 @@ MIN_DECISIONS = 200
 #: Rounds carrying evidence below which a fair-play signal is marked small and never
 #: flagged (docs/decisions/engineering.md E78).
 MIN_ROUNDS = 10
-#: The format of the fair-play sums a partition keeps (7: a player's rounds hold the counts
+#: The format of the fair-play sums a partition keeps (8: a player's engine counts are
+#: core_ext/fairplay.py ``Agreement``, with every departure of 托管's choice and the skill
+#: elsewhere; 7: a player's rounds hold the counts
 #: of its endgame apart, and a free beat splits no set, E94; 6: a player's rounds hold its final
 #: amount, the thrown-round test counting the rounds it lost, E93; 5: the views' regrets and
 #: the tells read against the reference action, E92; 4: against the view's best, the leads
 #: not chosen and the pass rate, a player's rounds holding its concessions beside its
 #: blocks; 3 its blocks alone; 2 the information signals' sums without the rounds' own
 #: scores; 1 a player's rounds as losses).
-FAIR_SUMS = 7
+FAIR_SUMS = 8
 #: The one-sided p-value below which a fair-play signal over enough rounds is flagged.
 ALPHA = 0.01
 #: 25 replays are a few minutes of review on one core at the default budget: a lost
@@ -227,9 +237,9 @@ def pair_figures(t: dict[str, float]) -> dict[str, Any]:
 class PlayerFair:
     """One player's fair-play sums: ``full_sight`` and ``sight``
     (:class:`~shuangkou.core.fairplay.Sums` of its rounds' full-sight scores on the views and
-    of its sight scores, core_ext/tells.py, each beyond its opponents'), ``engine`` / ``rule`` (decisions where 托管's choice
-    is not the rule policy's and it took 托管's / the rule policy's) over ``engine_rounds``
-    rounds, and
+    of its sight scores, core_ext/tells.py, each beyond its opponents'), ``engine``
+    (:class:`~shuangkou.core.fairplay.Agreement` of its rounds' engine counts, service/
+    review/fair.py ``EngineTells``), and
     ``rounds``: per round with a chance to block or to concede, in archive order, ``[label,
     blocks, chances, concessions, chances to concede, final, late]`` (the thrown-round test's,
     core_ext/fairplay.py ``GiveUps``: it counts the rounds the player lost; ``late`` the
@@ -238,28 +248,23 @@ class PlayerFair:
     there."""
 
     full_sight: Sums = field(default_factory=Sums)
-    engine: int = 0
-    rule: int = 0
-    engine_rounds: int = 0
+    engine: Agreement = field(default_factory=Agreement)
     rounds: list[list[Any]] = field(default_factory=list)
     sight: Sums = field(default_factory=Sums)
 
     def merge(self, other: PlayerFair) -> None:
         self.full_sight.merge(other.full_sight)
         self.sight.merge(other.sight)
-        self.engine += other.engine
-        self.rule += other.rule
-        self.engine_rounds += other.engine_rounds
+        self.engine.merge(other.engine)
         self.rounds += other.rounds
 
     def to_dict(self) -> dict[str, Any]:
-        return {"full_sight": self.full_sight.to_dict(), "engine": self.engine,
-                "rule": self.rule, "engine_rounds": self.engine_rounds, "rounds": self.rounds,
-                "sight": self.sight.to_dict()}
+        return {"full_sight": self.full_sight.to_dict(), "engine": self.engine.to_dict(),
+                "rounds": self.rounds, "sight": self.sight.to_dict()}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> PlayerFair:
-        return cls(Sums.from_dict(d["full_sight"]), d["engine"], d["rule"], d["engine_rounds"],
+        return cls(Sums.from_dict(d["full_sight"]), Agreement.from_dict(d["engine"]),
                    d["rounds"], Sums.from_dict(d["sight"]))
 
     def give_ups(self) -> list[GiveUps]:
@@ -317,10 +322,7 @@ class ReviewStats(Stats):
             mine = self.fair_players.setdefault(name, PlayerFair())
             mine.full_sight.add(scores.seat_beyond(seat))
             mine.sight.add(scores.sight_beyond(seat))
-            tells = scores.engine[seat]
-            mine.engine += tells.engine
-            mine.rule += tells.rule
-            mine.engine_rounds += bool(tells.engine + tells.rule)
+            mine.engine.add(*scores.engine[seat])
             g = scores.give_ups[seat]
             if g.chances or g.to_concede:
                 mine.rounds.append([f"{names[gained_most(final, seat)]} ({source}; the "
@@ -382,6 +384,17 @@ def _figure(signal: Signal, decisions: int, rounds: int) -> dict[str, Any]:
             "flagged": not small and signal.flagged(ALPHA)}
 
 
+def _agreement(sums: Agreement) -> dict[str, Any]:
+    """What engine assistance rests on beside its test: 托管's choice taken among every
+    decision where it is not the rule policy's action (``share``, with its 95 % interval over
+    the player's rounds), those decisions, and the player's loss share over its other
+    evaluated decisions (``elsewhere``: its skill where agreement cannot tell)."""
+    a, half = sums.agreement, 1.96 * sums.se
+    return {"share": round(a, 4), "low": round(max(0.0, a - half), 4),
+            "high": round(min(1.0, a + half), 4), "departs": sums.departs,
+            "elsewhere": round(sums.elsewhere, 4)}
+
+
 def _part(signal: Signal, sums: Sums) -> dict[str, Any]:
     """One part of a signal made of several tests (hand sharing's views and tells): its
     figures, never a flag of its own."""
@@ -415,8 +428,9 @@ def fair_summary(stats: ReviewStats) -> dict[str, Any]:
             "full_sight": _either("full_sight", p.full_sight, "all", p.sight),
             "thrown_rounds": _figure(thrown, sum(g.chances + g.to_concede
                                                  for g in p.give_ups()), thrown.evidence),
-            "engine": _figure(engine_signal(p.engine, p.rule), p.engine + p.rule,
-                              p.engine_rounds)}
+            "engine": {**_figure(engine_signal(p.engine.engine, p.engine.rule),
+                                 p.engine.engine + p.engine.rule, p.engine.told),
+                       "agreement": _agreement(p.engine)}}
     figures: dict[str, list[dict[str, Any]]] = {
         "hand_sharing": [f["hand_sharing"] for f in pairs],
         **{kind: [f[kind] for f in players.values()]
@@ -574,8 +588,9 @@ _FAIR_SHOWN = (
     ("thrown_rounds", "player", "its give-ups' crowding in the rounds it lost (blocks of the "
      "partner, conceded tricks): for one, the pairs of others in its round, against the same "
      "dealt at random among their chances in those rounds, 95 %", ".2f"),
-    ("engine", "player", "托管's choice taken where it is not the rule policy's, as a share "
-     "of those and the rule policy's", ".1%"),
+    ("engine", "player", "托管's choice taken where it is not the rule policy's action, as "
+     "a share of those decisions, against the honest players' at its skill elsewhere",
+     ".1%"),
 )
 
 
@@ -600,6 +615,10 @@ def _fair_lines(fair: dict[str, Any], settings: dict[str, Any]) -> list[str]:
         for who, f in ranked[:SHOWN]:
             note = (f"  on its {f['note']}" if kind in _TWO_PARTS else f"  {shown(f['note'])}"
                     ) if f["note"] else ""
+            if (a := f.get("agreement")) is not None:
+                note += (f"  (托管's choice in {a['share']:.1%} [{a['low']:.1%}, "
+                         f"{a['high']:.1%}] of {a['departs']:,} departures; loss share "
+                         f"elsewhere {a['elsewhere']:.3f})")
             mark = ("  << flagged" if f["flagged"] else "  (small sample)"
                     if f["small_sample"] else "")
             out.append(f"      {_name(shown(who)):<28} {f['rounds']:>5,} rounds "

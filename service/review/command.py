@@ -31,6 +31,7 @@ from ..inputs import json_lines, read_replay
 from ..shown import shown
 from .fair import (
     CAVEATS,
+    TAKEN_TEXT,
     block_text,
     concede_text,
     engine_tells,
@@ -96,7 +97,7 @@ def text_of(rv: Review) -> str:
             out.append(f"{'':18}{concede_text(x.concedes)}")
         if fair and (told := engine_tells(x)) is not None:
             tuoguan = x.candidates[x.tuoguan]
-            whose = "托管's" if told == "engine" else "the rule policy's"
+            whose = TAKEN_TEXT[told]
             out.append(f"{'':18}托管 would play {shown(_action(tuoguan))}, not the rule "
                        f"policy's action; the action taken is {whose}")
     out += ["", "seat          decisions  forced  mean loss  loss share  inacc.  mistakes  "
@@ -126,8 +127,8 @@ def _fair_text(rv: Review, who: list[str]) -> list[str]:
             f"{tells_text(scores.tells_beyond(t))}" for t in (0, 1)]
     out += [f"  full sight, {who[s]}: {score_text(scores.seat_beyond(s))}"
             f"; tells: {tells_text(scores.sight_beyond(s))}" for s in range(4)]
-    out += [f"  engine, {who[s]}: where 托管's choice is not the rule policy's, it took "
-            f"托管's {t.engine} times, the rule policy's {t.rule}"
+    out += [f"  engine, {who[s]}: 托管's choice is not the rule policy's at {t.departs} "
+            f"decisions; it took 托管's {t.engine} times, the rule policy's {t.rule}"
             for s, t in enumerate(scores.engine)]
     out += [f"  thrown rounds, {who[s]}: {g.blocks} of {g.chances} chances to play over the "
             f"partner's standing play blocked, {g.concessions} of {g.to_concede} chances to "

@@ -33,7 +33,7 @@ if TYPE_CHECKING:   # the record's type only: its JSON form is told apart as a M
     from shuangkou.core.review import Decision
 
 __all__ = ["CAVEATS", "NOT_PROOF", "ONE_ROUND", "VIEW_NAMES", "WHAT_TO_DO", "Reviewed",
-           "RoundFair", "engine_tells", "evaluated", "evidence_of", "evidence_text",
+           "RoundFair", "TAKEN_TEXT", "engine_tells", "evaluated", "evidence_of", "evidence_text",
            "EngineTells", "block_text", "concede_text", "concedes_of", "fair_played",
            "gained_most", "opponents_tell_of", "over_partner_of", "round_fair", "rule_index",
            "score_text", "taken_index", "tell_of", "tell_text", "tells_text"]
@@ -145,14 +145,20 @@ def fair_played(decisions: Iterable[Reviewed]) -> bool:
 def engine_tells(decision: Reviewed) -> str | None:
     """What a decision tells of engine assistance (core_ext/fairplay.py): where 托管's
     choice is not the rule policy's action, ``"engine"`` when the action taken was 托管's,
-    ``"rule"`` when it was the rule policy's; else None (it tells nothing)."""
+    ``"rule"`` when it was the rule policy's, ``"neither"`` else; None where it tells
+    nothing (not evaluated, or 托管's choice is the rule policy's)."""
     if not evaluated(decision):
         return None
     tuoguan, rule = _field(decision, "tuoguan"), rule_index(decision)
     if tuoguan == rule:
         return None
     taken = taken_index(decision)
-    return "engine" if taken == tuoguan else "rule" if taken == rule else None
+    return "engine" if taken == tuoguan else "rule" if taken == rule else "neither"
+
+
+#: What the action taken was where 托管's choice is not the rule policy's (engine_tells),
+#: as people read it.
+TAKEN_TEXT = {"engine": "托管's", "rule": "the rule policy's", "neither": "neither"}
 
 
 def gained_most(final: Sequence[int], seat: int) -> int:
@@ -164,10 +170,16 @@ def gained_most(final: Sequence[int], seat: int) -> int:
 
 class EngineTells(NamedTuple):
     """A seat's decisions that tell for engine assistance (:func:`engine_tells`): ``engine``
-    where the action taken was 托管's, ``rule`` where it was the rule policy's."""
+    where the action taken was 托管's, ``rule`` where it was the rule policy's, ``departs``
+    all of them (托管's choice is not the rule policy's action, whatever was taken); and
+    the points lost and at stake over its other evaluated decisions (``loss``, ``stake``:
+    its skill where agreement cannot tell, what the signal weighs agreement against)."""
 
     engine: int
     rule: int
+    departs: int = 0
+    loss: float = 0.0
+    stake: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,6 +224,8 @@ def round_fair(decisions: Iterable[Reviewed], final: Sequence[int]) -> RoundFair
     table seat (the thrown-round test counts the rounds a player lost)."""
     by_seat: list[list[Evidence]] = [[] for _ in range(SEATS)]
     engine: list[list[str]] = [[] for _ in range(SEATS)]
+    # per seat, (loss, stake) over its evaluated decisions that do not tell for the engine
+    elsewhere = [[0.0, 0.0] for _ in range(SEATS)]
     partner: list[list[Tell]] = [[] for _ in range(SEATS)]
     beats: list[list[Tell]] = [[] for _ in range(SEATS)]
     # per seat, its chances to block and to concede: (taken, its cards left then)
@@ -228,6 +242,9 @@ def round_fair(decisions: Iterable[Reviewed], final: Sequence[int]) -> RoundFair
             conceded[seat].append((c, left))
         if (told := engine_tells(d)) is not None:
             engine[seat].append(told)
+        elif evaluated(d):
+            elsewhere[seat][0] += _field(d, "loss")
+            elsewhere[seat][1] += _field(d, "stake")
         if (t := tell_of(d)) is not None:
             partner[seat].append(t)
         if (t := opponents_tell_of(d)) is not None:
@@ -235,7 +252,8 @@ def round_fair(decisions: Iterable[Reviewed], final: Sequence[int]) -> RoundFair
     teams = (round_score("partner", by_seat[0] + by_seat[2]),
              round_score("partner", by_seat[1] + by_seat[3]))
     return RoundFair(teams, tuple(round_score("all", e) for e in by_seat),
-                     tuple(EngineTells(t.count("engine"), t.count("rule")) for t in engine),
+                     tuple(EngineTells(t.count("engine"), t.count("rule"), len(t), *other)
+                           for t, other in zip(engine, elsewhere, strict=True)),
                      (tell_score((partner[0], partner[2])), tell_score((partner[1], partner[3]))),
                      tuple(GiveUps.of(o, c, amount)
                            for o, c, amount in zip(over, conceded, final, strict=True)),

@@ -42,6 +42,7 @@ from shuangkou.core.story import RoundStory, Step, Trick, story_of
 
 from ..review.fair import (
     CAVEATS,
+    TAKEN_TEXT,
     block_text,
     concede_text,
     engine_tells,
@@ -643,7 +644,7 @@ def _fair_annotation(d: Decision) -> str:
         parts.append(f'<span class="cd" data-conceded="{str(d.concedes).lower()}">'
                      f"{_e(concede_text(d.concedes))}</span>")
     if (told := engine_tells(d)) is not None:
-        whose = "托管's" if told == "engine" else "the rule policy's"
+        whose = TAKEN_TEXT[told]
         parts.append(f'<span class="tg" data-taken="{told}">托管 would play '
                      f'{_action_html(d.candidates[d.tuoguan])}, not the rule policy\'s '
                      f"action; the action taken is {whose}</span>")
@@ -777,6 +778,7 @@ def _fair_section(review: Review) -> str:
     seats = "".join(f'<tr data-seat="{s}"><td class="l">{who(s)}</td>'
                     f"{cells(scores.seat_beyond(s))}"
                     f"{tells(scores.sight_beyond(s))}"
+                    f'<td data-term="departs">{t.departs}</td>'
                     f'<td data-term="engine">{t.engine}</td>'
                     f'<td data-term="rule">{t.rule}</td>'
                     f'<td data-term="blocks">{b.blocks}</td>'
@@ -819,13 +821,14 @@ def _fair_section(review: Review) -> str:
         '<div class="scroll">'
         f'<table class="fair-seats"><thead><tr><th class="l">seat</th>{head}'
         "<th>tells</th><th>tell score</th><th>beyond the table</th>"
-        "<th>托管's</th><th>the rule's</th><th>blocks</th><th>chances</th>"
+        "<th>托管 departs</th><th>托管's</th><th>the rule's</th><th>blocks</th>"
+        "<th>chances</th>"
         "<th>concessions</th><th>chances to concede</th></tr></thead>"
         "<tbody>"
         f"{seats}</tbody></table></div>"
-        '<p class="muted">托管\'s / the rule\'s: where 托管\'s choice was not the rule '
-        "policy's action (the first hint), how often the action taken was 托管's and how "
-        "often the rule policy's.</p>"
+        '<p class="muted">托管 departs: the evaluated decisions where 托管\'s choice was '
+        "not the rule policy's action (the first hint); 托管's / the rule's: how often the "
+        "action taken there was 托管's and how often the rule policy's.</p>"
         f'<ul class="plain caveats">{caveats}</ul></section>')
 
 
