@@ -512,3 +512,22 @@ def test_the_engine_choices_taken_are_the_documented_shares() -> None:
     assert taken(KEPT_SEARCH, "honest-search-200") == (311, 1209)
     assert taken(KEPT, "engine-team") == (265, 769)
     assert taken(KEPT, "honest-rule")[0] == 0
+
+
+_AGREEMENT = re.compile(r"^\| `([\w -]+)` \| (\d+) \| ([\d,]+) \| (\d\.\d{3}) \[(\d\.\d{3}), "
+                        r"(\d\.\d{3})\] \| (\d\.\d{3}) \|$", re.M)
+
+
+def test_the_documented_agreements_are_what_the_kept_rounds_give(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/BENCHMARKS.md "Fair play", the agreement table facing the rule policy: each
+    kind's seat-rounds, departures of 托管's choice, agreement with its interval and loss
+    share elsewhere are what ``agreement`` prints of research/results/fairplay."""
+    from research.fairplay.__main__ import main
+
+    section = (ROOT / "docs" / "BENCHMARKS.md").read_text().split("\n## Fair play\n", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    documented = _AGREEMENT.findall(section)
+    main(["agreement", str(KEPT)])
+    printed = _AGREEMENT.findall(capsys.readouterr().out)
+    assert documented == printed and len(printed) >= 10

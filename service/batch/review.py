@@ -22,7 +22,8 @@ and adds up, in every partition's counts and so in the summary:
   **hand sharing**, per player **full sight**, **thrown rounds** (the player's give-ups —
   blocks of its partner, tricks conceded — crowded into some of the rounds it lost, three or
   more to a round; the round of most named, and the opponent who gained most in it) and
-  **engine assistance** (托管's choice taken where it is not the rule policy's) — each with its
+  **engine assistance** (托管's choice taken where it is not the rule policy's, and the
+  player's agreement over every such decision beside its loss share elsewhere) — each with its
   95 % interval, one-sided p-value and the decisions and rounds that carried its evidence,
   and how many flags chance alone would raise among those tested;
 * the same over every decision of the archive, and :data:`CAVEATS`, which a platform must
