@@ -102,12 +102,12 @@ policy's. Where the two differ, 托管's choice is one only rollouts find; an ho
 takes it no more often than the plain one. A sign test gives the p-value. It has no power
 on the panel: 托管 on deals of its own settles close candidates otherwise than the review's,
 so even the search at 托管's settings takes 托管's choice only about half the time
-(docs/BENCHMARKS.md "Fair play"). Beside the test, :class:`Agreement` sums what a test of
-agreement beyond a player's skill would weigh: every such departure, whatever the player
-took there, and its loss share on its other decisions (docs/decisions/engineering.md E95). The control is plain play, not the best in points:
+(docs/BENCHMARKS.md "Fair play"). The control is plain play, not the best in points:
 against the best, a player who plays the first hint agrees with 托管 by construction (托管
 keeps that hint unless its rollouts overturn it), and every rule-like honest style was
-flagged.
+flagged. Beside the test, :class:`Agreement` sums what a test of agreement beyond a
+player's skill would weigh: every such departure, whatever the player took there, and its
+loss share on its other decisions (docs/decisions/engineering.md E95).
 
 Every signal is a reason to look, never proof (docs/review.md "Fair play"): a platform reads
 the decisions that carried the evidence, and acts on a flag only with other facts.
@@ -657,10 +657,10 @@ class Agreement:
     :class:`Sums`: the rounds, the decisions where 托管's choice is not the rule policy's
     action (``departs``) and those where it took 托管's (``engine``) or the rule policy's
     (``rule``), the rounds with one of those two (``told``: what the sign test counts), the
-    points it lost and had at stake over
-    its other evaluated decisions (``loss``, ``stake``: its skill where agreement cannot
-    tell), and the second moments of the per-round counts (``engine2``, ``departs2``,
-    ``cross``) for the agreement's standard error over rounds."""
+    points it lost and had at stake over its other evaluated decisions (``loss``,
+    ``stake``: its skill where agreement cannot tell), and the second moments of the
+    per-round counts (``engine2``, ``departs2``, ``cross``) for the agreement's standard
+    error over rounds."""
 
     rounds: int = 0
     told: int = 0
