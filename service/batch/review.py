@@ -589,9 +589,9 @@ _FAIR_SHOWN = (
     ("thrown_rounds", "player", "its give-ups' crowding in the rounds it lost (blocks of the "
      "partner, conceded tricks): for one, the pairs of others in its round, against the same "
      "dealt at random among their chances in those rounds, 95 %", ".2f"),
-    ("engine", "player", "托管's choice taken where it is not the rule policy's action, as "
-     "a share of those decisions, against the honest players' at its skill elsewhere",
-     ".1%"),
+    ("engine", "player", "托管's choice taken where it is not the rule policy's, as a share "
+     "of those and the rule policy's; then as a share of every such departure, beside the "
+     "loss share elsewhere", ".1%"),
 )
 
 
