@@ -120,6 +120,7 @@ import random
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Self
 
 from ._enumerate import count_plays, legal_plays
 from .cards import CODE_RANKS, JOKER_CODES, partner, same_team, seats_after
@@ -387,8 +388,26 @@ class TableScore:
     beyond: RoundScore
 
 
+class _Summed:
+    """Sums kept as numeric slots that add up over partitions (an archive's shards merge to
+    what one run gives), written to and read from a partition's JSON by name."""
+
+    __slots__: tuple[str, ...] = ()
+
+    def merge(self, other: Self) -> None:
+        for name in self.__slots__:
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+    def to_dict(self) -> dict[str, float]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, float]) -> Self:
+        return cls(**{name: data.get(name, 0) for name in cls.__slots__})
+
+
 @dataclass(slots=True)
-class Sums:
+class Sums(_Summed):
     """What a hand-sharing or full-sight signal needs of many rounds, as sums that add up
     over partitions (an archive's shards merge to what one run gives): of the rounds'
     scores beyond their tables, and (``own``, ``own2``) of their own rank scores."""
@@ -418,17 +437,6 @@ class Sums:
         self.excess2 += r.excess ** 2
         self.excess_n += r.excess * r.decisions
         self.n2 += r.decisions ** 2
-
-    def merge(self, other: Sums) -> None:
-        for name in self.__slots__:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-
-    def to_dict(self) -> dict[str, float]:
-        return {name: getattr(self, name) for name in self.__slots__}
-
-    @classmethod
-    def from_dict(cls, data: dict[str, float]) -> Sums:
-        return cls(**{name: data.get(name, 0) for name in cls.__slots__})  # type: ignore[arg-type]
 
     def signal(self, kind: str) -> Signal:
         """The signal (module doc) of the rounds added: their rank scores beyond their
@@ -652,7 +660,7 @@ def thrown_signal(rounds: Sequence[GiveUps], gainers: Sequence[str] = (), *,
 
 
 @dataclass(slots=True)
-class Agreement:
+class Agreement(_Summed):
     """A player's engine counts over its rounds, as sums that add up over partitions like
     :class:`Sums`: the rounds, the decisions where 托管's choice is not the rule policy's
     action (``departs``) and those where it took 托管's (``engine``) or the rule policy's
@@ -685,17 +693,6 @@ class Agreement:
         self.engine2 += engine * engine
         self.departs2 += departs * departs
         self.cross += engine * departs
-
-    def merge(self, other: Agreement) -> None:
-        for name in self.__slots__:
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-
-    def to_dict(self) -> dict[str, float]:
-        return {name: getattr(self, name) for name in self.__slots__}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, float]) -> Agreement:
-        return cls(**{name: data.get(name, 0) for name in cls.__slots__})  # type: ignore[arg-type]
 
     @property
     def agreement(self) -> float:
